@@ -1,0 +1,107 @@
+package rules
+
+import (
+	"context"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// OnceMode says how often a rule may act on one ticket.
+type OnceMode int
+
+const (
+	// OnceEpisode fires when a ticket starts matching and re-arms only after a
+	// complete poll in which it no longer matched (the default).
+	OnceEpisode OnceMode = iota
+	// OnceTicket fires at most once for the life of the ticket.
+	OnceTicket
+	// OnceEvery repeats while the ticket matches, at most once per Period.
+	OnceEvery
+)
+
+// Once is a rule's `once:` setting.
+type Once struct {
+	Mode   OnceMode
+	Period time.Duration // OnceEvery only
+}
+
+// ActionKind names an action of a rule.
+type ActionKind string
+
+// The action kinds of the rules file.
+const (
+	ActionNote   ActionKind = "note"   // private note
+	ActionReply  ActionKind = "reply"  // public reply; e-mails the requester
+	ActionUpdate ActionKind = "update" // every set: and assign: of a rule merged into one PUT
+	ActionAlert  ActionKind = "alert"  // chat alert
+)
+
+// Action is one rendered action of a decision: templates already expanded,
+// channel aliases already resolved.
+type Action struct {
+	Kind ActionKind
+
+	// Text is the rendered body of a note, reply or alert.
+	Text string
+
+	// Channel and Mention are set for alerts. Channel is the resolved channel
+	// (an alias of the rules file replaced by its value).
+	Channel string
+	Mention string
+
+	// Update is set for ActionUpdate. AssignEmail, when not empty, names the
+	// agent to assign by e-mail; the executor resolves it to responder_id.
+	Update      *sdclient.TicketUpdate
+	AssignEmail string
+}
+
+// Decision is what evaluation produced for one (rule, ticket): the actions to
+// take, or the run-time error that stopped the rule on this ticket.
+type Decision struct {
+	Rule     string
+	Once     Once
+	TicketID int64
+	Ticket   *sdclient.Ticket
+	Actions  []Action
+	Err      error
+}
+
+// FiringKey names one (rule, ticket) pair in the ledger.
+type FiringKey struct {
+	Rule     string
+	TicketID int64
+}
+
+// Firing is the result of a claim. Won is true when this caller may act;
+// Resumed is true when it took over a claim another worker left pending
+// (crashed or timed out) and must check, for each action not in Done,
+// whether it already reached the desk before performing it again.
+type Firing struct {
+	ID      int64
+	Key     FiringKey
+	Episode int64
+	Seq     int64 // 1 for the first firing of an episode; more with OnceEvery
+	Won     bool
+	Resumed bool
+	Done    []int // indexes of actions already recorded as done
+}
+
+// Ledger is the durable record of which rule fired on which ticket. Every
+// method must be atomic across processes sharing the store.
+type Ledger interface {
+	// Claim reserves the right to fire key at now under once. The claim is
+	// pending until Finish; a pending claim older than lease may be taken
+	// over by another caller (Resumed).
+	Claim(ctx context.Context, key FiringKey, once Once, now time.Time, lease time.Duration) (Firing, error)
+	// ActionDone records that action number i of the firing reached its target.
+	ActionDone(ctx context.Context, firingID int64, i int) error
+	// Finish marks the firing done at now.
+	Finish(ctx context.Context, firingID int64, now time.Time) error
+	// Release gives a pending claim up so that the next cycle retries it at
+	// once instead of waiting for the lease to run out.
+	Release(ctx context.Context, firingID int64) error
+	// EndEpisodes closes the open episodes of rule whose ticket is not in
+	// matching. Call it only after a complete poll of the rule's query.
+	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)
+}
