@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-envconfig"
+)
+
+// config is deskbot's environment contract (DESIGN.md section 3): names,
+// defaults and meanings must stay exactly as documented there.
+type config struct {
+	DeskURL       string     `env:"DESKBOT_DESK_URL"`
+	DeskAPIKey    secret     `env:"DESKBOT_DESK_API_KEY"`
+	RatePerMin    int        `env:"DESKBOT_DESK_RATE_PER_MIN, default=60"`
+	WorkspaceIDs  idList     `env:"DESKBOT_WORKSPACE_IDS"`
+	SlackBotToken secret     `env:"SLACK_BOT_TOKEN"`
+	SlackAppToken secret     `env:"SLACK_APP_TOKEN"`
+	SlackAPIURL   string     `env:"DESKBOT_SLACK_API_URL, default=https://slack.com/api/"`
+	Rules         string     `env:"DESKBOT_RULES"`
+	State         string     `env:"DESKBOT_STATE, default=deskbot.db"`
+	HTTPAddr      string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9090"`
+	DryRun        bool       `env:"DESKBOT_DRY_RUN, default=false"`
+	LogLevel      slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
+	LogFormat     string     `env:"DESKBOT_LOG_FORMAT, default=text"`
+}
+
+// secret holds a credential. Every way of printing it prints a placeholder,
+// so a config dump, a %v in an error or a slog attribute cannot leak it.
+type secret string
+
+const redacted = "[redacted]"
+
+func (s secret) String() string               { return redacted }
+func (s secret) GoString() string             { return redacted }
+func (s secret) LogValue() slog.Value         { return slog.StringValue(redacted) }
+func (s secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// reveal returns the credential itself, for the one place that sends it.
+func (s secret) reveal() string { return string(s) }
+
+// idList is a comma list of positive ids (DESKBOT_WORKSPACE_IDS).
+type idList []int64
+
+func (l *idList) EnvDecode(v string) error {
+	*l = nil
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(part, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q is not a positive workspace id", part)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}
+
+// loadConfig reads the environment through getenv. An empty variable counts
+// as unset, so `X=` never passes for a required value. Every error is one
+// line that names the variable.
+func loadConfig(ctx context.Context, getenv func(string) string) (*config, error) {
+	var cfg config
+	lookup := envconfig.LookuperFunc(func(key string) (string, bool) {
+		v := getenv(key)
+		return v, v != ""
+	})
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &cfg, Lookuper: lookup}); err != nil {
+		return nil, renameFieldError(err)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+func (c *config) validate() error {
+	if c.DeskURL != "" {
+		u, err := url.Parse(c.DeskURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("DESKBOT_DESK_URL: must be an http(s) URL such as https://acme.freshservice.com")
+		}
+		if u.User != nil {
+			return errors.New("DESKBOT_DESK_URL: must not carry credentials; set DESKBOT_DESK_API_KEY")
+		}
+		if c.DeskAPIKey == "" {
+			return errors.New("DESKBOT_DESK_API_KEY: required when DESKBOT_DESK_URL is set")
+		}
+	} else if c.DeskAPIKey != "" {
+		return errors.New("DESKBOT_DESK_URL: required when DESKBOT_DESK_API_KEY is set")
+	}
+	if c.RatePerMin < 2 {
+		return fmt.Errorf("DESKBOT_DESK_RATE_PER_MIN: must be at least 2, got %d", c.RatePerMin)
+	}
+	switch {
+	case c.SlackBotToken == "" && c.SlackAppToken != "":
+		return errors.New("SLACK_BOT_TOKEN: required when SLACK_APP_TOKEN is set")
+	case c.SlackBotToken != "" && c.SlackAppToken == "":
+		return errors.New("SLACK_APP_TOKEN: required when SLACK_BOT_TOKEN is set")
+	case c.SlackBotToken != "":
+		if !strings.HasPrefix(c.SlackBotToken.reveal(), "xoxb-") {
+			return errors.New("SLACK_BOT_TOKEN: must be a bot token starting with xoxb-")
+		}
+		if !strings.HasPrefix(c.SlackAppToken.reveal(), "xapp-") {
+			return errors.New("SLACK_APP_TOKEN: must be an app-level token starting with xapp-")
+		}
+	}
+	if u, err := url.Parse(c.SlackAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("DESKBOT_SLACK_API_URL: must be an http(s) URL")
+	}
+	if !strings.HasSuffix(c.SlackAPIURL, "/") {
+		// slack-go joins method names by concatenation.
+		c.SlackAPIURL += "/"
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("DESKBOT_LOG_FORMAT: must be text or json, got %q", c.LogFormat)
+	}
+	return nil
+}
+
+// slackEnabled reports whether the Slack transport is configured.
+func (c *config) slackEnabled() bool { return c.SlackBotToken != "" }
+
+// renameFieldError turns go-envconfig's "FieldName: problem" into
+// "ENV_NAME: problem", since users know the variable, not our field.
+func renameFieldError(err error) error {
+	msg := err.Error()
+	t := reflect.TypeOf(config{})
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if rest, ok := strings.CutPrefix(msg, f.Name+": "); ok {
+			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			return fmt.Errorf("%s: %s", name, rest)
+		}
+	}
+	return err
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, err := loadConfig(t.Context(), envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DeskURL != "" || cfg.RatePerMin != 60 || cfg.State != "deskbot.db" || cfg.HTTPAddr != "127.0.0.1:9090" ||
+		cfg.SlackAPIURL != "https://slack.com/api/" || cfg.DryRun || cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" || cfg.slackEnabled() {
+		t.Fatalf("unexpected defaults: %+v", cfg)
+	}
+}
+
+func TestConfigErrorsNameTheVariable(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"DESKBOT_DESK_URL": "https://acme.example"}, "DESKBOT_DESK_API_KEY: required"},
+		{map[string]string{"DESKBOT_DESK_URL": "https://acme.example", "DESKBOT_DESK_API_KEY": ""}, "DESKBOT_DESK_API_KEY: required"},
+		{map[string]string{"DESKBOT_DESK_API_KEY": "k"}, "DESKBOT_DESK_URL: required"},
+		{map[string]string{"DESKBOT_DESK_URL": "acme.example", "DESKBOT_DESK_API_KEY": "k"}, "DESKBOT_DESK_URL: must be an http(s) URL"},
+		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "many"}, "DESKBOT_DESK_RATE_PER_MIN:"},
+		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "0"}, "DESKBOT_DESK_RATE_PER_MIN: must be at least 2"},
+		{map[string]string{"DESKBOT_WORKSPACE_IDS": "1,x"}, "DESKBOT_WORKSPACE_IDS:"},
+		{map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN: required"},
+		{map[string]string{"SLACK_APP_TOKEN": "xapp-1"}, "SLACK_BOT_TOKEN: required"},
+		{map[string]string{"SLACK_BOT_TOKEN": "xapp-1", "SLACK_APP_TOKEN": "xapp-2"}, "SLACK_BOT_TOKEN: must be a bot token"},
+		{map[string]string{"DESKBOT_DRY_RUN": "perhaps"}, "DESKBOT_DRY_RUN:"},
+		{map[string]string{"DESKBOT_LOG_LEVEL": "loud"}, "DESKBOT_LOG_LEVEL:"},
+		{map[string]string{"DESKBOT_LOG_FORMAT": "xml"}, "DESKBOT_LOG_FORMAT: must be text or json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			_, err := loadConfig(t.Context(), envOf(tc.env))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("got %v, want prefix %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestConfigParsesValues(t *testing.T) {
+	cfg, err := loadConfig(t.Context(), envOf(map[string]string{
+		"DESKBOT_DESK_URL": "https://acme.example", "DESKBOT_DESK_API_KEY": "sekrit-key",
+		"DESKBOT_WORKSPACE_IDS": "2, 7", "DESKBOT_SLACK_API_URL": "http://127.0.0.1:1/api",
+		"SLACK_BOT_TOKEN": "xoxb-a", "SLACK_APP_TOKEN": "xapp-b", "DESKBOT_LOG_LEVEL": "debug",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.WorkspaceIDs) != 2 || cfg.WorkspaceIDs[1] != 7 || cfg.SlackAPIURL != "http://127.0.0.1:1/api/" || !cfg.slackEnabled() || cfg.LogLevel != slog.LevelDebug {
+		t.Fatalf("unexpected config: %+v", cfg)
+	}
+	for _, out := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%v %s %q", cfg.DeskAPIKey, cfg.SlackBotToken, cfg.SlackAppToken)} {
+		for _, s := range []string{"sekrit-key", "xoxb-a", "xapp-b"} {
+			if strings.Contains(out, s) {
+				t.Fatalf("secret %q printed in %q", s, out)
+			}
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// newLogger builds the process logger from DESKBOT_LOG_LEVEL / _FORMAT.
+func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// newRegistry returns a private Prometheus registry with the process and Go
+// collectors and deskbot's build info.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "deskbot_build_info",
+		Help: "Build information of the running deskbot; always 1.",
+	}, []string{"version", "goversion"})
+	info.WithLabelValues(version, runtime.Version()).Set(1)
+	reg.MustRegister(info)
+	return reg
+}
+
+// readyCheck is one named dependency /readyz reports on.
+type readyCheck struct {
+	name  string
+	check func(ctx context.Context) error
+}
+
+// opsServer serves /healthz (the process is up), /readyz (every dependency
+// answers) and /metrics.
+type opsServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+func newOpsServer(addr string, reg *prometheus.Registry, checks []readyCheck, logger *slog.Logger) (*opsServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("DESKBOT_HTTP_ADDR: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		status := map[string]string{}
+		code := http.StatusOK
+		for _, c := range checks {
+			if err := c.check(ctx); err != nil {
+				status[c.name] = err.Error()
+				code = http.StatusServiceUnavailable
+			} else {
+				status[c.name] = "ok"
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(status)
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return &opsServer{
+		ln: ln,
+		srv: &http.Server{
+			Handler:           mux,
+			ReadHeaderTimeout: 5 * time.Second,
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		},
+	}, nil
+}
+
+// Addr is the address actually listened on (useful with port 0).
+func (o *opsServer) Addr() string { return o.ln.Addr().String() }
+
+// serve runs until ctx ends, then shuts down gracefully.
+func (o *opsServer) serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- o.srv.Serve(o.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := o.srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
