@@ -1,0 +1,169 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// exprError is a compile error of one expression, positioned by rune offset
+// inside the expression's source.
+type exprError struct {
+	Off int
+	Msg string
+}
+
+// compiled is a compiled expression plus what Explain needs to know about it.
+type compiled struct {
+	prog *vm.Program
+	// fields are the ticket fields the expression references, in order of
+	// first appearance; usesNow is set when it calls now().
+	fields  []string
+	usesNow bool
+}
+
+// compileExpr compiles src against Env. With asBool the result must be a
+// bool. Constant duration("...") calls are folded; named codes become
+// constants.
+func compileExpr(src string, asBool bool) (*compiled, []exprError) {
+	p := &patcher{}
+	opts := []expr.Option{
+		expr.Env(Env{}),
+		expr.Patch(p),
+		expr.Function("is_open", isOpenFunc, new(func(int) bool)),
+		expr.Function("has_due", hasDueFunc, new(func(TicketEnv) bool)),
+	}
+	if asBool {
+		opts = append(opts, expr.AsBool())
+	}
+	prog, err := expr.Compile(src, opts...)
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	if err != nil {
+		return nil, []exprError{toExprError(src, err)}
+	}
+	return &compiled{prog: prog, fields: p.fields, usesNow: p.usesNow}, nil
+}
+
+func isOpenFunc(params ...any) (any, error) {
+	s, ok := params[0].(int)
+	if !ok {
+		return nil, fmt.Errorf("is_open: want a status code, got %T", params[0])
+	}
+	return sdclient.IsOpenStatus(s), nil
+}
+
+func hasDueFunc(params ...any) (any, error) {
+	t, ok := params[0].(TicketEnv)
+	if !ok {
+		return nil, fmt.Errorf("has_due: want ticket, got %T", params[0])
+	}
+	return !t.DueBy.IsZero(), nil
+}
+
+// toExprError turns an expr error into a message and an offset into src.
+func toExprError(src string, err error) exprError {
+	var fe *file.Error
+	if !errors.As(err, &fe) {
+		return exprError{Off: 0, Msg: err.Error()}
+	}
+	off := fe.From
+	if off == 0 && (fe.Line > 1 || fe.Column > 0) {
+		off = offsetOf(src, fe.Line, fe.Column)
+	}
+	if n := len([]rune(src)); off > n {
+		off = n
+	}
+	return exprError{Off: off, Msg: cleanExprMsg(fe.Message)}
+}
+
+// offsetOf converts a 1-based line and 0-based rune column to a rune offset.
+func offsetOf(src string, line, col int) int {
+	off, l := 0, 1
+	for _, r := range src {
+		if l == line {
+			break
+		}
+		off++
+		if r == '\n' {
+			l++
+		}
+	}
+	return off + col
+}
+
+// cleanExprMsg hides the Go type names of the environment from messages.
+func cleanExprMsg(msg string) string {
+	msg = strings.ReplaceAll(msg, "rules.TicketEnv", "ticket")
+	msg = strings.ReplaceAll(msg, "rules.Env", "environment")
+	return msg
+}
+
+// patcher runs over each expression before type checking: it folds
+// duration("literal") into a constant (a bad literal is a load error rather
+// than a run-time one), replaces the named codes by integers, and records
+// which ticket fields and whether now() the expression uses.
+type patcher struct {
+	errs    []exprError
+	fields  []string
+	usesNow bool
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func (p *patcher) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.BuiltinNode:
+		if n.Name != "duration" || len(n.Arguments) != 1 {
+			return
+		}
+		s, ok := n.Arguments[0].(*ast.StringNode)
+		if !ok {
+			return
+		}
+		d, err := time.ParseDuration(s.Value)
+		if err != nil {
+			p.errs = append(p.errs, exprError{
+				Off: s.Location().From,
+				Msg: fmt.Sprintf("invalid duration %q (want e.g. 90s, 15m, 2h30m)", s.Value),
+			})
+			return
+		}
+		c := &ast.ConstantNode{Value: d}
+		ast.Patch(node, c)
+		(*node).SetType(durationType)
+	case *ast.IdentifierNode:
+		if v, ok := namedCodes[n.Value]; ok {
+			ast.Patch(node, &ast.IntegerNode{Value: v})
+		}
+	case *ast.MemberNode:
+		id, ok := n.Node.(*ast.IdentifierNode)
+		if !ok || id.Value != "ticket" {
+			return
+		}
+		prop, ok := n.Property.(*ast.StringNode)
+		if !ok {
+			return
+		}
+		for _, f := range p.fields {
+			if f == prop.Value {
+				return
+			}
+		}
+		p.fields = append(p.fields, prop.Value)
+	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "now" {
+			p.usesNow = true
+		}
+	}
+}

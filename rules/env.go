@@ -1,0 +1,126 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// TicketEnv is the ticket as rule expressions see it: `ticket.<name>` with the
+// API's own field names. Fields the desk may send as null get a zero value,
+// so an expression never dereferences nil:
+//
+//   - responder_id, group_id, department_id and workspace_id are 0 when unset
+//     (0 responder_id means unassigned);
+//   - category and sub_category are "" when unset;
+//   - due_by and fr_due_by are the zero time when the ticket has no due date:
+//     test it with `ticket.due_by.IsZero()` or `has_due(ticket)` before
+//     comparing (the zero time lies in the past, so `ticket.due_by < now()`
+//     alone holds for a ticket without a due date).
+type TicketEnv struct {
+	ID           int64          `expr:"id"`
+	Subject      string         `expr:"subject"`
+	Status       int            `expr:"status"`
+	Priority     int            `expr:"priority"`
+	Source       int            `expr:"source"`
+	RequesterID  int64          `expr:"requester_id"`
+	ResponderID  int64          `expr:"responder_id"`
+	GroupID      int64          `expr:"group_id"`
+	DepartmentID int64          `expr:"department_id"`
+	Type         string         `expr:"type"`
+	Tags         []string       `expr:"tags"`
+	Category     string         `expr:"category"`
+	SubCategory  string         `expr:"sub_category"`
+	CustomFields map[string]any `expr:"custom_fields"`
+	DueBy        time.Time      `expr:"due_by"`
+	FrDueBy      time.Time      `expr:"fr_due_by"`
+	CreatedAt    time.Time      `expr:"created_at"`
+	UpdatedAt    time.Time      `expr:"updated_at"`
+	WorkspaceID  int64          `expr:"workspace_id"`
+}
+
+// Env is the environment every rule expression and template is compiled
+// against and run with: the ticket, and now() returning the evaluation's
+// clock (the cycle's now, not the wall clock, so tests and `rules test
+// --now` are reproducible).
+type Env struct {
+	Ticket TicketEnv        `expr:"ticket"`
+	Now    func() time.Time `expr:"now"`
+}
+
+// NewTicketEnv converts a desk ticket to the view expressions see.
+func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
+	e := TicketEnv{
+		ID:           t.ID,
+		Subject:      t.Subject,
+		Status:       t.Status,
+		Priority:     t.Priority,
+		Source:       t.Source,
+		RequesterID:  t.RequesterID,
+		ResponderID:  deref(t.ResponderID),
+		GroupID:      deref(t.GroupID),
+		DepartmentID: deref(t.DepartmentID),
+		Type:         t.Type,
+		Tags:         t.Tags,
+		Category:     deref(t.Category),
+		SubCategory:  deref(t.SubCategory),
+		CustomFields: t.CustomFields,
+		DueBy:        deref(t.DueBy),
+		FrDueBy:      deref(t.FrDueBy),
+		CreatedAt:    t.CreatedAt,
+		UpdatedAt:    t.UpdatedAt,
+		WorkspaceID:  deref(t.WorkspaceID),
+	}
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
+	if e.CustomFields == nil {
+		e.CustomFields = map[string]any{}
+	}
+	return e
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// namedCodes are the identifiers expressions may use instead of the API's
+// numeric codes; the loader replaces them by constants at compile time.
+var namedCodes = map[string]int{
+	"Low":      sdclient.PriorityLow,
+	"Medium":   sdclient.PriorityMedium,
+	"High":     sdclient.PriorityHigh,
+	"Urgent":   sdclient.PriorityUrgent,
+	"Open":     sdclient.StatusOpen,
+	"Pending":  sdclient.StatusPending,
+	"Resolved": sdclient.StatusResolved,
+	"Closed":   sdclient.StatusClosed,
+}
+
+// ticketFieldGetters read one field of a TicketEnv by its expression name;
+// Explain uses them to show the values an `if` referenced.
+var ticketFieldGetters = map[string]func(*TicketEnv) any{
+	"id":            func(t *TicketEnv) any { return t.ID },
+	"subject":       func(t *TicketEnv) any { return t.Subject },
+	"status":        func(t *TicketEnv) any { return t.Status },
+	"priority":      func(t *TicketEnv) any { return t.Priority },
+	"source":        func(t *TicketEnv) any { return t.Source },
+	"requester_id":  func(t *TicketEnv) any { return t.RequesterID },
+	"responder_id":  func(t *TicketEnv) any { return t.ResponderID },
+	"group_id":      func(t *TicketEnv) any { return t.GroupID },
+	"department_id": func(t *TicketEnv) any { return t.DepartmentID },
+	"type":          func(t *TicketEnv) any { return t.Type },
+	"tags":          func(t *TicketEnv) any { return t.Tags },
+	"category":      func(t *TicketEnv) any { return t.Category },
+	"sub_category":  func(t *TicketEnv) any { return t.SubCategory },
+	"custom_fields": func(t *TicketEnv) any { return t.CustomFields },
+	"due_by":        func(t *TicketEnv) any { return t.DueBy },
+	"fr_due_by":     func(t *TicketEnv) any { return t.FrDueBy },
+	"created_at":    func(t *TicketEnv) any { return t.CreatedAt },
+	"updated_at":    func(t *TicketEnv) any { return t.UpdatedAt },
+	"workspace_id":  func(t *TicketEnv) any { return t.WorkspaceID },
+}

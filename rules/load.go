@@ -1,0 +1,943 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/robfig/cron/v3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
+)
+
+// Error is one problem of a rules file, positioned in the file.
+type Error struct {
+	File string
+	Line int // 1-based
+	Col  int // 1-based
+	Rule string
+	Msg  string
+}
+
+// Error formats the problem as FILE:LINE:COL: rule "NAME": message (without
+// the rule part for problems outside a rule).
+func (e Error) Error() string {
+	if e.Rule != "" {
+		return fmt.Sprintf("%s:%d:%d: rule %q: %s", e.File, e.Line, e.Col, e.Rule, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// LoadError lists every problem of a rules file, in file order.
+type LoadError struct {
+	Errors []Error
+}
+
+// Error returns one line per problem.
+func (e *LoadError) Error() string {
+	lines := make([]string, len(e.Errors))
+	for i, x := range e.Errors {
+		lines[i] = x.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+var (
+	ruleNameRE  = regexp.MustCompile(`^[a-z0-9-]+$`)
+	channelIDRE = regexp.MustCompile(`^[CGD][A-Z0-9]{4,}$`)
+	yamlLineRE  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+)
+
+var (
+	topKeys   = []string{"version", "channels", "rules"}
+	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "actions"}
+	alertKeys = []string{"channel", "text", "mention"}
+	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "custom_fields"}
+	actKeys   = []string{"note", "reply", "set", "assign", "alert"}
+)
+
+// Load parses and checks a rules file. filename is used in messages only.
+// On any problem it returns a *LoadError listing all of them.
+func Load(filename string, data []byte, opts ...Option) (*Set, error) {
+	var cfg loadConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	l := &loader{file: filename, cfg: cfg, lines: strings.Split(string(data), "\n")}
+	s := l.load(data)
+	if len(l.errs) > 0 {
+		sort.SliceStable(l.errs, func(i, j int) bool {
+			a, b := l.errs[i], l.errs[j]
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Col < b.Col
+		})
+		return nil, &LoadError{Errors: l.errs}
+	}
+	return s, nil
+}
+
+type loader struct {
+	file  string
+	cfg   loadConfig
+	lines []string
+	errs  []Error
+	rule  string // name of the rule being loaded, for messages
+	chans map[string]string
+}
+
+func (l *loader) errAt(line, col int, format string, args ...any) {
+	if line < 1 {
+		line = 1
+	}
+	if col < 1 {
+		col = 1
+	}
+	l.errs = append(l.errs, Error{File: l.file, Line: line, Col: col, Rule: l.rule, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *loader) errNode(n *yaml.Node, format string, args ...any) {
+	l.errAt(n.Line, n.Column, format, args...)
+}
+
+func (l *loader) load(data []byte) (set *Set) {
+	var doc yaml.Node
+	if err := safeUnmarshal(data, &doc); err != nil {
+		line, msg := 1, err.Error()
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		l.errAt(line, 1, "invalid YAML: %s", msg)
+		return nil
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		l.errAt(1, 1, "empty rules file: want a mapping starting with version: 1")
+		return nil
+	}
+	root := resolve(doc.Content[0])
+	pairs, ok := l.mapping(root, "the rules file", topKeys)
+	if !ok {
+		return nil
+	}
+	s := &Set{file: l.file, channels: map[string]string{}, byName: map[string]*Rule{}}
+	l.chans = s.channels
+	var version, channels, rules *yaml.Node
+	for _, p := range pairs {
+		switch p.key.Value {
+		case "version":
+			version = p.val
+		case "channels":
+			channels = p.val
+		case "rules":
+			rules = p.val
+		}
+	}
+	if version == nil {
+		l.errNode(root, "missing version: 1")
+	} else if n, ok := l.intValue(version, "version"); ok && n != 1 {
+		l.errNode(version, "unsupported version %d: this deskbot reads version 1", n)
+	}
+	if channels != nil {
+		l.channels(channels, s)
+	}
+	if rules == nil {
+		l.errNode(root, "missing rules: (a list of rules)")
+		return s
+	}
+	if rules.Kind == yaml.ScalarNode && rules.Tag == "!!null" {
+		return s // rules: with nothing under it: a valid, empty file
+	}
+	if rules.Kind != yaml.SequenceNode {
+		l.errNode(rules, "rules: want a list of rules, got %s", describe(rules))
+		return s
+	}
+	firstAt := map[string]int{}
+	for _, item := range rules.Content {
+		r := l.loadRule(resolve(item), firstAt)
+		if r != nil {
+			s.rules = append(s.rules, r)
+			s.byName[r.Name] = r
+		}
+	}
+	return s
+}
+
+// safeUnmarshal shields Load from a panic in the YAML parser on hostile input.
+func safeUnmarshal(data []byte, doc *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	return yaml.Unmarshal(data, doc)
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+type pair struct{ key, val *yaml.Node }
+
+// mapping checks that n is a mapping whose keys are distinct strings among
+// allowed, and returns its pairs. what names n in messages.
+func (l *loader) mapping(n *yaml.Node, what string, allowed []string) ([]pair, bool) {
+	if n.Kind != yaml.MappingNode {
+		l.errNode(n, "%s: want a mapping, got %s", what, describe(n))
+		return nil, false
+	}
+	seen := map[string]int{}
+	var out []pair
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			l.errNode(k, "%s: want a plain key, got %s", what, describe(k))
+			continue
+		}
+		if line, dup := seen[k.Value]; dup {
+			l.errNode(k, "duplicate key %q (first at line %d)", k.Value, line)
+			continue
+		}
+		seen[k.Value] = k.Line
+		if allowed != nil && !contains(allowed, k.Value) {
+			l.errNode(k, "unknown key %q in %s (want one of %s)", k.Value, what, strings.Join(allowed, ", "))
+			continue
+		}
+		out = append(out, pair{k, v})
+	}
+	return out, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// describe names the YAML type of a node for messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "nothing"
+		case "!!str":
+			return fmt.Sprintf("the string %q", n.Value)
+		case "!!int":
+			return "the number " + n.Value
+		case "!!float":
+			return "the number " + n.Value
+		case "!!bool":
+			return "the boolean " + n.Value
+		}
+		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+	}
+	return "an alias"
+}
+
+// str returns the value of a string scalar.
+func (l *loader) str(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		l.errNode(n, "%s: want a string, got %s", what, describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// intValue returns the value of an integer scalar.
+func (l *loader) intValue(n *yaml.Node, what string) (int64, bool) {
+	var v int64
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil {
+		l.errNode(n, "%s: want an integer, got %s", what, describe(n))
+		return 0, false
+	}
+	return v, true
+}
+
+func (l *loader) channels(n *yaml.Node, s *Set) {
+	pairs, ok := l.mapping(n, "channels", nil)
+	if !ok {
+		return
+	}
+	for _, p := range pairs {
+		v, ok := l.str(p.val, fmt.Sprintf("channel %q", p.key.Value))
+		if !ok {
+			continue
+		}
+		if !isChannelLiteral(v) {
+			l.errNode(p.val, "channel %q: want \"#name\" or a channel id such as C0123ABCD, got %q", p.key.Value, v)
+			continue
+		}
+		s.channels[p.key.Value] = v
+	}
+}
+
+// isChannelLiteral reports whether v names a channel by itself: #name or a
+// Slack channel id.
+func isChannelLiteral(v string) bool {
+	if strings.HasPrefix(v, "#") {
+		return len(v) > 1 && !strings.ContainsAny(v, " \t\n")
+	}
+	return channelIDRE.MatchString(v)
+}
+
+func (l *loader) loadRule(n *yaml.Node, firstAt map[string]int) *Rule {
+	l.rule = ""
+	defer func() { l.rule = "" }()
+	if n.Kind != yaml.MappingNode {
+		l.errNode(n, "rule: want a mapping with name, query and actions, got %s", describe(n))
+		return nil
+	}
+	// Find the name first so every other message can carry it.
+	r := &Rule{Line: n.Line, Every: DefaultEvery}
+	nameOK := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.Value != "name" {
+			continue
+		}
+		name, ok := l.str(v, "name")
+		if !ok {
+			break
+		}
+		switch {
+		case !ruleNameRE.MatchString(name):
+			l.errNode(v, "name %q: want lower-case letters, digits and '-' only", name)
+		case firstAt[name] != 0:
+			l.errNode(v, "duplicate rule name %q (first defined at line %d)", name, firstAt[name])
+		default:
+			firstAt[name] = v.Line
+			nameOK = true
+		}
+		r.Name = name
+		break
+	}
+	if r.Name != "" && ruleNameRE.MatchString(r.Name) {
+		l.rule = r.Name
+	}
+	pairs, _ := l.mapping(n, "rule", ruleKeys)
+	byKey := map[string]pair{}
+	for _, p := range pairs {
+		byKey[p.key.Value] = p
+	}
+	if _, ok := byKey["name"]; !ok {
+		l.errNode(n, "rule without a name")
+	}
+	ok := nameOK
+	if p, has := byKey["query"]; has {
+		ok = l.loadQuery(p.val, r) && ok
+	} else {
+		l.errNode(n, "missing query: (a filter expression such as status:open AND priority:4)")
+		ok = false
+	}
+	if p, has := byKey["if"]; has {
+		ok = l.loadIf(p.val, r) && ok
+	}
+	every, hasEvery := byKey["every"]
+	cronP, hasCron := byKey["cron"]
+	if hasEvery {
+		ok = l.loadEvery(every.val, r) && ok
+	}
+	if hasCron {
+		if hasEvery {
+			l.errNode(cronP.key, "every and cron are mutually exclusive: use one")
+			ok = false
+		} else {
+			ok = l.loadCron(cronP.val, r) && ok
+		}
+	}
+	if p, has := byKey["once"]; has {
+		ok = l.loadOnce(p.val, r) && ok
+	}
+	if p, has := byKey["actions"]; has {
+		ok = l.loadActions(p.val, r) && ok
+	} else {
+		l.errNode(n, "missing actions: (a list of note, reply, set, assign or alert)")
+		ok = false
+	}
+	if !ok || len(pairs)*2 != len(n.Content) {
+		return nil
+	}
+	return r
+}
+
+func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
+	src, ok := l.str(n, "query")
+	if !ok {
+		return false
+	}
+	if strings.TrimSpace(src) == "" {
+		l.errNode(n, "query: empty filter expression")
+		return false
+	}
+	e, err := filter.Parse(src)
+	if err != nil {
+		var se *filter.SyntaxError
+		if errors.As(err, &se) {
+			l.errIn(n, byteToRune(src, se.Pos), "query: %s", se.Msg)
+		} else {
+			l.errNode(n, "query: %v", err)
+		}
+		return false
+	}
+	ok = true
+	for _, t := range filter.Terms(e) {
+		if t.Field == "status" && t.Value.Kind == filter.KindWord && strings.EqualFold(t.Value.Str, "open") && t.Op != filter.OpEq {
+			l.errIn(n, byteToRune(src, t.Pos), "query: status%sopen: the status:open macro takes no comparison", t.Op)
+			ok = false
+		}
+	}
+	// status:open is a deskbot macro; check the rest against the desk's schema.
+	probe := filter.Rewrite(e, func(t *filter.Term) (filter.Expr, bool) {
+		if isStatusOpen(t) {
+			return &filter.Term{Field: "status", Op: filter.OpEq, Value: filter.Number(sdclient.StatusOpen), Pos: t.Pos}, true
+		}
+		return nil, false
+	})
+	if err := filter.TicketSchema(l.cfg.custom).Validate(probe); err != nil {
+		for _, e := range unjoin(err) {
+			var fe *filter.FieldError
+			if errors.As(e, &fe) {
+				l.errIn(n, byteToRune(src, fe.Pos), "query: %s", fe.Msg)
+			} else {
+				l.errNode(n, "query: %v", e)
+			}
+		}
+		return false
+	}
+	if !ok {
+		return false
+	}
+	r.Query = src
+	r.query = e
+	r.local = localQuery(e)
+	return true
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func byteToRune(s string, pos int) int {
+	if pos > len(s) {
+		pos = len(s)
+	}
+	if pos < 0 {
+		pos = 0
+	}
+	return utf8.RuneCountInString(s[:pos])
+}
+
+func (l *loader) loadIf(n *yaml.Node, r *Rule) bool {
+	src, ok := l.str(n, "if")
+	if !ok {
+		return false
+	}
+	if strings.TrimSpace(src) == "" {
+		l.errNode(n, "if: empty expression")
+		return false
+	}
+	c, errs := compileExpr(src, true)
+	for _, e := range errs {
+		l.errIn(n, e.Off, "if: %s", e.Msg)
+	}
+	if c == nil {
+		return false
+	}
+	r.If = src
+	r.cond = c
+	return true
+}
+
+// duration parses a duration scalar (a string such as 90s, 15m, 2h30m).
+func (l *loader) duration(n *yaml.Node, what string) (time.Duration, bool) {
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && n.Tag != "!!int") {
+		l.errNode(n, "%s: want a duration such as 30s, 5m or 1h, got %s", what, describe(n))
+		return 0, false
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil {
+		l.errNode(n, "%s: invalid duration %q: want e.g. 30s, 5m or 1h", what, n.Value)
+		return 0, false
+	}
+	return d, true
+}
+
+func (l *loader) loadEvery(n *yaml.Node, r *Rule) bool {
+	d, ok := l.duration(n, "every")
+	if !ok {
+		return false
+	}
+	if d < time.Second {
+		l.errNode(n, "every: %s is too short: want at least 1s", n.Value)
+		return false
+	}
+	r.Every = d
+	return true
+}
+
+func (l *loader) loadCron(n *yaml.Node, r *Rule) bool {
+	spec, ok := l.str(n, "cron")
+	if !ok {
+		return false
+	}
+	if _, err := cron.ParseStandard(spec); err != nil {
+		l.errNode(n, "cron: invalid spec %q: %v (want 5 fields: minute hour day-of-month month day-of-week)", spec, err)
+		return false
+	}
+	r.Cron = spec
+	r.Every = 0
+	return true
+}
+
+func (l *loader) loadOnce(n *yaml.Node, r *Rule) bool {
+	const want = "want episode, ticket or every <duration> (e.g. every 4h)"
+	s, ok := l.str(n, "once")
+	if !ok {
+		return false
+	}
+	switch f := strings.Fields(s); {
+	case len(f) == 1 && f[0] == "episode":
+		r.Once = Once{Mode: OnceEpisode}
+	case len(f) == 1 && f[0] == "ticket":
+		r.Once = Once{Mode: OnceTicket}
+	case len(f) == 2 && f[0] == "every":
+		d, err := time.ParseDuration(f[1])
+		if err != nil {
+			l.errNode(n, "once: invalid duration %q: %s", f[1], want)
+			return false
+		}
+		if d < time.Second {
+			l.errNode(n, "once: every %s is too short: want at least 1s", f[1])
+			return false
+		}
+		r.Once = Once{Mode: OnceEvery, Period: d}
+	default:
+		l.errNode(n, "once: %q: %s", s, want)
+		return false
+	}
+	return true
+}
+
+// errIn reports a problem at rune offset off inside the text of scalar n.
+func (l *loader) errIn(n *yaml.Node, off int, format string, args ...any) {
+	line, col := l.posIn(n, off)
+	l.errAt(line, col, format, args...)
+}
+
+// posIn maps a rune offset in the value of scalar n to its line and column
+// in the file. Block scalars (| and >) start on the line after their
+// indicator; a quoted scalar's text starts after its quote. Lines folded
+// into one (a space in the value) are followed back to the source.
+func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
+	if off < 0 {
+		off = 0
+	}
+	lineAt := func(i int) []rune {
+		if i < 1 || i > len(l.lines) {
+			return nil
+		}
+		return []rune(strings.TrimRight(l.lines[i-1], "\r"))
+	}
+	indent := func(r []rune) int {
+		i := 0
+		for i < len(r) && (r[i] == ' ' || r[i] == '\t') {
+			i++
+		}
+		return i
+	}
+	var line, start int // start: 0-based rune column where the text begins
+	switch n.Style {
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		line = n.Line + 1
+		start = indent(lineAt(line))
+	default:
+		line, start = n.Line, n.Column-1
+		if n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {
+			start++
+		}
+	}
+	for guard := 0; guard < len(l.lines)+1; guard++ {
+		r := lineAt(line)
+		if r == nil {
+			break
+		}
+		if avail := len(r) - start; off <= avail || avail < 0 {
+			return line, start + off + 1
+		} else {
+			off -= avail + 1
+		}
+		line++
+		start = indent(lineAt(line))
+	}
+	return n.Line, n.Column
+}
+
+func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		l.errNode(n, "actions: want a list of note, reply, set, assign or alert, got %s", describe(n))
+		return false
+	}
+	ok := true
+	m := &updateMerger{l: l, ok: true, at: map[string]setAt{}}
+	updateAt := -1
+	for _, item := range n.Content {
+		item = resolve(item)
+		if item.Kind != yaml.MappingNode {
+			l.errNode(item, "action: want a mapping such as note: TEXT, got %s", describe(item))
+			ok = false
+			continue
+		}
+		pairs, _ := l.mapping(item, "action", nil)
+		if len(pairs) == 0 {
+			l.errNode(item, "action: empty: want one of %s", strings.Join(actKeys, ", "))
+			ok = false
+			continue
+		}
+		if len(pairs) > 1 {
+			l.errNode(pairs[1].key, "action: one kind per list item, found %s and %s (start a new item with -)", pairs[0].key.Value, pairs[1].key.Value)
+			ok = false
+			continue
+		}
+		k, v := pairs[0].key, pairs[0].val
+		switch k.Value {
+		case "note", "reply":
+			t, good := l.text(v, k.Value)
+			if !good {
+				ok = false
+				continue
+			}
+			kind := ActionNote
+			if k.Value == "reply" {
+				kind = ActionReply
+			}
+			r.actions = append(r.actions, actionSpec{kind: kind, text: t})
+		case "set", "assign":
+			var good bool
+			if k.Value == "set" {
+				good = m.set(v)
+			} else {
+				good = m.assign(v)
+			}
+			if !good {
+				ok = false
+				continue
+			}
+			if updateAt < 0 {
+				updateAt = len(r.actions)
+				r.actions = append(r.actions, actionSpec{kind: ActionUpdate})
+			}
+		case "alert":
+			a, good := l.alert(v)
+			if !good {
+				ok = false
+				continue
+			}
+			r.actions = append(r.actions, a)
+		default:
+			l.errNode(k, "unknown action %q (want one of %s)", k.Value, strings.Join(actKeys, ", "))
+			ok = false
+		}
+	}
+	if !m.ok {
+		ok = false
+	}
+	if updateAt >= 0 {
+		r.actions[updateAt].update = &m.upd
+		r.actions[updateAt].assignEmail = m.email
+	}
+	return ok
+}
+
+// text compiles a template scalar.
+func (l *loader) text(n *yaml.Node, what string) (*template, bool) {
+	s, ok := l.str(n, what)
+	if !ok {
+		return nil, false
+	}
+	if strings.TrimSpace(s) == "" {
+		l.errNode(n, "%s: empty text", what)
+		return nil, false
+	}
+	t, errs := parseTemplate(s)
+	for _, e := range errs {
+		l.errIn(n, e.Off, "%s: %s", what, e.Msg)
+	}
+	return t, t != nil
+}
+
+func (l *loader) alert(n *yaml.Node) (actionSpec, bool) {
+	a := actionSpec{kind: ActionAlert}
+	pairs, ok := l.mapping(n, "alert", alertKeys)
+	if !ok {
+		return a, false
+	}
+	var hasChannel, hasText bool
+	for _, p := range pairs {
+		switch p.key.Value {
+		case "channel":
+			hasChannel = true
+			c, good := l.str(p.val, "alert channel")
+			if !good {
+				ok = false
+				continue
+			}
+			if v, alias := l.channelAlias(c); alias {
+				a.channel = v
+			} else if isChannelLiteral(c) {
+				a.channel = c
+			} else {
+				l.errNode(p.val, "alert: unknown channel %q: not an alias under channels: and not #name or a channel id", c)
+				ok = false
+			}
+		case "text":
+			hasText = true
+			t, good := l.text(p.val, "alert text")
+			ok = ok && good
+			a.text = t
+		case "mention":
+			t, good := l.text(p.val, "alert mention")
+			ok = ok && good
+			a.mention = t
+		}
+	}
+	if !hasChannel {
+		l.errNode(n, "alert: missing channel")
+		ok = false
+	}
+	if !hasText {
+		l.errNode(n, "alert: missing text")
+		ok = false
+	}
+	return a, ok
+}
+
+// channelAlias resolves an alias of the file's channels: section.
+func (l *loader) channelAlias(name string) (string, bool) {
+	v, ok := l.chans[name]
+	return v, ok
+}
+
+// updateMerger merges every set: and assign: of a rule into one update,
+// rejecting two different values for one field.
+type updateMerger struct {
+	l     *loader
+	upd   sdclient.TicketUpdate
+	email string
+	ok    bool
+	// at records where each field was first set, and its value for messages.
+	at map[string]setAt
+}
+
+type setAt struct {
+	line int
+	val  any
+}
+
+// claim records field = val from node n; it reports false (with an error)
+// when the field already holds a different value.
+func (m *updateMerger) claim(field string, val any, n *yaml.Node, what string) bool {
+	if prev, ok := m.at[field]; ok {
+		if !reflect.DeepEqual(prev.val, val) {
+			m.l.errNode(n, "%s: conflicting values for %s: %v here, %v at line %d", what, field, fmtAny(val), fmtAny(prev.val), prev.line)
+			m.ok = false
+			return false
+		}
+		return true
+	}
+	m.at[field] = setAt{line: n.Line, val: val}
+	return true
+}
+
+func fmtAny(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case []string:
+		return "[" + strings.Join(x, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+func (m *updateMerger) set(n *yaml.Node) bool {
+	l := m.l
+	pairs, ok := l.mapping(n, "set", setKeys)
+	if !ok {
+		return false
+	}
+	if len(pairs) == 0 && len(n.Content) == 0 {
+		l.errNode(n, "set: empty: want one or more of %s", strings.Join(setKeys, ", "))
+		return false
+	}
+	good := len(pairs)*2 == len(n.Content)
+	for _, p := range pairs {
+		f, v := p.key.Value, p.val
+		what := "set " + f
+		switch f {
+		case "status", "priority", "group_id", "responder_id":
+			x, ok := l.intValue(v, what)
+			if !ok {
+				good = false
+				continue
+			}
+			switch {
+			case f == "priority" && (x < 1 || x > 4):
+				l.errNode(v, "set priority: %d is not a priority: want 1 (low) to 4 (urgent)", x)
+				good = false
+				continue
+			case f == "status" && x < 2:
+				l.errNode(v, "set status: %d is not a status: want 2 (open), 3 (pending), 4 (resolved), 5 (closed) or a custom status id", x)
+				good = false
+				continue
+			case x < 0:
+				l.errNode(v, "%s: want an id (0 to clear), got %d", what, x)
+				good = false
+				continue
+			case x > 1<<31 && (f == "status" || f == "priority"):
+				l.errNode(v, "%s: %d is out of range", what, x)
+				good = false
+				continue
+			}
+			if !m.claim(f, x, v, "set") {
+				good = false
+				continue
+			}
+			switch f {
+			case "status":
+				m.upd.Status = sdclient.Ptr(int(x))
+			case "priority":
+				m.upd.Priority = sdclient.Ptr(int(x))
+			case "group_id":
+				m.upd.GroupID = sdclient.Ptr(x)
+			case "responder_id":
+				m.upd.ResponderID = sdclient.Ptr(x)
+			}
+		case "type":
+			s, ok := l.str(v, what)
+			if !ok || !m.claim(f, s, v, "set") {
+				good = false
+				continue
+			}
+			m.upd.Type = sdclient.Ptr(s)
+		case "tags":
+			if v.Kind != yaml.SequenceNode {
+				l.errNode(v, "set tags: want a list of strings, got %s", describe(v))
+				good = false
+				continue
+			}
+			tags := []string{}
+			for _, t := range v.Content {
+				s, ok := l.str(resolve(t), "set tags")
+				if !ok {
+					good = false
+					continue
+				}
+				tags = append(tags, s)
+			}
+			if !m.claim(f, tags, v, "set") {
+				good = false
+				continue
+			}
+			m.upd.Tags = &tags
+		case "custom_fields":
+			cp, ok := l.mapping(v, "set custom_fields", nil)
+			if !ok {
+				good = false
+				continue
+			}
+			for _, c := range cp {
+				if c.val.Kind != yaml.ScalarNode {
+					l.errNode(c.val, "set custom_fields %s: want a string, number, boolean or null, got %s", c.key.Value, describe(c.val))
+					good = false
+					continue
+				}
+				var x any
+				if err := c.val.Decode(&x); err != nil {
+					l.errNode(c.val, "set custom_fields %s: %v", c.key.Value, err)
+					good = false
+					continue
+				}
+				if !m.claim("custom_fields."+c.key.Value, x, c.val, "set") {
+					good = false
+					continue
+				}
+				if m.upd.CustomFields == nil {
+					m.upd.CustomFields = map[string]any{}
+				}
+				m.upd.CustomFields[c.key.Value] = x
+			}
+		}
+	}
+	if !good {
+		m.ok = false
+	}
+	return good
+}
+
+func (m *updateMerger) assign(n *yaml.Node) bool {
+	l := m.l
+	const want = "want an agent's e-mail or numeric id"
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && n.Tag != "!!int") {
+		l.errNode(n, "assign: %s, got %s", want, describe(n))
+		m.ok = false
+		return false
+	}
+	if id, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+		if id <= 0 {
+			l.errNode(n, "assign: %s, got %d", want, id)
+			m.ok = false
+			return false
+		}
+		if m.email != "" {
+			l.errNode(n, "assign: conflicting assignees: agent %d here, %s earlier", id, m.email)
+			m.ok = false
+			return false
+		}
+		if !m.claim("responder_id", id, n, "assign") {
+			return false
+		}
+		m.upd.ResponderID = sdclient.Ptr(id)
+		return true
+	}
+	email := strings.TrimSpace(n.Value)
+	if i := strings.Index(email, "@"); i <= 0 || i == len(email)-1 || strings.ContainsAny(email, " \t,;<>") {
+		l.errNode(n, "assign: %s, got %q", want, n.Value)
+		m.ok = false
+		return false
+	}
+	if prev, ok := m.at["responder_id"]; ok {
+		l.errNode(n, "assign: conflicting assignees: %s here, responder_id %v at line %d", email, prev.val, prev.line)
+		m.ok = false
+		return false
+	}
+	if !m.claim("assign", email, n, "assign") {
+		return false
+	}
+	m.email = email
+	return true
+}

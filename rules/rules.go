@@ -1,0 +1,162 @@
+// Package rules loads the rules file (automation as code: YAML rules with a
+// filter query, an expr condition and actions) and evaluates it over tickets
+// into decisions. Loading is strict and reports every error of a file with
+// its position; evaluation is pure and safe for concurrent use.
+package rules
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
+)
+
+// DefaultEvery is the poll interval of a rule that sets neither every: nor
+// cron:.
+const DefaultEvery = time.Minute
+
+// Set is a loaded rules file. It is immutable and safe for concurrent use.
+type Set struct {
+	file     string
+	channels map[string]string
+	rules    []*Rule
+	byName   map[string]*Rule
+	vms      sync.Pool // *vm.VM
+}
+
+// Rule is one rule of a rules file.
+type Rule struct {
+	// Name is unique in the file, made of [a-z0-9-].
+	Name string
+	// Query is the filter expression as written (status:open unexpanded).
+	Query string
+	// If is the condition's source, empty when the rule has none.
+	If string
+	// Every is the poll interval; zero when Cron is set.
+	Every time.Duration
+	// Cron is a standard 5-field cron spec; empty when Every is used.
+	Cron string
+	// Once says how often the rule may act on one ticket.
+	Once Once
+	// Line is the line of the rule in the file.
+	Line int
+
+	query   filter.Expr // parsed; status:open still a word
+	local   filter.Expr // for local evaluation: status:open rewritten
+	cond    *compiled   // nil when there is no if:
+	actions []actionSpec
+}
+
+// actionSpec is an action before rendering.
+type actionSpec struct {
+	kind        ActionKind
+	text        *template
+	channel     string // resolved
+	mention     *template
+	update      *sdclient.TicketUpdate
+	assignEmail string
+}
+
+// Option configures Load.
+type Option func(*loadConfig)
+
+type loadConfig struct {
+	custom map[string]filter.Kind
+}
+
+// WithCustomFields declares the desk's custom ticket fields (name and kind)
+// that queries may filter on; without it a query term on a custom field is
+// a load error, like any field the filter schema does not know.
+func WithCustomFields(fields map[string]filter.Kind) Option {
+	return func(c *loadConfig) { c.custom = fields }
+}
+
+// LoadFile reads and loads the rules file at path.
+func LoadFile(path string, opts ...Option) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load rules: %w", err)
+	}
+	return Load(path, data, opts...)
+}
+
+// File is the name the set was loaded from.
+func (s *Set) File() string { return s.file }
+
+// Rules returns the rules in file order.
+func (s *Set) Rules() []*Rule { return append([]*Rule(nil), s.rules...) }
+
+// Rule returns the rule named name, or nil.
+func (s *Set) Rule(name string) *Rule { return s.byName[name] }
+
+// Channels returns a copy of the file's channel aliases (alias -> channel).
+func (s *Set) Channels() map[string]string {
+	m := make(map[string]string, len(s.channels))
+	for k, v := range s.channels {
+		m[k] = v
+	}
+	return m
+}
+
+func (s *Set) getVM() *vm.VM {
+	if m, ok := s.vms.Get().(*vm.VM); ok {
+		return m
+	}
+	return &vm.VM{}
+}
+
+func (s *Set) putVM(m *vm.VM) { s.vms.Put(m) }
+
+// QueryExpr returns the rule's parsed query with the status:open macro
+// unexpanded.
+func (r *Rule) QueryExpr() filter.Expr { return r.query }
+
+// ExpandQuery returns the query to send to the desk: every status:open term
+// replaced by the desk's open statuses (OR-ed). It fails when openStatuses
+// is empty but needed, or when the expanded text exceeds filter.MaxLen.
+func (r *Rule) ExpandQuery(openStatuses []int) (filter.Expr, error) {
+	var missing bool
+	e := filter.Rewrite(r.query, func(t *filter.Term) (filter.Expr, bool) {
+		if !isStatusOpen(t) {
+			return nil, false
+		}
+		if len(openStatuses) == 0 {
+			missing = true
+			return nil, false
+		}
+		or := &filter.Or{}
+		for _, s := range openStatuses {
+			or.Exprs = append(or.Exprs, &filter.Term{Field: "status", Op: t.Op, Value: filter.Number(int64(s)), Pos: t.Pos})
+		}
+		if len(or.Exprs) == 1 {
+			return or.Exprs[0], true
+		}
+		return or, true
+	})
+	if missing {
+		return nil, fmt.Errorf("rule %q: expand query: status:open needs the desk's open statuses, got none", r.Name)
+	}
+	if text := e.String(); len(text) > filter.MaxLen {
+		return nil, fmt.Errorf("rule %q: expanded query is %d characters, more than the desk's limit of %d: %s",
+			r.Name, len(text), filter.MaxLen, shorten(text, 80))
+	}
+	return e, nil
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.TrimSpace(s[:n]) + "..."
+}
+
+// isStatusOpen reports whether t is the deskbot macro status:open.
+func isStatusOpen(t *filter.Term) bool {
+	return t.Field == "status" && t.Value.Kind == filter.KindWord && strings.EqualFold(t.Value.Str, "open")
+}

@@ -1,0 +1,139 @@
+package rules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr/vm"
+)
+
+// template is a text with `{{ expr }}` placeholders, compiled at load.
+type template struct {
+	src   string
+	parts []tmplPart
+}
+
+type tmplPart struct {
+	lit  string
+	expr *compiled // nil for a literal part
+}
+
+// parseTemplate compiles src. Errors carry rune offsets into src.
+func parseTemplate(src string) (*template, []exprError) {
+	t := &template{src: src}
+	var errs []exprError
+	rest, base := src, 0 // base: rune offset of rest in src
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			if rest != "" {
+				t.parts = append(t.parts, tmplPart{lit: rest})
+			}
+			break
+		}
+		if i > 0 {
+			t.parts = append(t.parts, tmplPart{lit: rest[:i]})
+		}
+		open := base + runeLen(rest[:i])
+		j := strings.Index(rest[i+2:], "}}")
+		if j < 0 {
+			errs = append(errs, exprError{Off: open, Msg: "unclosed {{ in template (want {{ expression }})"})
+			break
+		}
+		code := rest[i+2 : i+2+j]
+		codeOff := open + 2
+		if strings.TrimSpace(code) == "" {
+			errs = append(errs, exprError{Off: open, Msg: "empty {{ }} in template"})
+		} else {
+			c, cerrs := compileExpr(code, false)
+			for _, e := range cerrs {
+				e.Off += codeOff
+				e.Msg = "template: " + e.Msg
+				errs = append(errs, e)
+			}
+			if c != nil {
+				t.parts = append(t.parts, tmplPart{expr: c})
+			}
+		}
+		consumed := rest[:i+2+j+2]
+		base += runeLen(consumed)
+		rest = rest[len(consumed):]
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return t, nil
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
+
+// render expands the template for one environment.
+func (t *template) render(m *vm.VM, env any) (string, error) {
+	if t == nil {
+		return "", nil
+	}
+	if len(t.parts) == 1 && t.parts[0].expr == nil {
+		return t.parts[0].lit, nil
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.expr == nil {
+			b.WriteString(p.lit)
+			continue
+		}
+		v, err := m.Run(p.expr.prog, env)
+		if err != nil {
+			return "", fmt.Errorf("template %q: %w", t.src, err)
+		}
+		b.WriteString(formatValue(v))
+	}
+	return b.String(), nil
+}
+
+// formatValue renders a template value: times as RFC3339 in UTC, durations
+// rounded to the minute (2h5m), nil as nothing.
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case time.Time:
+		if x.IsZero() {
+			return ""
+		}
+		return x.UTC().Format(time.RFC3339)
+	case time.Duration:
+		return formatDuration(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case []string:
+		return strings.Join(x, ", ")
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// formatDuration rounds d to the minute and prints it without the zero
+// seconds: 2h5m, 45m, 0m; negative durations keep their sign.
+func formatDuration(d time.Duration) string {
+	d = d.Round(time.Minute)
+	if d == 0 {
+		return "0m"
+	}
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	s = strings.TrimSuffix(s, "h0m")
+	if strings.HasSuffix(d.String(), "h0m0s") {
+		s += "h"
+	}
+	return s
+}
