@@ -74,13 +74,13 @@ func Encode(e Expr) (string, error) {
 }
 
 // samePrint reports whether two normalized trees have the same shape and
-// terms that print the same (a String holding a date prints like the Date
-// it reads back as).
+// equal terms, where a String holding a date may read back as that Date.
 func samePrint(a, b Expr) bool {
 	switch a := a.(type) {
 	case *Term:
 		b, ok := b.(*Term)
-		return ok && a.Field == b.Field && a.Op == b.Op && a.Value.String() == b.Value.String()
+		return ok && a.Field == b.Field && a.Op == b.Op &&
+			(a.Value.Equal(b.Value) || (a.Value.Kind == KindString && a.Value.String() == b.Value.String()))
 	case *And:
 		b, ok := b.(*And)
 		return ok && samePrintList(a.Exprs, b.Exprs)

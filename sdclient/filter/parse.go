@@ -13,6 +13,9 @@ import (
 // a query within it is within the desk's limit however the desk counts).
 const MaxLen = 512
 
+// dquoteHint explains a stray double quote.
+const dquoteHint = " (the whole query goes inside one pair of double quotes; quote values with single quotes)"
+
 // maxDepth bounds the nesting of parentheses.
 const maxDepth = 100
 
@@ -115,7 +118,7 @@ func (p *parser) describe(pos int) string {
 		return "newline"
 	case isBareChar(c) && c != ':':
 		i := pos
-		for i < p.end && isBareChar(p.src[i]) && i-pos < 40 {
+		for i < p.end && isBareChar(p.src[i]) && p.src[i] != ':' && i-pos < 40 {
 			i++
 		}
 		return strconv.Quote(p.src[pos:i])
@@ -169,10 +172,11 @@ func (p *parser) expr(open int) (Expr, error) {
 			if open >= 0 {
 				want = "AND, OR or ')'"
 			}
+			msg := fmt.Sprintf("expected %s after a term, found %s", want, p.describe(at))
 			if p.src[at] == '"' {
-				return nil, p.errf(at, "expected %s after a term, found '\"' (the whole query goes inside one pair of double quotes; quote values with single quotes)", want)
+				msg += dquoteHint
 			}
-			return nil, p.errf(at, "expected %s after a term, found %s", want, p.describe(at))
+			return nil, &SyntaxError{Pos: at, Msg: msg}
 		}
 		if conn == "" {
 			conn, connAt = w, at
@@ -229,7 +233,7 @@ func (p *parser) operand(after string) (Expr, error) {
 	case isIdentStart(c):
 		return p.term()
 	case c == '"':
-		return nil, p.errf(p.pos, "expected a term or '('%s, found '\"' (the whole query goes inside one pair of double quotes; quote values with single quotes)", ctx)
+		return nil, p.errf(p.pos, "expected a term or '('%s, found '\"'%s", ctx, dquoteHint)
 	}
 	return nil, p.errf(p.pos, "expected a term or '('%s, found %s", ctx, p.describe(p.pos))
 }
@@ -307,7 +311,11 @@ func (p *parser) value(field string, op Op) (Value, error) {
 	}
 	if p.pos < p.end {
 		if c := p.src[p.pos]; !isSpace(c) && c != ')' {
-			return Value{}, p.errf(p.pos, "expected a space, ')' or end of input after the value of %q, found %s", field, p.describe(p.pos))
+			msg := fmt.Sprintf("expected a space, ')' or end of input after the value of %q, found %s", field, p.describe(p.pos))
+			if c == '"' {
+				msg += dquoteHint
+			}
+			return Value{}, &SyntaxError{Pos: p.pos, Msg: msg}
 		}
 	}
 	return v, nil
