@@ -1,0 +1,550 @@
+package slackfake
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// tokenKind says which credential a request carried.
+type tokenKind int
+
+const (
+	tokenNone tokenKind = iota
+	tokenBot
+	tokenApp
+	tokenInvalid
+)
+
+// apiRequest is a decoded Web API call.
+type apiRequest struct {
+	method string
+	form   url.Values
+	json   map[string]json.RawMessage
+	token  tokenKind
+}
+
+// param returns a parameter from the form or, for JSON posts, a JSON
+// string field; a non-string JSON value is returned as its raw JSON.
+func (r *apiRequest) param(name string) string {
+	if r.form.Has(name) {
+		return r.form.Get(name)
+	}
+	raw, ok := r.json[name]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
+}
+
+// has reports whether the parameter was sent at all.
+func (r *apiRequest) has(name string) bool {
+	if r.form.Has(name) {
+		return true
+	}
+	_, ok := r.json[name]
+	return ok
+}
+
+// apiError is an ok:false answer.
+type apiError string
+
+// apiHandler serves one method; it runs with s.mu held.
+type apiHandler func(s *Server, r *apiRequest) (map[string]any, apiError)
+
+var apiMethods = map[string]apiHandler{
+	"apps.connections.open": (*Server).appsConnectionsOpen,
+	"auth.test":             (*Server).authTest,
+	"users.info":            (*Server).usersInfo,
+	"users.lookupByEmail":   (*Server).usersLookupByEmail,
+	"conversations.open":    (*Server).conversationsOpen,
+	"conversations.history": (*Server).conversationsHistory,
+	"chat.postMessage":      (*Server).chatPostMessage,
+	"chat.postEphemeral":    (*Server).chatPostEphemeral,
+	"chat.update":           (*Server).chatUpdate,
+	"chat.delete":           (*Server).chatDelete,
+	"views.open":            (*Server).viewsOpen,
+	"views.push":            (*Server).viewsPush,
+	"views.update":          (*Server).viewsUpdate,
+}
+
+// fault is an injected failure for the next call of a method.
+type fault struct {
+	retryAfter time.Duration // > 0 or rateLimit: answer 429
+	rateLimit  bool
+	err        string
+}
+
+// RateLimitNext makes the next n calls of method answer HTTP 429 with a
+// Retry-After header (whole seconds, rounded up), as Slack's rate limiter
+// does; slack-go reports it as *slack.RateLimitedError.
+func (s *Server) RateLimitNext(method string, n int, retryAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults[method] = append(s.faults[method], fault{rateLimit: true, retryAfter: retryAfter})
+	}
+}
+
+// FailNext makes the next n calls of method answer {"ok":false,"error":errCode}.
+func (s *Server) FailNext(method string, n int, errCode string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults[method] = append(s.faults[method], fault{err: errCode})
+	}
+}
+
+func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request) {
+	method := req.PathValue("method")
+	body, err := io.ReadAll(io.LimitReader(req.Body, 4<<20))
+	if err != nil {
+		http.Error(w, "read body", http.StatusBadRequest)
+		return
+	}
+	call := Call{Method: method, ContentType: req.Header.Get("Content-Type")}
+	ar := &apiRequest{method: method, form: url.Values{}}
+	ctype, _, _ := mime.ParseMediaType(call.ContentType)
+	switch ctype {
+	case "application/json":
+		call.JSON = redactJSON(body, s.cfg.botToken, s.cfg.appToken)
+		if len(bytes.TrimSpace(body)) > 0 && json.Unmarshal(body, &ar.json) != nil {
+			s.answer(w, &call, http.StatusOK, nil, "invalid_json")
+			return
+		}
+	default:
+		if form, err := url.ParseQuery(string(body)); err == nil {
+			ar.form = form
+		}
+	}
+	for k, vs := range req.URL.Query() { // GET-style parameters
+		if !ar.form.Has(k) {
+			ar.form[k] = vs
+		}
+	}
+	call.Form = redactForm(ar.form)
+	token := ar.form.Get("token")
+	if h := req.Header.Get("Authorization"); h != "" {
+		call.Authorization = "Bearer REDACTED"
+		if token == "" {
+			token = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(h), "Bearer"))
+		}
+	}
+	switch token {
+	case "":
+		ar.token = tokenNone
+	case s.cfg.botToken:
+		ar.token = tokenBot
+	case s.cfg.appToken:
+		ar.token = tokenApp
+	default:
+		ar.token = tokenInvalid
+	}
+
+	handler, known := apiMethods[method]
+	if !known {
+		s.answer(w, &call, http.StatusOK, nil, ErrUnknownMethod)
+		return
+	}
+	switch ar.token {
+	case tokenNone:
+		s.answer(w, &call, http.StatusOK, nil, ErrNotAuthed)
+		return
+	case tokenInvalid:
+		s.answer(w, &call, http.StatusOK, nil, ErrInvalidAuth)
+		return
+	}
+	if wantApp := method == "apps.connections.open"; wantApp != (ar.token == tokenApp) {
+		s.answer(w, &call, http.StatusOK, nil, ErrNotAllowedTokenType)
+		return
+	}
+
+	s.mu.Lock()
+	if fs := s.faults[method]; len(fs) > 0 {
+		f := fs[0]
+		s.faults[method] = fs[1:]
+		s.mu.Unlock()
+		if f.rateLimit {
+			secs := int(math.Ceil(f.retryAfter.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			s.answer(w, &call, http.StatusTooManyRequests, nil, ErrRateLimited)
+			return
+		}
+		s.answer(w, &call, http.StatusOK, nil, apiError(f.err))
+		return
+	}
+	if s.closed {
+		s.mu.Unlock()
+		s.answer(w, &call, http.StatusServiceUnavailable, nil, "service_unavailable")
+		return
+	}
+	out, apiErr := handler(s, ar)
+	s.mu.Unlock()
+	s.answer(w, &call, http.StatusOK, out, apiErr)
+}
+
+// answer writes a Web API response and records the call.
+func (s *Server) answer(w http.ResponseWriter, call *Call, status int, out map[string]any, apiErr apiError) {
+	if out == nil {
+		out = map[string]any{}
+	}
+	if apiErr != "" {
+		out = map[string]any{"ok": false, "error": string(apiErr)}
+	} else {
+		out["ok"] = true
+	}
+	call.Status = status
+	call.Error = string(apiErr)
+	s.mu.Lock()
+	s.calls = append(s.calls, *call)
+	s.notifyLocked()
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// redactJSON replaces the accepted tokens wherever they occur in a body.
+func redactJSON(body []byte, tokens ...string) json.RawMessage {
+	out := slices.Clone(body)
+	for _, t := range tokens {
+		if t != "" {
+			out = bytes.ReplaceAll(out, []byte(t), []byte("REDACTED"))
+		}
+	}
+	if len(bytes.TrimSpace(out)) == 0 {
+		return nil
+	}
+	return out
+}
+
+// ---- auth, users, conversations ----
+
+func (s *Server) appsConnectionsOpen(_ *apiRequest) (map[string]any, apiError) {
+	ticket := randomHex(16)
+	s.tickets[ticket] = true
+	wsURL := "ws" + strings.TrimPrefix(s.URL, "http") + "/link/?ticket=" + ticket + "&app_id=" + s.cfg.appID
+	return map[string]any{"url": wsURL}, ""
+}
+
+func (s *Server) authTest(_ *apiRequest) (map[string]any, apiError) {
+	return map[string]any{
+		"url":     "https://" + s.cfg.teamName + ".slack.com/",
+		"team":    s.cfg.teamName,
+		"user":    s.cfg.botUserName,
+		"team_id": s.cfg.teamID,
+		"user_id": s.cfg.botUserID,
+		"bot_id":  s.cfg.botID,
+	}, ""
+}
+
+func (s *Server) usersInfo(r *apiRequest) (map[string]any, apiError) {
+	u, ok := s.users[r.param("user")]
+	if !ok {
+		return nil, ErrUserNotFound
+	}
+	return map[string]any{"user": s.userJSONLocked(u)}, ""
+}
+
+func (s *Server) usersLookupByEmail(r *apiRequest) (map[string]any, apiError) {
+	email := strings.TrimSpace(r.param("email"))
+	if email == "" {
+		return nil, ErrInvalidArguments
+	}
+	for _, u := range s.users {
+		if !u.Deleted && u.Email != "" && strings.EqualFold(u.Email, email) {
+			return map[string]any{"user": s.userJSONLocked(u)}, ""
+		}
+	}
+	return nil, ErrUsersNotFound
+}
+
+func (s *Server) conversationsOpen(r *apiRequest) (map[string]any, apiError) {
+	if ch := r.param("channel"); ch != "" {
+		return map[string]any{"channel": map[string]any{"id": ch}, "no_op": true, "already_open": true}, ""
+	}
+	var ids []string
+	for id := range strings.SplitSeq(r.param("users"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, "users_list_not_supplied"
+	}
+	for _, id := range ids {
+		if _, ok := s.users[id]; !ok {
+			return nil, ErrUserNotFound
+		}
+	}
+	var chID string
+	if len(ids) == 1 {
+		chID = "D" + ids[0]
+	} else {
+		sorted := slices.Sorted(slices.Values(ids))
+		chID = "G" + strings.Join(sorted, "")
+	}
+	already := s.ims[chID]
+	s.ims[chID] = true
+	channel := map[string]any{"id": chID}
+	if r.param("return_im") == "true" && len(ids) == 1 {
+		channel["is_im"] = true
+		channel["user"] = ids[0]
+		channel["created"] = s.cfg.clock.Now().Unix()
+		channel["is_open"] = true
+	}
+	out := map[string]any{"channel": channel}
+	if already {
+		out["no_op"] = true
+		out["already_open"] = true
+	}
+	return out, ""
+}
+
+var channelIDPattern = regexp.MustCompile(`^[CDGU][A-Z0-9]+$`)
+
+// resolveChannelLocked turns a channel argument (ID, "#name", "name" or a
+// user id for the bot's DM with that user) into a channel id.
+func (s *Server) resolveChannelLocked(arg string) (string, bool) {
+	if arg == "" {
+		return "", false
+	}
+	if c, ok := s.channels[strings.TrimPrefix(arg, "#")]; ok {
+		return c.ID, true
+	}
+	if channelIDPattern.MatchString(arg) {
+		if arg[0] == 'U' {
+			return "D" + arg, true
+		}
+		return arg, true
+	}
+	return "", false
+}
+
+// ---- messages ----
+
+// storedMessage is the live state of a message in a channel.
+type storedMessage struct {
+	channel  string
+	ts       string
+	threadTS string
+	text     string
+	blocks   json.RawMessage
+	edited   string // ts of the last edit
+	deleted  bool
+}
+
+func (m *storedMessage) inHistory() bool {
+	return !m.deleted && (m.threadTS == "" || m.threadTS == m.ts)
+}
+
+func (m *storedMessage) record(method string, updated bool) Message {
+	return Message{Method: method, Channel: m.channel, TS: m.ts, ThreadTS: m.threadTS,
+		Text: m.text, Blocks: m.blocks, Updated: updated, Deleted: m.deleted}
+}
+
+// json renders a message as conversations.history and chat.* answers do.
+func (s *Server) messageJSONLocked(m *storedMessage) map[string]any {
+	out := map[string]any{
+		"type":    "message",
+		"user":    s.cfg.botUserID,
+		"bot_id":  s.cfg.botID,
+		"app_id":  s.cfg.appID,
+		"text":    m.text,
+		"ts":      m.ts,
+		"team":    s.cfg.teamID,
+		"channel": m.channel,
+	}
+	if m.threadTS != "" {
+		out["thread_ts"] = m.threadTS
+	}
+	if m.blocks != nil {
+		out["blocks"] = m.blocks
+	}
+	if m.edited != "" {
+		out["edited"] = map[string]any{"user": s.cfg.botUserID, "ts": m.edited}
+	}
+	return out
+}
+
+func (s *Server) findMessageLocked(channel, ts string) *storedMessage {
+	for _, m := range s.history[channel] {
+		if m.ts == ts && !m.deleted {
+			return m
+		}
+	}
+	return nil
+}
+
+// messageContent validates and extracts text and blocks.
+func messageContent(r *apiRequest) (text string, blocks json.RawMessage, _ apiError) {
+	text = r.param("text")
+	if b := strings.TrimSpace(r.param("blocks")); b != "" {
+		var arr []json.RawMessage
+		if json.Unmarshal([]byte(b), &arr) != nil {
+			return "", nil, ErrInvalidBlocks
+		}
+		if len(arr) > 0 {
+			blocks = json.RawMessage(b)
+		}
+	}
+	return text, blocks, ""
+}
+
+func (s *Server) chatPostMessage(r *apiRequest) (map[string]any, apiError) {
+	channel, ok := s.resolveChannelLocked(r.param("channel"))
+	if !ok {
+		return nil, ErrChannelNotFound
+	}
+	text, blocks, apiErr := messageContent(r)
+	if apiErr != "" {
+		return nil, apiErr
+	}
+	if text == "" && blocks == nil && r.param("attachments") == "" {
+		return nil, ErrNoText
+	}
+	m := &storedMessage{channel: channel, ts: s.nextTSLocked(), text: text, blocks: blocks}
+	// Slack posts a reply to an unknown parent as a top-level message.
+	if parent := r.param("thread_ts"); parent != "" && s.findMessageLocked(channel, parent) != nil {
+		m.threadTS = parent
+	}
+	s.history[channel] = append(s.history[channel], m)
+	s.messages = append(s.messages, m.record("chat.postMessage", false))
+	s.notifyLocked()
+	return map[string]any{"channel": channel, "ts": m.ts, "message": s.messageJSONLocked(m)}, ""
+}
+
+func (s *Server) chatPostEphemeral(r *apiRequest) (map[string]any, apiError) {
+	channel, ok := s.resolveChannelLocked(r.param("channel"))
+	if !ok {
+		return nil, ErrChannelNotFound
+	}
+	user := r.param("user")
+	if user == "" {
+		return nil, "user_not_in_channel"
+	}
+	text, blocks, apiErr := messageContent(r)
+	if apiErr != "" {
+		return nil, apiErr
+	}
+	if text == "" && blocks == nil && r.param("attachments") == "" {
+		return nil, ErrNoText
+	}
+	ts := s.nextTSLocked()
+	s.messages = append(s.messages, Message{Method: "chat.postEphemeral", Channel: channel, TS: ts,
+		ThreadTS: r.param("thread_ts"), Text: text, Blocks: blocks, User: user, Ephemeral: true})
+	s.notifyLocked()
+	return map[string]any{"message_ts": ts}, ""
+}
+
+func (s *Server) chatUpdate(r *apiRequest) (map[string]any, apiError) {
+	channel, ok := s.resolveChannelLocked(r.param("channel"))
+	if !ok {
+		return nil, ErrChannelNotFound
+	}
+	m := s.findMessageLocked(channel, r.param("ts"))
+	if m == nil {
+		return nil, ErrMessageNotFound
+	}
+	text, blocks, apiErr := messageContent(r)
+	if apiErr != "" {
+		return nil, apiErr
+	}
+	if !r.has("text") && !r.has("blocks") && !r.has("attachments") {
+		return nil, ErrNoText
+	}
+	if r.has("text") {
+		m.text = text
+	}
+	if r.has("blocks") {
+		m.blocks = blocks
+	}
+	m.edited = s.nextTSLocked()
+	s.messages = append(s.messages, m.record("chat.update", true))
+	s.notifyLocked()
+	return map[string]any{"channel": channel, "ts": m.ts, "text": m.text, "message": s.messageJSONLocked(m)}, ""
+}
+
+func (s *Server) chatDelete(r *apiRequest) (map[string]any, apiError) {
+	channel, ok := s.resolveChannelLocked(r.param("channel"))
+	if !ok {
+		return nil, ErrChannelNotFound
+	}
+	m := s.findMessageLocked(channel, r.param("ts"))
+	if m == nil {
+		return nil, ErrMessageNotFound
+	}
+	m.deleted = true
+	s.messages = append(s.messages, m.record("chat.delete", false))
+	s.notifyLocked()
+	return map[string]any{"channel": channel, "ts": m.ts}, ""
+}
+
+func (s *Server) conversationsHistory(r *apiRequest) (map[string]any, apiError) {
+	channel, ok := s.resolveChannelLocked(r.param("channel"))
+	if !ok {
+		return nil, ErrChannelNotFound
+	}
+	limit := 100
+	if l := r.param("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return nil, ErrInvalidArguments
+		}
+		if n > 0 {
+			limit = min(n, 999)
+		}
+	}
+	latest, oldest := r.param("latest"), r.param("oldest")
+	inclusive := r.param("inclusive") == "1" || r.param("inclusive") == "true"
+	msgs := []map[string]any{}
+	hasMore := false
+	all := s.history[channel]
+	for i := len(all) - 1; i >= 0; i-- {
+		m := all[i]
+		if !m.inHistory() || !tsInRange(m.ts, oldest, latest, inclusive) {
+			continue
+		}
+		if len(msgs) == limit {
+			hasMore = true
+			break
+		}
+		msgs = append(msgs, s.messageJSONLocked(m))
+	}
+	return map[string]any{"messages": msgs, "has_more": hasMore, "pin_count": 0,
+		"response_metadata": map[string]any{"next_cursor": ""}}, ""
+}
+
+// tsInRange compares Slack timestamps numerically.
+func tsInRange(ts, oldest, latest string, inclusive bool) bool {
+	v, _ := strconv.ParseFloat(ts, 64)
+	if oldest != "" {
+		o, _ := strconv.ParseFloat(oldest, 64)
+		if v < o || (v == o && !inclusive) {
+			return false
+		}
+	}
+	if latest != "" {
+		l, _ := strconv.ParseFloat(latest, 64)
+		if v > l || (v == l && !inclusive) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,414 @@
+package slackfake_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/slack-go/slack"
+
+	"github.com/deskbot/deskbot/bot/slackfake"
+)
+
+func TestPostUpdateDeleteAndHistory(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithChannels(slackfake.Channel{ID: "C0ONCALL", Name: "it-oncall"}))
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+
+	btn := slack.NewButtonBlockElement("ack", "42", slack.NewTextBlockObject(slack.PlainTextType, "Acknowledge", false, false))
+	ch, ts1, err := api.PostMessageContext(ctx, "#it-oncall", slack.MsgOptionText("Urgent #42", false),
+		slack.MsgOptionBlocks(slack.NewActionBlock("b1", btn)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch != "C0ONCALL" {
+		t.Errorf("channel %q, want the name resolved to C0ONCALL", ch)
+	}
+	_, reply, err := api.PostMessageContext(ctx, ch, slack.MsgOptionText("paged", false), slack.MsgOptionTS(ts1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts2, err := api.PostMessageContext(ctx, ch, slack.MsgOptionText("Urgent #43", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tsLess(ts1, reply) || !tsLess(reply, ts2) {
+		t.Errorf("timestamps not increasing: %s %s %s", ts1, reply, ts2)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "#nowhere", slack.MsgOptionText("x", false)); slackErr(err) != slackfake.ErrChannelNotFound {
+		t.Errorf("post to unknown channel name: %v", err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, ch); slackErr(err) != slackfake.ErrNoText {
+		t.Errorf("post without text: %v", err)
+	}
+
+	_, _, text, err := api.UpdateMessageContext(ctx, ch, ts1, slack.MsgOptionText("Urgent #42 (acked by alice)", false))
+	if err != nil || text != "Urgent #42 (acked by alice)" {
+		t.Fatalf("update: %q %v", text, err)
+	}
+	if _, _, _, err := api.UpdateMessageContext(ctx, ch, "1.000001", slack.MsgOptionText("x", false)); slackErr(err) != slackfake.ErrMessageNotFound {
+		t.Errorf("update unknown ts: %v", err)
+	}
+	ets, err := api.PostEphemeralContext(ctx, ch, "U0ALICE", slack.MsgOptionText("only you", false))
+	if err != nil || ets == "" {
+		t.Fatalf("ephemeral: %q %v", ets, err)
+	}
+	if _, _, err := api.DeleteMessageContext(ctx, ch, ts2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := api.DeleteMessageContext(ctx, ch, ts2); slackErr(err) != slackfake.ErrMessageNotFound {
+		t.Errorf("second delete: %v", err)
+	}
+
+	msgs := srv.Messages()
+	if len(msgs) != 6 {
+		t.Fatalf("%d messages recorded, want 6: %+v", len(msgs), msgs)
+	}
+	first := msgs[0]
+	var blocks []map[string]any
+	if err := json.Unmarshal(first.Blocks, &blocks); err != nil || len(blocks) != 1 || blocks[0]["block_id"] != "b1" {
+		t.Errorf("posted blocks %s (%v)", first.Blocks, err)
+	}
+	if msgs[1].ThreadTS != ts1 || msgs[1].TS != reply {
+		t.Errorf("thread reply recorded as %+v", msgs[1])
+	}
+	if m := msgs[3]; !m.Updated || m.TS != ts1 || m.Text != "Urgent #42 (acked by alice)" || m.Blocks == nil {
+		t.Errorf("update recorded as %+v (blocks must survive a text-only update)", m)
+	}
+	if m := msgs[4]; !m.Ephemeral || m.User != "U0ALICE" || m.TS != ets {
+		t.Errorf("ephemeral recorded as %+v", m)
+	}
+	if m := msgs[5]; !m.Deleted || m.TS != ts2 {
+		t.Errorf("delete recorded as %+v", m)
+	}
+
+	// History: newest first, top-level only, without deleted or ephemeral messages.
+	_, ts3, err := api.PostMessageContext(ctx, ch, slack.MsgOptionText("Urgent #44", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: ch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tsList(hist.Messages); got != ts3+" "+ts1 || hist.HasMore {
+		t.Errorf("history = %s (has_more %v), want %s %s", got, hist.HasMore, ts3, ts1)
+	}
+	if m := hist.Messages[1]; m.Text != "Urgent #42 (acked by alice)" || m.Edited == nil || m.BotID != slackfake.DefaultBotID || len(m.Blocks.BlockSet) != 1 {
+		t.Errorf("history message = %+v", m.Msg)
+	}
+	limited, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: ch, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tsList(limited.Messages); got != ts3 || !limited.HasMore {
+		t.Errorf("limit 1 history = %s (has_more %v)", got, limited.HasMore)
+	}
+}
+
+func tsLess(a, b string) bool {
+	x, _ := strconv.ParseFloat(a, 64)
+	y, _ := strconv.ParseFloat(b, 64)
+	return x < y
+}
+
+func tsList(ms []slack.Message) string {
+	var ts []string
+	for _, m := range ms {
+		ts = append(ts, m.Timestamp)
+	}
+	return strings.Join(ts, " ")
+}
+
+func TestUsersAuthAndConversations(t *testing.T) {
+	t.Parallel()
+	noMail := slackfake.User{ID: "U0BOB", Name: "bob", RealName: "Bob"}
+	srv := newFake(t, slackfake.WithUsers(alice, noMail))
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+
+	u, err := api.GetUserInfoContext(ctx, alice.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Profile.Email != alice.Email || u.RealName != alice.RealName || u.Name != "alice" || u.TeamID != slackfake.DefaultTeamID {
+		t.Errorf("users.info = %+v", u)
+	}
+	if u, err := api.GetUserInfoContext(ctx, noMail.ID); err != nil || u.Profile.Email != "" {
+		t.Errorf("user without e-mail: %+v %v", u, err)
+	}
+	if _, err := api.GetUserInfoContext(ctx, "U0NOBODY"); slackErr(err) != slackfake.ErrUserNotFound {
+		t.Errorf("unknown user: %v", err)
+	}
+	if u, err := api.GetUserByEmailContext(ctx, "Alice@Example.com"); err != nil || u.ID != alice.ID {
+		t.Errorf("lookupByEmail: %+v %v", u, err)
+	}
+	if _, err := api.GetUserByEmailContext(ctx, "nobody@example.com"); slackErr(err) != slackfake.ErrUsersNotFound {
+		t.Errorf("lookupByEmail unknown: %v", err)
+	}
+
+	at, err := api.AuthTestContext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at.TeamID != slackfake.DefaultTeamID || at.UserID != slackfake.DefaultBotUser || at.BotID != slackfake.DefaultBotID {
+		t.Errorf("auth.test = %+v", at)
+	}
+
+	ch, noOp, already, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{alice.ID}})
+	if err != nil || ch.ID != "D"+alice.ID || noOp || already {
+		t.Errorf("conversations.open = %+v %v %v %v", ch, noOp, already, err)
+	}
+	if _, _, already, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{alice.ID}}); err != nil || !already {
+		t.Errorf("second conversations.open: already_open %v, %v", already, err)
+	}
+	if _, _, _, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{"U0NOBODY"}}); slackErr(err) != slackfake.ErrUserNotFound {
+		t.Errorf("conversations.open unknown user: %v", err)
+	}
+	if dm, _, err := api.PostMessageContext(ctx, ch.ID, slack.MsgOptionText("hi", false)); err != nil || dm != ch.ID {
+		t.Errorf("post to DM: %q %v", dm, err)
+	}
+}
+
+func TestTokensAreCheckedAndRedacted(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUsers(alice))
+	ctx := testCtx(t)
+
+	tests := []struct {
+		name  string
+		token string
+		want  string
+	}{
+		{"wrong bot token", "xoxb-wrong", slackfake.ErrInvalidAuth},
+		{"no token", "", slackfake.ErrNotAuthed},
+		{"app token for a bot method", srv.AppToken(), slackfake.ErrNotAllowedTokenType},
+	}
+	for _, tc := range tests {
+		api := webClient(srv, tc.token)
+		if _, err := api.AuthTestContext(ctx); slackErr(err) != tc.want {
+			t.Errorf("%s: auth.test error %v, want %s", tc.name, err, tc.want)
+		}
+		if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false)); slackErr(err) != tc.want {
+			t.Errorf("%s: chat.postMessage error %v, want %s", tc.name, err, tc.want)
+		}
+		if _, err := api.OpenViewContext(ctx, "1.2.3", slack.ModalViewRequest{Type: slack.VTModal}); slackErr(err) != tc.want {
+			t.Errorf("%s: views.open (JSON, Bearer) error %v, want %s", tc.name, err, tc.want)
+		}
+	}
+	if _, _, err := webClient(srv, srv.BotToken()).PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range srv.Calls() {
+		all, _ := json.Marshal(c)
+		if strings.Contains(string(all), srv.BotToken()) || strings.Contains(string(all), srv.AppToken()) {
+			t.Errorf("call record leaks a token: %s", all)
+		}
+	}
+	last := srv.Calls()[len(srv.Calls())-1]
+	if last.Method != "chat.postMessage" || last.Form.Get("token") != "REDACTED" || last.Form.Get("text") != "x" || last.Error != "" {
+		t.Errorf("last call = %+v", last)
+	}
+}
+
+func TestUnknownMethodIsReported(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t)
+	api := webClient(srv, srv.BotToken())
+	_, err := api.GetConversationInfoContext(testCtx(t), &slack.GetConversationInfoInput{ChannelID: "C1"})
+	if slackErr(err) != slackfake.ErrUnknownMethod {
+		t.Errorf("conversations.info error %v, want unknown_method", err)
+	}
+	if got := srv.UnknownMethods(); len(got) != 1 || got[0] != "conversations.info" {
+		t.Errorf("UnknownMethods() = %v", got)
+	}
+}
+
+func TestFaultInjection(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t)
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+
+	srv.RateLimitNext("chat.postMessage", 1, 1500*time.Millisecond)
+	srv.FailNext("chat.postMessage", 1, "channel_is_archived")
+	_, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false))
+	if rl, ok := errors.AsType[*slack.RateLimitedError](err); !ok || rl.RetryAfter != 2*time.Second {
+		t.Errorf("first call: %v, want rate limited for 2s", err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false)); slackErr(err) != "channel_is_archived" {
+		t.Errorf("second call: %v", err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("x", false)); err != nil {
+		t.Errorf("third call: %v", err)
+	}
+	if got := len(srv.Messages()); got != 1 {
+		t.Errorf("%d messages recorded, want only the successful one", got)
+	}
+	if calls := srv.Calls(); len(calls) != 3 || calls[0].Status != http.StatusTooManyRequests {
+		t.Errorf("calls = %+v", calls)
+	}
+	srv.Reset()
+	if len(srv.Calls())+len(srv.Messages()) != 0 {
+		t.Error("Reset left records behind")
+	}
+}
+
+func TestResponseURL(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUsers(alice))
+	startClient(t, srv, srv.AppToken())
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+
+	_, ts, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("Ticket 42: open", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	click, err := srv.BlockAction(ctx, alice.ID, "C1", ts, "resolve", "42", slackfake.WithBlockID("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionReplaceOriginal(click.ResponseURL),
+		slack.MsgOptionText("Ticket 42: resolved", false)); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := srv.SlashCommand(ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 1", UserID: alice.ID, ChannelID: "C1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral),
+		slack.MsgOptionText("Ticket 1 is open", false)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := srv.WaitResponse(ctx, func(r slackfake.Response) bool { return r.EnvelopeID == cmd.ID })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Text != "Ticket 1 is open" || r.ResponseType != "ephemeral" || r.ReplaceOriginal || r.URL != cmd.ResponseURL {
+		t.Errorf("slash command response = %+v", r)
+	}
+	resps := srv.Responses()
+	if len(resps) != 2 || !resps[0].ReplaceOriginal || resps[0].EnvelopeID != click.ID {
+		t.Errorf("responses = %+v", resps)
+	}
+	if h := srv.History("C1"); len(h) != 1 || h[0].Text != "Ticket 42: resolved" {
+		t.Errorf("history after replace_original = %+v", h)
+	}
+	// Slack accepts five posts per response_url.
+	for i := range 5 {
+		_, _, err := api.PostMessageContext(ctx, "", slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral),
+			slack.MsgOptionText("again", false))
+		if wantErr := i == 4; (err != nil) != wantErr {
+			t.Errorf("post %d to the response_url: %v", i+2, err)
+		}
+	}
+}
+
+// TestRawSocketProtocol checks the frames themselves with a plain
+// websocket client: one-time tickets, hello first, pings, dropped
+// oversized acks.
+func TestRawSocketProtocol(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithPingInterval(20*time.Millisecond))
+	ctx := testCtx(t)
+
+	open := func(token string) (string, map[string]any) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.APIURL()+"apps.connections.open", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := (&http.Client{}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := body["url"].(string)
+		return u, body
+	}
+	if _, body := open(srv.BotToken()); body["ok"] != false || body["error"] != slackfake.ErrNotAllowedTokenType {
+		t.Errorf("apps.connections.open with a bot token = %v", body)
+	}
+	wsURL, _ := open(srv.AppToken())
+	hdr := http.Header{"Origin": {"https://api.slack.com"}}
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, wsURL, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, resp, err := websocket.DefaultDialer.DialContext(ctx, wsURL, hdr); err == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("second dial with the same ticket: %v", err)
+	}
+	pings := make(chan struct{}, 100)
+	conn.SetPingHandler(func(string) error {
+		select {
+		case pings <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	var hello map[string]any
+	if err := conn.ReadJSON(&hello); err != nil || hello["type"] != "hello" {
+		t.Fatalf("first frame = %v (%v), want hello", hello, err)
+	}
+	frames := make(chan map[string]any, 10)
+	go func() {
+		for {
+			var f map[string]any
+			if err := conn.ReadJSON(&f); err != nil {
+				close(frames)
+				return
+			}
+			frames <- f
+		}
+	}()
+	select {
+	case <-pings:
+	case <-ctx.Done():
+		t.Fatal("no ping from the fake")
+	}
+
+	env, err := srv.Send(ctx, "events_api", map[string]any{"type": "event_callback", "event_id": "Ev1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := <-frames
+	if f["envelope_id"] != env.ID || f["type"] != "events_api" || f["accepts_response_payload"] != false {
+		t.Errorf("envelope frame = %v", f)
+	}
+	big, _ := json.Marshal(map[string]any{"envelope_id": env.ID, "payload": map[string]string{"text": strings.Repeat("x", slackfake.MaxAckSize)}})
+	if err := conn.WriteMessage(websocket.TextMessage, big); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.WriteJSON(map[string]any{"envelope_id": env.ID}); err != nil {
+		t.Fatal(err)
+	}
+	ack, err := env.WaitAck(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.Payload != nil || ack.Dropped {
+		t.Errorf("WaitAck returned %+v, want the small ack, not the dropped one", ack)
+	}
+	if acks := srv.Acks(); len(acks) != 2 || !acks[0].Dropped || acks[0].Size < slackfake.MaxAckSize {
+		t.Errorf("acks = %+v, want the oversized one recorded as dropped", acks)
+	}
+
+	srv.Disconnect()
+	f, ok := <-frames
+	if !ok || f["type"] != "disconnect" || f["reason"] != "refresh_requested" {
+		t.Errorf("after Disconnect: frame %v (open %v), want a disconnect frame", f, ok)
+	}
+	if _, ok := <-frames; ok {
+		t.Error("socket stayed open after the disconnect frame")
+	}
+}
