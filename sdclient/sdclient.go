@@ -1,0 +1,553 @@
+// Package sdclient is deskbot's client for the service desk's JSON API v2
+// (a Freshservice-style API under {base_url}/api/v2).
+//
+// It is shaped like google/go-github: one Client with a service per resource
+// (Tickets, Conversations, Agents, ...), every call takes a context first and
+// returns (result, *Response, error), Response exposes pagination and rate
+// state, and errors are typed (*APIError, *RateLimitError) with errors.Is
+// sentinels. The client spends a per-minute request budget with a sliding
+// window, keeps a reserve of it for interactive callers (see
+// Client.Interactive), waits on 429 for Retry-After and never re-sends a POST
+// that may have reached the desk.
+package sdclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+const (
+	defaultUserAgent   = "deskbot-sdclient/1"
+	defaultRate        = 60
+	defaultMaxAttempts = 4
+	defaultBackoffBase = 500 * time.Millisecond
+	defaultBackoffMax  = 30 * time.Second
+	// defaultRetryAfter is used when a 429 carries no usable Retry-After:
+	// the desk's window is a minute.
+	defaultRetryAfter = 60 * time.Second
+	maxErrorBody      = 1 << 20
+	apiPrefix         = "/api/v2"
+)
+
+// Client talks to one desk account. It is safe for concurrent use. A Client
+// from New sends background requests, which may use the budget minus the
+// reserve; Interactive returns a twin whose requests may use all of it and
+// are served first.
+type Client struct {
+	base        *url.URL // ends in /api/v2/
+	authHeader  string
+	apiKey      string
+	httpClient  *http.Client
+	userAgent   string
+	logger      *slog.Logger
+	clock       clockwork.Clock
+	sleep       func(ctx context.Context, d time.Duration) error
+	maxAttempts int
+	backoffBase time.Duration
+	backoffMax  time.Duration
+	limiter     *limiter
+	interactive bool
+
+	// Services, one per resource.
+	Tickets          *TicketsService
+	Conversations    *ConversationsService
+	Assets           *AssetsService
+	Agents           *AgentsService
+	Requesters       *RequestersService
+	Groups           *GroupsService
+	Departments      *DepartmentsService
+	Changes          *ChangesService
+	Problems         *ProblemsService
+	Releases         *ReleasesService
+	Solutions        *SolutionsService
+	Products         *ProductsService
+	Vendors          *VendorsService
+	TicketFields     *TicketFieldsService
+	TicketFormFields *TicketFormFieldsService
+	TimeEntries      *TimeEntriesService
+	CannedResponses  *CannedResponsesService
+}
+
+// service is the common part of every resource service.
+type service struct{ client *Client }
+
+// New returns a client for the desk at baseURL (the account's address; the
+// client adds /api/v2) that authenticates with apiKey. Invalid arguments or
+// options are reported as errors.
+func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
+	base, err := parseBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if apiKey == "" {
+		return nil, errors.New("sdclient: new client: API key is empty")
+	}
+	if strings.ContainsAny(apiKey, ":\r\n\t ") {
+		return nil, errors.New("sdclient: new client: API key must not contain ':' or white space")
+	}
+	cfg := config{
+		rate:        defaultRate,
+		reserve:     -1,
+		maxAttempts: defaultMaxAttempts,
+		userAgent:   defaultUserAgent,
+		backoffBase: defaultBackoffBase,
+		backoffMax:  defaultBackoffMax,
+	}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("sdclient: new client: nil option")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("sdclient: new client: %w", err)
+		}
+	}
+	if cfg.reserve < 0 {
+		cfg.reserve = max(1, cfg.rate/5)
+	}
+	if cfg.reserve >= cfg.rate {
+		return nil, fmt.Errorf("sdclient: new client: reserve %d must be less than the rate %d per minute", cfg.reserve, cfg.rate)
+	}
+	if cfg.httpClient == nil {
+		cfg.httpClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.clock == nil {
+		cfg.clock = clockwork.NewRealClock()
+	}
+	c := &Client{
+		base:        base,
+		apiKey:      apiKey,
+		authHeader:  "Basic " + base64.StdEncoding.EncodeToString([]byte(apiKey+":X")),
+		httpClient:  cfg.httpClient,
+		userAgent:   cfg.userAgent,
+		logger:      cfg.logger,
+		clock:       cfg.clock,
+		sleep:       cfg.sleep,
+		maxAttempts: cfg.maxAttempts,
+		backoffBase: cfg.backoffBase,
+		backoffMax:  cfg.backoffMax,
+		limiter:     newLimiter(cfg.clock, cfg.rate, cfg.reserve, time.Minute),
+	}
+	if c.sleep == nil {
+		c.sleep = c.clockSleep
+	}
+	c.initServices()
+	return c, nil
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		// url.Parse errors quote the input, which could hold credentials.
+		return nil, errors.New("sdclient: new client: base URL is not a valid URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("sdclient: new client: base URL must start with https:// (or http://), got scheme %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("sdclient: new client: base URL has no host")
+	}
+	if u.User != nil {
+		return nil, errors.New("sdclient: new client: base URL must not contain user info; pass the API key separately")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("sdclient: new client: base URL must not have a query or fragment")
+	}
+	p := strings.TrimRight(u.Path, "/")
+	if !strings.HasSuffix(p, apiPrefix) {
+		p += apiPrefix
+	}
+	u.Path = p + "/"
+	u.RawPath = ""
+	return u, nil
+}
+
+func (c *Client) initServices() {
+	s := service{client: c}
+	c.Tickets = (*TicketsService)(&s)
+	c.Conversations = (*ConversationsService)(&s)
+	c.Assets = (*AssetsService)(&s)
+	c.Agents = (*AgentsService)(&s)
+	c.Requesters = (*RequestersService)(&s)
+	c.Groups = (*GroupsService)(&s)
+	c.Departments = (*DepartmentsService)(&s)
+	c.Changes = (*ChangesService)(&s)
+	c.Problems = (*ProblemsService)(&s)
+	c.Releases = (*ReleasesService)(&s)
+	c.Solutions = (*SolutionsService)(&s)
+	c.Products = (*ProductsService)(&s)
+	c.Vendors = (*VendorsService)(&s)
+	c.TicketFields = (*TicketFieldsService)(&s)
+	c.TicketFormFields = (*TicketFormFieldsService)(&s)
+	c.TimeEntries = (*TimeEntriesService)(&s)
+	c.CannedResponses = (*CannedResponsesService)(&s)
+}
+
+// Interactive returns a client sharing this client's rate limiter, HTTP
+// client and settings whose requests may use the whole budget, reserve
+// included, and are served before waiting background requests. Use it for
+// requests a person is waiting for (slash commands, button clicks).
+func (c *Client) Interactive() *Client {
+	if c.interactive {
+		return c
+	}
+	ic := *c
+	ic.interactive = true
+	ic.initServices()
+	return &ic
+}
+
+// Background returns the background twin of an interactive client (c itself
+// when it already is one).
+func (c *Client) Background() *Client {
+	if !c.interactive {
+		return c
+	}
+	bc := *c
+	bc.interactive = false
+	bc.initServices()
+	return &bc
+}
+
+// IsInteractive reports whether requests of c draw on the reserve.
+func (c *Client) IsInteractive() bool { return c.interactive }
+
+// BaseURL returns the API root the client sends to (ending in /api/v2/).
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// ListOptions selects a page of a list. Zero values leave the desk's
+// defaults (page 1, 30 per page). PerPage must be within 1..100.
+type ListOptions struct {
+	Page    int `url:"page,omitempty"`
+	PerPage int `url:"per_page,omitempty"`
+}
+
+func (o ListOptions) validate() error {
+	if o.PerPage < 0 || o.PerPage > 100 {
+		return fmt.Errorf("per_page must be between 1 and 100, got %d", o.PerPage)
+	}
+	if o.Page < 0 {
+		return fmt.Errorf("page must be 1 or more, got %d", o.Page)
+	}
+	return nil
+}
+
+// Rate is the desk's account-wide rate state as reported on a response.
+// Fields are -1 when the desk did not send the header.
+type Rate struct {
+	Total              int // X-Ratelimit-Total: the account's budget per minute
+	Remaining          int // X-Ratelimit-Remaining
+	UsedCurrentRequest int // X-Ratelimit-Used-CurrentRequest: credits this request cost
+}
+
+// Response wraps the desk's HTTP response (its body already consumed) with
+// pagination and rate information.
+type Response struct {
+	*http.Response
+
+	// NextPage is the page number of the next page from the Link header
+	// (rel="next"), or 0 when there is none.
+	NextPage int
+	// NextURL is the raw next-page URL from the Link header, if any.
+	NextURL string
+	// Rate is the rate state the desk reported.
+	Rate Rate
+	// Attempts is how many requests were sent for this call (1 without
+	// retries).
+	Attempts int
+}
+
+func newResponse(r *http.Response, attempts int) *Response {
+	resp := &Response{Response: r, Attempts: attempts, Rate: parseRate(r.Header)}
+	resp.NextURL, resp.NextPage = parseLinkNext(r.Header.Values("Link"))
+	return resp
+}
+
+func parseRate(h http.Header) Rate {
+	return Rate{
+		Total:              headerInt(h, "X-Ratelimit-Total"),
+		Remaining:          headerInt(h, "X-Ratelimit-Remaining"),
+		UsedCurrentRequest: headerInt(h, "X-Ratelimit-Used-CurrentRequest"),
+	}
+}
+
+func headerInt(h http.Header, key string) int {
+	v := strings.TrimSpace(h.Get(key))
+	if v == "" {
+		return -1
+	}
+	var n int
+	if _, err := fmt.Sscanf(v, "%d", &n); err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// parseLinkNext finds rel="next" in Link header values, leniently: optional
+// spaces, quoted or bare rel, several relations in one rel, any case.
+func parseLinkNext(values []string) (string, int) {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			segs := strings.Split(part, ";")
+			target := strings.TrimSpace(segs[0])
+			if !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
+				continue
+			}
+			target = target[1 : len(target)-1]
+			isNext := false
+			for _, p := range segs[1:] {
+				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+				if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {
+					continue
+				}
+				val = strings.Trim(strings.TrimSpace(val), `"'`)
+				for _, r := range strings.Fields(val) {
+					if strings.EqualFold(r, "next") {
+						isNext = true
+					}
+				}
+			}
+			if !isNext {
+				continue
+			}
+			page := 0
+			if u, err := url.Parse(target); err == nil {
+				fmt.Sscanf(u.Query().Get("page"), "%d", &page)
+			}
+			return target, page
+		}
+	}
+	return "", 0
+}
+
+// request describes one API call.
+type request struct {
+	op     string // "update ticket 42"
+	method string
+	path   string // relative to /api/v2/, no leading slash
+	query  string // encoded query, no leading '?'
+	body   any    // JSON body or nil
+}
+
+// do performs the call with rate limiting and retries and decodes a 2xx JSON
+// body into out (when out is not nil).
+func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) {
+	var payload []byte
+	if r.body != nil {
+		b, err := json.Marshal(r.body)
+		if err != nil {
+			return nil, fmt.Errorf("sdclient: %s: encode request body: %w", r.op, err)
+		}
+		payload = b
+	}
+	target := c.base.String() + r.path
+	if r.query != "" {
+		target += "?" + r.query
+	}
+	apiPath := "/" + r.path
+	for attempt := 1; ; attempt++ {
+		if err := c.limiter.wait(ctx, c.interactive); err != nil {
+			return nil, c.redact(fmt.Errorf("sdclient: %s: waiting for rate budget: %w", r.op, err))
+		}
+		var bodyReader io.Reader
+		if payload != nil {
+			bodyReader = bytes.NewReader(payload)
+		}
+		req, err := http.NewRequestWithContext(ctx, r.method, target, bodyReader)
+		if err != nil {
+			return nil, c.redact(fmt.Errorf("sdclient: %s: build request: %w", r.op, err))
+		}
+		req.Header.Set("Authorization", c.authHeader)
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("User-Agent", c.userAgent)
+		if payload != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		start := c.clock.Now()
+		hresp, err := c.httpClient.Do(req)
+		elapsed := c.clock.Since(start)
+		if err != nil {
+			c.logger.LogAttrs(ctx, slog.LevelDebug, "sdclient request",
+				slog.String("method", r.method), slog.String("path", apiPath),
+				slog.Int("attempt", attempt), slog.Duration("duration", elapsed),
+				slog.Bool("interactive", c.interactive), slog.String("error", c.redactString(err.Error())))
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ctxErr))
+			}
+			if !idempotent(r.method) {
+				return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, apiPath, err, ErrNotRetried))
+			}
+			if attempt < c.maxAttempts {
+				if serr := c.sleep(ctx, c.backoff(attempt)); serr != nil {
+					return nil, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (gave up waiting to retry: %v)", r.op, r.method, apiPath, err, serr))
+				}
+				continue
+			}
+			return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (after %d attempts)", r.op, r.method, apiPath, err, attempt))
+		}
+		resp := newResponse(hresp, attempt)
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "sdclient request",
+			slog.String("method", r.method), slog.String("path", apiPath),
+			slog.Int("status", hresp.StatusCode), slog.Int("attempt", attempt),
+			slog.Duration("duration", elapsed), slog.Bool("interactive", c.interactive),
+			slog.Int("rate_remaining", resp.Rate.Remaining))
+		c.limiter.observe(resp.Rate)
+
+		if hresp.StatusCode >= 200 && hresp.StatusCode < 300 {
+			err := decodeBody(hresp, out)
+			if err != nil {
+				return resp, c.redact(fmt.Errorf("sdclient: %s: decode response: %w", r.op, err))
+			}
+			return resp, nil
+		}
+
+		apiErr := c.newAPIError(r, hresp)
+		if hresp.StatusCode == http.StatusTooManyRequests {
+			wait, ok := parseRetryAfter(hresp.Header.Get("Retry-After"), c.clock.Now())
+			if !ok {
+				wait = defaultRetryAfter
+			}
+			rlErr := &RateLimitError{APIError: apiErr, RetryAfter: wait, Rate: resp.Rate}
+			c.limiter.pause(wait)
+			if attempt >= c.maxAttempts {
+				return resp, rlErr
+			}
+			if dl, has := ctx.Deadline(); has && c.clock.Now().Add(wait).After(dl) {
+				return resp, rlErr
+			}
+			if err := c.sleep(ctx, wait); err != nil {
+				return resp, rlErr
+			}
+			continue
+		}
+		if hresp.StatusCode >= 500 {
+			if !idempotent(r.method) {
+				return resp, fmt.Errorf("%w (%w)", apiErr, ErrNotRetried)
+			}
+			if attempt < c.maxAttempts {
+				if err := c.sleep(ctx, c.backoff(attempt)); err != nil {
+					return resp, apiErr
+				}
+				continue
+			}
+		}
+		return resp, apiErr
+	}
+}
+
+func decodeBody(hresp *http.Response, out any) error {
+	defer hresp.Body.Close()
+	if out == nil || hresp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(hresp.Body, maxErrorBody))
+		return nil
+	}
+	dec := json.NewDecoder(hresp.Body)
+	if err := dec.Decode(out); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("empty body")
+		}
+		return err
+	}
+	return nil
+}
+
+// idempotent reports whether a failed request with this method may be sent
+// again after a 5xx or a network error.
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// backoff is exponential with jitter: a random duration in [d/2, d] where d
+// doubles per attempt from backoffBase up to backoffMax.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.backoffBase
+	for i := 1; i < attempt && d < c.backoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.backoffMax)
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+func (c *Client) clockSleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := c.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.Chan():
+		return nil
+	}
+}
+
+// parseRetryAfter reads Retry-After as seconds (what the desk sends) or,
+// leniently, as an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	var secs int64
+	if _, err := fmt.Sscanf(v, "%d", &secs); err == nil && fmt.Sprint(secs) == v {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// redact makes sure an error's text never carries the API key or the Basic
+// credential, whatever a transport or a proxy put in it.
+func (c *Client) redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if c.redactString(msg) == msg {
+		return err
+	}
+	return &redactedError{err: err, msg: c.redactString(msg)}
+}
+
+func (c *Client) redactString(s string) string {
+	cred := strings.TrimPrefix(c.authHeader, "Basic ")
+	s = strings.ReplaceAll(s, cred, "[REDACTED]")
+	return strings.ReplaceAll(s, c.apiKey, "[REDACTED]")
+}
+
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

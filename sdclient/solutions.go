@@ -1,0 +1,66 @@
+package sdclient
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strconv"
+)
+
+// SolutionsService reads the knowledge base: categories, their folders and
+// the folders' articles.
+type SolutionsService service
+
+// ListCategories reads one page of solution categories
+// (GET /solutions/categories).
+func (s *SolutionsService) ListCategories(ctx context.Context, opts *ListOptions) ([]*SolutionCategory, *Response, error) {
+	return list[SolutionCategory](ctx, s.client, "list solution categories", "solutions/categories", "categories", opts)
+}
+
+// ListAllCategories walks every page of solution categories.
+func (s *SolutionsService) ListAllCategories(ctx context.Context, opts *ListOptions) iter.Seq2[*SolutionCategory, error] {
+	o := copyList(opts)
+	return paginate(&o.Page, func() ([]*SolutionCategory, *Response, error) { return s.ListCategories(ctx, &o) })
+}
+
+// ListFolders reads one page of the folders of a category
+// (GET /solutions/folders?category_id=).
+func (s *SolutionsService) ListFolders(ctx context.Context, categoryID int64, opts *ListOptions) ([]*SolutionFolder, *Response, error) {
+	op := fmt.Sprintf("list solution folders of category %d", categoryID)
+	if categoryID <= 0 {
+		return nil, nil, invalid(op, "category id must be positive")
+	}
+	return list[SolutionFolder](ctx, s.client, op, "solutions/folders", "folders", opts, "category_id="+strconv.FormatInt(categoryID, 10))
+}
+
+// ListAllFolders walks every page of a category's folders.
+func (s *SolutionsService) ListAllFolders(ctx context.Context, categoryID int64, opts *ListOptions) iter.Seq2[*SolutionFolder, error] {
+	o := copyList(opts)
+	return paginate(&o.Page, func() ([]*SolutionFolder, *Response, error) { return s.ListFolders(ctx, categoryID, &o) })
+}
+
+// ListArticles reads one page of the articles of a folder
+// (GET /solutions/articles?folder_id=).
+func (s *SolutionsService) ListArticles(ctx context.Context, folderID int64, opts *ListOptions) ([]*SolutionArticle, *Response, error) {
+	op := fmt.Sprintf("list solution articles of folder %d", folderID)
+	if folderID <= 0 {
+		return nil, nil, invalid(op, "folder id must be positive")
+	}
+	return list[SolutionArticle](ctx, s.client, op, "solutions/articles", "articles", opts, "folder_id="+strconv.FormatInt(folderID, 10))
+}
+
+// ListAllArticles walks every page of a folder's articles.
+func (s *SolutionsService) ListAllArticles(ctx context.Context, folderID int64, opts *ListOptions) iter.Seq2[*SolutionArticle, error] {
+	o := copyList(opts)
+	return paginate(&o.Page, func() ([]*SolutionArticle, *Response, error) { return s.ListArticles(ctx, folderID, &o) })
+}
+
+// copyList copies caller options for an iterator, 100 per page unless set.
+func copyList(opts *ListOptions) ListOptions {
+	var o ListOptions
+	if opts != nil {
+		o = *opts
+	}
+	allPages(&o)
+	return o
+}

@@ -1,0 +1,20 @@
+package sdclient
+
+import (
+	"context"
+	"iter"
+)
+
+// VendorsService reads vendors (GET /vendors).
+type VendorsService service
+
+// List reads one page of vendors.
+func (s *VendorsService) List(ctx context.Context, opts *ListOptions) ([]*Vendor, *Response, error) {
+	return list[Vendor](ctx, s.client, "list vendors", "vendors", "vendors", opts)
+}
+
+// ListAll walks every page of vendors.
+func (s *VendorsService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Vendor, error] {
+	o := copyList(opts)
+	return paginate(&o.Page, func() ([]*Vendor, *Response, error) { return s.List(ctx, &o) })
+}
