@@ -56,6 +56,22 @@ var (
 	yamlLineRE  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 )
 
+// yamlParserProblems are the problems of libyaml's parser (as opposed to
+// its scanner); yaml.v3 prints their line 0-based.
+var yamlParserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
 var (
 	topKeys   = []string{"version", "channels", "rules"}
 	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "actions"}
@@ -116,6 +132,10 @@ func (l *loader) load(data []byte) (set *Set) {
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
+			if yamlParserProblems[msg] {
+				// yaml.v3 reports a parser (not scanner) error's line 0-based.
+				line++
+			}
 		} else {
 			msg = strings.TrimPrefix(msg, "yaml: ")
 		}
@@ -321,6 +341,9 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]int) *Rule {
 		if !ok {
 			break
 		}
+		if ruleNameRE.MatchString(name) {
+			l.rule = name
+		}
 		switch {
 		case !ruleNameRE.MatchString(name):
 			l.errNode(v, "name %q: want lower-case letters, digits and '-' only", name)
@@ -332,9 +355,6 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]int) *Rule {
 		}
 		r.Name = name
 		break
-	}
-	if r.Name != "" && ruleNameRE.MatchString(r.Name) {
-		l.rule = r.Name
 	}
 	pairs, _ := l.mapping(n, "rule", ruleKeys)
 	byKey := map[string]pair{}
@@ -558,11 +578,11 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 	if off < 0 {
 		off = 0
 	}
-	lineAt := func(i int) []rune {
+	lineAt := func(i int) ([]rune, bool) {
 		if i < 1 || i > len(l.lines) {
-			return nil
+			return nil, false
 		}
-		return []rune(strings.TrimRight(l.lines[i-1], "\r"))
+		return []rune(strings.TrimRight(l.lines[i-1], "\r")), true
 	}
 	indent := func(r []rune) int {
 		i := 0
@@ -572,10 +592,18 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 		return i
 	}
 	var line, start int // start: 0-based rune column where the text begins
-	switch n.Style {
-	case yaml.LiteralStyle, yaml.FoldedStyle:
+	block := n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle
+	switch {
+	case block:
+		// Every line of a block scalar shares the indentation of its first
+		// non-blank line; more indentation is part of the text.
 		line = n.Line + 1
-		start = indent(lineAt(line))
+		for i := line; i <= len(l.lines); i++ {
+			if r, _ := lineAt(i); len(r) > indent(r) {
+				start = indent(r)
+				break
+			}
+		}
 	default:
 		line, start = n.Line, n.Column-1
 		if n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {
@@ -583,17 +611,19 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 		}
 	}
 	for guard := 0; guard < len(l.lines)+1; guard++ {
-		r := lineAt(line)
-		if r == nil {
+		r, ok := lineAt(line)
+		if !ok {
 			break
 		}
-		if avail := len(r) - start; off <= avail || avail < 0 {
+		avail := max(len(r)-start, 0)
+		if off <= avail {
 			return line, start + off + 1
-		} else {
-			off -= avail + 1
 		}
+		off -= avail + 1
 		line++
-		start = indent(lineAt(line))
+		if next, _ := lineAt(line); !block {
+			start = indent(next)
+		}
 	}
 	return n.Line, n.Column
 }

@@ -1,0 +1,286 @@
+package rules
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// rule wraps rule lines (indented by 4) in a valid file header; the first
+// rule line is line 4 of the file.
+func ruleFile(lines ...string) string {
+	return "version: 1\nchannels: {oncall: \"#it-oncall\"}\nrules:\n" + strings.Join(lines, "\n") + "\n"
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"yaml syntax", "version: 1\nrules:\n  - name: [x\n", []string{
+			`f.yaml:3:1: invalid YAML: did not find expected ',' or ']'`}},
+		{"empty file", "", []string{
+			`f.yaml:1:1: empty rules file: want a mapping starting with version: 1`}},
+		{"not a mapping", "- a\n- b\n", []string{
+			`f.yaml:1:1: the rules file: want a mapping, got a list`}},
+		{"missing version", "rules: []\n", []string{
+			`f.yaml:1:1: missing version: 1`}},
+		{"wrong version", "version: 2\nrules: []\n", []string{
+			`f.yaml:1:10: unsupported version 2: this deskbot reads version 1`}},
+		{"version wrong type", "version: \"1\"\nrules: []\n", []string{
+			`f.yaml:1:10: version: want an integer, got the string "1"`}},
+		{"missing rules", "version: 1\n", []string{
+			`f.yaml:1:1: missing rules: (a list of rules)`}},
+		{"rules not a list", "version: 1\nrules: {a: 1}\n", []string{
+			`f.yaml:2:8: rules: want a list of rules, got a mapping`}},
+		{"unknown top-level key", "version: 1\nrule: []\nrules: []\n", []string{
+			`f.yaml:2:1: unknown key "rule" in the rules file (want one of version, channels, rules)`}},
+		{"duplicate key", "version: 1\nversion: 1\nrules: []\n", []string{
+			`f.yaml:2:1: duplicate key "version" (first at line 1)`}},
+		{"bad channel literal", "version: 1\nchannels: {desk: it-desk}\nrules: []\n", []string{
+			`f.yaml:2:18: channel "desk": want "#name" or a channel id such as C0123ABCD, got "it-desk"`}},
+		{"unknown rule key", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    whne: ticket.priority > 2",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, actions)`}},
+		{"name wrong type", ruleFile(
+			"  - name: [a]",
+			"    query: status:open",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:4:11: name: want a string, got a list`}},
+		{"bad name", ruleFile(
+			"  - name: Page_Urgent",
+			"    query: status:open",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:4:11: name "Page_Urgent": want lower-case letters, digits and '-' only`}},
+		{"duplicate rule name", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions: [{note: hi}]",
+			"  - name: a",
+			"    query: status:open",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:7:11: rule "a": duplicate rule name "a" (first defined at line 4)`}},
+		{"missing name query actions", ruleFile(
+			"  - every: 1m"), []string{
+			`f.yaml:4:5: rule without a name`,
+			`f.yaml:4:5: missing query: (a filter expression such as status:open AND priority:4)`,
+			`f.yaml:4:5: missing actions: (a list of note, reply, set, assign or alert)`}},
+		{"query syntax", ruleFile(
+			"  - name: a",
+			"    query: \"status:open AND AND priority:4\"",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:5:29: rule "a": query: expected a term, found AND`}},
+		{"query unknown field", ruleFile(
+			"  - name: a",
+			"    query: status:open AND agnet_id:0",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:5:28: rule "a": query: unknown field "agnet_id" (did you mean "agent_id"?)`}},
+		{"query status:>open", ruleFile(
+			"  - name: a",
+			"    query: status:>open",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:5:12: rule "a": query: status:>open: the status:open macro takes no comparison`}},
+		{"query wrong value kind", ruleFile(
+			"  - name: a",
+			"    query: 'priority:high'",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:5:13: rule "a": query: unquoted value high: quote strings, and priority expects a number (expand deskbot macros such as status:open before sending)`}},
+		{"if does not compile", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: ticket.agnet_id == 0",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:16: rule "a": if: type ticket has no field agnet_id`}},
+		{"if not bool", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: ticket.priority + 1",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:9: rule "a": if: expected bool, but got int`}},
+		{"if bad duration literal", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: 'now() - ticket.created_at > duration(\"15x\")'",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:47: rule "a": if: invalid duration "15x" (want e.g. 90s, 15m, 2h30m)`}},
+		{"if in block scalar", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: |",
+			"      ticket.priority >= High &&",
+			"        ticket.responder_idd == 0",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:8:16: rule "a": if: type ticket has no field responder_idd`}},
+		{"every bad duration", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    every: 5x",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:12: rule "a": every: invalid duration "5x": want e.g. 30s, 5m or 1h`}},
+		{"every too short", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    every: 500ms",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:12: rule "a": every: 500ms is too short: want at least 1s`}},
+		{"every and cron", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    every: 5m",
+			"    cron: '*/5 * * * *'",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:7:5: rule "a": every and cron are mutually exclusive: use one`}},
+		{"bad cron", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    cron: '*/5 * *'",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:11: rule "a": cron: invalid spec "*/5 * *": expected exactly 5 fields, found 3: [*/5 * *] (want 5 fields: minute hour day-of-month month day-of-week)`}},
+		{"bad once", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    once: sometimes",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:11: rule "a": once: "sometimes": want episode, ticket or every <duration> (e.g. every 4h)`}},
+		{"bad once every", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    once: every 4 hours",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:11: rule "a": once: "every 4 hours": want episode, ticket or every <duration> (e.g. every 4h)`}},
+		{"once every bad duration", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    once: every 4x",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:11: rule "a": once: invalid duration "4x": want episode, ticket or every <duration> (e.g. every 4h)`}},
+		{"actions not a list", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions: {note: hi}"), []string{
+			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign or alert, got a mapping`}},
+		{"unknown action", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - page: oncall"), []string{
+			`f.yaml:7:9: rule "a": unknown action "page" (want one of note, reply, set, assign, alert)`}},
+		{"two kinds in one action", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - note: hi",
+			"        reply: hello"), []string{
+			`f.yaml:8:9: rule "a": action: one kind per list item, found note and reply (start a new item with -)`}},
+		{"note wrong type", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - note: {text: hi}"), []string{
+			`f.yaml:7:15: rule "a": note: want a string, got a mapping`}},
+		{"unknown set field", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - set: {priority: 4, subject: x}"), []string{
+			`f.yaml:7:28: rule "a": unknown key "subject" in set (want one of status, priority, group_id, responder_id, tags, type, custom_fields)`}},
+		{"set wrong type", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - set: {priority: urgent}"), []string{
+			`f.yaml:7:25: rule "a": set priority: want an integer, got the string "urgent"`}},
+		{"set priority out of range", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - set: {priority: 7}"), []string{
+			`f.yaml:7:25: rule "a": set priority: 7 is not a priority: want 1 (low) to 4 (urgent)`}},
+		{"conflicting sets", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - set: {priority: 4}",
+			"      - note: hi",
+			"      - set: {priority: 3}"), []string{
+			`f.yaml:9:25: rule "a": set: conflicting values for priority: 3 here, 4 at line 7`}},
+		{"assign conflicts with set", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - set: {responder_id: 12}",
+			"      - assign: ana@example.com"), []string{
+			`f.yaml:8:17: rule "a": assign: conflicting assignees: ana@example.com here, responder_id 12 at line 7`}},
+		{"assign bad", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - assign: ana"), []string{
+			`f.yaml:7:17: rule "a": assign: want an agent's e-mail or numeric id, got "ana"`}},
+		{"alert unknown channel", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - alert: {channel: oncal, text: hi}"), []string{
+			`f.yaml:7:26: rule "a": alert: unknown channel "oncal": not an alias under channels: and not #name or a channel id`}},
+		{"alert unknown key and missing text", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - alert: {channel: oncall, txt: hi}"), []string{
+			`f.yaml:7:16: rule "a": alert: missing text`,
+			`f.yaml:7:34: rule "a": unknown key "txt" in alert (want one of channel, text, mention)`}},
+		{"template does not compile", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - note: \"Ticket {{ ticket.subjct }} is late\""), []string{
+			`f.yaml:7:33: rule "a": note: template: type ticket has no field subjct`}},
+		{"unclosed template", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - reply: 'Hi {{ ticket.id'"), []string{
+			`f.yaml:7:20: rule "a": reply: unclosed {{ in template (want {{ expression }})`}},
+		{"template in mention", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - alert: {channel: '#x', text: hi, mention: '{{ oncall() }}'}"), []string{
+			`f.yaml:7:55: rule "a": alert mention: template: unknown name oncall`}},
+		{"errors of several rules together", ruleFile(
+			"  - name: a",
+			"    query: status:open AND prio:4",
+			"    actions: [{note: hi}]",
+			"  - name: b",
+			"    query: status:open",
+			"    if: ticket.nope",
+			"    every: 0s",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:5:28: rule "a": query: unknown field "prio"`,
+			`f.yaml:9:16: rule "b": if: type ticket has no field nope`,
+			`f.yaml:10:12: rule "b": every: 0s is too short: want at least 1s`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Load("f.yaml", []byte(tt.src))
+			if err == nil {
+				t.Fatalf("loaded, want errors:\n%s", strings.Join(tt.want, "\n"))
+			}
+			if s != nil {
+				t.Errorf("got a set along with the error")
+			}
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("error is %T, want *LoadError", err)
+			}
+			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
+				t.Errorf("errors:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
