@@ -226,7 +226,10 @@ rules:
     actions: [{note: "{{ ticket.custom_fields.site.name }}"}]
 `)
 	ds := s.Evaluate([]*sdclient.Ticket{
-		ticket(1, func(t *sdclient.Ticket) { t.Tags = []string{"vip"}; t.CustomFields = map[string]any{"site": map[string]any{"name": "HQ"}} }),
+		ticket(1, func(t *sdclient.Ticket) {
+			t.Tags = []string{"vip"}
+			t.CustomFields = map[string]any{"site": map[string]any{"name": "HQ"}}
+		}),
 		ticket(2, func(t *sdclient.Ticket) { t.CustomFields = map[string]any{"site": "HQ"} }),
 	}, fixtureNow)
 	if got, want := ids(ds), []string{"first-tag#1", "bad-template#1", "first-tag#2", "bad-template#2"}; !reflect.DeepEqual(got, want) {
