@@ -1,0 +1,321 @@
+package sdsim
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The read-only collections: solutions, products, vendors, canned
+// responses, and the ticket form fields (built from the desk's state).
+
+type solutionCategory struct {
+	ID               int64     `json:"id"`
+	Name             string    `json:"name"`
+	Description      string    `json:"description"`
+	Position         int       `json:"position"`
+	DefaultCategory  bool      `json:"default_category"`
+	VisibleInPortals []int64   `json:"visible_in_portals"`
+	WorkspaceID      int64     `json:"workspace_id"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+type solutionFolder struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	CategoryID  int64     `json:"category_id"`
+	Position    int       `json:"position"`
+	Visibility  int       `json:"visibility"`
+	WorkspaceID int64     `json:"workspace_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+type solutionArticle struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	Description string    `json:"description"`
+	FolderID    int64     `json:"folder_id"`
+	CategoryID  int64     `json:"category_id"`
+	Status      int       `json:"status"` // 1 draft, 2 published
+	ArticleType int       `json:"article_type"`
+	Tags        []string  `json:"tags"`
+	Keywords    []string  `json:"keywords"`
+	Views       int       `json:"views"`
+	ThumbsUp    int       `json:"thumbs_up"`
+	ThumbsDown  int       `json:"thumbs_down"`
+	AgentID     int64     `json:"agent_id"`
+	WorkspaceID int64     `json:"workspace_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+type product struct {
+	ID                 int64     `json:"id"`
+	Name               string    `json:"name"`
+	AssetTypeID        int64     `json:"asset_type_id"`
+	Manufacturer       string    `json:"manufacturer"`
+	Status             string    `json:"status"`
+	ModeOfProcurement  string    `json:"mode_of_procurement"`
+	DepreciationTypeID *int64    `json:"depreciation_type_id"`
+	Description        string    `json:"description"`
+	DescriptionText    string    `json:"description_text"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
+}
+
+type vendor struct {
+	ID             int64     `json:"id"`
+	Name           string    `json:"name"`
+	Description    string    `json:"description"`
+	PrimaryContact *int64    `json:"primary_contact_id"`
+	Email          string    `json:"email"`
+	Phone          string    `json:"phone"`
+	Mobile         *string   `json:"mobile"`
+	Address        any       `json:"address"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+type cannedResponse struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	FolderID    int64     `json:"folder_id"`
+	Content     string    `json:"content"`
+	ContentHTML string    `json:"content_html"`
+	Attachments []any     `json:"attachments"`
+	WorkspaceID int64     `json:"workspace_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+type catalog struct {
+	categories []solutionCategory
+	folders    []solutionFolder
+	articles   []solutionArticle
+	products   []product
+	vendors    []vendor
+	canned     []cannedResponse
+}
+
+func newCatalog(now time.Time) catalog {
+	t := now.Add(-180 * 24 * time.Hour)
+	ws := DefaultWorkspaceID
+	var c catalog
+	cats := []struct {
+		name    string
+		folders map[string][]string
+	}{
+		{"General IT", map[string][]string{
+			"Getting started": {"How to raise a ticket", "What the ticket statuses mean", "Service desk opening hours"},
+			"Accounts":        {"Reset your password", "Set up multi-factor authentication", "Request access to a shared mailbox"},
+		}},
+		{"Network", map[string][]string{
+			"VPN":   {"Connect to the VPN from home", "VPN disconnects every few minutes"},
+			"Wi-Fi": {"Join the office Wi-Fi", "Guest Wi-Fi for visitors"},
+		}},
+		{"Hardware", map[string][]string{
+			"Laptops":  {"Request a replacement laptop", "Laptop will not charge"},
+			"Printers": {"Add a network printer", "Printer shows offline"},
+		}},
+	}
+	var catID, folderID, articleID int64 = 21000500001, 21000510001, 21000520001
+	for ci, cat := range cats {
+		c.categories = append(c.categories, solutionCategory{ID: catID, Name: cat.name, Description: cat.name + " articles",
+			Position: ci + 1, DefaultCategory: ci == 0, VisibleInPortals: []int64{1}, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
+		pos := 0
+		for _, fname := range sortedKeys(cat.folders) {
+			pos++
+			c.folders = append(c.folders, solutionFolder{ID: folderID, Name: fname, Description: fname, CategoryID: catID,
+				Position: pos, Visibility: 1, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
+			for i, title := range cat.folders[fname] {
+				c.articles = append(c.articles, solutionArticle{ID: articleID, Title: title,
+					Description: "<p>" + title + ": step-by-step instructions.</p>", FolderID: folderID, CategoryID: catID,
+					Status: 2, ArticleType: 1, Tags: []string{}, Keywords: []string{}, Views: 10 * (i + 1), ThumbsUp: i,
+					AgentID: DefaultAgentID, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
+				articleID++
+			}
+			folderID++
+		}
+		catID++
+	}
+	for i, p := range [][2]string{{"MacBook Pro 14", "Apple"}, {"ThinkPad X1 Carbon", "Lenovo"}, {"Dell U2723QE Monitor", "Dell"}, {"Cisco Meraki MR46", "Cisco"}} {
+		c.products = append(c.products, product{ID: 21000600001 + int64(i), Name: p[0], AssetTypeID: 21000000100 + int64(i), Manufacturer: p[1],
+			Status: "In Production", ModeOfProcurement: "Buy", Description: p[0], DescriptionText: p[0], CreatedAt: t, UpdatedAt: t})
+	}
+	for i, v := range [][2]string{{"Apple", "apple-business@example.com"}, {"Lenovo", "support@lenovo.example.com"}, {"Dell", "prosupport@dell.example.com"}, {"Cisco", "tac@cisco.example.com"}} {
+		c.vendors = append(c.vendors, vendor{ID: 21000700001 + int64(i), Name: v[0], Description: v[0] + " (hardware vendor)",
+			Email: v[1], Phone: "+1 800 555 01" + strconv.Itoa(10+i), Address: map[string]any{"line1": nil, "city": nil, "country": nil}, CreatedAt: t, UpdatedAt: t})
+	}
+	for i, cr := range [][2]string{
+		{"Password reset done", "Your password has been reset. You will be asked to choose a new one at next login."},
+		{"Need more information", "Could you send a screenshot of the error and the time it happened?"},
+		{"Resolved - please confirm", "We believe this is fixed. Please reply if the problem comes back."},
+		{"Hardware on order", "A replacement has been ordered; we will update this ticket when it arrives."},
+	} {
+		c.canned = append(c.canned, cannedResponse{ID: 21000800001 + int64(i), Title: cr[0], FolderID: 21000810001,
+			Content: cr[1], ContentHTML: "<div>" + cr[1] + "</div>", Attachments: []any{}, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
+	}
+	return c
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+func listCategories(c *call) reply { return listPage(c, "categories", c.st.catalog.categories) }
+
+// listFolders: GET /solutions/folders?category_id= (required).
+func listFolders(c *call) reply {
+	s := c.q.Get("category_id")
+	if s == "" {
+		return invalid(fieldError{"category_id", "Mandatory attribute missing", "missing_field"})
+	}
+	id, _ := strconv.ParseInt(s, 10, 64)
+	found := false
+	out := []solutionFolder{}
+	for _, cat := range c.st.catalog.categories {
+		found = found || cat.ID == id
+	}
+	if !found {
+		return notFound("solution category " + s)
+	}
+	for _, f := range c.st.catalog.folders {
+		if f.CategoryID == id {
+			out = append(out, f)
+		}
+	}
+	return listPage(c, "folders", out)
+}
+
+// listArticles: GET /solutions/articles?folder_id= (required).
+func listArticles(c *call) reply {
+	s := c.q.Get("folder_id")
+	if s == "" {
+		return invalid(fieldError{"folder_id", "Mandatory attribute missing", "missing_field"})
+	}
+	id, _ := strconv.ParseInt(s, 10, 64)
+	found := false
+	for _, f := range c.st.catalog.folders {
+		found = found || f.ID == id
+	}
+	if !found {
+		return notFound("solution folder " + s)
+	}
+	out := []solutionArticle{}
+	for _, a := range c.st.catalog.articles {
+		if a.FolderID == id {
+			out = append(out, a)
+		}
+	}
+	return listPage(c, "articles", out)
+}
+
+func listProducts(c *call) reply        { return listPage(c, "products", c.st.catalog.products) }
+func listVendors(c *call) reply         { return listPage(c, "vendors", c.st.catalog.vendors) }
+func listCannedResponses(c *call) reply { return listPage(c, "canned_responses", c.st.catalog.canned) }
+
+// formField is one entry of GET /ticket_form_fields.
+type formField struct {
+	ID                   int64     `json:"id"`
+	Name                 string    `json:"name"`
+	Label                string    `json:"label"`
+	Description          *string   `json:"description"`
+	FieldType            string    `json:"field_type"`
+	Position             int       `json:"position"`
+	DefaultField         bool      `json:"default_field"`
+	RequiredForClosure   bool      `json:"required_for_closure"`
+	RequiredForAgents    bool      `json:"required_for_agents"`
+	RequiredForCustomers bool      `json:"required_for_customers"`
+	CustomersCanEdit     bool      `json:"customers_can_edit"`
+	LabelForCustomers    string    `json:"label_for_customers"`
+	DisplayedToCustomers bool      `json:"displayed_to_customers"`
+	BelongsToSection     bool      `json:"belongs_to_section"`
+	Choices              []choice  `json:"choices"`
+	NestedFields         []any     `json:"nested_fields"`
+	Sections             []any     `json:"sections"`
+	WorkspaceID          *int64    `json:"workspace_id"`
+	CreatedAt            time.Time `json:"created_at"`
+	UpdatedAt            time.Time `json:"updated_at"`
+}
+
+type choice struct {
+	ID                    int64  `json:"id"`
+	Value                 string `json:"value"`
+	RequesterDisplayValue string `json:"requester_display_value,omitempty"`
+	DisplayID             int64  `json:"display_id,omitempty"`
+}
+
+// listFormFields: GET /ticket_form_fields and GET /ticket_fields, envelope
+// "ticket_fields". The status field's choices hold every status, custom
+// ones included.
+func listFormFields(c *call) reply {
+	st := c.st
+	t := c.st.catalog.categories[0].CreatedAt
+	var out []formField
+	add := func(name, label, typ string, choices []choice) {
+		out = append(out, formField{ID: 21000900001 + int64(len(out)), Name: name, Label: label, FieldType: typ,
+			Position: len(out) + 1, DefaultField: strings.HasPrefix(typ, "default"), RequiredForAgents: name == "requester" || name == "subject",
+			CustomersCanEdit: name == "subject" || name == "description", LabelForCustomers: label, DisplayedToCustomers: true,
+			Choices: nonNil(choices), NestedFields: []any{}, Sections: []any{}, CreatedAt: t, UpdatedAt: t})
+	}
+	add("requester", "Requester", "default_requester", nil)
+	add("subject", "Subject", "default_subject", nil)
+	add("source", "Source", "default_source", []choice{{ID: 1, Value: "Email"}, {ID: 2, Value: "Portal"}, {ID: 3, Value: "Phone"},
+		{ID: 4, Value: "Chat"}, {ID: 5, Value: "Feedback widget"}, {ID: 9, Value: "Walkup"}, {ID: 10, Value: "Slack"}})
+	var types []choice
+	for i, ty := range ticketTypes {
+		types = append(types, choice{ID: int64(i + 1), Value: ty})
+	}
+	add("ticket_type", "Type", "default_ticket_type", types)
+	var statuses []choice
+	for _, s := range st.statuses {
+		statuses = append(statuses, choice{ID: int64(s.ID), Value: s.Name, RequesterDisplayValue: s.CustomerLabel})
+	}
+	add("status", "Status", "default_status", statuses)
+	add("urgency", "Urgency", "default_urgency", []choice{{ID: 1, Value: "Low"}, {ID: 2, Value: "Medium"}, {ID: 3, Value: "High"}})
+	add("impact", "Impact", "default_impact", []choice{{ID: 1, Value: "Low"}, {ID: 2, Value: "Medium"}, {ID: 3, Value: "High"}})
+	add("priority", "Priority", "default_priority", []choice{{ID: 1, Value: "Low"}, {ID: 2, Value: "Medium"}, {ID: 3, Value: "High"}, {ID: 4, Value: "Urgent"}})
+	var groups, agents, depts []choice
+	for _, g := range st.groups.all() {
+		groups = append(groups, choice{ID: g.ID, Value: g.Name})
+	}
+	for _, a := range st.agents.all() {
+		agents = append(agents, choice{ID: a.ID, Value: a.Name()})
+	}
+	for _, d := range st.departments.all() {
+		depts = append(depts, choice{ID: d.ID, Value: d.Name})
+	}
+	add("group", "Group", "default_group", groups)
+	add("agent", "Agent", "default_agent", agents)
+	add("department", "Department", "default_department", depts)
+	add("category", "Category", "default_category", []choice{{ID: 1, Value: "Hardware"}, {ID: 2, Value: "Software"}, {ID: 3, Value: "Network"}, {ID: 4, Value: "Access"}})
+	add("description", "Description", "default_description", nil)
+	for _, f := range st.customFields {
+		typ := map[FieldKind]string{FieldString: "custom_text", FieldNumber: "custom_number", FieldBool: "custom_checkbox", FieldDate: "custom_date"}[f.Kind]
+		var ch []choice
+		if len(f.Choices) > 0 {
+			typ = "custom_dropdown"
+			for i, v := range f.Choices {
+				ch = append(ch, choice{ID: int64(i + 1), Value: v, DisplayID: int64(i + 1)})
+			}
+		}
+		label := f.Label
+		if label == "" {
+			label = f.Name
+		}
+		add(f.Name, label, typ, ch)
+	}
+	return success(map[string]any{"ticket_fields": out})
+}

@@ -1,0 +1,389 @@
+package sdsim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Generated-desk extras.
+const (
+	// HRWorkspaceID is the second workspace a generated desk has.
+	HRWorkspaceID int64 = 3
+	// ReadOnlyAPIKey authenticates as a generated desk's read-only agent
+	// (every write is answered 403).
+	ReadOnlyAPIKey = "sim-readonly-key"
+	// StatusWaitingOnVendor and StatusScheduled are a generated desk's
+	// custom (open) statuses.
+	StatusWaitingOnVendor = 6
+	StatusScheduled       = 7
+)
+
+var (
+	firstNames = []string{"Alice", "Ben", "Chloe", "Daniel", "Elena", "Farid", "Grace", "Hiro", "Isabel", "Jonas",
+		"Kemi", "Liam", "Maya", "Noah", "Olivia", "Priya", "Quentin", "Rosa", "Samir", "Tara", "Uma", "Victor",
+		"Wen", "Ximena", "Yusuf", "Zoe", "Aaron", "Bianca", "Carlos", "Dana", "Emeka", "Fiona", "Gustav", "Hana"}
+	lastNames = []string{"Anderson", "Brown", "Chen", "Dubois", "Evans", "Fischer", "Garcia", "Hughes", "Ivanova",
+		"Johnson", "Kowalski", "Lopez", "Martin", "Nakamura", "O'Brien", "Patel", "Quinn", "Rossi", "Schmidt",
+		"Tanaka", "Usman", "Virtanen", "Walker", "Xu", "Yilmaz", "Zhang", "Okafor", "Larsen", "Moreau", "Silva"}
+	departmentNames = []string{"IT", "Finance", "Sales", "Engineering", "Human Resources", "Marketing", "Operations", "Legal"}
+	tagPool         = []string{"vip", "outage", "onboarding", "laptop", "vpn", "email", "printer", "access", "security", "follow-up"}
+)
+
+type subjectSet struct {
+	group    string
+	category string
+	subjects []string
+}
+
+var subjectSets = []subjectSet{
+	{"Service Desk", "Software", []string{"Cannot log in to Outlook", "Password reset for %s", "Teams keeps crashing on start",
+		"Need Adobe Acrobat licence", "Shared drive not mapping", "Calendar invites not arriving", "Excel add-in missing after update"}},
+	{"Network", "Network", []string{"VPN disconnects every few minutes", "Wi-Fi very slow on floor %d", "Cannot reach intranet from office",
+		"Switch port dead in meeting room %d", "DNS failures for internal sites", "Firewall rule request for %s"}},
+	{"Hardware", "Hardware", []string{"Laptop will not charge", "Monitor flickering", "Docking station not detecting screens",
+		"Replacement keyboard needed", "Printer on floor %d shows offline", "New laptop for starter %s"}},
+	{"Applications", "Software", []string{"ERP report times out", "CRM sync failing for %s", "Payroll export error",
+		"Request access to analytics dashboard", "Expense tool shows blank page"}},
+	{"Security", "Access", []string{"Suspicious login alert for %s", "Phishing e-mail reported", "MFA token lost",
+		"Access review for %s", "Malware warning on laptop"}},
+}
+
+var hrSubjects = []string{"Onboarding for %s", "Update bank details", "Parental leave request", "Payslip missing",
+	"Offboarding for %s", "Benefits enrolment question", "Access badge for new starter %s"}
+
+// Generate seeds a realistic desk deterministically from seed: a second
+// workspace (HR), the custom statuses 6 "Waiting on vendor" and 7
+// "Scheduled", custom fields, departments, agents (one read-only, key
+// ReadOnlyAPIKey), groups (Service Desk, Network, Hardware, Applications,
+// Security, HR Operations), requesters, assets, problems, changes,
+// releases, and `tickets` tickets of varied status, priority, source,
+// type, age and due dates (some overdue, some unassigned urgent, some in
+// custom statuses), a few with conversations and time entries. Ages are
+// relative to now. It is meant to run once, on a fresh desk.
+func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
+	now = norm(now)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed5eed))
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	past := func(maxAge time.Duration) time.Time { return now.Add(-time.Duration(rng.Int64N(int64(maxAge)))) }
+	setupTime := now.Add(-400 * 24 * time.Hour)
+
+	d.AddWorkspace(Workspace{ID: HRWorkspaceID, Name: "HR"})
+	d.AddStatus(StatusWaitingOnVendor, "Waiting on vendor")
+	d.AddStatus(StatusScheduled, "Scheduled")
+	d.AddCustomField(CustomField{Name: "environment", Label: "Environment", Kind: FieldString, Choices: []string{"Production", "Staging", "Development"}})
+	d.AddCustomField(CustomField{Name: "vip_requester", Label: "VIP requester", Kind: FieldBool})
+	d.AddCustomField(CustomField{Name: "affected_users", Label: "Affected users", Kind: FieldNumber})
+
+	var depts []Department
+	for _, name := range departmentNames {
+		ws := DefaultWorkspaceID
+		if name == "Human Resources" {
+			ws = HRWorkspaceID
+		}
+		domain := strings.ToLower(strings.ReplaceAll(name, " ", "")) + ".example.com"
+		depts = append(depts, d.AddDepartment(Department{Name: name, Description: strOrNull(name + " department"),
+			Domains: []string{domain}, WorkspaceID: ws, CreatedAt: setupTime}))
+	}
+
+	// Agents: 14 in IT, 3 in HR, one read-only auditor.
+	used := map[string]bool{"ada.admin": true}
+	personName := func() (string, string, string) {
+		for {
+			f, l := pick(firstNames), pick(lastNames)
+			local := strings.ToLower(strings.ReplaceAll(f+"."+l, "'", ""))
+			if !used[local] {
+				used[local] = true
+				return f, l, local
+			}
+			if len(used) > len(firstNames)*len(lastNames)/2 {
+				local = fmt.Sprintf("%s%d", local, len(used))
+				used[local] = true
+				return f, l, local
+			}
+		}
+	}
+	titles := []string{"Service Desk Analyst", "Network Engineer", "Desktop Support Technician", "Application Specialist", "Security Analyst"}
+	var itAgents, hrAgents []Agent
+	for i := range 14 {
+		f, l, local := personName()
+		a := d.AddAgent(Agent{FirstName: f, LastName: l, Email: local + "@example.com", JobTitle: strOrNull(titles[i%len(titles)]),
+			WorkspaceIDs: []int64{DefaultWorkspaceID}, DepartmentIDs: []int64{depts[0].ID}, CreatedAt: setupTime,
+			Roles: []AgentRole{{RoleID: 2, AssignmentScope: "member_groups", Groups: []int64{}}}, HasLoggedIn: true})
+		itAgents = append(itAgents, a)
+	}
+	for range 3 {
+		f, l, local := personName()
+		hrAgents = append(hrAgents, d.AddAgent(Agent{FirstName: f, LastName: l, Email: local + "@example.com",
+			JobTitle: strOrNull("HR Partner"), WorkspaceIDs: []int64{HRWorkspaceID}, DepartmentIDs: []int64{depts[4].ID},
+			CreatedAt: setupTime, HasLoggedIn: true}))
+	}
+	// Two IT agents also work in HR.
+	d.mu.Lock()
+	for _, a := range itAgents[:2] {
+		if p, ok := d.st.agents.get(a.ID); ok {
+			p.WorkspaceIDs = []int64{DefaultWorkspaceID, HRWorkspaceID}
+		}
+	}
+	d.mu.Unlock()
+	auditor := d.AddAgent(Agent{FirstName: "Riley", LastName: "Auditor", Email: "riley.auditor@example.com",
+		JobTitle: strOrNull("IT Auditor (read-only)"), Occasional: true, Active: true, CreatedAt: setupTime, ReadOnly: true,
+		WorkspaceIDs: []int64{DefaultWorkspaceID, HRWorkspaceID}})
+	d.AddAPIKey(ReadOnlyAPIKey, auditor.ID)
+
+	// Groups of agents.
+	type gen struct {
+		group   Group
+		members []int64
+	}
+	var groups []gen
+	for i, set := range subjectSets {
+		var members []int64
+		for j := range 4 {
+			members = append(members, itAgents[(i*3+j)%len(itAgents)].ID)
+		}
+		g := d.AddGroup(Group{Name: set.group, Description: strOrNull(set.group + " team"), Members: members,
+			Leaders: members[:1], UnassignedFor: strOrNull("30m"), WorkspaceID: DefaultWorkspaceID, CreatedAt: setupTime})
+		groups = append(groups, gen{g, members})
+	}
+	var hrMembers []int64
+	for _, a := range hrAgents {
+		hrMembers = append(hrMembers, a.ID)
+	}
+	hrGroup := d.AddGroup(Group{Name: "HR Operations", Description: strOrNull("HR service team"), Members: hrMembers,
+		Leaders: hrMembers[:1], WorkspaceID: HRWorkspaceID, CreatedAt: setupTime})
+
+	// Requesters.
+	nReq := min(max(40, tickets/20), 600)
+	var requesters []Requester
+	for range nReq {
+		f, l, local := personName()
+		dep := depts[rng.IntN(len(depts))]
+		requesters = append(requesters, d.AddRequester(Requester{FirstName: f, LastName: l, PrimaryEmail: local + "@example.com",
+			JobTitle:      strOrNull(pick([]string{"Accountant", "Sales Manager", "Engineer", "Designer", "Recruiter", "Analyst", "Director"})),
+			DepartmentIDs: []int64{dep.ID}, CreatedAt: past(365 * 24 * time.Hour)}))
+	}
+
+	// Assets, problems, changes, releases.
+	assetNames := []string{"MacBook Pro 14", "ThinkPad X1 Carbon", "Dell U2723QE Monitor", "iPhone 15", "Cisco Meraki MR46"}
+	var assetIDs []int64
+	for i := range 40 {
+		owner := requesters[rng.IntN(len(requesters))].ID
+		a := d.AddAsset(Asset{Name: fmt.Sprintf("%s #%03d", assetNames[i%len(assetNames)], i+1), AssetTypeID: 21000000100 + int64(i%len(assetNames)),
+			AssetTag: strOrNull(fmt.Sprintf("ASSET-%04d", i+1)), UserID: &owner, Impact: pick([]string{"low", "medium", "high"}), CreatedAt: setupTime})
+		assetIDs = append(assetIDs, a.DisplayID)
+	}
+	var problemIDs []int64
+	for i, s := range []string{"Recurring VPN drops for remote staff", "Printer fleet firmware bug", "Intermittent ERP timeouts",
+		"Laptop batteries failing early", "Mail delivery delays"} {
+		agent := itAgents[i].ID
+		p := d.AddProblem(Problem{Subject: s, Description: "<p>" + s + "</p>", RequesterID: itAgents[i].ID, AgentID: &agent,
+			Priority: 2 + i%3, Impact: 1 + i%3, Status: 1 + i%3, CreatedAt: past(90 * 24 * time.Hour)})
+		problemIDs = append(problemIDs, p.ID)
+	}
+	for i, s := range []string{"Upgrade core switches", "Roll out MFA to all staff", "Migrate file shares to cloud", "Patch VPN concentrators",
+		"Replace office Wi-Fi access points", "Decommission old mail relay", "Enable disk encryption on laptops", "Renew TLS certificates"} {
+		agent := itAgents[(i+3)%len(itAgents)].ID
+		start := now.Add(time.Duration(i-3) * 7 * 24 * time.Hour)
+		end := start.Add(8 * time.Hour)
+		d.AddChange(Change{Subject: s, Description: "<p>" + s + "</p>", RequesterID: itAgents[i%len(itAgents)].ID, AgentID: &agent,
+			GroupID: &groups[i%len(groups)].group.ID, Priority: 1 + i%4, Impact: 1 + i%3, Status: 1 + i%6, Risk: 1 + i%4, ChangeType: 1 + i%4,
+			PlannedStartDate: &start, PlannedEndDate: &end, CreatedAt: past(60 * 24 * time.Hour)})
+	}
+	for i, s := range []string{"Q3 desktop image", "ERP 12.4 upgrade", "Mobile device policy v2", "Intranet redesign"} {
+		start := now.Add(time.Duration(i-1) * 14 * 24 * time.Hour)
+		end := start.Add(48 * time.Hour)
+		d.AddRelease(Release{Subject: s, Description: "<p>" + s + "</p>", Priority: 1 + i%4, Status: 1 + i%5, ReleaseType: 1 + i%4,
+			PlannedStartDate: &start, PlannedEndDate: &end, CreatedAt: past(60 * 24 * time.Hour)})
+	}
+
+	// Tickets: ages sorted so that ids grow with created_at, like a real desk.
+	ages := make([]time.Duration, tickets)
+	for i := range ages {
+		switch r := rng.IntN(100); {
+		case r < 25:
+			ages[i] = time.Duration(rng.Int64N(int64(48 * time.Hour)))
+		case r < 65:
+			ages[i] = time.Duration(rng.Int64N(int64(30 * 24 * time.Hour)))
+		default:
+			ages[i] = time.Duration(rng.Int64N(int64(365 * 24 * time.Hour)))
+		}
+	}
+	slices.SortFunc(ages, func(a, b time.Duration) int { return int(b - a) })
+	sla := map[int][2]time.Duration{ // priority -> first response, resolution
+		1: {8 * time.Hour, 5 * 24 * time.Hour}, 2: {4 * time.Hour, 3 * 24 * time.Hour},
+		3: {2 * time.Hour, 24 * time.Hour}, 4: {30 * time.Minute, 4 * time.Hour},
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := &d.st
+	for i, age := range ages {
+		created := norm(now.Add(-age))
+		t := &Ticket{CreatedAt: created, WorkspaceID: DefaultWorkspaceID}
+		req := requesters[rng.IntN(len(requesters))]
+		t.RequesterID = req.ID
+		if len(req.DepartmentIDs) > 0 {
+			t.DepartmentID = req.DepartmentIDs[0]
+		}
+		switch r := rng.IntN(100); {
+		case r < 35:
+			t.Priority = 1
+		case r < 70:
+			t.Priority = 2
+		case r < 90:
+			t.Priority = 3
+		default:
+			t.Priority = 4
+		}
+		t.Urgency, t.Impact = min(3, t.Priority), 1+rng.IntN(3)
+		t.Source = []int{1, 1, 1, 1, 2, 2, 2, 3, 4, 9, 10, 10}[rng.IntN(12)]
+		t.Type = "Incident"
+		if rng.IntN(100) < 25 {
+			t.Type = "Service Request"
+		}
+		var members []int64
+		if rng.IntN(100) < 12 {
+			t.WorkspaceID = HRWorkspaceID
+			t.GroupID = hrGroup.ID
+			t.Type = "Service Request"
+			members = hrMembers
+			subj := pick(hrSubjects)
+			if strings.Contains(subj, "%s") {
+				subj = fmt.Sprintf(subj, req.Name())
+			}
+			t.Subject, t.Category = subj, "HR"
+		} else {
+			g := groups[rng.IntN(len(groups))]
+			set := subjectSets[slices.IndexFunc(subjectSets, func(s subjectSet) bool { return s.group == g.group.Name })]
+			subj := pick(set.subjects)
+			switch {
+			case strings.Contains(subj, "%s"):
+				subj = fmt.Sprintf(subj, req.Name())
+			case strings.Contains(subj, "%d"):
+				subj = fmt.Sprintf(subj, 1+rng.IntN(6))
+			}
+			t.Subject, t.Category, t.GroupID, members = subj, set.category, g.group.ID, g.members
+			if g.group.Name == "Network" && rng.IntN(100) < 20 {
+				t.Type, t.Source = "Alert", 7
+				t.Subject = "Monitoring: " + strings.ToLower(subj[:1]) + subj[1:]
+			}
+		}
+		t.Description = fmt.Sprintf("<div>Hi team,</div><div>%s. Reported by %s.</div>", t.Subject, req.Name())
+		times := sla[t.Priority]
+		t.FrDueBy, t.DueBy = created.Add(times[0]), created.Add(times[1])
+
+		// Status depends on age: old tickets are mostly done.
+		closedShare := 15
+		if age > 30*24*time.Hour {
+			closedShare = 85
+		} else if age > 3*24*time.Hour {
+			closedShare = 55
+		}
+		switch r := rng.IntN(100); {
+		case r < closedShare:
+			t.Status = 4 + rng.IntN(2)
+		case r < closedShare+8:
+			t.Status = StatusWaitingOnVendor
+		case r < closedShare+14:
+			t.Status = StatusScheduled
+		case r < closedShare+26:
+			t.Status = 3
+		default:
+			t.Status = 2
+		}
+		if t.WorkspaceID == HRWorkspaceID && t.Status > 5 {
+			t.Status = 3
+		}
+		// Assignment: most are assigned; new urgent ones are often not.
+		if rng.IntN(100) < 82 || t.Status == 4 || t.Status == 5 {
+			t.ResponderID = members[rng.IntN(len(members))]
+		}
+		if t.Priority == 4 && age < 6*time.Hour && rng.IntN(100) < 50 && t.Status != 4 && t.Status != 5 {
+			t.ResponderID = 0
+		}
+		// Updated some time after creation.
+		span := now.Sub(created)
+		updated := created
+		if span > 0 {
+			updated = created.Add(time.Duration(rng.Int64N(int64(span))))
+		}
+		t.UpdatedAt = norm(updated)
+		if t.ResponderID != 0 && rng.IntN(100) < 85 {
+			t.FirstRespondedAt = norm(created.Add(time.Duration(rng.Int64N(int64(times[0]*2) + 1))))
+			if t.FirstRespondedAt.After(t.UpdatedAt) {
+				t.FirstRespondedAt = t.UpdatedAt
+			}
+		}
+		if t.Status == 4 || t.Status == 5 {
+			t.ResolvedAt = t.UpdatedAt
+			if t.Status == 5 {
+				t.ClosedAt = t.UpdatedAt
+			}
+		}
+		// Tags, custom fields, links.
+		for range rng.IntN(3) {
+			if tag := pick(tagPool); !slices.Contains(t.Tags, tag) {
+				t.Tags = append(t.Tags, tag)
+			}
+		}
+		if t.WorkspaceID == DefaultWorkspaceID {
+			t.CustomFields = map[string]any{
+				"environment":    []any{"Production", "Production", "Staging", "Development", nil}[rng.IntN(5)],
+				"vip_requester":  rng.IntN(100) < 8,
+				"affected_users": float64(1 + rng.IntN(40)),
+			}
+			if t.Priority == 4 {
+				t.CustomFields["affected_users"] = float64(50 + rng.IntN(500))
+			}
+			if rng.IntN(100) < 15 {
+				t.AssetDisplayIDs = []int64{assetIDs[rng.IntN(len(assetIDs))]}
+			}
+			if t.Category == "Network" && rng.IntN(100) < 10 {
+				t.ProblemID = problemIDs[0]
+			}
+		} else {
+			t.CustomFields = map[string]any{"environment": nil, "vip_requester": false, "affected_users": nil}
+		}
+		if rng.IntN(100) < 10 {
+			t.WatcherIDs = []int64{DefaultAgentID}
+		}
+		t.Spam = rng.IntN(1000) < 4
+		t.Deleted = !t.Spam && rng.IntN(1000) < 4
+		st.addTicket(t, now)
+
+		// A few conversations.
+		if i%5 == 0 {
+			n := 1 + rng.IntN(3)
+			at := created
+			for k := range n {
+				at = at.Add(time.Duration(1+rng.IntN(180)) * time.Minute)
+				if at.After(t.UpdatedAt) {
+					at = t.UpdatedAt
+				}
+				c := Conversation{TicketID: t.ID, CreatedAt: at}
+				uid := t.ResponderID
+				if uid == 0 {
+					uid = DefaultAgentID
+				}
+				switch {
+				case k%2 == 0 && t.ResponderID != 0:
+					c.UserID, c.Source, c.Body = uid, ConversationSourceReply, "<div>Thanks for reporting this, we are looking into it.</div>"
+					c.SupportEmail, c.FromEmail = SupportEmail, `"Service Desk" <`+SupportEmail+">"
+					c.ToEmails, c.BCCEmails = []string{req.PrimaryEmail}, []string{}
+				case k%2 == 1:
+					c.UserID, c.Source, c.Incoming, c.Body = req.ID, ConversationSourceReply, true, "<div>Any update on this?</div>"
+					c.FromEmail, c.ToEmails = req.PrimaryEmail, []string{SupportEmail}
+				default:
+					c.UserID, c.Source, c.Private, c.Body = uid, ConversationSourceNote, true, "<div>Checked the logs; escalating to the vendor if it recurs.</div>"
+				}
+				st.addConversation(c, now)
+			}
+		}
+		if (t.Status == 4 || t.Status == 5) && i%7 == 0 && t.ResponderID != 0 {
+			st.addTimeEntry(TimeEntry{TicketID: t.ID, AgentID: t.ResponderID, TimeSpent: fmt.Sprintf("%02d:%02d", rng.IntN(3), 15*rng.IntN(4)),
+				Note: "Investigation and fix", Billable: rng.IntN(2) == 0, CreatedAt: t.UpdatedAt}, now)
+		}
+	}
+}

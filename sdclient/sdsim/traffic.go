@@ -1,0 +1,329 @@
+package sdsim
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FaultKind says how an injected fault answers.
+type FaultKind int
+
+// Fault kinds.
+const (
+	// FaultRateLimit answers 429 with Retry-After (Fault.RetryAfter seconds).
+	FaultRateLimit FaultKind = iota + 1
+	// FaultServerError answers 500.
+	FaultServerError
+	// FaultTimeout holds the request until the client gives up, the desk
+	// closes, or Fault.Hold passes (then answers 504).
+	FaultTimeout
+	// FaultDrop hijacks the connection and closes it without a response.
+	FaultDrop
+)
+
+func (k FaultKind) String() string {
+	switch k {
+	case FaultRateLimit:
+		return "rate-limit"
+	case FaultServerError:
+		return "server-error"
+	case FaultTimeout:
+		return "timeout"
+	case FaultDrop:
+		return "drop"
+	}
+	return ""
+}
+
+// Fault makes the next Count requests that match Method and PathPrefix fail
+// in the given way. Injected faults are answered before authentication and
+// do not spend the rate budget.
+type Fault struct {
+	Kind       FaultKind
+	Count      int           // requests to affect; 0 means 1
+	Method     string        // "" matches any method
+	PathPrefix string        // e.g. "/api/v2/tickets/filter"; "" matches any path
+	RetryAfter int           // FaultRateLimit: seconds in Retry-After; 0 means 1
+	Hold       time.Duration // FaultTimeout: longest hold; 0 means 30s
+}
+
+// Request is one request the desk answered, for assertions in tests.
+type Request struct {
+	Method   string
+	Path     string
+	RawQuery string
+	Status   int // 0 when the connection was dropped or the client gave up
+	Time     time.Time
+	AgentID  int64     // the authenticated agent, 0 when none
+	Cost     int       // rate-limit credits spent
+	Fault    FaultKind // the injected fault that answered it, if any
+}
+
+// maxLog bounds the request log of a long-running desk.
+const maxLog = 100000
+
+type spend struct {
+	at   time.Time
+	cost int
+}
+
+type traffic struct {
+	mu      sync.Mutex
+	limit   int
+	window  []spend
+	latency time.Duration
+	faults  []*Fault
+	log     []Request
+	done    chan struct{}
+	once    sync.Once
+}
+
+func (t *traffic) init() { t.done = make(chan struct{}) }
+
+// InjectFault queues a fault; faults are consumed in the order injected.
+func (d *Desk) InjectFault(f Fault) {
+	if f.Count <= 0 {
+		f.Count = 1
+	}
+	d.traffic.mu.Lock()
+	defer d.traffic.mu.Unlock()
+	d.traffic.faults = append(d.traffic.faults, &f)
+}
+
+// ClearFaults drops every pending fault.
+func (d *Desk) ClearFaults() {
+	d.traffic.mu.Lock()
+	defer d.traffic.mu.Unlock()
+	d.traffic.faults = nil
+}
+
+// SetLatency delays every later response by latency.
+func (d *Desk) SetLatency(latency time.Duration) {
+	d.traffic.mu.Lock()
+	defer d.traffic.mu.Unlock()
+	d.traffic.latency = latency
+}
+
+// SetRateLimit changes the per-minute budget (0 = unlimited) and forgets
+// what was spent.
+func (d *Desk) SetRateLimit(perMinute int) {
+	d.traffic.mu.Lock()
+	defer d.traffic.mu.Unlock()
+	d.traffic.limit = perMinute
+	d.traffic.window = nil
+}
+
+// Requests returns the request log, oldest first.
+func (d *Desk) Requests() []Request {
+	d.traffic.mu.Lock()
+	defer d.traffic.mu.Unlock()
+	return append([]Request(nil), d.traffic.log...)
+}
+
+// ResetRequests empties the request log.
+func (d *Desk) ResetRequests() {
+	d.traffic.mu.Lock()
+	defer d.traffic.mu.Unlock()
+	d.traffic.log = nil
+}
+
+// Close releases requests held by FaultTimeout; the desk keeps serving.
+func (d *Desk) Close() { d.traffic.once.Do(func() { close(d.traffic.done) }) }
+
+func (t *traffic) record(r Request) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.log) >= maxLog {
+		t.log = append(t.log[:0], t.log[maxLog/2:]...)
+	}
+	t.log = append(t.log, r)
+}
+
+func (t *traffic) getLatency() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.latency
+}
+
+func (t *traffic) takeFault(r *http.Request) *Fault {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, f := range t.faults {
+		if f.Method != "" && !strings.EqualFold(f.Method, r.Method) {
+			continue
+		}
+		if f.PathPrefix != "" && !strings.HasPrefix(r.URL.Path, f.PathPrefix) {
+			continue
+		}
+		f.Count--
+		if f.Count <= 0 {
+			t.faults = append(t.faults[:i], t.faults[i+1:]...)
+		}
+		c := *f
+		return &c
+	}
+	return nil
+}
+
+// rate spends cost credits at now. It reports whether the request may
+// proceed, and sets the X-Ratelimit-* headers (and Retry-After on refusal).
+// Requests refused with 429 spend nothing; every other request does, failed
+// ones included. An unlimited desk sends no X-Ratelimit headers.
+func (t *traffic) rate(h http.Header, now time.Time, cost int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.limit <= 0 {
+		return true
+	}
+	start := now.Add(-time.Minute)
+	i := 0
+	for i < len(t.window) && !t.window[i].at.After(start) {
+		i++
+	}
+	t.window = t.window[i:]
+	used := 0
+	for _, s := range t.window {
+		used += s.cost
+	}
+	h.Set("X-Ratelimit-Total", strconv.Itoa(t.limit))
+	if used+cost > t.limit {
+		wait := time.Minute
+		freed := 0
+		for _, s := range t.window {
+			freed += s.cost
+			if used-freed+cost <= t.limit {
+				wait = s.at.Add(time.Minute).Sub(now)
+				break
+			}
+		}
+		secs := max(1, int((wait+time.Second-1)/time.Second))
+		h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(0, t.limit-used)))
+		h.Set("X-Ratelimit-Used-CurrentRequest", "0")
+		h.Set("Retry-After", strconv.Itoa(secs))
+		return false
+	}
+	t.window = append(t.window, spend{now, cost})
+	h.Set("X-Ratelimit-Remaining", strconv.Itoa(t.limit-used-cost))
+	h.Set("X-Ratelimit-Used-CurrentRequest", strconv.Itoa(cost))
+	return true
+}
+
+// rateHeaders sets the headers without spending (for injected 429s).
+func (t *traffic) rateHeaders(h http.Header, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.limit <= 0 {
+		return
+	}
+	used := 0
+	for _, s := range t.window {
+		if s.at.After(now.Add(-time.Minute)) {
+			used += s.cost
+		}
+	}
+	h.Set("X-Ratelimit-Total", strconv.Itoa(t.limit))
+	h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(0, t.limit-used)))
+	h.Set("X-Ratelimit-Used-CurrentRequest", "0")
+}
+
+// requestCost is what a request spends. Every request costs 1. include= is
+// charged like the real desk: on GET /tickets/{id} each embed costs 1 more
+// (so include=conversations costs 2 in all), on GET /tickets each embed
+// costs 2 more (include=stats costs 3).
+func requestCost(r *http.Request) int {
+	if r.Method != http.MethodGet {
+		return 1
+	}
+	segs := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, apiPrefix), "/"), "/")
+	if len(segs) == 0 || segs[0] != "tickets" || len(segs) > 2 {
+		return 1
+	}
+	inc := r.URL.Query().Get("include")
+	if inc == "" {
+		return 1
+	}
+	n := len(strings.Split(inc, ","))
+	switch {
+	case len(segs) == 1:
+		return 1 + 2*n
+	case segs[1] != "filter":
+		return 1 + n
+	}
+	return 1
+}
+
+// statusRecorder remembers the status and lets FaultDrop hijack.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := s.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("hijack: response writer does not support it")
+	}
+	return hj.Hijack()
+}
+
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// serveFault answers a request with an injected fault.
+func (d *Desk) serveFault(w *statusRecorder, r *http.Request, f *Fault) {
+	switch f.Kind {
+	case FaultRateLimit:
+		secs := f.RetryAfter
+		if secs <= 0 {
+			secs = 1
+		}
+		d.traffic.rateHeaders(w.Header(), d.now())
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeJSON(w, http.StatusTooManyRequests, codeBody("rate_limit_exceeded", "You have exceeded the limit of requests per minute"))
+	case FaultServerError:
+		writeJSON(w, http.StatusInternalServerError, codeBody("internal_error", "We're sorry, but something went wrong."))
+	case FaultTimeout:
+		hold := f.Hold
+		if hold <= 0 {
+			hold = 30 * time.Second
+		}
+		timer := time.NewTimer(hold)
+		defer timer.Stop()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-d.traffic.done:
+		case <-timer.C:
+		}
+		writeJSON(w, http.StatusGatewayTimeout, codeBody("timeout", "The request timed out"))
+	case FaultDrop:
+		conn, _, err := w.Hijack()
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		_ = conn.Close()
+	}
+}
