@@ -1,8 +1,13 @@
 // Command deskbot puts an IT service desk into team chat and automates it.
+//
+// main only hands the process's environment to run; everything else is
+// wired in run and the cmd* functions, so tests drive the whole program.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,19 +21,82 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		var ex exitError
+		if errors.As(err, &ex) {
+			os.Exit(ex.code)
+		}
 		fmt.Fprintln(os.Stderr, "deskbot:", err)
 		os.Exit(1)
 	}
 }
 
-// run is the whole program; main only hands it the process's environment.
+// exitError ends the process with code after the command printed its own
+// diagnostics (rules check prints positioned errors, then exits 1).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+const usage = `deskbot puts an IT service desk into team chat and automates it.
+
+Usage:
+  deskbot [run]                        run the bot, the rules scheduler and /healthz /readyz /metrics
+  deskbot rules check FILE             validate a rules file
+  deskbot rules test FILE --tickets T  show which rules would fire on the tickets in T (JSON)
+  deskbot rules why FILE --ticket N    explain every rule against one live ticket
+  deskbot sim [--addr A] [--tickets N] serve the desk simulator alone
+  deskbot version                      print the version
+
+Configuration comes from the environment (DESKBOT_DESK_URL, DESKBOT_DESK_API_KEY,
+SLACK_BOT_TOKEN, SLACK_APP_TOKEN, DESKBOT_RULES, DESKBOT_STATE, ...; see the README).
+With none set, deskbot runs an embedded desk simulator and a console chat.
+Run 'deskbot COMMAND --help' for a command's flags.
+`
+
+// env is what every subcommand receives from run.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run is the whole program.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	_, _, _ = ctx, getenv, stdin
-	_ = stderr
-	if len(args) > 1 && args[1] == "version" {
+	e := env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	rest := args[1:]
+	cmd := "run"
+	if len(rest) > 0 {
+		cmd, rest = rest[0], rest[1:]
+	}
+	switch cmd {
+	case "run":
+		return cmdRun(ctx, e, rest)
+	case "rules":
+		return cmdRules(ctx, e, rest)
+	case "sim":
+		return cmdSim(ctx, e, rest)
+	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "deskbot", version)
 		return nil
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
 	}
-	return fmt.Errorf("not wired yet")
+}
+
+// newFlags returns a flag set that prints its usage to e.stderr with a
+// one-line synopsis, and reports errors instead of exiting.
+func newFlags(e env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: deskbot %s\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
 }

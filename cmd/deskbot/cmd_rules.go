@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+)
+
+const rulesUsage = `Usage:
+  deskbot rules check FILE
+  deskbot rules test FILE --tickets TICKETS.json [--now RFC3339]
+  deskbot rules why FILE --ticket N
+`
+
+// cmdRules dispatches `deskbot rules check|test|why`.
+func cmdRules(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, rulesUsage)
+		return errors.New("rules: missing subcommand (check, test or why)")
+	}
+	switch args[0] {
+	case "check":
+		return cmdRulesCheck(e, args[1:])
+	case "test":
+		return cmdRulesTest(e, args[1:])
+	case "why":
+		return cmdRulesWhy(ctx, e, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(e.stdout, rulesUsage)
+		return nil
+	default:
+		fmt.Fprint(e.stderr, rulesUsage)
+		return fmt.Errorf("rules: unknown subcommand %q", args[0])
+	}
+}
+
+// parseWithFile parses flags that may come before or after the one
+// positional FILE argument, as users type them both ways.
+func parseWithFile(fs *flag.FlagSet, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return "", errors.New("missing FILE")
+	}
+	file := rest[0]
+	if err := fs.Parse(rest[1:]); err != nil {
+		return "", err
+	}
+	if len(fs.Args()) > 0 {
+		return "", fmt.Errorf("unexpected argument %q", fs.Args()[0])
+	}
+	return file, nil
+}
+
+// loadRulesForCLI loads a rules file; a file with errors prints each
+// positioned error on its own line to stderr and exits 1.
+func loadRulesForCLI(e env, file string) (*rules.Set, error) {
+	set, err := rules.LoadFile(file)
+	if err == nil {
+		return set, nil
+	}
+	var le *rules.LoadError
+	if errors.As(err, &le) {
+		fmt.Fprintln(e.stderr, le.Error())
+		return nil, exitError{code: 1}
+	}
+	return nil, err
+}
+
+func cmdRulesCheck(e env, args []string) error {
+	fs := newFlags(e, "rules check", "rules check FILE")
+	file, err := parseWithFile(fs, args)
+	if err != nil {
+		return usageErr(fs, "rules check", err)
+	}
+	set, err := loadRulesForCLI(e, file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, %d rules\n", file, len(set.Rules()))
+	return nil
+}
+
+func cmdRulesTest(e env, args []string) error {
+	fs := newFlags(e, "rules test", "rules test FILE --tickets TICKETS.json [--now RFC3339]")
+	ticketsPath := fs.String("tickets", "", "JSON file of tickets: an array, or the API's {\"tickets\": [...]}")
+	nowFlag := fs.String("now", "", "the evaluation clock, RFC3339 (default: the current time)")
+	file, err := parseWithFile(fs, args)
+	if err != nil {
+		return usageErr(fs, "rules test", err)
+	}
+	if *ticketsPath == "" {
+		return usageErr(fs, "rules test", errors.New("--tickets is required"))
+	}
+	now := time.Now().UTC()
+	if *nowFlag != "" {
+		if now, err = time.Parse(time.RFC3339, *nowFlag); err != nil {
+			return usageErr(fs, "rules test", fmt.Errorf("--now %q is not RFC3339 (e.g. 2025-03-10T10:00:00Z)", *nowFlag))
+		}
+	}
+	set, err := loadRulesForCLI(e, file)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(*ticketsPath)
+	if err != nil {
+		return fmt.Errorf("rules test: %w", err)
+	}
+	defer f.Close()
+	tickets, err := rules.ReadTickets(f)
+	if err != nil {
+		return fmt.Errorf("rules test: %s: %w", *ticketsPath, err)
+	}
+	return rules.WritePlan(e.stdout, rules.Plan(set, tickets, now))
+}
+
+// usageErr prints the flag set's usage and returns a one-line error.
+func usageErr(fs *flag.FlagSet, cmd string, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err // the flag package printed the usage already
+	}
+	fs.Usage()
+	return fmt.Errorf("%s: %w", cmd, err)
+}
+
+// parseTicketID reads a positive ticket id.
+func parseTicketID(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("ticket id %q is not a positive number", s)
+	}
+	return n, nil
+}
