@@ -6,7 +6,6 @@ import (
 )
 
 func cmdRun(ctx context.Context, e env, args []string) error { return errors.New("run: not wired yet") }
-func cmdSim(ctx context.Context, e env, args []string) error { return errors.New("sim: not wired yet") }
 func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	return errors.New("rules why: not wired yet")
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+// cmdSim serves the desk simulator alone, seeded with a realistic desk, so
+// that rules can be tried against it with DESKBOT_DESK_URL.
+func cmdSim(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "sim", "sim [--addr ADDR] [--tickets N] [--seed N] [--rate N]")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	tickets := fs.Int("tickets", 200, "number of generated tickets")
+	seed := fs.Int64("seed", 1, "seed of the generated desk (same seed, same desk)")
+	rate := fs.Int("rate", 0, "requests per minute before answering 429 (0: unlimited)")
+	if err := fs.Parse(args); err != nil {
+		return usageErr(fs, "sim", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr(fs, "sim", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if *tickets < 0 {
+		return usageErr(fs, "sim", errors.New("--tickets must not be negative"))
+	}
+	desk := sdsim.New(sdsim.WithGenerated(*seed, *tickets), sdsim.WithRateLimit(*rate))
+	defer desk.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("sim: listen on %s: %w", *addr, err)
+	}
+	srv := &http.Server{Handler: desk.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(e.stdout, "desk simulator on http://%s with %d tickets\n", ln.Addr(), *tickets)
+	fmt.Fprintf(e.stdout, "try: DESKBOT_DESK_URL=http://%s DESKBOT_DESK_API_KEY=%s deskbot\n", ln.Addr(), sdsim.DefaultAPIKey)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("sim: %w", err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	}
+}
