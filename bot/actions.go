@@ -1,0 +1,84 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// ActionRequest is a button click, independent of the transport.
+type ActionRequest struct {
+	ActionID string // one of the Action* constants
+	Value    string // the button's value: the ticket id
+	AlertKey string // the alert's key when the card is an alert
+	UserID   string
+	TeamID   string
+	Users    Directory
+}
+
+// ActionResult is what a click did. Ticket is the ticket after the action
+// (nil when it failed); Activity is a line for the card ("Alice
+// acknowledged"); Text is the answer to the clicking person alone.
+type ActionResult struct {
+	Ticket   *sdclient.Ticket
+	Card     *Card // the refreshed ticket card (ticket cards only)
+	Activity string
+	Text     string
+	Failed   bool
+}
+
+// Act performs a button click through the desk as the clicking agent.
+func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
+	id, err := strconv.ParseInt(strings.TrimSpace(a.Value), 10, 64)
+	verbs := map[string]string{ActionAssignMe: "assign N", ActionAcknowledge: "acknowledge N", ActionResolve: "resolve N", ActionClose: "close N"}
+	verb, known := verbs[a.ActionID]
+	if err != nil || id <= 0 || !known {
+		return ActionResult{Text: fmt.Sprintf("unknown button %q (value %q)", a.ActionID, a.Value), Failed: true}
+	}
+	req := Request{UserID: a.UserID, TeamID: a.TeamID, Users: a.Users}
+	c := &call{req: req, cmd: &command{name: "button " + a.ActionID, verb: verb}, ticket: id}
+	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+		if err := r.authorise(ctx, c); err != nil {
+			return Response{}, err
+		}
+		name := c.agent.Name()
+		var t *sdclient.Ticket
+		var err error
+		switch a.ActionID {
+		case ActionAssignMe:
+			t, err = r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
+			res.Activity = fmt.Sprintf("%s assigned the ticket to themself", name)
+		case ActionResolve:
+			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusResolved)})
+			res.Activity = fmt.Sprintf("%s resolved the ticket", name)
+		case ActionClose:
+			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusClosed)})
+			res.Activity = fmt.Sprintf("%s closed the ticket", name)
+		case ActionAcknowledge:
+			if r.acks != nil && a.AlertKey != "" {
+				if err := r.acks.Acknowledge(ctx, a.AlertKey, c.email, r.now()); err != nil {
+					return Response{}, fmt.Errorf("record acknowledgement of %s: %w", a.AlertKey, err)
+				}
+			}
+			if err := r.desk.AddNote(ctx, id, htmlText("Alert acknowledged in chat by "+name+"."), c.agent.ID); err != nil {
+				return Response{}, fmt.Errorf("add note to ticket %d: %w", id, err)
+			}
+			t, err = r.getTicket(ctx, id)
+			res.Activity = fmt.Sprintf("%s acknowledged", name)
+		}
+		if err != nil {
+			return Response{}, err
+		}
+		res.Ticket = t
+		res.Card = r.ticketCard(ctx, t)
+		return Response{Text: fmt.Sprintf("Done: %s (ticket #%d).", res.Activity, id)}, nil
+	}, c)
+	res.Text, res.Failed = resp.Text, resp.Failed
+	if res.Failed {
+		res.Ticket, res.Card, res.Activity = nil, nil, ""
+	}
+	return res
+}

@@ -1,0 +1,136 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/slack-go/slack"
+)
+
+// AlertMessage is one alert of a rule, to be posted as a card with the
+// buttons Assign to me, Acknowledge and Resolve.
+type AlertMessage struct {
+	Channel string // channel id or #name
+	Text    string // the rule's rendered text
+	Mention string // a Slack user (<@U..>, U.., e-mail), user group (<!subteam^S..>, S..), @here/@channel, or empty
+	Ticket  *sdclient.Ticket
+	Rule    string // rule name
+	Key     string // unique per firing; AlreadyAlerted looks for it
+}
+
+// Notifier posts alerts and tells whether one was already posted (so that a
+// firing resumed after a crash does not post twice). Slack and Console
+// implement it.
+type Notifier interface {
+	Alert(ctx context.Context, m AlertMessage) error
+	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
+}
+
+func (m AlertMessage) check() error {
+	switch {
+	case m.Ticket == nil:
+		return errors.New("alert has no ticket")
+	case m.Channel == "":
+		return fmt.Errorf("alert on ticket %d has no channel", m.Ticket.ID)
+	case m.Key == "":
+		return fmt.Errorf("alert on ticket %d has no key", m.Ticket.ID)
+	}
+	return nil
+}
+
+// alertButtons are the alert's buttons, each carrying ticket, rule and key.
+func alertButtons(t *sdclient.Ticket, rule, key string) []Button {
+	bs := ticketButtons(t, true)
+	for i := range bs {
+		bs[i].Value = alertButtonValue(t.ID, rule, key)
+	}
+	return bs
+}
+
+var (
+	slackUserID  = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
+	slackGroupID = regexp.MustCompile(`^S[A-Z0-9]{2,}$`)
+)
+
+// mentionMarkup turns a rule's mention into Slack markup.
+func (s *Slack) mentionMarkup(ctx context.Context, m string) string {
+	m = strings.TrimSpace(m)
+	switch {
+	case m == "":
+		return ""
+	case strings.HasPrefix(m, "<") && strings.HasSuffix(m, ">"):
+		return m
+	case m == "@here" || m == "@channel" || m == "@everyone":
+		return "<!" + m[1:] + ">"
+	case slackUserID.MatchString(m):
+		return "<@" + m + ">"
+	case slackGroupID.MatchString(m):
+		return "<!subteam^" + m + ">"
+	case strings.Contains(m, "@") && !strings.HasPrefix(m, "@"):
+		u, err := s.api.GetUserByEmailContext(ctx, m)
+		if err == nil {
+			return "<@" + u.ID + ">"
+		}
+		s.log.Warn("mention: no Slack user with that e-mail", "email", m, "err", err)
+	}
+	return escape(m)
+}
+
+// Alert posts the alert card.
+func (s *Slack) Alert(ctx context.Context, m AlertMessage) error {
+	if err := m.check(); err != nil {
+		return fmt.Errorf("post alert: %w", err)
+	}
+	headline := escape(m.Text)
+	if mention := s.mentionMarkup(ctx, m.Mention); mention != "" {
+		headline = mention + " " + headline
+	}
+	card := s.router.ticketCard(ctx, m.Ticket)
+	card.Buttons = alertButtons(m.Ticket, m.Rule, m.Key)
+	blocks := alertBlocks(alertView{Headline: headline, Rule: m.Rule, Key: m.Key, Card: card})
+	ch, _, err := s.api.PostMessageContext(ctx, m.Channel,
+		slack.MsgOptionText(fmt.Sprintf("%s — ticket #%d %s", escape(m.Text), m.Ticket.ID, escape(m.Ticket.Subject)), false),
+		slack.MsgOptionBlocks(blocks...))
+	if err != nil {
+		return fmt.Errorf("post alert %s on ticket %d to %s: %w", m.Key, m.Ticket.ID, m.Channel, err)
+	}
+	if ch != "" && ch != m.Channel {
+		s.rememberChannel(m.Channel, ch)
+	}
+	return nil
+}
+
+// AlreadyAlerted searches the channel's recent history (WithAlertLookback)
+// for an alert card carrying key.
+func (s *Slack) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
+	id := s.channelID(ctx, channel)
+	want := markerBlockID(key)
+	params := &slack.GetConversationHistoryParameters{
+		ChannelID: id,
+		Limit:     200,
+		Oldest:    strconv.FormatFloat(float64(s.now().Add(-s.lookback).UnixNano())/1e9, 'f', 6, 64),
+	}
+	for range 10 {
+		h, err := s.api.GetConversationHistoryContext(ctx, params)
+		if err != nil {
+			return false, fmt.Errorf("conversations.history %s: %w", channel, err)
+		}
+		for _, msg := range h.Messages {
+			for _, b := range msg.Blocks.BlockSet {
+				if b.ID() == want {
+					return true, nil
+				}
+			}
+		}
+		if !h.HasMore || h.ResponseMetaData.NextCursor == "" {
+			return false, nil
+		}
+		params.Cursor = h.ResponseMetaData.NextCursor
+	}
+	return false, nil
+}

@@ -1,0 +1,520 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// command is one row of the command table; help, usage lines and parsing
+// all come from it.
+type command struct {
+	name      string // "ticket note"; the slash command is the first word
+	args      []argSpec
+	summary   string
+	verb      string // for error answers; N becomes "ticket 42"
+	agentOnly bool
+	run       func(r *Router, ctx context.Context, c *call) (Response, error)
+}
+
+func (c *command) slash() string { return "/" + c.name }
+
+func (c *command) usage() string {
+	parts := []string{c.slash()}
+	for _, a := range c.args {
+		parts = append(parts, a.usage())
+	}
+	return strings.Join(parts, " ")
+}
+
+var (
+	argN       = argSpec{argID, "N"}
+	argNote    = argSpec{argText, "text"}
+	statusArg  = argSpec{argText, "open|pending|resolved|closed|<status name or id>"}
+	prioArg    = argSpec{argText, "low|medium|high|urgent|1-4"}
+	filterArg  = argSpec{argText, "<filter expression>"}
+	assigneeAr = argSpec{argText, "@user|e-mail|me"}
+)
+
+// commandTable is every command the bot knows. It is never modified.
+var commandTable = []*command{
+	{name: "ticket new", args: []argSpec{{argOptText, "subject"}}, summary: "open a ticket (without a subject: a form)", verb: "open a ticket", run: (*Router).cmdNew},
+	{name: "ticket show", args: []argSpec{argN}, summary: "show a ticket", verb: "see N", agentOnly: true, run: (*Router).cmdShow},
+	{name: "ticket note", args: []argSpec{argN, argNote}, summary: "add a private note", verb: "add a note to N", agentOnly: true, run: (*Router).cmdNote},
+	{name: "ticket reply", args: []argSpec{argN, argNote}, summary: "reply to the requester (sent by e-mail)", verb: "reply on N", agentOnly: true, run: (*Router).cmdReply},
+	{name: "ticket status", args: []argSpec{argN, statusArg}, summary: "set the status", verb: "change the status of N", agentOnly: true, run: (*Router).cmdStatus},
+	{name: "ticket priority", args: []argSpec{argN, prioArg}, summary: "set the priority", verb: "change the priority of N", agentOnly: true, run: (*Router).cmdPriority},
+	{name: "ticket close", args: []argSpec{argN}, summary: "close a ticket", verb: "close N", agentOnly: true, run: (*Router).cmdClose},
+	{name: "ticket resolve", args: []argSpec{argN}, summary: "resolve a ticket", verb: "resolve N", agentOnly: true, run: (*Router).cmdResolve},
+	{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces, e.g. priority:4 AND agent_id:0", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
+	{name: "ticket mine", summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
+	{name: "ticket unassigned", summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
+	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, run: (*Router).cmdWhy},
+	{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
+	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent", verb: "assign N", agentOnly: true, run: (*Router).cmdAssign},
+}
+
+func lookup(table []*command, name string) *command {
+	for _, c := range table {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func hasSubcommands(table []*command, slash string) bool {
+	for _, c := range table {
+		if strings.HasPrefix(c.name, slash+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTable refuses duplicate names and optional text before other args.
+func checkTable(table []*command) error {
+	seen := map[string]bool{}
+	for _, c := range table {
+		if seen[c.name] {
+			return fmt.Errorf("bot: command %q registered twice", c.name)
+		}
+		seen[c.name] = true
+		for i, a := range c.args {
+			if a.kind != argID && i != len(c.args)-1 {
+				return fmt.Errorf("bot: command %q: text argument %q must be last", c.name, a.name)
+			}
+		}
+		if c.run == nil {
+			return fmt.Errorf("bot: command %q has no handler", c.name)
+		}
+	}
+	return nil
+}
+
+// commandList is the usage lines of one slash command's subcommands.
+func commandList(table []*command, slash string) string {
+	var lines []string
+	for _, c := range table {
+		if strings.HasPrefix(c.name, slash+" ") {
+			lines = append(lines, c.usage())
+		}
+	}
+	return strings.Join(lines, " | ")
+}
+
+func helpText(table []*command) string {
+	var b strings.Builder
+	b.WriteString("deskbot commands:\n")
+	for _, c := range table {
+		fmt.Fprintf(&b, "• %s — %s", c.usage(), c.summary)
+		if c.agentOnly {
+			b.WriteString(" (agents)")
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (r *Router) cmdHelp(_ context.Context, _ *call) (Response, error) {
+	return Response{Text: r.Help()}, nil
+}
+
+func (r *Router) cmdNew(ctx context.Context, c *call) (Response, error) {
+	if c.p.Text == "" {
+		return Response{Text: "opening the new-ticket form", Form: &TicketForm{Groups: r.cachedGroups(ctx, 1500*time.Millisecond)}}, nil
+	}
+	email, err := r.callerEmail(ctx, c.req)
+	if err != nil {
+		return Response{}, err
+	}
+	return r.create(ctx, email, TicketFormValues{Subject: c.p.Text})
+}
+
+// SubmitTicketForm creates the ticket of a submitted new-ticket form; the
+// requester is the submitting user.
+func (r *Router) SubmitTicketForm(ctx context.Context, req Request, v TicketFormValues) Response {
+	cmd := lookup(commandTable, "ticket new")
+	c := &call{req: req, cmd: cmd}
+	return r.run(ctx, cmd.name, func(ctx context.Context) (Response, error) {
+		if strings.TrimSpace(v.Subject) == "" {
+			return Response{}, refuse("a ticket needs a subject")
+		}
+		email, err := r.callerEmail(ctx, req)
+		if err != nil {
+			return Response{}, err
+		}
+		return r.create(ctx, email, v)
+	}, c)
+}
+
+func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (Response, error) {
+	subject := strings.TrimSpace(v.Subject)
+	desc := strings.TrimSpace(v.Description)
+	if desc == "" {
+		desc = subject
+	}
+	prio := v.Priority
+	if prio == 0 {
+		prio = sdclient.PriorityLow
+	}
+	// Creating is not idempotent: never retried.
+	t, err := r.desk.CreateTicket(ctx, NewTicket{
+		Subject:     subject,
+		Description: htmlText(desc),
+		Email:       email,
+		Priority:    prio,
+		Status:      sdclient.StatusOpen,
+		Source:      sdclient.SourceTeamChat,
+		GroupID:     v.GroupID,
+	})
+	if err != nil {
+		return Response{}, fmt.Errorf("create ticket: %w", err)
+	}
+	text := fmt.Sprintf("Created ticket #%d: %s", t.ID, t.Subject)
+	if l := r.TicketLink(t.ID); l != "" {
+		text += " — " + l
+	}
+	return Response{Text: text}, nil
+}
+
+func (r *Router) getTicket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
+	var t *sdclient.Ticket
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		t, err = r.desk.Ticket(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get ticket %d: %w", id, err)
+	}
+	return t, nil
+}
+
+func (r *Router) cmdShow(ctx context.Context, c *call) (Response, error) {
+	t, err := r.getTicket(ctx, c.p.ID)
+	if err != nil {
+		return Response{}, err
+	}
+	card := r.ticketCard(ctx, t)
+	return Response{Text: card.Title, Card: card}, nil
+}
+
+// ticketCard resolves the names a card shows and renders it with buttons.
+func (r *Router) ticketCard(ctx context.Context, t *sdclient.Ticket) *Card {
+	n := CardNames{Status: statusName(r.statusChoices(ctx), t.Status)}
+	if t.ResponderID != nil && *t.ResponderID != 0 {
+		n.Agent = r.agentName(ctx, *t.ResponderID)
+	}
+	if t.GroupID != nil && *t.GroupID != 0 {
+		n.Group = fmt.Sprintf("group #%d", *t.GroupID)
+		for _, g := range r.cachedGroups(ctx, 2*time.Second) {
+			if g.ID == *t.GroupID {
+				n.Group = g.Name
+			}
+		}
+	}
+	card := TicketCard(t, n, r.TicketLink(t.ID))
+	card.Buttons = ticketButtons(t, false)
+	return card
+}
+
+func (r *Router) cmdNote(ctx context.Context, c *call) (Response, error) {
+	if err := r.desk.AddNote(ctx, c.p.ID, htmlText(c.p.Text), c.agent.ID); err != nil {
+		return Response{}, fmt.Errorf("add note to ticket %d: %w", c.p.ID, err)
+	}
+	return Response{Text: fmt.Sprintf("Added a private note to ticket #%d.", c.p.ID)}, nil
+}
+
+func (r *Router) cmdReply(ctx context.Context, c *call) (Response, error) {
+	if err := r.desk.Reply(ctx, c.p.ID, htmlText(c.p.Text), c.agent.ID); err != nil {
+		return Response{}, fmt.Errorf("reply on ticket %d: %w", c.p.ID, err)
+	}
+	return Response{Text: fmt.Sprintf("Replied on ticket #%d; the desk e-mails the reply to the requester.", c.p.ID)}, nil
+}
+
+// update sends an idempotent PUT (retried when the desk is busy).
+func (r *Router) update(ctx context.Context, id int64, u sdclient.TicketUpdate) (*sdclient.Ticket, error) {
+	var t *sdclient.Ticket
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		t, err = r.desk.UpdateTicket(ctx, id, u)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update ticket %d: %w", id, err)
+	}
+	return t, nil
+}
+
+func (r *Router) setStatus(ctx context.Context, id int64, status int) (Response, error) {
+	if _, err := r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(status)}); err != nil {
+		return Response{}, err
+	}
+	return Response{Text: fmt.Sprintf("Ticket #%d is now %s.", id, statusName(r.statusChoices(ctx), status))}, nil
+}
+
+func (r *Router) cmdStatus(ctx context.Context, c *call) (Response, error) {
+	choices := r.statusChoices(ctx)
+	id, err := resolveStatus(c.p.Text, choices)
+	if err != nil {
+		return Response{}, err
+	}
+	return r.setStatus(ctx, c.p.ID, id)
+}
+
+func (r *Router) cmdClose(ctx context.Context, c *call) (Response, error) {
+	return r.setStatus(ctx, c.p.ID, sdclient.StatusClosed)
+}
+
+func (r *Router) cmdResolve(ctx context.Context, c *call) (Response, error) {
+	return r.setStatus(ctx, c.p.ID, sdclient.StatusResolved)
+}
+
+func (r *Router) cmdPriority(ctx context.Context, c *call) (Response, error) {
+	p, ok := parsePriority(c.p.Text)
+	if !ok {
+		return Response{}, &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: fmt.Sprintf("%q is not a priority", c.p.Text)}
+	}
+	if _, err := r.update(ctx, c.p.ID, sdclient.TicketUpdate{Priority: sdclient.Ptr(p)}); err != nil {
+		return Response{}, err
+	}
+	return Response{Text: fmt.Sprintf("Ticket #%d priority is now %s.", c.p.ID, priorityName(p))}, nil
+}
+
+func (r *Router) cmdAssign(ctx context.Context, c *call) (Response, error) {
+	target := strings.TrimSpace(c.p.Text)
+	if strings.ContainsAny(target, " \t\n") {
+		return Response{}, &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: "name one person"}
+	}
+	var agent *sdclient.Agent
+	switch {
+	case strings.EqualFold(target, "me"):
+		agent = c.agent
+	default:
+		email, err := r.assigneeEmail(ctx, c, target)
+		if err != nil {
+			return Response{}, err
+		}
+		a, err := r.agentByEmail(ctx, email)
+		if err != nil {
+			return Response{}, err
+		}
+		if a == nil {
+			return Response{}, refuse("%s is not an agent of the desk, so tickets cannot be assigned to them", email)
+		}
+		agent = a
+	}
+	if _, err := r.update(ctx, c.p.ID, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(agent.ID)}); err != nil {
+		return Response{}, err
+	}
+	return Response{Text: fmt.Sprintf("Ticket #%d is assigned to %s.", c.p.ID, agent.Name())}, nil
+}
+
+// assigneeEmail reads a Slack mention (<@U123> or <@U123|name>), a mailto
+// link or a bare e-mail address.
+func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (string, error) {
+	switch {
+	case strings.HasPrefix(target, "<@") && strings.HasSuffix(target, ">"):
+		id, _, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(target, "<@"), ">"), "|")
+		if c.req.Users == nil {
+			return "", refuse("cannot look up %s here; give an e-mail address", target)
+		}
+		email, err := c.req.Users.Email(ctx, id)
+		if err != nil {
+			return "", fmt.Errorf("look up e-mail of %s: %w", id, err)
+		}
+		if email == "" {
+			return "", refuse("<@%s> has no e-mail address in their chat profile", id)
+		}
+		return email, nil
+	case strings.HasPrefix(target, "<mailto:") && strings.HasSuffix(target, ">"):
+		_, email, ok := strings.Cut(strings.TrimSuffix(target, ">"), "|")
+		if !ok {
+			email = strings.TrimSuffix(strings.TrimPrefix(target, "<mailto:"), ">")
+		}
+		return email, nil
+	case strings.Count(target, "@") == 1 && !strings.HasPrefix(target, "@"):
+		return target, nil
+	}
+	return "", &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: fmt.Sprintf("%q is not a @mention, an e-mail address or me", target)}
+}
+
+func (r *Router) cmdWhy(ctx context.Context, c *call) (Response, error) {
+	if r.explainer == nil {
+		return Response{Text: "no rules loaded, so no rule acts on any ticket"}, nil
+	}
+	s, err := r.explainer.Explain(ctx, c.p.ID)
+	if err != nil {
+		return Response{}, fmt.Errorf("explain ticket %d: %w", c.p.ID, err)
+	}
+	return Response{Text: s}, nil
+}
+
+func (r *Router) cmdSearch(ctx context.Context, c *call) (Response, error) {
+	q := strings.TrimSpace(c.p.Text)
+	if err := validateQuery(q); err != nil {
+		return Response{}, refuse("bad filter expression: %v", err)
+	}
+	return r.list(ctx, c, q, "Tickets matching "+q)
+}
+
+func (r *Router) cmdMine(ctx context.Context, c *call) (Response, error) {
+	q := fmt.Sprintf("agent_id:%d AND %s", c.agent.ID, openClause(r.statusChoices(ctx)))
+	return r.list(ctx, c, q, "Your open tickets")
+}
+
+func (r *Router) cmdUnassigned(ctx context.Context, c *call) (Response, error) {
+	q := "agent_id:0 AND " + openClause(r.statusChoices(ctx))
+	return r.list(ctx, c, q, "Open unassigned tickets")
+}
+
+// maxQuery is the desk's limit on a filter query.
+const maxQuery = 512
+
+// listLimit is how many tickets a list answer shows.
+const listLimit = 10
+
+// list runs q in each of the caller's workspaces and renders the result.
+func (r *Router) list(ctx context.Context, c *call, q, title string) (Response, error) {
+	if len(q) > maxQuery {
+		return Response{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
+	}
+	workspaces := c.agent.WorkspaceIDs
+	if len(workspaces) == 0 {
+		workspaces = []int64{0}
+	}
+	var all []*sdclient.Ticket
+	total := 0
+	for _, ws := range workspaces {
+		var ts []*sdclient.Ticket
+		var n int
+		err := r.retrying(ctx, true, func(ctx context.Context) error {
+			var err error
+			ts, n, err = r.desk.FilterTickets(ctx, q, ws, listLimit)
+			return err
+		})
+		if err != nil {
+			return Response{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
+		}
+		all = append(all, ts...)
+		total += n
+	}
+	choices := r.statusChoices(ctx)
+	card := &Card{Title: fmt.Sprintf("%s: %d", title, total)}
+	for i, t := range all {
+		if i == listLimit {
+			break
+		}
+		who := "unassigned"
+		if t.ResponderID != nil && *t.ResponderID != 0 {
+			who = r.agentName(ctx, *t.ResponderID)
+		}
+		line := fmt.Sprintf("#%d %s · %s · %s — %s", t.ID, statusName(choices, t.Status), priorityName(t.Priority), who, t.Subject)
+		card.Lines = append(card.Lines, line)
+	}
+	if total > len(card.Lines) {
+		card.Notes = append(card.Notes, fmt.Sprintf("showing %d of %d", len(card.Lines), total))
+	}
+	if total == 0 {
+		card.Lines = []string{"nothing found"}
+	}
+	return Response{Text: card.Title, Card: card}, nil
+}
+
+// openClause is (status:2 OR status:3 OR ...) over every open status.
+func openClause(choices []sdclient.FieldChoice) string {
+	var terms []string
+	for _, ch := range choices {
+		if sdclient.IsOpenStatus(int(ch.ID)) {
+			terms = append(terms, fmt.Sprintf("status:%d", ch.ID))
+		}
+	}
+	if len(terms) == 0 {
+		terms = []string{"status:2", "status:3"}
+	}
+	return "(" + strings.Join(terms, " OR ") + ")"
+}
+
+// resolveStatus reads open|pending|resolved|closed, a status name or an id.
+func resolveStatus(v string, choices []sdclient.FieldChoice) (int, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.Atoi(v); err == nil {
+		for _, ch := range choices {
+			if int(ch.ID) == n {
+				return n, nil
+			}
+		}
+		return 0, refuse("status %d does not exist; statuses are %s", n, statusList(choices))
+	}
+	for _, ch := range choices {
+		if strings.EqualFold(ch.Value, v) {
+			return int(ch.ID), nil
+		}
+	}
+	fixed := map[string]int{"open": sdclient.StatusOpen, "pending": sdclient.StatusPending, "resolved": sdclient.StatusResolved, "closed": sdclient.StatusClosed}
+	if n, ok := fixed[strings.ToLower(v)]; ok {
+		return n, nil
+	}
+	return 0, refuse("unknown status %q; statuses are %s", v, statusList(choices))
+}
+
+func statusList(choices []sdclient.FieldChoice) string {
+	var s []string
+	for _, ch := range choices {
+		s = append(s, fmt.Sprintf("%s (%d)", ch.Value, ch.ID))
+	}
+	return strings.Join(s, ", ")
+}
+
+func statusName(choices []sdclient.FieldChoice, id int) string {
+	for _, ch := range choices {
+		if int(ch.ID) == id {
+			return ch.Value
+		}
+	}
+	for _, ch := range defaultStatuses() {
+		if int(ch.ID) == id {
+			return ch.Value
+		}
+	}
+	return fmt.Sprintf("status %d", id)
+}
+
+func parsePriority(s string) (int, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "low", "1":
+		return sdclient.PriorityLow, true
+	case "medium", "2":
+		return sdclient.PriorityMedium, true
+	case "high", "3":
+		return sdclient.PriorityHigh, true
+	case "urgent", "4":
+		return sdclient.PriorityUrgent, true
+	}
+	return 0, false
+}
+
+func priorityName(p int) string {
+	switch p {
+	case sdclient.PriorityLow:
+		return "Low"
+	case sdclient.PriorityMedium:
+		return "Medium"
+	case sdclient.PriorityHigh:
+		return "High"
+	case sdclient.PriorityUrgent:
+		return "Urgent"
+	}
+	return fmt.Sprintf("priority %d", p)
+}
+
+// htmlText turns typed text into the desk's HTML body.
+func htmlText(s string) string {
+	return strings.ReplaceAll(html.EscapeString(s), "\n", "<br>")
+}

@@ -1,0 +1,174 @@
+package bot
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// Console is the chat transport for a terminal: the same Router over a
+// reader and a writer. A person types "/ticket new Printer on fire" and
+// reads the answer; alerts print as text cards. The caller is the desk API
+// key's own agent (Desk.Me) unless WithConsoleEmail names someone else.
+type Console struct {
+	router *Router
+	in     io.Reader
+	email  string
+
+	mu     sync.Mutex // serialises writes to out
+	out    io.Writer
+	alerts map[string]bool
+}
+
+var (
+	_ Notifier  = (*Console)(nil)
+	_ Directory = (*Console)(nil)
+)
+
+// ConsoleOption configures a Console.
+type ConsoleOption func(*Console)
+
+// WithConsoleEmail makes the console act as the person with this e-mail.
+func WithConsoleEmail(email string) ConsoleOption {
+	return func(c *Console) { c.email = email }
+}
+
+// NewConsole builds a console transport.
+func NewConsole(router *Router, in io.Reader, out io.Writer, opts ...ConsoleOption) (*Console, error) {
+	if router == nil || in == nil || out == nil {
+		return nil, errors.New("bot: NewConsole: nil router, reader or writer")
+	}
+	c := &Console{router: router, in: in, out: out, alerts: make(map[string]bool)}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// consoleUser is the chat user id of the person at the console.
+const consoleUser = "console"
+
+// Email implements Directory: the configured e-mail, else the API key's
+// own agent. Only the console user is known.
+func (c *Console) Email(ctx context.Context, userID string) (string, error) {
+	if userID != consoleUser {
+		return "", fmt.Errorf("unknown console user %q; name people by e-mail", userID)
+	}
+	c.mu.Lock()
+	email := c.email
+	c.mu.Unlock()
+	if email != "" {
+		return email, nil
+	}
+	me, err := c.router.desk.Me(ctx)
+	if err != nil {
+		return "", fmt.Errorf("get the API key's agent: %w", err)
+	}
+	c.mu.Lock()
+	c.email = me.Email
+	c.mu.Unlock()
+	return me.Email, nil
+}
+
+// Ready is always true: the console needs no connection.
+func (c *Console) Ready() bool { return true }
+
+// Run reads commands line by line until the input ends or ctx is done.
+func (c *Console) Run(ctx context.Context) error {
+	lines := make(chan string)
+	errc := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(c.in)
+		sc.Buffer(make([]byte, 64*1024), maxCommandText+64)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		errc <- sc.Err()
+	}()
+	c.printf("deskbot console: type /ticket help (Ctrl-D to leave)\n")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			if err != nil {
+				return fmt.Errorf("read console: %w", err)
+			}
+			return nil
+		case line := <-lines:
+			c.line(ctx, line)
+		}
+	}
+}
+
+// line runs one typed line.
+func (c *Console) line(ctx context.Context, line string) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return
+	}
+	if line == "help" || line == "?" {
+		line = "/ticket help"
+	}
+	cmd, text := splitWord(line)
+	if !strings.HasPrefix(cmd, "/") {
+		c.printf("commands start with /ticket or /assign; try /ticket help\n")
+		return
+	}
+	resp := c.router.Handle(ctx, Request{Command: cmd, Text: text, UserID: consoleUser, TeamID: consoleUser, ChannelID: consoleUser, Users: c})
+	if resp.Form != nil {
+		resp = failed("the console has no forms; type /ticket new <subject>")
+	}
+	c.printResponse(resp)
+}
+
+func (c *Console) printResponse(resp Response) {
+	var b strings.Builder
+	if resp.Card == nil || resp.Text != resp.Card.Title {
+		b.WriteString(resp.Text + "\n")
+	}
+	if resp.Card != nil {
+		b.WriteString(resp.Card.Text() + "\n")
+	}
+	c.printf("%s", b.String())
+}
+
+func (c *Console) printf(format string, a ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.out, format, a...)
+}
+
+// Alert prints the alert as a text card.
+func (c *Console) Alert(ctx context.Context, m AlertMessage) error {
+	if err := m.check(); err != nil {
+		return fmt.Errorf("print alert: %w", err)
+	}
+	card := c.router.ticketCard(ctx, m.Ticket)
+	card.Buttons = nil
+	card.Headline = fmt.Sprintf("ALERT %s: %s", m.Channel, m.Text)
+	if m.Mention != "" {
+		card.Headline += " (" + m.Mention + ")"
+	}
+	card.Notes = append(card.Notes, fmt.Sprintf("rule %s · act with /assign %d me, /ticket resolve %d", m.Rule, m.Ticket.ID, m.Ticket.ID))
+	c.mu.Lock()
+	c.alerts[m.Channel+"\x00"+m.Key] = true
+	c.mu.Unlock()
+	c.printf("%s\n", card.Text())
+	return nil
+}
+
+// AlreadyAlerted reports whether this console printed the alert.
+func (c *Console) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.alerts[channel+"\x00"+key], nil
+}

@@ -1,0 +1,156 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// argKind is the shape of one argument in the command table.
+type argKind int
+
+const (
+	argID      argKind = iota // a ticket number, N or #N
+	argText                   // the rest of the line, required
+	argOptText                // the rest of the line, optional
+)
+
+// argSpec names one argument for the usage line.
+type argSpec struct {
+	kind argKind
+	name string
+}
+
+func (a argSpec) usage() string {
+	if a.kind == argOptText {
+		return "[" + a.name + "]"
+	}
+	return a.name
+}
+
+// ParsedCommand is a slash command split into its command name and typed
+// arguments, before any desk call.
+type ParsedCommand struct {
+	// Name is the table name: "ticket new", "ticket show", "assign", ...
+	Name string
+	// ID is the ticket number, for commands that take one.
+	ID int64
+	// Text is the free text after the fixed arguments, trimmed.
+	Text string
+}
+
+// UsageError says that a command line does not fit its usage; the message
+// names what was expected.
+type UsageError struct {
+	Command string // table name ("ticket note"); empty when unknown
+	Usage   string // the usage line of the command, or the command list
+	Reason  string
+}
+
+func (e *UsageError) Error() string {
+	if e.Usage == "" {
+		return e.Reason
+	}
+	return e.Reason + "; usage: " + e.Usage
+}
+
+// maxCommandText bounds the text of one command; Slack itself caps slash
+// command text at 4,000 characters.
+const maxCommandText = 8000
+
+// ParseCommand parses a slash command ("/ticket" or "/assign", with or
+// without the slash) and its text against the command table.
+func ParseCommand(slash, text string) (ParsedCommand, error) {
+	return parseWith(commandTable, slash, text)
+}
+
+func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
+	slash = strings.TrimPrefix(strings.TrimSpace(slash), "/")
+	if len(text) > maxCommandText {
+		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", len(text), maxCommandText)}
+	}
+	if !utf8.ValidString(text) {
+		return ParsedCommand{}, &UsageError{Reason: "command text is not valid UTF-8"}
+	}
+	text = strings.TrimSpace(text)
+	var cmd *command
+	var rest string
+	if hasSubcommands(table, slash) {
+		sub, r := splitWord(text)
+		sub = strings.ToLower(sub)
+		if sub == "" {
+			sub = "help"
+		}
+		cmd = lookup(table, slash+" "+sub)
+		if cmd == nil {
+			return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("unknown command /%s %s", slash, sub), Usage: commandList(table, slash)}
+		}
+		rest = r
+	} else {
+		cmd = lookup(table, slash)
+		if cmd == nil {
+			return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("unknown command /%s", slash)}
+		}
+		rest = text
+	}
+	p := ParsedCommand{Name: cmd.name}
+	fail := func(format string, a ...any) (ParsedCommand, error) {
+		return ParsedCommand{}, &UsageError{Command: cmd.name, Usage: cmd.usage(), Reason: fmt.Sprintf(format, a...)}
+	}
+	for _, a := range cmd.args {
+		switch a.kind {
+		case argID:
+			w, r := splitWord(rest)
+			if w == "" {
+				return fail("missing ticket number %s", a.name)
+			}
+			id, err := parseTicketID(w)
+			if err != nil {
+				return fail("%q is not a ticket number", w)
+			}
+			p.ID, rest = id, r
+		case argText:
+			if rest == "" {
+				return fail("missing %s", a.name)
+			}
+			p.Text, rest = rest, ""
+		case argOptText:
+			p.Text, rest = rest, ""
+		}
+	}
+	if rest != "" {
+		return fail("unexpected %q", truncate(rest, 40))
+	}
+	return p, nil
+}
+
+// parseTicketID accepts 42 or #42; ids are positive.
+func parseTicketID(s string) (int64, error) {
+	s = strings.TrimPrefix(s, "#")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errors.New("not a ticket number")
+	}
+	return id, nil
+}
+
+// splitWord cuts the first whitespace-separated word off s.
+func splitWord(s string) (word, rest string) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimSpace(s[i:])
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

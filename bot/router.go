@@ -1,0 +1,490 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// Request is one chat command, independent of the transport.
+type Request struct {
+	Command   string // "/ticket" or "/assign"
+	Text      string // everything after the command
+	UserID    string // the caller's chat user id
+	TeamID    string
+	ChannelID string
+	// Users resolves chat user ids (the caller, mentions) to e-mails.
+	Users Directory
+}
+
+// Response is the answer to a Request. Transports render it: Slack as Block
+// Kit (ephemeral unless Public), the console as text.
+type Response struct {
+	Text   string // the answer in words; also the notification fallback
+	Card   *Card  // an optional rich card
+	Public bool   // visible to the whole channel
+	// Form asks the transport to open the new-ticket form instead.
+	Form *TicketForm
+	// Failed marks an error answer (usage, refusal, desk error).
+	Failed bool
+}
+
+// TicketForm is the new-ticket form (a Slack modal): subject, description,
+// priority and group.
+type TicketForm struct {
+	Subject string
+	Groups  []*sdclient.Group // may be empty when the desk is slow
+}
+
+// TicketFormValues is a submitted TicketForm.
+type TicketFormValues struct {
+	Subject     string
+	Description string
+	Priority    int   // 0: default
+	GroupID     int64 // 0: none
+}
+
+// Router is the transport-free command layer: it parses commands, resolves
+// and authorises the caller, calls the desk and renders the answer. It is
+// safe for concurrent use.
+type Router struct {
+	desk      Desk
+	log       *slog.Logger
+	now       func() time.Time
+	explainer Explainer
+	acks      Acks
+	timeout   time.Duration
+	agentTTL  time.Duration
+	link      string // ticket link template with {id}
+	table     []*command
+	maxRetry  int
+
+	mu       sync.Mutex
+	agents   map[string]agentEntry // by lower-case e-mail
+	names    map[int64]cached[string]
+	statuses cached[[]sdclient.FieldChoice]
+	groups   cached[[]*sdclient.Group]
+}
+
+type agentEntry struct {
+	agent *sdclient.Agent // nil: not an agent
+	at    time.Time
+}
+
+type cached[T any] struct {
+	v  T
+	at time.Time
+	ok bool
+}
+
+// Option configures a Router.
+type Option func(*Router) error
+
+// WithClock sets the clock used for caches and retries (tests).
+func WithClock(now func() time.Time) Option {
+	return func(r *Router) error {
+		if now == nil {
+			return errors.New("bot: WithClock: nil clock")
+		}
+		r.now = now
+		return nil
+	}
+}
+
+// WithExplainer wires /ticket why to the rules engine.
+func WithExplainer(e Explainer) Option {
+	return func(r *Router) error { r.explainer = e; return nil }
+}
+
+// WithAcks records alert acknowledgements (on-call escalation stops).
+func WithAcks(a Acks) Option {
+	return func(r *Router) error { r.acks = a; return nil }
+}
+
+// WithCommandTimeout bounds each command's work (default 30s).
+func WithCommandTimeout(d time.Duration) Option {
+	return func(r *Router) error {
+		if d <= 0 {
+			return fmt.Errorf("bot: WithCommandTimeout: %s is not positive", d)
+		}
+		r.timeout = d
+		return nil
+	}
+}
+
+// WithAgentCacheTTL sets how long an e-mail -> agent lookup is trusted
+// (default 10m; a "not an agent" answer is kept a tenth as long).
+func WithAgentCacheTTL(d time.Duration) Option {
+	return func(r *Router) error {
+		if d < 0 {
+			return fmt.Errorf("bot: WithAgentCacheTTL: %s is negative", d)
+		}
+		r.agentTTL = d
+		return nil
+	}
+}
+
+// WithDeskURL derives ticket links from the desk's base URL:
+// {base}/a/tickets/{id}.
+func WithDeskURL(base string) Option {
+	return func(r *Router) error {
+		if base == "" {
+			return nil
+		}
+		if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+			return fmt.Errorf("bot: WithDeskURL: %q is not an http(s) URL", base)
+		}
+		r.link = strings.TrimRight(base, "/") + "/a/tickets/{id}"
+		return nil
+	}
+}
+
+// WithTicketLink sets the ticket link template; {id} is replaced by the
+// ticket id. It wins over WithDeskURL.
+func WithTicketLink(tmpl string) Option {
+	return func(r *Router) error {
+		if !strings.Contains(tmpl, "{id}") {
+			return fmt.Errorf("bot: WithTicketLink: template %q has no {id}", tmpl)
+		}
+		r.link = tmpl
+		return nil
+	}
+}
+
+// WithBusyRetries sets how often a safe (read or idempotent) desk call is
+// retried after a 429 within the command's deadline (default 2).
+func WithBusyRetries(n int) Option {
+	return func(r *Router) error {
+		if n < 0 {
+			return fmt.Errorf("bot: WithBusyRetries: %d is negative", n)
+		}
+		r.maxRetry = n
+		return nil
+	}
+}
+
+// NewRouter builds the command router over a desk.
+func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
+	if desk == nil {
+		return nil, errors.New("bot: NewRouter: nil desk")
+	}
+	if log == nil {
+		return nil, errors.New("bot: NewRouter: nil logger")
+	}
+	r := &Router{
+		desk:     desk,
+		log:      log,
+		now:      time.Now,
+		timeout:  30 * time.Second,
+		agentTTL: 10 * time.Minute,
+		maxRetry: 2,
+		agents:   make(map[string]agentEntry),
+		names:    make(map[int64]cached[string]),
+	}
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			return nil, err
+		}
+	}
+	r.table = commandTable
+	if err := checkTable(r.table); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// TicketLink is the link to a ticket, or "" when no desk URL is configured.
+func (r *Router) TicketLink(id int64) string {
+	if r.link == "" {
+		return ""
+	}
+	return strings.ReplaceAll(r.link, "{id}", fmt.Sprint(id))
+}
+
+// Help is the command list, generated from the command table.
+func (r *Router) Help() string { return helpText(r.table) }
+
+// call is one command being run.
+type call struct {
+	req    Request
+	cmd    *command
+	p      ParsedCommand
+	email  string
+	agent  *sdclient.Agent // nil for commands open to everyone
+	retry  bool
+	ticket int64
+}
+
+// Handle runs one command and always returns an answer: errors, refusals
+// and panics become a Response with Failed set.
+func (r *Router) Handle(ctx context.Context, req Request) (resp Response) {
+	p, err := ParseCommand(req.Command, req.Text)
+	if err != nil {
+		return failed(err.Error())
+	}
+	cmd := lookup(commandTable, p.Name)
+	c := &call{req: req, cmd: cmd, p: p, ticket: p.ID}
+	return r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+		if cmd.agentOnly {
+			if err := r.authorise(ctx, c); err != nil {
+				return Response{}, err
+			}
+		}
+		return cmd.run(r, ctx, c)
+	}, c)
+}
+
+// run executes f under the command deadline, recovering panics and turning
+// errors into answers.
+func (r *Router) run(ctx context.Context, name string, f func(context.Context) (Response, error), c *call) (resp Response) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			r.log.Error("command panicked", "command", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			resp = failed(fmt.Sprintf("something went wrong running /%s; it has been logged", name))
+		}
+	}()
+	resp, err := f(ctx)
+	if err != nil {
+		return r.explain(ctx, c, err)
+	}
+	return resp
+}
+
+func failed(text string) Response { return Response{Text: text, Failed: true} }
+
+// refusal is an answer that is an expected "no", not a failure to log.
+type refusal struct{ msg string }
+
+func (e *refusal) Error() string { return e.msg }
+
+func refuse(format string, a ...any) error { return &refusal{msg: fmt.Sprintf(format, a...)} }
+
+// explain turns an error into words for the caller; unexpected errors are
+// logged and reported without internals.
+func (r *Router) explain(ctx context.Context, c *call, err error) Response {
+	var ref *refusal
+	var use *UsageError
+	var busy *BusyError
+	what := c.cmd.verb
+	if c.ticket != 0 {
+		what = strings.ReplaceAll(what, "N", fmt.Sprintf("ticket %d", c.ticket))
+	}
+	switch {
+	case errors.As(err, &ref):
+		return failed(ref.msg)
+	case errors.As(err, &use):
+		return failed(use.Error())
+	case errors.Is(err, ErrNotFound) && c.ticket != 0:
+		return failed(fmt.Sprintf("ticket %d not found", c.ticket))
+	case errors.Is(err, ErrNotFound):
+		return failed(fmt.Sprintf("could not %s: not found", what))
+	case errors.Is(err, ErrForbidden):
+		return failed(fmt.Sprintf("the desk does not let you %s", what))
+	case errors.As(err, &busy):
+		wait := busy.RetryAfter.Round(time.Second)
+		if wait <= 0 {
+			wait = time.Minute
+		}
+		return failed(fmt.Sprintf("the desk is busy (rate limited) and could not %s; try again in %s", what, wait))
+	case errors.Is(err, ErrInvalid):
+		return failed(fmt.Sprintf("the desk refused to %s: %v", what, err))
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		r.log.Warn("command timed out", "command", c.cmd.name, "err", err)
+		return failed(fmt.Sprintf("the desk did not answer in time (%s); could not %s, try again", r.timeout, what))
+	}
+	r.log.Error("command failed", "command", c.cmd.name, "user", c.req.UserID, "err", err)
+	return failed(fmt.Sprintf("could not %s: something went wrong (logged)", what))
+}
+
+// authorise resolves the caller to an agent or refuses.
+func (r *Router) authorise(ctx context.Context, c *call) error {
+	email, err := r.callerEmail(ctx, c.req)
+	if err != nil {
+		return err
+	}
+	c.email = email
+	a, err := r.agentByEmail(ctx, email)
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return refuse("only desk agents can use %s; %s is not an agent of the desk. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
+	}
+	c.agent = a
+	return nil
+}
+
+func (r *Router) callerEmail(ctx context.Context, req Request) (string, error) {
+	if req.Users == nil || req.UserID == "" {
+		return "", refuse("I do not know who you are (no chat user)")
+	}
+	email, err := req.Users.Email(ctx, req.UserID)
+	if err != nil {
+		return "", fmt.Errorf("look up e-mail of %s: %w", req.UserID, err)
+	}
+	if email == "" {
+		return "", refuse("your chat profile shows no e-mail address, so the desk cannot tell who you are")
+	}
+	return email, nil
+}
+
+// agentByEmail returns the agent with that e-mail, nil when the person is
+// not an (active) agent; answers are cached.
+func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agent, error) {
+	key := strings.ToLower(email)
+	now := r.now()
+	r.mu.Lock()
+	e, ok := r.agents[key]
+	r.mu.Unlock()
+	if ok {
+		ttl := r.agentTTL
+		if e.agent == nil {
+			ttl /= 10
+		}
+		if now.Sub(e.at) < ttl {
+			return e.agent, nil
+		}
+	}
+	var a *sdclient.Agent
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		a, err = r.desk.AgentByEmail(ctx, email)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		a = nil
+	case err != nil:
+		return nil, fmt.Errorf("look up agent %s: %w", email, err)
+	}
+	if a != nil && !a.Active {
+		a = nil
+	}
+	r.mu.Lock()
+	r.agents[key] = agentEntry{agent: a, at: now}
+	r.mu.Unlock()
+	return a, nil
+}
+
+// retrying runs f, and when safe retries it after a 429 as long as the
+// wait fits in the deadline.
+func (r *Router) retrying(ctx context.Context, safe bool, f func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		err := f(ctx)
+		var busy *BusyError
+		if err == nil || !safe || attempt >= r.maxRetry || !errors.As(err, &busy) {
+			return err
+		}
+		wait := busy.RetryAfter
+		if wait <= 0 {
+			wait = time.Second
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// statusChoices returns the account's statuses, cached for ten minutes;
+// on error the fixed four.
+func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
+	now := r.now()
+	r.mu.Lock()
+	s := r.statuses
+	r.mu.Unlock()
+	if s.ok && now.Sub(s.at) < 10*time.Minute {
+		return s.v
+	}
+	var v []sdclient.FieldChoice
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		v, err = r.desk.Statuses(ctx)
+		return err
+	})
+	if err != nil || len(v) == 0 {
+		r.log.Warn("read statuses", "err", err)
+		if s.ok {
+			return s.v
+		}
+		return defaultStatuses()
+	}
+	r.mu.Lock()
+	r.statuses = cached[[]sdclient.FieldChoice]{v: v, at: now, ok: true}
+	r.mu.Unlock()
+	return v
+}
+
+func defaultStatuses() []sdclient.FieldChoice {
+	return []sdclient.FieldChoice{
+		{ID: sdclient.StatusOpen, Value: "Open"},
+		{ID: sdclient.StatusPending, Value: "Pending"},
+		{ID: sdclient.StatusResolved, Value: "Resolved"},
+		{ID: sdclient.StatusClosed, Value: "Closed"},
+	}
+}
+
+// cachedGroups returns the groups, cached for ten minutes; wait bounds how
+// long a cold cache may take (the new-ticket form must open within Slack's
+// 3 s trigger window).
+func (r *Router) cachedGroups(ctx context.Context, wait time.Duration) []*sdclient.Group {
+	now := r.now()
+	r.mu.Lock()
+	g := r.groups
+	r.mu.Unlock()
+	if g.ok && now.Sub(g.at) < 10*time.Minute {
+		return g.v
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	v, err := r.desk.Groups(ctx)
+	if err != nil {
+		r.log.Warn("read groups", "err", err)
+		return g.v
+	}
+	sort.Slice(v, func(i, j int) bool { return v[i].Name < v[j].Name })
+	r.mu.Lock()
+	r.groups = cached[[]*sdclient.Group]{v: v, at: now, ok: true}
+	r.mu.Unlock()
+	return v
+}
+
+// agentName is an agent's display name, cached; "agent #N" when unknown.
+func (r *Router) agentName(ctx context.Context, id int64) string {
+	now := r.now()
+	r.mu.Lock()
+	n, ok := r.names[id]
+	r.mu.Unlock()
+	if ok && now.Sub(n.at) < r.agentTTL {
+		return n.v
+	}
+	var a *sdclient.Agent
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		a, err = r.desk.Agent(ctx, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Sprintf("agent #%d", id)
+	}
+	r.mu.Lock()
+	r.names[id] = cached[string]{v: a.Name(), at: now, ok: true}
+	r.mu.Unlock()
+	return a.Name()
+}

@@ -1,0 +1,530 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// Slack is the socket-mode Slack transport: it acks every envelope at
+// once, drops redeliveries, runs commands through the Router and answers
+// through response_url (or chat.postEphemeral). It is also the Notifier for
+// alerts. Run it with Run; it reconnects on its own.
+type Slack struct {
+	router    *Router
+	log       *slog.Logger
+	api       *slack.Client
+	http      *http.Client
+	envelopes EnvelopeStore
+	teamID    string
+	now       func() time.Time
+	dedupTTL  time.Duration
+	lookback  time.Duration
+	minWait   time.Duration
+	maxWait   time.Duration
+	emailTTL  time.Duration
+	pingEvery time.Duration
+
+	ready atomic.Bool
+	team  atomic.Value // string: the team served
+	wg    sync.WaitGroup
+
+	mu       sync.Mutex
+	emails   map[string]cached[string] // users.info cache by user id
+	channels map[string]string         // channel name -> id
+}
+
+var (
+	_ Notifier  = (*Slack)(nil)
+	_ Directory = (*Slack)(nil)
+)
+
+// SlackOption configures a Slack transport.
+type SlackOption func(*slackConfig) error
+
+type slackConfig struct {
+	apiURL    string
+	http      *http.Client
+	envelopes EnvelopeStore
+	teamID    string
+	now       func() time.Time
+	minWait   time.Duration
+	maxWait   time.Duration
+	lookback  time.Duration
+	pingEvery time.Duration
+}
+
+// WithSlackAPIURL points the client at another Web API base
+// (DESKBOT_SLACK_API_URL: tests, proxies); a missing final "/" is added.
+func WithSlackAPIURL(u string) SlackOption {
+	return func(c *slackConfig) error {
+		if u == "" {
+			return nil
+		}
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return fmt.Errorf("bot: WithSlackAPIURL: %q is not an http(s) URL", u)
+		}
+		if !strings.HasSuffix(u, "/") {
+			u += "/"
+		}
+		c.apiURL = u
+		return nil
+	}
+}
+
+// WithSlackHTTPClient sets the HTTP client for the Web API and response_url
+// posts (default: a client with a 15 s timeout).
+func WithSlackHTTPClient(h *http.Client) SlackOption {
+	return func(c *slackConfig) error {
+		if h == nil {
+			return errors.New("bot: WithSlackHTTPClient: nil client")
+		}
+		c.http = h
+		return nil
+	}
+}
+
+// WithEnvelopeStore sets where delivered envelope ids are remembered;
+// share one store between replicas (default: in memory).
+func WithEnvelopeStore(s EnvelopeStore) SlackOption {
+	return func(c *slackConfig) error {
+		if s == nil {
+			return errors.New("bot: WithEnvelopeStore: nil store")
+		}
+		c.envelopes = s
+		return nil
+	}
+}
+
+// WithTeamID fixes the Slack team served; envelopes from any other team
+// are refused. Default: the bot token's team, from auth.test.
+func WithTeamID(id string) SlackOption {
+	return func(c *slackConfig) error { c.teamID = id; return nil }
+}
+
+// WithSlackClock sets the clock for de-duplication and caches (tests).
+func WithSlackClock(now func() time.Time) SlackOption {
+	return func(c *slackConfig) error {
+		if now == nil {
+			return errors.New("bot: WithSlackClock: nil clock")
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// WithReconnectBackoff bounds the wait between reconnect attempts after the
+// socket-mode client gave up (default 1s doubling to 2m, with jitter).
+func WithReconnectBackoff(min, max time.Duration) SlackOption {
+	return func(c *slackConfig) error {
+		if min <= 0 || max < min {
+			return fmt.Errorf("bot: WithReconnectBackoff: want 0 < min <= max, got %s, %s", min, max)
+		}
+		c.minWait, c.maxWait = min, max
+		return nil
+	}
+}
+
+// WithAlertLookback sets how far back AlreadyAlerted searches a channel
+// (default 24h).
+func WithAlertLookback(d time.Duration) SlackOption {
+	return func(c *slackConfig) error {
+		if d <= 0 {
+			return fmt.Errorf("bot: WithAlertLookback: %s is not positive", d)
+		}
+		c.lookback = d
+		return nil
+	}
+}
+
+// WithPingInterval sets how long the socket may stay silent before the
+// client reconnects (socket-mode default 30s).
+func WithPingInterval(d time.Duration) SlackOption {
+	return func(c *slackConfig) error { c.pingEvery = d; return nil }
+}
+
+// NewSlack builds the Slack transport. botToken is the xoxb- token,
+// appToken the xapp- token (scope connections:write).
+func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts ...SlackOption) (*Slack, error) {
+	if router == nil || log == nil {
+		return nil, errors.New("bot: NewSlack: nil router or logger")
+	}
+	if !strings.HasPrefix(botToken, "xoxb-") {
+		return nil, errors.New("bot: NewSlack: the bot token must start with xoxb-")
+	}
+	if !strings.HasPrefix(appToken, "xapp-") {
+		return nil, errors.New("bot: NewSlack: the app-level token must start with xapp-")
+	}
+	cfg := slackConfig{
+		apiURL:   slack.APIURL,
+		http:     &http.Client{Timeout: 15 * time.Second},
+		now:      time.Now,
+		minWait:  time.Second,
+		maxWait:  2 * time.Minute,
+		lookback: 24 * time.Hour,
+	}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.envelopes == nil {
+		cfg.envelopes = &MemoryEnvelopes{}
+	}
+	s := &Slack{
+		router:    router,
+		log:       log,
+		http:      cfg.http,
+		envelopes: cfg.envelopes,
+		teamID:    cfg.teamID,
+		now:       cfg.now,
+		dedupTTL:  time.Hour,
+		lookback:  cfg.lookback,
+		minWait:   cfg.minWait,
+		maxWait:   cfg.maxWait,
+		emailTTL:  time.Hour,
+		pingEvery: cfg.pingEvery,
+		emails:    make(map[string]cached[string]),
+		channels:  make(map[string]string),
+	}
+	s.api = slack.New(botToken,
+		slack.OptionAppLevelToken(appToken),
+		slack.OptionAPIURL(cfg.apiURL),
+		slack.OptionHTTPClient(cfg.http),
+		slack.OptionLog(slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
+	)
+	s.team.Store(cfg.teamID)
+	return s, nil
+}
+
+// Ready reports whether the socket-mode connection is up (for /readyz).
+func (s *Slack) Ready() bool { return s.ready.Load() }
+
+// ErrSlackAuth is returned by Run when Slack refuses the tokens; retrying
+// cannot help.
+var ErrSlackAuth = errors.New("slack refused the tokens")
+
+func isAuthError(err error) bool {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		switch se.Err {
+		case "invalid_auth", "account_inactive", "not_authed", "token_revoked", "not_allowed_token_type":
+			return true
+		}
+	}
+	switch err.Error() {
+	case "invalid_auth", "account_inactive", "not_authed", "token_revoked", "not_allowed_token_type":
+		return true
+	}
+	var sc slack.StatusCodeError
+	return errors.As(err, &sc) && sc.Code == http.StatusNotFound
+}
+
+// Run connects and serves until ctx ends (then it returns nil after the
+// running commands finished). The socket-mode client reconnects by itself;
+// when it gives up, Run starts it again with backoff, except when Slack
+// refuses the tokens: then Run returns an error wrapping ErrSlackAuth.
+func (s *Slack) Run(ctx context.Context) error {
+	defer s.wg.Wait()
+	defer s.ready.Store(false)
+	wait := s.minWait
+	for {
+		err := s.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil && isAuthError(err) {
+			return fmt.Errorf("slack socket mode: %w: %v (check SLACK_BOT_TOKEN and SLACK_APP_TOKEN)", ErrSlackAuth, err)
+		}
+		d := wait/2 + rand.N(wait/2+1)
+		s.log.Warn("slack connection ended; reconnecting", "err", err, "in", d)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		wait = min(wait*2, s.maxWait)
+	}
+}
+
+func (s *Slack) runOnce(ctx context.Context) error {
+	if s.team.Load().(string) == "" {
+		at, err := s.api.AuthTestContext(ctx)
+		if err != nil {
+			return fmt.Errorf("auth.test: %w", err)
+		}
+		s.team.Store(at.TeamID)
+	}
+	opts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))}
+	if s.pingEvery > 0 {
+		opts = append(opts, socketmode.OptionPingInterval(s.pingEvery))
+	}
+	sm := socketmode.New(s.api, opts...)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sm.RunContext(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			s.ready.Store(false)
+			return err
+		case evt := <-sm.Events:
+			s.event(ctx, sm, evt)
+		}
+	}
+}
+
+// event handles one socket-mode event; it never blocks on desk work.
+func (s *Slack) event(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
+		s.ready.Store(true)
+	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect, socketmode.EventTypeInvalidAuth:
+		s.ready.Store(false)
+	case socketmode.EventTypeSlashCommand:
+		cmd, ok := evt.Data.(slack.SlashCommand)
+		if !ok || evt.Request == nil {
+			return
+		}
+		sm.Ack(*evt.Request)
+		s.spawn(ctx, evt.Request, func(ctx context.Context) { s.slash(ctx, cmd) })
+	case socketmode.EventTypeInteractive:
+		cb, ok := evt.Data.(slack.InteractionCallback)
+		if !ok || evt.Request == nil {
+			return
+		}
+		switch cb.Type {
+		case slack.InteractionTypeViewSubmission:
+			if cb.View.CallbackID != formCallbackID {
+				sm.Ack(*evt.Request)
+				return
+			}
+			v := formValues(cb.View.State)
+			if strings.TrimSpace(v.Subject) == "" {
+				sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: "a ticket needs a subject"}))
+				return
+			}
+			sm.Ack(*evt.Request)
+			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.submit(ctx, cb, v) })
+		case slack.InteractionTypeBlockActions:
+			sm.Ack(*evt.Request)
+			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.click(ctx, cb) })
+		default:
+			sm.Ack(*evt.Request)
+		}
+	case socketmode.EventTypeEventsAPI:
+		if evt.Request != nil {
+			sm.Ack(*evt.Request)
+		}
+	}
+}
+
+// spawn runs f in its own goroutine after dropping a redelivered envelope.
+func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, f func(context.Context)) {
+	id, retry := req.EnvelopeID, req.RetryAttempt
+	s.wg.Go(func() {
+		// The work outlives the connection it came on, but not shutdown.
+		ctx := context.WithoutCancel(ctx)
+		dup, err := s.envelopes.SeenEnvelope(ctx, id, s.now(), s.dedupTTL)
+		if err != nil {
+			s.log.Warn("envelope de-duplication failed; handling it anyway", "envelope", id, "err", err)
+		}
+		if dup {
+			s.log.Info("dropped a redelivered envelope", "envelope", id, "retry_attempt", retry)
+			return
+		}
+		f(ctx)
+	})
+}
+
+// foreignTeam refuses envelopes from a team the bot does not serve.
+func (s *Slack) foreignTeam(teamID string) bool {
+	want, _ := s.team.Load().(string)
+	return want != "" && teamID != want
+}
+
+const foreignTeamText = "this deskbot serves another Slack workspace; your request was not run"
+
+func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
+	if s.foreignTeam(cmd.TeamID) {
+		s.log.Warn("refused a command from another team", "team", cmd.TeamID, "user", cmd.UserID)
+		s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(foreignTeamText), false)
+		return
+	}
+	resp := s.router.Handle(ctx, Request{
+		Command: cmd.Command, Text: cmd.Text, UserID: cmd.UserID,
+		TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, Users: s,
+	})
+	if resp.Form != nil {
+		meta, _ := json.Marshal(formMeta{ResponseURL: cmd.ResponseURL, Channel: cmd.ChannelID})
+		_, err := s.api.OpenViewContext(ctx, cmd.TriggerID, ticketModal(resp.Form, string(meta)))
+		if err == nil {
+			return
+		}
+		s.log.Warn("open the new-ticket form", "err", err)
+		resp = failed("could not open the new-ticket form (" + err.Error() + "); try /ticket new <subject>")
+	}
+	s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, resp, false)
+}
+
+// answer sends a Response: through response_url when there is one, else
+// chat.postEphemeral (or chat.postMessage when public).
+func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, resp Response, replace bool) {
+	text := escape(resp.Text)
+	var blocks []slack.Block
+	if resp.Card != nil {
+		blocks = cardBlocks(resp.Card)
+	}
+	if responseURL != "" {
+		msg := &slack.WebhookMessage{Text: text, ResponseType: slack.ResponseTypeEphemeral, ReplaceOriginal: replace}
+		if resp.Public {
+			msg.ResponseType = slack.ResponseTypeInChannel
+		}
+		if blocks != nil {
+			msg.Blocks = &slack.Blocks{BlockSet: blocks}
+		}
+		err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, s.http, msg)
+		if err == nil {
+			return
+		}
+		s.log.Warn("answer through response_url failed; trying chat.postEphemeral", "err", err)
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if blocks != nil {
+		opts = append(opts, slack.MsgOptionBlocks(blocks...))
+	}
+	var err error
+	if resp.Public {
+		_, _, err = s.api.PostMessageContext(ctx, channel, opts...)
+	} else {
+		_, err = s.api.PostEphemeralContext(ctx, channel, user, opts...)
+		if err != nil {
+			// Not in the channel: the DM always works (im:write).
+			_, _, err = s.api.PostMessageContext(ctx, user, opts...)
+		}
+	}
+	if err != nil {
+		s.log.Error("could not answer", "user", user, "channel", channel, "err", err)
+	}
+}
+
+// Email implements Directory with users.info, cached for an hour.
+func (s *Slack) Email(ctx context.Context, userID string) (string, error) {
+	now := s.now()
+	s.mu.Lock()
+	c, ok := s.emails[userID]
+	s.mu.Unlock()
+	if ok && now.Sub(c.at) < s.emailTTL {
+		return c.v, nil
+	}
+	u, err := s.api.GetUserInfoContext(ctx, userID)
+	if err != nil {
+		return "", fmt.Errorf("users.info %s: %w", userID, err)
+	}
+	s.mu.Lock()
+	s.emails[userID] = cached[string]{v: u.Profile.Email, at: now, ok: true}
+	s.mu.Unlock()
+	return u.Profile.Email, nil
+}
+
+// click handles a button on a ticket card or an alert.
+func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
+	if len(cb.ActionCallback.BlockActions) == 0 {
+		return
+	}
+	act := cb.ActionCallback.BlockActions[0]
+	channel := cb.Channel.ID
+	if channel == "" {
+		channel = cb.Container.ChannelID
+	}
+	if s.foreignTeam(cb.Team.ID) {
+		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, failed(foreignTeamText), false)
+		return
+	}
+	idv, rule, key := splitButtonValue(act.Value)
+	res := s.router.Act(ctx, ActionRequest{ActionID: act.ActionID, Value: idv, AlertKey: key, UserID: cb.User.ID, TeamID: cb.Team.ID, Users: s})
+	if res.Failed {
+		s.answer(ctx, "", channel, cb.User.ID, failed(res.Text), false)
+		return
+	}
+	headline, activity, isAlert := oldAlert(cb.Message.Blocks.BlockSet)
+	ts := cb.Container.MessageTs
+	if ts == "" {
+		ts = cb.Message.Timestamp
+	}
+	line := escape(res.Activity) + " · " + s.now().UTC().Format("15:04 UTC")
+	if isAlert && !cb.Container.IsEphemeral {
+		card := *res.Card
+		card.Buttons = alertButtons(res.Ticket, rule, key)
+		blocks := alertBlocks(alertView{Headline: headline, Rule: rule, Key: key, Card: &card, Activity: append(activity, line)})
+		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts,
+			slack.MsgOptionText(escape(res.Activity), false), slack.MsgOptionBlocks(blocks...))
+		if err != nil {
+			s.log.Error("update alert card", "channel", channel, "ts", ts, "err", err)
+			s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text + " (the card could not be updated)"}, false)
+		}
+		return
+	}
+	card := *res.Card
+	card.Notes = append(card.Notes, res.Activity)
+	if cb.ResponseURL != "" {
+		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, Response{Text: res.Text, Card: &card}, true)
+		return
+	}
+	if _, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escape(res.Text), false), slack.MsgOptionBlocks(cardBlocks(&card)...)); err != nil {
+		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text}, false)
+	}
+}
+
+// channelID resolves "#name" or "name" to an id with what the bot saw, then
+// conversations.list; failing that the name is passed on as given.
+func (s *Slack) channelID(ctx context.Context, ch string) string {
+	name := strings.TrimPrefix(ch, "#")
+	s.mu.Lock()
+	id, ok := s.channels[name]
+	s.mu.Unlock()
+	if ok {
+		return id
+	}
+	if !strings.HasPrefix(ch, "#") {
+		return ch
+	}
+	params := &slack.GetConversationsParameters{Types: []string{"public_channel", "private_channel"}, Limit: 1000, ExcludeArchived: true}
+	for range 10 {
+		chans, cursor, err := s.api.GetConversationsContext(ctx, params)
+		if err != nil {
+			break
+		}
+		for _, c := range chans {
+			if c.Name == name {
+				s.rememberChannel(name, c.ID)
+				return c.ID
+			}
+		}
+		if cursor == "" {
+			break
+		}
+		params.Cursor = cursor
+	}
+	return ch
+}
+
+func (s *Slack) rememberChannel(name, id string) {
+	s.mu.Lock()
+	s.channels[strings.TrimPrefix(name, "#")] = id
+	s.mu.Unlock()
+}
