@@ -1,0 +1,262 @@
+package sdclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// eventually polls cond with a generous real-time deadline.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// acquireAsync starts an acquire and reports its result on the channel.
+func acquireAsync(ctx context.Context, l *limiter, interactive bool) chan error {
+	ch := make(chan error, 1)
+	go func() { _, err := l.acquire(ctx, interactive); ch <- err }()
+	return ch
+}
+
+func mustAcquireNow(t *testing.T, l *limiter, interactive bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := l.acquire(ctx, interactive); err != nil {
+		t.Fatalf("acquire(interactive=%v) did not go at once: %v", interactive, err)
+	}
+}
+
+func TestLimiterReserveKeptForInteractive(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := newLimiter(clock, 10, 2, time.Minute)
+	for range 8 {
+		mustAcquireNow(t, l, false)
+	}
+	bg := acquireAsync(t.Context(), l, false)
+	eventually(t, "background to queue", func() bool { return l.waiting() == 1 })
+	// Background has used its share: interactive requests still go at once,
+	// without the clock moving.
+	mustAcquireNow(t, l, true)
+	mustAcquireNow(t, l, true)
+	ctx, cancel := context.WithCancel(t.Context())
+	in := acquireAsync(ctx, l, true)
+	eventually(t, "third interactive to queue", func() bool { return l.waiting() == 2 })
+	select {
+	case err := <-bg:
+		t.Fatalf("background went beyond its share: %v", err)
+	case err := <-in:
+		t.Fatalf("interactive went beyond the budget: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-in; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled waiter: %v", err)
+	}
+	eventually(t, "cancelled waiter to leave", func() bool { return l.waiting() == 1 })
+	clock.Advance(time.Minute)
+	if err := <-bg; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLimiterInteractiveServedFirst(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := newLimiter(clock, 10, 0, time.Minute) // same limit for both: order decides
+	for range 10 {
+		mustAcquireNow(t, l, false)
+		clock.Advance(time.Second)
+	}
+	// Window full (one request at each of t=0..9s). A background request
+	// queues first, then an interactive one.
+	bg := acquireAsync(t.Context(), l, false)
+	eventually(t, "background to queue", func() bool { return l.waiting() == 1 })
+	in := acquireAsync(t.Context(), l, true)
+	eventually(t, "interactive to queue", func() bool { return l.waiting() == 2 })
+	clock.Advance(50 * time.Second) // t=60s: the t=0 request leaves the window: one slot
+	if err := <-in; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-bg:
+		t.Fatal("background was served although an interactive request waited for the only slot")
+	default:
+	}
+	clock.Advance(time.Second)
+	if err := <-bg; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLimiterSlidingWindowProperties(t *testing.T) {
+	const (
+		rate, reserve = 10, 3
+		window        = time.Minute
+	)
+	clock := clockwork.NewFakeClock()
+	l := newLimiter(clock, rate, reserve, window)
+	type grant struct {
+		at          time.Time
+		interactive bool
+	}
+	var (
+		mu     sync.Mutex
+		grants []grant
+		live   atomic.Int32
+		wg     sync.WaitGroup
+	)
+	worker := func(interactive bool, n int) {
+		defer wg.Done()
+		defer live.Add(-1)
+		for range n {
+			at, err := l.acquire(t.Context(), interactive)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			grants = append(grants, grant{at, interactive})
+			mu.Unlock()
+		}
+	}
+	for i := range 5 {
+		live.Add(1)
+		wg.Add(1)
+		go worker(i < 2, 12)
+	}
+	// Drive the fake clock: whenever every live worker waits, move on 1s.
+	deadline := time.Now().Add(20 * time.Second)
+	for live.Load() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("workers did not finish")
+		}
+		if int32(l.waiting()) == live.Load() {
+			clock.Advance(time.Second)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	wg.Wait()
+	if len(grants) != 60 {
+		t.Fatalf("%d grants", len(grants))
+	}
+	sort.Slice(grants, func(i, j int) bool { return grants[i].at.Before(grants[j].at) })
+	for i, g := range grants {
+		total, bg := 0, 0
+		for _, h := range grants[:i+1] {
+			if g.at.Sub(h.at) < window {
+				total++
+				if !h.interactive {
+					bg++
+				}
+			}
+		}
+		if total > rate {
+			t.Fatalf("%d requests in the window ending %v, budget %d", total, g.at, rate)
+		}
+		if bg > rate-reserve {
+			t.Fatalf("%d background requests in the window ending %v, share %d", bg, g.at, rate-reserve)
+		}
+	}
+	// The budget was actually used: 60 requests at 10/min need > 5 minutes.
+	span := grants[len(grants)-1].at.Sub(grants[0].at)
+	if span < 5*time.Minute || span > 7*time.Minute {
+		t.Errorf("60 requests took %v of clock time", span)
+	}
+}
+
+func TestLimiterDeskFeedback(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := newLimiter(clock, 60, 10, time.Minute)
+	mustAcquireNow(t, l, false)
+	// Other integrations spent the account: the desk says 12 left.
+	l.observe(Rate{Total: 100, Remaining: 12, UsedCurrentRequest: 1})
+	mustAcquireNow(t, l, false)
+	mustAcquireNow(t, l, false)
+	bg := acquireAsync(t.Context(), l, false)
+	eventually(t, "background to hold back", func() bool { return l.waiting() == 1 })
+	for range 10 { // the rest is the reserve
+		mustAcquireNow(t, l, true)
+	}
+	in := acquireAsync(t.Context(), l, true)
+	eventually(t, "interactive to wait", func() bool { return l.waiting() == 2 })
+	clock.Advance(time.Minute) // the desk's window has rolled
+	if err := <-in; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-bg; err != nil {
+		t.Fatal(err)
+	}
+	// A response without rate headers changes nothing.
+	l.observe(Rate{Total: -1, Remaining: -1, UsedCurrentRequest: -1})
+	mustAcquireNow(t, l, false)
+}
+
+func TestLimiterPauseAfter429(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := newLimiter(clock, 60, 10, time.Minute)
+	l.observe(Rate{Remaining: 0})
+	l.pause(5 * time.Second)
+	in := acquireAsync(t.Context(), l, true)
+	eventually(t, "interactive to wait", func() bool { return l.waiting() == 1 })
+	clock.Advance(4 * time.Second)
+	select {
+	case <-in:
+		t.Fatal("went before Retry-After")
+	default:
+	}
+	clock.Advance(time.Second)
+	if err := <-in; err != nil { // Retry-After, not Remaining: 0, ends the wait
+		t.Fatal(err)
+	}
+}
+
+// Through the client: background saturating its share does not delay an
+// interactive request.
+func TestClientInteractiveGoesWhileBackgroundWaits(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	c, mux, _ := setup(t, WithClock(clock), WithRatePerMinute(5), WithReserve(1))
+	var calls atomic.Int32
+	mux.HandleFunc("GET /tickets/1", func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		writeJSON(w, 200, `{"ticket":{"id":1}}`)
+	})
+	for range 4 {
+		if _, _, err := c.Tickets.Get(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	bg := make(chan error, 1)
+	go func() { _, _, err := c.Tickets.Get(ctx, 1); bg <- err }()
+	eventually(t, "background to wait", func() bool { return c.limiter.waiting() == 1 })
+	ic := c.Interactive()
+	ictx, icancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer icancel()
+	if _, _, err := ic.Tickets.Get(ictx, 1); err != nil {
+		t.Fatalf("interactive request: %v", err)
+	}
+	if calls.Load() != 5 {
+		t.Errorf("calls = %d", calls.Load())
+	}
+	cancel()
+	if err := <-bg; !errors.Is(err, context.Canceled) {
+		t.Errorf("background: %v", err)
+	}
+	if calls.Load() != 5 {
+		t.Errorf("background request was sent over budget")
+	}
+}
