@@ -32,14 +32,16 @@ func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time)
 	nowFn := func() time.Time { return now }
 	var out []Decision
 	rec := &ticketRecord{}
+	cache := &termCache{terms: s.terms.terms, state: make([]uint8, len(s.terms.terms))}
 	for _, t := range tickets {
 		if t == nil {
 			continue
 		}
 		rec.reset(t)
+		cache.reset(rec)
 		var env any // built on the first rule whose query holds
 		for _, r := range rules {
-			if !r.local.Eval(rec) {
+			if !cache.eval(&r.plan) {
 				continue
 			}
 			if env == nil {

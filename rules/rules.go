@@ -27,6 +27,7 @@ type Set struct {
 	channels map[string]string
 	rules    []*Rule
 	byName   map[string]*Rule
+	terms    termTable // distinct query terms of all rules
 	vms      sync.Pool // *vm.VM
 }
 
@@ -49,6 +50,7 @@ type Rule struct {
 
 	query   filter.Expr // parsed; status:open still a word
 	local   filter.Expr // for local evaluation: status:open rewritten
+	plan    qnode       // local over the set's term table
 	cond    *compiled   // nil when there is no if:
 	actions []actionSpec
 }

@@ -78,6 +78,7 @@ func (t *template) render(m *vm.VM, env any) (string, error) {
 		return t.parts[0].lit, nil
 	}
 	var b strings.Builder
+	b.Grow(len(t.src) + 32)
 	for _, p := range t.parts {
 		if p.expr == nil {
 			b.WriteString(p.lit)
@@ -129,11 +130,9 @@ func formatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0m"
 	}
-	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
-	s = strings.TrimSuffix(s, "h0m")
-	if strings.HasSuffix(d.String(), "h0m0s") {
-		s += "h"
+	s := d.String() // e.g. 2h5m0s, 45m0s, 3h0m0s
+	if t, ok := strings.CutSuffix(s, "h0m0s"); ok {
+		return t + "h"
 	}
-	return s
+	return strings.TrimSuffix(s, "0s")
 }
