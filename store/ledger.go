@@ -1,0 +1,449 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+)
+
+var _ rules.Ledger = (*Store)(nil)
+
+// ErrUnknownFiring is returned (wrapped) by ActionDone, Finish and Release
+// for a firing id the ledger never issued.
+var ErrUnknownFiring = errors.New("unknown firing")
+
+// State is the state of a firing.
+type State string
+
+// The states of a firing.
+const (
+	// StatePending: claimed, actions possibly under way; it can be taken
+	// over once its lease runs out.
+	StatePending State = "pending"
+	// StateDone: every action performed (Finish was called).
+	StateDone State = "done"
+)
+
+// FiringInfo is what the ledger knows about one (rule, ticket), for
+// explanations such as `/ticket why` and `deskbot rules why`.
+type FiringInfo struct {
+	Key            rules.FiringKey
+	Episode        int64 // 1 for the first episode
+	Open           bool  // the episode is open: the ticket matched at the last complete poll
+	EpisodeStarted time.Time
+	EpisodeEnded   time.Time // zero while open
+
+	// The current firing: the latest one claimed in the episode.
+	FiringID   int64
+	Seq        int64
+	State      State
+	ClaimedAt  time.Time // when the current holder claimed it
+	LeaseUntil time.Time // zero once released or done
+	FiredAt    time.Time // zero while pending
+	Attempts   int       // 1, plus one per take-over of a stale claim
+	Done       []int     // indexes of the actions recorded as done
+
+	// LastFiredAt is when any firing of this rule on this ticket last
+	// finished, whatever the episode; zero if none did.
+	LastFiredAt time.Time
+}
+
+// NextEligible says when, under once, a Claim at or after the returned time
+// could win while the episode stays open (OnceEvery), and false when it never
+// can until the episode ends (OnceEpisode) or at all (OnceTicket). A pending
+// firing is eligible when its lease runs out.
+func (fi FiringInfo) NextEligible(once rules.Once) (time.Time, bool) {
+	switch {
+	case fi.State == StatePending:
+		return fi.LeaseUntil, true
+	case once.Mode == rules.OnceTicket:
+		return time.Time{}, false
+	case !fi.Open:
+		return time.Time{}, true
+	case once.Mode == rules.OnceEvery:
+		return fi.FiredAt.Add(once.Period), true
+	}
+	return time.Time{}, false
+}
+
+type currentFiring struct {
+	id         int64
+	episode    int64
+	seq        int64
+	state      State
+	leaseUntil sql.NullTime
+	firedAt    sql.NullTime
+}
+
+// Claim reserves the right to fire key at now under once; see rules.Ledger.
+//
+// In one transaction (the (rule, ticket) row locked FOR UPDATE on
+// PostgreSQL, the database write-locked by BEGIN IMMEDIATE on SQLite):
+//   - no episode yet, or the episode is closed: open episode n+1 with a
+//     pending firing seq 1 (Won). Under OnceTicket a ticket that ever had a
+//     firing of the rule never opens another one: a done firing blocks
+//     forever, and a firing left pending (by a crash) is taken over when its
+//     lease has run out, whatever became of its episode, so that a
+//     half-performed firing is completed rather than repeated or lost;
+//   - open episode, firing pending: taken over if its lease has run out
+//     (Won, Resumed, Done), otherwise not Won;
+//   - open episode, firing done: OnceEvery starts firing seq+1 once
+//     now >= fired_at + Period; otherwise not Won.
+//
+// A Firing that is not Won still carries the current episode, seq and
+// firing id, for logs.
+func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration) (rules.Firing, error) {
+	op := fmt.Sprintf("claim rule %q ticket %d", key.Rule, key.TicketID)
+	switch {
+	case key.Rule == "":
+		return rules.Firing{}, s.wrap(op, errors.New("empty rule name"))
+	case lease <= 0:
+		return rules.Firing{}, s.wrap(op, fmt.Errorf("lease %v: want a positive duration", lease))
+	case once.Mode == rules.OnceEvery && once.Period <= 0:
+		return rules.Firing{}, s.wrap(op, fmt.Errorf("once every %v: want a positive period", once.Period))
+	case once.Mode != rules.OnceEpisode && once.Mode != rules.OnceTicket && once.Mode != rules.OnceEvery:
+		return rules.Firing{}, s.wrap(op, fmt.Errorf("unknown once mode %d", once.Mode))
+	}
+	now = dbTime(now)
+	var f rules.Firing
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		f = rules.Firing{Key: key}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_episodes (rule, ticket_id, episode, is_open)
+			VALUES ($1, $2, 0, FALSE) ON CONFLICT (rule, ticket_id) DO NOTHING`, key.Rule, key.TicketID); err != nil {
+			return fmt.Errorf("insert episode row: %w", err)
+		}
+		var (
+			episode  int64
+			open     bool
+			firingID sql.NullInt64
+		)
+		q := `SELECT episode, is_open, firing_id FROM ledger_episodes WHERE rule = $1 AND ticket_id = $2`
+		if s.engine == Postgres {
+			q += ` FOR UPDATE`
+		}
+		if err := tx.QueryRowContext(ctx, q, key.Rule, key.TicketID).Scan(&episode, &open, &firingID); err != nil {
+			return fmt.Errorf("read episode: %w", err)
+		}
+		f.Episode = episode
+		var cur *currentFiring
+		if firingID.Valid {
+			c := currentFiring{id: firingID.Int64}
+			var state string
+			if err := tx.QueryRowContext(ctx, `SELECT episode, seq, state, lease_until, fired_at FROM ledger_firings WHERE id = $1`,
+				c.id).Scan(&c.episode, &c.seq, &state, &c.leaseUntil, &c.firedAt); err != nil {
+				return fmt.Errorf("read firing %d: %w", c.id, err)
+			}
+			c.state = State(state)
+			cur = &c
+			f.ID, f.Seq = c.id, c.seq
+		}
+		expired := func() bool { return !cur.leaseUntil.Valid || !now.Before(cur.leaseUntil.Time) }
+
+		switch {
+		case once.Mode == rules.OnceTicket && cur != nil:
+			if cur.state == StateDone || !expired() {
+				return nil
+			}
+			return s.takeOver(ctx, tx, &f, cur, !open, now, lease)
+		case !open:
+			return s.startFiring(ctx, tx, &f, episode+1, 1, now, lease)
+		case cur == nil:
+			// An open episode always has a firing; repair rather than fail.
+			return s.startFiring(ctx, tx, &f, episode, 1, now, lease)
+		case cur.state == StatePending:
+			if !expired() {
+				return nil
+			}
+			return s.takeOver(ctx, tx, &f, cur, false, now, lease)
+		case once.Mode == rules.OnceEvery && cur.firedAt.Valid && !now.Before(cur.firedAt.Time.Add(once.Period)):
+			return s.startFiring(ctx, tx, &f, episode, cur.seq+1, now, lease)
+		}
+		return nil
+	})
+	if err != nil {
+		return rules.Firing{}, s.wrap(op, err)
+	}
+	return f, nil
+}
+
+// startFiring inserts a pending firing (episode, seq) and makes it current;
+// a new episode number opens the episode.
+func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, episode, seq int64, now time.Time, lease time.Duration) error {
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO ledger_firings
+		(rule, ticket_id, episode, seq, state, claimed_at, lease_until, attempts)
+		VALUES ($1, $2, $3, $4, 'pending', $5, $6, 1) RETURNING id`,
+		f.Key.Rule, f.Key.TicketID, episode, seq, now, dbTime(now.Add(lease))).Scan(&id); err != nil {
+		return fmt.Errorf("insert firing: %w", err)
+	}
+	var err error
+	if episode != f.Episode {
+		_, err = tx.ExecContext(ctx, `UPDATE ledger_episodes
+			SET episode = $3, is_open = TRUE, firing_id = $4, started_at = $5, ended_at = NULL
+			WHERE rule = $1 AND ticket_id = $2`, f.Key.Rule, f.Key.TicketID, episode, id, now)
+	} else {
+		_, err = tx.ExecContext(ctx, `UPDATE ledger_episodes SET firing_id = $3
+			WHERE rule = $1 AND ticket_id = $2`, f.Key.Rule, f.Key.TicketID, id)
+	}
+	if err != nil {
+		return fmt.Errorf("update episode: %w", err)
+	}
+	f.ID, f.Episode, f.Seq, f.Won = id, episode, seq, true
+	return nil
+}
+
+// takeOver renews the lease of a stale pending firing for a new holder and
+// reports the actions already done. reopen reopens its closed episode.
+func (s *Store) takeOver(ctx context.Context, tx *sql.Tx, f *rules.Firing, cur *currentFiring, reopen bool, now time.Time, lease time.Duration) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE ledger_firings
+		SET claimed_at = $2, lease_until = $3, attempts = attempts + 1 WHERE id = $1`,
+		cur.id, now, dbTime(now.Add(lease))); err != nil {
+		return fmt.Errorf("take over firing %d: %w", cur.id, err)
+	}
+	if reopen {
+		if _, err := tx.ExecContext(ctx, `UPDATE ledger_episodes SET is_open = TRUE, ended_at = NULL
+			WHERE rule = $1 AND ticket_id = $2`, f.Key.Rule, f.Key.TicketID); err != nil {
+			return fmt.Errorf("reopen episode: %w", err)
+		}
+	}
+	done, err := doneActions(ctx, tx, cur.id)
+	if err != nil {
+		return err
+	}
+	f.ID, f.Episode, f.Seq, f.Won, f.Resumed, f.Done = cur.id, cur.episode, cur.seq, true, true, done
+	return nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func doneActions(ctx context.Context, q querier, firingID int64) ([]int, error) {
+	rows, err := q.QueryContext(ctx, `SELECT action FROM ledger_actions WHERE firing_id = $1 ORDER BY action`, firingID)
+	if err != nil {
+		return nil, fmt.Errorf("read done actions of firing %d: %w", firingID, err)
+	}
+	defer rows.Close()
+	var done []int
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
+			return nil, fmt.Errorf("read done actions of firing %d: %w", firingID, err)
+		}
+		done = append(done, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read done actions of firing %d: %w", firingID, err)
+	}
+	return done, nil
+}
+
+// firingExists tells a firing that is already in the wanted state from one
+// that does not exist.
+func firingExists(ctx context.Context, q querier, id int64) (bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT 1 FROM ledger_firings WHERE id = $1`, id)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	ok := rows.Next()
+	return ok, rows.Err()
+}
+
+// ActionDone records that action i of the firing reached its target. It is
+// idempotent, and durable when it returns.
+func (s *Store) ActionDone(ctx context.Context, firingID int64, i int) error {
+	op := fmt.Sprintf("record action %d of firing %d done", i, firingID)
+	if i < 0 {
+		return s.wrap(op, errors.New("negative action index"))
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO ledger_actions (firing_id, action, done_at)
+			SELECT id, $2, $3 FROM ledger_firings WHERE id = $1
+			ON CONFLICT (firing_id, action) DO NOTHING`, firingID, i, dbTime(s.now()))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		return s.mustExist(ctx, tx, firingID)
+	})
+	return s.wrap(op, err)
+}
+
+func (s *Store) mustExist(ctx context.Context, tx *sql.Tx, firingID int64) error {
+	ok, err := firingExists(ctx, tx, firingID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrUnknownFiring
+	}
+	return nil
+}
+
+// Finish marks the firing done at now; now becomes the (rule, ticket)'s last
+// firing time, from which OnceEvery counts its period. Finishing a done
+// firing again changes nothing.
+func (s *Store) Finish(ctx context.Context, firingID int64, now time.Time) error {
+	now = dbTime(now)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET state = 'done', fired_at = $2, lease_until = NULL
+			WHERE id = $1 AND state = 'pending'`, firingID, now)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return s.mustExist(ctx, tx, firingID)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE ledger_episodes SET last_fired_at = $2
+			WHERE (rule, ticket_id) = (SELECT rule, ticket_id FROM ledger_firings WHERE id = $1)
+			AND (last_fired_at IS NULL OR last_fired_at < $2)`, firingID, now)
+		return err
+	})
+	return s.wrap(fmt.Sprintf("finish firing %d", firingID), err)
+}
+
+// Release gives up a pending claim: its lease ends now, so the next Claim
+// takes it over (Resumed, with its Done list) instead of waiting. Releasing
+// a done firing changes nothing.
+func (s *Store) Release(ctx context.Context, firingID int64) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET lease_until = NULL
+			WHERE id = $1 AND state = 'pending'`, firingID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		return s.mustExist(ctx, tx, firingID)
+	})
+	return s.wrap(fmt.Sprintf("release firing %d", firingID), err)
+}
+
+// endBatch bounds the number of parameters of one UPDATE in EndEpisodes.
+const endBatch = 500
+
+// EndEpisodes closes the open episodes of rule whose ticket is not in
+// matching and returns how many it closed. Call it only after a complete
+// poll of the rule's query. It reads the rule's open episodes (not the
+// matching ids) into the statement, closing the difference in batches, so
+// its cost grows with the episodes it closes, not with len(matching).
+func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error) {
+	op := fmt.Sprintf("end episodes of rule %q", rule)
+	now = dbTime(now)
+	keep := make(map[int64]struct{}, len(matching))
+	for _, id := range matching {
+		keep[id] = struct{}{}
+	}
+	closed := 0
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		closed = 0
+		rows, err := tx.QueryContext(ctx, `SELECT ticket_id FROM ledger_episodes WHERE rule = $1 AND is_open`, rule)
+		if err != nil {
+			return fmt.Errorf("read open episodes: %w", err)
+		}
+		var end []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("read open episodes: %w", err)
+			}
+			if _, ok := keep[id]; !ok {
+				end = append(end, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read open episodes: %w", err)
+		}
+		for len(end) > 0 {
+			batch := end[:min(len(end), endBatch)]
+			end = end[len(batch):]
+			args := make([]any, 0, len(batch)+2)
+			args = append(args, rule, now)
+			var in strings.Builder
+			for i, id := range batch {
+				if i > 0 {
+					in.WriteByte(',')
+				}
+				fmt.Fprintf(&in, "$%d", i+3)
+				args = append(args, id)
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE ledger_episodes SET is_open = FALSE, ended_at = $2
+				WHERE rule = $1 AND is_open AND ticket_id IN (`+in.String()+`)`, args...)
+			if err != nil {
+				return fmt.Errorf("close episodes: %w", err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return fmt.Errorf("close episodes: %w", err)
+			}
+			closed += int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.wrap(op, err)
+	}
+	return closed, nil
+}
+
+// FiringState reports the ledger's record of key; false when the rule never
+// claimed the ticket.
+func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInfo, bool, error) {
+	fi := FiringInfo{Key: key}
+	found := false
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var (
+			started, ended, lastFired, claimed, leaseUntil, firedAt sql.NullTime
+			firingID, seq, attempts                                 sql.NullInt64
+			state                                                   sql.NullString
+		)
+		err := tx.QueryRowContext(ctx, `SELECT e.episode, e.is_open, e.started_at, e.ended_at, e.last_fired_at,
+				f.id, f.seq, f.state, f.claimed_at, f.lease_until, f.fired_at, f.attempts
+			FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
+			WHERE e.rule = $1 AND e.ticket_id = $2`, key.Rule, key.TicketID).Scan(
+			&fi.Episode, &fi.Open, &started, &ended, &lastFired,
+			&firingID, &seq, &state, &claimed, &leaseUntil, &firedAt, &attempts)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Episode == 0 && !firingID.Valid {
+			return nil
+		}
+		found = true
+		fi.EpisodeStarted, fi.EpisodeEnded, fi.LastFiredAt = utc(started), utc(ended), utc(lastFired)
+		fi.FiringID, fi.Seq, fi.Attempts = firingID.Int64, seq.Int64, int(attempts.Int64)
+		fi.State = State(state.String)
+		fi.ClaimedAt, fi.LeaseUntil, fi.FiredAt = utc(claimed), utc(leaseUntil), utc(firedAt)
+		if firingID.Valid {
+			fi.Done, err = doneActions(ctx, tx, firingID.Int64)
+		}
+		return err
+	})
+	if err != nil {
+		return FiringInfo{}, false, s.wrap(fmt.Sprintf("read firing state of rule %q ticket %d", key.Rule, key.TicketID), err)
+	}
+	return fi, found, nil
+}
+
+func utc(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}

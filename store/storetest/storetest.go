@@ -1,0 +1,751 @@
+// Package storetest is the conformance suite every engine of package store
+// must pass: one set of behaviours, checked the same way on SQLite and
+// PostgreSQL.
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/store"
+)
+
+// Open opens a Store on the database of test t. The first call for a t
+// creates a fresh, empty database; every later call with the same t opens
+// another Store (its own connection pool, as another replica would have) on
+// that same database, also after earlier Stores were closed. Stores are
+// closed, and the database removed, when t ends.
+type Open func(t *testing.T) *store.Store
+
+// PerTest builds an Open from create, which makes a fresh database for t
+// (registering its removal with t.Cleanup) and returns the DSN and options
+// to open it with.
+func PerTest(create func(t *testing.T) (dsn string, opts []store.Option)) Open {
+	type db struct {
+		dsn  string
+		opts []store.Option
+	}
+	var (
+		mu  sync.Mutex
+		dbs = map[*testing.T]db{}
+	)
+	return func(t *testing.T) *store.Store {
+		t.Helper()
+		mu.Lock()
+		d, ok := dbs[t]
+		mu.Unlock()
+		if !ok {
+			dsn, opts := create(t)
+			d = db{dsn, opts}
+			mu.Lock()
+			dbs[t] = d
+			mu.Unlock()
+			t.Cleanup(func() {
+				mu.Lock()
+				delete(dbs, t)
+				mu.Unlock()
+			})
+		}
+		s, err := store.Open(t.Context(), d.dsn, d.opts...)
+		if err != nil {
+			t.Fatalf("open store: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+}
+
+// t0 is the suite's clock origin; every time is derived from it, so the
+// suite never depends on the wall clock.
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+const lease = 2 * time.Minute
+
+var (
+	episode = rules.Once{Mode: rules.OnceEpisode}
+	ticket  = rules.Once{Mode: rules.OnceTicket}
+)
+
+func every(d time.Duration) rules.Once { return rules.Once{Mode: rules.OnceEvery, Period: d} }
+
+// Run runs the conformance suite against the engine behind open.
+func Run(t *testing.T, open Open) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, open Open)
+	}{
+		{"FirstClaimOpensEpisode", testFirstClaim},
+		{"PendingLeaseValidNotWon", testPendingLeaseValid},
+		{"PendingLeaseExpiredResumed", testPendingLeaseExpired},
+		{"ReleaseResumesAtOnce", testRelease},
+		{"DoneEpisodeNotWonAgain", testDoneEpisode},
+		{"EndEpisodesRearms", testEndEpisodes},
+		{"EndEpisodesTenThousandMatching", testEndEpisodesLarge},
+		{"OnceTicketNeverRefires", testOnceTicket},
+		{"OnceTicketResumesCrashedFiring", testOnceTicketCrashed},
+		{"OnceEveryPeriods", testOnceEvery},
+		{"ActionDoneFinishReleaseEdges", testFiringEdges},
+		{"ClaimRejectsBadInput", testClaimValidation},
+		{"FiringStateUnknown", testFiringStateUnknown},
+		{"Cursors", testCursors},
+		{"EnvelopeTTL", testEnvelopes},
+		{"Acks", testAcks},
+		{"PingAndSchema", testPing},
+		{"ReopenDurability", testReopen},
+		{"ConcurrentClaimersOneWinner", testConcurrentClaims},
+		{"ConcurrentTakeoverOneWinner", testConcurrentTakeover},
+		{"ConcurrentEnvelopesAndAcks", testConcurrentEnvelopes},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open)
+		})
+	}
+}
+
+func claim(t *testing.T, s *store.Store, key rules.FiringKey, once rules.Once, now time.Time) rules.Firing {
+	t.Helper()
+	f, err := s.Claim(t.Context(), key, once, now, lease)
+	if err != nil {
+		t.Fatalf("Claim(%v, at +%v): %v", key, now.Sub(t0), err)
+	}
+	return f
+}
+
+func mustWin(t *testing.T, f rules.Firing, episode, seq int64, resumed bool, done []int) {
+	t.Helper()
+	if !f.Won || f.Episode != episode || f.Seq != seq || f.Resumed != resumed || !slices.Equal(f.Done, done) || f.ID == 0 {
+		t.Fatalf("claim = %+v; want Won episode %d seq %d Resumed %v Done %v with an id", f, episode, seq, resumed, done)
+	}
+}
+
+func mustLose(t *testing.T, f rules.Firing) {
+	t.Helper()
+	if f.Won || f.Resumed {
+		t.Fatalf("claim = %+v; want not Won", f)
+	}
+}
+
+func state(t *testing.T, s *store.Store, key rules.FiringKey) store.FiringInfo {
+	t.Helper()
+	fi, ok, err := s.FiringState(t.Context(), key)
+	if err != nil || !ok {
+		t.Fatalf("FiringState(%v) = %v, %v; want a record", key, ok, err)
+	}
+	return fi
+}
+
+func do(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testFirstClaim(t *testing.T, open Open) {
+	s := open(t)
+	key := rules.FiringKey{Rule: "page-urgent", TicketID: 42}
+	f := claim(t, s, key, episode, t0)
+	mustWin(t, f, 1, 1, false, nil)
+	if f.Key != key {
+		t.Errorf("Key = %v; want %v", f.Key, key)
+	}
+	fi := state(t, s, key)
+	want := store.FiringInfo{Key: key, Episode: 1, Open: true, EpisodeStarted: t0, FiringID: f.ID, Seq: 1,
+		State: store.StatePending, ClaimedAt: t0, LeaseUntil: t0.Add(lease), Attempts: 1}
+	if fmt.Sprint(fi) != fmt.Sprint(want) {
+		t.Errorf("FiringState =\n%+v\nwant\n%+v", fi, want)
+	}
+	// Another rule on the same ticket, and the same rule on another
+	// ticket, are separate keys with their own firing ids.
+	g := claim(t, s, rules.FiringKey{Rule: "other", TicketID: 42}, episode, t0)
+	h := claim(t, s, rules.FiringKey{Rule: "page-urgent", TicketID: 43}, episode, t0)
+	mustWin(t, g, 1, 1, false, nil)
+	mustWin(t, h, 1, 1, false, nil)
+	if g.ID == f.ID || h.ID == f.ID || g.ID == h.ID {
+		t.Errorf("firing ids %d %d %d are not unique", f.ID, g.ID, h.ID)
+	}
+}
+
+func testPendingLeaseValid(t *testing.T, open Open) {
+	s, other := open(t), open(t)
+	key := rules.FiringKey{Rule: "r", TicketID: 1}
+	f := claim(t, s, key, episode, t0)
+	for _, st := range []*store.Store{s, other} {
+		for _, at := range []time.Time{t0, t0.Add(lease - time.Microsecond)} {
+			g := claim(t, st, key, episode, at)
+			mustLose(t, g)
+			if g.ID != f.ID || g.Episode != 1 || g.Seq != 1 {
+				t.Errorf("losing claim = %+v; want it to name firing %d episode 1 seq 1", g, f.ID)
+			}
+		}
+	}
+	// The mode does not matter while the firing is pending.
+	mustLose(t, claim(t, other, key, every(time.Second), t0.Add(time.Minute)))
+}
+
+func testPendingLeaseExpired(t *testing.T, open Open) {
+	s, other := open(t), open(t)
+	key := rules.FiringKey{Rule: "r", TicketID: 7}
+	f := claim(t, s, key, episode, t0)
+	do(t, s.ActionDone(t.Context(), f.ID, 2))
+	do(t, s.ActionDone(t.Context(), f.ID, 0))
+	at := t0.Add(lease)
+	g := claim(t, other, key, episode, at)
+	mustWin(t, g, 1, 1, true, []int{0, 2})
+	if g.ID != f.ID {
+		t.Errorf("resumed firing id %d; want the pending one %d", g.ID, f.ID)
+	}
+	fi := state(t, s, key)
+	if fi.Attempts != 2 || !fi.ClaimedAt.Equal(at) || !fi.LeaseUntil.Equal(at.Add(lease)) || fi.State != store.StatePending {
+		t.Errorf("after take-over FiringState = %+v; want attempts 2, claimed at %v, lease until %v", fi, at, at.Add(lease))
+	}
+	// The take-over renewed the lease: the first holder cannot take it back.
+	mustLose(t, claim(t, s, key, episode, at.Add(lease-time.Second)))
+	do(t, other.ActionDone(t.Context(), g.ID, 1))
+	do(t, other.Finish(t.Context(), g.ID, at.Add(time.Second)))
+	fi = state(t, s, key)
+	if fi.State != store.StateDone || !slices.Equal(fi.Done, []int{0, 1, 2}) || !fi.FiredAt.Equal(at.Add(time.Second)) || !fi.LastFiredAt.Equal(at.Add(time.Second)) {
+		t.Errorf("after Finish FiringState = %+v; want done, Done [0 1 2], fired at +%v", fi, at.Add(time.Second).Sub(t0))
+	}
+	mustLose(t, claim(t, s, key, episode, at.Add(time.Hour)))
+}
+
+func testRelease(t *testing.T, open Open) {
+	s := open(t)
+	key := rules.FiringKey{Rule: "r", TicketID: 8}
+	f := claim(t, s, key, episode, t0)
+	do(t, s.ActionDone(t.Context(), f.ID, 1))
+	do(t, s.Release(t.Context(), f.ID))
+	if fi := state(t, s, key); !fi.LeaseUntil.IsZero() || fi.State != store.StatePending {
+		t.Errorf("after Release FiringState = %+v; want pending with no lease", fi)
+	}
+	g := claim(t, s, key, episode, t0.Add(time.Second))
+	mustWin(t, g, 1, 1, true, []int{1})
+	if g.ID != f.ID {
+		t.Errorf("resumed id %d; want %d", g.ID, f.ID)
+	}
+	mustLose(t, claim(t, s, key, episode, t0.Add(2*time.Second)))
+}
+
+func testDoneEpisode(t *testing.T, open Open) {
+	s := open(t)
+	key := rules.FiringKey{Rule: "r", TicketID: 9}
+	f := claim(t, s, key, episode, t0)
+	do(t, s.Finish(t.Context(), f.ID, t0.Add(time.Second)))
+	for _, at := range []time.Time{t0.Add(time.Second), t0.Add(lease), t0.Add(1000 * time.Hour)} {
+		g := claim(t, s, key, episode, at)
+		mustLose(t, g)
+		if g.ID != f.ID || g.Episode != 1 {
+			t.Errorf("losing claim %+v; want firing %d of episode 1", g, f.ID)
+		}
+	}
+}
+
+func testEndEpisodes(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	k := func(id int64) rules.FiringKey { return rules.FiringKey{Rule: "r", TicketID: id} }
+	for id := int64(1); id <= 4; id++ {
+		f := claim(t, s, k(id), episode, t0)
+		if id != 4 { // ticket 4 stays pending
+			do(t, s.Finish(ctx, f.ID, t0))
+		}
+	}
+	otherRule := claim(t, s, rules.FiringKey{Rule: "other", TicketID: 1}, episode, t0)
+	do(t, s.Finish(ctx, otherRule.ID, t0))
+
+	n, err := s.EndEpisodes(ctx, "r", []int64{2, 99}, t0.Add(time.Minute))
+	if err != nil || n != 3 {
+		t.Fatalf("EndEpisodes = %d, %v; want 3 closed (tickets 1, 3, 4)", n, err)
+	}
+	fi := state(t, s, k(1))
+	if fi.Open || !fi.EpisodeEnded.Equal(t0.Add(time.Minute)) || fi.Episode != 1 {
+		t.Errorf("ticket 1 after EndEpisodes: %+v; want episode 1 closed at +1m", fi)
+	}
+	if fi := state(t, s, k(2)); !fi.Open {
+		t.Errorf("ticket 2 still matches but its episode closed: %+v", fi)
+	}
+	if n, err := s.EndEpisodes(ctx, "r", []int64{2}, t0.Add(2*time.Minute)); err != nil || n != 0 {
+		t.Errorf("second EndEpisodes = %d, %v; want 0 (already closed)", n, err)
+	}
+	// The episode re-arms: the ticket matching again fires again.
+	mustWin(t, claim(t, s, k(1), episode, t0.Add(3*time.Minute)), 2, 1, false, nil)
+	mustLose(t, claim(t, s, k(2), episode, t0.Add(3*time.Minute)))
+	// A pending firing in a closed episode is superseded by the new episode
+	// under OnceEpisode.
+	mustWin(t, claim(t, s, k(4), episode, t0.Add(3*time.Minute)), 2, 1, false, nil)
+	// Other rules are untouched.
+	mustLose(t, claim(t, s, rules.FiringKey{Rule: "other", TicketID: 1}, episode, t0.Add(3*time.Minute)))
+	// An empty match closes every open episode of the rule.
+	if n, err := s.EndEpisodes(ctx, "r", nil, t0.Add(4*time.Minute)); err != nil || n != 3 {
+		t.Errorf("EndEpisodes(nil) = %d, %v; want 3 (tickets 1, 2, 4)", n, err)
+	}
+	if fi := state(t, s, rules.FiringKey{Rule: "other", TicketID: 1}); !fi.Open {
+		t.Errorf("EndEpisodes of rule r closed rule other's episode: %+v", fi)
+	}
+}
+
+func testEndEpisodesLarge(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	const openEpisodes = 1500
+	// Open episodes on tickets 1..1500; the poll matched 10,000 tickets:
+	// the even ones among them, and 9,250 others.
+	for id := int64(1); id <= openEpisodes; id++ {
+		mustWin(t, claim(t, s, rules.FiringKey{Rule: "big", TicketID: id}, episode, t0), 1, 1, false, nil)
+	}
+	matching := make([]int64, 0, 10000)
+	for id := int64(2); id <= openEpisodes; id += 2 {
+		matching = append(matching, id)
+	}
+	for id := int64(100000); len(matching) < 10000; id++ {
+		matching = append(matching, id)
+	}
+	n, err := s.EndEpisodes(ctx, "big", matching, t0.Add(time.Minute))
+	if err != nil || n != openEpisodes/2 {
+		t.Fatalf("EndEpisodes(10,000 ids) = %d, %v; want %d", n, err, openEpisodes/2)
+	}
+	for _, id := range []int64{1, 2, 777, 778, 1499, 1500} {
+		if fi := state(t, s, rules.FiringKey{Rule: "big", TicketID: id}); fi.Open != (id%2 == 0) {
+			t.Errorf("ticket %d open = %v; want %v", id, fi.Open, id%2 == 0)
+		}
+	}
+}
+
+func testOnceTicket(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	key := rules.FiringKey{Rule: "welcome", TicketID: 5}
+	f := claim(t, s, key, ticket, t0)
+	mustWin(t, f, 1, 1, false, nil)
+	do(t, s.Finish(ctx, f.ID, t0))
+	mustLose(t, claim(t, s, key, ticket, t0.Add(time.Hour)))
+	for i := range 3 {
+		at := t0.Add(time.Duration(i+2) * time.Hour)
+		if _, err := s.EndEpisodes(ctx, "welcome", nil, at); err != nil {
+			t.Fatal(err)
+		}
+		mustLose(t, claim(t, s, key, ticket, at.Add(time.Minute)))
+	}
+	if fi := state(t, s, key); fi.Episode != 1 || fi.State != store.StateDone {
+		t.Errorf("FiringState = %+v; want episode 1 done", fi)
+	}
+	// A ticket that never fired does fire once.
+	mustWin(t, claim(t, s, rules.FiringKey{Rule: "welcome", TicketID: 6}, ticket, t0), 1, 1, false, nil)
+}
+
+func testOnceTicketCrashed(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	key := rules.FiringKey{Rule: "welcome", TicketID: 5}
+	f := claim(t, s, key, ticket, t0)
+	do(t, s.ActionDone(ctx, f.ID, 0))
+	// The worker died; then the ticket stopped matching for a while.
+	if n, err := s.EndEpisodes(ctx, "welcome", nil, t0.Add(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("EndEpisodes = %d, %v; want 1", n, err)
+	}
+	// Back before the lease ran out: still the crashed worker's.
+	mustLose(t, claim(t, s, key, ticket, t0.Add(lease-time.Second)))
+	// After it: the same firing is completed, never a fresh one.
+	g := claim(t, s, key, ticket, t0.Add(lease))
+	mustWin(t, g, 1, 1, true, []int{0})
+	if g.ID != f.ID {
+		t.Errorf("resumed id %d; want %d", g.ID, f.ID)
+	}
+	if fi := state(t, s, key); !fi.Open {
+		t.Errorf("resumed firing's episode is closed: %+v", fi)
+	}
+	do(t, s.Finish(ctx, g.ID, t0.Add(lease)))
+	mustLose(t, claim(t, s, key, ticket, t0.Add(10*lease)))
+}
+
+func testOnceEvery(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	key := rules.FiringKey{Rule: "remind", TicketID: 3}
+	period := 10 * time.Minute
+	f := claim(t, s, key, every(period), t0)
+	mustWin(t, f, 1, 1, false, nil)
+	fired := t0.Add(time.Minute)
+	do(t, s.Finish(ctx, f.ID, fired))
+	for _, at := range []time.Time{fired, fired.Add(5 * time.Minute), fired.Add(period - time.Microsecond)} {
+		mustLose(t, claim(t, s, key, every(period), at))
+	}
+	g := claim(t, s, key, every(period), fired.Add(period))
+	mustWin(t, g, 1, 2, false, nil)
+	if g.ID == f.ID {
+		t.Errorf("second firing reuses id %d", f.ID)
+	}
+	// Pending seq 2 with a valid lease blocks, whatever the period.
+	mustLose(t, claim(t, s, key, every(time.Second), fired.Add(period+time.Minute)))
+	fired2 := fired.Add(period + time.Minute)
+	do(t, s.Finish(ctx, g.ID, fired2))
+	// The period counts from the last firing, and a longer period
+	// configured later applies at once.
+	mustLose(t, claim(t, s, key, every(time.Hour), fired2.Add(30*time.Minute)))
+	mustWin(t, claim(t, s, key, every(time.Hour), fired2.Add(time.Hour)), 1, 3, false, nil)
+	fi := state(t, s, key)
+	if fi.Seq != 3 || !fi.LastFiredAt.Equal(fired2) {
+		t.Errorf("FiringState = %+v; want seq 3, last fired at %v", fi, fired2)
+	}
+	if next, ok := fi.NextEligible(every(time.Hour)); !ok || !next.Equal(fi.LeaseUntil) {
+		t.Errorf("NextEligible of pending = %v, %v; want lease end %v", next, ok, fi.LeaseUntil)
+	}
+	// A new episode starts at seq 1 without waiting for the period.
+	if _, err := s.EndEpisodes(ctx, "remind", nil, fired2.Add(61*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	mustWin(t, claim(t, s, key, every(time.Hour), fired2.Add(62*time.Minute)), 2, 1, false, nil)
+}
+
+func testFiringEdges(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	key := rules.FiringKey{Rule: "r", TicketID: 11}
+	f := claim(t, s, key, episode, t0)
+	for range 3 {
+		do(t, s.ActionDone(ctx, f.ID, 3))
+	}
+	if err := s.ActionDone(ctx, f.ID, -1); err == nil {
+		t.Error("ActionDone(-1) succeeded; want an error")
+	}
+	for name, err := range map[string]error{
+		"ActionDone": s.ActionDone(ctx, f.ID+1000, 0),
+		"Finish":     s.Finish(ctx, f.ID+1000, t0),
+		"Release":    s.Release(ctx, f.ID+1000),
+	} {
+		if !errors.Is(err, store.ErrUnknownFiring) {
+			t.Errorf("%s(unknown firing) = %v; want ErrUnknownFiring", name, err)
+		}
+	}
+	do(t, s.Finish(ctx, f.ID, t0.Add(time.Second)))
+	do(t, s.Finish(ctx, f.ID, t0.Add(time.Hour))) // idempotent: keeps the first time
+	do(t, s.Release(ctx, f.ID))                   // a done firing stays done
+	fi := state(t, s, key)
+	if fi.State != store.StateDone || !fi.FiredAt.Equal(t0.Add(time.Second)) || !slices.Equal(fi.Done, []int{3}) {
+		t.Errorf("FiringState = %+v; want done at +1s with Done [3]", fi)
+	}
+	mustLose(t, claim(t, s, key, episode, t0.Add(time.Hour)))
+}
+
+func testClaimValidation(t *testing.T, open Open) {
+	s := open(t)
+	key := rules.FiringKey{Rule: "r", TicketID: 1}
+	for _, tc := range []struct {
+		name  string
+		key   rules.FiringKey
+		once  rules.Once
+		lease time.Duration
+	}{
+		{"empty rule", rules.FiringKey{TicketID: 1}, episode, lease},
+		{"zero lease", key, episode, 0},
+		{"zero period", key, every(0), lease},
+		{"unknown mode", key, rules.Once{Mode: 42}, lease},
+	} {
+		if f, err := s.Claim(t.Context(), tc.key, tc.once, t0, tc.lease); err == nil || f.Won {
+			t.Errorf("%s: Claim = %+v, %v; want an error", tc.name, f, err)
+		}
+	}
+	if _, ok, err := s.FiringState(t.Context(), key); ok || err != nil {
+		t.Errorf("a rejected claim left a record (%v, %v)", ok, err)
+	}
+}
+
+func testFiringStateUnknown(t *testing.T, open Open) {
+	s := open(t)
+	fi, ok, err := s.FiringState(t.Context(), rules.FiringKey{Rule: "nope", TicketID: 1})
+	if ok || err != nil || fi.Episode != 0 {
+		t.Errorf("FiringState(unknown) = %+v, %v, %v; want nothing", fi, ok, err)
+	}
+}
+
+func testCursors(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	if v, ok, err := s.Cursor(ctx, "tickets.updated_since"); ok || err != nil || v != "" {
+		t.Errorf("unset cursor = %q, %v, %v", v, ok, err)
+	}
+	do(t, s.SetCursor(ctx, "tickets.updated_since", "2026-03-02T09:00:00Z", t0))
+	do(t, s.SetCursor(ctx, "other", "x", t0))
+	do(t, s.SetCursor(ctx, "tickets.updated_since", "2026-03-02T09:05:00Z", t0.Add(5*time.Minute)))
+	if v, ok, err := s.Cursor(ctx, "tickets.updated_since"); !ok || err != nil || v != "2026-03-02T09:05:00Z" {
+		t.Errorf("cursor = %q, %v, %v; want the latest value", v, ok, err)
+	}
+	if v, _, _ := s.Cursor(ctx, "other"); v != "x" {
+		t.Errorf("cursor other = %q; want x", v)
+	}
+	if err := s.SetCursor(ctx, "", "x", t0); err == nil {
+		t.Error("SetCursor with an empty name succeeded")
+	}
+}
+
+func testEnvelopes(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	ttl := 10 * time.Minute
+	seen := func(id string, at time.Time) bool {
+		t.Helper()
+		dup, err := s.SeenEnvelope(ctx, id, at, ttl)
+		if err != nil {
+			t.Fatalf("SeenEnvelope(%q): %v", id, err)
+		}
+		return dup
+	}
+	for _, step := range []struct {
+		id   string
+		at   time.Duration
+		want bool
+	}{
+		{"env-1", 0, false},
+		{"env-1", time.Second, true},
+		{"env-2", time.Second, false},
+		{"env-1", ttl - time.Microsecond, true},
+		{"env-1", ttl, false}, // expired: a new delivery, recorded afresh
+		{"env-1", ttl + time.Minute, true},
+		{"env-1", 2*ttl - time.Microsecond, true},
+		{"env-2", 2 * ttl, false},
+		{"env-1", 2 * ttl, false},
+	} {
+		if got := seen(step.id, t0.Add(step.at)); got != step.want {
+			t.Errorf("SeenEnvelope(%s at +%v) = %v; want %v", step.id, step.at, got, step.want)
+		}
+	}
+	if _, err := s.SeenEnvelope(ctx, "", t0, ttl); err == nil {
+		t.Error("SeenEnvelope with an empty id succeeded")
+	}
+	if _, err := s.SeenEnvelope(ctx, "x", t0, 0); err == nil {
+		t.Error("SeenEnvelope with zero ttl succeeded")
+	}
+}
+
+func testAcks(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	if by, at, ok, err := s.Ack(ctx, "page-1"); ok || err != nil || by != "" || !at.IsZero() {
+		t.Errorf("unacked page: %q %v %v %v", by, at, ok, err)
+	}
+	first, err := s.SetAck(ctx, "page-1", "U123", t0)
+	if err != nil || !first {
+		t.Fatalf("SetAck = %v, %v; want first", first, err)
+	}
+	first, err = s.SetAck(ctx, "page-1", "U999", t0.Add(time.Minute))
+	if err != nil || first {
+		t.Errorf("second SetAck = %v, %v; want not first", first, err)
+	}
+	by, at, ok, err := s.Ack(ctx, "page-1")
+	if !ok || err != nil || by != "U123" || !at.Equal(t0) || at.Location() != time.UTC {
+		t.Errorf("Ack = %q %v %v %v; want U123 at %v UTC", by, at, ok, err, t0)
+	}
+	if _, err := s.SetAck(ctx, "", "U1", t0); err == nil {
+		t.Error("SetAck with an empty key succeeded")
+	}
+}
+
+func testPing(t *testing.T, open Open) {
+	s := open(t)
+	do(t, s.Ping(t.Context()))
+	v, err := s.SchemaVersion(t.Context())
+	if err != nil || v < 1 {
+		t.Errorf("SchemaVersion = %d, %v; want >= 1", v, err)
+	}
+	do(t, s.Close())
+	do(t, s.Close()) // twice is fine
+	if err := s.Ping(t.Context()); err == nil {
+		t.Error("Ping after Close succeeded")
+	}
+	// Opening an up-to-date database migrates nothing and works.
+	s2 := open(t)
+	if v2, err := s2.SchemaVersion(t.Context()); err != nil || v2 != v {
+		t.Errorf("SchemaVersion after reopen = %d, %v; want %d", v2, err, v)
+	}
+}
+
+func testReopen(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	key := rules.FiringKey{Rule: "r", TicketID: 21}
+	f := claim(t, s, key, episode, t0)
+	do(t, s.ActionDone(ctx, f.ID, 0))
+	done := claim(t, s, rules.FiringKey{Rule: "r", TicketID: 22}, episode, t0)
+	do(t, s.Finish(ctx, done.ID, t0))
+	do(t, s.SetCursor(ctx, "c", "v1", t0))
+	if _, err := s.SetAck(ctx, "p", "U1", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SeenEnvelope(ctx, "e", t0, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	do(t, s.Close()) // without finishing firing f
+
+	s = open(t)
+	mustLose(t, claim(t, s, key, episode, t0.Add(lease-time.Second)))
+	mustWin(t, claim(t, s, key, episode, t0.Add(lease)), 1, 1, true, []int{0})
+	mustLose(t, claim(t, s, rules.FiringKey{Rule: "r", TicketID: 22}, episode, t0.Add(time.Hour)))
+	if v, ok, _ := s.Cursor(ctx, "c"); !ok || v != "v1" {
+		t.Errorf("cursor after reopen = %q, %v", v, ok)
+	}
+	if by, _, ok, _ := s.Ack(ctx, "p"); !ok || by != "U1" {
+		t.Errorf("ack after reopen = %q, %v", by, ok)
+	}
+	if dup, err := s.SeenEnvelope(ctx, "e", t0.Add(time.Minute), time.Hour); err != nil || !dup {
+		t.Errorf("envelope after reopen: duplicate = %v, %v; want true", dup, err)
+	}
+}
+
+// replicas opens n Stores on t's database, each with its own pool.
+func replicas(t *testing.T, open Open, n int) []*store.Store {
+	ss := make([]*store.Store, n)
+	for i := range ss {
+		ss[i] = open(t)
+	}
+	return ss
+}
+
+// race runs fn(i) for every replica at once and waits for all.
+func race(n int, fn func(i int)) {
+	var start, wg sync.WaitGroup
+	start.Add(1)
+	for i := range n {
+		wg.Go(func() {
+			start.Wait()
+			fn(i)
+		})
+	}
+	start.Done()
+	wg.Wait()
+}
+
+func testConcurrentClaims(t *testing.T, open Open) {
+	ss := replicas(t, open, 8)
+	const keys = 50
+	for k := range keys {
+		key := rules.FiringKey{Rule: "race", TicketID: int64(k + 1)}
+		res := make([]rules.Firing, len(ss))
+		errs := make([]error, len(ss))
+		race(len(ss), func(i int) {
+			res[i], errs[i] = ss[i].Claim(t.Context(), key, episode, t0, lease)
+		})
+		won := 0
+		for i, f := range res {
+			if errs[i] != nil {
+				t.Fatalf("key %d replica %d: %v", k, i, errs[i])
+			}
+			if f.Won {
+				won++
+			}
+		}
+		if won != 1 {
+			t.Fatalf("key %v: %d replicas won; want exactly 1: %+v", key, won, res)
+		}
+		for _, f := range res {
+			if f.ID != res[0].ID || f.Episode != 1 || f.Seq != 1 {
+				t.Fatalf("key %v: replicas disagree on the firing: %+v", key, res)
+			}
+		}
+	}
+}
+
+func testConcurrentTakeover(t *testing.T, open Open) {
+	ss := replicas(t, open, 8)
+	for k := range 10 {
+		key := rules.FiringKey{Rule: "race", TicketID: int64(k + 1)}
+		f := claim(t, ss[0], key, every(time.Minute), t0)
+		do(t, ss[0].ActionDone(t.Context(), f.ID, 0))
+		res := make([]rules.Firing, len(ss))
+		errs := make([]error, len(ss))
+		race(len(ss), func(i int) {
+			res[i], errs[i] = ss[i].Claim(t.Context(), key, every(time.Minute), t0.Add(lease), lease)
+		})
+		won := 0
+		for i, g := range res {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if g.Won {
+				won++
+				mustWin(t, g, 1, 1, true, []int{0})
+			}
+		}
+		if won != 1 {
+			t.Fatalf("key %v: %d replicas took over; want 1", key, won)
+		}
+	}
+}
+
+func testConcurrentEnvelopes(t *testing.T, open Open) {
+	ss := replicas(t, open, 8)
+	for k := range 10 {
+		id := fmt.Sprintf("env-%d", k)
+		dups := make([]bool, len(ss))
+		firsts := make([]bool, len(ss))
+		errs := make([]error, 2*len(ss))
+		race(len(ss), func(i int) {
+			dups[i], errs[i] = ss[i].SeenEnvelope(t.Context(), id, t0, time.Minute)
+			firsts[i], errs[len(ss)+i] = ss[i].SetAck(t.Context(), id, fmt.Sprint("U", i), t0)
+		})
+		fresh, first := 0, 0
+		for i := range ss {
+			if errs[i] != nil || errs[len(ss)+i] != nil {
+				t.Fatal(errs[i], errs[len(ss)+i])
+			}
+			if !dups[i] {
+				fresh++
+			}
+			if firsts[i] {
+				first++
+			}
+		}
+		if fresh != 1 || first != 1 {
+			t.Fatalf("%s: %d replicas saw the envelope first and %d acked first; want 1 and 1", id, fresh, first)
+		}
+	}
+}
+
+// BenchClaim measures Claim on s and reports claims/s for the two cases a
+// poll cycle meets: a ticket that starts matching (a new episode and firing
+// are written: "fresh") and a ticket still matching whose episode already
+// fired (read and decide only: "repeat").
+func BenchClaim(b *testing.B, s *store.Store) {
+	ctx := b.Context()
+	b.Run("fresh", func(b *testing.B) {
+		rule := fmt.Sprintf("bench-fresh-%d", b.N)
+		b.ResetTimer()
+		start := time.Now()
+		for i := range b.N {
+			f, err := s.Claim(ctx, rules.FiringKey{Rule: rule, TicketID: int64(i)}, episode, t0, lease)
+			if err != nil || !f.Won {
+				b.Fatalf("claim = %+v, %v", f, err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "claims/s")
+	})
+	b.Run("repeat", func(b *testing.B) {
+		const tickets = 100
+		rule := fmt.Sprintf("bench-repeat-%d", b.N)
+		for i := range tickets {
+			f, err := s.Claim(ctx, rules.FiringKey{Rule: rule, TicketID: int64(i)}, episode, t0, lease)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Finish(ctx, f.ID, t0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ResetTimer()
+		start := time.Now()
+		for i := range b.N {
+			f, err := s.Claim(ctx, rules.FiringKey{Rule: rule, TicketID: int64(i % tickets)}, episode, t0.Add(time.Hour), lease)
+			if err != nil || f.Won {
+				b.Fatalf("claim = %+v, %v", f, err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "claims/s")
+	})
+}
