@@ -157,8 +157,3 @@ func clonePtr[T any](p *T) *T {
 	v := *p
 	return &v
 }
-
-func (r *ticketRecord) reset(t *sdclient.Ticket) {
-	r.t = t
-	r.tags = nil
-}
