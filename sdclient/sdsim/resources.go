@@ -28,6 +28,15 @@ type kind[T any, P interface {
 	readOnly       []string
 }
 
+// ro is the fields no body may set: id, created_at, updated_at and the
+// resource's own read-only fields.
+func (k kind[T, P]) ro() []string {
+	if k.readOnly == nil {
+		return baseReadOnly
+	}
+	return k.readOnly
+}
+
 func (k kind[T, P]) find(c *call) (P, *reply) {
 	id, ok := c.id(0)
 	if ok {
@@ -61,7 +70,7 @@ func (k kind[T, P]) view(c *call) reply {
 }
 
 func (k kind[T, P]) create(c *call) reply {
-	patched, errs := patch((*T)(k.template(c)), c.body, k.readOnly...)
+	patched, errs := patch((*T)(k.template(c)), c.body, k.ro()...)
 	if errs != nil {
 		return invalid(errs...)
 	}
@@ -87,7 +96,7 @@ func (k kind[T, P]) update(c *call) reply {
 	if rep != nil {
 		return *rep
 	}
-	patched, errs := patch((*T)(cur), c.body, k.readOnly...)
+	patched, errs := patch((*T)(cur), c.body, k.ro()...)
 	if errs != nil {
 		return invalid(errs...)
 	}
