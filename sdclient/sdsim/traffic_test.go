@@ -88,7 +88,10 @@ func TestFaults(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want the client's deadline", err)
 		}
-		waitFor(t, func() bool { l := d.Requests(); return len(l) == 1 && l[0].Fault == sdsim.FaultTimeout && l[0].Status == 0 })
+		waitFor(t, func() bool {
+			l := d.Requests()
+			return len(l) == 1 && l[0].Fault == sdsim.FaultTimeout && l[0].Status == 0
+		})
 	})
 	t.Run("timeout up to the hold", func(t *testing.T) {
 		d.InjectFault(sdsim.Fault{Kind: sdsim.FaultTimeout, Hold: 20 * time.Millisecond})
