@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -330,7 +331,7 @@ func (s *Server) waitFor(ctx context.Context, what string, check func() bool) er
 }
 
 // ErrClosed is returned by waits and sends on a closed Server.
-var ErrClosed = fmt.Errorf("slackfake: server closed")
+var ErrClosed = errors.New("slackfake: server closed")
 
 // nextTSLocked returns a message timestamp ("seconds.micros") strictly
 // greater than every earlier one, following the injected clock.
