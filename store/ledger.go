@@ -291,22 +291,37 @@ func (s *Store) mustExist(ctx context.Context, tx *sql.Tx, firingID int64) error
 // Finish marks the firing done at now; now becomes the (rule, ticket)'s last
 // firing time, from which OnceEvery counts its period. Finishing a done
 // firing again changes nothing.
+//
+// On PostgreSQL it locks the episode row before the firing row, the order
+// Claim uses, so that a Finish racing a take-over cannot deadlock.
 func (s *Store) Finish(ctx context.Context, firingID int64, now time.Time) error {
 	now = dbTime(now)
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var rule string
+		var ticketID int64
+		err := tx.QueryRowContext(ctx, `SELECT rule, ticket_id FROM ledger_firings WHERE id = $1`, firingID).Scan(&rule, &ticketID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrUnknownFiring
+		}
+		if err != nil {
+			return err
+		}
+		if s.engine == Postgres {
+			if _, err := tx.ExecContext(ctx, `SELECT 1 FROM ledger_episodes WHERE rule = $1 AND ticket_id = $2 FOR UPDATE`,
+				rule, ticketID); err != nil {
+				return err
+			}
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET state = 'done', fired_at = $2, lease_until = NULL
 			WHERE id = $1 AND state = 'pending'`, firingID, now)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
-		} else if n == 0 {
-			return s.mustExist(ctx, tx, firingID)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE ledger_episodes SET last_fired_at = $2
-			WHERE (rule, ticket_id) = (SELECT rule, ticket_id FROM ledger_firings WHERE id = $1)
-			AND (last_fired_at IS NULL OR last_fired_at < $2)`, firingID, now)
+		_, err = tx.ExecContext(ctx, `UPDATE ledger_episodes SET last_fired_at = $3
+			WHERE rule = $1 AND ticket_id = $2 AND (last_fired_at IS NULL OR last_fired_at < $3)`, rule, ticketID, now)
 		return err
 	})
 	return s.wrap(fmt.Sprintf("finish firing %d", firingID), err)

@@ -99,6 +99,7 @@ func Run(t *testing.T, open Open) {
 		{"ReopenDurability", testReopen},
 		{"ConcurrentClaimersOneWinner", testConcurrentClaims},
 		{"ConcurrentTakeoverOneWinner", testConcurrentTakeover},
+		{"ConcurrentFinishAndTakeover", testConcurrentFinishTakeover},
 		{"ConcurrentEnvelopesAndAcks", testConcurrentEnvelopes},
 	}
 	for _, tc := range tests {
@@ -675,6 +676,38 @@ func testConcurrentTakeover(t *testing.T, open Open) {
 		}
 		if won != 1 {
 			t.Fatalf("key %v: %d replicas took over; want 1", key, won)
+		}
+	}
+}
+
+// A slow holder finishing just as its lease runs out races a replica taking
+// the firing over: both must succeed (no deadlock, no error), and the
+// replica wins only if it came first, as a resumption.
+func testConcurrentFinishTakeover(t *testing.T, open Open) {
+	a, b := open(t), open(t)
+	for k := range 20 {
+		key := rules.FiringKey{Rule: "race", TicketID: int64(k + 1)}
+		f := claim(t, a, key, episode, t0)
+		do(t, a.ActionDone(t.Context(), f.ID, 0))
+		var (
+			finishErr, claimErr error
+			g                   rules.Firing
+		)
+		race(2, func(i int) {
+			if i == 0 {
+				finishErr = a.Finish(t.Context(), f.ID, t0.Add(lease))
+			} else {
+				g, claimErr = b.Claim(t.Context(), key, episode, t0.Add(lease), lease)
+			}
+		})
+		if finishErr != nil || claimErr != nil {
+			t.Fatalf("key %v: Finish: %v; Claim: %v", key, finishErr, claimErr)
+		}
+		if g.Won && (!g.Resumed || g.ID != f.ID || !slices.Equal(g.Done, []int{0})) {
+			t.Fatalf("key %v: racing claim = %+v; want a resumption of firing %d or nothing", key, g, f.ID)
+		}
+		if fi := state(t, a, key); fi.State != store.StateDone {
+			t.Fatalf("key %v: firing %+v; want done", key, fi)
 		}
 	}
 }
