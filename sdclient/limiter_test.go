@@ -260,3 +260,15 @@ func TestClientInteractiveGoesWhileBackgroundWaits(t *testing.T) {
 		t.Errorf("background request was sent over budget")
 	}
 }
+
+// BenchmarkLimiterAcquire measures the cost of the limiter on a request
+// that does not have to wait.
+func BenchmarkLimiterAcquire(b *testing.B) {
+	l := newLimiter(clockwork.NewRealClock(), 1<<30, 1, time.Minute)
+	ctx := context.Background()
+	for b.Loop() {
+		if err := l.wait(ctx, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

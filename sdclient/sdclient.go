@@ -21,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,6 +40,9 @@ const (
 	// the desk's window is a minute.
 	defaultRetryAfter = 60 * time.Second
 	maxErrorBody      = 1 << 20
+	// maxRetryAfterSecs caps an absurd Retry-After (a day) so it cannot
+	// overflow a Duration; ctx deadlines bound real waits anyway.
+	maxRetryAfterSecs = 86400
 	apiPrefix         = "/api/v2"
 )
 
@@ -389,7 +393,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ctxErr))
 			}
-			if !idempotent(r.method) {
+			if !idempotent(r.method) && !neverSent(err) {
 				return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, apiPath, err, ErrNotRetried))
 			}
 			if attempt < c.maxAttempts {
@@ -476,6 +480,13 @@ func idempotent(method string) bool {
 	return false
 }
 
+// neverSent reports whether a transport error proves the request never left
+// (the connection could not be made), so even a POST may be sent again.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
 // backoff is exponential with jitter: a random duration in [d/2, d] where d
 // doubles per attempt from backoffBase up to backoffMax.
 func (c *Client) backoff(attempt int) time.Duration {
@@ -517,7 +528,7 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		if secs < 0 {
 			return 0, false
 		}
-		return time.Duration(secs) * time.Second, true
+		return time.Duration(min(secs, maxRetryAfterSecs)) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0), true

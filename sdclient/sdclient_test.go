@@ -665,3 +665,52 @@ func TestInteractiveTwin(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestPOSTRetriedWhenConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	rec := &sleepRecorder{}
+	c, err := New("http://"+addr, testKey, WithMaxAttempts(3), WithSleep(rec.sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, resp, err := c.Tickets.Create(t.Context(), &TicketCreate{Email: "a@example.com"})
+	if err == nil || errors.Is(err, ErrNotRetried) {
+		t.Fatalf("err = %v: a refused connection never reached the desk", err)
+	}
+	if resp.Attempts != 3 || len(rec.all()) != 2 {
+		t.Errorf("attempts %d waits %v", resp.Attempts, rec.all())
+	}
+}
+
+func FuzzParseLinkNext(f *testing.F) {
+	f.Add(`<https://d.freshservice.com/api/v2/tickets?page=2>; rel="next"`)
+	f.Add(`<https://d/x?page=1>; rel="prev", <https://d/x?page=3>;rel=next`)
+	f.Add(`<>; rel=`)
+	f.Fuzz(func(t *testing.T, s string) {
+		target, page := parseLinkNext([]string{s})
+		if page < 0 {
+			t.Errorf("negative page %d from %q", page, s)
+		}
+		if page > 0 && target == "" {
+			t.Errorf("page %d without a target from %q", page, s)
+		}
+	})
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"7", "0", "-1", "Wed, 01 Jan 2025 00:00:10 GMT", "1e9", " 5"} {
+		f.Add(s)
+	}
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		d, ok := parseRetryAfter(s, now)
+		if d < 0 || (!ok && d != 0) {
+			t.Errorf("parseRetryAfter(%q) = %v, %v", s, d, ok)
+		}
+	})
+}
