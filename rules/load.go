@@ -169,7 +169,7 @@ func (l *loader) load(data []byte) (set *Set) {
 	} else if n, ok := l.intValue(version, "version"); ok && n != 1 {
 		l.errNode(version, "unsupported version %d: this deskbot reads version 1", n)
 	}
-	if channels != nil {
+	if channels != nil && !(channels.Kind == yaml.ScalarNode && channels.Tag == "!!null") {
 		l.channels(channels, s)
 	}
 	if rules == nil {
@@ -630,8 +630,12 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 }
 
 func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
-	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+	if n.Kind != yaml.SequenceNode {
 		l.errNode(n, "actions: want a list of note, reply, set, assign or alert, got %s", describe(n))
+		return false
+	}
+	if len(n.Content) == 0 {
+		l.errNode(n, "actions: empty: a rule needs at least one note, reply, set, assign or alert")
 		return false
 	}
 	ok := true

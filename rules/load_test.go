@@ -163,6 +163,47 @@ func TestLoadErrors(t *testing.T) {
 			"    query: status:open",
 			"    actions: {note: hi}"), []string{
 			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign or alert, got a mapping`}},
+		{"empty actions", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions: []"), []string{
+			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign or alert`}},
+		{"empty if", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: ''",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:9: rule "a": if: empty expression`}},
+		{"if wrong type", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: true",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:9: rule "a": if: want a string, got the boolean true`}},
+		{"every wrong type", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    every: [1m]",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:12: rule "a": every: want a duration such as 30s, 5m or 1h, got a list`}},
+		{"set tags wrong type", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - set: {tags: urgent}"), []string{
+			`f.yaml:7:21: rule "a": set tags: want a list of strings, got the string "urgent"`}},
+		{"two assignees", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - assign: 12",
+			"      - assign: 13"), []string{
+			`f.yaml:8:17: rule "a": assign: conflicting values for responder_id: 13 here, 12 at line 7`}},
+		{"empty query", ruleFile(
+			"  - name: a",
+			"    query: ''",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:5:12: rule "a": query: empty filter expression`}},
 		{"unknown action", ruleFile(
 			"  - name: a",
 			"    query: status:open",
