@@ -20,6 +20,10 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"yaml syntax", "version: 1\nrules:\n  - name: [x\n", []string{
 			`f.yaml:3:1: invalid YAML: did not find expected ',' or ']'`}},
+		{"yaml scanner error", "version: 1\nrules: a: b\n", []string{
+			`f.yaml:2:1: invalid YAML: mapping values are not allowed in this context`}},
+		{"yaml tab indentation", "version: 1\nrules:\n\t- x\n", []string{
+			`f.yaml:3:1: invalid YAML: found character that cannot start any token`}},
 		{"empty file", "", []string{
 			`f.yaml:1:1: empty rules file: want a mapping starting with version: 1`}},
 		{"not a mapping", "- a\n- b\n", []string{

@@ -1,7 +1,20 @@
 // Package rules loads the rules file (automation as code: YAML rules with a
-// filter query, an expr condition and actions) and evaluates it over tickets
-// into decisions. Loading is strict and reports every error of a file with
-// its position; evaluation is pure and safe for concurrent use.
+// filter query, an expr condition and actions; see rules.example.yaml) and
+// evaluates it over tickets into decisions.
+//
+// Loading is strict: unknown keys at any level, wrong types, bad durations,
+// cron specs, once: settings, channel aliases, queries and expressions are
+// all reported together, each as FILE:LINE:COL: rule "NAME": message.
+//
+// Expressions (if: and the {{ }} of texts) are compiled once at load
+// against Env: ticket (TicketEnv, the API's field names), now() (the
+// evaluation's clock), duration(), is_open(status), has_due(ticket) and the
+// named codes Low, Medium, High, Urgent, Open, Pending, Resolved, Closed.
+// Constant duration("15m") calls are folded at load.
+//
+// Evaluation is pure (no I/O) and safe for concurrent use: a query is
+// checked locally first (status:open holds for every status but Resolved
+// and Closed), then the if, then the actions are rendered.
 package rules
 
 import (

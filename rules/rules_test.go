@@ -465,3 +465,27 @@ func TestConcurrentEvaluate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestWritePlanErrorsAndEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WritePlan(&buf, nil); err != nil || buf.String() != "no rule fires\n" {
+		t.Errorf("empty plan %q %v", buf.String(), err)
+	}
+	buf.Reset()
+	tk := ticket(7, nil)
+	err := WritePlan(&buf, []Decision{{Rule: "r", TicketID: 7, Ticket: tk, Err: errors.New("boom")}})
+	want := "ticket #7 \"ticket 7\"\n  r: ERROR: boom\n\n1 decision(s) on 1 ticket(s)\n"
+	if err != nil || buf.String() != want {
+		t.Errorf("plan\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
+func TestExplainClosedTicket(t *testing.T) {
+	s := loadExample(t)
+	tk := ticket(9, func(t *sdclient.Ticket) { t.Status = sdclient.StatusResolved; t.Priority = 4 })
+	x := s.Explain(tk, fixtureNow)[0]
+	want := []TermResult{{"status:open", false}, {"agent_id:0", true}, {"priority:4", true}}
+	if x.Rule != "page-urgent-unassigned" || x.QueryHolds || x.Fires || !reflect.DeepEqual(x.Terms, want) {
+		t.Errorf("%+v", x)
+	}
+}
