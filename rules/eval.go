@@ -41,7 +41,11 @@ func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time)
 		cache.reset(rec)
 		var env any // built on the first rule whose query holds
 		for _, r := range rules {
-			if !cache.eval(&r.plan) {
+			if r.set == s {
+				if !cache.eval(&r.plan) {
+					continue
+				}
+			} else if !r.local.Eval(rec) { // a rule of another set
 				continue
 			}
 			if env == nil {

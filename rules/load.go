@@ -187,7 +187,7 @@ func (l *loader) load(data []byte) (set *Set) {
 	for _, item := range rules.Content {
 		r := l.loadRule(resolve(item), firstAt)
 		if r != nil {
-			r.plan = s.terms.plan(r.local)
+			r.plan, r.set = s.terms.plan(r.local), s
 			s.rules = append(s.rules, r)
 			s.byName[r.Name] = r
 		}

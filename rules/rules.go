@@ -63,7 +63,8 @@ type Rule struct {
 
 	query   filter.Expr // parsed; status:open still a word
 	local   filter.Expr // for local evaluation: status:open rewritten
-	plan    qnode       // local over the set's term table
+	plan    qnode       // local over the term table of set
+	set     *Set
 	cond    *compiled   // nil when there is no if:
 	actions []actionSpec
 }

@@ -489,3 +489,12 @@ func TestExplainClosedTicket(t *testing.T) {
 		t.Errorf("%+v", x)
 	}
 }
+
+func TestEvaluateRuleOfAnotherSet(t *testing.T) {
+	a := mustLoad(t, "version: 1\nrules:\n  - {name: x, query: 'priority:1', actions: [{note: n}]}\n  - {name: y, query: 'priority:4', actions: [{note: n}]}\n")
+	b := mustLoad(t, "version: 1\nrules:\n  - {name: y, query: 'priority:4 AND status:open', actions: [{note: n}]}\n")
+	got := ids(a.EvaluateRule(b.Rule("y"), []*sdclient.Ticket{ticket(1, func(t *sdclient.Ticket) { t.Priority = 4 })}, fixtureNow))
+	if !reflect.DeepEqual(got, []string{"y#1"}) {
+		t.Errorf("got %v", got)
+	}
+}
