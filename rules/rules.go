@@ -65,7 +65,7 @@ type Rule struct {
 	local   filter.Expr // for local evaluation: status:open rewritten
 	plan    qnode       // local over the term table of set
 	set     *Set
-	cond    *compiled   // nil when there is no if:
+	cond    *compiled // nil when there is no if:
 	actions []actionSpec
 }
 
