@@ -110,58 +110,37 @@ func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once,
 		return rules.Firing{}, s.wrap(op, fmt.Errorf("unknown once mode %d", once.Mode))
 	}
 	now = dbTime(now)
+
+	// Fast path: most claims are for tickets still matching whose firing is
+	// done or held. One read-only statement decides those without taking a
+	// lock; a "not Won" read from a committed snapshot is a correct answer
+	// as of that read. Anything that would win is decided again under lock.
+	snap, err := s.readEpisode(ctx, s.db, key, false)
+	if err != nil {
+		return rules.Firing{}, s.wrap(op, err)
+	}
+	if snap.exists && decide(snap, once, now).kind == stayPut {
+		return snap.firing(key), nil
+	}
+
 	var f rules.Firing
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		f = rules.Firing{Key: key}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_episodes (rule, ticket_id, episode, is_open)
 			VALUES ($1, $2, 0, FALSE) ON CONFLICT (rule, ticket_id) DO NOTHING`, key.Rule, key.TicketID); err != nil {
 			return fmt.Errorf("insert episode row: %w", err)
 		}
-		var (
-			episode  int64
-			open     bool
-			firingID sql.NullInt64
-		)
-		q := `SELECT episode, is_open, firing_id FROM ledger_episodes WHERE rule = $1 AND ticket_id = $2`
-		if s.engine == Postgres {
-			q += ` FOR UPDATE`
+		ep, err := s.readEpisode(ctx, tx, key, s.engine == Postgres)
+		if err != nil {
+			return err
 		}
-		if err := tx.QueryRowContext(ctx, q, key.Rule, key.TicketID).Scan(&episode, &open, &firingID); err != nil {
-			return fmt.Errorf("read episode: %w", err)
-		}
-		f.Episode = episode
-		var cur *currentFiring
-		if firingID.Valid {
-			c := currentFiring{id: firingID.Int64}
-			var state string
-			if err := tx.QueryRowContext(ctx, `SELECT episode, seq, state, lease_until, fired_at FROM ledger_firings WHERE id = $1`,
-				c.id).Scan(&c.episode, &c.seq, &state, &c.leaseUntil, &c.firedAt); err != nil {
-				return fmt.Errorf("read firing %d: %w", c.id, err)
-			}
-			c.state = State(state)
-			cur = &c
-			f.ID, f.Seq = c.id, c.seq
-		}
-		expired := func() bool { return !cur.leaseUntil.Valid || !now.Before(cur.leaseUntil.Time) }
-
-		switch {
-		case once.Mode == rules.OnceTicket && cur != nil:
-			if cur.state == StateDone || !expired() {
-				return nil
-			}
-			return s.takeOver(ctx, tx, &f, cur, !open, now, lease)
-		case !open:
-			return s.startFiring(ctx, tx, &f, episode+1, 1, now, lease)
-		case cur == nil:
-			// An open episode always has a firing; repair rather than fail.
-			return s.startFiring(ctx, tx, &f, episode, 1, now, lease)
-		case cur.state == StatePending:
-			if !expired() {
-				return nil
-			}
-			return s.takeOver(ctx, tx, &f, cur, false, now, lease)
-		case once.Mode == rules.OnceEvery && cur.firedAt.Valid && !now.Before(cur.firedAt.Time.Add(once.Period)):
-			return s.startFiring(ctx, tx, &f, episode, cur.seq+1, now, lease)
+		f = ep.firing(key)
+		switch d := decide(ep, once, now); d.kind {
+		case newEpisode:
+			return s.startFiring(ctx, tx, &f, ep.episode+1, 1, now, lease)
+		case newFiring:
+			return s.startFiring(ctx, tx, &f, ep.episode, d.seq, now, lease)
+		case takeOver:
+			return s.takeOver(ctx, tx, &f, ep.cur, !ep.open, now, lease)
 		}
 		return nil
 	})
@@ -169,6 +148,104 @@ func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once,
 		return rules.Firing{}, s.wrap(op, err)
 	}
 	return f, nil
+}
+
+// episodeRow is a (rule, ticket)'s row with its current firing.
+type episodeRow struct {
+	exists  bool
+	episode int64
+	open    bool
+	cur     *currentFiring // nil if the rule never claimed the ticket
+}
+
+func (e episodeRow) firing(key rules.FiringKey) rules.Firing {
+	f := rules.Firing{Key: key, Episode: e.episode}
+	if e.cur != nil {
+		f.ID, f.Seq = e.cur.id, e.cur.seq
+	}
+	return f
+}
+
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// readEpisode reads key's episode row and current firing in one statement;
+// lock takes the episode row FOR UPDATE (PostgreSQL).
+func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringKey, lock bool) (episodeRow, error) {
+	if lock {
+		// Lock first, then read in a second statement: under READ
+		// COMMITTED that statement's snapshot includes whatever the
+		// previous lock holder committed, also in ledger_firings (a
+		// joined SELECT ... FOR UPDATE would re-check only the locked row
+		// and could see a stale firing).
+		var one int
+		if err := q.QueryRowContext(ctx, `SELECT 1 FROM ledger_episodes WHERE rule = $1 AND ticket_id = $2 FOR UPDATE`,
+			key.Rule, key.TicketID).Scan(&one); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return episodeRow{}, fmt.Errorf("lock episode: %w", err)
+		}
+	}
+	query := `SELECT e.episode, e.is_open, f.id, f.episode, f.seq, f.state, f.lease_until, f.fired_at
+		FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
+		WHERE e.rule = $1 AND e.ticket_id = $2`
+	var (
+		ep           episodeRow
+		id, fep, seq sql.NullInt64
+		state        sql.NullString
+		c            currentFiring
+	)
+	err := q.QueryRowContext(ctx, query, key.Rule, key.TicketID).Scan(
+		&ep.episode, &ep.open, &id, &fep, &seq, &state, &c.leaseUntil, &c.firedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return episodeRow{}, nil
+	}
+	if err != nil {
+		return episodeRow{}, fmt.Errorf("read episode: %w", err)
+	}
+	ep.exists = true
+	if id.Valid {
+		c.id, c.episode, c.seq, c.state = id.Int64, fep.Int64, seq.Int64, State(state.String)
+		ep.cur = &c
+	}
+	return ep, nil
+}
+
+type decisionKind int
+
+const (
+	stayPut    decisionKind = iota // not Won
+	newEpisode                     // open episode n+1, firing seq 1
+	newFiring                      // firing seq in the open episode
+	takeOver                       // resume the stale pending firing
+)
+
+type decision struct {
+	kind decisionKind
+	seq  int64
+}
+
+// decide is the ledger's rule book (see Claim), applied to a row.
+func decide(ep episodeRow, once rules.Once, now time.Time) decision {
+	cur := ep.cur
+	expired := func() bool { return !cur.leaseUntil.Valid || !now.Before(cur.leaseUntil.Time) }
+	switch {
+	case once.Mode == rules.OnceTicket && cur != nil:
+		if cur.state == StatePending && expired() {
+			return decision{kind: takeOver}
+		}
+	case !ep.open:
+		return decision{kind: newEpisode}
+	case cur == nil:
+		// An open episode always has a firing; repair rather than fail.
+		return decision{kind: newFiring, seq: 1}
+	case cur.state == StatePending:
+		if expired() {
+			return decision{kind: takeOver}
+		}
+	case once.Mode == rules.OnceEvery && cur.firedAt.Valid && !now.Before(cur.firedAt.Time.Add(once.Period)):
+		return decision{kind: newFiring, seq: cur.seq + 1}
+	}
+	return decision{kind: stayPut}
 }
 
 // startFiring inserts a pending firing (episode, seq) and makes it current;
