@@ -1,0 +1,127 @@
+package scheduler
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// historyLen is how many recent cycles of a job the planner averages.
+const historyLen = 5
+
+// planner keeps polling within the background request budget: from the
+// request counts of recent cycles it computes the requests per minute the
+// jobs would send at their nominal intervals and, when that exceeds the
+// budget, stretches every interval by the same factor (a scheduled run is
+// skipped until interval*factor has passed since the job's last run).
+type planner struct {
+	budget float64 // requests per minute; 0: no planning
+	m      *metrics
+
+	mu      sync.Mutex
+	jobs    []*job
+	history map[string][]int // job key -> recent request counts
+	lastRun map[string]time.Time
+	factor  float64
+	logged  float64
+}
+
+func newPlanner(budget int, m *metrics) *planner {
+	return &planner{budget: float64(budget), m: m, history: map[string][]int{}, lastRun: map[string]time.Time{}, factor: 1}
+}
+
+// interval is the nominal time between two runs of j.
+func interval(j *job, now time.Time) time.Duration {
+	if j.cron == "" {
+		return j.every
+	}
+	sched, err := cron.ParseStandard(j.cron)
+	if err != nil {
+		return time.Minute
+	}
+	a := sched.Next(now)
+	return sched.Next(a).Sub(a)
+}
+
+// replan takes a new job list (start, reload) and recomputes the factor.
+func (p *planner) replan(jobs []*job, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.jobs = jobs
+	p.recompute(now)
+}
+
+// record adds a cycle's request count and recomputes the factor.
+func (p *planner) record(j *job, requests int, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := append(p.history[j.key], requests)
+	if len(h) > historyLen {
+		h = h[len(h)-historyLen:]
+	}
+	p.history[j.key] = h
+	p.lastRun[j.key] = now
+	p.recompute(now)
+}
+
+func (p *planner) recompute(now time.Time) {
+	rpm := 0.0
+	for _, j := range p.jobs {
+		h := p.history[j.key]
+		if len(h) == 0 {
+			continue
+		}
+		sum := 0
+		for _, n := range h {
+			sum += n
+		}
+		avg := float64(sum) / float64(len(h))
+		if iv := interval(j, now); iv > 0 {
+			rpm += avg * float64(time.Minute) / float64(iv)
+		}
+	}
+	f := 1.0
+	if p.budget > 0 && rpm > p.budget {
+		f = rpm / p.budget
+	}
+	p.factor = f
+	p.m.plannedRPM.Set(rpm)
+	p.m.stretch.Set(f)
+}
+
+// due reports whether a scheduled run of j may go ahead at now.
+func (p *planner) due(j *job, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.factor <= 1 {
+		return true
+	}
+	last, ok := p.lastRun[j.key]
+	if !ok {
+		return true
+	}
+	iv := interval(j, now)
+	need := time.Duration(float64(iv) * p.factor)
+	// Ticks come every iv; allow a little jitter so that a stretch of 2
+	// skips exactly one tick.
+	return now.Sub(last) >= need-iv/20
+}
+
+func (p *planner) stretch() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.factor
+}
+
+// logChange reports a changed stretch once.
+func (p *planner) logChange(l *slog.Logger) {
+	p.mu.Lock()
+	f, last := p.factor, p.logged
+	p.logged = f
+	p.mu.Unlock()
+	if f != last && (f > 1 || last > 1) {
+		l.Warn("poll intervals stretched to stay within the request budget", slog.Float64("stretch", f), slog.Float64("budget_per_minute", p.budget))
+	}
+}

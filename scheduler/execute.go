@@ -1,0 +1,431 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
+)
+
+// firingStater is the cheap read of the ledger (implemented by
+// *store.Store): with it, decisions the ledger already shows as fired are
+// skipped before re-reading their ticket.
+type firingStater interface {
+	FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error)
+}
+
+// Marker returns the invisible marker that names action i of firing f.
+// Every note and reply carries it (as an HTML comment at the end of the
+// body) and every alert carries it as its Key, so that a worker resuming
+// a crashed firing can tell whether the action already happened.
+func Marker(f rules.Firing, i int) string {
+	return fmt.Sprintf("deskbot:f=%s/%d/%d.%d/%d", f.Key.Rule, f.Key.TicketID, f.Episode, f.Seq, i)
+}
+
+// withMarker appends the marker comment to a note or reply body.
+func withMarker(body, marker string) string {
+	return strings.TrimRight(body, "\n") + "\n<!-- " + marker + " -->"
+}
+
+// execute acts on decisions: per ticket, skip what the ledger shows as
+// fired, re-read the ticket once, re-check each rule on the fresh ticket and
+// fire the ones that still hold. It returns how many firings finished.
+func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.Decision) int {
+	sortDecisions(cy.job, decisions)
+	fired := 0
+	for start := 0; start < len(decisions); {
+		end := start + 1
+		for end < len(decisions) && decisions[end].TicketID == decisions[start].TicketID {
+			end++
+		}
+		group := decisions[start:end]
+		start = end
+		if ctx.Err() != nil || s.stopping.Load() {
+			for _, d := range group {
+				s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+			}
+			continue
+		}
+		fired += s.executeTicket(ctx, cy, group)
+	}
+	return fired
+}
+
+// executeTicket handles the decisions of one ticket.
+func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.Decision) int {
+	id := group[0].TicketID
+	var todo []rules.Decision
+	for _, d := range group {
+		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
+		switch {
+		case d.Err != nil:
+			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+			log.Error("rule failed on ticket", slog.Any("error", d.Err))
+			continue
+		case s.cfg.dryRun:
+			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
+			log.Info("dry run: rule would fire", slog.String("actions", describeActions(d.Actions)))
+			continue
+		}
+		if s.alreadyFired(ctx, cy, d, log) {
+			s.m.decisions.WithLabelValues(d.Rule, "already_fired").Inc()
+			continue
+		}
+		todo = append(todo, d)
+	}
+	if len(todo) == 0 {
+		return 0
+	}
+	ticket, err := s.reread(ctx, cy, id)
+	if err != nil {
+		for _, d := range todo {
+			s.m.decisions.WithLabelValues(d.Rule, "failed").Inc()
+			cy.log.Warn("cannot re-read ticket before acting; retrying next cycle",
+				slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
+		}
+		return 0
+	}
+	if ticket == nil {
+		for _, d := range todo {
+			s.m.decisions.WithLabelValues(d.Rule, "stale").Inc()
+			cy.log.Info("ticket is gone; not acting", slog.String("rule", d.Rule), slog.Int64("ticket", id))
+		}
+		return 0
+	}
+	decided := map[string]bool{}
+	for _, d := range group {
+		decided[d.Rule] = true
+	}
+	fired := 0
+	for _, d := range todo {
+		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", id))
+		key := rules.FiringKey{Rule: d.Rule, TicketID: id}
+		if cy.fired[key] {
+			s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+			log.Info("rule already fired on this ticket in this cycle; not again")
+			continue
+		}
+		r := cy.job.set.Rule(d.Rule)
+		if r == nil {
+			continue
+		}
+		again := cy.job.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, cy.now)
+		if len(again) == 0 {
+			s.m.decisions.WithLabelValues(d.Rule, "stale").Inc()
+			log.Info("rule no longer holds on the re-read ticket; not acting")
+			continue
+		}
+		if again[0].Err != nil {
+			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+			log.Error("rule failed on the re-read ticket", slog.Any("error", again[0].Err))
+			continue
+		}
+		cy.fired[key] = true
+		ok, updated := s.fire(ctx, cy, r, again[0], ticket, log)
+		if ok {
+			fired++
+		}
+		if updated != nil {
+			ticket = updated
+			cy.fresh[id] = updated
+			s.noteCascade(cy, ticket, decided, d.Rule)
+		}
+	}
+	return fired
+}
+
+// noteCascade logs the rules of the job that the bot's own update made
+// match: they are not fired in this cycle (one firing per rule per ticket
+// per cycle, and only from what the poll saw); a later poll decides.
+func (s *Scheduler) noteCascade(cy *cycle, t *sdclient.Ticket, decided map[string]bool, by string) {
+	for _, r := range cy.job.rules {
+		if decided[r.Name] {
+			continue
+		}
+		if ds := cy.job.set.EvaluateRule(r, []*sdclient.Ticket{t}, cy.now); len(ds) > 0 {
+			decided[r.Name] = true
+			s.m.cascades.WithLabelValues(r.Name).Inc()
+			cy.log.Info("cascade: the bot's own update made another rule match; deferred to a later poll",
+				slog.String("rule", r.Name), slog.Int64("ticket", t.ID), slog.String("caused_by", by))
+		}
+	}
+}
+
+// alreadyFired is the cheap pre-check: true when the ledger shows that a
+// Claim could not win now.
+func (s *Scheduler) alreadyFired(ctx context.Context, cy *cycle, d rules.Decision, log *slog.Logger) bool {
+	fs, ok := s.ledger.(firingStater)
+	if !ok {
+		return false
+	}
+	info, found, err := fs.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
+	if err != nil {
+		log.Warn("read firing state", slog.Any("error", err))
+		return false // let Claim decide
+	}
+	if !found {
+		return false
+	}
+	at, can := info.NextEligible(d.Once)
+	return !can || cy.now.Before(at)
+}
+
+// reread returns the ticket as the desk has it now (once per cycle), nil
+// when it no longer exists.
+func (s *Scheduler) reread(ctx context.Context, cy *cycle, id int64) (*sdclient.Ticket, error) {
+	if t, ok := cy.fresh[id]; ok {
+		return t, nil
+	}
+	if cy.gone[id] {
+		return nil, nil
+	}
+	t, resp, err := s.desk.GetTicket(ctx, id)
+	s.count(cy, resp, err)
+	if errors.Is(err, sdclient.ErrNotFound) || (err == nil && t != nil && t.Deleted) {
+		cy.gone[id] = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cy.fresh[id] = t
+	if s.statuses.notice(t) {
+		cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", id), slog.Int("status", t.Status))
+	}
+	return t, nil
+}
+
+// fire claims the decision and performs its actions. ok is true when the
+// firing finished; updated is the ticket after an update action.
+func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, log *slog.Logger) (ok bool, updated *sdclient.Ticket) {
+	key := rules.FiringKey{Rule: r.Name, TicketID: t.ID}
+	// The firing's writes must not be cut in half by a shutdown: they get
+	// their own bounded context.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
+	defer cancel()
+	f, err := s.ledger.Claim(actx, key, r.Once, cy.now, s.cfg.lease)
+	if err != nil {
+		s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
+		log.Error("claim failed; retrying next cycle", slog.Any("error", err))
+		return false, nil
+	}
+	if !f.Won {
+		s.m.decisions.WithLabelValues(r.Name, "already_fired").Inc()
+		log.Debug("not claimed: already fired in this episode or claimed elsewhere", slog.Int64("episode", f.Episode))
+		return false, nil
+	}
+	log = log.With(slog.Int64("episode", f.Episode), slog.Int64("seq", f.Seq))
+	if f.Resumed {
+		log.Info("resuming a firing left pending", slog.Any("done", f.Done))
+	}
+	done := map[int]bool{}
+	for _, i := range f.Done {
+		done[i] = true
+	}
+	var convs []*sdclient.Conversation // listed once, when resuming
+	reached := f.Resumed || len(f.Done) > 0
+	for i, a := range d.Actions {
+		alog := log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
+		if done[i] {
+			s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
+			continue
+		}
+		marker := Marker(f, i)
+		if f.Resumed && a.Kind != rules.ActionUpdate {
+			there, err := s.alreadyThere(actx, cy, t.ID, a, marker, &convs)
+			if err != nil {
+				s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
+				s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
+				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
+				return false, updated
+			}
+			if there {
+				s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
+				alog.Info("action already happened before the crash; not repeating it")
+				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
+					alog.Error("record action done", slog.Any("error", err))
+					return false, updated
+				}
+				continue
+			}
+		}
+		u, err := s.perform(actx, cy, r, f, t, a, marker)
+		if err != nil {
+			s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
+			s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
+			if !reached && notSent(err) {
+				if rerr := s.ledger.Release(actx, f.ID); rerr != nil {
+					alog.Error("release claim", slog.Any("error", rerr))
+				}
+				alog.Warn("action failed before anything reached the desk; released for the next cycle", slog.Any("error", err))
+			} else {
+				alog.Error("action failed; the firing resumes when its lease ends", slog.Any("error", err),
+					slog.Duration("lease", s.cfg.lease))
+			}
+			return false, updated
+		}
+		reached = true
+		s.m.actions.WithLabelValues(string(a.Kind), "ok").Inc()
+		if u != nil {
+			updated, t = u, u
+		}
+		if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
+			alog.Error("record action done; the firing resumes when its lease ends", slog.Any("error", err))
+			return false, updated
+		}
+		alog.Debug("action done")
+	}
+	if err := s.ledger.Finish(actx, f.ID, s.cfg.clock.Now()); err != nil {
+		s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
+		log.Error("finish firing; it resumes when its lease ends", slog.Any("error", err))
+		return false, updated
+	}
+	s.m.decisions.WithLabelValues(r.Name, "fired").Inc()
+	log.Info("rule fired", slog.String("actions", describeActions(d.Actions)))
+	return true, updated
+}
+
+// ErrNotDelivered may be wrapped by a Notifier's error to say that the
+// alert was certainly not posted (the chat refused it), so that the firing
+// can be released and retried at once.
+var ErrNotDelivered = errors.New("alert not delivered")
+
+// notSent reports whether err guarantees that the action never reached its
+// target: refused before sending, or answered with a 4xx (429 included).
+// A 5xx, a network error or a timeout after sending may have been applied.
+func notSent(err error) bool {
+	if errors.Is(err, sdclient.ErrNotRetried) {
+		return false
+	}
+	if errors.Is(err, sdclient.ErrInvalidInput) || errors.Is(err, ErrNotDelivered) {
+		return true
+	}
+	var apiErr *sdclient.APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500
+}
+
+// perform does one action. It returns the ticket after an update.
+func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rules.Firing, t *sdclient.Ticket, a rules.Action, marker string) (*sdclient.Ticket, error) {
+	switch a.Kind {
+	case rules.ActionNote:
+		_, resp, err := s.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: withMarker(a.Text, marker), Private: true})
+		s.count(cy, resp, err)
+		return nil, err
+	case rules.ActionReply:
+		_, resp, err := s.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: withMarker(a.Text, marker)})
+		s.count(cy, resp, err)
+		return nil, err
+	case rules.ActionAlert:
+		err := s.notifier.Alert(ctx, Alert{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Rule: r.Name, Key: marker, Ticket: t})
+		if err != nil {
+			return nil, fmt.Errorf("alert %s: %w", a.Channel, err)
+		}
+		return nil, nil
+	case rules.ActionUpdate:
+		u := sdclient.TicketUpdate{}
+		if a.Update != nil {
+			u = *a.Update
+		}
+		if a.AssignEmail != "" {
+			id, err := s.agentID(ctx, cy, a.AssignEmail)
+			if err != nil {
+				return nil, err
+			}
+			u.ResponderID = &id
+		}
+		nt, resp, err := s.desk.UpdateTicket(ctx, t.ID, &u)
+		s.count(cy, resp, err)
+		if err != nil {
+			return nil, err
+		}
+		return nt, nil
+	}
+	return nil, fmt.Errorf("unknown action kind %q", a.Kind)
+}
+
+// agentID resolves an assign: e-mail (cached per cycle).
+func (s *Scheduler) agentID(ctx context.Context, cy *cycle, email string) (int64, error) {
+	if id, ok := cy.agents[email]; ok {
+		return id, nil
+	}
+	ag, resp, err := s.desk.AgentByEmail(ctx, email)
+	s.count(cy, resp, err)
+	if err != nil {
+		return 0, fmt.Errorf("assign to %s: %w", email, err)
+	}
+	cy.agents[email] = ag.ID
+	return ag.ID, nil
+}
+
+// alreadyThere reports whether the action carrying marker already reached
+// its target: a note or reply with the marker among the ticket's
+// conversations, or an alert the notifier already posted.
+func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
+	switch a.Kind {
+	case rules.ActionAlert:
+		ck, ok := s.notifier.(AlertChecker)
+		if !ok {
+			return false, nil // cannot tell: the alert may be posted twice
+		}
+		return ck.AlreadyAlerted(ctx, a.Channel, marker)
+	case rules.ActionNote, rules.ActionReply:
+		if *convs == nil {
+			list, err := s.conversations(ctx, cy, ticketID)
+			if err != nil {
+				return false, err
+			}
+			*convs = list
+		}
+		for _, c := range *convs {
+			if strings.Contains(c.Body, marker) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// conversations reads every conversation of a ticket.
+func (s *Scheduler) conversations(ctx context.Context, cy *cycle, id int64) ([]*sdclient.Conversation, error) {
+	const perPage = 100
+	var out []*sdclient.Conversation
+	for page := 1; page <= 1000; page++ {
+		list, resp, err := s.desk.ListConversations(ctx, id, &sdclient.ListOptions{Page: page, PerPage: perPage})
+		s.count(cy, resp, err)
+		if err != nil {
+			return nil, fmt.Errorf("list conversations of ticket %d: %w", id, err)
+		}
+		out = append(out, list...)
+		if len(list) < perPage {
+			break
+		}
+	}
+	if out == nil {
+		out = []*sdclient.Conversation{}
+	}
+	return out, nil
+}
+
+func describeActions(as []rules.Action) string {
+	parts := make([]string, 0, len(as))
+	for _, a := range as {
+		switch a.Kind {
+		case rules.ActionAlert:
+			parts = append(parts, fmt.Sprintf("alert %s %q", a.Channel, a.Text))
+		case rules.ActionNote, rules.ActionReply:
+			parts = append(parts, fmt.Sprintf("%s %q", a.Kind, a.Text))
+		case rules.ActionUpdate:
+			s := "update"
+			if a.AssignEmail != "" {
+				s += " assign " + a.AssignEmail
+			}
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
+}

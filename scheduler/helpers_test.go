@@ -1,0 +1,179 @@
+package scheduler
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+var t0 = time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC)
+
+// recNotifier records alerts and answers AlreadyAlerted from them.
+type recNotifier struct {
+	mu     sync.Mutex
+	alerts []Alert
+	fail   int // fail this many alerts (not delivered)
+}
+
+func (n *recNotifier) Alert(_ context.Context, a Alert) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fail > 0 {
+		n.fail--
+		return ErrNotDelivered
+	}
+	n.alerts = append(n.alerts, a)
+	return nil
+}
+
+func (n *recNotifier) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, a := range n.alerts {
+		if a.Channel == channel && a.Key == key {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (n *recNotifier) list() []Alert {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Alert(nil), n.alerts...)
+}
+
+func (n *recNotifier) forTicket(id int64) []Alert {
+	var out []Alert
+	for _, a := range n.list() {
+		if a.Ticket != nil && a.Ticket.ID == id {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+type env struct {
+	t      *testing.T
+	clk    *clockwork.FakeClock
+	sim    *sdsim.Server
+	client *sdclient.Client
+	st     *store.Store
+	notif  *recNotifier
+	reg    *prometheus.Registry
+	s      *Scheduler
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func mustRules(t testing.TB, yaml string) *rules.Set {
+	t.Helper()
+	set, err := rules.Load("test.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatalf("load rules: %v", err)
+	}
+	return set
+}
+
+func clientFor(t testing.TB, sim *sdsim.Server, opts ...sdclient.Option) *sdclient.Client {
+	t.Helper()
+	base := []sdclient.Option{
+		sdclient.WithRatePerMinute(1000000),
+		sdclient.WithMaxAttempts(2),
+		sdclient.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }),
+	}
+	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func newEnv(t *testing.T, rulesYAML string, opts ...Option) *env {
+	t.Helper()
+	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), notif: &recNotifier{}, reg: prometheus.NewRegistry()}
+	e.sim = sdsim.NewServer(sdsim.WithClock(e.clk.Now))
+	t.Cleanup(e.sim.Close)
+	e.client = clientFor(t, e.sim)
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e.st = st
+	base := []Option{WithClock(e.clk), WithRegistry(e.reg), WithSingleton(false)}
+	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, rulesYAML), st, e.notif, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s = s
+	return e
+}
+
+// runOnce runs one cycle of every job and returns the results.
+func (e *env) runOnce() []CycleResult {
+	e.t.Helper()
+	res, err := e.s.RunOnce(e.t.Context())
+	if err != nil {
+		e.t.Fatalf("RunOnce: %v", err)
+	}
+	return res
+}
+
+func allComplete(res []CycleResult) bool {
+	for _, r := range res {
+		if !r.Complete {
+			return false
+		}
+	}
+	return true
+}
+
+// notesWith returns the notes of a ticket whose body contains s.
+func (e *env) notesWith(id int64, s string) []sdsim.Conversation {
+	var out []sdsim.Conversation
+	for _, c := range e.sim.Desk.Conversations(id) {
+		if strings.Contains(c.Body, s) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// metricValue reads a counter or gauge (testutil is not usable here: it
+// needs a module go.sum lacks).
+func metricValue(t testing.TB, m prometheus.Metric) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case d.Counter != nil:
+		return d.Counter.GetValue()
+	case d.Gauge != nil:
+		return d.Gauge.GetValue()
+	}
+	t.Fatalf("metric is neither a counter nor a gauge")
+	return 0
+}

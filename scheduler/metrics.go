@@ -1,0 +1,140 @@
+package scheduler
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the scheduler's Prometheus collectors.
+type metrics struct {
+	cycles        *prometheus.CounterVec   // job, outcome
+	cycleDuration *prometheus.HistogramVec // job
+	cycleRequests *prometheus.GaugeVec     // job
+	lastComplete  *prometheus.GaugeVec     // job
+	truncated     *prometheus.CounterVec   // job
+	skipped       *prometheus.CounterVec   // job, reason
+	decisions     *prometheus.CounterVec   // rule, outcome
+	actions       *prometheus.CounterVec   // kind, outcome
+	episodesEnded *prometheus.CounterVec   // rule
+	cascades      *prometheus.CounterVec   // rule
+	rateRemaining prometheus.Gauge
+	stretch       prometheus.Gauge
+	plannedRPM    prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_cycles_total",
+			Help: "Poll cycles by job and outcome (complete: every page of every workspace arrived; incomplete: cut short).",
+		}, []string{"job", "outcome"}),
+		cycleDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "deskbot_scheduler_cycle_duration_seconds",
+			Help:    "Duration of poll cycles, polling and executing decisions.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
+		}, []string{"job"}),
+		cycleRequests: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "deskbot_scheduler_cycle_requests",
+			Help: "Desk requests the last cycle of a job sent (retries included).",
+		}, []string{"job"}),
+		lastComplete: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
+			Help: "When a job last finished a complete poll (Unix seconds).",
+		}, []string{"job"}),
+		truncated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_truncated_results_total",
+			Help: "Filter results cut short by the page cap.",
+		}, []string{"job"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_skipped_runs_total",
+			Help: "Job runs skipped: stretched by the request budget, or still running.",
+		}, []string{"job", "reason"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_decisions_total",
+			Help: "Decisions by rule and outcome (fired, already_fired, claimed_elsewhere, stale, error, failed, dry_run, deferred).",
+		}, []string{"rule", "outcome"}),
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_actions_total",
+			Help: "Actions by kind (note, reply, update, alert) and outcome (ok, error, already_done).",
+		}, []string{"kind", "outcome"}),
+		episodesEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_episodes_ended_total",
+			Help: "Episodes ended by complete polls, by rule.",
+		}, []string{"rule"}),
+		cascades: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_cascades_deferred_total",
+			Help: "Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.",
+		}, []string{"rule"}),
+		rateRemaining: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "deskbot_desk_rate_limit_remaining",
+			Help: "X-Ratelimit-Remaining of the last desk response the scheduler saw.",
+		}),
+		stretch: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "deskbot_scheduler_interval_stretch_ratio",
+			Help: "Factor by which poll intervals are stretched to stay within the background request budget (1: not stretched).",
+		}),
+		plannedRPM: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "deskbot_scheduler_planned_requests_per_minute",
+			Help: "Requests per minute the jobs would send at their nominal intervals, from recent cycles.",
+		}),
+	}
+	m.stretch.Set(1)
+	m.rateRemaining.Set(-1)
+	if reg != nil {
+		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.truncated, m.skipped,
+			m.decisions, m.actions, m.episodesEnded, m.cascades, m.rateRemaining, m.stretch, m.plannedRPM)
+	}
+	return m
+}
+
+// InstrumentTransport wraps rt (nil: http.DefaultTransport) so that every
+// request to the desk is counted in deskbot_desk_requests_total by endpoint
+// (the API path with ids replaced by {id}) and status ("error" when no
+// response came). Give the result to sdclient.WithHTTPClient.
+func InstrumentTransport(rt http.RoundTripper, reg prometheus.Registerer) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "deskbot_desk_requests_total",
+		Help: "Requests sent to the desk by endpoint and HTTP status.",
+	}, []string{"method", "endpoint", "status"})
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return &instrumented{next: rt, requests: c}
+}
+
+type instrumented struct {
+	next     http.RoundTripper
+	requests *prometheus.CounterVec
+}
+
+func (t *instrumented) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	status := "error"
+	if err == nil {
+		status = strconv.Itoa(resp.StatusCode)
+	}
+	t.requests.WithLabelValues(r.Method, Endpoint(r.URL.Path), status).Inc()
+	return resp, err
+}
+
+// Endpoint reduces a request path to a low-cardinality label: the part
+// from /api/v2 on, with every numeric segment replaced by {id}
+// ("/api/v2/tickets/42/notes" -> "/tickets/{id}/notes").
+func Endpoint(path string) string {
+	if i := strings.Index(path, "/api/v2"); i >= 0 {
+		path = path[i+len("/api/v2"):]
+	}
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for i, s := range segs {
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			segs[i] = "{id}"
+		}
+	}
+	return "/" + strings.Join(segs, "/")
+}

@@ -1,0 +1,91 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+	"github.com/jonboulle/clockwork"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of New.
+const (
+	DefaultLease         = 2 * time.Minute
+	DefaultMaxPages      = 100
+	DefaultStatusRefresh = 10 * time.Minute
+	DefaultActionTimeout = 30 * time.Second
+	DefaultStopTimeout   = 30 * time.Second
+)
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	clock         clockwork.Clock
+	workspaces    []int64
+	elector       gocron.Elector
+	reg           prometheus.Registerer
+	dryRun        bool
+	singleton     bool
+	lease         time.Duration
+	budget        int
+	maxPages      int
+	statusRefresh time.Duration
+	actionTimeout time.Duration
+	stopTimeout   time.Duration
+}
+
+// WithClock sets the clock of the scheduler (gocron's timers and each
+// cycle's now). Tests pass a clockwork fake clock. Default: the real clock.
+func WithClock(c clockwork.Clock) Option { return func(cfg *config) { cfg.clock = c } }
+
+// WithWorkspaces makes every poll read these workspaces (one filter search
+// per workspace). Without it the account's default workspace is polled.
+func WithWorkspaces(ids ...int64) Option {
+	return func(cfg *config) { cfg.workspaces = append([]int64(nil), ids...) }
+}
+
+// WithElector makes only the replica whose elector says so poll (gocron
+// asks it before every run; RunOnce asks it too). See PGElector.
+func WithElector(e gocron.Elector) Option { return func(cfg *config) { cfg.elector = e } }
+
+// WithRegistry registers the scheduler's metrics on reg. Without it the
+// metrics are kept but not exported.
+func WithRegistry(reg prometheus.Registerer) Option { return func(cfg *config) { cfg.reg = reg } }
+
+// WithDryRun makes the scheduler log every decision instead of acting: no
+// desk writes, no alerts, no ledger changes.
+func WithDryRun(on bool) Option { return func(cfg *config) { cfg.dryRun = on } }
+
+// WithSingleton turns gocron's singleton mode on or off (default on: a run
+// that is still going makes the next tick skip). The scheduler also never
+// runs one job twice at once whatever this says; tests driving gocron with
+// a fake clock turn it off (see the gocron notes on fake-clock flakiness).
+func WithSingleton(on bool) Option { return func(cfg *config) { cfg.singleton = on } }
+
+// WithLease sets how long a claim stays reserved before another worker may
+// take it over (default 2m). It must outlast a firing's actions.
+func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.lease = d } }
+
+// WithBudget sets the background share of the desk budget, in requests per
+// minute, that polling may plan to use (typically the client's rate minus
+// its interactive reserve). When recent cycles show that the jobs would
+// need more, every interval is stretched by the same factor. 0 (default)
+// disables planning; the client's limiter still enforces the hard budget.
+func WithBudget(perMinute int) Option { return func(cfg *config) { cfg.budget = perMinute } }
+
+// WithMaxPages caps the pages read per filter search and workspace (default
+// 100); a result cut by the cap makes the cycle incomplete.
+func WithMaxPages(n int) Option { return func(cfg *config) { cfg.maxPages = n } }
+
+// WithStatusRefresh sets how often the open statuses (status:open) are
+// re-read from GET /ticket_form_fields (default 10m). They are also re-read
+// when a ticket shows an unknown status.
+func WithStatusRefresh(d time.Duration) Option { return func(cfg *config) { cfg.statusRefresh = d } }
+
+// WithActionTimeout bounds one firing's actions (default 30s). Actions
+// under way when the scheduler stops get this long to finish.
+func WithActionTimeout(d time.Duration) Option { return func(cfg *config) { cfg.actionTimeout = d } }
+
+// WithStopTimeout bounds how long Stop waits for running jobs (default 30s).
+func WithStopTimeout(d time.Duration) Option { return func(cfg *config) { cfg.stopTimeout = d } }

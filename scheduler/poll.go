@@ -1,0 +1,247 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// cycle is the state of one run of one job.
+type cycle struct {
+	job      *job
+	now      time.Time
+	log      *slog.Logger
+	requests int
+
+	fresh  map[int64]*sdclient.Ticket // re-read tickets, once per ticket
+	gone   map[int64]bool             // re-read said 404
+	agents map[string]int64           // e-mail -> agent id
+	fired  map[rules.FiringKey]bool   // one firing per rule per ticket per cycle
+}
+
+// count adds the requests behind one desk call and notes the rate state.
+func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
+	switch {
+	case resp != nil:
+		cy.requests += max(resp.Attempts, 1)
+		if resp.Response != nil && resp.Rate.Remaining >= 0 {
+			s.m.rateRemaining.Set(float64(resp.Rate.Remaining))
+		}
+	case err == nil:
+		cy.requests++
+	}
+}
+
+// runJob runs one cycle of j. scheduled runs (gocron's) respect the
+// budget's stretch and skip when the job is still running; RunOnce waits.
+func (s *Scheduler) runJob(ctx context.Context, j *job, scheduled bool) CycleResult {
+	res := CycleResult{Job: j.name, Rules: j.ruleNames()}
+	if s.stopping.Load() && scheduled {
+		res.Skipped = "stopping"
+		return res
+	}
+	now := s.cfg.clock.Now()
+	if scheduled && !s.plan.due(j, now) {
+		res.Skipped = "stretched"
+		s.m.skipped.WithLabelValues(j.name, "stretched").Inc()
+		s.logger.Debug("run skipped to stay within the request budget", slog.String("job", j.name),
+			slog.Float64("stretch", s.plan.stretch()))
+		return res
+	}
+	if scheduled {
+		if !j.run.TryLock() {
+			res.Skipped = "running"
+			s.m.skipped.WithLabelValues(j.name, "running").Inc()
+			return res
+		}
+	} else {
+		j.run.Lock()
+	}
+	defer j.run.Unlock()
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+
+	now = s.cfg.clock.Now()
+	j.stat.Lock()
+	j.lastStart = now
+	j.stat.Unlock()
+	cy := &cycle{
+		job: j, now: now,
+		log:    s.logger.With(slog.String("job", j.name)),
+		fresh:  map[int64]*sdclient.Ticket{},
+		gone:   map[int64]bool{},
+		agents: map[string]int64{},
+		fired:  map[rules.FiringKey]bool{},
+	}
+	started := time.Now()
+	s.cycle(ctx, cy, &res)
+	res.Requests = cy.requests
+
+	outcome := "incomplete"
+	if res.Complete {
+		outcome = "complete"
+	}
+	s.m.cycles.WithLabelValues(j.name, outcome).Inc()
+	s.m.cycleDuration.WithLabelValues(j.name).Observe(time.Since(started).Seconds())
+	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(cy.requests))
+	j.stat.Lock()
+	j.lastOutcome, j.lastRequests = outcome, cy.requests
+	if res.Complete {
+		j.lastComplete = now
+		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))
+	}
+	j.stat.Unlock()
+	s.plan.record(j, cy.requests, now)
+	s.plan.logChange(s.logger)
+	if res.Complete {
+		cy.log.Debug("cycle complete", slog.Int("tickets", res.Tickets), slog.Int("requests", cy.requests),
+			slog.Int("decisions", res.Decisions), slog.Int("fired", res.Fired), slog.Int("episodes_ended", res.Ended))
+	} else {
+		cy.log.Warn("cycle incomplete: episodes not ended", slog.Any("error", res.Err),
+			slog.Int("tickets", res.Tickets), slog.Int("requests", cy.requests), slog.Int("fired", res.Fired))
+	}
+	return res
+}
+
+// cycle polls j's query in every workspace, evaluates its rules, ends the
+// episodes of a complete poll and executes the decisions.
+func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
+	j := cy.job
+	open, err := s.statuses.get(ctx, s, cy, false)
+	if err != nil {
+		res.Err = err
+		return
+	}
+	expanded, err := j.rules[0].ExpandQuery(open)
+	if err != nil {
+		// The open statuses changed since the start (new custom statuses).
+		res.Err = err
+		cy.log.Error("cannot poll: query too long after the open statuses changed", slog.String("rule", j.rules[0].Name), slog.Any("error", err))
+		return
+	}
+	query := expanded.String()
+	workspaces := []*int64{nil}
+	if len(s.cfg.workspaces) > 0 {
+		workspaces = workspaces[:0]
+		for _, ws := range s.cfg.workspaces {
+			workspaces = append(workspaces, &ws)
+		}
+	}
+	var tickets []*sdclient.Ticket
+	seen := map[int64]bool{}
+	complete := true
+	for _, ws := range workspaces {
+		got, err := s.fetch(ctx, cy, query, ws)
+		for _, t := range got {
+			if !seen[t.ID] {
+				seen[t.ID] = true
+				tickets = append(tickets, t)
+			}
+		}
+		if err != nil {
+			complete = false
+			res.Err = errors.Join(res.Err, err)
+			if errors.Is(err, sdclient.ErrTruncated) {
+				s.m.truncated.WithLabelValues(j.name).Inc()
+				cy.log.Warn("filter result truncated by the page cap", slog.Int("max_pages", s.cfg.maxPages), slog.Any("error", err))
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	res.Tickets = len(tickets)
+	for _, t := range tickets {
+		if s.statuses.notice(t) {
+			cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", t.ID), slog.Int("status", t.Status))
+		}
+	}
+
+	var decisions []rules.Decision
+	for _, r := range j.rules {
+		ds := j.set.EvaluateRule(r, tickets, cy.now)
+		decisions = append(decisions, ds...)
+		if !complete || s.cfg.dryRun {
+			continue
+		}
+		matching := make([]int64, 0, len(ds))
+		for _, d := range ds {
+			matching = append(matching, d.TicketID) // an if that failed counts as matching: never end on an error
+		}
+		n, err := s.ledger.EndEpisodes(ctx, r.Name, matching, cy.now)
+		if err != nil {
+			complete = false
+			res.Err = errors.Join(res.Err, fmt.Errorf("end episodes of rule %q: %w", r.Name, err))
+			continue
+		}
+		res.Ended += n
+		if n > 0 {
+			s.m.episodesEnded.WithLabelValues(r.Name).Add(float64(n))
+			cy.log.Debug("episodes ended", slog.String("rule", r.Name), slog.Int("count", n))
+		}
+	}
+	res.Complete = complete
+	res.Decisions = len(decisions)
+	res.Fired = s.execute(ctx, cy, decisions)
+}
+
+// fetch pages through one filter search in one workspace until the total
+// was seen or a short or empty page arrives (never assuming a page size).
+// A page cap that leaves tickets unread is an error wrapping
+// sdclient.ErrTruncated. The tickets read before an error are returned.
+func (s *Scheduler) fetch(ctx context.Context, cy *cycle, query string, ws *int64) ([]*sdclient.Ticket, error) {
+	var out []*sdclient.Ticket
+	seen := map[int64]bool{}
+	pageSize := 0
+	for page := 1; ; page++ {
+		p, resp, err := s.desk.FilterTickets(ctx, query, &sdclient.FilterOptions{WorkspaceID: ws, Page: page})
+		s.count(cy, resp, err)
+		if err != nil {
+			return out, fmt.Errorf("poll %s page %d: %w", wsName(ws), page, err)
+		}
+		for _, t := range p.Tickets {
+			if t != nil && !seen[t.ID] {
+				seen[t.ID] = true
+				out = append(out, t)
+			}
+		}
+		pageSize = max(pageSize, len(p.Tickets))
+		if len(p.Tickets) == 0 || len(p.Tickets) < pageSize || len(seen) >= p.Total {
+			return out, nil
+		}
+		if s.cfg.maxPages > 0 && page >= s.cfg.maxPages {
+			return out, fmt.Errorf("poll %s: stopped after %d pages with %d of %d tickets: %w",
+				wsName(ws), page, len(seen), p.Total, sdclient.ErrTruncated)
+		}
+	}
+}
+
+func wsName(ws *int64) string {
+	if ws == nil {
+		return "default workspace"
+	}
+	return fmt.Sprintf("workspace %d", *ws)
+}
+
+// sortDecisions orders decisions by ticket, then by the job's rule order.
+func sortDecisions(j *job, ds []rules.Decision) {
+	order := make(map[string]int, len(j.rules))
+	for i, r := range j.rules {
+		order[r.Name] = i
+	}
+	slices.SortStableFunc(ds, func(a, b rules.Decision) int {
+		if a.TicketID != b.TicketID {
+			if a.TicketID < b.TicketID {
+				return -1
+			}
+			return 1
+		}
+		return order[a.Rule] - order[b.Rule]
+	})
+}

@@ -1,0 +1,426 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+const urgentRules = `version: 1
+channels: {oncall: "#it-oncall"}
+rules:
+  - name: page-urgent
+    query: "status:open AND agent_id:0 AND priority:4"
+    every: 1m
+    actions:
+      - alert: {channel: oncall, text: "Urgent #{{ ticket.id }}: {{ ticket.subject }}"}
+      - note: "Paged on-call."
+`
+
+func TestUrgentUnassignedAlertsOnceOverManyCycles(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	urgent := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4})
+	low := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mouse", Priority: 1})
+	for i := range 10 {
+		res := e.runOnce()
+		if !allComplete(res) {
+			t.Fatalf("cycle %d incomplete: %+v", i, res)
+		}
+		e.clk.Advance(time.Minute)
+	}
+	if got := e.notif.forTicket(urgent.ID); len(got) != 1 {
+		t.Fatalf("urgent ticket: %d alerts over 10 cycles, want exactly 1: %+v", len(got), got)
+	}
+	if got := e.notif.forTicket(low.ID); len(got) != 0 {
+		t.Errorf("low ticket alerted: %+v", got)
+	}
+	if a := e.notif.list()[0]; a.Channel != "#it-oncall" || a.Text != fmt.Sprintf("Urgent #%d: Mail down", urgent.ID) || a.Rule != "page-urgent" ||
+		a.Key != fmt.Sprintf("deskbot:f=page-urgent/%d/1.1/0", urgent.ID) {
+		t.Errorf("alert = %+v", a)
+	}
+	notes := e.notesWith(urgent.ID, "Paged on-call.")
+	if len(notes) != 1 || !notes[0].Private || !strings.Contains(notes[0].Body, fmt.Sprintf("<!-- deskbot:f=page-urgent/%d/1.1/1 -->", urgent.ID)) {
+		t.Fatalf("notes = %+v, want one private note with its marker", notes)
+	}
+	if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
+		t.Errorf("fired decisions metric = %v, want 1", got)
+	}
+	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "complete")); got != 10 {
+		t.Errorf("complete cycles metric = %v, want 10", got)
+	}
+	if r := e.s.Ready(); !r.Ready || !r.LastComplete.Equal(t0.Add(9*time.Minute)) {
+		t.Errorf("Ready = %+v", r)
+	}
+}
+
+func TestCustomOpenStatusOverdueFiresResolvedDoesNot(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: overdue
+    query: "status:open"
+    if: has_due(ticket) && ticket.due_by < now()
+    every: 5m
+    actions:
+      - set: {priority: 4, tags: [overdue]}
+      - note: "Overdue."
+`)
+	e.sim.Desk.AddStatus(7, "Waiting on vendor")
+	past := t0.Add(-time.Hour)
+	custom := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "vendor", Status: 7, DueBy: past})
+	resolved := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "done", Status: 4, DueBy: past})
+	future := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "later", Status: 2, DueBy: t0.Add(time.Hour)})
+	if res := e.runOnce(); !allComplete(res) {
+		t.Fatalf("incomplete: %+v", res)
+	}
+	var filterQuery string
+	for _, r := range e.sim.Desk.Requests() {
+		if r.Path == "/api/v2/tickets/filter" {
+			filterQuery, _ = url.QueryUnescape(r.RawQuery)
+		}
+	}
+	if !strings.Contains(filterQuery, "status:7") {
+		t.Errorf("filter query %q does not include the custom open status 7", filterQuery)
+	}
+	if n := len(e.notesWith(custom.ID, "Overdue.")); n != 1 {
+		t.Errorf("ticket in custom status: %d notes, want 1", n)
+	}
+	got, _ := e.sim.Desk.Ticket(custom.ID)
+	if got.Priority != 4 || len(got.Tags) != 1 || got.Tags[0] != "overdue" {
+		t.Errorf("custom-status ticket after update: priority %d tags %v", got.Priority, got.Tags)
+	}
+	if n := len(e.sim.Desk.Conversations(resolved.ID)); n != 0 {
+		t.Errorf("resolved ticket got %d conversations", n)
+	}
+	if n := len(e.sim.Desk.Conversations(future.ID)); n != 0 {
+		t.Errorf("not-yet-due ticket got %d conversations", n)
+	}
+}
+
+func TestUnknownStatusTriggersStatusRefresh(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: unassigned
+    query: "agent_id:0"
+    every: 1m
+    actions:
+      - note: "x"
+`)
+	e.runOnce()
+	if got := e.s.statuses.current(); len(got) != 2 {
+		t.Fatalf("open statuses = %v, want [2 3]", got)
+	}
+	e.sim.Desk.AddStatus(9, "Scheduled")
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "s", Status: 9})
+	e.runOnce() // sees status 9: marks the statuses stale
+	e.runOnce() // re-reads them
+	if got := e.s.statuses.current(); len(got) != 3 || got[2] != 9 {
+		t.Fatalf("open statuses = %v, want 9 among them after a ticket showed it", got)
+	}
+}
+
+func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	// Assigned: the next complete poll does not match it and ends the episode.
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	res := e.runOnce()
+	if !allComplete(res) || res[0].Ended != 1 {
+		t.Fatalf("cycle after assignment: %+v, want complete with 1 episode ended", res)
+	}
+	e.clk.Advance(time.Minute)
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	e.runOnce()
+	alerts := e.notif.forTicket(tk.ID)
+	if len(alerts) != 2 {
+		t.Fatalf("%d alerts, want 2 (one per episode): %+v", len(alerts), alerts)
+	}
+	if !strings.Contains(alerts[1].Key, "/2.1/") {
+		t.Errorf("second alert key %q, want episode 2", alerts[1].Key)
+	}
+	if n := len(e.notesWith(tk.ID, "Paged on-call.")); n != 2 {
+		t.Errorf("%d notes, want 2", n)
+	}
+}
+
+func TestIncompleteCycleDoesNotEndEpisodes(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	// Every filter attempt of this cycle fails (the client tries twice).
+	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2, PathPrefix: "/api/v2/tickets/filter"})
+	res := e.runOnce()
+	if allComplete(res) || res[0].Ended != 0 || res[0].Err == nil {
+		t.Fatalf("cycle with failing filter: %+v, want incomplete, nothing ended", res)
+	}
+	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "incomplete")); got != 1 {
+		t.Errorf("incomplete cycles metric = %v", got)
+	}
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	for range 3 {
+		e.clk.Advance(time.Minute)
+		e.runOnce()
+	}
+	if n := len(e.notif.forTicket(tk.ID)); n != 1 {
+		t.Fatalf("%d alerts, want 1: the incomplete poll must not have ended the episode", n)
+	}
+}
+
+func TestFaultsMidCycleLoseAndDuplicateNothing(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	var ids []int64
+	for i := range 70 { // three filter pages of 30
+		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
+	}
+	faults := []sdsim.Fault{
+		{Kind: sdsim.FaultRateLimit, Count: 2, PathPrefix: "/api/v2/tickets/filter", RetryAfter: 1},
+		{Kind: sdsim.FaultServerError, Count: 3, Method: "POST", PathPrefix: "/api/v2/tickets/"},
+		{Kind: sdsim.FaultRateLimit, Count: 2, Method: "GET", PathPrefix: "/api/v2/tickets/1"},
+		{Kind: sdsim.FaultServerError, Count: 1, Method: "POST", PathPrefix: "/api/v2/tickets/"},
+	}
+	sawIncomplete := false
+	for i := range 12 {
+		if i < len(faults) {
+			e.sim.Desk.InjectFault(faults[i])
+		}
+		if i == 1 {
+			e.notif.mu.Lock()
+			e.notif.fail = 2
+			e.notif.mu.Unlock()
+		}
+		res := e.runOnce()
+		if !allComplete(res) {
+			sawIncomplete = true
+			if res[0].Ended != 0 {
+				t.Errorf("incomplete cycle ended %d episodes", res[0].Ended)
+			}
+		}
+		e.clk.Advance(time.Minute)
+	}
+	if !sawIncomplete {
+		t.Error("no cycle was incomplete: the 429s on filter did not bite")
+	}
+	for _, id := range ids {
+		if n := len(e.notif.forTicket(id)); n != 1 {
+			t.Errorf("ticket %d: %d alerts, want exactly 1", id, n)
+		}
+		if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
+			t.Errorf("ticket %d: %d notes, want exactly 1", id, n)
+		}
+	}
+	if t.Failed() {
+		for _, r := range e.sim.Desk.Requests() {
+			if r.Fault != 0 {
+				t.Logf("fault %v on %s %s", r.Fault, r.Method, r.Path)
+			}
+		}
+	}
+}
+
+func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	e.sim.Desk.SetIndexLag(5 * time.Minute)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
+	e.clk.Advance(10 * time.Minute) // the index now shows the ticket
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	res := e.runOnce() // the lagging index still says unassigned
+	if res[0].Decisions != 1 || res[0].Fired != 0 {
+		t.Fatalf("result %+v: want 1 decision from the stale index, nothing fired", res[0])
+	}
+	if n := len(e.notif.list()); n != 0 {
+		t.Errorf("%d alerts for a ticket the re-read showed assigned", n)
+	}
+	if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "stale")); got != 1 {
+		t.Errorf("stale decisions = %v", got)
+	}
+}
+
+func TestRulesSharingAQueryShareItsRequests(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: a
+    query: "status:open AND priority:4"
+    actions: [{note: "a"}]
+  - name: b
+    query: "status:open AND priority:4"
+    if: ticket.subject == "x"
+    actions: [{note: "b"}]
+  - name: c
+    query: "priority:1"
+    actions: [{note: "c"}]
+`)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
+	res := e.runOnce()
+	if len(res) != 2 {
+		t.Fatalf("%d jobs, want 2 (a and b share a query)", len(res))
+	}
+	if res[0].Job != "a+1" || strings.Join(res[0].Rules, ",") != "a,b" {
+		t.Errorf("job %q rules %v", res[0].Job, res[0].Rules)
+	}
+	gets := 0
+	for _, r := range e.sim.Desk.Requests() {
+		if r.Method == "GET" && r.Path == fmt.Sprintf("/api/v2/tickets/%d", tk.ID) {
+			gets++
+		}
+	}
+	if gets != 1 {
+		t.Errorf("ticket re-read %d times, want once although two rules fired", gets)
+	}
+	if len(e.notesWith(tk.ID, "a")) != 1 || len(e.notesWith(tk.ID, "b\n")) != 1 {
+		t.Errorf("notes: %+v", e.sim.Desk.Conversations(tk.ID))
+	}
+}
+
+func TestCascadeIsDeferred(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: escalate
+    query: "status:open"
+    if: ticket.subject == "slow"
+    actions: [{set: {priority: 4}}]
+  - name: urgent
+    query: "status:open"
+    if: ticket.priority == Urgent
+    actions: [{note: "urgent now"}]
+`)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "slow", Priority: 1})
+	e.runOnce()
+	if n := len(e.notesWith(tk.ID, "urgent now")); n != 0 {
+		t.Fatalf("the cascade fired in the same cycle")
+	}
+	if got := metricValue(t, e.s.m.cascades.WithLabelValues("urgent")); got != 1 {
+		t.Errorf("cascade metric = %v, want 1", got)
+	}
+	e.clk.Advance(time.Minute)
+	e.runOnce()
+	if n := len(e.notesWith(tk.ID, "urgent now")); n != 1 {
+		t.Fatalf("next cycle: %d notes, want 1", n)
+	}
+}
+
+func TestAssignByEmail(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: route
+    query: "agent_id:0"
+    actions: [{assign: "ada.admin@sim.deskbot.test"}]
+`)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x"})
+	e.runOnce()
+	got, _ := e.sim.Desk.Ticket(tk.ID)
+	if got.ResponderID != sdsim.DefaultAgentID {
+		t.Fatalf("responder = %d, want %d", got.ResponderID, sdsim.DefaultAgentID)
+	}
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	e := newEnv(t, urgentRules, WithDryRun(true))
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
+	e.runOnce()
+	e.runOnce()
+	if len(e.notif.list()) != 0 || len(e.sim.Desk.Conversations(tk.ID)) != 0 {
+		t.Fatal("dry run acted")
+	}
+	if _, found, _ := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "page-urgent", TicketID: tk.ID}); found {
+		t.Error("dry run wrote the ledger")
+	}
+	if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "dry_run")); got != 2 {
+		t.Errorf("dry_run decisions = %v, want 2", got)
+	}
+}
+
+func TestWorkspacesArePolledEach(t *testing.T) {
+	e := newEnv(t, urgentRules, WithWorkspaces(sdsim.DefaultWorkspaceID, 3))
+	e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
+	a := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "it", Priority: 4})
+	b := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "hr", Priority: 4, WorkspaceID: 3})
+	if res := e.runOnce(); !allComplete(res) {
+		t.Fatalf("%+v", res)
+	}
+	if len(e.notif.forTicket(a.ID)) != 1 || len(e.notif.forTicket(b.ID)) != 1 {
+		t.Fatalf("alerts %+v, want one per ticket in both workspaces", e.notif.list())
+	}
+}
+
+func TestTruncatedResultIsIncomplete(t *testing.T) {
+	e := newEnv(t, urgentRules, WithMaxPages(1))
+	for range 40 {
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
+	}
+	res := e.runOnce()
+	if allComplete(res) || !errors.Is(res[0].Err, sdclient.ErrTruncated) {
+		t.Fatalf("%+v, want incomplete with ErrTruncated", res)
+	}
+	if got := metricValue(t, e.s.m.truncated.WithLabelValues("page-urgent")); got != 1 {
+		t.Errorf("truncated metric = %v", got)
+	}
+}
+
+func TestQueryTooLongAfterExpansionRefusedAtStart(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: short-one
+    query: "priority:4"
+    actions: [{note: "x"}]
+  - name: long-one
+    query: "status:open AND agent_id:0"
+    actions: [{note: "x"}]
+`)
+	for id := 10; id < 110; id++ {
+		e.sim.Desk.AddStatus(id, fmt.Sprintf("custom %d", id))
+	}
+	err := e.s.Start(t.Context())
+	if err == nil {
+		e.s.Stop(t.Context())
+		t.Fatal("Start accepted a query longer than 512 characters after expansion")
+	}
+	if !strings.Contains(err.Error(), `"long-one"`) || strings.Contains(err.Error(), "short-one") {
+		t.Fatalf("error %q should name the long rule only", err)
+	}
+}
+
+func TestReloadSwapsRules(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 1})
+	e.runOnce()
+	if err := e.s.Reload(mustRules(t, `version: 1
+rules:
+  - name: low
+    query: "priority:1"
+    actions: [{note: "low"}]
+`)); err != nil {
+		t.Fatal(err)
+	}
+	res := e.runOnce()
+	if len(res) != 1 || res[0].Job != "low" {
+		t.Fatalf("after reload: %+v", res)
+	}
+	if n := len(e.notesWith(tk.ID, "low")); n != 1 {
+		t.Errorf("%d notes from the reloaded rule", n)
+	}
+}
+
+func TestEndpoint(t *testing.T) {
+	for in, want := range map[string]string{
+		"/api/v2/tickets/42/notes": "/tickets/{id}/notes",
+		"/api/v2/tickets/filter":   "/tickets/filter",
+		"/x/api/v2/agents":         "/agents",
+		"/api/v2/tickets/7":        "/tickets/{id}",
+	} {
+		if got := Endpoint(in); got != want {
+			t.Errorf("Endpoint(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
