@@ -1,0 +1,232 @@
+package scheduler
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+// The crash test runs the executor in a child process (this test binary,
+// re-executed with these variables) that SIGKILLs itself at an exact point:
+// right after an action reached its target and before the ledger recorded
+// it. The parent then resumes and checks nothing was done twice.
+const (
+	crashAtEnv     = "DESKBOT_SCHED_CRASH_AT" // note | alert
+	crashURLEnv    = "DESKBOT_SCHED_CRASH_URL"
+	crashDBEnv     = "DESKBOT_SCHED_CRASH_DB"
+	crashAlertsEnv = "DESKBOT_SCHED_CRASH_ALERTS"
+)
+
+const crashRules = `version: 1
+rules:
+  - name: page
+    query: "status:open AND agent_id:0 AND priority:4"
+    actions:
+      - alert: {channel: "#oncall", text: "Urgent #{{ ticket.id }}"}
+      - note: "Paged the on-call."
+      - set: {tags: [paged]}
+`
+
+// killDesk SIGKILLs the process right after a note was created (201).
+type killDesk struct{ Desk }
+
+func (d killDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error) {
+	c, resp, err := d.Desk.AddNote(ctx, id, n)
+	if err == nil && resp != nil && resp.StatusCode == 201 {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	return c, resp, err
+}
+
+// fileNotifier is a fake chat that survives the crash: it appends each
+// alert to a file (synced) and answers AlreadyAlerted from it.
+type fileNotifier struct {
+	path      string
+	killAfter bool
+	mu        sync.Mutex
+}
+
+type alertLine struct{ Channel, Key, Text string }
+
+func (n *fileNotifier) Alert(_ context.Context, a Alert) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	f, err := os.OpenFile(n.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(alertLine{a.Channel, a.Key, a.Text})
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	if n.killAfter {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	return nil
+}
+
+func (n *fileNotifier) lines() ([]alertLine, error) {
+	f, err := os.Open(n.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []alertLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l alertLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, sc.Err()
+}
+
+func (n *fileNotifier) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ls, err := n.lines()
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(ls, func(l alertLine) bool { return l.Channel == channel && l.Key == key }), nil
+}
+
+// TestCrashChild is the child half of TestCrashResume; it does nothing in
+// a normal run.
+func TestCrashChild(t *testing.T) {
+	at := os.Getenv(crashAtEnv)
+	if at == "" {
+		t.Skip("helper process of TestCrashResume (runs only when re-executed by it)")
+	}
+	client, err := sdclient.New(os.Getenv(crashURLEnv), sdsim.DefaultAPIKey, sdclient.WithRatePerMinute(100000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), os.Getenv(crashDBEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desk Desk = ClientDesk(client)
+	if at == "note" {
+		desk = killDesk{desk}
+	}
+	notif := &fileNotifier{path: os.Getenv(crashAlertsEnv), killAfter: at == "alert"}
+	s, err := New(testLogger(t), desk, mustRules(t, crashRules), st, notif, WithClock(clockwork.NewFakeClockAt(t0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.RunOnce(t.Context())
+	t.Fatalf("the child survived its run (%+v, %v): the crash point was never reached", res, err)
+}
+
+func TestCrashResume(t *testing.T) {
+	for _, at := range []string{"note", "alert"} {
+		t.Run("kill after "+at, func(t *testing.T) {
+			sim := sdsim.NewServer(sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now))
+			defer sim.Close()
+			tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4})
+			dir := t.TempDir()
+			db := filepath.Join(dir, "state.db")
+			alerts := filepath.Join(dir, "alerts.jsonl")
+
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
+			}
+
+			st, err := store.Open(t.Context(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			key := rules.FiringKey{Rule: "page", TicketID: tk.ID}
+			noteMarker := fmt.Sprintf("<!-- deskbot:f=page/%d/1.1/1 -->", tk.ID)
+			notes := func() int {
+				n := 0
+				for _, c := range sim.Desk.Conversations(tk.ID) {
+					if strings.Contains(c.Body, noteMarker) {
+						n++
+					}
+				}
+				return n
+			}
+			// The crash happened exactly where intended.
+			info, found, err := st.FiringState(t.Context(), key)
+			if err != nil || !found || info.State != store.StatePending {
+				t.Fatalf("after the crash: firing %+v found=%v err=%v, want pending", info, found, err)
+			}
+			wantDone, wantNotes := []int{0}, 1
+			if at == "alert" {
+				wantDone, wantNotes = nil, 0
+			}
+			if !slices.Equal(info.Done, wantDone) || notes() != wantNotes {
+				t.Fatalf("after the crash: done %v notes %d, want %v and %d", info.Done, notes(), wantDone, wantNotes)
+			}
+
+			// Resume after the lease.
+			notif := &fileNotifier{path: alerts}
+			client := clientFor(t, sim)
+			s, err := New(testLogger(t), ClientDesk(client), mustRules(t, crashRules), st, notif,
+				WithClock(clockwork.NewFakeClockAt(t0.Add(DefaultLease+time.Minute))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.RunOnce(t.Context())
+			if err != nil || res[0].Fired != 1 {
+				t.Fatalf("resume: %+v %v, want the firing finished", res, err)
+			}
+			if n := notes(); n != 1 {
+				t.Errorf("%d notes with marker %s, want exactly 1", n, noteMarker)
+			}
+			ls, err := notif.lines()
+			if err != nil || len(ls) != 1 || ls[0].Key != fmt.Sprintf("deskbot:f=page/%d/1.1/0", tk.ID) {
+				t.Errorf("alerts %+v (%v), want exactly one with the firing's key", ls, err)
+			}
+			info, _, _ = st.FiringState(t.Context(), key)
+			if info.State != store.StateDone || info.Attempts != 2 || !slices.Equal(info.Done, []int{0, 1, 2}) {
+				t.Errorf("firing after resume: %+v, want done after 2 attempts with all 3 actions", info)
+			}
+			got, _ := sim.Desk.Ticket(tk.ID)
+			if !slices.Contains(got.Tags, "paged") {
+				t.Errorf("tags %v: the update was not applied", got.Tags)
+			}
+		})
+	}
+}
