@@ -539,3 +539,20 @@ func utc(t sql.NullTime) time.Time {
 	}
 	return t.Time.UTC()
 }
+
+// PruneFirings deletes the history the ledger no longer needs: firings that
+// are no longer the current one of their (rule, ticket) (earlier OnceEvery
+// repeats, firings of earlier episodes) and that finished, or were last
+// claimed, before before. Current firings and episode rows are kept for
+// ever, which is what OnceTicket and the explanations rely on.
+func (s *Store) PruneFirings(ctx context.Context, before time.Time) (int, error) {
+	before = dbTime(before)
+	res, err := s.db.ExecContext(ctx, `DELETE FROM ledger_firings
+		WHERE (fired_at < $1 OR (state = 'pending' AND claimed_at < $1))
+		AND NOT EXISTS (SELECT 1 FROM ledger_episodes e WHERE e.firing_id = ledger_firings.id)`, before)
+	if err != nil {
+		return 0, s.wrap("prune firings", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), s.wrap("prune firings", err)
+}

@@ -90,6 +90,7 @@ func Run(t *testing.T, open Open) {
 		{"OnceTicketResumesCrashedFiring", testOnceTicketCrashed},
 		{"OnceEveryPeriods", testOnceEvery},
 		{"ActionDoneFinishReleaseEdges", testFiringEdges},
+		{"PruneKeepsCurrentFirings", testPrune},
 		{"ClaimRejectsBadInput", testClaimValidation},
 		{"FiringStateUnknown", testFiringStateUnknown},
 		{"Cursors", testCursors},
@@ -434,6 +435,38 @@ func testFiringEdges(t *testing.T, open Open) {
 		t.Errorf("FiringState = %+v; want done at +1s with Done [3]", fi)
 	}
 	mustLose(t, claim(t, s, key, episode, t0.Add(time.Hour)))
+}
+
+func testPrune(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	rep := rules.FiringKey{Rule: "remind", TicketID: 1}
+	var ids []int64
+	for i := range 3 { // three repeats: seq 1 and 2 become history
+		at := t0.Add(time.Duration(i) * time.Hour)
+		f := claim(t, s, rep, every(time.Hour), at)
+		mustWin(t, f, 1, int64(i+1), false, nil)
+		do(t, s.ActionDone(ctx, f.ID, 0))
+		do(t, s.Finish(ctx, f.ID, at))
+		ids = append(ids, f.ID)
+	}
+	once := rules.FiringKey{Rule: "welcome", TicketID: 1}
+	w := claim(t, s, once, ticket, t0)
+	do(t, s.Finish(ctx, w.ID, t0))
+	n, err := s.PruneFirings(ctx, t0.Add(90*time.Minute))
+	if err != nil || n != 2 {
+		t.Fatalf("PruneFirings = %d, %v; want 2 (seq 1 and 2)", n, err)
+	}
+	for _, id := range ids[:2] {
+		if err := s.Release(ctx, id); !errors.Is(err, store.ErrUnknownFiring) {
+			t.Errorf("pruned firing %d still known: %v", id, err)
+		}
+	}
+	if fi := state(t, s, rep); fi.FiringID != ids[2] || fi.Seq != 3 || !slices.Equal(fi.Done, []int{0}) {
+		t.Errorf("current firing after prune = %+v", fi)
+	}
+	mustLose(t, claim(t, s, once, ticket, t0.Add(1000*time.Hour)))
+	mustWin(t, claim(t, s, rep, every(time.Hour), t0.Add(3*time.Hour)), 1, 4, false, nil)
 }
 
 func testClaimValidation(t *testing.T, open Open) {
