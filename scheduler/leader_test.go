@@ -1,0 +1,161 @@
+package scheduler
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver for the schema setup
+
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+const pgEnv = "DESKBOT_TEST_POSTGRES"
+
+// pgSchema returns the test DSN and a fresh schema dropped at the end, or
+// skips the test.
+func pgSchema(t *testing.T) (string, string) {
+	t.Helper()
+	dsn := os.Getenv(pgEnv)
+	if dsn == "" {
+		t.Skipf("%s is not set; set it to a PostgreSQL DSN (e.g. postgres://postgres:postgres@127.0.0.1:5432/deskbot_test?sslmode=disable) to run the leader-election tests", pgEnv)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "schedtest_" + hex.EncodeToString(b)
+	if _, err := db.ExecContext(t.Context(), "CREATE SCHEMA "+name); err != nil {
+		db.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		defer db.Close()
+		if _, err := db.Exec("DROP SCHEMA " + name + " CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+		}
+	})
+	return dsn, name
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestLeaderFailover(t *testing.T) {
+	dsn, schema := pgSchema(t)
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	first := sim.Desk.AddTicket(sdsim.Ticket{Subject: "first", Priority: 4})
+	set := mustRules(t, strings.Replace(urgentRules, "every: 1m", "every: 1s", 1))
+	notif := &recNotifier{}
+	key := LockKey("deskbot-scheduler/" + schema)
+
+	type replica struct {
+		s  *Scheduler
+		el *PGElector
+	}
+	newReplica := func() replica {
+		st, err := store.Open(t.Context(), dsn, store.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		el := NewPGElector(dsn, key, testLogger(t))
+		t.Cleanup(func() { el.Close(t.Context()) })
+		s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), set, st, notif, WithElector(el))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return replica{s, el}
+	}
+	polled := func(r replica) int {
+		n := 0
+		for _, j := range r.s.Ready().Jobs {
+			if !j.LastComplete.IsZero() {
+				n++
+			}
+		}
+		return n
+	}
+	a, b := newReplica(), newReplica()
+	if err := a.s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer a.s.Stop(t.Context())
+	waitFor(t, "the first replica to lead and alert", 20*time.Second, func() bool { return len(notif.forTicket(first.ID)) == 1 })
+	if err := b.s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer b.s.Stop(t.Context())
+	// Let several ticks pass: the leader keeps polling, the follower never does.
+	before := metricValue(t, a.s.m.cycles.WithLabelValues("page-urgent", "complete"))
+	waitFor(t, "the leader to poll three more times", 20*time.Second, func() bool {
+		return metricValue(t, a.s.m.cycles.WithLabelValues("page-urgent", "complete")) >= before+3
+	})
+	if polled(b) != 0 || b.el.Leader() {
+		t.Fatalf("the follower polled while the leader was alive")
+	}
+	if _, err := b.s.RunOnce(t.Context()); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("follower RunOnce: %v, want ErrNotLeader", err)
+	}
+
+	// The leader dies: its session ends without unlocking.
+	killed := time.Now()
+	if err := a.el.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	second := sim.Desk.AddTicket(sdsim.Ticket{Subject: "second", Priority: 4})
+	waitFor(t, "the follower to take over", 20*time.Second, func() bool { return polled(b) > 0 && len(notif.forTicket(second.ID)) == 1 })
+	t.Logf("take-over after %v", time.Since(killed).Round(time.Millisecond))
+	if !b.el.Leader() {
+		t.Error("the new leader does not say so")
+	}
+	// More ticks of the new leader: no decision fires twice.
+	before = metricValue(t, b.s.m.cycles.WithLabelValues("page-urgent", "complete"))
+	waitFor(t, "the new leader to poll twice more", 20*time.Second, func() bool {
+		return metricValue(t, b.s.m.cycles.WithLabelValues("page-urgent", "complete")) >= before+2
+	})
+	if n := len(notif.forTicket(first.ID)); n != 1 {
+		t.Errorf("first ticket alerted %d times across the failover, want 1", n)
+	}
+	if n := len(notif.forTicket(second.ID)); n != 1 {
+		t.Errorf("second ticket alerted %d times, want 1", n)
+	}
+}
+
+func TestLockFileRefusesASecondHolder(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	l, err := LockFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LockFile(db)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "state.db.lock") {
+		t.Fatalf("second lock: %v, want ErrLocked naming the lock file", err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := LockFile(db)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	l2.Unlock()
+}
