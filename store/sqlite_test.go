@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -87,7 +88,7 @@ func TestSQLiteOpenErrors(t *testing.T) {
 			t.Errorf("Open(%q) succeeded; want an error", tc.dsn)
 			continue
 		}
-		if !contains(err.Error(), tc.want) || !contains(err.Error(), "sqlite") {
+		if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "sqlite") {
 			t.Errorf("Open(%q) = %v; want it to mention sqlite and %q", tc.dsn, err, tc.want)
 		}
 	}
@@ -149,4 +150,49 @@ func TestSQLiteKilledMidFiring(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// Several processes starting at once on a new file migrate it once.
+func TestSQLiteConcurrentMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	errs := make(chan error, 6)
+	for range 6 {
+		go func() {
+			s, err := store.Open(t.Context(), path)
+			if err == nil {
+				err = s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A database migrated by a newer deskbot is refused, not silently used.
+func TestSQLiteNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO deskbot_schema_migrations (version, name, applied_at) VALUES (999, 'future.sql', '2030-01-01 00:00:00+00:00')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err = store.Open(t.Context(), path)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open of a newer schema succeeded")
+	}
+	if !strings.Contains(err.Error(), "999 is newer") || !strings.HasPrefix(err.Error(), "sqlite: ") {
+		t.Errorf("Open = %v; want it to say the schema version 999 is newer, naming sqlite", err)
+	}
+}
