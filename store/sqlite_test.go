@@ -150,7 +150,6 @@ func TestSQLiteKilledMidFiring(t *testing.T) {
 	}
 }
 
-
 // Several processes starting at once on a new file migrate it once.
 func TestSQLiteConcurrentMigrations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
