@@ -1,0 +1,699 @@
+package oncall
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// PosError is one problem of the oncall: section, positioned in the rules
+// file. Msg already names the schedule or policy, so Error reads
+// FILE:LINE:COL: oncall schedule "NAME": message.
+type PosError struct {
+	File string
+	Line int // 1-based
+	Col  int // 1-based
+	Msg  string
+}
+
+// Error formats the problem as FILE:LINE:COL: message.
+func (e PosError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// Config is the loaded oncall: section: schedules and escalation policies,
+// every reference between them resolved.
+type Config struct {
+	Schedules []*Schedule
+	Policies  []*Policy
+}
+
+// Schedule returns the schedule called name, or nil.
+func (c *Config) Schedule(name string) *Schedule {
+	if c == nil {
+		return nil
+	}
+	for _, s := range c.Schedules {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Policy returns the escalation policy called name, or nil. The rules
+// loader uses it to check page: {policy: NAME} actions.
+func (c *Config) Policy(name string) *Policy {
+	if c == nil {
+		return nil
+	}
+	for _, p := range c.Policies {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Schedule is a rotation of members with optional overrides.
+type Schedule struct {
+	Name     string
+	Location *time.Location
+	// Rotation is the length of one shift on the schedule's wall clock.
+	Rotation time.Duration
+	// Handoff is the local time of day of the handoff, as an offset from
+	// midnight.
+	Handoff time.Duration
+	// Start is the instant the first member's first shift starts
+	// (start date + handoff, local time).
+	Start     time.Time
+	Members   []string // e-mail addresses or Slack user ids, in turn
+	Overrides []Override
+	Line      int // where the schedule is defined in the rules file
+
+	anchor time.Time // Start on the wall clock, as a UTC time
+}
+
+// Override puts Member on call for [From, To), whatever the rotation says.
+type Override struct {
+	Member string
+	From   time.Time
+	To     time.Time
+	Line   int
+}
+
+// Policy is an escalation policy: levels paged in order until someone
+// acknowledges, run through Repeat more times after the last.
+type Policy struct {
+	Name   string
+	Repeat int
+	Levels []Level
+	Line   int
+}
+
+// TargetKind says what a level or a page target names.
+type TargetKind string
+
+// The kinds of targets.
+const (
+	// TargetSchedule: whoever is on call in a schedule (levels only; a page
+	// target is always resolved to the person).
+	TargetSchedule TargetKind = "schedule"
+	// TargetPerson: one person, by e-mail or Slack user id.
+	TargetPerson TargetKind = "user"
+	// TargetGroup: a Slack user group, by id (S...) or @handle.
+	TargetGroup TargetKind = "group"
+)
+
+// Level is one level of a policy: whom to page, and how long to wait for
+// an acknowledgement before paging the next level.
+type Level struct {
+	Kind     TargetKind
+	Name     string    // schedule name, person or group
+	Schedule *Schedule // set when Kind is TargetSchedule
+	After    time.Duration
+	Line     int
+}
+
+// Limits of the oncall: section.
+const (
+	MaxRotation = 52 * 7 * 24 * time.Hour // a shift of at most 52 weeks
+	MinAfter    = time.Minute             // shortest wait before the next level
+	MaxAfter    = 24 * time.Hour          // longest wait before the next level
+	MaxRepeat   = 10                      // most extra rounds of a policy
+	MaxLevels   = 20                      // most levels of a policy
+)
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)
+	slackUser  = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
+	slackGroup = regexp.MustCompile(`^(S[A-Z0-9]{2,}|@[a-z0-9._-]+)$`)
+	rotationRE = regexp.MustCompile(`^([0-9]{1,5}[hdw])+$`)
+	rotPartRE  = regexp.MustCompile(`([0-9]{1,5})([hdw])`)
+)
+
+var (
+	sectionKeys  = []string{"schedules", "policies"}
+	scheduleKeys = []string{"name", "time_zone", "rotation", "handoff", "start", "members", "overrides"}
+	overrideKeys = []string{"member", "from", "to"}
+	policyKeys   = []string{"name", "repeat", "levels"}
+	levelKeys    = []string{"schedule", "user", "group", "after"}
+)
+
+// ParseConfig loads the value of the oncall: key of the rules file named
+// file (used in messages only). n may be nil or null (no on-call). On any
+// problem the Config is nil and the errors, in file order, say what was
+// expected and where.
+func ParseConfig(file string, n *yaml.Node) (*Config, []PosError) {
+	p := &parser{file: file}
+	cfg := p.section(n)
+	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool {
+			a, b := p.errs[i], p.errs[j]
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Col < b.Col
+		})
+		return nil, p.errs
+	}
+	return cfg, nil
+}
+
+type parser struct {
+	file   string
+	prefix string // "oncall schedule \"x\": " and the like
+	errs   []PosError
+}
+
+func (p *parser) errNode(n *yaml.Node, format string, args ...any) {
+	line, col := max(n.Line, 1), max(n.Column, 1)
+	p.errs = append(p.errs, PosError{File: p.file, Line: line, Col: col, Msg: p.prefix + fmt.Sprintf(format, args...)})
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// describe names the YAML type of a node for messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "nothing"
+		case "!!str":
+			return fmt.Sprintf("the string %q", n.Value)
+		case "!!int", "!!float":
+			return "the number " + n.Value
+		case "!!bool":
+			return "the boolean " + n.Value
+		}
+		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+	}
+	return "an alias"
+}
+
+type pair struct{ key, val *yaml.Node }
+
+// mapping checks that n is a mapping of distinct keys among allowed.
+func (p *parser) mapping(n *yaml.Node, what string, allowed []string) (map[string]pair, bool) {
+	if n.Kind != yaml.MappingNode {
+		p.errNode(n, "%s: want a mapping, got %s", what, describe(n))
+		return nil, false
+	}
+	out := map[string]pair{}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			p.errNode(k, "%s: want a plain key, got %s", what, describe(k))
+			ok = false
+			continue
+		}
+		if prev, dup := out[k.Value]; dup {
+			p.errNode(k, "%s: duplicate key %q (first at line %d)", what, k.Value, prev.key.Line)
+			ok = false
+			continue
+		}
+		known := false
+		for _, a := range allowed {
+			known = known || a == k.Value
+		}
+		if !known {
+			p.errNode(k, "unknown key %q in %s (want one of %s)", k.Value, what, strings.Join(allowed, ", "))
+			ok = false
+			continue
+		}
+		out[k.Value] = pair{k, v}
+	}
+	return out, ok
+}
+
+// list checks that n is a list (null counts as empty).
+func (p *parser) list(n *yaml.Node, what, want string) ([]*yaml.Node, bool) {
+	if isNull(n) {
+		return nil, true
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errNode(n, "%s: want a list of %s, got %s", what, want, describe(n))
+		return nil, false
+	}
+	out := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		out[i] = resolve(c)
+	}
+	return out, true
+}
+
+func (p *parser) str(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		p.errNode(n, "%s: want a string, got %s", what, describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (p *parser) section(n *yaml.Node) *Config {
+	cfg := &Config{}
+	n = resolve(n)
+	if isNull(n) {
+		return cfg
+	}
+	p.prefix = "oncall: "
+	m, _ := p.mapping(n, "the oncall section", sectionKeys)
+	if m == nil {
+		return cfg
+	}
+	if s, has := m["schedules"]; has {
+		items, _ := p.list(s.val, "schedules", "schedules")
+		seen := map[string]int{}
+		for _, it := range items {
+			if sc := p.schedule(it, seen); sc != nil {
+				cfg.Schedules = append(cfg.Schedules, sc)
+			}
+		}
+		// A schedule with errors is still known by name, so that policies
+		// naming it are not reported as well.
+		for name := range seen {
+			if cfg.Schedule(name) == nil {
+				cfg.Schedules = append(cfg.Schedules, &Schedule{Name: name})
+			}
+		}
+	}
+	if pol, has := m["policies"]; has {
+		p.prefix = "oncall: "
+		items, _ := p.list(pol.val, "policies", "escalation policies")
+		seen := map[string]int{}
+		for _, it := range items {
+			if po := p.policy(it, cfg, seen); po != nil {
+				cfg.Policies = append(cfg.Policies, po)
+			}
+		}
+	}
+	return cfg
+}
+
+// named reads the name of a schedule or policy first, so that every other
+// message can carry it; it sets p.prefix.
+func (p *parser) named(n *yaml.Node, kind string, seen map[string]int) (string, bool) {
+	p.prefix = "oncall " + kind + ": "
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.Value != "name" {
+			continue
+		}
+		name, ok := p.str(v, "name")
+		if !ok {
+			return "", false
+		}
+		if !nameRE.MatchString(name) {
+			p.errNode(v, "name %q: want lower-case letters, digits and '-' only", name)
+			return "", false
+		}
+		p.prefix = fmt.Sprintf("oncall %s %q: ", kind, name)
+		if line, dup := seen[name]; dup {
+			p.errNode(v, "duplicate %s name (first defined at line %d)", kind, line)
+			return name, false
+		}
+		seen[name] = v.Line
+		return name, true
+	}
+	p.errNode(n, "missing name")
+	return "", false
+}
+
+func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
+	p.prefix = "oncall schedule: "
+	if n.Kind != yaml.MappingNode {
+		p.errNode(n, "want a mapping with name, time_zone, rotation, start and members, got %s", describe(n))
+		return nil
+	}
+	name, ok := p.named(n, "schedule", seen)
+	m, good := p.mapping(n, "schedule", scheduleKeys)
+	ok = ok && good
+	s := &Schedule{Name: name, Line: n.Line}
+	need := func(key, what string) (pair, bool) {
+		v, has := m[key]
+		if !has {
+			p.errNode(n, "missing %s: (%s)", key, what)
+			ok = false
+		}
+		return v, has
+	}
+	if v, has := need("time_zone", "an IANA time zone such as Europe/Zurich or UTC"); has {
+		if z, good := p.str(v.val, "time_zone"); !good {
+			ok = false
+		} else if loc, err := loadZone(z); err != nil {
+			p.errNode(v.val, "time_zone: unknown time zone %q: want an IANA name such as Europe/Zurich or UTC", z)
+			ok = false
+		} else {
+			s.Location = loc
+		}
+	}
+	if v, has := need("rotation", "the length of one shift, such as 12h, 1d or 1w"); has {
+		d, good := p.rotation(v.val)
+		ok = ok && good
+		s.Rotation = d
+	}
+	if v, has := m["handoff"]; has {
+		d, good := p.clock(v.val)
+		ok = ok && good
+		s.Handoff = d
+	}
+	var startDate time.Time
+	if v, has := need("start", "the date of the first shift, such as 2026-01-05"); has {
+		d, good := p.date(v.val)
+		ok = ok && good
+		startDate = d
+	}
+	if v, has := need("members", "a list of e-mail addresses or Slack user ids"); has {
+		items, good := p.list(v.val, "members", "e-mail addresses or Slack user ids")
+		ok = ok && good
+		if good && len(items) == 0 {
+			p.errNode(v.val, "members: empty: want at least one e-mail address or Slack user id")
+			ok = false
+		}
+		for _, it := range items {
+			mem, good := p.member(it, "member")
+			ok = ok && good
+			s.Members = append(s.Members, mem)
+		}
+	}
+	if !ok {
+		return nil
+	}
+	s.anchor = startDate.Add(s.Handoff)
+	s.Start = s.instant(s.anchor)
+	if v, has := m["overrides"]; has {
+		if !p.overrides(v.val, s) {
+			return nil
+		}
+	}
+	return s
+}
+
+// loadZone loads an IANA time zone; "Local" is refused because it depends
+// on the host.
+func loadZone(name string) (*time.Location, error) {
+	if name == "" || name == "Local" {
+		return nil, fmt.Errorf("unknown time zone %q", name)
+	}
+	return time.LoadLocation(name)
+}
+
+func (p *parser) rotation(n *yaml.Node) (time.Duration, bool) {
+	const want = "want a length such as 12h, 1d, 1w or 1d12h (units h, d, w)"
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		p.errNode(n, "rotation: %s, got %s", want, describe(n))
+		return 0, false
+	}
+	if !rotationRE.MatchString(n.Value) {
+		p.errNode(n, "rotation: invalid length %q: %s", n.Value, want)
+		return 0, false
+	}
+	var d time.Duration
+	for _, m := range rotPartRE.FindAllStringSubmatch(n.Value, -1) {
+		x, _ := strconv.Atoi(m[1])
+		unit := map[string]time.Duration{"h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
+		d += time.Duration(x) * unit
+		if d > MaxRotation {
+			p.errNode(n, "rotation: %s is too long: want at most 52w", n.Value)
+			return 0, false
+		}
+	}
+	if d <= 0 {
+		p.errNode(n, "rotation: %s is zero: want a positive length such as 12h, 1d or 1w", n.Value)
+		return 0, false
+	}
+	return d, true
+}
+
+// clock parses a local time of day "HH:MM".
+func (p *parser) clock(n *yaml.Node) (time.Duration, bool) {
+	t, err := time.Parse("15:04", n.Value)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" || err != nil || len(n.Value) != 5 {
+		p.errNode(n, "handoff: want a local time of day such as \"09:00\", got %s", describe(n))
+		return 0, false
+	}
+	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, true
+}
+
+// date parses a calendar date (yaml.v3 tags an unquoted one !!timestamp).
+func (p *parser) date(n *yaml.Node) (time.Time, bool) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "!!timestamp") {
+		if d, err := time.Parse("2006-01-02", n.Value); err == nil {
+			return d, true
+		}
+	}
+	p.errNode(n, "start: want a date such as 2026-01-05, got %s", describe(n))
+	return time.Time{}, false
+}
+
+// member checks an e-mail address or a Slack user id.
+func (p *parser) member(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		p.errNode(n, "%s: want an e-mail address or a Slack user id such as U0123ABC, got %s", what, describe(n))
+		return "", false
+	}
+	v := n.Value
+	if !isPerson(v) {
+		p.errNode(n, "%s: %q is neither an e-mail address nor a Slack user id such as U0123ABC", what, v)
+		return "", false
+	}
+	return v, true
+}
+
+func isPerson(v string) bool {
+	if slackUser.MatchString(v) {
+		return true
+	}
+	at := strings.IndexByte(v, '@')
+	return at > 0 && at < len(v)-1 && strings.Count(v, "@") == 1 && !strings.ContainsAny(v, " \t\n,;<>\"")
+}
+
+// localTimeLayouts are the forms of an override's from and to.
+var localTimeLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02"}
+
+// localTime parses a wall-clock time in the schedule's zone (or an RFC 3339
+// time with an explicit offset).
+func (p *parser) localTime(n *yaml.Node, what string, loc *time.Location) (time.Time, bool) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "!!timestamp") {
+		for _, layout := range localTimeLayouts {
+			if t, err := time.ParseInLocation(layout, n.Value, loc); err == nil {
+				return t, true
+			}
+		}
+		if t, err := time.Parse(time.RFC3339, n.Value); err == nil {
+			return t, true
+		}
+	}
+	p.errNode(n, "%s: want a local time such as \"2026-03-28T18:00\", got %s", what, describe(n))
+	return time.Time{}, false
+}
+
+func (p *parser) overrides(n *yaml.Node, s *Schedule) bool {
+	items, ok := p.list(n, "overrides", "overrides")
+	for i, it := range items {
+		what := fmt.Sprintf("override %d", i+1)
+		m, good := p.mapping(it, what, overrideKeys)
+		if m == nil {
+			ok = false
+			continue
+		}
+		o := Override{Line: it.Line}
+		for _, k := range overrideKeys {
+			if _, has := m[k]; !has {
+				p.errNode(it, "%s: missing %s", what, k)
+				good = false
+			}
+		}
+		if v, has := m["member"]; has {
+			mem, g := p.member(v.val, what+" member")
+			good = good && g
+			o.Member = mem
+		}
+		var fromOK, toOK bool
+		if v, has := m["from"]; has {
+			o.From, fromOK = p.localTime(v.val, what+" from", s.Location)
+		}
+		if v, has := m["to"]; has {
+			o.To, toOK = p.localTime(v.val, what+" to", s.Location)
+		}
+		good = good && fromOK && toOK
+		if fromOK && toOK && !o.To.After(o.From) {
+			p.errNode(m["to"].val, "%s: to %s is not after from %s", what, m["to"].val.Value, m["from"].val.Value)
+			good = false
+		}
+		if !good {
+			ok = false
+			continue
+		}
+		s.Overrides = append(s.Overrides, o)
+	}
+	if !ok {
+		return false
+	}
+	// Overlaps are reported at the override that comes later in the file.
+	for i, a := range s.Overrides {
+		for _, b := range s.Overrides[:i] {
+			if a.From.Before(b.To) && b.From.Before(a.To) {
+				p.errNode(items[i], "override %d (%s, %s to %s) overlaps the override at line %d (%s, %s to %s)",
+					i+1, a.Member, s.fmtLocal(a.From), s.fmtLocal(a.To), b.Line, b.Member, s.fmtLocal(b.From), s.fmtLocal(b.To))
+				ok = false
+				break
+			}
+		}
+	}
+	sort.Slice(s.Overrides, func(i, j int) bool { return s.Overrides[i].From.Before(s.Overrides[j].From) })
+	return ok
+}
+
+func (s *Schedule) fmtLocal(t time.Time) string { return t.In(s.Location).Format("2006-01-02T15:04") }
+
+func (p *parser) policy(n *yaml.Node, cfg *Config, seen map[string]int) *Policy {
+	p.prefix = "oncall policy: "
+	if n.Kind != yaml.MappingNode {
+		p.errNode(n, "want a mapping with name and levels, got %s", describe(n))
+		return nil
+	}
+	name, ok := p.named(n, "policy", seen)
+	m, good := p.mapping(n, "policy", policyKeys)
+	ok = ok && good
+	pol := &Policy{Name: name, Line: n.Line}
+	if v, has := m["repeat"]; has {
+		var r int64
+		if v.val.Kind != yaml.ScalarNode || v.val.Tag != "!!int" || v.val.Decode(&r) != nil || r < 0 || r > MaxRepeat {
+			p.errNode(v.val, "repeat: want a whole number from 0 to %d, got %s", MaxRepeat, describe(v.val))
+			ok = false
+		}
+		pol.Repeat = int(r)
+	}
+	v, has := m["levels"]
+	if !has {
+		p.errNode(n, "missing levels: (a list of {schedule|user|group: ..., after: DURATION})")
+		return nil
+	}
+	items, good := p.list(v.val, "levels", "{schedule|user|group: ..., after: DURATION}")
+	ok = ok && good
+	if good && len(items) == 0 {
+		p.errNode(v.val, "levels: empty: want at least one level")
+		ok = false
+	}
+	if len(items) > MaxLevels {
+		p.errNode(v.val, "levels: %d levels: want at most %d", len(items), MaxLevels)
+		ok = false
+	}
+	for i, it := range items {
+		lv, good := p.level(it, i+1, cfg)
+		ok = ok && good
+		pol.Levels = append(pol.Levels, lv)
+	}
+	if !ok {
+		return nil
+	}
+	return pol
+}
+
+func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
+	what := fmt.Sprintf("level %d", num)
+	lv := Level{Line: n.Line}
+	m, ok := p.mapping(n, what, levelKeys)
+	if m == nil {
+		return lv, false
+	}
+	var target *pair
+	for _, k := range levelKeys[:3] {
+		v, has := m[k]
+		if !has {
+			continue
+		}
+		if target != nil {
+			p.errNode(v.key, "%s: %s and %s are mutually exclusive: one target per level", what, target.key.Value, k)
+			ok = false
+			continue
+		}
+		target = &v
+	}
+	if target == nil {
+		p.errNode(n, "%s: missing schedule, user or group (whom to page)", what)
+		ok = false
+	} else {
+		switch target.key.Value {
+		case "schedule":
+			lv.Kind = TargetSchedule
+			name, good := p.str(target.val, what+" schedule")
+			if good {
+				if lv.Schedule = cfg.Schedule(name); lv.Schedule == nil {
+					var names []string
+					for _, s := range cfg.Schedules {
+						names = append(names, s.Name)
+					}
+					sort.Strings(names)
+					known := "none are defined"
+					if len(names) > 0 {
+						known = "known: " + strings.Join(names, ", ")
+					}
+					p.errNode(target.val, "%s: unknown schedule %q (%s)", what, name, known)
+					good = false
+				}
+			}
+			ok = ok && good
+			lv.Name = name
+		case "user":
+			lv.Kind = TargetPerson
+			mem, good := p.member(target.val, what+" user")
+			ok = ok && good
+			lv.Name = mem
+		case "group":
+			lv.Kind = TargetGroup
+			g, good := p.str(target.val, what+" group")
+			if good && !slackGroup.MatchString(g) {
+				p.errNode(target.val, "%s group: %q is not a Slack user group: want an id such as S0123ABC or a @handle", what, g)
+				good = false
+			}
+			ok = ok && good
+			lv.Name = g
+		}
+	}
+	v, has := m["after"]
+	if !has {
+		p.errNode(n, "%s: missing after: (how long to wait for an acknowledgement, such as 10m)", what)
+		return lv, false
+	}
+	const want = "want a duration such as 10m or 1h"
+	if v.val.Kind != yaml.ScalarNode || v.val.Tag != "!!str" {
+		p.errNode(v.val, "%s after: %s, got %s", what, want, describe(v.val))
+		return lv, false
+	}
+	d, err := time.ParseDuration(v.val.Value)
+	switch {
+	case err != nil:
+		p.errNode(v.val, "%s after: invalid duration %q: %s", what, v.val.Value, want)
+		return lv, false
+	case d < MinAfter:
+		p.errNode(v.val, "%s after: %s is too short: want at least 1m", what, v.val.Value)
+		return lv, false
+	case d > MaxAfter:
+		p.errNode(v.val, "%s after: %s is too long: want at most 24h", what, v.val.Value)
+		return lv, false
+	}
+	lv.After = d
+	return lv, ok
+}

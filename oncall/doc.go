@@ -1,0 +1,58 @@
+// Package oncall is deskbot's ticket-native on-call: rotations (who is on
+// call now and next), escalation policies, and pages that climb those
+// policies until a person acknowledges them. An urgent ticket must reach a
+// person, not a channel nobody reads.
+//
+// # The oncall: section of the rules file
+//
+//	oncall:
+//	  schedules:
+//	    - name: it-primary                # unique, [a-z0-9-]
+//	      time_zone: Europe/Zurich        # IANA zone; handoffs follow its wall clock
+//	      rotation: 1w                    # one shift: <n>h, <n>d, <n>w or a sum such as 1d12h; > 0
+//	      handoff: "09:00"                # local time of day of the handoff (default 00:00)
+//	      start: 2026-01-05               # the first member's shift starts at start+handoff, local time
+//	      members: [alice@example.com, bob@example.com, U0123ABC]   # e-mail or Slack user id, in turn
+//	      overrides:                      # optional; local times in the schedule's zone, [from, to)
+//	        - {member: carol@example.com, from: "2026-03-28T18:00", to: "2026-03-30T09:00"}
+//	  policies:
+//	    - name: it-urgent                 # unique, [a-z0-9-]
+//	      repeat: 1                       # further passes through the levels after the last (default 0)
+//	      levels:                         # paged in order; each names exactly one of schedule, user, group
+//	        - {schedule: it-primary, after: 10m}   # after: wait this long for an ack before the next level
+//	        - {user: boss@example.com, after: 15m}
+//	        - {group: S0GROUP, after: 15m}         # a Slack user group id (or @handle)
+//
+// Rotation arithmetic is done on the schedule's wall clock: a daily or
+// weekly shift always hands off at the handoff time of day, so a week that
+// contains the spring-forward change lasts 167 hours and one that contains
+// the autumn change 169. Shift k (k may be negative: the rotation runs
+// before start as well, so a schedule always has someone on call) starts at
+// start+handoff + k*rotation and belongs to members[k mod len(members)].
+// A handoff falling into a skipped hour (spring-forward) happens at the
+// first instant after the gap. Overrides replace the rotation for their
+// interval and must not overlap one another.
+//
+// ParseConfig reads the section from a *yaml.Node and reports every problem
+// as a PosError (FILE:LINE:COL: oncall schedule "NAME": message), which the
+// rules loader merges into its own list.
+//
+// # Pages and escalation
+//
+// A Page is the durable escalation of one ticket under one policy, keyed by
+// rule, ticket and episode (PageKey), so a rule that fires again in the
+// same episode never starts a second escalation. Page is a pure state
+// machine driven by the times passed in: Advance takes the next step (the
+// next level, a new round, or exhaustion), Ack and Resolve stop it,
+// EscalateNow makes the next level due at once.
+//
+// The Escalator drives pages stored in a PageStore (store.Store implements
+// it on SQLite and PostgreSQL; MemStore is the in-process one). Every change
+// is an atomic compare-and-swap on the page's version, so of several
+// replicas ticking at once exactly one claims each step: a page is sent
+// once, and a claim left behind by a crashed process is taken over when its
+// lease runs out (the only window in which a page can be sent twice is a
+// crash between the chat's answer and the store's write). The chat side
+// implements Pager (DM the person, post the card); the desk side implements
+// Desk (the private note recording who acknowledged and when).
+package oncall

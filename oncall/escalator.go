@@ -1,0 +1,481 @@
+package oncall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Pager delivers one escalation step to the chat: a direct message to a
+// person (or a mention of a group) and the alert card in the on-call
+// channel mentioning them, with Acknowledge, Take it and Escalate now
+// buttons carrying PageRequest.Page.Key. The Slack side implements it. An
+// error makes the Escalator retry the step (MaxAttempts in all) and then
+// move on to the next level.
+type Pager interface {
+	Page(ctx context.Context, r PageRequest) error
+}
+
+// PageRequest is one escalation step to deliver.
+type PageRequest struct {
+	Page     Page   // the page after the step was claimed
+	Target   Target // whom to page: a person (e-mail or Slack id) or a group
+	Step     int    // 1 for the first step of the page
+	Level    int    // 0-based index of the policy level
+	Round    int    // 0-based pass through the policy
+	Attempt  int    // 1 for the first try of this step
+	Retry    bool   // the step was tried before (failed, or its claim ran out)
+	TicketID int64
+	Channel  string // the on-call channel for the alert card
+	Text     string // the page's text (the rule's alert text)
+}
+
+// Desk is what the Escalator needs from the service desk.
+type Desk interface {
+	// AddNote adds a private note to a ticket (who acknowledged and when).
+	AddNote(ctx context.Context, ticketID int64, body string) error
+	// TicketClosed reports whether the ticket is resolved or closed, checked
+	// before each escalation step so that a resolved ticket pages nobody.
+	TicketClosed(ctx context.Context, ticketID int64) (bool, error)
+}
+
+// Escalator drives the pages of a PageStore: Tick (called by the
+// scheduler) takes every due step exactly once across replicas; Ack, Take,
+// Resolve and EscalateNow are the buttons and commands.
+type Escalator struct {
+	cfg   atomic.Pointer[Config]
+	store PageStore
+	pager Pager
+	desk  Desk
+	log   *slog.Logger
+	now   func() time.Time
+	lease time.Duration
+	retry time.Duration
+	batch int
+	reg   *prometheus.Registry
+	m     *metrics
+}
+
+// Option tunes NewEscalator.
+type Option func(*Escalator)
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(e *Escalator) { e.log = l } }
+
+// WithClock sets the clock used only for the /metrics view of who is on
+// call; every decision uses the times passed in. Default time.Now.
+func WithClock(now func() time.Time) Option { return func(e *Escalator) { e.now = now } }
+
+// WithLease sets how long a claimed step may stay unconfirmed before
+// another replica takes it over (default 2m).
+func WithLease(d time.Duration) Option { return func(e *Escalator) { e.lease = d } }
+
+// WithRetry sets how long after a refused page the step is tried again
+// (default 30s).
+func WithRetry(d time.Duration) Option { return func(e *Escalator) { e.retry = d } }
+
+// WithBatch sets how many due pages one store read returns (default 100).
+func WithBatch(n int) Option { return func(e *Escalator) { e.batch = n } }
+
+// WithRegistry registers the on-call metrics on reg: pages, escalations,
+// acknowledgements, failures, exhausted pages, time to acknowledge, and
+// who is on call now and next per schedule.
+func WithRegistry(reg *prometheus.Registry) Option {
+	return func(e *Escalator) { e.reg = reg }
+}
+
+// NewEscalator returns an Escalator over cfg (replaced later with
+// SetConfig, e.g. on SIGHUP) and st. desk may be nil (no notes, no
+// resolution check).
+func NewEscalator(cfg *Config, st PageStore, pager Pager, desk Desk, opts ...Option) (*Escalator, error) {
+	e := &Escalator{store: st, pager: pager, desk: desk, now: time.Now, lease: 2 * time.Minute, retry: 30 * time.Second, batch: 100}
+	for _, o := range opts {
+		o(e)
+	}
+	switch {
+	case st == nil:
+		return nil, errors.New("new escalator: nil page store")
+	case pager == nil:
+		return nil, errors.New("new escalator: nil pager")
+	case e.lease <= 0 || e.retry <= 0 || e.batch <= 0:
+		return nil, fmt.Errorf("new escalator: lease %v, retry %v, batch %d: want positive values", e.lease, e.retry, e.batch)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.SetConfig(cfg)
+	e.m = newMetrics(e, e.reg)
+	if e.m.err != nil {
+		return nil, fmt.Errorf("new escalator: register metrics: %w", e.m.err)
+	}
+	return e, nil
+}
+
+// SetConfig replaces the schedules and policies (a reloaded rules file).
+// Pages under way continue under the policy of the same name.
+func (e *Escalator) SetConfig(c *Config) {
+	if c == nil {
+		c = &Config{}
+	}
+	e.cfg.Store(c)
+}
+
+// Config returns the current schedules and policies.
+func (e *Escalator) Config() *Config { return e.cfg.Load() }
+
+// WhoIsOnCall reports who is on call now and next in every schedule.
+func (e *Escalator) WhoIsOnCall(now time.Time) []Status { return e.Config().WhoIsOnCall(now) }
+
+// Start begins paging for spec at now (the rules executor's page action)
+// and takes the first step at once. A page with the same key (same rule,
+// ticket and episode) is never started twice: created is false then.
+func (e *Escalator) Start(ctx context.Context, spec PageSpec, now time.Time) (p Page, created bool, err error) {
+	if e.Config().Policy(spec.Policy) == nil {
+		return Page{}, false, fmt.Errorf("start page for ticket %d: unknown escalation policy %q", spec.TicketID, spec.Policy)
+	}
+	p = NewPage(spec, now)
+	created, err = e.store.CreatePage(ctx, p)
+	if err != nil {
+		return Page{}, false, fmt.Errorf("start page %s: %w", p.Key, err)
+	}
+	if !created {
+		cur, _, err := e.store.Page(ctx, p.Key)
+		if err != nil {
+			return Page{}, false, fmt.Errorf("start page %s: %w", p.Key, err)
+		}
+		return cur, false, nil
+	}
+	p.Version = 1
+	e.m.started.WithLabelValues(p.Policy).Inc()
+	err = e.process(ctx, p, now)
+	if cur, ok, gerr := e.store.Page(ctx, p.Key); gerr == nil && ok {
+		p = cur
+	}
+	return p, true, err
+}
+
+// TickStats says what one Tick did.
+type TickStats struct {
+	Due       int // due pages read
+	Paged     int // steps delivered
+	Failed    int // steps the chat refused
+	Exhausted int // pages that ran out of levels
+	Noted     int // acknowledgement notes written
+	Lost      int // steps another replica claimed first
+}
+
+// Tick takes every step due at now: pages the next level of each
+// unacknowledged page whose wait ran out, retries refused or abandoned
+// steps, and writes pending acknowledgement notes. Each step is claimed
+// with an atomic swap, so replicas ticking together never page twice.
+func (e *Escalator) Tick(ctx context.Context, now time.Time) (TickStats, error) {
+	var st TickStats
+	var errs []error
+	for round := 0; round < 10; round++ {
+		due, err := e.store.DuePages(ctx, now, e.batch)
+		if err != nil {
+			return st, fmt.Errorf("oncall tick: read due pages: %w", err)
+		}
+		st.Due += len(due)
+		for _, p := range due {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			if err := e.processStats(ctx, p, now, &st); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(due) < e.batch {
+			break
+		}
+	}
+	return st, errors.Join(errs...)
+}
+
+func (e *Escalator) process(ctx context.Context, p Page, now time.Time) error {
+	var st TickStats
+	return e.processStats(ctx, p, now, &st)
+}
+
+// processStats does the work of one due page.
+func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st *TickStats) error {
+	if p.NoteDue() {
+		return e.note(ctx, p, now, st)
+	}
+	if p.Stopped() {
+		// Resolved or exhausted without pending work: close it.
+		_, _, err := e.update(ctx, p.Key, func(q *Page) bool {
+			if q.Done || q.NoteDue() {
+				return false
+			}
+			q.Done = true
+			return true
+		})
+		return err
+	}
+	pol := e.Config().Policy(p.Policy)
+	if pol == nil {
+		e.log.Error("on-call page under an unknown policy; retrying in a minute", "page", p.Key, "policy", p.Policy)
+		q := p.Clone()
+		q.NextAt = now.Add(time.Minute)
+		_, err := e.swap(ctx, q)
+		return err
+	}
+	if e.desk != nil && !p.Sending {
+		closed, err := e.desk.TicketClosed(ctx, p.TicketID)
+		if err != nil {
+			// Never let the desk stop a page: page anyway.
+			e.log.Warn("on-call: cannot check the ticket before paging; paging anyway", "page", p.Key, "ticket", p.TicketID, "err", err)
+		} else if closed {
+			q := p.Clone()
+			q.Resolve(now)
+			_, err := e.swap(ctx, q)
+			return err
+		}
+	}
+	q := p.Clone()
+	step, ok := q.Advance(pol, now)
+	if !ok {
+		won, err := e.swap(ctx, q)
+		if won && q.Exhausted {
+			st.Exhausted++
+			e.m.exhausted.WithLabelValues(p.Policy).Inc()
+			e.log.Warn("on-call page exhausted: nobody acknowledged", "page", p.Key, "ticket", p.TicketID, "policy", p.Policy)
+		}
+		return err
+	}
+	q.Claim(now.Add(e.lease))
+	won, err := e.swap(ctx, q)
+	if err != nil {
+		return err
+	}
+	if !won {
+		st.Lost++
+		return nil
+	}
+	q.Version++
+	if !step.Retry && (step.Level > 0 || step.Round > 0) {
+		e.m.escalations.WithLabelValues(p.Policy).Inc()
+	}
+	req := PageRequest{Page: q, Target: step.Target, Step: step.Number, Level: step.Level, Round: step.Round,
+		Attempt: step.Attempt, Retry: step.Retry, TicketID: q.TicketID, Channel: q.Channel, Text: q.Text}
+	if perr := e.pager.Page(ctx, req); perr != nil {
+		st.Failed++
+		e.m.failures.WithLabelValues(p.Policy).Inc()
+		e.log.Warn("on-call page failed", "page", p.Key, "step", step.Number, "target", step.Target.ID, "attempt", step.Attempt, "err", perr)
+		_, _, err := e.update(ctx, p.Key, func(x *Page) bool { return x.Failed(step.Number, perr.Error(), e.retry, now) })
+		return errors.Join(fmt.Errorf("page %s step %d to %s: %w", p.Key, step.Number, step.Target.ID, perr), err)
+	}
+	st.Paged++
+	e.m.pages.WithLabelValues(p.Policy).Inc()
+	e.log.Info("on-call paged", "page", p.Key, "ticket", p.TicketID, "step", step.Number, "level", step.Level+1, "round", step.Round+1, "target", step.Target.ID)
+	_, _, err = e.update(ctx, p.Key, func(x *Page) bool { return x.Sent(step.Number, step.After, now) })
+	return err
+}
+
+// note writes the acknowledgement note of p, claimed like a step.
+func (e *Escalator) note(ctx context.Context, p Page, now time.Time, st *TickStats) error {
+	q := p.Clone()
+	q.Claim(now.Add(e.lease))
+	won, err := e.swap(ctx, q)
+	if err != nil || !won {
+		return err
+	}
+	if e.desk != nil {
+		if err := e.desk.AddNote(ctx, p.TicketID, AckNote(p)); err != nil {
+			_, _, uerr := e.update(ctx, p.Key, func(x *Page) bool {
+				if !x.NoteDue() {
+					return false
+				}
+				x.NextAt = now.Add(e.retry)
+				return true
+			})
+			return errors.Join(fmt.Errorf("note acknowledgement of page %s on ticket %d: %w", p.Key, p.TicketID, err), uerr)
+		}
+	}
+	st.Noted++
+	_, _, err = e.update(ctx, p.Key, func(x *Page) bool { return x.Noted(now) })
+	return err
+}
+
+// AckNote is the private note that records an acknowledgement on the
+// ticket.
+func AckNote(p Page) string {
+	verb := "acknowledged"
+	if p.AckVia == AckViaTake {
+		verb = "taken (assigned to them)"
+	}
+	s := fmt.Sprintf("On-call page %s by %s at %s", verb, p.AckedBy, p.AckedAt.UTC().Format("2006-01-02 15:04:05 MST"))
+	if p.Step > 0 {
+		s += fmt.Sprintf(", %s after the first page (policy %s, level %d", fmtDur(p.AckedAt.Sub(p.StartedAt)), p.Policy, p.Level+1)
+		if p.Round > 0 {
+			s += fmt.Sprintf(", round %d", p.Round+1)
+		}
+		s += ")"
+	}
+	return s + "."
+}
+
+func fmtDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return d.Truncate(time.Second).String()
+}
+
+func (e *Escalator) swap(ctx context.Context, p Page) (bool, error) {
+	won, err := e.store.SwapPage(ctx, p)
+	if err != nil {
+		return false, fmt.Errorf("update page %s: %w", p.Key, err)
+	}
+	return won, nil
+}
+
+// update reads page key, applies fn and swaps it in, again on a concurrent
+// change; fn returns false to leave the page as it is.
+func (e *Escalator) update(ctx context.Context, key string, fn func(*Page) bool) (Page, bool, error) {
+	for attempt := 0; attempt < 20; attempt++ {
+		p, ok, err := e.store.Page(ctx, key)
+		if err != nil {
+			return Page{}, false, fmt.Errorf("read page %s: %w", key, err)
+		}
+		if !ok {
+			return Page{}, false, fmt.Errorf("read page %s: %w", key, ErrNoPage)
+		}
+		q := p.Clone()
+		if !fn(&q) {
+			return p, false, nil
+		}
+		won, err := e.swap(ctx, q)
+		if err != nil {
+			return Page{}, false, err
+		}
+		if won {
+			q.Version++
+			return q, true, nil
+		}
+	}
+	return Page{}, false, fmt.Errorf("update page %s: too much contention", key)
+}
+
+// Ack records that by (an e-mail or Slack user id) acknowledged page key at
+// now: the escalation stops and a private note on the ticket says who and
+// when. ok is false when the page was already acknowledged; the returned
+// page then says by whom.
+func (e *Escalator) Ack(ctx context.Context, key, by string, now time.Time) (Page, bool, error) {
+	return e.ack(ctx, key, by, AckViaAck, now)
+}
+
+// Take is Ack for the card's Take it button: the bot assigns the ticket to
+// by, and the note says the page was taken.
+func (e *Escalator) Take(ctx context.Context, key, by string, now time.Time) (Page, bool, error) {
+	return e.ack(ctx, key, by, AckViaTake, now)
+}
+
+func (e *Escalator) ack(ctx context.Context, key, by, via string, now time.Time) (Page, bool, error) {
+	if by == "" {
+		return Page{}, false, fmt.Errorf("acknowledge page %s: empty acknowledger", key)
+	}
+	p, won, err := e.update(ctx, key, func(q *Page) bool {
+		if !q.Ack(by, now) {
+			return false
+		}
+		q.AckVia = via
+		return true
+	})
+	if err != nil {
+		return Page{}, false, fmt.Errorf("acknowledge: %w", err)
+	}
+	if !won {
+		return p, false, nil
+	}
+	e.m.acks.WithLabelValues(p.Policy).Inc()
+	e.m.timeToAck.WithLabelValues(p.Policy).Observe(p.AckedAt.Sub(p.StartedAt).Seconds())
+	var st TickStats
+	nerr := e.note(ctx, p, now, &st)
+	if cur, ok, gerr := e.store.Page(ctx, key); gerr == nil && ok {
+		p = cur
+	}
+	return p, true, nerr
+}
+
+// AckTicket acknowledges every page of ticket ticketID still escalating
+// (the /oncall ack N command) and returns them; none means there was
+// nothing to acknowledge.
+func (e *Escalator) AckTicket(ctx context.Context, ticketID int64, by string, now time.Time) ([]Page, error) {
+	pages, err := e.store.TicketPages(ctx, ticketID)
+	if err != nil {
+		return nil, fmt.Errorf("acknowledge ticket %d: %w", ticketID, err)
+	}
+	var out []Page
+	var errs []error
+	for _, p := range pages {
+		if p.Stopped() {
+			continue
+		}
+		q, ok, err := e.Ack(ctx, p.Key, by, now)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ok {
+			out = append(out, q)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Resolve stops page key because its ticket was resolved at now.
+func (e *Escalator) Resolve(ctx context.Context, key string, now time.Time) (bool, error) {
+	_, won, err := e.update(ctx, key, func(q *Page) bool { return !q.Stopped() && q.Resolve(now) })
+	if err != nil {
+		return false, fmt.Errorf("resolve: %w", err)
+	}
+	return won, nil
+}
+
+// ResolveTicket stops every escalating page of ticketID (the ticket was
+// resolved or closed) and says how many it stopped.
+func (e *Escalator) ResolveTicket(ctx context.Context, ticketID int64, now time.Time) (int, error) {
+	pages, err := e.store.TicketPages(ctx, ticketID)
+	if err != nil {
+		return 0, fmt.Errorf("resolve ticket %d: %w", ticketID, err)
+	}
+	n := 0
+	for _, p := range pages {
+		if p.Stopped() {
+			continue
+		}
+		won, err := e.Resolve(ctx, p.Key, now)
+		if err != nil {
+			return n, err
+		}
+		if won {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// EscalateNow makes the next level of page key due at now and takes the
+// step at once (the card's Escalate now button). ok is false when the page
+// is stopped or a step is being sent.
+func (e *Escalator) EscalateNow(ctx context.Context, key, by string, now time.Time) (bool, error) {
+	p, won, err := e.update(ctx, key, func(q *Page) bool { return q.EscalateNow(by, now) })
+	if err != nil {
+		return false, fmt.Errorf("escalate: %w", err)
+	}
+	if !won {
+		return false, nil
+	}
+	return true, e.process(ctx, p, now)
+}
+
+// Page reads page key, for the card and for /ticket why.
+func (e *Escalator) Page(ctx context.Context, key string) (Page, bool, error) {
+	return e.store.Page(ctx, key)
+}

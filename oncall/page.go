@@ -1,0 +1,301 @@
+package oncall
+
+import (
+	"fmt"
+	"time"
+)
+
+// PageKey names the escalation of one ticket for one episode of a rule:
+// a rule firing again in the same episode finds the page it already started.
+func PageKey(rule string, ticketID, episode int64) string {
+	return fmt.Sprintf("%s/%d/%d", rule, ticketID, episode)
+}
+
+// Target is whom one escalation step pages: a person (e-mail or Slack user
+// id) or a Slack user group. Schedule names the schedule a person was taken
+// from, if any.
+type Target struct {
+	Kind     TargetKind `json:"kind"` // TargetPerson or TargetGroup
+	ID       string     `json:"id"`
+	Schedule string     `json:"schedule,omitempty"`
+}
+
+// String renders the target for notes and logs.
+func (t Target) String() string {
+	if t.Schedule != "" {
+		return fmt.Sprintf("%s (on call in %s)", t.ID, t.Schedule)
+	}
+	return t.ID
+}
+
+// EventKind names an entry of a page's history.
+type EventKind string
+
+// The events of a page.
+const (
+	EventPaged     EventKind = "paged"     // a step was claimed and its target is being paged
+	EventSent      EventKind = "sent"      // the chat confirmed the page
+	EventFailed    EventKind = "failed"    // the chat refused the page; retried, then skipped
+	EventEscalate  EventKind = "escalate"  // someone asked to escalate now
+	EventAcked     EventKind = "acked"     // acknowledged: the escalation stops
+	EventResolved  EventKind = "resolved"  // the ticket was resolved: the escalation stops
+	EventExhausted EventKind = "exhausted" // every level and round paged, nobody acknowledged
+	EventNoted     EventKind = "noted"     // the acknowledgement note reached the ticket
+)
+
+// Event is one entry of a page's history.
+type Event struct {
+	At     time.Time `json:"at"`
+	Kind   EventKind `json:"kind"`
+	Step   int       `json:"step,omitempty"`
+	Level  int       `json:"level"`
+	Round  int       `json:"round,omitempty"`
+	Target *Target   `json:"target,omitempty"`
+	By     string    `json:"by,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// How a page was acknowledged (Page.AckVia).
+const (
+	AckViaAck  = "ack"  // the Acknowledge button or /oncall ack
+	AckViaTake = "take" // the Take it button: the acknowledger was assigned the ticket
+)
+
+// MaxAttempts is how many times one step is tried when the chat refuses the
+// page before the escalation moves on to the next level, so that one
+// unreachable person never stalls it.
+const MaxAttempts = 3
+
+// Page is the escalation of one ticket under one policy. It is plain data
+// (stored as JSON by the store) and a state machine driven only by the
+// times passed to its methods.
+//
+// Steps are numbered from 1; Level is the 0-based index of the current
+// step's level and Round the 0-based pass through the policy (0 to
+// Policy.Repeat). While Sending, the current step has been claimed and
+// NextAt is the claim's deadline; otherwise NextAt is when the next step is
+// due (its level's After after the page went out).
+type Page struct {
+	Key       string    `json:"key"`
+	Policy    string    `json:"policy"`
+	Rule      string    `json:"rule,omitempty"`
+	TicketID  int64     `json:"ticket_id"`
+	Channel   string    `json:"channel,omitempty"` // the on-call channel the alert card goes to
+	Text      string    `json:"text,omitempty"`    // what the page says (the alert's text)
+	StartedAt time.Time `json:"started_at"`
+
+	Step     int       `json:"step"`
+	Level    int       `json:"level"`
+	Round    int       `json:"round"`
+	Target   *Target   `json:"target,omitempty"`
+	Sending  bool      `json:"sending,omitempty"`
+	Attempts int       `json:"attempts,omitempty"` // tries of the current step
+	NextAt   time.Time `json:"next_at"`
+
+	AckedBy    string    `json:"acked_by,omitempty"`
+	AckedAt    time.Time `json:"acked_at,omitzero"`
+	AckVia     string    `json:"ack_via,omitempty"` // AckViaAck or AckViaTake
+	AckNoted   bool      `json:"ack_noted,omitempty"`
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
+	Exhausted  bool      `json:"exhausted,omitempty"`
+	Done       bool      `json:"done,omitempty"`
+
+	// Version counts the page's stored changes; the store swaps a page only
+	// when the version it holds is the one the caller read.
+	Version int64   `json:"-"`
+	History []Event `json:"history,omitempty"`
+}
+
+// PageSpec is what starts a page: the rules executor's page action.
+type PageSpec struct {
+	Rule     string
+	TicketID int64
+	Episode  int64
+	Policy   string
+	Channel  string
+	Text     string
+}
+
+// NewPage returns the page for spec, started at now, with its first step
+// due at once.
+func NewPage(spec PageSpec, now time.Time) Page {
+	return Page{
+		Key:       PageKey(spec.Rule, spec.TicketID, spec.Episode),
+		Policy:    spec.Policy,
+		Rule:      spec.Rule,
+		TicketID:  spec.TicketID,
+		Channel:   spec.Channel,
+		Text:      spec.Text,
+		StartedAt: now,
+		Level:     -1,
+		NextAt:    now,
+	}
+}
+
+// Acked reports whether someone acknowledged the page.
+func (p *Page) Acked() bool { return !p.AckedAt.IsZero() }
+
+// Resolved reports whether the ticket was resolved while paging.
+func (p *Page) Resolved() bool { return !p.ResolvedAt.IsZero() }
+
+// Stopped reports whether the escalation is over: acknowledged, resolved or
+// exhausted. A stopped page may still have work (the acknowledgement note).
+func (p *Page) Stopped() bool { return p.Acked() || p.Resolved() || p.Exhausted }
+
+// Due reports whether the page has work at now: a step to take or retry,
+// or an acknowledgement note to write.
+func (p *Page) Due(now time.Time) bool { return !p.Done && !now.Before(p.NextAt) }
+
+// Step is one escalation step: whom to page, at which level and round.
+type Step struct {
+	Number  int
+	Level   int
+	Round   int
+	Target  Target
+	After   time.Duration // how long the next level waits for an acknowledgement
+	Attempt int           // 1 for the first try
+	Retry   bool          // the same step again: the last try failed or its claim ran out
+}
+
+// Advance takes the page's next step at now under pol and reports it; false
+// means the escalation is over (stopped, or exhausted now). A step that was
+// claimed but never confirmed (Sending) is tried again with the same target.
+// Advance leaves Sending set: the caller confirms with Sent or Failed.
+func (p *Page) Advance(pol *Policy, now time.Time) (Step, bool) {
+	if p.Stopped() || p.Done || pol == nil || len(pol.Levels) == 0 {
+		return Step{}, false
+	}
+	if p.Sending && p.Target != nil && p.Level >= 0 && p.Level < len(pol.Levels) {
+		p.Attempts++
+		p.History = append(p.History, Event{At: now, Kind: EventPaged, Step: p.Step, Level: p.Level, Round: p.Round, Target: p.Target, Detail: fmt.Sprintf("attempt %d", p.Attempts)})
+		return Step{Number: p.Step, Level: p.Level, Round: p.Round, Target: *p.Target, After: pol.Levels[p.Level].After, Attempt: p.Attempts, Retry: true}, true
+	}
+	level, round := p.Level+1, p.Round
+	if level >= len(pol.Levels) {
+		level, round = 0, round+1
+	}
+	if round > pol.Repeat {
+		p.Exhausted, p.Done, p.Sending, p.Target = true, true, false, nil
+		p.History = append(p.History, Event{At: now, Kind: EventExhausted, Level: p.Level, Round: p.Round,
+			Detail: fmt.Sprintf("every level of %s paged %d time(s), nobody acknowledged", pol.Name, pol.Repeat+1)})
+		return Step{}, false
+	}
+	lv := pol.Levels[level]
+	t := lv.resolve(now)
+	p.Step++
+	p.Level, p.Round, p.Target, p.Sending, p.Attempts = level, round, &t, true, 1
+	p.History = append(p.History, Event{At: now, Kind: EventPaged, Step: p.Step, Level: level, Round: round, Target: &t})
+	return Step{Number: p.Step, Level: level, Round: round, Target: t, After: lv.After, Attempt: 1}, true
+}
+
+// resolve turns a level into the target to page at now.
+func (lv Level) resolve(now time.Time) Target {
+	switch lv.Kind {
+	case TargetSchedule:
+		return Target{Kind: TargetPerson, ID: lv.Schedule.OnCall(now).Member, Schedule: lv.Schedule.Name}
+	case TargetGroup:
+		return Target{Kind: TargetGroup, ID: lv.Name}
+	}
+	return Target{Kind: TargetPerson, ID: lv.Name}
+}
+
+// Claim makes the current step's claim expire at until: past it, another
+// worker may take the step over (the claimant is presumed dead).
+func (p *Page) Claim(until time.Time) { p.NextAt = until }
+
+// Sent confirms step number step at now: the next level is due after wait.
+// It does nothing if the page moved on meanwhile.
+func (p *Page) Sent(step int, wait time.Duration, now time.Time) bool {
+	if !p.Sending || p.Step != step {
+		return false
+	}
+	p.Sending = false
+	if !p.Stopped() {
+		p.NextAt = now.Add(wait)
+	}
+	p.History = append(p.History, Event{At: now, Kind: EventSent, Step: step, Level: p.Level, Round: p.Round, Target: p.Target})
+	return true
+}
+
+// Failed records that the chat refused step number step at now. The step
+// is retried after retry; after MaxAttempts tries the next level is due at
+// once.
+func (p *Page) Failed(step int, reason string, retry time.Duration, now time.Time) bool {
+	if !p.Sending || p.Step != step {
+		return false
+	}
+	p.History = append(p.History, Event{At: now, Kind: EventFailed, Step: step, Level: p.Level, Round: p.Round, Target: p.Target, Detail: reason})
+	if p.Attempts >= MaxAttempts {
+		p.Sending = false
+		p.NextAt = now
+		return true
+	}
+	p.NextAt = now.Add(retry)
+	return true
+}
+
+// Ack records that by acknowledged the page at now and stops the
+// escalation; the acknowledgement note becomes due. Only the first
+// acknowledgement counts.
+func (p *Page) Ack(by string, now time.Time) bool {
+	if p.Acked() {
+		return false
+	}
+	p.AckedBy, p.AckedAt = by, now
+	p.Sending = false
+	p.Done = false
+	p.NextAt = now
+	p.History = append(p.History, Event{At: now, Kind: EventAcked, Step: p.Step, Level: p.Level, Round: p.Round, By: by})
+	return true
+}
+
+// Noted records that the acknowledgement note reached the ticket; the page
+// is then done.
+func (p *Page) Noted(now time.Time) bool {
+	if !p.Acked() || p.AckNoted {
+		return false
+	}
+	p.AckNoted, p.Done = true, true
+	p.History = append(p.History, Event{At: now, Kind: EventNoted, By: p.AckedBy})
+	return true
+}
+
+// NoteDue reports whether the acknowledgement note is still to be written.
+func (p *Page) NoteDue() bool { return p.Acked() && !p.AckNoted }
+
+// Resolve records that the ticket was resolved at now and stops the
+// escalation.
+func (p *Page) Resolve(now time.Time) bool {
+	if p.Resolved() {
+		return false
+	}
+	p.ResolvedAt = now
+	p.Sending = false
+	if !p.NoteDue() {
+		p.Done = true
+	}
+	p.History = append(p.History, Event{At: now, Kind: EventResolved, Step: p.Step, Level: p.Level, Round: p.Round})
+	return true
+}
+
+// EscalateNow makes the next step due at now (the card's Escalate now
+// button). It does nothing on a stopped page or while a step is being sent.
+func (p *Page) EscalateNow(by string, now time.Time) bool {
+	if p.Stopped() || p.Done || p.Sending {
+		return false
+	}
+	p.NextAt = now
+	p.History = append(p.History, Event{At: now, Kind: EventEscalate, Step: p.Step, Level: p.Level, Round: p.Round, By: by})
+	return true
+}
+
+// Clone returns a deep copy, so that a failed swap leaves the original
+// untouched.
+func (p Page) Clone() Page {
+	if p.Target != nil {
+		t := *p.Target
+		p.Target = &t
+	}
+	p.History = append([]Event(nil), p.History...)
+	return p
+}

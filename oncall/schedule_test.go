@@ -1,0 +1,222 @@
+package oncall_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/deskbot/deskbot/oncall"
+)
+
+// parse loads the oncall: section of a whole rules file.
+func parse(t testing.TB, src string) (*oncall.Config, []oncall.PosError) {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatalf("yaml: %v", err)
+	}
+	var n *yaml.Node
+	if len(doc.Content) > 0 {
+		root := doc.Content[0]
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "oncall" {
+				n = root.Content[i+1]
+			}
+		}
+	}
+	return oncall.ParseConfig("rules.yaml", n)
+}
+
+func mustParse(t testing.TB, src string) *oncall.Config {
+	t.Helper()
+	cfg, errs := parse(t, src)
+	if len(errs) > 0 {
+		var lines []string
+		for _, e := range errs {
+			lines = append(lines, e.Error())
+		}
+		t.Fatalf("unexpected errors:\n%s", strings.Join(lines, "\n"))
+	}
+	return cfg
+}
+
+func schedule(t testing.TB, zone, rotation, handoff, start, extra string) *oncall.Schedule {
+	t.Helper()
+	src := fmt.Sprintf(`oncall:
+  schedules:
+    - name: s
+      time_zone: %s
+      rotation: %s
+      handoff: "%s"
+      start: %s
+      members: [alice@example.com, bob@example.com, U0123ABC]
+%s`, zone, rotation, handoff, start, extra)
+	return mustParse(t, src).Schedule("s")
+}
+
+func utc(s string) time.Time {
+	t, err := time.Parse("2006-01-02 15:04", s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Handoffs follow the local wall clock across both DST changes, in both
+// hemispheres' conventions, for weekly, daily and 12-hour rotations.
+func TestRotationAcrossDST(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		zone, rot, handoff, day string
+		at                      time.Time
+		member                  string
+		start, end              time.Time
+		hours                   float64
+	}{
+		// Zurich: CET (+1) -> CEST (+2) on 2026-03-29 02:00, back on 2026-10-25 03:00.
+		{"zurich weekly spring", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-03-29 12:00"),
+			"U0123ABC", utc("2026-03-23 08:00"), utc("2026-03-30 07:00"), 167},
+		{"zurich weekly autumn", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-10-25 12:00"),
+			"U0123ABC", utc("2026-10-19 07:00"), utc("2026-10-26 08:00"), 169},
+		{"zurich weekly after spring", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-03-30 07:00"),
+			"alice@example.com", utc("2026-03-30 07:00"), utc("2026-04-06 07:00"), 168},
+		{"zurich daily handoff in the gap", "Europe/Zurich", "1d", "02:30", "2026-03-01", utc("2026-03-29 00:00"),
+			"alice@example.com", utc("2026-03-28 01:30"), utc("2026-03-29 01:00"), 23.5},
+		// New York: EST (-5) -> EDT (-4) on 2026-03-08 02:00, back on 2026-11-01 02:00.
+		{"new york weekly spring", "America/New_York", "1w", "09:00", "2026-01-05", utc("2026-03-08 12:00"),
+			"U0123ABC", utc("2026-03-02 14:00"), utc("2026-03-09 13:00"), 167},
+		{"new york weekly autumn", "America/New_York", "1w", "09:00", "2026-01-05", utc("2026-11-01 12:00"),
+			"alice@example.com", utc("2026-10-26 13:00"), utc("2026-11-02 14:00"), 169},
+		{"new york 12h night spring", "America/New_York", "12h", "08:00", "2026-01-01", utc("2026-03-08 05:00"),
+			"U0123ABC", utc("2026-03-08 01:00"), utc("2026-03-08 12:00"), 11},
+		{"new york 12h night autumn", "America/New_York", "12h", "08:00", "2026-01-01", utc("2026-11-01 05:00"),
+			"bob@example.com", utc("2026-11-01 00:00"), utc("2026-11-01 13:00"), 13},
+		{"new york daily handoff repeated hour", "America/New_York", "1d", "01:30", "2026-10-01", utc("2026-11-01 06:00"),
+			"bob@example.com", utc("2026-11-01 05:30"), utc("2026-11-02 06:30"), 25},
+		{"before start runs backwards", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-01-01 00:00"),
+			"U0123ABC", utc("2025-12-29 08:00"), utc("2026-01-05 08:00"), 168},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := schedule(t, tc.zone, tc.rot, tc.handoff, tc.day, "")
+			got := s.OnCall(tc.at)
+			if got.Member != tc.member || !got.Start.Equal(tc.start) || !got.End.Equal(tc.end) || got.Override {
+				t.Errorf("OnCall(%v) = %s %v..%v override=%v; want %s %v..%v", tc.at, got.Member, got.Start.UTC(), got.End.UTC(), got.Override, tc.member, tc.start, tc.end)
+			}
+			if h := got.End.Sub(got.Start).Hours(); h != tc.hours {
+				t.Errorf("shift lasts %vh; want %vh", h, tc.hours)
+			}
+			// Every instant of the shift reports the same shift.
+			for _, at := range []time.Time{got.Start, got.End.Add(-time.Nanosecond), got.Start.Add(got.End.Sub(got.Start) / 2)} {
+				if again := s.OnCall(at); again != got {
+					t.Errorf("OnCall(%v) = %+v; want the same shift %+v", at, again, got)
+				}
+			}
+			next := s.Next(tc.at)
+			if !next.Start.Equal(got.End) || next.Member == "" {
+				t.Errorf("Next = %+v; want the shift starting at %v", next, got.End)
+			}
+		})
+	}
+}
+
+// Local handoff times stay put over a whole year: every shift of a weekly
+// Zurich rotation starts at 09:00 local on a Monday, members in turn.
+func TestRotationYearInvariant(t *testing.T) {
+	s := schedule(t, "Europe/Zurich", "1w", "09:00", "2026-01-05", "")
+	shifts := s.Shifts(utc("2026-01-05 08:00"), utc("2027-01-04 08:00"), 100)
+	if len(shifts) != 52 {
+		t.Fatalf("%d shifts in a year; want 52", len(shifts))
+	}
+	members := []string{"alice@example.com", "bob@example.com", "U0123ABC"}
+	for i, sh := range shifts {
+		l := sh.Start.In(s.Location)
+		if l.Weekday() != time.Monday || l.Hour() != 9 || l.Minute() != 0 {
+			t.Errorf("shift %d starts %v; want Monday 09:00 local", i, l)
+		}
+		if sh.Member != members[i%3] {
+			t.Errorf("shift %d is %s; want %s", i, sh.Member, members[i%3])
+		}
+		if i > 0 && !shifts[i-1].End.Equal(sh.Start) {
+			t.Errorf("gap between shift %d and %d", i-1, i)
+		}
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	s := schedule(t, "Europe/Zurich", "1w", "09:00", "2026-01-05", `      overrides:
+        - {member: carol@example.com, from: "2026-03-28T18:00", to: "2026-03-30T09:00"}
+        - {member: bob@example.com, from: "2026-04-07T10:00", to: "2026-04-08T10:00"}
+`)
+	for _, tc := range []struct {
+		at         time.Time
+		member     string
+		start, end time.Time
+		override   bool
+	}{
+		// The rotation's shift is cut short where the override begins.
+		{utc("2026-03-28 12:00"), "U0123ABC", utc("2026-03-23 08:00"), utc("2026-03-28 17:00"), false},
+		// The override spans the spring-forward change; its bounds are local.
+		{utc("2026-03-28 17:00"), "carol@example.com", utc("2026-03-28 17:00"), utc("2026-03-30 07:00"), true},
+		{utc("2026-03-29 12:00"), "carol@example.com", utc("2026-03-28 17:00"), utc("2026-03-30 07:00"), true},
+		{utc("2026-03-30 07:00"), "alice@example.com", utc("2026-03-30 07:00"), utc("2026-04-06 07:00"), false},
+		// An override inside a shift splits it in two.
+		{utc("2026-04-07 07:59"), "bob@example.com", utc("2026-04-06 07:00"), utc("2026-04-07 08:00"), false},
+		{utc("2026-04-07 08:00"), "bob@example.com", utc("2026-04-07 08:00"), utc("2026-04-08 08:00"), true},
+		{utc("2026-04-08 08:00"), "bob@example.com", utc("2026-04-08 08:00"), utc("2026-04-13 07:00"), false},
+	} {
+		got := s.OnCall(tc.at)
+		if got.Member != tc.member || !got.Start.Equal(tc.start) || !got.End.Equal(tc.end) || got.Override != tc.override {
+			t.Errorf("OnCall(%v) = %s %v..%v override=%v; want %s %v..%v override=%v", tc.at, got.Member,
+				got.Start.UTC(), got.End.UTC(), got.Override, tc.member, tc.start, tc.end, tc.override)
+		}
+	}
+	if n := s.Next(utc("2026-03-25 12:00")); n.Member != "carol@example.com" || !n.Override {
+		t.Errorf("Next before the override = %+v; want carol's override", n)
+	}
+	if n := s.Next(utc("2026-03-29 12:00")); n.Member != "alice@example.com" || !n.Start.Equal(utc("2026-03-30 07:00")) {
+		t.Errorf("Next during the override = %+v; want alice from 2026-03-30 07:00 UTC", n)
+	}
+}
+
+func TestWhoIsOnCall(t *testing.T) {
+	cfg := mustParse(t, `oncall:
+  schedules:
+    - name: it-primary
+      time_zone: Europe/Zurich
+      rotation: 1w
+      handoff: "09:00"
+      start: 2026-01-05
+      members: [alice@example.com, bob@example.com]
+      overrides:
+        - {member: carol@example.com, from: "2026-03-28T18:00", to: "2026-03-30T09:00"}
+    - name: network
+      time_zone: America/New_York
+      rotation: 12h
+      handoff: "08:00"
+      start: 2026-03-01
+      members: [U0NET1, U0NET2]
+`)
+	now := utc("2026-03-29 12:00")
+	st := cfg.WhoIsOnCall(now)
+	if len(st) != 2 || st[0].Schedule != "it-primary" || st[1].Schedule != "network" {
+		t.Fatalf("WhoIsOnCall = %+v", st)
+	}
+	if st[0].Now.Member != "carol@example.com" || !st[0].Now.Override || st[0].Next.Member != "alice@example.com" {
+		t.Errorf("it-primary = %+v", st[0])
+	}
+	// 2026-03-29 08:00 EDT is 12:00 UTC: the day shift has just begun.
+	if st[1].Now.Member != "U0NET1" || !st[1].Now.Start.Equal(now) || st[1].Next.Member != "U0NET2" {
+		t.Errorf("network = %+v", st[1])
+	}
+	want := "it-primary: carol@example.com (override) until Mon 2026-03-30 09:00 CEST, then alice@example.com until Mon 2026-04-06 09:00 CEST\n" +
+		"network: U0NET1 until Sun 2026-03-29 20:00 EDT, then U0NET2 until Mon 2026-03-30 08:00 EDT"
+	if got := oncall.RenderStatus(st); got != want {
+		t.Errorf("RenderStatus =\n%s\nwant\n%s", got, want)
+	}
+	if got := oncall.RenderStatus(nil); got != "No on-call schedules are configured." {
+		t.Errorf("RenderStatus(nil) = %q", got)
+	}
+}
