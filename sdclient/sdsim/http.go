@@ -173,11 +173,16 @@ func (d *Desk) Handler() http.Handler {
 }
 
 func (d *Desk) serve(routes []route, hw http.ResponseWriter, r *http.Request) {
-	w := &statusRecorder{ResponseWriter: hw}
 	entry := Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Time: d.now()}
-	defer func() {
-		entry.Status = w.status
+	logged := false
+	w := &statusRecorder{ResponseWriter: hw, onStatus: func(code int) {
+		entry.Status, logged = code, true
 		d.traffic.record(entry)
+	}}
+	defer func() {
+		if !logged { // dropped, or the client gave up
+			d.traffic.record(entry)
+		}
 	}()
 	w.Header().Set("X-Freshservice-Api-Version", "latest=v2; requested=v2")
 

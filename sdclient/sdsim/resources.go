@@ -530,6 +530,12 @@ func releaseKind() kind[Release, *Release] {
 			if r.Subject == "" {
 				errs = append(errs, required("subject"))
 			}
+			if r.PlannedStartDate == nil {
+				errs = append(errs, required("planned_start_date"))
+			}
+			if r.PlannedEndDate == nil {
+				errs = append(errs, required("planned_end_date"))
+			}
 			errs = checkRange(errs, "priority", r.Priority, 1, 4)
 			errs = checkRange(errs, "status", r.Status, 1, 5)
 			errs = checkRange(errs, "release_type", r.ReleaseType, 1, 4)

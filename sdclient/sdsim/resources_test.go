@@ -30,7 +30,7 @@ func TestCRUD(t *testing.T) {
 		{"/assets", "asset", "assets", `{"name":"Laptop 7","asset_type_id":21000000100}`, `{"description":"spare"}`, "description", `{"name":"x"}`, "asset_type_id", true, "display_id"},
 		{"/changes", "change", "changes", `{"subject":"Patch VPN","priority":2,"planned_start_date":"2026-03-11T10:00:00Z"}`, `{"status":2}`, "status", `{"priority":2}`, "subject", true, "id"},
 		{"/problems", "problem", "problems", `{"subject":"Flaky Wi-Fi"}`, `{"known_error":true}`, "known_error", `{}`, "subject", true, "id"},
-		{"/releases", "release", "releases", `{"subject":"Q3 image"}`, `{"status":3}`, "status", `{}`, "subject", true, "id"},
+		{"/releases", "release", "releases", `{"subject":"Q3 image","planned_start_date":"2026-03-12T10:00:00Z","planned_end_date":"2026-03-12T14:00:00Z"}`, `{"status":3}`, "status", `{}`, "subject", true, "id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.plural, func(t *testing.T) {

@@ -259,22 +259,30 @@ func requestCost(r *http.Request) int {
 }
 
 // statusRecorder remembers the status and lets FaultDrop hijack.
+// The request is logged when its status is written, before the client can
+// see the response, so a test that got an answer finds it in Requests().
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onStatus func(int)
+}
+
+func (s *statusRecorder) setStatus(code int) {
+	if s.status == 0 {
+		s.status = code
+		if s.onStatus != nil {
+			s.onStatus(code)
+		}
+	}
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
+	s.setStatus(code)
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
+	s.setStatus(http.StatusOK)
 	return s.ResponseWriter.Write(b)
 }
 

@@ -1,0 +1,369 @@
+package sdclient_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+// End-to-end: the real client against the simulator over HTTP.
+
+type waits struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (w *waits) sleep(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	w.d = append(w.d, d)
+	w.mu.Unlock()
+	return ctx.Err()
+}
+
+func (w *waits) all() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.d)
+}
+
+func e2e(t testing.TB, key string, opts ...sdsim.Option) (*sdsim.Server, *sdclient.Client, *waits) {
+	t.Helper()
+	s := sdsim.NewServer(opts...)
+	t.Cleanup(s.Close)
+	w := &waits{}
+	c, err := sdclient.New(s.URL, key, sdclient.WithRatePerMinute(1_000_000), sdclient.WithSleep(w.sleep),
+		sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c, w
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+func must[T any](v T, _ *sdclient.Response, err error) result[T] { return result[T]{v, err} }
+
+func (r result[T]) get(t *testing.T) T {
+	t.Helper()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.v
+}
+
+func collect[T any](t *testing.T, seq func(func(T, error) bool)) []T {
+	t.Helper()
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestE2ETicketLifecycle(t *testing.T) {
+	s, c, _ := e2e(t, sdsim.DefaultAPIKey)
+	ctx := context.Background()
+	s.Desk.AddStatus(6, "Waiting on vendor")
+	agent := s.Desk.AddAgent(sdsim.Agent{FirstName: "Sam", LastName: "Support", Email: "sam@example.com"})
+
+	tk := must(c.Tickets.Create(ctx, &sdclient.TicketCreate{Email: "new.user@example.com", Subject: "VPN down", Priority: 4,
+		ResponderID: agent.ID, Tags: []string{"vpn"}})).get(t)
+	if tk.ID == 0 || tk.ResponderID == nil || *tk.ResponderID != agent.ID || tk.RequesterID < 1<<32 {
+		t.Fatalf("created %+v", tk)
+	}
+	got := must(c.Tickets.Get(ctx, tk.ID, "requester", "stats", "conversations")).get(t)
+	if got.Requester == nil || got.Requester.Email != "new.user@example.com" || got.Stats == nil || got.Conversations == nil && len(got.Conversations) != 0 {
+		t.Errorf("get with include = %+v", got)
+	}
+	up := must(c.Tickets.Update(ctx, tk.ID, &sdclient.TicketUpdate{Status: sdclient.Ptr(6), Tags: &[]string{"vendor"}, ResponderID: sdclient.Ptr(int64(0))})).get(t)
+	if up.Status != 6 || !slices.Equal(up.Tags, []string{"vendor"}) || up.ResponderID != nil {
+		t.Errorf("updated %+v", up)
+	}
+	_, _, err := c.Tickets.Update(ctx, tk.ID, &sdclient.TicketUpdate{Status: sdclient.Ptr(99)})
+	var apiErr *sdclient.APIError
+	if !errors.Is(err, sdclient.ErrValidation) || !errors.As(err, &apiErr) || len(apiErr.Errors) == 0 || apiErr.Errors[0].Field != "status" {
+		t.Errorf("status 99: %v", err)
+	}
+	if _, err := c.Tickets.Delete(ctx, tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	if d := must(c.Tickets.Get(ctx, tk.ID)).get(t); !d.Deleted {
+		t.Errorf("deleted ticket reads deleted=false")
+	}
+	deleted := must(c.Tickets.List(ctx, &sdclient.TicketListOptions{Filter: "deleted"})).get(t)
+	if len(deleted) != 1 || deleted[0].ID != tk.ID {
+		t.Errorf("filter=deleted = %v", deleted)
+	}
+	if _, err := c.Tickets.Restore(ctx, tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	if d := must(c.Tickets.Get(ctx, tk.ID)).get(t); d.Deleted {
+		t.Errorf("restored ticket still deleted")
+	}
+	if _, _, err := c.Tickets.Get(ctx, 424242); !errors.Is(err, sdclient.ErrNotFound) {
+		t.Errorf("unknown ticket: %v", err)
+	}
+
+	// Conversations.
+	reply := must(c.Conversations.Reply(ctx, tk.ID, &sdclient.ReplyRequest{Body: "<p>On it</p>"})).get(t)
+	note := must(c.Conversations.Note(ctx, tk.ID, &sdclient.NoteRequest{Body: "internal", Private: true})).get(t)
+	if reply.Source != sdclient.ConversationSourceEmail || reply.Private || len(reply.ToEmails) != 1 ||
+		note.Source != sdclient.ConversationSourceNote || !note.Private {
+		t.Errorf("reply %+v note %+v", reply, note)
+	}
+	edited := must(c.Conversations.Update(ctx, note.ID, "edited")).get(t)
+	if edited.Body != "edited" {
+		t.Errorf("edited note %+v", edited)
+	}
+	if _, _, err := c.Conversations.Update(ctx, reply.ID, "edit a reply"); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("editing a reply: %v", err)
+	}
+	all := collect(t, c.Conversations.ListAll(ctx, tk.ID, nil))
+	if len(all) != 2 {
+		t.Errorf("conversations %d", len(all))
+	}
+	if _, err := c.Conversations.Delete(ctx, reply.ID); err != nil {
+		t.Fatal(err)
+	}
+	if l := must(c.Conversations.List(ctx, tk.ID, nil)).get(t); len(l) != 1 {
+		t.Errorf("after delete %d conversations", len(l))
+	}
+	s.Desk.AddTimeEntry(sdsim.TimeEntry{TicketID: tk.ID, AgentID: agent.ID, TimeSpent: "00:45"})
+	if te := collect(t, c.TimeEntries.ListAll(ctx, tk.ID, nil)); len(te) != 1 {
+		t.Errorf("time entries %d", len(te))
+	}
+}
+
+func TestE2EFilterPaging(t *testing.T) {
+	for _, size := range []int{30, 100} {
+		t.Run("page size "+itoa(size), func(t *testing.T) {
+			s, c, _ := e2e(t, sdsim.DefaultAPIKey, sdsim.WithFilterPageSize(size))
+			for i := range 250 {
+				s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Priority: 1 + i%2})
+			}
+			s.Desk.ResetRequests()
+			ctx := context.Background()
+			got := collect(t, c.Tickets.FilterAll(ctx, "priority:2 OR priority:1", nil))
+			if len(got) != 250 {
+				t.Errorf("walked %d tickets, want 250", len(got))
+			}
+			if n, want := len(s.Desk.Requests()), (250+size-1)/size; n != want {
+				t.Errorf("%d requests, want %d", n, want)
+			}
+			page := must(c.Tickets.Filter(ctx, "priority:2 AND agent_id:null", nil)).get(t)
+			if page.Total != 125 || len(page.Tickets) != min(size, 125) {
+				t.Errorf("one page: total %d, %d tickets", page.Total, len(page.Tickets))
+			}
+			// A page cap on the client reports truncation.
+			var truncated error
+			for _, err := range c.Tickets.FilterAll(ctx, "priority:1", &sdclient.FilterOptions{MaxPages: 1}) {
+				if err != nil {
+					truncated = err
+				}
+			}
+			if size == 30 && !errors.Is(truncated, sdclient.ErrTruncated) {
+				t.Errorf("MaxPages 1 over 125 results: %v", truncated)
+			}
+		})
+	}
+}
+
+func TestE2EListAllFollowsLink(t *testing.T) {
+	s, c, _ := e2e(t, sdsim.DefaultAPIKey)
+	now := time.Now()
+	for i := range 230 {
+		s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, CreatedAt: now.Add(-time.Duration(i)*24*time.Hour - time.Hour)})
+	}
+	s.Desk.ResetRequests()
+	since := now.Add(-400 * 24 * time.Hour)
+	got := collect(t, c.Tickets.ListAll(context.Background(), &sdclient.TicketListOptions{UpdatedSince: &since}))
+	if len(got) != 230 {
+		t.Errorf("ListAll walked %d, want 230", len(got))
+	}
+	if n := len(s.Desk.Requests()); n != 3 {
+		t.Errorf("%d requests for 230 tickets at 100 a page", n)
+	}
+	recent := collect(t, c.Tickets.ListAll(context.Background(), nil))
+	if len(recent) != 30 {
+		t.Errorf("without updated_since: %d tickets, want the 30 of the last 30 days", len(recent))
+	}
+}
+
+func TestE2EResources(t *testing.T) {
+	s, c, _ := e2e(t, sdsim.DefaultAPIKey, sdsim.WithGenerated(5, 40))
+	ctx := context.Background()
+
+	me := must(c.Agents.Me(ctx)).get(t)
+	if me.ID != sdsim.DefaultAgentID {
+		t.Errorf("me = %d", me.ID)
+	}
+	a := must(c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("Kim"), Email: sdclient.Ptr("kim@example.com")})).get(t)
+	if byMail := must(c.Agents.GetByEmail(ctx, "kim@example.com")).get(t); byMail.ID != a.ID {
+		t.Errorf("GetByEmail = %d", byMail.ID)
+	}
+	if _, _, err := c.Agents.GetByEmail(ctx, "nobody@example.com"); !errors.Is(err, sdclient.ErrNotFound) {
+		t.Errorf("unknown e-mail: %v", err)
+	}
+	if _, _, err := c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("K"), Email: sdclient.Ptr("kim@example.com")}); !errors.Is(err, sdclient.ErrConflict) {
+		t.Errorf("duplicate agent: %v", err)
+	}
+	must(c.Agents.Update(ctx, a.ID, &sdclient.AgentRequest{JobTitle: sdclient.Ptr("Engineer")})).get(t)
+	must(c.Agents.Get(ctx, a.ID)).get(t)
+	if agents := collect(t, c.Agents.ListAll(ctx, nil)); len(agents) < 15 {
+		t.Errorf("%d agents", len(agents))
+	}
+
+	r := must(c.Requesters.Create(ctx, &sdclient.RequesterRequest{FirstName: sdclient.Ptr("Ola"), PrimaryEmail: sdclient.Ptr("ola@example.com")})).get(t)
+	must(c.Requesters.Update(ctx, r.ID, &sdclient.RequesterRequest{JobTitle: sdclient.Ptr("Accountant")})).get(t)
+	must(c.Requesters.Get(ctx, r.ID)).get(t)
+	must(c.Requesters.List(ctx, nil)).get(t)
+
+	g := must(c.Groups.Create(ctx, &sdclient.GroupRequest{Name: sdclient.Ptr("Printers")})).get(t)
+	must(c.Groups.Update(ctx, g.ID, &sdclient.GroupRequest{Description: sdclient.Ptr("toner")})).get(t)
+	must(c.Groups.Get(ctx, g.ID)).get(t)
+	must(c.Groups.List(ctx, nil)).get(t)
+	if _, err := c.Groups.Delete(ctx, g.ID); err != nil {
+		t.Error(err)
+	}
+
+	d := must(c.Departments.Create(ctx, &sdclient.DepartmentRequest{Name: sdclient.Ptr("Legal2")})).get(t)
+	must(c.Departments.Update(ctx, d.ID, &sdclient.DepartmentRequest{Description: sdclient.Ptr("law")})).get(t)
+	must(c.Departments.Get(ctx, d.ID)).get(t)
+	must(c.Departments.List(ctx, nil)).get(t)
+	if _, err := c.Departments.Delete(ctx, d.ID); err != nil {
+		t.Error(err)
+	}
+
+	as := must(c.Assets.Create(ctx, &sdclient.AssetRequest{Name: sdclient.Ptr("Laptop"), AssetTypeID: sdclient.Ptr(int64(21000000100))})).get(t)
+	must(c.Assets.Update(ctx, as.DisplayID, &sdclient.AssetRequest{Description: sdclient.Ptr("spare")})).get(t)
+	must(c.Assets.Get(ctx, as.DisplayID)).get(t)
+	must(c.Assets.List(ctx, nil)).get(t)
+	if _, err := c.Assets.Delete(ctx, as.DisplayID); err != nil {
+		t.Error(err)
+	}
+
+	ch := must(c.Changes.Create(ctx, &sdclient.ChangeRequest{Subject: sdclient.Ptr("Patch VPN"), RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
+	must(c.Changes.Update(ctx, ch.ID, &sdclient.ChangeRequest{Description: sdclient.Ptr("tonight")})).get(t)
+	must(c.Changes.Get(ctx, ch.ID)).get(t)
+	must(c.Changes.List(ctx, nil)).get(t)
+	if p := must(c.Changes.Filter(ctx, "priority:1", nil)).get(t); p.Total == 0 || len(p.Changes) == 0 {
+		t.Errorf("changes filter = %+v", p)
+	}
+	if _, err := c.Changes.Delete(ctx, ch.ID); err != nil {
+		t.Error(err)
+	}
+
+	pr := must(c.Problems.Create(ctx, &sdclient.ProblemRequest{Subject: sdclient.Ptr("Flaky Wi-Fi"), RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
+	must(c.Problems.Update(ctx, pr.ID, &sdclient.ProblemRequest{Description: sdclient.Ptr("again")})).get(t)
+	must(c.Problems.Get(ctx, pr.ID)).get(t)
+	must(c.Problems.List(ctx, nil)).get(t)
+	if _, err := c.Problems.Delete(ctx, pr.ID); err != nil {
+		t.Error(err)
+	}
+
+	start := time.Now().Add(24 * time.Hour)
+	end := start.Add(4 * time.Hour)
+	rl := must(c.Releases.Create(ctx, &sdclient.ReleaseRequest{Subject: sdclient.Ptr("Q3 image"), PlannedStartDate: &start, PlannedEndDate: &end})).get(t)
+	must(c.Releases.Update(ctx, rl.ID, &sdclient.ReleaseRequest{Status: sdclient.Ptr(3)})).get(t)
+	must(c.Releases.Get(ctx, rl.ID)).get(t)
+	must(c.Releases.List(ctx, nil)).get(t)
+	if _, err := c.Releases.Delete(ctx, rl.ID); err != nil {
+		t.Error(err)
+	}
+
+	cats := must(c.Solutions.ListCategories(ctx, nil)).get(t)
+	folders := collect(t, c.Solutions.ListAllFolders(ctx, cats[0].ID, nil))
+	if arts := collect(t, c.Solutions.ListAllArticles(ctx, folders[0].ID, nil)); len(arts) == 0 {
+		t.Error("no articles")
+	}
+	if p := must(c.Products.List(ctx, nil)).get(t); len(p) == 0 {
+		t.Error("no products")
+	}
+	if v := must(c.Vendors.List(ctx, nil)).get(t); len(v) == 0 {
+		t.Error("no vendors")
+	}
+	if cr := must(c.CannedResponses.List(ctx, nil)).get(t); len(cr) == 0 {
+		t.Error("no canned responses")
+	}
+	must(c.TicketFields.List(ctx, nil)).get(t)
+	var statuses []int64
+	for _, f := range must(c.TicketFormFields.List(ctx, nil)).get(t) {
+		if f.Name == "status" {
+			for _, ch := range f.Choices {
+				statuses = append(statuses, ch.ID)
+			}
+		}
+	}
+	if !slices.Equal(statuses, []int64{2, 3, 4, 5, 6, 7}) {
+		t.Errorf("status choices %v", statuses)
+	}
+	_ = s
+}
+
+func TestE2EErrorsAndRetries(t *testing.T) {
+	s, c, w := e2e(t, sdsim.DefaultAPIKey, sdsim.WithGenerated(1, 20))
+	ctx := context.Background()
+
+	bad, err := sdclient.New(s.URL, "wrong-key", sdclient.WithSleep(w.sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := bad.Agents.Me(ctx); !errors.Is(err, sdclient.ErrUnauthorized) {
+		t.Errorf("wrong key: %v", err)
+	}
+	ro, err := sdclient.New(s.URL, sdsim.ReadOnlyAPIKey, sdclient.WithSleep(w.sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ro.Conversations.Note(ctx, 1, &sdclient.NoteRequest{Body: "x", Private: true}); !errors.Is(err, sdclient.ErrForbidden) {
+		t.Errorf("read-only note: %v", err)
+	}
+
+	// A 429 is retried after Retry-After seconds.
+	s.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultRateLimit, RetryAfter: 1, PathPrefix: "/api/v2/tickets/1"})
+	_, resp, err := c.Tickets.Get(ctx, 1)
+	if err != nil || resp.Attempts != 2 {
+		t.Fatalf("after one 429: %v (attempts %v)", err, resp)
+	}
+	if ws := w.all(); len(ws) == 0 || ws[len(ws)-1] != time.Second {
+		t.Errorf("waits %v, want the last to be Retry-After 1s", ws)
+	}
+	// A 500 on a GET is retried.
+	s.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Method: "GET"})
+	if _, resp, err := c.Agents.Me(ctx); err != nil || resp.Attempts != 2 {
+		t.Errorf("after one 500: %v", err)
+	}
+	// When 429s persist the caller gets a *RateLimitError with the wait.
+	one, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithSleep(w.sleep), sdclient.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultRateLimit, RetryAfter: 1})
+	_, _, err = one.Agents.Me(ctx)
+	var rl *sdclient.RateLimitError
+	if !errors.As(err, &rl) || rl.RetryAfter != time.Second {
+		t.Errorf("persistent 429: %v", err)
+	}
+	// A dropped connection on a POST is not blindly retried.
+	s.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDrop, Method: "POST"})
+	if _, _, err := c.Conversations.Note(ctx, 1, &sdclient.NoteRequest{Body: "x", Private: true}); err == nil {
+		t.Errorf("dropped POST reported success")
+	}
+}
+
+func itoa(n int) string {
+	return string(rune('0'+n/100%10)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
+}
