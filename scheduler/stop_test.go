@@ -1,0 +1,70 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+// blockingDesk holds AddNote until released.
+type blockingDesk struct {
+	Desk
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (d blockingDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error) {
+	close(d.entered)
+	<-d.release
+	return d.Desk.AddNote(ctx, id, n)
+}
+
+func TestStopLetsInFlightActionsFinish(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
+	d := blockingDesk{Desk: ClientDesk(e.client), entered: make(chan struct{}), release: make(chan struct{})}
+	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(t.Context()); err != nil { // the duration job runs at once
+		t.Fatal(err)
+	}
+	select {
+	case <-d.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first cycle never reached the note")
+	}
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		stopped <- s.Stop(ctx)
+	}()
+	// Stop cancels the job's context; the note under way must still finish.
+	waitFor(t, "Stop to begin", 10*time.Second, func() bool { return s.stopping.Load() })
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) while an action was under way", err)
+	default:
+	}
+	close(d.release)
+	if err := <-stopped; err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if n := len(e.notesWith(tk.ID, "Paged on-call.")); n != 1 {
+		t.Errorf("%d notes, want the in-flight one", n)
+	}
+	info, _, err := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "page-urgent", TicketID: tk.ID})
+	if err != nil || info.State != store.StateDone {
+		t.Errorf("firing %+v (%v), want done", info, err)
+	}
+	if err := s.Start(t.Context()); err == nil {
+		t.Error("a stopped scheduler started again")
+	}
+}
