@@ -72,6 +72,8 @@ var yamlParserProblems = map[string]bool{
 	"found undefined tag handle":             true,
 }
 
+var lineBreaks = strings.NewReplacer("\r\n", `\r\n`, "\n", `\n`, "\r", `\r`, "\u0085", `\u0085`, "\u2028", `\u2028`, "\u2029", `\u2029`)
+
 var (
 	topKeys   = []string{"version", "channels", "rules"}
 	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "actions"}
@@ -87,7 +89,7 @@ func Load(filename string, data []byte, opts ...Option) (*Set, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	l := &loader{file: filename, cfg: cfg, lines: strings.Split(string(data), "\n")}
+	l := &loader{file: filename, cfg: cfg, lines: splitLines(string(data))}
 	s := l.load(data)
 	if len(l.errs) > 0 {
 		sort.SliceStable(l.errs, func(i, j int) bool {
@@ -100,6 +102,35 @@ func Load(filename string, data []byte, opts ...Option) (*Set, error) {
 		return nil, &LoadError{Errors: l.errs}
 	}
 	return s, nil
+}
+
+// splitLines splits src at YAML's line breaks: \r\n, \r, \n, and the
+// Unicode NEL, LS and PS, so that lines count as the parser counts them.
+func splitLines(src string) []string {
+	var lines []string
+	start := 0
+	for i := 0; i < len(src); {
+		n := 0
+		switch {
+		case src[i] == '\n':
+			n = 1
+		case src[i] == '\r':
+			n = 1
+			if i+1 < len(src) && src[i+1] == '\n' {
+				n = 2
+			}
+		case strings.HasPrefix(src[i:], "\u0085"), strings.HasPrefix(src[i:], "\u2028"), strings.HasPrefix(src[i:], "\u2029"):
+			_, n = utf8.DecodeRuneInString(src[i:])
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		lines = append(lines, src[start:i])
+		i += n
+		start = i
+	}
+	return append(lines, src[start:])
 }
 
 type loader struct {
@@ -118,7 +149,9 @@ func (l *loader) errAt(line, col int, format string, args ...any) {
 	if col < 1 {
 		col = 1
 	}
-	l.errs = append(l.errs, Error{File: l.file, Line: line, Col: col, Rule: l.rule, Msg: fmt.Sprintf(format, args...)})
+	// One problem, one line: quote any line break a message picked up.
+	msg := lineBreaks.Replace(fmt.Sprintf(format, args...))
+	l.errs = append(l.errs, Error{File: l.file, Line: line, Col: col, Rule: l.rule, Msg: msg})
 }
 
 func (l *loader) errNode(n *yaml.Node, format string, args ...any) {
@@ -272,7 +305,7 @@ func describe(n *yaml.Node) string {
 		case "!!bool":
 			return "the boolean " + n.Value
 		}
-		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+		return fmt.Sprintf("a value tagged %q", n.Tag)
 	}
 	return "an alias"
 }
@@ -583,7 +616,7 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 		if i < 1 || i > len(l.lines) {
 			return nil, false
 		}
-		return []rune(strings.TrimRight(l.lines[i-1], "\r")), true
+		return []rune(l.lines[i-1]), true
 	}
 	indent := func(r []rune) int {
 		i := 0
