@@ -510,6 +510,7 @@ func (p *parser) localTime(n *yaml.Node, what string, loc *time.Location) (time.
 
 func (p *parser) overrides(n *yaml.Node, s *Schedule) bool {
 	items, ok := p.list(n, "overrides", "overrides")
+	var nums []int // the 1-based number of each valid override in the file
 	for i, it := range items {
 		what := fmt.Sprintf("override %d", i+1)
 		m, good := p.mapping(it, what, overrideKeys)
@@ -546,16 +547,15 @@ func (p *parser) overrides(n *yaml.Node, s *Schedule) bool {
 			continue
 		}
 		s.Overrides = append(s.Overrides, o)
+		nums = append(nums, i+1)
 	}
-	if !ok {
-		return false
-	}
-	// Overlaps are reported at the override that comes later in the file.
+	// Overlaps (among the overrides that are valid by themselves) are
+	// reported at the override that comes later in the file.
 	for i, a := range s.Overrides {
 		for _, b := range s.Overrides[:i] {
 			if a.From.Before(b.To) && b.From.Before(a.To) {
-				p.errNode(items[i], "override %d (%s, %s to %s) overlaps the override at line %d (%s, %s to %s)",
-					i+1, a.Member, s.fmtLocal(a.From), s.fmtLocal(a.To), b.Line, b.Member, s.fmtLocal(b.From), s.fmtLocal(b.To))
+				p.errNode(items[nums[i]-1], "override %d (%s, %s to %s) overlaps the override at line %d (%s, %s to %s)",
+					nums[i], a.Member, s.fmtLocal(a.From), s.fmtLocal(a.To), b.Line, b.Member, s.fmtLocal(b.From), s.fmtLocal(b.To))
 				ok = false
 				break
 			}
