@@ -1,0 +1,86 @@
+package oncall_test
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/store"
+)
+
+func openStore(t *testing.T, dsn string, opts ...store.Option) *store.Store {
+	t.Helper()
+	s, err := store.Open(t.Context(), dsn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Two replicas, each with its own handle on one SQLite file, never page a
+// step twice.
+func TestTwoReplicasSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	twoReplicas(t, openStore(t, path), openStore(t, path))
+}
+
+// The same on PostgreSQL, in a schema of the test's own.
+func TestTwoReplicasPostgres(t *testing.T) {
+	dsn := os.Getenv("DESKBOT_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("DESKBOT_TEST_POSTGRES is not set; set it to a PostgreSQL DSN, e.g. postgres://postgres:postgres@127.0.0.1:5432/deskbot_test?sslmode=disable, to run against PostgreSQL")
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "oncalltest_" + hex.EncodeToString(b)
+	if _, err := db.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer db.Close()
+		if _, err := db.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	twoReplicas(t, openStore(t, dsn, store.WithSchema(schema)), openStore(t, dsn, store.WithSchema(schema)))
+}
+
+// A process restarted on the same SQLite file continues the escalation at
+// the right level and pages nothing twice.
+func TestRestartSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := newRig(t, openStore(t, path))
+	if _, _, err := a.esc.Start(t.Context(), spec42, t0); err != nil {
+		t.Fatal(err)
+	}
+	a.tick(t, 10*time.Minute)
+	const k = "page-urgent/42/1"
+	expectSent(t, a.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com")
+
+	b := newRig(t, openStore(t, path)) // the restarted process
+	b.tick(t, 10*time.Minute)
+	b.tick(t, 24*time.Minute)
+	expectSent(t, b.pager)
+	b.tick(t, 25*time.Minute)
+	expectSent(t, b.pager, k+" step 3 L3 R1 S0GROUP")
+	if _, ok, err := b.esc.Ack(t.Context(), k, "U0GROUPMEMBER", t0.Add(30*time.Minute)); !ok || err != nil {
+		t.Fatalf("Ack = %v, %v", ok, err)
+	}
+	a.tick(t, 3*time.Hour)
+	b.tick(t, 3*time.Hour)
+	expectSent(t, a.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com")
+	expectSent(t, b.pager, k+" step 3 L3 R1 S0GROUP")
+	if n := len(b.desk.notesOf(42)); n != 1 {
+		t.Errorf("%d acknowledgement notes; want 1", n)
+	}
+}
