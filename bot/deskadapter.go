@@ -1,0 +1,145 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// DeskAdapter fits *sdclient.Client to the Desk interface. It sends through
+// the client's interactive twin (people are waiting: it may use the rate
+// reserve) and maps the client's errors to ErrNotFound, ErrForbidden,
+// ErrBusy (*BusyError) and ErrInvalid; the original error stays in the
+// chain.
+type DeskAdapter struct {
+	c *sdclient.Client
+}
+
+var _ Desk = (*DeskAdapter)(nil)
+
+// NewDeskAdapter wraps a desk client for the bot.
+func NewDeskAdapter(c *sdclient.Client) *DeskAdapter {
+	return &DeskAdapter{c: c.Interactive()}
+}
+
+// deskError keeps the client's error and adds the bot's category.
+type deskError struct {
+	kind error
+	err  error
+}
+
+func (e *deskError) Error() string        { return e.err.Error() }
+func (e *deskError) Unwrap() error        { return e.err }
+func (e *deskError) Is(target error) bool { return target == e.kind }
+
+func mapDeskError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var rl *sdclient.RateLimitError
+	switch {
+	case errors.As(err, &rl):
+		return &BusyError{RetryAfter: rl.RetryAfter, Err: err}
+	case errors.Is(err, sdclient.ErrRateLimited):
+		return &BusyError{Err: err}
+	case errors.Is(err, sdclient.ErrNotFound):
+		return &deskError{ErrNotFound, err}
+	case errors.Is(err, sdclient.ErrForbidden), errors.Is(err, sdclient.ErrUnauthorized):
+		return &deskError{ErrForbidden, err}
+	case errors.Is(err, sdclient.ErrValidation), errors.Is(err, sdclient.ErrInvalidInput):
+		return &deskError{ErrInvalid, err}
+	}
+	return err
+}
+
+// CreateTicket implements Desk (POST /tickets).
+func (a *DeskAdapter) CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error) {
+	out, _, err := a.c.Tickets.Create(ctx, &sdclient.TicketCreate{
+		Subject: t.Subject, Description: t.Description, Email: t.Email,
+		Priority: t.Priority, Status: t.Status, Source: t.Source, GroupID: t.GroupID,
+	})
+	return out, mapDeskError(err)
+}
+
+// Ticket implements Desk (GET /tickets/{id}?include=conversations,requester).
+func (a *DeskAdapter) Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
+	t, _, err := a.c.Tickets.Get(ctx, id, "conversations", "requester")
+	return t, mapDeskError(err)
+}
+
+// UpdateTicket implements Desk (PUT /tickets/{id}).
+func (a *DeskAdapter) UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpdate) (*sdclient.Ticket, error) {
+	t, _, err := a.c.Tickets.Update(ctx, id, &u)
+	return t, mapDeskError(err)
+}
+
+// AddNote implements Desk (POST /tickets/{id}/notes, private).
+func (a *DeskAdapter) AddNote(ctx context.Context, id int64, body string, userID int64) error {
+	_, _, err := a.c.Conversations.Note(ctx, id, &sdclient.NoteRequest{Body: body, Private: true, UserID: userID})
+	return mapDeskError(err)
+}
+
+// Reply implements Desk (POST /tickets/{id}/reply).
+func (a *DeskAdapter) Reply(ctx context.Context, id int64, body string, userID int64) error {
+	_, _, err := a.c.Conversations.Reply(ctx, id, &sdclient.ReplyRequest{Body: body, UserID: userID})
+	return mapDeskError(err)
+}
+
+// FilterTickets implements Desk with one page of GET /tickets/filter.
+func (a *DeskAdapter) FilterTickets(ctx context.Context, query string, workspaceID int64, limit int) ([]*sdclient.Ticket, int, error) {
+	opts := &sdclient.FilterOptions{}
+	if workspaceID != 0 {
+		opts.WorkspaceID = &workspaceID
+	}
+	page, _, err := a.c.Tickets.Filter(ctx, query, opts)
+	if err != nil {
+		return nil, 0, mapDeskError(err)
+	}
+	ts := page.Tickets
+	if len(ts) > limit {
+		ts = ts[:limit]
+	}
+	return ts, max(page.Total, len(page.Tickets)), nil
+}
+
+// AgentByEmail implements Desk (GET /agents?email=).
+func (a *DeskAdapter) AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, error) {
+	ag, _, err := a.c.Agents.GetByEmail(ctx, email)
+	if errors.Is(err, sdclient.ErrInvalidInput) {
+		// Not an e-mail address: certainly not an agent.
+		return nil, &deskError{ErrNotFound, err}
+	}
+	return ag, mapDeskError(err)
+}
+
+// Agent implements Desk (GET /agents/{id}).
+func (a *DeskAdapter) Agent(ctx context.Context, id int64) (*sdclient.Agent, error) {
+	ag, _, err := a.c.Agents.Get(ctx, id)
+	return ag, mapDeskError(err)
+}
+
+// Me implements Desk (GET /agents/me).
+func (a *DeskAdapter) Me(ctx context.Context) (*sdclient.Agent, error) {
+	ag, _, err := a.c.Agents.Me(ctx)
+	return ag, mapDeskError(err)
+}
+
+// Statuses implements Desk (the status form field's choices).
+func (a *DeskAdapter) Statuses(ctx context.Context) ([]sdclient.FieldChoice, error) {
+	s, err := a.c.Statuses(ctx)
+	return s, mapDeskError(err)
+}
+
+// Groups implements Desk (every page of GET /groups).
+func (a *DeskAdapter) Groups(ctx context.Context) ([]*sdclient.Group, error) {
+	var out []*sdclient.Group
+	for g, err := range a.c.Groups.ListAll(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list groups: %w", mapDeskError(err))
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
