@@ -30,7 +30,8 @@
 // before start as well, so a schedule always has someone on call) starts at
 // start+handoff + k*rotation and belongs to members[k mod len(members)].
 // A handoff falling into a skipped hour (spring-forward) happens at the
-// first instant after the gap. Overrides replace the rotation for their
+// first instant after the gap; one falling into a repeated hour (fall-back)
+// happens at its first occurrence. Overrides replace the rotation for their
 // interval and must not overlap one another.
 //
 // ParseConfig reads the section from a *yaml.Node and reports every problem

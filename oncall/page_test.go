@@ -1,0 +1,90 @@
+package oncall_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/oncall"
+)
+
+// The pure state machine: a policy without repeats ends after its last
+// level; acks and resolutions stop it at any point, even mid-send.
+func TestPageStateMachine(t *testing.T) {
+	cfg := mustParse(t, escConfig+`    - name: once
+      levels:
+        - {user: a@example.com, after: 5m}
+        - {user: b@example.com, after: 5m}
+`)
+	pol := cfg.Policy("once")
+	p := oncall.NewPage(oncall.PageSpec{Rule: "r", TicketID: 1, Episode: 1, Policy: "once"}, t0)
+	if !p.Due(t0) || p.Due(t0.Add(-time.Second)) {
+		t.Fatal("a new page is due at once, not before")
+	}
+	s, ok := p.Advance(pol, t0)
+	if !ok || s.Number != 1 || s.Target.ID != "a@example.com" || !p.Sending {
+		t.Fatalf("step 1 = %+v, %v", s, ok)
+	}
+	if p.EscalateNow("x", t0) {
+		t.Error("EscalateNow while a step is being sent")
+	}
+	if p.Sent(2, 5*time.Minute, t0) || !p.Sent(1, 5*time.Minute, t0) || !p.NextAt.Equal(t0.Add(5*time.Minute)) {
+		t.Fatalf("Sent: %+v", p)
+	}
+	if s, ok = p.Advance(pol, t0.Add(5*time.Minute)); !ok || s.Target.ID != "b@example.com" || s.Level != 1 {
+		t.Fatalf("step 2 = %+v", s)
+	}
+	// Resolved mid-send: the confirmation that follows changes nothing.
+	q := p.Clone()
+	if !q.Resolve(t0.Add(6*time.Minute)) || !q.Done || q.Sent(2, 5*time.Minute, t0.Add(6*time.Minute)) {
+		t.Errorf("resolve mid-send: %+v", q)
+	}
+	if _, ok := q.Advance(pol, t0.Add(time.Hour)); ok {
+		t.Error("a resolved page advanced")
+	}
+	p.Sent(2, 5*time.Minute, t0.Add(5*time.Minute))
+	if _, ok := p.Advance(pol, t0.Add(10*time.Minute)); ok || !p.Exhausted || !p.Done {
+		t.Fatalf("after the last level: %+v", p)
+	}
+	// An acknowledgement after exhaustion still records who took it.
+	if !p.Ack("b@example.com", t0.Add(20*time.Minute)) || p.Done || !p.NoteDue() || !p.Due(t0.Add(20*time.Minute)) {
+		t.Errorf("ack after exhaustion: %+v", p)
+	}
+	if !p.Noted(t0.Add(20*time.Minute)) || !p.Done || p.Noted(t0.Add(21*time.Minute)) {
+		t.Errorf("noted: %+v", p)
+	}
+	if got := oncall.PageKey("page-urgent", 42, 3); got != "page-urgent/42/3" {
+		t.Errorf("PageKey = %q", got)
+	}
+}
+
+// A page whose policy disappeared on reload waits for it instead of
+// being lost, and resumes when it comes back.
+func TestPolicyRemovedOnReload(t *testing.T) {
+	r := newRig(t, nil)
+	if _, _, err := r.esc.Start(t.Context(), spec42, t0); err != nil {
+		t.Fatal(err)
+	}
+	full := r.esc.Config()
+	r.esc.SetConfig(nil)
+	r.tick(t, 10*time.Minute)
+	r.esc.SetConfig(full)
+	r.tick(t, 10*time.Minute+59*time.Second)
+	r.tick(t, 11*time.Minute)
+	expectSent(t, r.pager, "page-urgent/42/1 step 1 L1 R1 alice@example.com", "page-urgent/42/1 step 2 L2 R1 boss@example.com")
+	if _, _, err := r.esc.Start(t.Context(), oncall.PageSpec{Rule: "x", TicketID: 1, Policy: "nope"}, t0); err == nil {
+		t.Error("Start under an unknown policy succeeded")
+	}
+}
+
+// BenchmarkOnCall measures who-is-on-call for a weekly rotation with
+// overrides (the /oncall command and each schedule level of a page).
+func BenchmarkOnCall(b *testing.B) {
+	s := schedule(b, "Europe/Zurich", "1w", "09:00", "2026-01-05", `      overrides:
+        - {member: carol@example.com, from: "2026-03-28T18:00", to: "2026-03-30T09:00"}
+`)
+	at := utc("2026-07-01 12:00")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = s.OnCall(at.Add(time.Duration(i%1000) * time.Hour))
+	}
+}
