@@ -22,9 +22,10 @@ const (
 )
 
 // escape makes text safe for Slack mrkdwn.
-func escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+func escape(s string) string { return mrkdwnEscaper.Replace(s) }
+
+// mrkdwnEscaper is read-only after initialisation.
+var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 func mrkdwn(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)

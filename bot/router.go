@@ -69,6 +69,7 @@ type Router struct {
 
 	mu       sync.Mutex
 	agents   map[string]agentEntry // by lower-case e-mail
+	lookups  flight[*sdclient.Agent]
 	names    map[int64]cached[string]
 	statuses cached[[]sdclient.FieldChoice]
 	groups   cached[[]*sdclient.Group]
@@ -219,7 +220,6 @@ type call struct {
 	p      ParsedCommand
 	email  string
 	agent  *sdclient.Agent // nil for commands open to everyone
-	retry  bool
 	ticket int64
 }
 
@@ -355,25 +355,27 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 			return e.agent, nil
 		}
 	}
-	var a *sdclient.Agent
-	err := r.retrying(ctx, true, func(ctx context.Context) error {
-		var err error
-		a, err = r.desk.AgentByEmail(ctx, email)
-		return err
+	return r.lookups.do(key, func() (*sdclient.Agent, error) {
+		var a *sdclient.Agent
+		err := r.retrying(ctx, true, func(ctx context.Context) error {
+			var err error
+			a, err = r.desk.AgentByEmail(ctx, email)
+			return err
+		})
+		switch {
+		case errors.Is(err, ErrNotFound):
+			a = nil
+		case err != nil:
+			return nil, fmt.Errorf("look up agent %s: %w", email, err)
+		}
+		if a != nil && !a.Active {
+			a = nil
+		}
+		r.mu.Lock()
+		r.agents[key] = agentEntry{agent: a, at: now}
+		r.mu.Unlock()
+		return a, nil
 	})
-	switch {
-	case errors.Is(err, ErrNotFound):
-		a = nil
-	case err != nil:
-		return nil, fmt.Errorf("look up agent %s: %w", email, err)
-	}
-	if a != nil && !a.Active {
-		a = nil
-	}
-	r.mu.Lock()
-	r.agents[key] = agentEntry{agent: a, at: now}
-	r.mu.Unlock()
-	return a, nil
 }
 
 // retrying runs f, and when safe retries it after a 429 as long as the

@@ -42,7 +42,8 @@ type Slack struct {
 
 	mu       sync.Mutex
 	emails   map[string]cached[string] // users.info cache by user id
-	channels map[string]string         // channel name -> id
+	lookups  flight[string]
+	channels map[string]string // channel name -> id
 }
 
 var (
@@ -431,14 +432,16 @@ func (s *Slack) Email(ctx context.Context, userID string) (string, error) {
 	if ok && now.Sub(c.at) < s.emailTTL {
 		return c.v, nil
 	}
-	u, err := s.api.GetUserInfoContext(ctx, userID)
-	if err != nil {
-		return "", fmt.Errorf("users.info %s: %w", userID, err)
-	}
-	s.mu.Lock()
-	s.emails[userID] = cached[string]{v: u.Profile.Email, at: now, ok: true}
-	s.mu.Unlock()
-	return u.Profile.Email, nil
+	return s.lookups.do(userID, func() (string, error) {
+		u, err := s.api.GetUserInfoContext(ctx, userID)
+		if err != nil {
+			return "", fmt.Errorf("users.info %s: %w", userID, err)
+		}
+		s.mu.Lock()
+		s.emails[userID] = cached[string]{v: u.Profile.Email, at: now, ok: true}
+		s.mu.Unlock()
+		return u.Profile.Email, nil
+	})
 }
 
 // click handles a button on a ticket card or an alert.
