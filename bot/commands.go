@@ -357,11 +357,12 @@ func (r *Router) cmdWhy(ctx context.Context, c *call) (Response, error) {
 }
 
 func (r *Router) cmdSearch(ctx context.Context, c *call) (Response, error) {
-	q := strings.TrimSpace(c.p.Text)
-	if err := validateQuery(q); err != nil {
+	typed := strings.TrimSpace(c.p.Text)
+	q, err := prepareQuery(typed, r.statusChoices(ctx))
+	if err != nil {
 		return Response{}, refuse("bad filter expression: %v", err)
 	}
-	return r.list(ctx, c, q, "Tickets matching "+q)
+	return r.list(ctx, c, q, "Tickets matching "+typed)
 }
 
 func (r *Router) cmdMine(ctx context.Context, c *call) (Response, error) {
