@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
 )
 
 const rulesUsage = `Usage:
@@ -138,4 +142,67 @@ func parseTicketID(s string) (int64, error) {
 		return 0, fmt.Errorf("ticket id %q is not a positive number", s)
 	}
 	return n, nil
+}
+
+// cmdRulesWhy explains every rule of FILE against one live ticket of the
+// configured desk (the embedded simulator when none is configured), with
+// what the ledger in DESKBOT_STATE says of each rule's episode.
+func cmdRulesWhy(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "rules why", "rules why FILE --ticket N")
+	ticket := fs.String("ticket", "", "the ticket id")
+	file, err := parseWithFile(fs, args)
+	if err != nil {
+		return usageErr(fs, "rules why", err)
+	}
+	id, err := parseTicketID(*ticket)
+	if err != nil {
+		return usageErr(fs, "rules why", fmt.Errorf("--ticket: %w", err))
+	}
+	set, err := loadRulesForCLI(e, file)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(ctx, e.getenv)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
+	deskURL, apiKey := cfg.DeskURL, cfg.DeskAPIKey.reveal()
+	if deskURL == "" {
+		url, stop, err := startEmbeddedDesk(logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		deskURL, apiKey = url, sdsim.DefaultAPIKey
+	}
+	client, err := sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin), sdclient.WithLogger(logger))
+	if err != nil {
+		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
+	}
+	if _, err := checkDesk(ctx, client); err != nil {
+		return err
+	}
+	var ptr atomic.Pointer[rules.Set]
+	ptr.Store(set)
+	ex := &explainer{client: client.Interactive(), rules: &ptr, now: time.Now}
+	if path := sqlitePath(cfg.State); path != "" && !fileExists(path) {
+		logger.Info("no ledger yet: the state file does not exist", "file", path)
+	} else if st, err := store.Open(ctx, cfg.State); err != nil {
+		logger.Warn("no ledger to report on", "err", err)
+	} else {
+		defer st.Close()
+		ex.ledger = st
+	}
+	text, err := ex.Explain(ctx, id)
+	if err != nil {
+		return fmt.Errorf("rules why: %w", err)
+	}
+	fmt.Fprint(e.stdout, text)
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+// Embedded-default settings: the simulated desk a new user meets.
+const (
+	embeddedSeed    = 1
+	embeddedTickets = 200
+	stopTimeout     = 15 * time.Second
+)
+
+// cmdRun runs the bot, the scheduler and the ops endpoints until ctx ends.
+func cmdRun(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "run", "[run]")
+	if err := fs.Parse(args); err != nil {
+		return usageErr(fs, "run", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr(fs, "run", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	cfg, err := loadConfig(ctx, e.getenv)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
+	reg := newRegistry()
+
+	// The desk: a real one, or the embedded simulator.
+	deskURL, apiKey := cfg.DeskURL, cfg.DeskAPIKey.reveal()
+	if deskURL == "" {
+		url, stopSim, err := startEmbeddedDesk(logger)
+		if err != nil {
+			return err
+		}
+		defer stopSim()
+		deskURL, apiKey = url, sdsim.DefaultAPIKey
+		logger.Info("no DESKBOT_DESK_URL: running the embedded desk simulator", "url", url, "tickets", embeddedTickets)
+	}
+	client, err := sdclient.New(deskURL, apiKey,
+		sdclient.WithRatePerMinute(cfg.RatePerMin),
+		sdclient.WithLogger(logger),
+		sdclient.WithHTTPClient(&http.Client{
+			Timeout:   30 * time.Second,
+			Transport: scheduler.InstrumentTransport(http.DefaultTransport.(*http.Transport).Clone(), reg),
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
+	}
+	me, err := checkDesk(ctx, client)
+	if err != nil {
+		return err
+	}
+	logger.Info("connected to the desk", "url", client.BaseURL(), "agent", me.Email)
+
+	st, err := store.Open(ctx, cfg.State)
+	if err != nil {
+		return fmt.Errorf("DESKBOT_STATE: %w", err)
+	}
+	defer st.Close()
+
+	rulesPath, err := rulesFile(cfg.Rules)
+	if err != nil {
+		return err
+	}
+	var set atomic.Pointer[rules.Set]
+	if rulesPath == "" {
+		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
+	} else {
+		s, err := rules.LoadFile(rulesPath)
+		if err != nil {
+			return fmt.Errorf("DESKBOT_RULES: %w", err)
+		}
+		set.Store(s)
+		logger.Info("rules loaded", "file", rulesPath, "rules", len(s.Rules()))
+	}
+
+	// Chat: Slack when configured, else the console on stdin/stdout.
+	expl := &explainer{client: client.Interactive(), rules: &set, ledger: st, now: time.Now}
+	router, err := bot.NewRouter(bot.NewDeskAdapter(client.Interactive()), logger,
+		bot.WithDeskURL(deskURL),
+		bot.WithExplainer(expl),
+		bot.WithAcks(storeAcks{st}),
+	)
+	if err != nil {
+		return err
+	}
+	var chat chatTransport
+	if cfg.slackEnabled() {
+		chat, err = bot.NewSlack(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
+			bot.WithSlackAPIURL(cfg.SlackAPIURL), bot.WithEnvelopeStore(st))
+	} else {
+		logger.Info("no SLACK_BOT_TOKEN: chat runs on this console; type /ticket help")
+		chat, err = bot.NewConsole(router, e.stdin, e.stdout)
+	}
+	if err != nil {
+		return err
+	}
+
+	// The scheduler, on one leader.
+	var sched *scheduler.Scheduler
+	if s := set.Load(); s != nil {
+		var opts []scheduler.Option
+		opts = append(opts,
+			scheduler.WithBudget(cfg.RatePerMin-reserveOf(cfg.RatePerMin)),
+			scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
+			scheduler.WithRegistry(reg),
+			scheduler.WithDryRun(cfg.DryRun),
+		)
+		switch st.Engine() {
+		case store.Postgres:
+			el := scheduler.NewPGElector(cfg.State, scheduler.LockKey("deskbot-scheduler"), logger)
+			defer el.Close(context.WithoutCancel(ctx))
+			opts = append(opts, scheduler.WithElector(el))
+		case store.SQLite:
+			if path := sqlitePath(cfg.State); path != "" {
+				lock, err := scheduler.LockFile(path)
+				if err != nil {
+					return fmt.Errorf("DESKBOT_STATE: %w (one deskbot per SQLite file; use PostgreSQL for several replicas)", err)
+				}
+				defer lock.Unlock()
+			}
+		}
+		var notifier scheduler.Notifier = chatNotifier{chat}
+		if cfg.DryRun {
+			notifier = scheduler.LogNotifier{Logger: logger}
+		}
+		sched, err = scheduler.New(logger, scheduler.ClientDesk(client), s, st, notifier, opts...)
+		if err != nil {
+			return err
+		}
+	}
+
+	checks := []readyCheck{
+		{"desk", cachedCheck(30*time.Second, func(ctx context.Context) error { _, err := checkDesk(ctx, client); return err })},
+		{"store", st.Ping},
+		{"chat", func(context.Context) error {
+			if !chat.Ready() {
+				return errors.New("not connected")
+			}
+			return nil
+		}},
+		{"rules", func(context.Context) error {
+			if rulesPath != "" && set.Load() == nil {
+				return errors.New("not loaded")
+			}
+			return nil
+		}},
+	}
+	ops, err := newOpsServer(cfg.HTTPAddr, reg, checks, logger)
+	if err != nil {
+		return err
+	}
+	logger.Info("serving /healthz /readyz /metrics", "addr", ops.Addr())
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 3)
+	wg.Go(func() { errc <- ops.serve(runCtx) })
+	wg.Go(func() {
+		err := chat.Run(runCtx)
+		if err == nil && sched == nil && runCtx.Err() == nil {
+			logger.Info("console input closed and no rules loaded: stopping")
+			cancel()
+			return
+		}
+		if err != nil && runCtx.Err() == nil {
+			errc <- fmt.Errorf("chat: %w", err)
+		}
+	})
+	if sched != nil {
+		if err := sched.Start(runCtx); err != nil {
+			cancel()
+			wg.Wait()
+			return fmt.Errorf("scheduler: %w", err)
+		}
+	}
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	var runErr error
+loop:
+	for {
+		select {
+		case <-runCtx.Done():
+			break loop
+		case err := <-errc:
+			if err != nil {
+				runErr = err
+				break loop
+			}
+		case <-hup:
+			reloadRules(logger, rulesPath, &set, sched)
+		}
+	}
+	logger.Info("stopping: finishing in-flight work", "timeout", stopTimeout)
+	cancel()
+	if sched != nil {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		if err := sched.Stop(sctx); err != nil {
+			logger.Warn("scheduler did not stop cleanly", "err", err)
+		}
+		scancel()
+	}
+	wg.Wait()
+	logger.Info("stopped")
+	return runErr
+}
+
+// chatTransport is what run needs of the Slack and console transports.
+type chatTransport interface {
+	Run(ctx context.Context) error
+	Ready() bool
+	Alert(ctx context.Context, m bot.AlertMessage) error
+	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
+}
+
+// chatNotifier fits a chat transport to the scheduler's Notifier (and its
+// optional AlertChecker, so resumed firings never post an alert twice).
+type chatNotifier struct{ chat chatTransport }
+
+func (n chatNotifier) Alert(ctx context.Context, a scheduler.Alert) error {
+	return n.chat.Alert(ctx, bot.AlertMessage{
+		Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key,
+	})
+}
+
+func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
+	return n.chat.AlreadyAlerted(ctx, channel, key)
+}
+
+// storeAcks records alert acknowledgements in the store.
+type storeAcks struct{ st *store.Store }
+
+func (a storeAcks) Acknowledge(ctx context.Context, key, by string, at time.Time) error {
+	_, err := a.st.SetAck(ctx, key, by, at)
+	return err
+}
+
+// reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old
+// rules and logs every error.
+func reloadRules(logger *slog.Logger, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler) {
+	if path == "" {
+		logger.Warn("SIGHUP: no rules file to reload")
+		return
+	}
+	s, err := rules.LoadFile(path)
+	if err != nil {
+		var le *rules.LoadError
+		if errors.As(err, &le) {
+			for _, e := range le.Errors {
+				logger.Error("SIGHUP: rules file has an error; keeping the old rules", "error", e.Error())
+			}
+		} else {
+			logger.Error("SIGHUP: cannot read the rules file; keeping the old rules", "file", path, "err", err)
+		}
+		return
+	}
+	if sched != nil {
+		if err := sched.Reload(s); err != nil {
+			logger.Error("SIGHUP: the new rules cannot run; keeping the old rules", "err", err)
+			return
+		}
+	} else {
+		logger.Warn("SIGHUP: rules loaded, but the scheduler starts only at start-up; restart deskbot to run them")
+	}
+	set.Store(s)
+	logger.Info("SIGHUP: rules reloaded", "file", path, "rules", len(s.Rules()))
+}
+
+// rulesFile resolves DESKBOT_RULES: the named file, or rules.yaml if present.
+func rulesFile(configured string) (string, error) {
+	if configured != "" {
+		if _, err := os.Stat(configured); err != nil {
+			return "", fmt.Errorf("DESKBOT_RULES: %w", err)
+		}
+		return configured, nil
+	}
+	if _, err := os.Stat("rules.yaml"); err == nil {
+		return "rules.yaml", nil
+	}
+	return "", nil
+}
+
+// checkDesk asks the desk who owns the API key: the start-up check that turns
+// a wrong key into one clear line instead of a stack of retries.
+func checkDesk(ctx context.Context, c *sdclient.Client) (*sdclient.Agent, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	me, _, err := c.Interactive().Agents.Me(ctx)
+	switch {
+	case err == nil:
+		return me, nil
+	case errors.Is(err, sdclient.ErrUnauthorized):
+		return nil, errors.New("the desk rejected the API key (DESKBOT_DESK_API_KEY)")
+	case errors.Is(err, sdclient.ErrForbidden):
+		return nil, errors.New("the desk does not let this API key read its own agent (GET /agents/me); use an agent's key")
+	default:
+		return nil, fmt.Errorf("cannot reach the desk at %s: %w", c.BaseURL(), err)
+	}
+}
+
+// cachedCheck runs check at most once per ttl, so that frequent /readyz
+// probes do not spend the desk's request budget.
+func cachedCheck(ttl time.Duration, check func(context.Context) error) func(context.Context) error {
+	var (
+		mu   sync.Mutex
+		last time.Time
+		err  error
+	)
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(last) < ttl && !last.IsZero() {
+			return err
+		}
+		err, last = check(ctx), time.Now()
+		return err
+	}
+}
+
+// reserveOf mirrors sdclient's default interactive reserve.
+func reserveOf(rate int) int { return max(1, rate/5) }
+
+// sqlitePath extracts the file of a SQLite DSN ("" for in-memory).
+func sqlitePath(dsn string) string {
+	p := dsn
+	for _, prefix := range []string{"sqlite://", "sqlite:", "file:"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok {
+			p = rest
+			break
+		}
+	}
+	p, _, _ = strings.Cut(p, "?")
+	if p == "" || p == ":memory:" {
+		return ""
+	}
+	return p
+}
+
+// startEmbeddedDesk serves a seeded simulator on a loopback port.
+func startEmbeddedDesk(logger *slog.Logger) (string, func(), error) {
+	desk := sdsim.New(sdsim.WithGenerated(embeddedSeed, embeddedTickets))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		desk.Close()
+		return "", nil, fmt.Errorf("embedded desk: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           desk.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() {
+		_ = srv.Close()
+		desk.Close()
+	}, nil
+}

@@ -1,0 +1,425 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+// These tests build the real binary once and run it as a user would: as a
+// process with an environment, stdin, stdout, stderr and signals.
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func deskbotBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "deskbot-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "deskbot")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// proc is a running deskbot.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *syncBuffer
+	stderr *syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the process writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the binary in a fresh working directory with exactly env (plus
+// PATH and HOME), so nothing of the developer's environment leaks in.
+func start(t *testing.T, env map[string]string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(deskbotBinary(t), args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	if _, ok := env["DESKBOT_HTTP_ADDR"]; !ok {
+		cmd.Env = append(cmd.Env, "DESKBOT_HTTP_ADDR=127.0.0.1:0")
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := &proc{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		if t.Failed() || os.Getenv("DESKBOT_TEST_SHOW_OUTPUT") != "" {
+			t.Logf("stdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		}
+	})
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.t.Fatalf("deskbot did not exit within %s", timeout)
+	}
+	if p.err == nil {
+		return 0
+	}
+	if ee, ok := p.err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	p.t.Fatalf("wait: %v", p.err)
+	return -1
+}
+
+// waitFor polls out until re matches, and returns the first submatch.
+func waitFor(t *testing.T, what string, out *syncBuffer, re *regexp.Regexp, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s matching %q within %s", what, re, timeout)
+	return nil
+}
+
+func TestEmbeddedDefaultOverPipe(t *testing.T) {
+	p := start(t, nil)
+	fmt.Fprintln(p.stdin, "/ticket new Printer on fire")
+	fmt.Fprintln(p.stdin, "/ticket frobnicate")
+	p.stdin.Close()
+	if code := p.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit code %d, want 0 after stdin closed", code)
+	}
+	out := p.stdout.String()
+	m := regexp.MustCompile(`#(\d+)`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "Printer on fire") {
+		t.Fatalf("no new ticket id in the answer:\n%s", out)
+	}
+	if !strings.Contains(strings.ToLower(out), "usage") {
+		t.Fatalf("a wrong subcommand got no usage line:\n%s", out)
+	}
+	if !strings.Contains(p.stderr.String(), "embedded desk simulator") {
+		t.Fatalf("start-up does not say it runs the embedded simulator:\n%s", p.stderr)
+	}
+}
+
+func TestWrongAPIKeyStopsStartup(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	started := time.Now()
+	p := start(t, map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": "not-the-key-4711"})
+	if code := p.wait(30 * time.Second); code == 0 {
+		t.Fatal("deskbot started with a wrong API key")
+	}
+	if !strings.Contains(p.stderr.String(), "the desk rejected the API key") {
+		t.Fatalf("stderr does not say the key was rejected:\n%s", p.stderr)
+	}
+	if strings.Contains(p.stderr.String()+p.stdout.String(), "not-the-key-4711") {
+		t.Fatal("the API key appears in the output")
+	}
+	if d := time.Since(started); d > 10*time.Second {
+		t.Fatalf("a wrong key took %s to report: retried instead of stopping", d)
+	}
+	if n := len(sim.Desk.Requests()); n > 2 {
+		t.Fatalf("%d requests for a wrong key; want the start-up check only", n)
+	}
+}
+
+func TestMissingVariableIsOneClearLine(t *testing.T) {
+	p := start(t, map[string]string{"DESKBOT_DESK_URL": "https://desk.example"})
+	if code := p.wait(10 * time.Second); code == 0 {
+		t.Fatal("started without an API key")
+	}
+	if got := strings.TrimSpace(p.stderr.String()); got != "deskbot: DESKBOT_DESK_API_KEY: required when DESKBOT_DESK_URL is set" {
+		t.Fatalf("stderr = %q", got)
+	}
+}
+
+func TestAPIKeyNeverInOutputAtDebug(t *testing.T) {
+	const key = "sekrit-api-key-9f2c"
+	sim := sdsim.NewServer(sdsim.WithGenerated(1, 50), sdsim.WithAgentKey(key, sdsim.DefaultAgentID))
+	defer sim.Close()
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(`version: 1
+rules:
+  - name: note-urgent
+    query: "priority:4"
+    every: 1s
+    actions:
+      - note: "seen {{ ticket.id }}"
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, map[string]string{
+		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": key,
+		"DESKBOT_LOG_LEVEL": "debug", "DESKBOT_RULES": rulesFile,
+	})
+	fmt.Fprintln(p.stdin, "/ticket show 1")
+	fmt.Fprintln(p.stdin, "/ticket unassigned")
+	waitFor(t, "a poll cycle", p.stderr, regexp.MustCompile(`(?i)cycle`), 30*time.Second)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+	all := p.stdout.String() + p.stderr.String()
+	if strings.Contains(all, key) {
+		t.Fatal("the API key appears in the output at debug level")
+	}
+	if !strings.Contains(p.stderr.String(), "level=DEBUG") {
+		t.Fatalf("no debug lines, so the test proves nothing:\n%s", p.stderr)
+	}
+}
+
+func TestRulesCheckAndTestCommands(t *testing.T) {
+	example, _ := filepath.Abs("../../rules.example.yaml")
+	tickets, _ := filepath.Abs("../../rules/testdata/tickets.json")
+	p := start(t, nil, "rules", "check", example)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("rules check of the example exited %d: %s", code, p.stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("version: 1\nrules:\n  - name: x\n    query: \"status:\"\n    actions: [{note: hi}]\n"), 0o600)
+	p = start(t, nil, "rules", "check", bad)
+	if code := p.wait(30 * time.Second); code != 1 {
+		t.Fatalf("rules check of a bad file exited %d, want 1", code)
+	}
+	if want := bad + `:4:20: rule "x": query:`; !strings.HasPrefix(p.stderr.String(), want) {
+		t.Fatalf("stderr = %q, want prefix %q", p.stderr, want)
+	}
+	p = start(t, nil, "rules", "test", example, "--tickets", tickets, "--now", "2025-03-10T10:00:00Z")
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("rules test exited %d: %s", code, p.stderr)
+	}
+	if !strings.Contains(p.stdout.String(), "page-urgent-unassigned fires") {
+		t.Fatalf("rules test plan lacks the urgent page:\n%s", p.stdout)
+	}
+}
+
+// freeAddr returns a loopback address nobody listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestSlackSimRulesReloadAndShutdown(t *testing.T) {
+	sim := sdsim.NewServer(sdsim.WithGenerated(1, 60))
+	defer sim.Close()
+	me, _ := sim.Desk.Agent(sdsim.DefaultAgentID)
+	slack := slackfake.New(
+		slackfake.WithUsers(slackfake.User{ID: "U0AGENT", Name: "agent", Email: me.Email, TeamID: "T0001"}),
+		slackfake.WithChannels(slackfake.Channel{ID: "C0DESK", Name: "it-desk"}),
+	)
+	defer slack.Close()
+
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rulesFile, []byte(`version: 1
+channels: {desk: "#it-desk"}
+rules:
+  - name: alert-urgent
+    query: "priority:4 AND agent_id:0"
+    every: 1s
+    actions:
+      - alert: {channel: desk, text: "urgent #{{ ticket.id }}"}
+`), 0o600)
+	httpAddr := freeAddr(t)
+	p := start(t, map[string]string{
+		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"SLACK_BOT_TOKEN": slack.BotToken(), "SLACK_APP_TOKEN": slack.AppToken(),
+		"DESKBOT_SLACK_API_URL": slack.APIURL(), "DESKBOT_RULES": rulesFile,
+		"DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": httpAddr,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := slack.WaitConnected(ctx, 1); err != nil {
+		t.Fatalf("deskbot never connected to Slack: %v", err)
+	}
+
+	// A slash command round trip.
+	env, err := slack.SlashCommand(ctx, slackfake.SlashCommand{Command: "/ticket", Text: "new Projector in room 4 is dead", UserID: "U0AGENT", ChannelID: "C0DESK"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.WaitAck(ctx); err != nil {
+		t.Fatalf("no ack: %v", err)
+	}
+	resp, err := slack.WaitResponse(ctx, func(r slackfake.Response) bool { return strings.Contains(r.Text+string(r.Blocks), "Projector") })
+	if err != nil {
+		t.Fatalf("no answer to /ticket new: %v", err)
+	}
+	if !regexp.MustCompile(`#\d+`).MatchString(resp.Text + string(resp.Blocks)) {
+		t.Fatalf("answer has no ticket id: %+v", resp)
+	}
+
+	// A rule firing an alert into the channel.
+	if _, err := slack.WaitMessage(ctx, func(m slackfake.Message) bool {
+		return m.Channel == "C0DESK" && strings.Contains(m.Text+string(m.Blocks), "urgent #")
+	}); err != nil {
+		t.Fatalf("the rule's alert never reached Slack: %v", err)
+	}
+
+	// SIGHUP with a bad file keeps running and logs the positioned error.
+	os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: alert-urgent\n    query: \"priority:\"\n    actions: [{note: x}]\n"), 0o600)
+	_ = p.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, "reload error", p.stderr, regexp.MustCompile(`keeping the old rules.*rules\.yaml:4:`), 20*time.Second)
+	select {
+	case <-p.done:
+		t.Fatal("deskbot exited after a bad reload")
+	default:
+	}
+	if code := httpGet(t, "http://"+httpAddr+"/healthz"); code != 200 {
+		t.Fatalf("/healthz = %d after a bad reload", code)
+	}
+
+	// SIGTERM: clean exit 0.
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+	if !strings.Contains(p.stderr.String(), "stopped") {
+		t.Fatalf("no clean stop logged:\n%s", p.stderr)
+	}
+}
+
+func httpGet(t *testing.T, url string) int {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// BenchmarkStartup measures what a new user waits for: from exec to a
+// healthy /healthz on the embedded default (simulator seeded, console up),
+// and the resident memory of the idle process.
+func BenchmarkStartup(b *testing.B) {
+	bin := deskbotBinary(b)
+	var total time.Duration
+	var rssKiB int64
+	for b.Loop() {
+		addr := freeAddrB(b)
+		cmd := exec.Command(bin)
+		cmd.Dir = b.TempDir()
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DESKBOT_HTTP_ADDR=" + addr}
+		stdin, _ := cmd.StdinPipe()
+		begin := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		c := &http.Client{Timeout: time.Second}
+		for {
+			resp, err := c.Get("http://" + addr + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				break
+			}
+			if time.Since(begin) > 30*time.Second {
+				b.Fatal("deskbot never became healthy")
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		total += time.Since(begin)
+		time.Sleep(500 * time.Millisecond) // idle
+		rssKiB = max(rssKiB, vmRSS(cmd.Process.Pid))
+		stdin.Close()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-to-healthy")
+	b.ReportMetric(float64(rssKiB)/1024, "idle-rss-MiB")
+}
+
+func freeAddrB(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// vmRSS reads a process's resident set size in KiB from /proc (Linux).
+func vmRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kib int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kib)
+			return kib
+		}
+	}
+	return 0
+}

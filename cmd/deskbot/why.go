@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
+)
+
+// firingStates is the part of the store an explanation reads.
+type firingStates interface {
+	FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error)
+}
+
+// explainer answers `/ticket why N` and `deskbot rules why`: for one live
+// ticket, every rule, whether its query and `if` hold with the values that
+// decided, and what the ledger says of its episode.
+type explainer struct {
+	client *sdclient.Client
+	rules  *atomic.Pointer[rules.Set] // swapped on SIGHUP
+	ledger firingStates               // nil: no ledger to report on
+	now    func() time.Time
+}
+
+// Explain implements bot.Explainer.
+func (e *explainer) Explain(ctx context.Context, ticketID int64) (string, error) {
+	set := e.rules.Load()
+	if set == nil {
+		return "No rules are loaded (set DESKBOT_RULES or add rules.yaml).", nil
+	}
+	t, _, err := e.client.Tickets.Get(ctx, ticketID)
+	if err != nil {
+		if errors.Is(err, sdclient.ErrNotFound) {
+			return "", fmt.Errorf("ticket %d not found: %w", ticketID, err)
+		}
+		return "", err
+	}
+	now := e.now()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Ticket #%d %q at %s, rules of %s:\n\n", t.ID, t.Subject, now.UTC().Format(time.RFC3339), set.File())
+	if err := rules.WriteExplanation(&b, set.Explain(t, now)); err != nil {
+		return "", err
+	}
+	if e.ledger == nil {
+		return b.String(), nil
+	}
+	b.WriteString("\nLedger:\n")
+	for _, r := range set.Rules() {
+		info, ok, err := e.ledger.FiringState(ctx, rules.FiringKey{Rule: r.Name, TicketID: t.ID})
+		if err != nil {
+			return "", fmt.Errorf("read the ledger for rule %q: %w", r.Name, err)
+		}
+		b.WriteString("  " + ledgerLine(r, info, ok) + "\n")
+	}
+	return b.String(), nil
+}
+
+// ledgerLine says in one line what the ledger knows of a rule on a ticket.
+func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
+	if !ok {
+		return fmt.Sprintf("%s: never fired; can fire on the next poll where it holds", r.Name)
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s: episode %d ", r.Name, info.Episode)
+	if info.Open {
+		s.WriteString("open")
+	} else {
+		fmt.Fprintf(&s, "ended %s", stamp(info.EpisodeEnded))
+	}
+	switch info.State {
+	case store.StatePending:
+		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v)", info.Seq, stamp(info.ClaimedAt), info.Done)
+	case store.StateDone:
+		fmt.Fprintf(&s, ", fired %s", stamp(info.FiredAt))
+	}
+	if !info.Open {
+		if r.Once.Mode == rules.OnceTicket && !info.LastFiredAt.IsZero() {
+			s.WriteString("; once: ticket, so it never fires again")
+		} else {
+			s.WriteString("; can fire again when it holds")
+		}
+		return s.String()
+	}
+	if next, can := info.NextEligible(r.Once); can {
+		fmt.Fprintf(&s, "; can fire again from %s", stamp(next))
+	} else if r.Once.Mode == rules.OnceTicket {
+		s.WriteString("; once: ticket, so it never fires again")
+	} else {
+		s.WriteString("; fires again only after a complete poll in which it no longer holds")
+	}
+	return s.String()
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
