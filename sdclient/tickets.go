@@ -191,8 +191,10 @@ func (s *TicketsService) Restore(ctx context.Context, id int64) (*Response, erro
 
 // FilterOptions are the parameters of a filter search.
 type FilterOptions struct {
-	// WorkspaceID selects the workspace to search (0: all); nil searches
-	// the account's default workspace.
+	// WorkspaceID selects the one workspace to search; nil searches the
+	// account's default workspace. The description allows one workspace per
+	// request (the real API also reads 0 as "all", global fields only; the
+	// simulator refuses it), so poll several workspaces with one search each.
 	WorkspaceID *int64
 	// Page is the page to read (Filter) or to start from (FilterAll).
 	Page int
