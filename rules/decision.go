@@ -35,6 +35,7 @@ const (
 	ActionReply  ActionKind = "reply"  // public reply; e-mails the requester
 	ActionUpdate ActionKind = "update" // every set: and assign: of a rule merged into one PUT
 	ActionAlert  ActionKind = "alert"  // chat alert
+	ActionPage   ActionKind = "page"   // on-call page: escalates until someone acknowledges
 )
 
 // Action is one rendered action of a decision: templates already expanded,
@@ -46,9 +47,14 @@ type Action struct {
 	Text string
 
 	// Channel and Mention are set for alerts. Channel is the resolved channel
-	// (an alias of the rules file replaced by its value).
+	// (an alias of the rules file replaced by its value); pages set Channel
+	// too (where the page card goes) and Text (what the page says).
 	Channel string
 	Mention string
+
+	// Policy is the escalation policy of a page (ActionPage), a name the
+	// rules file's oncall: section defines.
+	Policy string
 
 	// Update is set for ActionUpdate. AssignEmail, when not empty, names the
 	// agent to assign by e-mail; the executor resolves it to responder_id.

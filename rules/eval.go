@@ -108,6 +108,9 @@ func (r *Rule) render(m *vm.VM, env any) ([]Action, error) {
 			if out.Text, err = a.text.render(m, env); err == nil {
 				out.Mention, err = a.mention.render(m, env)
 			}
+		case ActionPage:
+			out.Channel, out.Policy = a.channel, a.policy
+			out.Text, err = a.text.render(m, env)
 		case ActionUpdate:
 			out.Update = cloneUpdate(a.update)
 			out.AssignEmail = a.assignEmail

@@ -35,6 +35,16 @@ func TestExampleLoadsAndPlans(t *testing.T) {
 	if len(tickets) != 10 {
 		t.Fatalf("fixture has %d tickets, want 10", len(tickets))
 	}
+	oc := s.OnCall()
+	if oc == nil || oc.Policy("it-urgent") == nil || len(oc.Schedules) != 2 {
+		t.Fatalf("example on-call section: %+v", oc)
+	}
+	// 2025-03-10 is in the week starting 2025-03-03, the ninth since start
+	// (2025-01-06): member 9 mod 3 = alice; frank on the secondary (9 mod 2).
+	st := oc.WhoIsOnCall(fixtureNow)
+	if st[0].Now.Member != "alice@example.com" || st[0].Next.Member != "bob@example.com" || st[1].Now.Member != "frank@example.com" {
+		t.Errorf("who is on call at %s: %+v", fixtureNow, st)
+	}
 	decisions := Plan(s, tickets, fixtureNow)
 	got := map[int64][]string{}
 	for _, d := range decisions {
@@ -68,8 +78,8 @@ func TestExampleLoadsAndPlans(t *testing.T) {
 	out := buf.String()
 	for _, s := range []string{
 		`ticket #101 "Core switch in building B is down"`,
-		"alert #it-oncall @it-oncall: Urgent ticket #101 is unassigned: Core switch in building B is down",
-		"note: deskbot paged the on-call in #it-oncall at 2025-03-10T10:00:00Z.",
+		"page it-urgent in #it-oncall: Urgent ticket #101 is unassigned: Core switch in building B is down",
+		"note: deskbot paged the on-call (policy it-urgent) at 2025-03-10T10:00:00Z.",
 		`update: {"priority":4,"tags":["overdue"]}`,
 		"note: Overdue by 17h (due 2025-03-09T17:00:00Z); deskbot raised the priority to urgent.",
 		"alert #it-desk: Ticket #107 has been unassigned for 2h30m: Payroll system unreachable",

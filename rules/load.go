@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
 )
@@ -75,11 +76,12 @@ var yamlParserProblems = map[string]bool{
 var lineBreaks = strings.NewReplacer("\r\n", `\r\n`, "\n", `\n`, "\r", `\r`, "\u0085", `\u0085`, "\u2028", `\u2028`, "\u2029", `\u2029`)
 
 var (
-	topKeys   = []string{"version", "channels", "rules"}
+	topKeys   = []string{"version", "channels", "oncall", "rules"}
 	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "actions"}
 	alertKeys = []string{"channel", "text", "mention"}
+	pageKeys  = []string{"policy", "channel", "text"}
 	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "custom_fields"}
-	actKeys   = []string{"note", "reply", "set", "assign", "alert"}
+	actKeys   = []string{"note", "reply", "set", "assign", "alert", "page"}
 )
 
 // Load parses and checks a rules file. filename is used in messages only.
@@ -140,6 +142,11 @@ type loader struct {
 	errs  []Error
 	rule  string // name of the rule being loaded, for messages
 	chans map[string]string
+	// oncall is the parsed oncall: section (nil when absent or broken);
+	// oncallBad is set when it had errors, so that page actions naming
+	// one of its policies are not reported a second time.
+	oncall    *oncall.Config
+	oncallBad bool
 }
 
 func (l *loader) errAt(line, col int, format string, args ...any) {
@@ -186,13 +193,15 @@ func (l *loader) load(data []byte) (set *Set) {
 	}
 	s := &Set{file: l.file, channels: map[string]string{}, byName: map[string]*Rule{}}
 	l.chans = s.channels
-	var version, channels, rules *yaml.Node
+	var version, channels, onc, rules *yaml.Node
 	for _, p := range pairs {
 		switch p.key.Value {
 		case "version":
 			version = p.val
 		case "channels":
 			channels = p.val
+		case "oncall":
+			onc = p.val
 		case "rules":
 			rules = p.val
 		}
@@ -204,6 +213,11 @@ func (l *loader) load(data []byte) (set *Set) {
 	}
 	if channels != nil && !(channels.Kind == yaml.ScalarNode && channels.Tag == "!!null") {
 		l.channels(channels, s)
+	}
+	if onc != nil {
+		// Loaded before the rules, wherever it is in the file, so that page
+		// actions can be checked against its policies.
+		l.loadOnCall(onc, s)
 	}
 	if rules == nil {
 		l.errNode(root, "missing rules: (a list of rules)")
@@ -226,6 +240,22 @@ func (l *loader) load(data []byte) (set *Set) {
 		}
 	}
 	return s
+}
+
+// loadOnCall parses the oncall: section and merges its positioned errors.
+func (l *loader) loadOnCall(n *yaml.Node, s *Set) {
+	cfg, errs := oncall.ParseConfig(l.file, n)
+	for _, e := range errs {
+		l.errAt(e.Line, e.Col, "%s", e.Msg)
+	}
+	if len(errs) > 0 {
+		l.oncallBad = true
+		return
+	}
+	if len(cfg.Schedules) == 0 && len(cfg.Policies) == 0 {
+		return // oncall: with nothing under it
+	}
+	l.oncall, s.oncall = cfg, cfg
 }
 
 // safeUnmarshal shields Load from a panic in the YAML parser on hostile input.
@@ -427,7 +457,7 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]int) *Rule {
 	if p, has := byKey["actions"]; has {
 		ok = l.loadActions(p.val, r) && ok
 	} else {
-		l.errNode(n, "missing actions: (a list of note, reply, set, assign or alert)")
+		l.errNode(n, "missing actions: (a list of note, reply, set, assign, alert or page)")
 		ok = false
 	}
 	if !ok || len(pairs)*2 != len(n.Content) {
@@ -664,11 +694,11 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 
 func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 	if n.Kind != yaml.SequenceNode {
-		l.errNode(n, "actions: want a list of note, reply, set, assign or alert, got %s", describe(n))
+		l.errNode(n, "actions: want a list of note, reply, set, assign, alert or page, got %s", describe(n))
 		return false
 	}
 	if len(n.Content) == 0 {
-		l.errNode(n, "actions: empty: a rule needs at least one note, reply, set, assign or alert")
+		l.errNode(n, "actions: empty: a rule needs at least one note, reply, set, assign, alert or page")
 		return false
 	}
 	ok := true
@@ -722,6 +752,13 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 			}
 		case "alert":
 			a, good := l.alert(v)
+			if !good {
+				ok = false
+				continue
+			}
+			r.actions = append(r.actions, a)
+		case "page":
+			a, good := l.page(v)
 			if !good {
 				ok = false
 				continue
@@ -801,6 +838,97 @@ func (l *loader) alert(n *yaml.Node) (actionSpec, bool) {
 	if !hasText {
 		l.errNode(n, "alert: missing text")
 		ok = false
+	}
+	return a, ok
+}
+
+// defaultPageText is what a page says when the rule gives no text:.
+const defaultPageText = "Ticket #{{ ticket.id }} needs the on-call: {{ ticket.subject }}"
+
+// page loads page: {policy: NAME, channel: ALIAS|#chan, text: TEMPLATE}.
+// The channel defaults to the oncall alias; the policy must be one of the
+// oncall: section's.
+func (l *loader) page(n *yaml.Node) (actionSpec, bool) {
+	a := actionSpec{kind: ActionPage}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		l.errNode(n, "page: want a mapping such as {policy: %s}, got %s", n.Value, describe(n))
+		return a, false
+	}
+	pairs, ok := l.mapping(n, "page", pageKeys)
+	if !ok {
+		return a, false
+	}
+	ok = len(pairs)*2 == len(n.Content)
+	var hasPolicy, hasChannel bool
+	for _, p := range pairs {
+		switch p.key.Value {
+		case "policy":
+			hasPolicy = true
+			name, good := l.str(p.val, "page policy")
+			if !good {
+				ok = false
+				continue
+			}
+			a.policy = name
+			switch {
+			case l.oncallBad:
+				// The oncall: section has errors of its own: reported there.
+			case l.oncall == nil:
+				l.errNode(p.val, "page: unknown escalation policy %q: the file has no oncall: section defining policies", name)
+				ok = false
+			case l.oncall.Policy(name) == nil:
+				var names []string
+				for _, po := range l.oncall.Policies {
+					names = append(names, po.Name)
+				}
+				sort.Strings(names)
+				known := "none are defined"
+				if len(names) > 0 {
+					known = "known: " + strings.Join(names, ", ")
+				}
+				l.errNode(p.val, "page: unknown escalation policy %q (%s)", name, known)
+				ok = false
+			}
+		case "channel":
+			hasChannel = true
+			c, good := l.str(p.val, "page channel")
+			if !good {
+				ok = false
+				continue
+			}
+			if v, alias := l.channelAlias(c); alias {
+				a.channel = v
+			} else if isChannelLiteral(c) {
+				a.channel = c
+			} else {
+				l.errNode(p.val, "page: unknown channel %q: not an alias under channels: and not #name or a channel id", c)
+				ok = false
+			}
+		case "text":
+			t, good := l.text(p.val, "page text")
+			ok = ok && good
+			a.text = t
+		}
+	}
+	if !hasPolicy {
+		l.errNode(n, "page: missing policy (the name of an escalation policy under oncall: policies:)")
+		ok = false
+	}
+	if !hasChannel {
+		if v, alias := l.channelAlias("oncall"); alias {
+			a.channel = v
+		} else {
+			l.errNode(n, "page: missing channel: name one, or define the oncall alias under channels: (where the page card goes)")
+			ok = false
+		}
+	}
+	if a.text == nil {
+		t, errs := parseTemplate(defaultPageText)
+		if len(errs) > 0 || t == nil {
+			l.errNode(n, "page: default text does not compile")
+			return a, false
+		}
+		a.text = t
 	}
 	return a, ok
 }

@@ -39,7 +39,7 @@ func TestLoadErrors(t *testing.T) {
 		{"rules not a list", "version: 1\nrules: {a: 1}\n", []string{
 			`f.yaml:2:8: rules: want a list of rules, got a mapping`}},
 		{"unknown top-level key", "version: 1\nrule: []\nrules: []\n", []string{
-			`f.yaml:2:1: unknown key "rule" in the rules file (want one of version, channels, rules)`}},
+			`f.yaml:2:1: unknown key "rule" in the rules file (want one of version, channels, oncall, rules)`}},
 		{"duplicate key", "version: 1\nversion: 1\nrules: []\n", []string{
 			`f.yaml:2:1: duplicate key "version" (first at line 1)`}},
 		{"bad channel literal", "version: 1\nchannels: {desk: it-desk}\nrules: []\n", []string{
@@ -72,7 +72,7 @@ func TestLoadErrors(t *testing.T) {
 			"  - every: 1m"), []string{
 			`f.yaml:4:5: rule without a name`,
 			`f.yaml:4:5: missing query: (a filter expression such as status:open AND priority:4)`,
-			`f.yaml:4:5: missing actions: (a list of note, reply, set, assign or alert)`}},
+			`f.yaml:4:5: missing actions: (a list of note, reply, set, assign, alert or page)`}},
 		{"query syntax", ruleFile(
 			"  - name: a",
 			"    query: \"status:open AND AND priority:4\"",
@@ -166,12 +166,12 @@ func TestLoadErrors(t *testing.T) {
 			"  - name: a",
 			"    query: status:open",
 			"    actions: {note: hi}"), []string{
-			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign or alert, got a mapping`}},
+			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign, alert or page, got a mapping`}},
 		{"empty actions", ruleFile(
 			"  - name: a",
 			"    query: status:open",
 			"    actions: []"), []string{
-			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign or alert`}},
+			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign, alert or page`}},
 		{"empty if", ruleFile(
 			"  - name: a",
 			"    query: status:open",
@@ -212,8 +212,8 @@ func TestLoadErrors(t *testing.T) {
 			"  - name: a",
 			"    query: status:open",
 			"    actions:",
-			"      - page: oncall"), []string{
-			`f.yaml:7:9: rule "a": unknown action "page" (want one of note, reply, set, assign, alert)`}},
+			"      - call: oncall"), []string{
+			`f.yaml:7:9: rule "a": unknown action "call" (want one of note, reply, set, assign, alert, page)`}},
 		{"two kinds in one action", ruleFile(
 			"  - name: a",
 			"    query: status:open",

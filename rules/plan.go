@@ -81,6 +81,8 @@ func describeAction(a Action) string {
 		return s + ": " + oneLine(a.Text)
 	case ActionUpdate:
 		return "update: " + describeUpdate(a.Update, a.AssignEmail)
+	case ActionPage:
+		return "page " + a.Policy + " in " + a.Channel + ": " + oneLine(a.Text)
 	}
 	return string(a.Kind)
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
 )
@@ -41,6 +42,7 @@ type Set struct {
 	rules    []*Rule
 	byName   map[string]*Rule
 	terms    termTable // distinct query terms of all rules
+	oncall   *oncall.Config
 	vms      sync.Pool // *vm.VM
 }
 
@@ -77,6 +79,7 @@ type actionSpec struct {
 	mention     *template
 	update      *sdclient.TicketUpdate
 	assignEmail string
+	policy      string // page
 }
 
 // Option configures Load.
@@ -118,6 +121,22 @@ func (s *Set) Channels() map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// OnCall returns the schedules and escalation policies of the file's
+// oncall: section, nil when the file has none: the escalator pages with
+// them and the bot answers /oncall from them.
+func (s *Set) OnCall() *oncall.Config { return s.oncall }
+
+// ActionKinds lists the kinds of the rule's actions in order, so that a
+// consumer can check before running that it can perform them (a page
+// needs an escalator).
+func (r *Rule) ActionKinds() []ActionKind {
+	out := make([]ActionKind, len(r.actions))
+	for i, a := range r.actions {
+		out[i] = a.kind
+	}
+	return out
 }
 
 func (s *Set) getVM() *vm.VM {
