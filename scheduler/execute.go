@@ -326,6 +326,8 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 			return nil, fmt.Errorf("alert %s: %w", a.Channel, err)
 		}
 		return nil, nil
+	case rules.ActionPage:
+		return nil, s.startPage(ctx, r, f, t.ID, a)
 	case rules.ActionUpdate:
 		u := sdclient.TicketUpdate{}
 		if a.Update != nil {
@@ -419,6 +421,8 @@ func describeActions(as []rules.Action) string {
 			parts = append(parts, fmt.Sprintf("alert %s %q", a.Channel, a.Text))
 		case rules.ActionNote, rules.ActionReply:
 			parts = append(parts, fmt.Sprintf("%s %q", a.Kind, a.Text))
+		case rules.ActionPage:
+			parts = append(parts, fmt.Sprintf("page %s in %s %q", a.Policy, a.Channel, a.Text))
 		case rules.ActionUpdate:
 			s := "update"
 			if a.AssignEmail != "" {

@@ -20,6 +20,8 @@ type metrics struct {
 	actions       *prometheus.CounterVec   // kind, outcome
 	episodesEnded *prometheus.CounterVec   // rule
 	cascades      *prometheus.CounterVec   // rule
+	pages         *prometheus.CounterVec   // rule, outcome
+	ticks         prometheus.Counter
 	rateRemaining prometheus.Gauge
 	stretch       prometheus.Gauge
 	plannedRPM    prometheus.Gauge
@@ -58,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"rule", "outcome"}),
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_actions_total",
-			Help: "Actions by kind (note, reply, update, alert) and outcome (ok, error, already_done).",
+			Help: "Actions by kind (note, reply, update, alert, page) and outcome (ok, error, already_done).",
 		}, []string{"kind", "outcome"}),
 		episodesEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_episodes_ended_total",
@@ -68,6 +70,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "deskbot_scheduler_cascades_deferred_total",
 			Help: "Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.",
 		}, []string{"rule"}),
+		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_pages_total",
+			Help: "Page actions by rule and outcome (started: a new on-call page; existing: the episode's page was already started).",
+		}, []string{"rule", "outcome"}),
+		ticks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_oncall_ticks_total",
+			Help: "Runs of the on-call escalator's tick (due escalation steps taken).",
+		}),
 		rateRemaining: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "deskbot_desk_rate_limit_remaining",
 			Help: "X-Ratelimit-Remaining of the last desk response the scheduler saw.",
@@ -85,7 +95,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.rateRemaining.Set(-1)
 	if reg != nil {
 		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.truncated, m.skipped,
-			m.decisions, m.actions, m.episodesEnded, m.cascades, m.rateRemaining, m.stretch, m.plannedRPM)
+			m.decisions, m.actions, m.episodesEnded, m.cascades, m.pages, m.ticks, m.rateRemaining, m.stretch, m.plannedRPM)
 	}
 	return m
 }

@@ -33,6 +33,8 @@ type config struct {
 	statusRefresh time.Duration
 	actionTimeout time.Duration
 	stopTimeout   time.Duration
+	escalator     Escalator
+	tickEvery     time.Duration
 }
 
 // WithClock sets the clock of the scheduler (gocron's timers and each
@@ -86,6 +88,14 @@ func WithStatusRefresh(d time.Duration) Option { return func(cfg *config) { cfg.
 // WithActionTimeout bounds one firing's actions (default 30s). Actions
 // under way when the scheduler stops get this long to finish.
 func WithActionTimeout(d time.Duration) Option { return func(cfg *config) { cfg.actionTimeout = d } }
+
+// WithEscalator makes page actions start on-call pages through e, runs
+// e's Tick every tickEvery (0: DefaultTickEvery) and hands it the on-call
+// section of reloaded rules. Without it a rules file with page actions is
+// refused.
+func WithEscalator(e Escalator, tickEvery time.Duration) Option {
+	return func(cfg *config) { cfg.escalator, cfg.tickEvery = e, tickEvery }
+}
 
 // WithStopTimeout bounds how long Stop waits for running jobs (default 30s).
 func WithStopTimeout(d time.Duration) Option { return func(cfg *config) { cfg.stopTimeout = d } }

@@ -50,6 +50,7 @@ type Scheduler struct {
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
+	tick     ticker
 }
 
 // New returns a scheduler for the rules of set over desk (see ClientDesk),
@@ -94,6 +95,14 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		return nil, fmt.Errorf("new scheduler: max pages %d: want 0 (no cap) or more", cfg.maxPages)
 	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
 		return nil, errors.New("new scheduler: status refresh, action timeout and stop timeout must be positive")
+	case cfg.tickEvery < 0:
+		return nil, fmt.Errorf("new scheduler: on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
+	}
+	if cfg.tickEvery == 0 {
+		cfg.tickEvery = DefaultTickEvery
+	}
+	if err := checkPages(set, cfg.escalator); err != nil {
+		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	if cfg.clock == nil {
 		cfg.clock = clockwork.NewRealClock()
@@ -216,6 +225,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			return fmt.Errorf("start scheduler: %w", err)
 		}
 	}
+	if err := s.addTickJob(gs); err != nil {
+		_ = gs.Shutdown()
+		return fmt.Errorf("start scheduler: %w", err)
+	}
 	s.jobs, s.gs = jobs, gs
 	s.plan.replan(jobs, s.cfg.clock.Now())
 	gs.Start()
@@ -276,6 +289,19 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	if set == nil {
 		return errors.New("reload rules: set is nil")
 	}
+	if err := checkPages(set, s.cfg.escalator); err != nil {
+		return fmt.Errorf("reload rules: %w", err)
+	}
+	// The escalator gets the new policies only once the new rules are
+	// accepted (below); pages under way continue under the same names.
+	defer func() {
+		s.mu.Lock()
+		accepted := s.set == set
+		s.mu.Unlock()
+		if accepted && s.cfg.escalator != nil {
+			s.cfg.escalator.SetConfig(set.OnCall())
+		}
+	}()
 	open := s.statuses.current()
 	s.mu.Lock()
 	defer s.mu.Unlock()
