@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -28,6 +29,7 @@ type ActionResult struct {
 	Activity string
 	Text     string
 	Failed   bool
+	Pages    []oncall.Page // on-call pages the click acknowledged
 }
 
 // Act performs a button click through the desk as the clicking agent.
@@ -54,16 +56,27 @@ func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
 		case ActionResolve:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusResolved)})
 			res.Activity = fmt.Sprintf("%s resolved the ticket", name)
+			if err == nil {
+				r.resolvePages(ctx, id)
+			}
 		case ActionClose:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusClosed)})
 			res.Activity = fmt.Sprintf("%s closed the ticket", name)
+			if err == nil {
+				r.resolvePages(ctx, id)
+			}
 		case ActionAcknowledge:
 			if r.acks != nil && a.AlertKey != "" {
 				if err := r.acks.Acknowledge(ctx, a.AlertKey, c.email, r.now()); err != nil {
 					return Response{}, fmt.Errorf("record acknowledgement of %s: %w", a.AlertKey, err)
 				}
 			}
-			if err := r.desk.AddNote(ctx, id, htmlText("Alert acknowledged in chat by "+name+"."), c.agent.ID); err != nil {
+			// The alert of a rule that also pages: acknowledging it stops
+			// the escalation too, and the page's note records who and when.
+			p, paged := r.ackAlertPage(ctx, a.AlertKey, c.email)
+			if paged {
+				res.Pages = append(res.Pages, p)
+			} else if err := r.desk.AddNote(ctx, id, htmlText("Alert acknowledged in chat by "+name+"."), c.agent.ID); err != nil {
 				return Response{}, fmt.Errorf("add note to ticket %d: %w", id, err)
 			}
 			t, err = r.getTicket(ctx, id)

@@ -57,6 +57,8 @@ var commandTable = []*command{
 	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, run: (*Router).cmdWhy},
 	{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
 	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent", verb: "assign N", agentOnly: true, run: (*Router).cmdAssign},
+	{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
+	{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", run: (*Router).cmdOnCallAck},
 }
 
 func lookup(table []*command, name string) *command {
@@ -101,7 +103,7 @@ func checkTable(table []*command) error {
 func commandList(table []*command, slash string) string {
 	var lines []string
 	for _, c := range table {
-		if strings.HasPrefix(c.name, slash+" ") {
+		if c.name == slash || strings.HasPrefix(c.name, slash+" ") {
 			lines = append(lines, c.usage())
 		}
 	}
@@ -255,6 +257,9 @@ func (r *Router) update(ctx context.Context, id int64, u sdclient.TicketUpdate) 
 func (r *Router) setStatus(ctx context.Context, id int64, status int) (Response, error) {
 	if _, err := r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(status)}); err != nil {
 		return Response{}, err
+	}
+	if !sdclient.IsOpenStatus(status) {
+		r.resolvePages(ctx, id)
 	}
 	return Response{Text: fmt.Sprintf("Ticket #%d is now %s.", id, statusName(r.statusChoices(ctx), status))}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/deskbot/deskbot/oncall"
 )
 
 // Console is the chat transport for a terminal: the same Router over a
@@ -25,8 +27,9 @@ type Console struct {
 }
 
 var (
-	_ Notifier  = (*Console)(nil)
-	_ Directory = (*Console)(nil)
+	_ Notifier     = (*Console)(nil)
+	_ Directory    = (*Console)(nil)
+	_ oncall.Pager = (*Console)(nil)
 )
 
 // ConsoleOption configures a Console.
@@ -120,7 +123,7 @@ func (c *Console) line(ctx context.Context, line string) {
 	}
 	cmd, text := splitWord(line)
 	if !strings.HasPrefix(cmd, "/") {
-		c.printf("commands start with /ticket or /assign; try /ticket help\n")
+		c.printf("commands start with /ticket, /assign or /oncall; try /ticket help\n")
 		return
 	}
 	resp := c.router.Handle(ctx, Request{Command: cmd, Text: text, UserID: consoleUser, TeamID: consoleUser, ChannelID: consoleUser, Users: c})
@@ -163,6 +166,18 @@ func (c *Console) Alert(ctx context.Context, m AlertMessage) error {
 	c.alerts[m.Channel+"\x00"+m.Key] = true
 	c.mu.Unlock()
 	c.printf("%s\n", card.Text())
+	return nil
+}
+
+// Page implements oncall.Pager: it prints the page; acknowledge it with
+// /oncall ack N.
+func (c *Console) Page(_ context.Context, r oncall.PageRequest) error {
+	what := "paged"
+	if r.Retry {
+		what = fmt.Sprintf("paged again (attempt %d)", r.Attempt)
+	}
+	c.printf("PAGE %s: %s %s (level %d of %s%s): %s\n  (ticket #%d · acknowledge with /oncall ack %d)\n",
+		r.Channel, what, r.Target, r.Level+1, r.Page.Policy, roundSuffix(r.Round), r.Text, r.TicketID, r.TicketID)
 	return nil
 }
 

@@ -43,7 +43,7 @@ func TestConsole(t *testing.T) {
 		"#101 Printer on fire <https://desk.example.com/a/tickets/101>",
 		"the console has no forms; type /ticket new <subject>",
 		"Ticket #42 is assigned to Bob Builder.",
-		"commands start with /ticket or /assign",
+		"commands start with /ticket, /assign or /oncall",
 		`"x" is not a ticket number; usage: /ticket show N`,
 	} {
 		if !strings.Contains(got, want) {

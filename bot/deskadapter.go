@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -142,4 +143,39 @@ func (a *DeskAdapter) Groups(ctx context.Context) ([]*sdclient.Group, error) {
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// OnCallDesk fits a desk client to oncall.Desk: the private note that
+// records who acknowledged a page, and the check that stops paging for a
+// ticket resolved, closed or deleted meanwhile. It sends through the
+// client's interactive twin: a person is waiting on both.
+type OnCallDesk struct {
+	c *sdclient.Client
+}
+
+var _ oncall.Desk = (*OnCallDesk)(nil)
+
+// NewOnCallDesk wraps a desk client for the escalator.
+func NewOnCallDesk(c *sdclient.Client) *OnCallDesk { return &OnCallDesk{c: c.Interactive()} }
+
+// AddNote implements oncall.Desk with a private note (as the API key's agent).
+func (d *OnCallDesk) AddNote(ctx context.Context, ticketID int64, body string) error {
+	_, _, err := d.c.Conversations.Note(ctx, ticketID, &sdclient.NoteRequest{Body: htmlText(body), Private: true})
+	if err != nil {
+		return fmt.Errorf("add note to ticket %d: %w", ticketID, err)
+	}
+	return nil
+}
+
+// TicketClosed implements oncall.Desk: resolved (4), closed (5), deleted
+// or gone tickets page nobody.
+func (d *OnCallDesk) TicketClosed(ctx context.Context, ticketID int64) (bool, error) {
+	t, _, err := d.c.Tickets.Get(ctx, ticketID)
+	switch {
+	case errors.Is(err, sdclient.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("get ticket %d: %w", ticketID, err)
+	}
+	return t.Deleted || t.Status == sdclient.StatusResolved || t.Status == sdclient.StatusClosed, nil
 }

@@ -85,6 +85,10 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 			sub = "help"
 		}
 		cmd = lookup(table, slash+" "+sub)
+		if cmd == nil && text == "" {
+			// A bare /oncall is a command of its own.
+			cmd = lookup(table, slash)
+		}
 		if cmd == nil {
 			return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("unknown command /%s %s", slash, sub), Usage: commandList(table, slash)}
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -35,6 +36,9 @@ type Response struct {
 	Form *TicketForm
 	// Failed marks an error answer (usage, refusal, desk error).
 	Failed bool
+	// Pages are on-call pages the command changed; the transport refreshes
+	// their cards.
+	Pages []oncall.Page
 }
 
 // TicketForm is the new-ticket form (a Slack modal): subject, description,
@@ -61,6 +65,7 @@ type Router struct {
 	now       func() time.Time
 	explainer Explainer
 	acks      Acks
+	oncall    OnCall
 	timeout   time.Duration
 	agentTTL  time.Duration
 	link      string // ticket link template with {id}

@@ -43,7 +43,9 @@ type Slack struct {
 	mu       sync.Mutex
 	emails   map[string]cached[string] // users.info cache by user id
 	lookups  flight[string]
-	channels map[string]string // channel name -> id
+	channels map[string]string         // channel name -> id
+	userIDs  map[string]cached[string] // users.lookupByEmail cache by lower-case e-mail
+	cards    map[string]cardLoc        // page key -> where its card is
 }
 
 var (
@@ -198,6 +200,8 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 		pingEvery: cfg.pingEvery,
 		emails:    make(map[string]cached[string]),
 		channels:  make(map[string]string),
+		userIDs:   make(map[string]cached[string]),
+		cards:     make(map[string]cardLoc),
 	}
 	s.api = slack.New(botToken,
 		slack.OptionAppLevelToken(appToken),
@@ -370,6 +374,9 @@ func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
 		Command: cmd.Command, Text: cmd.Text, UserID: cmd.UserID,
 		TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, Users: s,
 	})
+	for _, p := range resp.Pages {
+		s.refreshPage(ctx, p)
+	}
 	if resp.Form != nil {
 		meta, _ := json.Marshal(formMeta{ResponseURL: cmd.ResponseURL, Channel: cmd.ChannelID})
 		_, err := s.api.OpenViewContext(ctx, cmd.TriggerID, ticketModal(resp.Form, string(meta)))
@@ -459,10 +466,17 @@ func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
 		return
 	}
 	idv, rule, key := splitButtonValue(act.Value)
+	if IsPageAction(act.ActionID) {
+		s.pageClick(ctx, cb, channel, act.ActionID, idv, key)
+		return
+	}
 	res := s.router.Act(ctx, ActionRequest{ActionID: act.ActionID, Value: idv, AlertKey: key, UserID: cb.User.ID, TeamID: cb.Team.ID, Users: s})
 	if res.Failed {
 		s.answer(ctx, "", channel, cb.User.ID, failed(res.Text), false)
 		return
+	}
+	for _, p := range res.Pages {
+		s.refreshPage(ctx, p)
 	}
 	headline, activity, isAlert := oldAlert(cb.Message.Blocks.BlockSet)
 	ts := cb.Container.MessageTs

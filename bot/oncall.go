@@ -1,0 +1,259 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// OnCall is what the chat needs of on-call escalation; *oncall.Escalator
+// implements it. The buttons of a page card and /oncall act through it.
+type OnCall interface {
+	// Ack stops page key: by (an e-mail) acknowledged it at now; the
+	// escalator writes the private note. ok is false when someone already
+	// had; the page then says who.
+	Ack(ctx context.Context, key, by string, now time.Time) (oncall.Page, bool, error)
+	// Take is Ack for the Take it button (the bot assigned the ticket first).
+	Take(ctx context.Context, key, by string, now time.Time) (oncall.Page, bool, error)
+	// EscalateNow pages the next level at once; false when the page is
+	// stopped or a step is being sent.
+	EscalateNow(ctx context.Context, key, by string, now time.Time) (bool, error)
+	// AckTicket acknowledges every page of a ticket still escalating.
+	AckTicket(ctx context.Context, ticketID int64, by string, now time.Time) ([]oncall.Page, error)
+	// ResolveTicket stops the pages of a ticket that was resolved or closed.
+	ResolveTicket(ctx context.Context, ticketID int64, now time.Time) (int, error)
+	// Page reads one page.
+	Page(ctx context.Context, key string) (oncall.Page, bool, error)
+	// WhoIsOnCall reports who is on call now and next in every schedule.
+	WhoIsOnCall(now time.Time) []oncall.Status
+}
+
+// WithOnCall wires the page buttons and /oncall to an escalator.
+func WithOnCall(o OnCall) Option {
+	return func(r *Router) error { r.oncall = o; return nil }
+}
+
+// Button action ids of a page card.
+const (
+	ActionPageAck      = "deskbot_page_ack"
+	ActionPageTake     = "deskbot_page_take"
+	ActionPageEscalate = "deskbot_page_escalate"
+)
+
+// IsPageAction reports whether a button belongs to a page card.
+func IsPageAction(id string) bool {
+	return id == ActionPageAck || id == ActionPageTake || id == ActionPageEscalate
+}
+
+// pageButtons are the buttons of a page still escalating, each carrying
+// ticket, rule and page key.
+func pageButtons(p oncall.Page) []Button {
+	if p.Stopped() {
+		return nil
+	}
+	v := alertButtonValue(p.TicketID, p.Rule, p.Key)
+	return []Button{
+		{ActionID: ActionPageAck, Label: "Acknowledge", Value: v, Style: "primary"},
+		{ActionID: ActionPageTake, Label: "Take it", Value: v},
+		{ActionID: ActionPageEscalate, Label: "Escalate now", Value: v, Style: "danger"},
+	}
+}
+
+// PageResult is what a click on a page card did.
+type PageResult struct {
+	Page   oncall.Page      // the page after the click
+	Ticket *sdclient.Ticket // nil when the ticket could not be read
+	Card   *Card            // the ticket card (without buttons)
+	Text   string           // the answer to the clicking person
+	Failed bool
+}
+
+// ActPage performs a click on a page card: Acknowledge, Take it (assign
+// the ticket to the clicking agent, then acknowledge) or Escalate now.
+// a.AlertKey is the page key.
+func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) {
+	verbs := map[string]string{ActionPageAck: "acknowledge the page of N", ActionPageTake: "take N", ActionPageEscalate: "escalate the page of N"}
+	id, _ := parseTicketID(strings.TrimSpace(a.Value))
+	verb, known := verbs[a.ActionID]
+	if !known || id <= 0 || a.AlertKey == "" {
+		return PageResult{Text: fmt.Sprintf("unknown page button %q (value %q)", a.ActionID, a.Value), Failed: true}
+	}
+	req := Request{UserID: a.UserID, TeamID: a.TeamID, Users: a.Users}
+	c := &call{req: req, cmd: &command{name: "button " + a.ActionID, verb: verb}, ticket: id}
+	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+		if r.oncall == nil {
+			return Response{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
+		}
+		now := r.now()
+		var text string
+		switch a.ActionID {
+		case ActionPageAck:
+			email, err := r.callerEmail(ctx, req)
+			if err != nil {
+				return Response{}, err
+			}
+			p, ok, err := r.oncall.Ack(ctx, a.AlertKey, email, now)
+			if err != nil && !ok {
+				return Response{}, fmt.Errorf("acknowledge page %s: %w", a.AlertKey, err)
+			}
+			text = fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", id)
+			if !ok {
+				text = alreadyText(p)
+			}
+		case ActionPageTake:
+			if err := r.authorise(ctx, c); err != nil {
+				return Response{}, err
+			}
+			if _, err := r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)}); err != nil {
+				return Response{}, err
+			}
+			p, ok, err := r.oncall.Take(ctx, a.AlertKey, c.email, now)
+			if err != nil && !ok {
+				return Response{}, fmt.Errorf("take page %s: %w", a.AlertKey, err)
+			}
+			text = fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", id)
+			if !ok {
+				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
+			}
+		case ActionPageEscalate:
+			email, err := r.callerEmail(ctx, req)
+			if err != nil {
+				return Response{}, err
+			}
+			ok, err := r.oncall.EscalateNow(ctx, a.AlertKey, email, now)
+			if err != nil && !ok {
+				return Response{}, fmt.Errorf("escalate page %s: %w", a.AlertKey, err)
+			}
+			if !ok {
+				return Response{}, refuse("nothing to escalate: the page of ticket #%d is stopped (acknowledged, resolved or out of levels) or its next page is being sent", id)
+			}
+			text = fmt.Sprintf("Escalated the page of ticket #%d to the next level.", id)
+		}
+		p, found, err := r.oncall.Page(ctx, a.AlertKey)
+		if err != nil || !found {
+			return Response{}, fmt.Errorf("read page %s: %w", a.AlertKey, errors.Join(err, oncall.ErrNoPage))
+		}
+		res.Page = p
+		res.Ticket, res.Card = r.pageTicketCard(ctx, id)
+		return Response{Text: text}, nil
+	}, c)
+	res.Text, res.Failed = resp.Text, resp.Failed
+	return res
+}
+
+// alreadyText says who stopped a page before the click.
+func alreadyText(p oncall.Page) string {
+	switch {
+	case p.Acked():
+		return fmt.Sprintf("%s already acknowledged the page at %s.", p.AckedBy, p.AckedAt.UTC().Format("15:04 UTC"))
+	case p.Resolved():
+		return "The ticket was resolved; the page had stopped."
+	}
+	return "The page had already stopped."
+}
+
+// pageTicketCard reads the ticket for a page card; a desk failure leaves
+// a bare card rather than no card.
+func (r *Router) pageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket, *Card) {
+	t, err := r.getTicket(ctx, id)
+	if err != nil {
+		r.log.Warn("read ticket for the page card", "ticket", id, "err", err)
+		return nil, &Card{Title: fmt.Sprintf("#%d", id), URL: r.TicketLink(id)}
+	}
+	card := r.ticketCard(ctx, t)
+	card.Buttons = nil
+	return t, card
+}
+
+// PageCardContent reads what a page card shows besides the page: the
+// ticket card (the transports call it when they page).
+func (r *Router) PageCardContent(ctx context.Context, ticketID int64) *Card {
+	_, c := r.pageTicketCard(ctx, ticketID)
+	return c
+}
+
+func (r *Router) cmdOnCall(_ context.Context, _ *call) (Response, error) {
+	if r.oncall == nil {
+		return Response{Text: "on-call is not configured (no oncall: section in the rules file)"}, nil
+	}
+	return Response{Text: oncall.RenderStatus(r.oncall.WhoIsOnCall(r.now()))}, nil
+}
+
+func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
+	if r.oncall == nil {
+		return Response{}, refuse("on-call is not configured (no oncall: section in the rules file)")
+	}
+	email, err := r.callerEmail(ctx, c.req)
+	if err != nil {
+		return Response{}, err
+	}
+	pages, err := r.oncall.AckTicket(ctx, c.p.ID, email, r.now())
+	if err != nil && len(pages) == 0 {
+		return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
+	}
+	if len(pages) == 0 {
+		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
+	}
+	var policies []string
+	for _, p := range pages {
+		policies = append(policies, p.Policy)
+	}
+	return Response{
+		Text:  fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(policies, ", ")),
+		Pages: pages,
+	}, nil
+}
+
+// alertPageKey derives the page key of the firing an alert key names
+// ("deskbot:f=<rule>/<ticket>/<episode>.<seq>/<action>" -> rule/ticket/episode):
+// an alert and a page of the same rule, ticket and episode belong together.
+func alertPageKey(alertKey string) (string, bool) {
+	rest, ok := strings.CutPrefix(alertKey, "deskbot:f=")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return "", false
+	}
+	rest = rest[:i]
+	j := strings.LastIndexByte(rest, '.')
+	if j < 0 {
+		return "", false
+	}
+	return rest[:j], true
+}
+
+// ackAlertPage acknowledges the page that goes with an alert, if any.
+func (r *Router) ackAlertPage(ctx context.Context, alertKey, email string) (oncall.Page, bool) {
+	if r.oncall == nil {
+		return oncall.Page{}, false
+	}
+	key, ok := alertPageKey(alertKey)
+	if !ok {
+		return oncall.Page{}, false
+	}
+	if _, found, err := r.oncall.Page(ctx, key); err != nil || !found {
+		return oncall.Page{}, false
+	}
+	p, won, err := r.oncall.Ack(ctx, key, email, r.now())
+	if err != nil {
+		r.log.Warn("acknowledge the page of an alert", "page", key, "err", err)
+	}
+	return p, won
+}
+
+// resolvePages stops the escalation of a ticket just resolved or closed.
+func (r *Router) resolvePages(ctx context.Context, id int64) {
+	if r.oncall == nil {
+		return
+	}
+	if _, err := r.oncall.ResolveTicket(ctx, id, r.now()); err != nil {
+		r.log.Warn("stop the pages of a resolved ticket", "ticket", id, "err", err)
+	}
+}

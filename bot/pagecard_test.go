@@ -1,0 +1,124 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/oncall"
+)
+
+// goldenPage is a page of ticket 42 paged at level 1 (alice), escalated
+// after 10 minutes to level 2 (bob), after one failed try.
+func goldenPage() oncall.Page {
+	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	alice := &oncall.Target{Kind: oncall.TargetPerson, ID: "alice@example.com", Schedule: "it-primary"}
+	bob := &oncall.Target{Kind: oncall.TargetPerson, ID: "bob@example.com"}
+	p := oncall.NewPage(oncall.PageSpec{Rule: "page-urgent", TicketID: 42, Episode: 1, Policy: "it-urgent", Channel: "#it-oncall",
+		Text: "Urgent #42 unassigned: Printer on fire <now>"}, t0)
+	p.Step, p.Level, p.Target = 2, 1, bob
+	p.History = []oncall.Event{
+		{At: t0, Kind: oncall.EventPaged, Step: 1, Level: 0, Target: alice},
+		{At: t0, Kind: oncall.EventSent, Step: 1, Level: 0, Target: alice},
+		{At: t0.Add(10 * time.Minute), Kind: oncall.EventPaged, Step: 2, Level: 1, Target: bob},
+		{At: t0.Add(10 * time.Minute), Kind: oncall.EventFailed, Step: 2, Level: 1, Target: bob, Detail: "ratelimited"},
+		{At: t0.Add(10*time.Minute + 30*time.Second), Kind: oncall.EventPaged, Step: 2, Level: 1, Target: bob, Detail: "attempt 2"},
+	}
+	return p
+}
+
+func goldenMention(t oncall.Target) string {
+	switch t.ID {
+	case "alice@example.com":
+		return "<@UALICE>"
+	case "bob@example.com":
+		return "<@UBOB>"
+	}
+	return escape(t.ID)
+}
+
+func TestGoldenPageCard(t *testing.T) {
+	d := newFakeDesk()
+	r := newTestRouter(t, d)
+	tk := d.ticket(42)
+	card := r.ticketCard(context.Background(), &tk)
+	card.Buttons = nil
+
+	p := goldenPage()
+	v := renderPage(p, card, goldenMention)
+	out := blocksJSON(t, pageBlocks(v))
+	for _, want := range []string{
+		`<@UBOB> you are paged (level 2 of it-urgent) — Urgent #42 unassigned: Printer on fire &lt;now&gt;`,
+		`12:00 UTC · paged <@UALICE> (level 1)`,
+		`12:10 UTC · no acknowledgement after 10m: paged <@UBOB> (level 2)`,
+		`12:10 UTC · could not page <@UBOB>: ratelimited`,
+		`12:10 UTC · paged <@UBOB> (level 2) · attempt 2`,
+		`"action_id": "deskbot_page_ack"`, `"value": "42|page-urgent|page-urgent/42/1"`,
+		`"block_id": "deskbot_page:page-urgent/42/1"`,
+	} {
+		if !strings.Contains(unescaped(out), want) {
+			t.Errorf("page card lacks %q", want)
+		}
+	}
+	golden(t, "page_card", out)
+
+	// Acknowledged: the headline says who and when, the buttons go.
+	at := time.Date(2026, 3, 2, 12, 13, 0, 0, time.UTC)
+	p.Ack("bob@example.com", at)
+	p.Noted(at)
+	out = blocksJSON(t, pageBlocks(renderPage(p, card, goldenMention)))
+	if strings.Contains(string(out), `"type": "actions"`) {
+		t.Fatal("an acknowledged page card still has buttons")
+	}
+	if !strings.Contains(unescaped(out), ":white_check_mark: <@UBOB> acknowledged at 12:13 UTC") {
+		t.Fatalf("acknowledged card:\n%s", out)
+	}
+	golden(t, "page_card_acked", out)
+}
+
+func TestPageCardStates(t *testing.T) {
+	card := &Card{Title: "#42 Printer on fire"}
+	tests := []struct {
+		name string
+		edit func(p *oncall.Page)
+		want string
+	}{
+		{"resolved", func(p *oncall.Page) { p.Resolve(p.StartedAt.Add(time.Minute)) }, ":ballot_box_with_check: Ticket resolved; paging stopped"},
+		{"exhausted", func(p *oncall.Page) { p.Exhausted, p.Target = true, nil }, ":warning: Nobody acknowledged: every level of it-urgent was paged"},
+		{"taken", func(p *oncall.Page) { p.Ack("alice@example.com", p.StartedAt); p.AckVia = oncall.AckViaTake }, "<@UALICE> took the ticket at 12:00 UTC"},
+		{"group, second round", func(p *oncall.Page) {
+			p.Target, p.Level, p.Round = &oncall.Target{Kind: oncall.TargetGroup, ID: "S0GROUP"}, 2, 1
+		}, "S0GROUP you are paged (level 3 of it-urgent, round 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goldenPage()
+			tt.edit(&p)
+			v := renderPage(p, card, goldenMention)
+			if !strings.Contains(v.Headline, tt.want) {
+				t.Fatalf("headline %q lacks %q", v.Headline, tt.want)
+			}
+			if p.Stopped() != (len(v.Card.Buttons) == 0) {
+				t.Fatalf("buttons %v on a page stopped=%v", v.Card.Buttons, p.Stopped())
+			}
+		})
+	}
+}
+
+func TestConsolePage(t *testing.T) {
+	var out strings.Builder
+	c, err := NewConsole(newTestRouter(t, newFakeDesk()), strings.NewReader(""), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := goldenPage()
+	err = c.Page(context.Background(), oncall.PageRequest{Page: p, Target: *p.Target, Step: 2, Level: 1, TicketID: 42, Channel: "#it-oncall", Text: p.Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "PAGE #it-oncall: paged bob@example.com (level 2 of it-urgent): Urgent #42 unassigned: Printer on fire <now>\n  (ticket #42 · acknowledge with /oncall ack 42)\n"
+	if out.String() != want {
+		t.Fatalf("console page:\n%q\nwant\n%q", out.String(), want)
+	}
+}

@@ -1,0 +1,232 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/deskbot/deskbot/oncall"
+)
+
+var _ oncall.Pager = (*Slack)(nil)
+
+// cardLoc is where a page card was posted.
+type cardLoc struct{ channel, ts string }
+
+// Page implements oncall.Pager: the page card in the on-call channel is
+// posted (first step) or updated in place (later steps, found by its
+// marker block when another replica posted it) mentioning whom it pages,
+// and that person gets a direct message. A group is mentioned on the card
+// (Slack notifies its members). An error makes the escalator retry the
+// step and then move on to the next level.
+func (s *Slack) Page(ctx context.Context, r oncall.PageRequest) error {
+	if r.Channel == "" {
+		return fmt.Errorf("page %s: no on-call channel", r.Page.Key)
+	}
+	var dmErr error
+	var userID string
+	if r.Target.Kind == oncall.TargetPerson {
+		userID, dmErr = s.slackUser(ctx, r.Target.ID)
+	}
+	if err := s.drawPage(ctx, r.Page, r.Channel); err != nil {
+		return err
+	}
+	if dmErr != nil {
+		return fmt.Errorf("page %s: direct message to %s: %w", r.Page.Key, r.Target.ID, dmErr)
+	}
+	if userID == "" {
+		return nil
+	}
+	text := fmt.Sprintf(":rotating_light: You are on call: %s\nTicket #%d · level %d of %s. Acknowledge on the card in %s or with /oncall ack %d.",
+		escape(r.Text), r.TicketID, r.Level+1, escape(r.Page.Policy), s.channelRef(ctx, r.Channel), r.TicketID)
+	if link := s.router.TicketLink(r.TicketID); link != "" {
+		text += "\n" + link
+	}
+	if _, _, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(text, false)); err != nil {
+		return fmt.Errorf("page %s: direct message to %s: %w", r.Page.Key, r.Target.ID, err)
+	}
+	return nil
+}
+
+// channelRef is a clickable reference to a channel when its id is known.
+func (s *Slack) channelRef(ctx context.Context, ch string) string {
+	id := s.channelID(ctx, ch)
+	if id != "" && !strings.HasPrefix(id, "#") {
+		return "<#" + id + ">"
+	}
+	return escape(ch)
+}
+
+// slackUser resolves a member of a schedule (a Slack id or an e-mail) to a
+// Slack user id; lookups by e-mail are cached for an hour.
+func (s *Slack) slackUser(ctx context.Context, id string) (string, error) {
+	if slackUserID.MatchString(id) {
+		return id, nil
+	}
+	key := strings.ToLower(id)
+	now := s.now()
+	s.mu.Lock()
+	c, ok := s.userIDs[key]
+	s.mu.Unlock()
+	if ok && now.Sub(c.at) < s.emailTTL {
+		return c.v, nil
+	}
+	return s.lookups.do("email:"+key, func() (string, error) {
+		u, err := s.api.GetUserByEmailContext(ctx, id)
+		if err != nil {
+			return "", fmt.Errorf("users.lookupByEmail %s: %w", id, err)
+		}
+		s.mu.Lock()
+		s.userIDs[key] = cached[string]{v: u.ID, at: now, ok: true}
+		s.mu.Unlock()
+		return u.ID, nil
+	})
+}
+
+// mention renders a page target as Slack markup: <@U...> for a person
+// found in Slack, <!subteam^S...> for a group, the plain name otherwise.
+func (s *Slack) mention(ctx context.Context, t oncall.Target) string {
+	switch {
+	case t.Kind == oncall.TargetGroup && slackGroupID.MatchString(t.ID):
+		return "<!subteam^" + t.ID + ">"
+	case t.Kind == oncall.TargetGroup:
+		return escape(t.ID)
+	}
+	if id, err := s.slackUser(ctx, t.ID); err == nil {
+		return "<@" + id + ">"
+	}
+	return escape(t.ID)
+}
+
+// drawPage posts or updates the card of page p in channel.
+func (s *Slack) drawPage(ctx context.Context, p oncall.Page, channel string) error {
+	card := s.router.PageCardContent(ctx, p.TicketID)
+	v := renderPage(p, card, func(t oncall.Target) string { return s.mention(ctx, t) })
+	blocks := pageBlocks(v)
+	text := escape(pageText(p))
+	loc, found, err := s.findPageCard(ctx, p.Key, channel)
+	if err != nil {
+		s.log.Warn("cannot look for the page card; posting a new one", "page", p.Key, "err", err)
+	}
+	if found {
+		_, _, _, err := s.api.UpdateMessageContext(ctx, loc.channel, loc.ts, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+		if err == nil {
+			return nil
+		}
+		s.log.Warn("update the page card failed; posting a new one", "page", p.Key, "err", err)
+	}
+	ch, ts, err := s.api.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+	if err != nil {
+		return fmt.Errorf("post the card of page %s to %s: %w", p.Key, channel, err)
+	}
+	if ch != "" && ch != channel {
+		s.rememberChannel(channel, ch)
+	}
+	s.mu.Lock()
+	s.cards[p.Key] = cardLoc{channel: ch, ts: ts}
+	s.mu.Unlock()
+	return nil
+}
+
+// findPageCard finds the card of page key: remembered, or searched in the
+// channel's recent history by its marker block (posted by another replica
+// or before a restart).
+func (s *Slack) findPageCard(ctx context.Context, key, channel string) (cardLoc, bool, error) {
+	s.mu.Lock()
+	loc, ok := s.cards[key]
+	s.mu.Unlock()
+	if ok {
+		return loc, true, nil
+	}
+	id := s.channelID(ctx, channel)
+	want := pageMarkerID(key)
+	params := &slack.GetConversationHistoryParameters{
+		ChannelID: id,
+		Limit:     200,
+		Oldest:    strconv.FormatFloat(float64(s.now().Add(-s.lookback).UnixNano())/1e9, 'f', 6, 64),
+	}
+	for range 10 {
+		h, err := s.api.GetConversationHistoryContext(ctx, params)
+		if err != nil {
+			return cardLoc{}, false, fmt.Errorf("conversations.history %s: %w", channel, err)
+		}
+		for _, msg := range h.Messages {
+			for _, b := range msg.Blocks.BlockSet {
+				if b.ID() == want {
+					ch := msg.Channel
+					if ch == "" {
+						ch = id
+					}
+					loc := cardLoc{channel: ch, ts: msg.Timestamp}
+					s.mu.Lock()
+					s.cards[key] = loc
+					s.mu.Unlock()
+					return loc, true, nil
+				}
+			}
+		}
+		if !h.HasMore || h.ResponseMetaData.NextCursor == "" {
+			return cardLoc{}, false, nil
+		}
+		params.Cursor = h.ResponseMetaData.NextCursor
+	}
+	return cardLoc{}, false, nil
+}
+
+// refreshPage redraws the card of a page a command or another card
+// changed (e.g. /oncall ack N).
+func (s *Slack) refreshPage(ctx context.Context, p oncall.Page) {
+	if p.Channel == "" {
+		return
+	}
+	if _, found, _ := s.findPageCard(ctx, p.Key, p.Channel); !found {
+		return // no card to refresh (never posted, or too old)
+	}
+	if err := s.drawPage(ctx, p, p.Channel); err != nil {
+		s.log.Warn("refresh the page card", "page", p.Key, "err", err)
+	}
+}
+
+// pageClick handles Acknowledge, Take it and Escalate now on a page card
+// and redraws the card in place.
+func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, channel, actionID, idv, key string) {
+	res := s.router.ActPage(ctx, ActionRequest{ActionID: actionID, Value: idv, AlertKey: key, UserID: cb.User.ID, TeamID: cb.Team.ID, Users: s})
+	if res.Failed {
+		s.answer(ctx, "", channel, cb.User.ID, failed(res.Text), false)
+		return
+	}
+	ts := cb.Container.MessageTs
+	if ts == "" {
+		ts = cb.Message.Timestamp
+	}
+	if ts != "" && channel != "" && !cb.Container.IsEphemeral {
+		s.mu.Lock()
+		s.cards[key] = cardLoc{channel: channel, ts: ts}
+		s.mu.Unlock()
+	}
+	// The page as stored now: Escalate now may have paged (and redrawn)
+	// the next level meanwhile.
+	p := res.Page
+	if s.router.oncall != nil {
+		if cur, ok, err := s.router.oncall.Page(ctx, key); err == nil && ok {
+			p = cur
+		}
+	}
+	card := res.Card
+	if card == nil {
+		card = s.router.PageCardContent(ctx, p.TicketID)
+	}
+	v := renderPage(p, card, func(t oncall.Target) string { return s.mention(ctx, t) })
+	_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escape(pageText(p)), false), slack.MsgOptionBlocks(pageBlocks(v)...))
+	if err != nil {
+		s.log.Error("update page card", "channel", channel, "ts", ts, "err", err)
+		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text + " (the card could not be updated)"}, false)
+		return
+	}
+	if res.Text != "" {
+		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text}, false)
+	}
+}
