@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -96,13 +97,31 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		logger.Info("rules loaded", "file", rulesPath, "rules", len(s.Rules()))
 	}
 
+	// On-call: an escalator over the store when the rules have an oncall:
+	// section. It pages through the chat transport, built below (the
+	// transport needs the router, which needs the escalator).
+	pager := &chatPager{}
+	var esc *oncall.Escalator
+	if s := set.Load(); s != nil && s.OnCall() != nil {
+		esc, err = oncall.NewEscalator(s.OnCall(), st, pager, bot.NewOnCallDesk(client),
+			oncall.WithLogger(logger.With("component", "oncall")), oncall.WithRegistry(reg))
+		if err != nil {
+			return err
+		}
+		logger.Info("on-call paging on", "schedules", len(s.OnCall().Schedules), "policies", len(s.OnCall().Policies))
+	}
+
 	// Chat: Slack when configured, else the console on stdin/stdout.
 	expl := &explainer{client: client.Interactive(), rules: &set, ledger: st, now: time.Now}
-	router, err := bot.NewRouter(bot.NewDeskAdapter(client.Interactive()), logger,
+	ropts := []bot.Option{
 		bot.WithDeskURL(deskURL),
 		bot.WithExplainer(expl),
 		bot.WithAcks(storeAcks{st}),
-	)
+	}
+	if esc != nil {
+		ropts = append(ropts, bot.WithOnCall(esc))
+	}
+	router, err := bot.NewRouter(bot.NewDeskAdapter(client.Interactive()), logger, ropts...)
 	if err != nil {
 		return err
 	}
@@ -117,6 +136,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	pager.chat = chat // before anything runs: the escalator pages only once started
 
 	// The scheduler, on one leader.
 	var sched *scheduler.Scheduler
@@ -128,6 +148,9 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 			scheduler.WithRegistry(reg),
 			scheduler.WithDryRun(cfg.DryRun),
 		)
+		if esc != nil {
+			opts = append(opts, scheduler.WithEscalator(esc, 0))
+		}
 		switch st.Engine() {
 		case store.Postgres:
 			el := scheduler.NewPGElector(cfg.State, scheduler.LockKey("deskbot-scheduler"), logger)
@@ -214,7 +237,7 @@ loop:
 				break loop
 			}
 		case <-hup:
-			reloadRules(logger, rulesPath, &set, sched)
+			reloadRules(logger, rulesPath, &set, sched, esc != nil)
 		}
 	}
 	logger.Info("stopping: finishing in-flight work", "timeout", stopTimeout)
@@ -237,6 +260,18 @@ type chatTransport interface {
 	Ready() bool
 	Alert(ctx context.Context, m bot.AlertMessage) error
 	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
+	Page(ctx context.Context, r oncall.PageRequest) error
+}
+
+// chatPager is the escalator's oncall.Pager: the chat transport, set once
+// it is built and before anything pages.
+type chatPager struct{ chat chatTransport }
+
+func (p *chatPager) Page(ctx context.Context, r oncall.PageRequest) error {
+	if p.chat == nil {
+		return errors.New("page: no chat transport yet")
+	}
+	return p.chat.Page(ctx, r)
 }
 
 // chatNotifier fits a chat transport to the scheduler's Notifier (and its
@@ -263,7 +298,7 @@ func (a storeAcks) Acknowledge(ctx context.Context, key, by string, at time.Time
 
 // reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old
 // rules and logs every error.
-func reloadRules(logger *slog.Logger, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler) {
+func reloadRules(logger *slog.Logger, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool) {
 	if path == "" {
 		logger.Warn("SIGHUP: no rules file to reload")
 		return
@@ -281,9 +316,13 @@ func reloadRules(logger *slog.Logger, path string, set *atomic.Pointer[rules.Set
 		return
 	}
 	if sched != nil {
+		// The scheduler hands the new oncall: section to the escalator.
 		if err := sched.Reload(s); err != nil {
 			logger.Error("SIGHUP: the new rules cannot run; keeping the old rules", "err", err)
 			return
+		}
+		if !oncallOn && s.OnCall() != nil {
+			logger.Warn("SIGHUP: the rules file now has an oncall: section; restart deskbot to turn on-call paging on")
 		}
 	} else {
 		logger.Warn("SIGHUP: rules loaded, but the scheduler starts only at start-up; restart deskbot to run them")

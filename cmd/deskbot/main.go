@@ -13,6 +13,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// Time zones of on-call schedules work in a static image without
+	// zoneinfo.
+	_ "time/tzdata"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

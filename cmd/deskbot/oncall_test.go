@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+const oncallRules = `version: 1
+channels: {oncall: "#it-oncall"}
+oncall:
+  schedules:
+    - name: it-primary
+      time_zone: Europe/Zurich
+      rotation: 1w
+      handoff: "09:00"
+      start: 2026-01-05
+      members: [alice@example.com]
+  policies:
+    - name: it-urgent
+      levels:
+        - {schedule: it-primary, after: 10m}
+        - {user: bob@example.com, after: 10m}
+rules:
+  - name: page-urgent
+    query: "priority:4 AND agent_id:0"
+    every: 1s
+    actions:
+      - page: {policy: it-urgent, text: "urgent #{{ ticket.id }}"}
+`
+
+// TestOnCallPagesOnConsole runs the binary with an oncall: section and the
+// console chat: the rule pages, /oncall answers, /oncall ack N stops the
+// page and notes it on the ticket, /metrics shows it, and a reload with an
+// unknown policy keeps the old rules.
+func TestOnCallPagesOnConsole(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Core switch down", Priority: 4})
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(oncallRules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := freeAddr(t)
+	p := start(t, map[string]string{
+		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": httpAddr,
+	})
+	waitFor(t, "the page on the console", p.stdout,
+		regexp.MustCompile(fmt.Sprintf(`PAGE #it-oncall: paged alice@example.com \(on call in it-primary\) \(level 1 of it-urgent\): urgent #%d`, tk.ID)), 30*time.Second)
+
+	fmt.Fprintln(p.stdin, "/oncall")
+	waitFor(t, "/oncall", p.stdout, regexp.MustCompile(`it-primary: alice@example.com until \w{3} \d{4}-\d\d-\d\d 09:00 CES?T, then alice@example.com`), 20*time.Second)
+	fmt.Fprintf(p.stdin, "/oncall ack %d\n", tk.ID)
+	waitFor(t, "/oncall ack", p.stdout, regexp.MustCompile(fmt.Sprintf(`Acknowledged the page of ticket #%d \(it-urgent\)`, tk.ID)), 20*time.Second)
+	var note string
+	for _, c := range sim.Desk.Conversations(tk.ID) {
+		if c.Private && strings.Contains(c.Body, "On-call page acknowledged by") {
+			note = c.Body
+		}
+	}
+	if note == "" {
+		t.Fatalf("no acknowledgement note on ticket %d: %+v", tk.ID, sim.Desk.Conversations(tk.ID))
+	}
+
+	metrics := get(t, "http://"+httpAddr+"/metrics")
+	for _, want := range []string{
+		`deskbot_oncall_pages_total{policy="it-urgent"} 1`,
+		`deskbot_oncall_acks_total{policy="it-urgent"} 1`,
+		`deskbot_oncall_time_to_ack_seconds_count{policy="it-urgent"} 1`,
+		`deskbot_oncall_on_call{member="alice@example.com",override="false",schedule="it-primary"} 1`,
+		`deskbot_scheduler_pages_total{outcome="started",rule="page-urgent"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	// A reload naming an unknown policy keeps the old rules.
+	bad := strings.Replace(oncallRules, "{policy: it-urgent,", "{policy: it-urgnet,", 1)
+	if err := os.WriteFile(rulesFile, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, "reload error", p.stderr, regexp.MustCompile(`keeping the old rules.*rules\.yaml:21:24: rule \\?"page-urgent\\?": page: unknown escalation policy`), 20*time.Second)
+
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
