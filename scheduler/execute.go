@@ -340,6 +340,12 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 			}
 			u.ResponderID = &id
 		}
+		if u.Tags != nil {
+			// The desk replaces the whole tag list on update; a rule's
+			// `set: {tags: [...]}` adds its tags to the ticket's own.
+			tags := mergeTags(t.Tags, *u.Tags)
+			u.Tags = &tags
+		}
 		nt, resp, err := s.desk.UpdateTicket(ctx, t.ID, &u)
 		s.count(cy, resp, err)
 		if err != nil {
@@ -432,4 +438,21 @@ func describeActions(as []rules.Action) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// mergeTags returns have followed by the tags of add it lacks, compared
+// case-insensitively as the desk's tag filter does.
+func mergeTags(have, add []string) []string {
+	out := append([]string{}, have...)
+	seen := make(map[string]bool, len(have)+len(add))
+	for _, t := range have {
+		seen[strings.ToLower(t)] = true
+	}
+	for _, t := range add {
+		if k := strings.ToLower(t); !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }

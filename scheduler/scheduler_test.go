@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -422,5 +423,20 @@ func TestEndpoint(t *testing.T) {
 		if got := Endpoint(in); got != want {
 			t.Errorf("Endpoint(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestSetTagsAddsToTheTicketsTags(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: tag-urgent
+    query: "priority:4"
+    actions: [{set: {tags: [escalated, VIP]}}]
+`)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4, Tags: []string{"vip", "network"}})
+	e.runOnce()
+	got, _ := e.sim.Desk.Ticket(tk.ID)
+	if want := []string{"vip", "network", "escalated"}; !slices.Equal(got.Tags, want) {
+		t.Fatalf("tags = %q, want %q: a rule's tags must add to the ticket's, not replace them", got.Tags, want)
 	}
 }
