@@ -275,7 +275,7 @@ rules:
 	want := []string{
 		"#42 Printer created 2025-03-10T07:55:29Z, age 2h5m",
 		"due [] site [HQ] none [] nil []",
-		"tags a, b p=true 1.5 2025-03-10T10:00:00Z 36h 0",
+		"tags a, b p=true 1.5 2025-03-10T10:00:00Z 1d12h 0",
 		"no placeholders at all",
 	}
 	for i, a := range ds[0].Actions {
@@ -286,6 +286,8 @@ rules:
 	for d, want := range map[time.Duration]string{
 		0: "0m", 29 * time.Second: "0m", 31 * time.Second: "1m", 45 * time.Minute: "45m",
 		2*time.Hour + 4*time.Minute + 31*time.Second: "2h5m", 3 * time.Hour: "3h", -90 * time.Minute: "-1h30m",
+		25*time.Hour + 5*time.Minute: "1d1h5m", 24 * time.Hour: "1d", 8510*time.Hour + 25*time.Minute: "354d14h",
+		47*time.Hour + 59*time.Minute + 40*time.Second: "2d", -(50*time.Hour + 20*time.Minute): "-2d2h",
 	} {
 		if got := formatDuration(d); got != want {
 			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)

@@ -123,16 +123,32 @@ func formatValue(v any) string {
 	}
 }
 
-// formatDuration rounds d to the minute and prints it without the zero
-// seconds: 2h5m, 45m, 0m; negative durations keep their sign.
+// formatDuration prints a duration for people: rounded to the minute
+// (2h5m, 45m, 0m), with days from 24 hours on (1d2h5m), and to the hour
+// from two days on (8d3h), where minutes are noise; negative durations keep
+// their sign.
 func formatDuration(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	const day = 24 * time.Hour
 	d = d.Round(time.Minute)
-	if d == 0 {
-		return "0m"
+	if d >= 2*day {
+		d = d.Round(time.Hour)
 	}
-	s := d.String() // e.g. 2h5m0s, 45m0s, 3h0m0s
-	if t, ok := strings.CutSuffix(s, "h0m0s"); ok {
-		return t + "h"
+	days, rest := d/day, d%day
+	h, m := rest/time.Hour, (rest%time.Hour)/time.Minute
+	var b strings.Builder
+	b.WriteString(sign)
+	if days > 0 {
+		fmt.Fprintf(&b, "%dd", days)
 	}
-	return strings.TrimSuffix(s, "0s")
+	if h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if m > 0 || (days == 0 && h == 0) {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	return b.String()
 }
