@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -295,6 +296,7 @@ rules:
 		"SLACK_BOT_TOKEN": slack.BotToken(), "SLACK_APP_TOKEN": slack.AppToken(),
 		"DESKBOT_SLACK_API_URL": slack.APIURL(), "DESKBOT_RULES": rulesFile,
 		"DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": httpAddr,
+		"DESKBOT_LOG_LEVEL": "debug", "DESKBOT_LOG_FORMAT": "json",
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -325,6 +327,15 @@ rules:
 		t.Fatalf("the rule's alert never reached Slack: %v", err)
 	}
 
+	// Ready: desk, store, chat and rules all answer.
+	if code, body := httpGetBody(t, "http://"+httpAddr+"/readyz"); code != 200 || !strings.Contains(body, `"chat":"ok"`) {
+		t.Fatalf("/readyz = %d %s", code, body)
+	}
+	if _, body := httpGetBody(t, "http://"+httpAddr+"/metrics"); !strings.Contains(body, "deskbot_build_info") ||
+		!strings.Contains(body, "deskbot_scheduler_cycles_total") || !strings.Contains(body, "deskbot_desk_requests_total") {
+		t.Fatalf("/metrics lacks deskbot's metrics:\n%.2000s", body)
+	}
+
 	// SIGHUP with a bad file keeps running and logs the positioned error.
 	os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: alert-urgent\n    query: \"priority:\"\n    actions: [{note: x}]\n"), 0o600)
 	_ = p.cmd.Process.Signal(syscall.SIGHUP)
@@ -346,17 +357,37 @@ rules:
 	if !strings.Contains(p.stderr.String(), "stopped") {
 		t.Fatalf("no clean stop logged:\n%s", p.stderr)
 	}
+	// DESKBOT_LOG_FORMAT=json: every log line is one JSON object; at debug
+	// level no token appears anywhere.
+	for _, line := range strings.Split(strings.TrimSpace(p.stderr.String()), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+	}
+	for _, secret := range []string{slack.BotToken(), slack.AppToken(), sdsim.DefaultAPIKey} {
+		if strings.Contains(p.stderr.String()+p.stdout.String(), secret) {
+			t.Fatalf("secret %q appears in the output at debug level", secret)
+		}
+	}
 }
 
 func httpGet(t *testing.T, url string) int {
+	t.Helper()
+	code, _ := httpGetBody(t, url)
+	return code
+}
+
+func httpGetBody(t *testing.T, url string) (int, string) {
 	t.Helper()
 	c := &http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 // BenchmarkStartup measures what a new user waits for: from exec to a
