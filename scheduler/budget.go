@@ -15,7 +15,9 @@ const historyLen = 5
 // request counts of recent cycles it computes the requests per minute the
 // jobs would send at their nominal intervals and, when that exceeds the
 // budget, stretches every interval by the same factor (a scheduled run is
-// skipped until interval*factor has passed since the job's last run).
+// skipped until the job's next eligible time, which advances by
+// interval*factor from run to run, so that the runs average exactly one
+// per interval*factor even though gocron ticks only every interval).
 type planner struct {
 	budget float64 // requests per minute; 0: no planning
 	m      *metrics
@@ -23,13 +25,13 @@ type planner struct {
 	mu      sync.Mutex
 	jobs    []*job
 	history map[string][]int // job key -> recent request counts
-	lastRun map[string]time.Time
+	next    map[string]time.Time // job key -> earliest stretched run
 	factor  float64
 	logged  float64
 }
 
 func newPlanner(budget int, m *metrics) *planner {
-	return &planner{budget: float64(budget), m: m, history: map[string][]int{}, lastRun: map[string]time.Time{}, factor: 1}
+	return &planner{budget: float64(budget), m: m, history: map[string][]int{}, next: map[string]time.Time{}, factor: 1}
 }
 
 // interval is the nominal time between two runs of j.
@@ -53,7 +55,8 @@ func (p *planner) replan(jobs []*job, now time.Time) {
 	p.recompute(now)
 }
 
-// record adds a cycle's request count and recomputes the factor.
+// record adds the request count of a cycle that started at now,
+// recomputes the factor and sets the job's next eligible run.
 func (p *planner) record(j *job, requests int, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -62,8 +65,19 @@ func (p *planner) record(j *job, requests int, now time.Time) {
 		h = h[len(h)-historyLen:]
 	}
 	p.history[j.key] = h
-	p.lastRun[j.key] = now
 	p.recompute(now)
+	// The next run is due interval*factor after the previous due time, not
+	// after this run: a run that waited for a tick past its due time is
+	// paid back by the next one, so that a factor of 1.5 runs two ticks of
+	// three and a factor of 1.04 twenty-five of twenty-six. A due time
+	// further back than one interval (a first run, a pause, a factor that
+	// was 1) starts over from now.
+	iv := interval(j, now)
+	base, ok := p.next[j.key]
+	if !ok || base.After(now) || now.Sub(base) > iv {
+		base = now
+	}
+	p.next[j.key] = base.Add(time.Duration(float64(iv) * p.factor))
 }
 
 func (p *planner) recompute(now time.Time) {
@@ -98,15 +112,15 @@ func (p *planner) due(j *job, now time.Time) bool {
 	if p.factor <= 1 {
 		return true
 	}
-	last, ok := p.lastRun[j.key]
+	next, ok := p.next[j.key]
 	if !ok {
 		return true
 	}
-	iv := interval(j, now)
-	need := time.Duration(float64(iv) * p.factor)
-	// Ticks come every iv; allow a little jitter so that a stretch of 2
-	// skips exactly one tick.
-	return now.Sub(last) >= need-iv/20
+	// Ticks come every interval, a little late under load: tolerate the
+	// lateness of the previous run, well below any interval*(factor-1)
+	// that matters.
+	tol := min(interval(j, now)/100, time.Second)
+	return !now.Before(next.Add(-tol))
 }
 
 func (p *planner) stretch() float64 {
