@@ -24,7 +24,7 @@ type planner struct {
 
 	mu      sync.Mutex
 	jobs    []*job
-	history map[string][]int // job key -> recent request counts
+	history map[string][]int     // job key -> recent request counts
 	next    map[string]time.Time // job key -> earliest stretched run
 	factor  float64
 	logged  float64
