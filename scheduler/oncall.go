@@ -65,14 +65,15 @@ func (s *Scheduler) startPage(ctx context.Context, r *rules.Rule, f rules.Firing
 	}
 	spec := pageSpec(r, f, ticketID, a)
 	p, created, err := s.cfg.escalator.Start(ctx, spec, s.cfg.clock.Now())
+	log := s.logger.With(slog.String("rule", r.Name), slog.Int64("ticket", ticketID))
 	switch {
 	case err != nil && !created:
 		return fmt.Errorf("page %s: %w", a.Policy, err)
 	case err != nil:
-		s.logger.Warn("on-call page started, but its first step failed; the escalator retries it",
+		log.Warn("on-call page started, but its first step failed; the escalator retries it",
 			slog.String("page", p.Key), slog.Any("error", err))
 	case !created:
-		s.logger.Info("on-call page already started for this episode; not paging again", slog.String("page", p.Key))
+		log.Info("on-call page already started for this episode; not paging again", slog.String("page", p.Key))
 		s.m.pages.WithLabelValues(r.Name, "existing").Inc()
 		return nil
 	}

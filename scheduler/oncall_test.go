@@ -1,14 +1,18 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -177,5 +181,39 @@ func TestTickJobEscalatesOnSchedule(t *testing.T) {
 	}
 	if metricValue(t, e.s.m.ticks) < 1 {
 		t.Error("tick metric not counted")
+	}
+}
+
+// TestPageLogsNameRuleAndTicket: the log lines about a page action carry
+// the rule and the ticket, like every other line about a firing.
+func TestPageLogsNameRuleAndTicket(t *testing.T) {
+	e, _, _ := newPageEnv(t)
+	var buf bytes.Buffer
+	e.s.logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	r := e.s.set.Rule("page-urgent")
+	a := r.ActionKinds()
+	if len(a) == 0 || a[0] != rules.ActionPage {
+		t.Fatalf("rule actions %v, want a page first", a)
+	}
+	act := rules.Action{Kind: rules.ActionPage, Policy: "it-urgent", Channel: "#it-oncall", Text: "x"}
+	f := rules.Firing{Key: rules.FiringKey{Rule: r.Name, TicketID: 42}, Episode: 1, Seq: 1}
+	for range 2 { // the second finds the page already started
+		if err := e.s.startPage(t.Context(), r, f, 42, act); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := 0
+	for l := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines++
+		if rec["rule"] != "page-urgent" || rec["ticket"] != float64(42) {
+			t.Errorf("log line without its rule and ticket: %s", l)
+		}
+	}
+	if lines == 0 {
+		t.Fatal("no log line about the page already started")
 	}
 }
