@@ -635,18 +635,30 @@ func (l *loader) errIn(n *yaml.Node, off int, format string, args ...any) {
 }
 
 // posIn maps a rune offset in the value of scalar n to its line and column
-// in the file. Block scalars (| and >) start on the line after their
-// indicator; a quoted scalar's text starts after its quote. Lines folded
-// into one (a space in the value) are followed back to the source.
+// in the file. It walks the scalar's source as the YAML scanner reads it:
+// block scalars (| and >) start on the line after their indicator, a quoted
+// scalar's text after its quote; escapes (\" \t \u00e9, or a doubled quote in single
+// quotes) are several source characters for one of the value; a line break
+// folded into a space, blank lines folded into line feeds, the indentation
+// and trailing blanks of continued lines, and an escaped line break are
+// followed back to the source.
 func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 	if off < 0 {
 		off = 0
 	}
-	lineAt := func(i int) ([]rune, bool) {
+	lineAt := func(i int) []rune {
 		if i < 1 || i > len(l.lines) {
-			return nil, false
+			return nil
 		}
-		return []rune(l.lines[i-1]), true
+		return []rune(l.lines[i-1])
+	}
+	blankFrom := func(r []rune, i int) bool {
+		for ; i < len(r); i++ {
+			if r[i] != ' ' && r[i] != '\t' {
+				return false
+			}
+		}
+		return true
 	}
 	indent := func(r []rune) int {
 		i := 0
@@ -655,38 +667,99 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 		}
 		return i
 	}
-	var line, start int // start: 0-based rune column where the text begins
-	block := n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle
-	switch {
-	case block:
+	block := n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+	double := n.Style&yaml.DoubleQuotedStyle != 0
+	single := n.Style&yaml.SingleQuotedStyle != 0
+	line, start := n.Line, n.Column-1 // start: 0-based rune column of the text
+	bindent := 0                      // a block scalar's indentation
+	if block {
 		// Every line of a block scalar shares the indentation of its first
 		// non-blank line; more indentation is part of the text.
 		line = n.Line + 1
 		for i := line; i <= len(l.lines); i++ {
-			if r, _ := lineAt(i); len(r) > indent(r) {
-				start = indent(r)
+			if r := lineAt(i); !blankFrom(r, 0) {
+				bindent = indent(r)
 				break
 			}
 		}
-	default:
-		line, start = n.Line, n.Column-1
-		if n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {
-			start++
-		}
+		start = bindent
+	} else if double || single {
+		start++
 	}
-	for guard := 0; guard < len(l.lines)+1; guard++ {
-		r, ok := lineAt(line)
-		if !ok {
+	v := 0 // value offset reached
+	for guard := 0; guard <= len(l.lines); guard++ {
+		r := lineAt(line)
+		if r == nil {
 			break
 		}
-		avail := max(len(r)-start, 0)
-		if off <= avail {
-			return line, start + off + 1
+		// The text of this line: up to the closing quote, or the end of the
+		// line less (outside block scalars) its trailing blanks.
+		end, last, escapedBreak := len(r), false, false
+		if !block {
+			for end > start && (r[end-1] == ' ' || r[end-1] == '\t') {
+				end--
+			}
 		}
-		off -= avail + 1
-		line++
-		if next, _ := lineAt(line); !block {
-			start = indent(next)
+		for i := start; i < end; {
+			w := 1
+			switch {
+			case double && r[i] == '"', single && r[i] == '\'' && (i+1 >= len(r) || r[i+1] != '\''):
+				last = true
+			case double && r[i] == '\\' && i+1 >= end:
+				escapedBreak = true
+			case double && r[i] == '\\':
+				switch r[i+1] {
+				case 'x':
+					w = 4
+				case 'u':
+					w = 6
+				case 'U':
+					w = 10
+				default:
+					w = 2
+				}
+			case single && r[i] == '\'':
+				w = 2
+			}
+			if last || escapedBreak {
+				end = i
+				break
+			}
+			if off == v {
+				return line, i + 1
+			}
+			v++
+			i += w
+		}
+		if off == v || last {
+			return line, end + 1
+		}
+		// The line break: nothing when escaped; else a line feed per blank
+		// line that follows, or one space (a line feed in literal blocks and
+		// around more-indented lines of folded ones) when none does.
+		next := line + 1
+		for next <= len(l.lines) && blankFrom(lineAt(next), 0) {
+			next++
+		}
+		blanks := next - line - 1
+		switch {
+		case escapedBreak:
+		case n.Style&yaml.LiteralStyle != 0:
+			v += 1 + blanks
+		case n.Style&yaml.FoldedStyle != 0 && (indent(r) > bindent || indent(lineAt(next)) > bindent):
+			v += 1 + blanks
+		case blanks > 0:
+			v += blanks
+		default:
+			v++
+		}
+		if off < v {
+			return line, end + 1
+		}
+		line = next
+		start = bindent
+		if !block {
+			start = indent(lineAt(line))
 		}
 	}
 	return n.Line, n.Column

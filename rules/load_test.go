@@ -162,6 +162,67 @@ func TestLoadErrors(t *testing.T) {
 			"    once: every 4x",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": once: invalid duration "4x": want episode, ticket or every <duration> (e.g. every 4h)`}},
+		{"once every zero", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    once: every 0s",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:11: rule "a": once: every 0s is too short: want at least 1s`}},
+		{"once every below a second", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    once: every 500ms",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:11: rule "a": once: every 500ms is too short: want at least 1s`}},
+		{"once wrong type", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    once: 4h",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:11: rule "a": once: "4h": want episode, ticket or every <duration> (e.g. every 4h)`}},
+		{"rule as a flow mapping", ruleFile(
+			"  - {name: a, query: 'status:open', if: 'ticket.nope > 1', actions: [{note: hi}]}"), []string{
+			`f.yaml:4:49: rule "a": if: type ticket has no field nope`}},
+		{"template after escapes in double quotes", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			`      - note: "say \"hi\"\t{{ ticket.nope }}"`,
+			`      - alert: {channel: oncall, text: "caf\u00e9 {{ ticket.nope2 }}"}`), []string{
+			`f.yaml:7:38: rule "a": note: template: type ticket has no field nope`,
+			`f.yaml:8:61: rule "a": alert text: template: type ticket has no field nope2`}},
+		{"template after a doubled single quote", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - reply: 'it''s {{ ticket.nope }}'"), []string{
+			`f.yaml:7:33: rule "a": reply: template: type ticket has no field nope`}},
+		{"template in a folded block after a blank line", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - note: >",
+			"          line one",
+			"",
+			"          and {{ ticket.nope }}"), []string{
+			`f.yaml:10:25: rule "a": note: template: type ticket has no field nope`}},
+		{"template in a multi-line double-quoted scalar", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			`      - note: "one \`,
+			`          two`,
+			"",
+			`          three {{ ticket.nope }}"`), []string{
+			`f.yaml:10:27: rule "a": note: template: type ticket has no field nope`}},
+		{"template in a multi-line flow mapping", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - alert: {channel: oncall,",
+			"          text: \"x",
+			"            y {{ ticket.nope }}\"}"), []string{
+			`f.yaml:9:25: rule "a": alert text: template: type ticket has no field nope`}},
 		{"actions not a list", ruleFile(
 			"  - name: a",
 			"    query: status:open",
