@@ -47,6 +47,13 @@
 // next level, a new round, or exhaustion), Ack and Resolve stop it,
 // EscalateNow makes the next level due at once.
 //
+// When every level of every round was paged and nobody acknowledged, the
+// page is exhausted: paging stops, a private note on the ticket says so in
+// plain words (and how to acknowledge it late with /oncall ack N), the
+// chat is told through the Pager's optional StopNotifier so the card says
+// "nobody acknowledged", deskbot_oncall_exhausted_total counts it and a
+// warning is logged. A late acknowledgement is still recorded.
+//
 // The Escalator drives pages stored in a PageStore (store.Store implements
 // it on SQLite and PostgreSQL; MemStore is the in-process one). Every change
 // is an atomic compare-and-swap on the page's version, so of several

@@ -21,6 +21,15 @@ type Pager interface {
 	Page(ctx context.Context, r PageRequest) error
 }
 
+// StopNotifier is optionally implemented by a Pager. The Escalator hands
+// it a page that stopped without anyone clicking on its card: every level
+// and round paged and nobody acknowledged, or the ticket resolved. The chat
+// redraws the card (no buttons, and why it stopped), so that the people in
+// the on-call channel see it. Errors are logged; nothing is retried.
+type StopNotifier interface {
+	PageStopped(ctx context.Context, p Page) error
+}
+
 // PageRequest is one escalation step to deliver.
 type PageRequest struct {
 	Page     Page   // the page after the step was claimed
@@ -37,7 +46,8 @@ type PageRequest struct {
 
 // Desk is what the Escalator needs from the service desk.
 type Desk interface {
-	// AddNote adds a private note to a ticket (who acknowledged and when).
+	// AddNote adds a private note to a ticket: who acknowledged and when,
+	// or that nobody did.
 	AddNote(ctx context.Context, ticketID int64, body string) error
 	// TicketClosed reports whether the ticket is resolved or closed, checked
 	// before each escalation step so that a resolved ticket pages nobody.
@@ -204,7 +214,7 @@ func (e *Escalator) process(ctx context.Context, p Page, now time.Time) error {
 
 // processStats does the work of one due page.
 func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st *TickStats) error {
-	if p.NoteDue() {
+	if p.NoteDue() || p.ExhaustNoteDue() {
 		return e.note(ctx, p, now, st)
 	}
 	if p.Stopped() {
@@ -234,7 +244,11 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 		} else if closed {
 			q := p.Clone()
 			q.Resolve(now)
-			_, err := e.swap(ctx, q)
+			won, err := e.swap(ctx, q)
+			if won {
+				q.Version++
+				e.stopped(ctx, q)
+			}
 			return err
 		}
 	}
@@ -242,12 +256,15 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 	step, ok := q.Advance(pol, now)
 	if !ok {
 		won, err := e.swap(ctx, q)
-		if won && q.Exhausted {
-			st.Exhausted++
-			e.m.exhausted.WithLabelValues(p.Policy).Inc()
-			e.log.Warn("on-call page exhausted: nobody acknowledged", "page", p.Key, "ticket", p.TicketID, "policy", p.Policy)
+		if !won || err != nil || !q.Exhausted {
+			return err
 		}
-		return err
+		st.Exhausted++
+		e.m.exhausted.WithLabelValues(p.Policy).Inc()
+		e.log.Warn("on-call page exhausted: nobody acknowledged", "page", p.Key, "ticket", p.TicketID, "policy", p.Policy)
+		q.Version++
+		// Say so at once where people look: the ticket and the card.
+		return e.note(ctx, q, now, st)
 	}
 	q.Claim(now.Add(e.lease))
 	won, err := e.swap(ctx, q)
@@ -278,8 +295,14 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 	return err
 }
 
-// note writes the acknowledgement note of p, claimed like a step.
+// note writes the note due on p (the acknowledgement, or that nobody
+// acknowledged), claimed like a step so that replicas write it once.
 func (e *Escalator) note(ctx context.Context, p Page, now time.Time, st *TickStats) error {
+	exhausted := p.ExhaustNoteDue()
+	body := AckNote(p)
+	if exhausted {
+		body = ExhaustedNote(p, e.Config().Policy(p.Policy))
+	}
 	q := p.Clone()
 	q.Claim(now.Add(e.lease))
 	won, err := e.swap(ctx, q)
@@ -287,20 +310,45 @@ func (e *Escalator) note(ctx context.Context, p Page, now time.Time, st *TickSta
 		return err
 	}
 	if e.desk != nil {
-		if err := e.desk.AddNote(ctx, p.TicketID, AckNote(p)); err != nil {
-			_, _, uerr := e.update(ctx, p.Key, func(x *Page) bool {
-				if !x.NoteDue() {
-					return false
-				}
-				x.NextAt = now.Add(e.retry)
-				return true
-			})
-			return errors.Join(fmt.Errorf("note acknowledgement of page %s on ticket %d: %w", p.Key, p.TicketID, err), uerr)
+		if err := e.desk.AddNote(ctx, p.TicketID, body); err != nil {
+			_, _, uerr := e.update(ctx, p.Key, func(x *Page) bool { return x.NoteFailed(err.Error(), e.retry, now) })
+			return errors.Join(fmt.Errorf("note on ticket %d for page %s: %w", p.TicketID, p.Key, err), uerr)
 		}
 	}
 	st.Noted++
-	_, _, err = e.update(ctx, p.Key, func(x *Page) bool { return x.Noted(now) })
+	if !exhausted {
+		_, _, err = e.update(ctx, p.Key, func(x *Page) bool { return x.Noted(now) })
+		return err
+	}
+	cur, won, err := e.update(ctx, p.Key, func(x *Page) bool { return x.NotedExhausted(now) })
+	if won {
+		e.stopped(ctx, cur)
+	}
 	return err
+}
+
+// stopped tells the chat, if it listens, that p stopped without a click.
+func (e *Escalator) stopped(ctx context.Context, p Page) {
+	sn, ok := e.pager.(StopNotifier)
+	if !ok {
+		return
+	}
+	if err := sn.PageStopped(ctx, p); err != nil {
+		e.log.Warn("on-call: cannot show that the page stopped", "page", p.Key, "ticket", p.TicketID, "err", err)
+	}
+}
+
+// ExhaustedNote is the private note that records on the ticket that every
+// level and round of the policy was paged and nobody acknowledged; pol may
+// be nil (a policy removed since).
+func ExhaustedNote(p Page, pol *Policy) string {
+	s := fmt.Sprintf("On-call page NOT acknowledged: every level of policy %s was paged", p.Policy)
+	if pol != nil && pol.Repeat > 0 {
+		s += fmt.Sprintf(" %d times", pol.Repeat+1)
+	}
+	s += fmt.Sprintf(" (%d pages from %s), and nobody acknowledged. Paging has stopped: this ticket needs an owner; acknowledge with /oncall ack %d.",
+		p.Step, p.StartedAt.UTC().Format("2006-01-02 15:04 MST"), p.TicketID)
+	return s
 }
 
 // AckNote is the private note that records an acknowledgement on the
@@ -404,9 +452,10 @@ func (e *Escalator) ack(ctx context.Context, key, by, via string, now time.Time)
 	return p, true, nerr
 }
 
-// AckTicket acknowledges every page of ticket ticketID still escalating
-// (the /oncall ack N command) and returns them; none means there was
-// nothing to acknowledge.
+// AckTicket acknowledges every page of ticket ticketID that nobody has
+// acknowledged and whose ticket is not resolved, still escalating or
+// exhausted (the /oncall ack N command), and returns them; none means there
+// was nothing to acknowledge.
 func (e *Escalator) AckTicket(ctx context.Context, ticketID int64, by string, now time.Time) ([]Page, error) {
 	pages, err := e.store.TicketPages(ctx, ticketID)
 	if err != nil {
@@ -415,7 +464,7 @@ func (e *Escalator) AckTicket(ctx context.Context, ticketID int64, by string, no
 	var out []Page
 	var errs []error
 	for _, p := range pages {
-		if p.Stopped() {
+		if p.Acked() || p.Resolved() {
 			continue
 		}
 		q, ok, err := e.Ack(ctx, p.Key, by, now)
@@ -429,11 +478,15 @@ func (e *Escalator) AckTicket(ctx context.Context, ticketID int64, by string, no
 	return out, errors.Join(errs...)
 }
 
-// Resolve stops page key because its ticket was resolved at now.
+// Resolve stops page key because its ticket was resolved at now; the chat
+// (a StopNotifier) redraws the card.
 func (e *Escalator) Resolve(ctx context.Context, key string, now time.Time) (bool, error) {
-	_, won, err := e.update(ctx, key, func(q *Page) bool { return !q.Stopped() && q.Resolve(now) })
+	p, won, err := e.update(ctx, key, func(q *Page) bool { return !q.Stopped() && q.Resolve(now) })
 	if err != nil {
 		return false, fmt.Errorf("resolve: %w", err)
+	}
+	if won {
+		e.stopped(ctx, p)
 	}
 	return won, nil
 }

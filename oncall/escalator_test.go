@@ -36,9 +36,31 @@ var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
 // fakePager records every delivery; fail, when set, decides which fail.
 type fakePager struct {
-	mu   sync.Mutex
-	reqs []oncall.PageRequest
-	fail func(oncall.PageRequest) error
+	mu      sync.Mutex
+	reqs    []oncall.PageRequest
+	fail    func(oncall.PageRequest) error
+	stopped []string // PageStopped calls: "key exhausted|resolved"
+}
+
+// PageStopped implements oncall.StopNotifier.
+func (f *fakePager) PageStopped(_ context.Context, p oncall.Page) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	why := "exhausted"
+	if p.Resolved() {
+		why = "resolved"
+	}
+	if !p.Done {
+		why += " (not done)"
+	}
+	f.stopped = append(f.stopped, p.Key+" "+why)
+	return nil
+}
+
+func (f *fakePager) stops() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.stopped...)
 }
 
 func (f *fakePager) Page(_ context.Context, r oncall.PageRequest) error {
@@ -175,8 +197,25 @@ func TestEscalationThroughEveryLevel(t *testing.T) {
 	r.tick(t, 10*time.Hour)
 	expectSent(t, r.pager, want...)
 	got, _, _ := r.esc.Page(t.Context(), k)
-	if !got.Exhausted || !got.Done || got.Acked() {
-		t.Errorf("page = %+v; want exhausted and done", got)
+	if !got.Exhausted || !got.Done || got.Acked() || !got.ExhaustNoted {
+		t.Errorf("page = %+v; want exhausted, noted and done", got)
+	}
+	// People are told: a private note on the ticket, and the card redrawn.
+	wantNote := "On-call page NOT acknowledged: every level of policy it-urgent was paged 2 times (6 pages from 2026-03-02 12:00 UTC), " +
+		"and nobody acknowledged. Paging has stopped: this ticket needs an owner; acknowledge with /oncall ack 42."
+	if notes := r.desk.notesOf(42); len(notes) != 1 || notes[0] != wantNote {
+		t.Errorf("notes = %q; want [%q]", notes, wantNote)
+	}
+	if got := r.pager.stops(); len(got) != 1 || got[0] != k+" exhausted" {
+		t.Errorf("PageStopped calls = %q; want [%q]", got, k+" exhausted")
+	}
+	// Someone finally takes it: /oncall ack still works and is recorded.
+	acked, err := r.esc.AckTicket(t.Context(), 42, "bob@example.com", t0.Add(11*time.Hour))
+	if err != nil || len(acked) != 1 || acked[0].AckedBy != "bob@example.com" {
+		t.Fatalf("AckTicket after exhaustion = %+v, %v", acked, err)
+	}
+	if notes := r.desk.notesOf(42); len(notes) != 2 || !strings.HasPrefix(notes[1], "On-call page acknowledged by bob@example.com") {
+		t.Errorf("notes after the late ack = %q", notes)
 	}
 	req := r.pager.reqs[0]
 	if req.Channel != "#it-oncall" || req.TicketID != 42 || req.Text != "Urgent #42" || req.Target.Schedule != "it-primary" || req.Target.Kind != oncall.TargetPerson {
@@ -187,7 +226,7 @@ func TestEscalationThroughEveryLevel(t *testing.T) {
 	}
 	for name, want := range map[string]float64{
 		"deskbot_oncall_pages_total": 6, "deskbot_oncall_escalations_total": 5,
-		"deskbot_oncall_exhausted_total": 1, "deskbot_oncall_pages_started_total": 1, "deskbot_oncall_acks_total": 0,
+		"deskbot_oncall_exhausted_total": 1, "deskbot_oncall_pages_started_total": 1, "deskbot_oncall_acks_total": 1,
 	} {
 		if got := gather(t, r.reg, name); got != want {
 			t.Errorf("%s = %v; want %v", name, got, want)
@@ -323,6 +362,65 @@ func TestResolveStopsEscalation(t *testing.T) {
 	}
 	if len(r.desk.notesOf(42))+len(r.desk.notesOf(7)) != 0 {
 		t.Error("a resolution wrote an acknowledgement note")
+	}
+	// Both cards are told, once each.
+	if got := strings.Join(r.pager.stops(), ", "); got != "page-urgent/42/1 resolved, x/7/1 resolved" {
+		t.Errorf("PageStopped calls = %s", got)
+	}
+	// A click on Acknowledge after the resolution is refused, and says why.
+	p, ok, err := r.esc.Ack(t.Context(), "page-urgent/42/1", "alice@example.com", t0.Add(3*time.Hour))
+	if ok || err != nil || !p.Resolved() || p.Acked() {
+		t.Errorf("Ack of a resolved page = %v, %v, %+v; want refused", ok, err, p)
+	}
+	if acked, err := r.esc.AckTicket(t.Context(), 7, "alice@example.com", t0.Add(3*time.Hour)); len(acked) != 0 || err != nil {
+		t.Errorf("AckTicket of a resolved ticket = %d, %v; want nothing", len(acked), err)
+	}
+	if got := gather(t, r.reg, "deskbot_oncall_acks_total"); got != 0 {
+		t.Errorf("acks = %v; want 0", got)
+	}
+}
+
+// A note the desk refuses is retried with a doubling delay, then given up
+// rather than tried every tick forever (a deleted ticket).
+func TestNoteRetriesThenGivesUp(t *testing.T) {
+	r := newRig(t, nil)
+	r.desk.fail = errors.New("404 ticket not found")
+	if _, _, err := r.esc.Start(t.Context(), spec42, t0); err != nil {
+		t.Fatal(err)
+	}
+	const k = "page-urgent/42/1"
+	if _, _, err := r.esc.Ack(t.Context(), k, "alice@example.com", t0.Add(time.Minute)); err == nil {
+		t.Fatal("Ack hid the desk's error")
+	}
+	at := t0.Add(time.Minute)
+	var waits []time.Duration
+	for i := 0; i < 20; i++ {
+		p, _, _ := r.esc.Page(t.Context(), k)
+		if p.Done {
+			break
+		}
+		waits = append(waits, p.NextAt.Sub(at))
+		at = p.NextAt
+		if _, err := r.esc.Tick(t.Context(), at.Add(-time.Second)); err != nil {
+			t.Fatalf("tick before the retry: %v", err)
+		}
+		if _, err := r.esc.Tick(t.Context(), at); err == nil {
+			t.Fatal("a failed note retry reported no error")
+		}
+	}
+	want := []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 32 * time.Minute}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Errorf("retry delays = %v; want %v", waits, want)
+	}
+	p, _, _ := r.esc.Page(t.Context(), k)
+	if !p.Done || !p.AckNoted || p.NoteAttempts != oncall.MaxNoteAttempts {
+		t.Errorf("page = %+v; want done after %d attempts", p, oncall.MaxNoteAttempts)
+	}
+	if last := p.History[len(p.History)-1]; last.Kind != oncall.EventFailed || !strings.Contains(last.Detail, "gave up on the private note after 8 attempts: 404 ticket not found") {
+		t.Errorf("last event = %+v", last)
+	}
+	if len(r.pager.sent()) != 1 {
+		t.Errorf("the failed note paged: %q", r.pager.sent())
 	}
 }
 
@@ -499,6 +597,17 @@ func twoReplicas(t *testing.T, a, b oncall.PageStore) {
 		if err != nil || !ok || !p.Exhausted || p.Step != 6 {
 			t.Errorf("%s = step %d exhausted %v (%v); want 6 steps, exhausted", k, p.Step, p.Exhausted, err)
 		}
+	}
+	// Each ticket gets one note saying nobody acknowledged, and each card
+	// is redrawn once.
+	for i := range 12 {
+		id := int64(100 + i)
+		if n := len(ra.desk.notesOf(id)) + len(rb.desk.notesOf(id)); n != 1 {
+			t.Errorf("ticket %d: %d exhaustion notes; want 1", id, n)
+		}
+	}
+	if n := len(ra.pager.stops()) + len(rb.pager.stops()); n != 12 {
+		t.Errorf("%d PageStopped calls; want 12", n)
 	}
 	if len(ra.pager.sent()) == 0 || len(rb.pager.sent()) == 0 {
 		t.Logf("one replica did all the work (%d / %d)", len(ra.pager.sent()), len(rb.pager.sent()))

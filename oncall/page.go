@@ -61,6 +61,11 @@ const (
 	AckViaTake = "take" // the Take it button: the acknowledger was assigned the ticket
 )
 
+// MaxNoteAttempts is how many times a note (acknowledgement or exhaustion)
+// is tried, with a doubling delay, before the escalator gives up on it, so
+// that a deleted ticket does not cost the desk a request every tick forever.
+const MaxNoteAttempts = 8
+
 // MaxAttempts is how many times one step is tried when the chat refuses the
 // page before the escalation moves on to the next level, so that one
 // unreachable person never stalls it.
@@ -98,7 +103,12 @@ type Page struct {
 	AckNoted   bool      `json:"ack_noted,omitempty"`
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 	Exhausted  bool      `json:"exhausted,omitempty"`
-	Done       bool      `json:"done,omitempty"`
+	// ExhaustNoted is set once the ticket's private note says that nobody
+	// acknowledged (or the escalator gave up writing it).
+	ExhaustNoted bool `json:"exhaust_noted,omitempty"`
+	// NoteAttempts counts the failed tries of the note now due.
+	NoteAttempts int  `json:"note_attempts,omitempty"`
+	Done         bool `json:"done,omitempty"`
 
 	// Version counts the page's stored changes; the store swaps a page only
 	// when the version it holds is the one the caller read.
@@ -143,7 +153,7 @@ func (p *Page) Resolved() bool { return !p.ResolvedAt.IsZero() }
 func (p *Page) Stopped() bool { return p.Acked() || p.Resolved() || p.Exhausted }
 
 // Due reports whether the page has work at now: a step to take or retry,
-// or an acknowledgement note to write.
+// or a note (acknowledgement, exhaustion) to write.
 func (p *Page) Due(now time.Time) bool { return !p.Done && !now.Before(p.NextAt) }
 
 // Step is one escalation step: whom to page, at which level and round.
@@ -175,7 +185,8 @@ func (p *Page) Advance(pol *Policy, now time.Time) (Step, bool) {
 		level, round = 0, round+1
 	}
 	if round > pol.Repeat {
-		p.Exhausted, p.Done, p.Sending, p.Target = true, true, false, nil
+		// Not Done yet: the note saying that nobody acknowledged is due.
+		p.Exhausted, p.Sending, p.Target, p.NextAt, p.NoteAttempts = true, false, nil, now, 0
 		p.History = append(p.History, Event{At: now, Kind: EventExhausted, Level: p.Level, Round: p.Round,
 			Detail: fmt.Sprintf("every level of %s paged %d time(s), nobody acknowledged", pol.Name, pol.Repeat+1)})
 		return Step{}, false
@@ -236,13 +247,15 @@ func (p *Page) Failed(step int, reason string, retry time.Duration, now time.Tim
 
 // Ack records that by acknowledged the page at now and stops the
 // escalation; the acknowledgement note becomes due. Only the first
-// acknowledgement counts.
+// acknowledgement counts, and a page whose ticket was resolved has nothing
+// left to acknowledge. An exhausted page can still be acknowledged: the
+// note then records who finally took it.
 func (p *Page) Ack(by string, now time.Time) bool {
-	if p.Acked() {
+	if p.Acked() || p.Resolved() {
 		return false
 	}
 	p.AckedBy, p.AckedAt = by, now
-	p.Sending = false
+	p.Sending, p.NoteAttempts = false, 0
 	p.Done = false
 	p.NextAt = now
 	p.History = append(p.History, Event{At: now, Kind: EventAcked, Step: p.Step, Level: p.Level, Round: p.Round, By: by})
@@ -262,6 +275,49 @@ func (p *Page) Noted(now time.Time) bool {
 
 // NoteDue reports whether the acknowledgement note is still to be written.
 func (p *Page) NoteDue() bool { return p.Acked() && !p.AckNoted }
+
+// ExhaustNoteDue reports whether the note saying that nobody acknowledged
+// is still to be written.
+func (p *Page) ExhaustNoteDue() bool {
+	return p.Exhausted && !p.Acked() && !p.Resolved() && !p.ExhaustNoted
+}
+
+// NotedExhausted records that the exhaustion note reached the ticket; the
+// page is then done.
+func (p *Page) NotedExhausted(now time.Time) bool {
+	if !p.ExhaustNoteDue() {
+		return false
+	}
+	p.ExhaustNoted, p.Done = true, true
+	p.History = append(p.History, Event{At: now, Kind: EventNoted, Detail: "nobody acknowledged"})
+	return true
+}
+
+// NoteFailed records that the due note could not be written at now. It is
+// tried again after retry, doubled at each failure up to an hour; after
+// MaxNoteAttempts tries the escalator gives up on it and the page is done.
+func (p *Page) NoteFailed(reason string, retry time.Duration, now time.Time) bool {
+	if !p.NoteDue() && !p.ExhaustNoteDue() {
+		return false
+	}
+	p.NoteAttempts++
+	if p.NoteAttempts >= MaxNoteAttempts {
+		p.History = append(p.History, Event{At: now, Kind: EventFailed, Detail: fmt.Sprintf("gave up on the private note after %d attempts: %s", p.NoteAttempts, reason)})
+		if p.NoteDue() {
+			p.AckNoted = true
+		} else {
+			p.ExhaustNoted = true
+		}
+		p.Done = true
+		return true
+	}
+	wait := retry
+	for i := 1; i < p.NoteAttempts && wait < time.Hour; i++ {
+		wait *= 2
+	}
+	p.NextAt = now.Add(min(wait, time.Hour))
+	return true
+}
 
 // Resolve records that the ticket was resolved at now and stops the
 // escalation.

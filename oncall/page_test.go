@@ -42,11 +42,17 @@ func TestPageStateMachine(t *testing.T) {
 		t.Error("a resolved page advanced")
 	}
 	p.Sent(2, 5*time.Minute, t0.Add(5*time.Minute))
-	if _, ok := p.Advance(pol, t0.Add(10*time.Minute)); ok || !p.Exhausted || !p.Done {
+	// Exhausted: not done until the ticket's note says nobody acknowledged.
+	if _, ok := p.Advance(pol, t0.Add(10*time.Minute)); ok || !p.Exhausted || p.Done || !p.ExhaustNoteDue() || !p.Due(t0.Add(10*time.Minute)) {
 		t.Fatalf("after the last level: %+v", p)
 	}
-	// An acknowledgement after exhaustion still records who took it.
-	if !p.Ack("b@example.com", t0.Add(20*time.Minute)) || p.Done || !p.NoteDue() || !p.Due(t0.Add(20*time.Minute)) {
+	// A resolved ticket has nothing left to acknowledge.
+	if r := q.Clone(); r.Ack("b@example.com", t0.Add(7*time.Minute)) || r.Acked() {
+		t.Errorf("ack after resolve accepted: %+v", r)
+	}
+	// An acknowledgement after exhaustion still records who took it, and
+	// replaces the exhaustion note.
+	if !p.Ack("b@example.com", t0.Add(20*time.Minute)) || p.Done || !p.NoteDue() || p.ExhaustNoteDue() || !p.Due(t0.Add(20*time.Minute)) {
 		t.Errorf("ack after exhaustion: %+v", p)
 	}
 	if !p.Noted(t0.Add(20*time.Minute)) || !p.Done || p.Noted(t0.Add(21*time.Minute)) {
