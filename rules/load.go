@@ -232,6 +232,12 @@ func (l *loader) load(data []byte) (set *Set) {
 	}
 	firstAt := map[string]int{}
 	for _, item := range rules.Content {
+		if item.Kind == yaml.AliasNode && resolve(item).Kind == yaml.MappingNode {
+			// A whole rule repeated by an alias has the same name as the
+			// original: say so where the alias is, not at the original.
+			l.errNode(item, "rule: *%s repeats the rule of line %d, and rule names must be unique: copy the rule and rename it", item.Value, resolve(item).Line)
+			continue
+		}
 		r := l.loadRule(resolve(item), firstAt)
 		if r != nil {
 			r.plan, r.set = s.terms.plan(r.local), s

@@ -68,6 +68,10 @@ func TestLoadErrors(t *testing.T) {
 			"    query: status:open",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:7:11: rule "a": duplicate rule name "a" (first defined at line 4)`}},
+		{"rule repeated by an alias", ruleFile(
+			"  - &r {name: a, query: 'status:open', actions: [{note: hi}]}",
+			"  - *r"), []string{
+			`f.yaml:5:5: rule: *r repeats the rule of line 4, and rule names must be unique: copy the rule and rename it`}},
 		{"missing name query actions", ruleFile(
 			"  - every: 1m"), []string{
 			`f.yaml:4:5: rule without a name`,
