@@ -220,3 +220,53 @@ func TestWhoIsOnCall(t *testing.T) {
 		t.Errorf("RenderStatus(nil) = %q", got)
 	}
 }
+
+// Around every DST change of a year, in zones that change by an hour or by
+// half an hour, forwards and back, any rotation and a handoff inside the
+// changed hour: each instant has exactly one shift that contains it, and
+// consecutive shifts tile time without gaps, overlaps or empty shifts.
+func TestShiftsTileTimeAcrossDST(t *testing.T) {
+	for _, zone := range []string{"Europe/Zurich", "America/New_York", "Australia/Lord_Howe", "Australia/Sydney"} {
+		for _, rot := range []string{"1h", "5h", "12h", "1d", "1w"} {
+			for _, handoff := range []string{"00:00", "02:30", "01:45"} {
+				s := schedule(t, zone, rot, handoff, "2026-01-01", "")
+				for _, w := range dstWindows(t, s.Location, 2026) {
+					from, to := w.Add(-30*time.Hour), w.Add(30*time.Hour)
+					shifts := s.Shifts(from, to, 1000)
+					for i, sh := range shifts {
+						if !sh.End.After(sh.Start) {
+							t.Fatalf("%s %s %s: empty shift %+v", zone, rot, handoff, sh)
+						}
+						if i > 0 && !shifts[i-1].End.Equal(sh.Start) {
+							t.Fatalf("%s %s %s: shift %d ends %v, next starts %v", zone, rot, handoff, i-1, shifts[i-1].End, sh.Start)
+						}
+					}
+					for at := from; at.Before(to); at = at.Add(7 * time.Minute) {
+						sh := s.OnCall(at)
+						if at.Before(sh.Start) || !at.Before(sh.End) {
+							t.Fatalf("%s %s %s: OnCall(%v) = %v..%v does not contain it", zone, rot, handoff, at, sh.Start, sh.End)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// dstWindows returns the instants at which loc's UTC offset changes in year.
+func dstWindows(t *testing.T, loc *time.Location, year int) []time.Time {
+	t.Helper()
+	var out []time.Time
+	at := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
+	_, off := at.In(loc).Zone()
+	for ; at.Year() == year; at = at.Add(15 * time.Minute) {
+		if _, o := at.In(loc).Zone(); o != off {
+			out = append(out, at)
+			off = o
+		}
+	}
+	if len(out) != 2 {
+		t.Fatalf("%s: %d offset changes in %d; want 2", loc, len(out), year)
+	}
+	return out
+}
