@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -438,5 +439,78 @@ rules:
 	got, _ := e.sim.Desk.Ticket(tk.ID)
 	if want := []string{"vip", "network", "escalated"}; !slices.Equal(got.Tags, want) {
 		t.Fatalf("tags = %q, want %q: a rule's tags must add to the ticket's, not replace them", got.Tags, want)
+	}
+}
+
+// TestJobPerQueryAndInterval: rules with the same query and interval share
+// one job; the same query at another interval is a job of its own, polled
+// at its own pace; every job sends one filter search per workspace.
+func TestJobPerQueryAndInterval(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: fast-a
+    query: "status:open AND priority:4"
+    every: 1m
+    actions: [{note: "a"}]
+  - name: slow
+    query: "status:open AND priority:4"
+    every: 5m
+    actions: [{note: "slow"}]
+  - name: fast-b
+    query: "status:open AND priority:4"
+    every: 1m
+    actions: [{note: "b"}]
+`, WithWorkspaces(sdsim.DefaultWorkspaceID, 3))
+	e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
+	it := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "it", Priority: 4})
+	hr := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "hr", Priority: 4, WorkspaceID: 3})
+	e.sim.Desk.ResetRequests()
+	res := e.runOnce()
+	if len(res) != 2 || res[0].Job != "fast-a+1" || strings.Join(res[0].Rules, ",") != "fast-a,fast-b" ||
+		res[1].Job != "slow" || strings.Join(res[1].Rules, ",") != "slow" {
+		t.Fatalf("jobs %+v, want fast-a+1 (fast-a, fast-b) and slow", res)
+	}
+	byWorkspace := map[string]int{}
+	for _, r := range e.sim.Desk.Requests() {
+		if r.Path == "/api/v2/tickets/filter" {
+			q, _ := url.ParseQuery(r.RawQuery)
+			byWorkspace[q.Get("workspace_id")]++
+		}
+	}
+	want := map[string]int{fmt.Sprint(sdsim.DefaultWorkspaceID): 2, "3": 2}
+	if fmt.Sprint(byWorkspace) != fmt.Sprint(want) {
+		t.Errorf("filter searches by workspace %v, want %v (one per job and workspace)", byWorkspace, want)
+	}
+	for _, id := range []int64{it.ID, hr.ID} {
+		for _, note := range []string{"a\n", "b\n", "slow\n"} {
+			if n := len(e.notesWith(id, note)); n != 1 {
+				t.Errorf("ticket %d: %d notes %q, want 1", id, n, note)
+			}
+		}
+	}
+
+	// Scheduled: each job at its own interval.
+	if err := e.s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.s.Stop(context.Background()) })
+	waitFor(t, "the first scheduled cycles", 20*time.Second, func() bool {
+		for _, j := range e.s.Ready().Jobs {
+			if j.LastComplete.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+	next := map[string]time.Duration{}
+	for _, j := range e.s.jobs {
+		at, err := j.gj.NextRun()
+		if err != nil {
+			t.Fatal(err)
+		}
+		next[j.name] = at.Sub(t0)
+	}
+	if next["fast-a+1"] != time.Minute || next["slow"] != 5*time.Minute {
+		t.Errorf("next runs after start %v, want fast-a+1 in 1m and slow in 5m", next)
 	}
 }
