@@ -274,6 +274,17 @@ func (p *chatPager) Page(ctx context.Context, r oncall.PageRequest) error {
 	return p.chat.Page(ctx, r)
 }
 
+// PageStopped hands a page that stopped without a click (nobody acknowledged,
+// or the ticket was resolved) to the transport, when it can redraw the card.
+func (p *chatPager) PageStopped(ctx context.Context, pg oncall.Page) error {
+	if n, ok := p.chat.(oncall.StopNotifier); ok {
+		return n.PageStopped(ctx, pg)
+	}
+	return nil
+}
+
+var _ oncall.StopNotifier = (*chatPager)(nil)
+
 // chatNotifier fits a chat transport to the scheduler's Notifier (and its
 // optional AlertChecker, so resumed firings never post an alert twice).
 type chatNotifier struct{ chat chatTransport }
