@@ -32,10 +32,6 @@ type wsConn struct {
 
 // writeJSON sends one text frame.
 func (c *wsConn) writeJSON(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	select {
@@ -43,8 +39,18 @@ func (c *wsConn) writeJSON(v any) error {
 		return errConnClosed
 	default:
 	}
-	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-	return c.ws.WriteMessage(websocket.TextMessage, b)
+	return writeFrame(c.ws, v)
+}
+
+// writeFrame sends one text frame on a socket whose write lock the caller
+// holds.
+func writeFrame(ws *websocket.Conn, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_ = ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return ws.WriteMessage(websocket.TextMessage, b)
 }
 
 // errConnClosed reports a write on a connection already closed by the fake.
@@ -84,8 +90,21 @@ func (s *Server) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 		return // Upgrade has answered the client
 	}
 	c := &wsConn{ws: ws, done: make(chan struct{})}
+	// Register the connection before its hello is written, holding the
+	// write lock: a client that saw hello can be disconnected at once
+	// (Disconnect must find the connection), and no envelope can overtake
+	// the hello.
+	c.writeMu.Lock()
 	s.mu.Lock()
-	n := len(s.conns) + 1
+	if s.closed {
+		s.mu.Unlock()
+		c.writeMu.Unlock()
+		c.close(websocketGoingAway)
+		return
+	}
+	s.conns = append(s.conns, c)
+	s.connsOpened++
+	n := len(s.conns)
 	s.mu.Unlock()
 	hello := map[string]any{
 		"type":            "hello",
@@ -93,18 +112,14 @@ func (s *Server) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 		"debug_info":      map[string]any{"host": "slackfake", "build_number": 1, "approximate_connection_time": 18060},
 		"connection_info": map[string]any{"app_id": s.cfg.appID},
 	}
-	if err := c.writeJSON(hello); err != nil {
+	err = writeFrame(ws, hello)
+	c.writeMu.Unlock()
+	if err != nil {
 		c.close(websocketGoingAway)
+		s.removeConn(c)
 		return
 	}
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		c.close(websocketGoingAway)
-		return
-	}
-	s.conns = append(s.conns, c)
-	s.connsOpened++
 	s.notifyLocked()
 	s.mu.Unlock()
 
@@ -190,7 +205,7 @@ func (s *Server) ConnectionsOpened() int {
 }
 
 // WaitConnected waits until at least n connections are open (each has
-// received its hello).
+// been sent its hello, or is being sent it: nothing overtakes a hello).
 func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	return s.waitFor(ctx, fmt.Sprintf("%d socket-mode connections", n), func() bool { return len(s.conns) >= n })
 }

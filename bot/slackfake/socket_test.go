@@ -306,6 +306,11 @@ func TestDisconnectMakesClientReconnect(t *testing.T) {
 	c := startClient(t, srv, srv.AppToken())
 	ctx := testCtx(t)
 	_, first := c.waitEvent(t, 0, isType(socketmode.EventTypeConnected))
+	// slack-go reports Connected once the websocket is dialled, which can
+	// be before the fake has registered the connection.
+	if err := srv.WaitConnected(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
 
 	srv.Disconnect()
 	evt, _ := c.waitEvent(t, first+1, isType(socketmode.EventTypeConnected))
