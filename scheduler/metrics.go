@@ -56,7 +56,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"job", "reason"}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_decisions_total",
-			Help: "Decisions by rule and outcome (fired, already_fired, claimed_elsewhere, stale, error, failed, dry_run, deferred).",
+			Help: "Decisions by rule and outcome (fired, already_fired, stale, error, failed, dry_run, deferred).",
 		}, []string{"rule", "outcome"}),
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_actions_total",

@@ -127,6 +127,37 @@ rules:
 	}
 }
 
+// TestOpenStatusesRefreshPeriodically: a custom status added on the desk
+// joins status:open once the refresh interval has passed, without a ticket
+// having to show it first, and not before.
+func TestOpenStatusesRefreshPeriodically(t *testing.T) {
+	e := newEnv(t, urgentRules, WithStatusRefresh(10*time.Minute))
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
+	e.runOnce()
+	e.sim.Desk.AddStatus(8, "Awaiting parts")
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.Status = 8 })
+	e.clk.Advance(9 * time.Minute)
+	e.runOnce()
+	if got := e.s.statuses.current(); slices.Contains(got, 8) {
+		t.Fatalf("open statuses %v re-read before the refresh interval", got)
+	}
+	e.clk.Advance(2 * time.Minute)
+	e.sim.Desk.ResetRequests()
+	e.runOnce()
+	if got := e.s.statuses.current(); !slices.Contains(got, 8) {
+		t.Fatalf("open statuses %v after the refresh interval, want 8 among them", got)
+	}
+	var filterQuery string
+	for _, r := range e.sim.Desk.Requests() {
+		if r.Path == "/api/v2/tickets/filter" {
+			filterQuery, _ = url.QueryUnescape(r.RawQuery)
+		}
+	}
+	if !strings.Contains(filterQuery, "status:8") {
+		t.Errorf("filter query %q does not poll the new open status", filterQuery)
+	}
+}
+
 func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
