@@ -15,6 +15,7 @@ type metrics struct {
 	cycleRequests *prometheus.GaugeVec     // job
 	lastComplete  *prometheus.GaugeVec     // job
 	truncated     *prometheus.CounterVec   // job
+	shifted       *prometheus.CounterVec   // job
 	skipped       *prometheus.CounterVec   // job, reason
 	decisions     *prometheus.CounterVec   // rule, outcome
 	actions       *prometheus.CounterVec   // kind, outcome
@@ -49,6 +50,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		truncated: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_truncated_results_total",
 			Help: "Filter results cut short by the page cap.",
+		}, []string{"job"}),
+		shifted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_shifted_results_total",
+			Help: "Filter results that changed while they were paged (a ticket may have been skipped); episodes missing from such a poll stay open.",
 		}, []string{"job"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_skipped_runs_total",
@@ -94,7 +99,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.stretch.Set(1)
 	m.rateRemaining.Set(-1)
 	if reg != nil {
-		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.truncated, m.skipped,
+		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.truncated, m.shifted, m.skipped,
 			m.decisions, m.actions, m.episodesEnded, m.cascades, m.pages, m.ticks, m.rateRemaining, m.stretch, m.plannedRPM)
 	}
 	return m

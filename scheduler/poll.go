@@ -135,9 +135,10 @@ func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
 	}
 	var tickets []*sdclient.Ticket
 	seen := map[int64]bool{}
-	complete := true
+	complete, shifted := true, false
 	for _, ws := range workspaces {
-		got, err := s.fetch(ctx, cy, query, ws)
+		got, moved, err := s.fetch(ctx, cy, query, ws)
+		shifted = shifted || moved
 		for _, t := range got {
 			if !seen[t.ID] {
 				seen[t.ID] = true
@@ -157,6 +158,24 @@ func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
 		}
 	}
 	res.Tickets = len(tickets)
+	// A result that changed while it was paged may have hidden a ticket
+	// that still matches: keep the episodes of the tickets the previous
+	// poll saw open for one more poll instead of ending them on this one.
+	var kept []int64
+	if complete {
+		if shifted {
+			for id := range j.prevSeen {
+				if !seen[id] {
+					kept = append(kept, id)
+					seen[id] = true
+				}
+			}
+			s.m.shifted.WithLabelValues(j.name).Inc()
+			cy.log.Info("the result changed while paging; episodes of tickets missing since the last poll stay open",
+				slog.Int("kept", len(kept)))
+		}
+		j.prevSeen = seen
+	}
 	for _, t := range tickets {
 		if s.statuses.notice(t) {
 			cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", t.ID), slog.Int("status", t.Status))
@@ -170,10 +189,11 @@ func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
 		if !complete || s.cfg.dryRun {
 			continue
 		}
-		matching := make([]int64, 0, len(ds))
+		matching := make([]int64, 0, len(ds)+len(kept))
 		for _, d := range ds {
 			matching = append(matching, d.TicketID) // an if that failed counts as matching: never end on an error
 		}
+		matching = append(matching, kept...)
 		n, err := s.ledger.EndEpisodes(ctx, r.Name, matching, cy.now)
 		if err != nil {
 			complete = false
@@ -193,30 +213,39 @@ func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
 
 // fetch pages through one filter search in one workspace until the total
 // was seen or a short or empty page arrives (never assuming a page size).
-// A page cap that leaves tickets unread is an error wrapping
+// shifted is true when the result changed under the paging (the total
+// changed, or a ticket came twice), so that a ticket may have been
+// skipped. A page cap that leaves tickets unread is an error wrapping
 // sdclient.ErrTruncated. The tickets read before an error are returned.
-func (s *Scheduler) fetch(ctx context.Context, cy *cycle, query string, ws *int64) ([]*sdclient.Ticket, error) {
-	var out []*sdclient.Ticket
+func (s *Scheduler) fetch(ctx context.Context, cy *cycle, query string, ws *int64) (out []*sdclient.Ticket, shifted bool, err error) {
 	seen := map[int64]bool{}
-	pageSize := 0
+	pageSize, total := 0, -1
 	for page := 1; ; page++ {
 		p, resp, err := s.desk.FilterTickets(ctx, query, &sdclient.FilterOptions{WorkspaceID: ws, Page: page})
 		s.count(cy, resp, err)
 		if err != nil {
-			return out, fmt.Errorf("poll %s page %d: %w", wsName(ws), page, err)
+			return out, shifted, fmt.Errorf("poll %s page %d: %w", wsName(ws), page, err)
 		}
+		if total >= 0 && p.Total != total {
+			shifted = true
+		}
+		total = p.Total
 		for _, t := range p.Tickets {
-			if t != nil && !seen[t.ID] {
+			switch {
+			case t == nil:
+			case seen[t.ID]:
+				shifted = true
+			default:
 				seen[t.ID] = true
 				out = append(out, t)
 			}
 		}
 		pageSize = max(pageSize, len(p.Tickets))
 		if len(p.Tickets) == 0 || len(p.Tickets) < pageSize || len(seen) >= p.Total {
-			return out, nil
+			return out, shifted, nil
 		}
 		if s.cfg.maxPages > 0 && page >= s.cfg.maxPages {
-			return out, fmt.Errorf("poll %s: stopped after %d pages with %d of %d tickets: %w",
+			return out, shifted, fmt.Errorf("poll %s: stopped after %d pages with %d of %d tickets: %w",
 				wsName(ws), page, len(seen), p.Total, sdclient.ErrTruncated)
 		}
 	}

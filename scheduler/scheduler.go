@@ -133,6 +133,8 @@ type job struct {
 	gj    gocron.Job // once added
 
 	run sync.Mutex // held while a cycle runs
+	// prevSeen is the tickets the last complete poll saw (guarded by run).
+	prevSeen map[int64]bool
 
 	stat         sync.Mutex
 	lastStart    time.Time

@@ -545,3 +545,77 @@ rules:
 		t.Errorf("next runs after start %v, want fast-a+1 in 1m and slow in 5m", next)
 	}
 }
+
+// shiftDesk runs hook once, right after the first filter page of a poll
+// has been read: the desk's result changes under the paging.
+type shiftDesk struct {
+	Desk
+	hook func()
+}
+
+func (d *shiftDesk) FilterTickets(ctx context.Context, query string, opts *sdclient.FilterOptions) (*sdclient.FilterPage, *sdclient.Response, error) {
+	p, resp, err := d.Desk.FilterTickets(ctx, query, opts)
+	if opts.Page == 1 && d.hook != nil {
+		d.hook()
+		d.hook = nil
+	}
+	return p, resp, err
+}
+
+// TestResultShiftingWhilePagingEndsNoEpisode: a ticket leaving the result
+// while the scheduler pages through it shifts the later pages up, so one
+// ticket that still matches is never seen. Its episode must not end on
+// that poll, or the next poll would fire the rule on it again.
+func TestResultShiftingWhilePagingEndsNoEpisode(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	var ids []int64
+	for i := range 35 { // two filter pages of 30
+		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
+	}
+	d := &shiftDesk{Desk: ClientDesk(e.client)}
+	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.RunOnce(t.Context()); err != nil || !allComplete(res) || res[0].Fired != 35 {
+		t.Fatalf("first cycle: %+v %v, want 35 fired", res, err)
+	}
+	// Between the pages of the second poll, the first ticket on page 1 is
+	// assigned: it leaves the result, and page 2 starts one ticket later.
+	first := -1
+	d.hook = func() {
+		p, _, err := e.client.Tickets.Filter(t.Context(), "priority:4 AND agent_id:0", nil)
+		if err != nil || len(p.Tickets) == 0 {
+			t.Errorf("peek at page 1: %v", err)
+			return
+		}
+		id := p.Tickets[0].ID
+		first = slices.Index(ids, id)
+		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	}
+	var ended []int
+	for range 3 {
+		e.clk.Advance(time.Minute)
+		res, err := s.RunOnce(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended = append(ended, res[0].Ended)
+	}
+	if first < 0 {
+		t.Fatal("the hook never ran")
+	}
+	// The assigned ticket's episode ends on the next, steady poll.
+	if !slices.Equal(ended, []int{0, 1, 0}) {
+		t.Errorf("episodes ended per cycle %v, want [0 1 0]", ended)
+	}
+	if got := metricValue(t, s.m.shifted.WithLabelValues("page-urgent")); got != 1 {
+		t.Errorf("shifted results metric = %v, want 1", got)
+	}
+	for i, id := range ids {
+		want := 1
+		if n := len(e.notif.forTicket(id)); n != want {
+			t.Errorf("ticket %d (#%d): %d alerts, want %d", id, i, n, want)
+		}
+	}
+}
