@@ -255,7 +255,11 @@ func (r *Router) run(ctx context.Context, name string, f func(context.Context) (
 	defer func() {
 		if v := recover(); v != nil {
 			r.log.Error("command panicked", "command", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			resp = failed(fmt.Sprintf("something went wrong running /%s; it has been logged", name))
+			what := "/" + name
+			if b, ok := strings.CutPrefix(name, "button "); ok {
+				what = "the button " + b
+			}
+			resp = failed(panicText(what))
 		}
 	}()
 	resp, err := f(ctx)
@@ -266,6 +270,11 @@ func (r *Router) run(ctx context.Context, name string, f func(context.Context) (
 }
 
 func failed(text string) Response { return Response{Text: text, Failed: true} }
+
+// panicText answers a command whose handler panicked.
+func panicText(what string) string {
+	return fmt.Sprintf("something went wrong running %s; it has been logged", what)
+}
 
 // refusal is an answer that is an expected "no", not a failure to log.
 type refusal struct{ msg string }

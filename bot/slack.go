@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -306,7 +308,9 @@ func (s *Slack) event(ctx context.Context, sm *socketmode.Client, evt socketmode
 			return
 		}
 		sm.Ack(*evt.Request)
-		s.spawn(ctx, evt.Request, func(ctx context.Context) { s.slash(ctx, cmd) })
+		s.spawn(ctx, evt.Request, func(ctx context.Context) { s.slash(ctx, cmd) }, func(ctx context.Context) {
+			s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(panicText(cmd.Command)), false)
+		})
 	case socketmode.EventTypeInteractive:
 		cb, ok := evt.Data.(slack.InteractionCallback)
 		if !ok || evt.Request == nil {
@@ -324,10 +328,14 @@ func (s *Slack) event(ctx context.Context, sm *socketmode.Client, evt socketmode
 				return
 			}
 			sm.Ack(*evt.Request)
-			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.submit(ctx, cb, v) })
+			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.submit(ctx, cb, v) }, func(ctx context.Context) {
+				s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(panicText("/ticket new")), false)
+			})
 		case slack.InteractionTypeBlockActions:
 			sm.Ack(*evt.Request)
-			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.click(ctx, cb) })
+			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.click(ctx, cb) }, func(ctx context.Context) {
+				s.answer(ctx, "", cmp.Or(cb.Channel.ID, cb.Container.ChannelID), cb.User.ID, failed(panicText("that button")), false)
+			})
 		default:
 			sm.Ack(*evt.Request)
 		}
@@ -339,11 +347,29 @@ func (s *Slack) event(ctx context.Context, sm *socketmode.Client, evt socketmode
 }
 
 // spawn runs f in its own goroutine after dropping a redelivered envelope.
-func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, f func(context.Context)) {
+// A panic in f (the router recovers its own; this catches the transport's)
+// is logged and answered with sorry, which may be nil, and the bot stays up.
+func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, f func(context.Context), sorry func(context.Context)) {
 	id, retry := req.EnvelopeID, req.RetryAttempt
 	s.wg.Go(func() {
 		// The work outlives the connection it came on, but not shutdown.
 		ctx := context.WithoutCancel(ctx)
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			s.log.Error("envelope handler panicked", "envelope", id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if sorry == nil {
+				return
+			}
+			defer func() {
+				if v := recover(); v != nil {
+					s.log.Error("answering a panicked envelope panicked too", "envelope", id, "panic", fmt.Sprint(v))
+				}
+			}()
+			sorry(ctx)
+		}()
 		dup, err := s.envelopes.SeenEnvelope(ctx, id, s.now(), s.dedupTTL)
 		if err != nil {
 			s.log.Warn("envelope de-duplication failed; handling it anyway", "envelope", id, "err", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -252,6 +253,9 @@ func TestSlackDeskErrors(t *testing.T) {
 	h.fdesk.mu.Unlock()
 	if r := h.slash("UALICE", "/ticket", "note 42 boom"); !strings.Contains(r.Text, "something went wrong running /ticket note; it has been logged") {
 		t.Errorf("panic answer %q", r.Text)
+	}
+	if !h.logs.has("command panicked command=ticket note panic=fake desk exploded in note") {
+		t.Error("the panic was not logged")
 	}
 	h.fdesk.mu.Lock()
 	h.fdesk.panicOn = ""
@@ -541,5 +545,146 @@ func TestNewSlackOptions(t *testing.T) {
 	}
 	if _, err := NewSlack(r, log, "xoxb-1", "xapp-2", WithSlackAPIURL("slack.example.com/api")); err == nil {
 		t.Error("bad API URL accepted")
+	}
+}
+
+// countingDesk counts the tickets one bot instance created.
+type countingDesk struct {
+	Desk
+	mu      sync.Mutex
+	created int
+}
+
+func (d *countingDesk) CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error) {
+	d.mu.Lock()
+	d.created++
+	d.mu.Unlock()
+	return d.Desk.CreateTicket(ctx, t)
+}
+
+func (d *countingDesk) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.created
+}
+
+// TestSlackRedeliveryAcrossReplicas runs two bot instances on two socket
+// connections sharing one envelope store, as two replicas would: Slack
+// redelivers a /ticket new to the other connection, and the ticket is
+// still created once.
+func TestSlackRedeliveryAcrossReplicas(t *testing.T) {
+	shared := &MemoryEnvelopes{}
+	fdesk := newFakeDesk()
+	deskA := &countingDesk{Desk: fdesk}
+	h := newE2E(t, deskA, nil, WithEnvelopeStore(shared))
+
+	deskB := &countingDesk{Desk: fdesk}
+	logsB := &recordLogs{}
+	rB, err := NewRouter(deskB, slog.New(logsB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sB, err := NewSlack(rB, slog.New(logsB), h.fake.BotToken(), h.fake.AppToken(), WithSlackAPIURL(h.fake.APIURL()), WithEnvelopeStore(shared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sB.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("replica B: %v", err)
+		}
+	})
+	if err := h.fake.WaitConnected(h.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+
+	env := h.send(slackfake.SlashCommand{Command: "/ticket", Text: "new Only once", UserID: "UCAROL", ChannelID: "C0DESK"})
+	h.response(env)
+	// The fake hands envelopes to its connections in turn: the redelivery
+	// goes to the replica that did not run the command.
+	again, err := h.fake.Redeliver(h.ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.WaitAck(h.ctx); err != nil {
+		t.Fatalf("redelivery not acked: %v", err)
+	}
+	ran, other := deskA, logsB
+	if deskB.count() == 1 {
+		ran, other = deskB, h.logs
+	}
+	dropped := "dropped a redelivered envelope envelope=" + env.ID
+	for !other.has(dropped) {
+		select {
+		case <-h.ctx.Done():
+			t.Fatalf("the other replica did not drop the redelivery (creates: A %d, B %d)", deskA.count(), deskB.count())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if a, b := deskA.count(), deskB.count(); a+b != 1 || ran.count() != 1 {
+		t.Fatalf("tickets created: replica A %d, replica B %d; want one in all", a, b)
+	}
+	if n := len(h.fake.Responses()); n != 1 {
+		t.Fatalf("%d answers, want 1", n)
+	}
+}
+
+// TestSlackModalOpensWhileDeskIsSlow: the new-ticket form must be opened
+// with views.open within the trigger's 3 s even when the desk takes 5 s to
+// list the groups; the form then comes without the group choice.
+func TestSlackModalOpensWhileDeskIsSlow(t *testing.T) {
+	d := newFakeDesk()
+	d.delay = 5 * time.Second
+	h := newE2E(t, d, nil)
+	env := h.send(slackfake.SlashCommand{Command: "/ticket", Text: "new", UserID: "UCAROL", ChannelID: "C0DESK"})
+	v, err := h.fake.WaitView(h.ctx, func(v slackfake.View) bool { return v.TriggerID == env.TriggerID })
+	if err != nil {
+		t.Fatalf("no view opened: %v (answers: %+v)", err, h.fake.Responses())
+	}
+	if v.CallbackID != formCallbackID || strings.Contains(string(v.Raw), `"block_id":"group"`) {
+		t.Fatalf("view %s", v.Raw)
+	}
+}
+
+// ackOnlyOnCall acknowledges every ticket with one page whose card the
+// transport then redraws.
+type ackOnlyOnCall struct {
+	OnCall
+	page oncall.Page
+}
+
+func (o ackOnlyOnCall) AckTicket(context.Context, int64, string, time.Time) ([]oncall.Page, error) {
+	return []oncall.Page{o.page}, nil
+}
+
+// TestSlackTransportPanicAnswered: a panic in the transport's own work
+// after the router answered (here: redrawing a page card while the desk
+// blows up) is logged, answered on the command's response_url, and the
+// bot stays up.
+func TestSlackTransportPanicAnswered(t *testing.T) {
+	page := oncall.Page{Key: "p1", TicketID: 42, Channel: oncallID, Policy: "it"}
+	h := newE2E(t, nil, []Option{WithOnCall(ackOnlyOnCall{page: page})})
+	h.slack.mu.Lock()
+	h.slack.cards[page.Key] = cardLoc{channel: oncallID, ts: "1.000001"}
+	h.slack.mu.Unlock()
+	h.fdesk.mu.Lock()
+	h.fdesk.panicOn = "ticket"
+	h.fdesk.mu.Unlock()
+
+	r := h.slash("UALICE", "/oncall", "ack 42")
+	if !strings.Contains(r.Text, "something went wrong running /oncall; it has been logged") {
+		t.Fatalf("answer %q", r.Text)
+	}
+	if !h.logs.has("envelope handler panicked") || !h.logs.has("fake desk exploded in ticket") {
+		t.Fatal("the panic was not logged")
+	}
+	h.fdesk.mu.Lock()
+	h.fdesk.panicOn = ""
+	h.fdesk.mu.Unlock()
+	if r := h.slash("UALICE", "/ticket", "show 42"); !strings.Contains(all(r), "Printer on fire") {
+		t.Fatalf("bot not up after a panic: %q", r.Text)
 	}
 }
