@@ -181,6 +181,19 @@ func (c *Console) Page(_ context.Context, r oncall.PageRequest) error {
 	return nil
 }
 
+// PageStopped implements oncall.StopNotifier: it prints why a page stopped
+// without anyone acknowledging it.
+func (c *Console) PageStopped(_ context.Context, p oncall.Page) error {
+	why := "nobody acknowledged; every level of " + p.Policy + " was paged"
+	if p.Resolved() {
+		why = "the ticket was resolved"
+	}
+	c.printf("PAGE STOPPED %s (ticket #%d): %s\n", p.Key, p.TicketID, why)
+	return nil
+}
+
+var _ oncall.StopNotifier = (*Console)(nil)
+
 // AlreadyAlerted reports whether this console printed the alert.
 func (c *Console) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
 	c.mu.Lock()

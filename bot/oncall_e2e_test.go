@@ -56,6 +56,10 @@ func (f *forwardPager) Page(ctx context.Context, r oncall.PageRequest) error {
 	return f.p.Load().Page(ctx, r)
 }
 
+func (f *forwardPager) PageStopped(ctx context.Context, p oncall.Page) error {
+	return f.p.Load().PageStopped(ctx, p)
+}
+
 // pageEnv is the whole on-call path: the desk simulator behind the real
 // client, a SQLite store, the rules, the scheduler, the escalator and the
 // Slack transport on slackfake, all on one injected clock.
@@ -424,5 +428,25 @@ func TestAlertPageKey(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("alertPageKey(%q) = %q, %v; want %q", in, got, ok, want)
 		}
+	}
+}
+
+func TestOnCallExhaustedPageCardSaysSo(t *testing.T) {
+	e := newPageEnv(t)
+	e.poll()
+	// Nobody acknowledges any level: alice (10m), bob (10m), the group (15m).
+	for range 8 {
+		e.tick(5 * time.Minute)
+	}
+	e.waitPage(func(p oncall.Page) bool { return p.Exhausted })
+	card := e.lastCard()
+	if !card.Updated {
+		t.Fatalf("the card was not redrawn when paging gave up: %+v", card)
+	}
+	if err := has(card, "Nobody acknowledged: every level of it-urgent was paged"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(card.Blocks), ActionPageEscalate) {
+		t.Fatal("an exhausted page card still offers Escalate now")
 	}
 }

@@ -176,6 +176,16 @@ func (s *Slack) findPageCard(ctx context.Context, key, channel string) (cardLoc,
 	return cardLoc{}, false, nil
 }
 
+// PageStopped implements oncall.StopNotifier: a page that stopped without
+// a click (nobody acknowledged, or the ticket was resolved) gets its card
+// redrawn without buttons, saying why, for the people in the channel.
+func (s *Slack) PageStopped(ctx context.Context, p oncall.Page) error {
+	s.refreshPage(ctx, p)
+	return nil
+}
+
+var _ oncall.StopNotifier = (*Slack)(nil)
+
 // refreshPage redraws the card of a page a command or another card
 // changed (e.g. /oncall ack N).
 func (s *Slack) refreshPage(ctx context.Context, p oncall.Page) {
