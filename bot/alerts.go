@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/slack-go/slack"
@@ -17,7 +16,7 @@ import (
 type AlertMessage struct {
 	Channel string // channel id or #name
 	Text    string // the rule's rendered text
-	Mention string // a Slack user (<@U..>, U.., e-mail), user group (<!subteam^S..>, S..), @here/@channel, or empty
+	Mention string // a Slack user (<@U..>, U.., e-mail), user group (<!subteam^S..>, S.., @handle), @here/@channel/@everyone, or empty
 	Ticket  *sdclient.Ticket
 	Rule    string // rule name
 	Key     string // unique per firing; AlreadyAlerted looks for it
@@ -56,30 +55,6 @@ var (
 	slackUserID  = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
 	slackGroupID = regexp.MustCompile(`^S[A-Z0-9]{2,}$`)
 )
-
-// mentionMarkup turns a rule's mention into Slack markup.
-func (s *Slack) mentionMarkup(ctx context.Context, m string) string {
-	m = strings.TrimSpace(m)
-	switch {
-	case m == "":
-		return ""
-	case strings.HasPrefix(m, "<") && strings.HasSuffix(m, ">"):
-		return m
-	case m == "@here" || m == "@channel" || m == "@everyone":
-		return "<!" + m[1:] + ">"
-	case slackUserID.MatchString(m):
-		return "<@" + m + ">"
-	case slackGroupID.MatchString(m):
-		return "<!subteam^" + m + ">"
-	case strings.Contains(m, "@") && !strings.HasPrefix(m, "@"):
-		u, err := s.api.GetUserByEmailContext(ctx, m)
-		if err == nil {
-			return "<@" + u.ID + ">"
-		}
-		s.log.Warn("mention: no Slack user with that e-mail", "email", m, "err", err)
-	}
-	return escape(m)
-}
 
 // Alert posts the alert card.
 func (s *Slack) Alert(ctx context.Context, m AlertMessage) error {

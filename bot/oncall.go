@@ -177,11 +177,16 @@ func (r *Router) PageCardContent(ctx context.Context, ticketID int64) *Card {
 	return c
 }
 
-func (r *Router) cmdOnCall(_ context.Context, _ *call) (Response, error) {
+func (r *Router) cmdOnCall(ctx context.Context, c *call) (Response, error) {
 	if r.oncall == nil {
 		return Response{Text: "on-call is not configured (no oncall: section in the rules file)"}, nil
 	}
-	return Response{Text: oncall.RenderStatus(r.oncall.WhoIsOnCall(r.now()))}, nil
+	st := r.oncall.WhoIsOnCall(r.now())
+	resp := Response{Text: oncall.RenderStatus(st)}
+	if m, ok := c.req.Users.(Mentioner); ok && len(st) > 0 {
+		resp.Markup = oncall.RenderStatusWith(st, func(member string) string { return m.MentionMember(ctx, member) })
+	}
+	return resp, nil
 }
 
 func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {

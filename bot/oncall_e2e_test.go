@@ -77,6 +77,12 @@ type pageEnv struct {
 
 func newPageEnv(t *testing.T) *pageEnv {
 	t.Helper()
+	return newPageEnvRules(t, pageRulesYAML)
+}
+
+// newPageEnvRules is newPageEnv over another rules file.
+func newPageEnvRules(t *testing.T, rulesYAML string) *pageEnv {
+	t.Helper()
 	clk := clockwork.NewFakeClockAt(pageT0)
 	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
 	t.Cleanup(sim.Close)
@@ -93,7 +99,7 @@ func newPageEnv(t *testing.T) *pageEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	set, err := rules.Load("rules.yaml", []byte(pageRulesYAML))
+	set, err := rules.Load("rules.yaml", []byte(rulesYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +347,8 @@ func TestOnCallEscalateNow(t *testing.T) {
 func TestOnCallCommands(t *testing.T) {
 	e := newPageEnv(t)
 	r := e.slash("UCAROL", "/oncall", "")
-	want := "it-primary: alice@example.com until Tue 2026-03-03 09:00 CET, then carol@example.com until Wed 2026-03-04 09:00 CET"
+	// Members given as e-mails of Slack users are shown as mentions.
+	want := "it-primary: <@UALICE> until Tue 2026-03-03 09:00 CET, then <@UCAROL> until Wed 2026-03-04 09:00 CET"
 	if r.Text != want {
 		t.Fatalf("/oncall = %q, want %q", r.Text, want)
 	}

@@ -32,6 +32,10 @@ type Response struct {
 	Text   string // the answer in words; also the notification fallback
 	Card   *Card  // an optional rich card
 	Public bool   // visible to the whole channel
+	// Markup, when set, is Text as chat markup (Slack mrkdwn, already
+	// escaped, with mentions) for transports that render it; the console
+	// shows Text.
+	Markup string
 	// Form asks the transport to open the new-ticket form instead.
 	Form *TicketForm
 	// Failed marks an error answer (usage, refusal, desk error).

@@ -37,6 +37,8 @@ type Slack struct {
 	maxWait   time.Duration
 	emailTTL  time.Duration
 	pingEvery time.Duration
+	groupTTL  time.Duration
+	groupWait time.Duration
 
 	ready atomic.Bool
 	team  atomic.Value // string: the team served
@@ -48,6 +50,7 @@ type Slack struct {
 	channels map[string]string         // channel name -> id
 	userIDs  map[string]cached[string] // users.lookupByEmail cache by lower-case e-mail
 	cards    map[string]cardLoc        // page key -> where its card is
+	groups   groupCache                // usergroups.list: @handle -> id
 }
 
 var (
@@ -200,6 +203,8 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 		maxWait:   cfg.maxWait,
 		emailTTL:  time.Hour,
 		pingEvery: cfg.pingEvery,
+		groupTTL:  defaultGroupTTL,
+		groupWait: defaultGroupWait,
 		emails:    make(map[string]cached[string]),
 		channels:  make(map[string]string),
 		userIDs:   make(map[string]cached[string]),
@@ -419,6 +424,9 @@ func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
 // chat.postEphemeral (or chat.postMessage when public).
 func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, resp Response, replace bool) {
 	text := escape(resp.Text)
+	if resp.Markup != "" {
+		text = resp.Markup
+	}
 	var blocks []slack.Block
 	if resp.Card != nil {
 		blocks = cardBlocks(resp.Card)

@@ -87,13 +87,11 @@ func (s *Slack) slackUser(ctx context.Context, id string) (string, error) {
 }
 
 // mention renders a page target as Slack markup: <@U...> for a person
-// found in Slack, <!subteam^S...> for a group, the plain name otherwise.
+// found in Slack, <!subteam^S...> for a group given by id or by a @handle
+// found in Slack, the plain name otherwise.
 func (s *Slack) mention(ctx context.Context, t oncall.Target) string {
-	switch {
-	case t.Kind == oncall.TargetGroup && slackGroupID.MatchString(t.ID):
-		return "<!subteam^" + t.ID + ">"
-	case t.Kind == oncall.TargetGroup:
-		return escape(t.ID)
+	if t.Kind == oncall.TargetGroup {
+		return s.groupMention(ctx, t.ID)
 	}
 	if id, err := s.slackUser(ctx, t.ID); err == nil {
 		return "<@" + id + ">"

@@ -142,6 +142,15 @@ func (c *Config) WhoIsOnCall(now time.Time) []Status {
 //
 //	it-primary: alice@example.com until Mon 2026-03-30 09:00 CEST, then bob@example.com
 func RenderStatus(st []Status) string {
+	return RenderStatusWith(st, func(member string) string { return member })
+}
+
+// RenderStatusWith is RenderStatus with every member written by mention,
+// so that a chat can show members as mentions (Slack's <@U...>) while the
+// console keeps the plain text. Besides what mention returns, the lines
+// hold only schedule names ([a-z0-9-]), times and words: nothing a chat
+// would read as markup.
+func RenderStatusWith(st []Status, mention func(member string) string) string {
 	if len(st) == 0 {
 		return "No on-call schedules are configured."
 	}
@@ -160,8 +169,8 @@ func RenderStatus(st []Status) string {
 			nextOver = " (override)"
 		}
 		fmt.Fprintf(&b, "%s: %s%s until %s, then %s%s until %s\n", x.Schedule,
-			x.Now.Member, over, x.Now.End.In(loc).Format("Mon 2006-01-02 15:04 MST"),
-			x.Next.Member, nextOver, x.Next.End.In(loc).Format("Mon 2006-01-02 15:04 MST"))
+			mention(x.Now.Member), over, x.Now.End.In(loc).Format("Mon 2006-01-02 15:04 MST"),
+			mention(x.Next.Member), nextOver, x.Next.End.In(loc).Format("Mon 2006-01-02 15:04 MST"))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -219,6 +219,21 @@ func TestWhoIsOnCall(t *testing.T) {
 	if got := oncall.RenderStatus(nil); got != "No on-call schedules are configured." {
 		t.Errorf("RenderStatus(nil) = %q", got)
 	}
+	// A chat renders members its own way; the rest of the lines is the same.
+	mention := func(m string) string {
+		if strings.HasPrefix(m, "U") {
+			return "<@" + m + ">"
+		}
+		return "[" + m + "]"
+	}
+	want = "it-primary: [carol@example.com] (override) until Mon 2026-03-30 09:00 CEST, then [alice@example.com] until Mon 2026-04-06 09:00 CEST\n" +
+		"network: <@U0NET1> until Sun 2026-03-29 20:00 EDT, then <@U0NET2> until Mon 2026-03-30 08:00 EDT"
+	if got := oncall.RenderStatusWith(st, mention); got != want {
+		t.Errorf("RenderStatusWith =\n%s\nwant\n%s", got, want)
+	}
+	if got := oncall.RenderStatusWith(nil, mention); got != "No on-call schedules are configured." {
+		t.Errorf("RenderStatusWith(nil) = %q", got)
+	}
 }
 
 // Around every DST change of a year, in zones that change by an hour or by

@@ -96,6 +96,17 @@ type Channel struct {
 	Name string
 }
 
+// UserGroup is a user group (Slack's "subteam") of the fake workspace,
+// listed by usergroups.list so that a bot can turn an @handle into the
+// group's id. Handle is without the '@'.
+type UserGroup struct {
+	ID       string
+	Handle   string
+	Name     string
+	Users    []string // member user ids, listed with include_users=true
+	Disabled bool     // listed only with include_disabled=true
+}
+
 // Option configures a Server.
 type Option func(*config)
 
@@ -112,6 +123,7 @@ type config struct {
 	clock        clockwork.Clock
 	users        []User
 	channels     []Channel
+	userGroups   []UserGroup
 }
 
 // WithBotToken sets the xoxb- token the Web API accepts.
@@ -150,6 +162,11 @@ func WithChannels(chs ...Channel) Option {
 	return func(c *config) { c.channels = append(c.channels, chs...) }
 }
 
+// WithUserGroups adds user groups at start-up (see AddUserGroup).
+func WithUserGroups(groups ...UserGroup) Option {
+	return func(c *config) { c.userGroups = append(c.userGroups, groups...) }
+}
+
 // Server is a running fake Slack. Its methods are safe for concurrent use.
 type Server struct {
 	// URL is the base URL of the fake, e.g. http://127.0.0.1:12345.
@@ -164,8 +181,9 @@ type Server struct {
 	closed  bool
 
 	users    map[string]User
-	channels map[string]Channel // by name, without '#'
-	ims      map[string]bool    // opened DM channel ids
+	groups   map[string]UserGroup // by id
+	channels map[string]Channel   // by name, without '#'
+	ims      map[string]bool      // opened DM channel ids
 
 	lastTS   time.Time
 	seq      int
@@ -211,6 +229,7 @@ func New(opts ...Option) *Server {
 		cfg:       cfg,
 		changed:   make(chan struct{}),
 		users:     map[string]User{},
+		groups:    map[string]UserGroup{},
 		channels:  map[string]Channel{},
 		ims:       map[string]bool{},
 		history:   map[string][]*storedMessage{},
@@ -227,6 +246,9 @@ func New(opts ...Option) *Server {
 	}
 	for _, c := range cfg.channels {
 		s.AddChannel(c)
+	}
+	for _, g := range cfg.userGroups {
+		s.AddUserGroup(g)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", s.serveAPI)
@@ -281,6 +303,16 @@ func (s *Server) AddUser(u User) {
 		u.Name = strings.ToLower(u.ID)
 	}
 	s.users[u.ID] = u
+}
+
+// AddUserGroup adds or replaces (by ID) a user group; a leading '@' of
+// Handle is dropped.
+func (s *Server) AddUserGroup(g UserGroup) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g.Handle = strings.TrimPrefix(g.Handle, "@")
+	g.Users = slices.Clone(g.Users)
+	s.groups[g.ID] = g
 }
 
 // AddChannel adds a named channel so "#name" resolves to its ID.

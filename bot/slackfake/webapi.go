@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"math"
 	"mime"
 	"net/http"
@@ -73,6 +74,7 @@ var apiMethods = map[string]apiHandler{
 	"auth.test":             (*Server).authTest,
 	"users.info":            (*Server).usersInfo,
 	"users.lookupByEmail":   (*Server).usersLookupByEmail,
+	"usergroups.list":       (*Server).usergroupsList,
 	"conversations.open":    (*Server).conversationsOpen,
 	"conversations.history": (*Server).conversationsHistory,
 	"chat.postMessage":      (*Server).chatPostMessage,
@@ -273,6 +275,40 @@ func (s *Server) usersLookupByEmail(r *apiRequest) (map[string]any, apiError) {
 		}
 	}
 	return nil, ErrUsersNotFound
+}
+
+// usergroupsList answers as Slack does: the workspace's groups sorted by
+// id, without disabled groups and member lists unless asked for.
+func (s *Server) usergroupsList(r *apiRequest) (map[string]any, apiError) {
+	withUsers := r.param("include_users") == "true" || r.param("include_users") == "1"
+	withDisabled := r.param("include_disabled") == "true" || r.param("include_disabled") == "1"
+	withCount := r.param("include_count") == "true" || r.param("include_count") == "1"
+	out := []map[string]any{}
+	for _, id := range slices.Sorted(maps.Keys(s.groups)) {
+		g := s.groups[id]
+		if g.Disabled && !withDisabled {
+			continue
+		}
+		j := map[string]any{
+			"id":           g.ID,
+			"team_id":      s.cfg.teamID,
+			"is_usergroup": true,
+			"name":         g.Name,
+			"handle":       g.Handle,
+			"date_delete":  0,
+		}
+		if g.Disabled {
+			j["date_delete"] = s.cfg.clock.Now().Unix()
+		}
+		if withUsers {
+			j["users"] = append([]string{}, g.Users...)
+		}
+		if withCount {
+			j["user_count"] = len(g.Users)
+		}
+		out = append(out, j)
+	}
+	return map[string]any{"usergroups": out}, ""
 }
 
 func (s *Server) conversationsOpen(r *apiRequest) (map[string]any, apiError) {

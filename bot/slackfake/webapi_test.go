@@ -412,3 +412,51 @@ func TestRawSocketProtocol(t *testing.T) {
 		t.Error("socket stayed open after the disconnect frame")
 	}
 }
+
+func TestUserGroupsList(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUserGroups(
+		slackfake.UserGroup{ID: "S0ONCALL", Handle: "@it-oncall", Name: "IT on call", Users: []string{"U0ALICE", "U0BOB"}},
+		slackfake.UserGroup{ID: "S0OLD", Handle: "old-team", Name: "Old team", Disabled: true},
+	))
+	srv.AddUserGroup(slackfake.UserGroup{ID: "S0NET", Handle: "network", Name: "Network"})
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+
+	gs, err := api.GetUserGroupsContext(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range gs {
+		got = append(got, g.ID+" @"+g.Handle+" "+g.Name+" "+strconv.Itoa(len(g.Users)))
+	}
+	if want := []string{"S0NET @network Network 0", "S0ONCALL @it-oncall IT on call 0"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("usergroups.list = %q, want %q (sorted by id, no disabled group, no members unless asked)", got, want)
+	}
+	gs, err = api.GetUserGroupsContext(ctx, slack.GetUserGroupsOptionIncludeUsers(true), slack.GetUserGroupsOptionIncludeDisabled(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 3 || gs[2].ID != "S0ONCALL" || strings.Join(gs[2].Users, ",") != "U0ALICE,U0BOB" || gs[1].ID != "S0OLD" || gs[1].DateDelete == 0 {
+		t.Errorf("usergroups.list with users and disabled = %+v", gs)
+	}
+	if _, err := webClient(srv, "xoxb-wrong").GetUserGroupsContext(ctx); slackErr(err) != slackfake.ErrInvalidAuth {
+		t.Errorf("usergroups.list with a wrong token: %v", err)
+	}
+	if _, err := webClient(srv, srv.AppToken()).GetUserGroupsContext(ctx); slackErr(err) != slackfake.ErrNotAllowedTokenType {
+		t.Errorf("usergroups.list with the app token: %v", err)
+	}
+	var calls int
+	for _, c := range srv.Calls() {
+		if c.Method == "usergroups.list" {
+			calls++
+			if c.Form.Get("token") != "" && c.Form.Get("token") != "REDACTED" {
+				t.Errorf("token recorded: %+v", c.Form)
+			}
+		}
+	}
+	if calls != 4 {
+		t.Errorf("%d usergroups.list calls recorded, want 4", calls)
+	}
+}
