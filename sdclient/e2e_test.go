@@ -5,9 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -366,4 +369,114 @@ func TestE2EErrorsAndRetries(t *testing.T) {
 
 func itoa(n int) string {
 	return string(rune('0'+n/100%10)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
+}
+
+// The reserve for interactive callers holds against the simulator's real
+// rate limiting: another integration spends the account, a background
+// request gets a 429 and everybody waits Retry-After on the (fake) clock;
+// later, with no more credits left than the reserve, background requests
+// hold back while interactive ones go, and no further 429 is spent.
+func TestE2EInteractiveAheadOfBackgroundThrough429(t *testing.T) {
+	// The client compares Retry-After with the context's (real) deadline:
+	// start the fake clock behind real time so that the fake waits fit.
+	clk := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
+	s := sdsim.NewServer(sdsim.WithClock(clk.Now), sdsim.WithRateLimit(20))
+	t.Cleanup(s.Close)
+	bgTicket := s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Subject: "background"})
+	inTicket := s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Subject: "interactive"})
+	c, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithClock(clk), sdclient.WithRatePerMinute(100),
+		sdclient.WithReserve(5), sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := c.Interactive()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+
+	// Another integration spends the whole budget: 10 credits now, 10 at +20s.
+	spend := func(n int) {
+		for range n {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v2/agents/me", nil)
+			req.SetBasicAuth(sdsim.DefaultAPIKey, "X")
+			res, err := s.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+		}
+	}
+	spend(10)
+	clk.Advance(20 * time.Second)
+	spend(10)
+	clk.Advance(10 * time.Second) // t=30s: the first credits come back at t=60s
+	count := func(path string, status int) int {
+		n := 0
+		for _, r := range s.Desk.Requests() {
+			if r.Path == path && r.Status == status {
+				n++
+			}
+		}
+		return n
+	}
+	bgPath := "/api/v2/tickets/" + strconv.FormatInt(bgTicket.ID, 10)
+	inPath := "/api/v2/tickets/" + strconv.FormatInt(inTicket.ID, 10)
+
+	get := func(cl *sdclient.Client, id int64) chan error {
+		ch := make(chan error, 1)
+		go func() { _, _, err := cl.Tickets.Get(ctx, id); ch <- err }()
+		return ch
+	}
+	// The background request meets the 429 (Retry-After 30) and sleeps on
+	// the clock; an interactive one started meanwhile waits for the pause
+	// too rather than spend another 429.
+	bg := get(c, bgTicket.ID)
+	if err := clk.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(bgPath, http.StatusTooManyRequests); n != 1 {
+		t.Fatalf("%d 429s for the background request, want 1", n)
+	}
+	in := get(ic, inTicket.ID)
+	if err := clk.BlockUntilContext(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(inPath, 0) + count(inPath, 200) + count(inPath, 429); n != 0 {
+		t.Fatalf("interactive request sent during the pause")
+	}
+	clk.Advance(30 * time.Second) // t=60s: Retry-After is over, 10 credits back
+	for _, ch := range []chan error{bg, in} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 8 credits are left, more than the reserve of 5: three interactive
+	// requests bring them down to it. Then background holds back while
+	// interactive requests still go.
+	for i := range 3 {
+		if _, _, err := ic.Tickets.Get(ctx, inTicket.ID); err != nil {
+			t.Fatalf("interactive request %d: %v", i, err)
+		}
+	}
+	bg = get(c, bgTicket.ID)
+	if err := clk.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, _, err := ic.Tickets.Get(ctx, inTicket.ID); err != nil {
+			t.Fatalf("interactive request %d in the reserve: %v", i, err)
+		}
+	}
+	if n := count(bgPath, http.StatusOK); n != 1 {
+		t.Fatalf("background request went into the reserve: %d served", n)
+	}
+	clk.Advance(time.Minute) // the desk's window has rolled
+	if err := <-bg; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(bgPath, http.StatusTooManyRequests) + count(inPath, http.StatusTooManyRequests); n != 1 {
+		t.Errorf("%d 429s in all, want only the first", n)
+	}
+	if n := count(inPath, http.StatusOK); n != 8 {
+		t.Errorf("%d interactive requests served, want 8", n)
+	}
 }

@@ -192,12 +192,14 @@ func (l *limiter) observe(r Rate) {
 	l.dispatchLocked(now)
 }
 
-// pause stops every request from starting for d (after a 429).
-func (l *limiter) pause(d time.Duration) {
+// pause stops every request from starting for d (after a 429) and returns
+// the (clock) time the pause ends, for resume.
+func (l *limiter) pause(d time.Duration) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.clock.Now()
-	if until := now.Add(d); until.After(l.pausedUntil) {
+	until := now.Add(d)
+	if until.After(l.pausedUntil) {
 		l.pausedUntil = until
 	}
 	// The 429's Retry-After, not its Remaining: 0, says when the desk's
@@ -205,6 +207,25 @@ func (l *limiter) pause(d time.Duration) {
 	if l.deskUntil.After(l.pausedUntil) {
 		l.deskUntil = l.pausedUntil
 	}
+	return until
+}
+
+// resume ends a pause that ended by until, once the request that got the
+// 429 has waited its Retry-After through the client's sleep (which tests
+// replace): the wait is not served twice, once by the sleep and again on
+// the clock. A later, longer pause (another 429) stays.
+func (l *limiter) resume(until time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pausedUntil.After(until) {
+		return
+	}
+	l.pausedUntil = time.Time{}
+	// The desk's window rolled with the Retry-After (see pause).
+	if !l.deskUntil.IsZero() && !l.deskUntil.After(until) {
+		l.deskUntil = time.Time{}
+	}
+	l.dispatchLocked(l.clock.Now())
 }
 
 // waiting reports how many requests are queued (tests).

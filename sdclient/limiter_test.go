@@ -3,6 +3,7 @@ package sdclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"sync"
@@ -22,6 +23,20 @@ func eventually(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// queued waits until n requests are queued in l and each has set its timer
+// on the fake clock: only then may a test advance the clock, or a timer
+// set after the advance would count its wait from the new time (and a
+// test wait forever).
+func queued(t *testing.T, clock *clockwork.FakeClock, l *limiter, n int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d requests to queue", n), func() bool { return l.waiting() == n })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := clock.BlockUntilContext(ctx, n); err != nil {
+		t.Fatalf("%d queued requests did not all set a timer: %v", n, err)
 	}
 }
 
@@ -48,14 +63,14 @@ func TestLimiterReserveKeptForInteractive(t *testing.T) {
 		mustAcquireNow(t, l, false)
 	}
 	bg := acquireAsync(t.Context(), l, false)
-	eventually(t, "background to queue", func() bool { return l.waiting() == 1 })
+	queued(t, clock, l, 1)
 	// Background has used its share: interactive requests still go at once,
 	// without the clock moving.
 	mustAcquireNow(t, l, true)
 	mustAcquireNow(t, l, true)
 	ctx, cancel := context.WithCancel(t.Context())
 	in := acquireAsync(ctx, l, true)
-	eventually(t, "third interactive to queue", func() bool { return l.waiting() == 2 })
+	queued(t, clock, l, 2)
 	select {
 	case err := <-bg:
 		t.Fatalf("background went beyond its share: %v", err)
@@ -67,7 +82,7 @@ func TestLimiterReserveKeptForInteractive(t *testing.T) {
 	if err := <-in; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled waiter: %v", err)
 	}
-	eventually(t, "cancelled waiter to leave", func() bool { return l.waiting() == 1 })
+	queued(t, clock, l, 1)
 	clock.Advance(time.Minute)
 	if err := <-bg; err != nil {
 		t.Fatal(err)
@@ -84,9 +99,9 @@ func TestLimiterInteractiveServedFirst(t *testing.T) {
 	// Window full (one request at each of t=0..9s). A background request
 	// queues first, then an interactive one.
 	bg := acquireAsync(t.Context(), l, false)
-	eventually(t, "background to queue", func() bool { return l.waiting() == 1 })
+	queued(t, clock, l, 1)
 	in := acquireAsync(t.Context(), l, true)
-	eventually(t, "interactive to queue", func() bool { return l.waiting() == 2 })
+	queued(t, clock, l, 2)
 	clock.Advance(50 * time.Second) // t=60s: the t=0 request leaves the window: one slot
 	if err := <-in; err != nil {
 		t.Fatal(err)
@@ -96,6 +111,7 @@ func TestLimiterInteractiveServedFirst(t *testing.T) {
 		t.Fatal("background was served although an interactive request waited for the only slot")
 	default:
 	}
+	queued(t, clock, l, 1) // background has set its timer for the next slot
 	clock.Advance(time.Second)
 	if err := <-bg; err != nil {
 		t.Fatal(err)
@@ -187,12 +203,12 @@ func TestLimiterDeskFeedback(t *testing.T) {
 	mustAcquireNow(t, l, false)
 	mustAcquireNow(t, l, false)
 	bg := acquireAsync(t.Context(), l, false)
-	eventually(t, "background to hold back", func() bool { return l.waiting() == 1 })
+	queued(t, clock, l, 1)
 	for range 10 { // the rest is the reserve
 		mustAcquireNow(t, l, true)
 	}
 	in := acquireAsync(t.Context(), l, true)
-	eventually(t, "interactive to wait", func() bool { return l.waiting() == 2 })
+	queued(t, clock, l, 2)
 	clock.Advance(time.Minute) // the desk's window has rolled
 	if err := <-in; err != nil {
 		t.Fatal(err)
@@ -211,7 +227,7 @@ func TestLimiterPauseAfter429(t *testing.T) {
 	l.observe(Rate{Remaining: 0})
 	l.pause(5 * time.Second)
 	in := acquireAsync(t.Context(), l, true)
-	eventually(t, "interactive to wait", func() bool { return l.waiting() == 1 })
+	queued(t, clock, l, 1)
 	clock.Advance(4 * time.Second)
 	select {
 	case <-in:

@@ -117,7 +117,9 @@ func WithClock(clk clockwork.Clock) Option {
 
 // WithSleep replaces how the client waits before a retry (Retry-After after
 // a 429, backoff after a 5xx). The function must return early with an error
-// when ctx is done. Tests use it to record waits without sleeping.
+// when ctx is done. Once it has waited out a 429's Retry-After, the pause
+// that 429 put on every request of the client ends too, so a test's sleep
+// drives the whole wait. Tests use it to record waits without sleeping.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
 	return func(c *config) error {
 		if sleep == nil {

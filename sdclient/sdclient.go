@@ -427,7 +427,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 				wait = defaultRetryAfter
 			}
 			rlErr := &RateLimitError{APIError: apiErr, RetryAfter: wait, Rate: resp.Rate}
-			c.limiter.pause(wait)
+			until := c.limiter.pause(wait)
 			if attempt >= c.maxAttempts {
 				return resp, rlErr
 			}
@@ -437,6 +437,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 			if err := c.sleep(ctx, wait); err != nil {
 				return resp, rlErr
 			}
+			c.limiter.resume(until)
 			continue
 		}
 		if hresp.StatusCode >= 500 {

@@ -379,7 +379,20 @@ func TestGETRetriedAfterDroppedConnection(t *testing.T) {
 
 func TestRateLimitRetryAfter(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	c, mux, rec := setup(t, WithClock(clock))
+	rec := &sleepRecorder{}
+	// The sleep records the wait and then waits on the fake clock.
+	sleep := func(ctx context.Context, d time.Duration) error {
+		if err := rec.sleep(ctx, d); err != nil {
+			return err
+		}
+		select {
+		case <-clock.After(d):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c, mux, _ := setup(t, WithClock(clock), WithSleep(sleep))
 	var calls atomic.Int32
 	mux.HandleFunc("POST /tickets", func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
@@ -417,6 +430,65 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	}
 	if calls.Load() != 2 {
 		t.Errorf("calls = %d (a 429 was not processed: the POST must be re-sent once)", calls.Load())
+	}
+}
+
+// WithSleep drives the whole wait after a 429: once the sleep has waited
+// Retry-After, the limiter's pause is over too, even on a clock that never
+// moves (before, the retry then waited Retry-After again on the clock, in
+// real time when only the sleep was injected).
+func TestRateLimitPauseEndsWithSleep(t *testing.T) {
+	clock := clockwork.NewFakeClock() // never advanced
+	c, mux, rec := setup(t, WithClock(clock))
+	var calls atomic.Int32
+	mux.HandleFunc("GET /tickets/1", func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "5")
+			w.Header().Set("X-Ratelimit-Remaining", "0")
+			writeJSON(w, 429, `{"description":"You have exceeded the limit of requests per minute"}`)
+			return
+		}
+		writeJSON(w, 200, `{"ticket":{"id":1}}`)
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, resp, err := c.Tickets.Get(ctx, 1)
+	if err != nil {
+		t.Fatalf("after one 429 and a 5s sleep: %v", err)
+	}
+	if resp.Attempts != 2 || calls.Load() != 2 {
+		t.Errorf("attempts %d, calls %d", resp.Attempts, calls.Load())
+	}
+	if got := rec.all(); len(got) != 1 || got[0] != 5*time.Second {
+		t.Errorf("waits = %v, want [5s]", got)
+	}
+	// The pause is over for everybody, background and interactive.
+	if _, _, err := c.Interactive().Tickets.Get(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Tickets.Get(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A longer pause from a later 429 is not ended by an earlier one's sleep.
+func TestLimiterResumeKeepsLaterPause(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := newLimiter(clock, 60, 10, time.Minute)
+	first := l.pause(5 * time.Second)
+	l.pause(20 * time.Second)
+	l.resume(first)
+	in := acquireAsync(t.Context(), l, true)
+	queued(t, clock, l, 1)
+	clock.Advance(19 * time.Second)
+	select {
+	case <-in:
+		t.Fatal("went before the later Retry-After")
+	default:
+	}
+	clock.Advance(time.Second)
+	if err := <-in; err != nil {
+		t.Fatal(err)
 	}
 }
 
