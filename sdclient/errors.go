@@ -18,7 +18,7 @@ var (
 	ErrValidation   = errors.New("validation failed") // 400
 	ErrConflict     = errors.New("conflict")          // 409
 	ErrRateLimited  = errors.New("rate limited")      // 429 (*RateLimitError)
-	ErrTruncated    = errors.New("result truncated")  // a page cap cut a listing short
+	ErrTruncated    = errors.New("result truncated")  // a listing was cut short: a page cap, or a next link without a page number
 	ErrInvalidInput = errors.New("invalid input")     // rejected before anything was sent
 	ErrNotRetried   = errors.New("not retried: a POST may have been applied")
 )

@@ -209,7 +209,12 @@ func paginate[T any](page *int, fetch func() ([]*T, *Response, error)) iter.Seq2
 					return
 				}
 			}
-			if resp == nil || resp.NextPage == 0 {
+			if resp == nil || resp.NextURL == "" {
+				return
+			}
+			if resp.NextPage == 0 {
+				// Stopping here would pass a partial walk off as complete.
+				yield(nil, fmt.Errorf("sdclient: pagination: the next-page link has no page number: %w", ErrTruncated))
 				return
 			}
 			cur := max(*page, 1)

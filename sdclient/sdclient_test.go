@@ -786,3 +786,67 @@ func FuzzParseRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// leakyTransport fails like a misbehaving proxy or transport whose error
+// quotes the request's Authorization header.
+type leakyTransport struct{}
+
+func (leakyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return nil, fmt.Errorf("proxy refused %s with %s", r.URL, r.Header.Get("Authorization"))
+}
+
+// Every log line, at the most verbose level and on every failure path
+// (echoed credentials in error bodies, 5xx, 429, dropped connections,
+// transport errors quoting the header), is free of the API key.
+func TestLogNeverContainsAPIKeyOnFailures(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug - 8}))
+	c, mux, _ := setup(t, WithLogger(logger), WithMaxAttempts(2))
+	mux.HandleFunc("GET /tickets/1", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 401, fmt.Sprintf(`{"code":"invalid_credentials","message":"bad key %s (%s)"}`, testKey, r.Header.Get("Authorization")))
+	})
+	mux.HandleFunc("GET /tickets/2", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(502)
+		io.WriteString(w, "upstream said: Authorization: "+r.Header.Get("Authorization"))
+	})
+	mux.HandleFunc("GET /tickets/3", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, 429, `{"description":"slow down `+testKey+`"}`)
+	})
+	mux.HandleFunc("POST /tickets", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		dropConn(t, w)
+	})
+	if _, _, err := c.Tickets.Create(t.Context(), &TicketCreate{Email: "a@example.com"}); err == nil {
+		t.Error("dropped POST: no error")
+	}
+	for id := int64(1); id <= 3; id++ { // the 429 last: its pause holds the client
+		if _, _, err := c.Tickets.Get(t.Context(), id); err == nil {
+			t.Errorf("ticket %d: no error", id)
+		}
+	}
+	leaky, err := New("https://desk.example.com", testKey, WithLogger(logger), WithMaxAttempts(1),
+		WithHTTPClient(&http.Client{Transport: leakyTransport{}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := leaky.Agents.Me(t.Context()); err == nil {
+		t.Error("leaky transport: no error")
+	} else if strings.Contains(err.Error(), testKey) {
+		t.Errorf("error leaks the key: %v", err)
+	}
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if n := strings.Count(out, "sdclient request"); n != 7 {
+		t.Errorf("%d log lines, want one per attempt (7):\n%s", n, out)
+	}
+	if !strings.Contains(out, "proxy refused") {
+		t.Errorf("transport error not logged:\n%s", out)
+	}
+	cred := base64.StdEncoding.EncodeToString([]byte(testKey + ":X"))
+	if strings.Contains(out, testKey) || strings.Contains(out, cred) {
+		t.Errorf("log leaks the API key:\n%s", out)
+	}
+}

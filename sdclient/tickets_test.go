@@ -184,6 +184,28 @@ func TestListAllStopsOnNonAdvancingLink(t *testing.T) {
 	}
 }
 
+// A next link the client cannot follow (no page number) ends the walk with
+// an error, never silently as if every page had been read.
+func TestListAllReportsUnfollowableLink(t *testing.T) {
+	c, mux, _ := setup(t)
+	mux.HandleFunc("GET /tickets", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", `<https://acme.example.com/api/v2/tickets?cursor=abc>; rel="next"`)
+		writeJSON(w, 200, `{"tickets":[{"id":1}]}`)
+	})
+	var got []int64
+	var last error
+	for tk, err := range c.Tickets.ListAll(t.Context(), nil) {
+		if err != nil {
+			last = err
+			continue
+		}
+		got = append(got, tk.ID)
+	}
+	if len(got) != 1 || !errors.Is(last, ErrTruncated) || !strings.Contains(last.Error(), "no page number") {
+		t.Errorf("walked %v, last error %v", got, last)
+	}
+}
+
 func TestTicketsUpdate(t *testing.T) {
 	c, mux, _ := setup(t)
 	mux.HandleFunc("PUT /tickets/42", func(w http.ResponseWriter, r *http.Request) {
