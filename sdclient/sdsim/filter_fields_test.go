@@ -65,6 +65,12 @@ func TestFilterHonoursEveryField(t *testing.T) {
 		"vip":           {{"vip:true", []int64{a}}, {"vip:false", []int64{b}}},
 		"go_live":       {{"go_live:'2026-05-01'", []int64{a}}, {"go_live:>'2026-06-01'", []int64{b}}},
 	}
+	// A fraction in a number field is refused, not stored to match its
+	// integer part (seats:12 finding a ticket with 12.5 seats).
+	r := do(t, sd.s, req{method: "POST", path: "/tickets", body: `{"email":"rita@example.com","custom_fields":{"seats":12.5}}`})
+	if r.want(t, 400).fieldErr("seats") != "invalid_value" {
+		t.Errorf("seats 12.5: %s", r.raw)
+	}
 	schema := filter.TicketSchema(map[string]filter.Kind{"environment": filter.KindString,
 		"seats": filter.KindNumber, "vip": filter.KindBool, "go_live": filter.KindDate})
 	for _, f := range schema.Fields() {

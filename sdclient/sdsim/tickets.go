@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -765,7 +766,8 @@ func (st *state) checkCustom(name string, v any) string {
 		}
 		switch f.Kind {
 		case FieldNumber:
-			if _, ok := v.(float64); !ok {
+			// A fraction would be stored but then match its integer part.
+			if n, ok := v.(float64); !ok || n != math.Trunc(n) || math.Abs(n) > 1<<53 {
 				return "It should be a/an Integer"
 			}
 		case FieldBool:
