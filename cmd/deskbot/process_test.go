@@ -331,9 +331,16 @@ rules:
 	if code, body := httpGetBody(t, "http://"+httpAddr+"/readyz"); code != 200 || !strings.Contains(body, `"chat":"ok"`) {
 		t.Fatalf("/readyz = %d %s", code, body)
 	}
-	if _, body := httpGetBody(t, "http://"+httpAddr+"/metrics"); !strings.Contains(body, "deskbot_build_info") ||
-		!strings.Contains(body, "deskbot_scheduler_cycles_total") || !strings.Contains(body, "deskbot_desk_requests_total") {
-		t.Fatalf("/metrics lacks deskbot's metrics:\n%.2000s", body)
+	// The alert goes out before its cycle is counted: poll until it is.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, body := httpGetBody(t, "http://"+httpAddr+"/metrics")
+		if strings.Contains(body, "deskbot_build_info") && strings.Contains(body, `deskbot_scheduler_cycles_total{job="alert-urgent",outcome="complete"}`) &&
+			strings.Contains(body, "deskbot_desk_requests_total") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics lacks deskbot's metrics:\n%.3000s", body)
+		}
 	}
 
 	// SIGHUP with a bad file keeps running and logs the positioned error.
