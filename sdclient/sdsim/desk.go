@@ -280,19 +280,6 @@ func (d *Desk) AddAgent(a Agent) Agent {
 }
 
 func (st *state) addAgent(a Agent, now time.Time) *Agent {
-	if a.ID == 0 {
-		a.ID = st.userID()
-	} else {
-		st.next.user = max(st.next.user, a.ID+1)
-	}
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = now
-	}
-	a.CreatedAt = norm(a.CreatedAt)
-	if a.UpdatedAt.IsZero() {
-		a.UpdatedAt = a.CreatedAt
-	}
-	a.UpdatedAt = norm(a.UpdatedAt)
 	a.LastLoginAt = normPtr(a.LastLoginAt)
 	if !a.Occasional {
 		a.Active = true
@@ -313,19 +300,12 @@ func (st *state) addAgent(a Agent, now time.Time) *Agent {
 	a.MemberOf = nonNil(a.MemberOf)
 	a.ObserverOf = nonNil(a.ObserverOf)
 	a.Roles = nonNil(a.Roles)
-	if a.CustomFields == nil {
-		a.CustomFields = map[string]any{}
-	}
-	st.agents.put(&a)
-	st.version++
+	a.CustomFields = nonNilMap(a.CustomFields)
+	seed(st, &st.agents, &st.next.user, &a, now)
 	return &a
 }
 
-func (st *state) userID() int64 {
-	id := st.next.user
-	st.next.user++
-	return id
-}
+func (st *state) userID() int64 { return nextID(&st.next.user) }
 
 // AddRequester adds a requester (an id is assigned when ID is 0) and returns it.
 func (d *Desk) AddRequester(r Requester) Requester {
@@ -335,19 +315,6 @@ func (d *Desk) AddRequester(r Requester) Requester {
 }
 
 func (st *state) addRequester(r Requester, now time.Time) *Requester {
-	if r.ID == 0 {
-		r.ID = st.userID()
-	} else {
-		st.next.user = max(st.next.user, r.ID+1)
-	}
-	if r.CreatedAt.IsZero() {
-		r.CreatedAt = now
-	}
-	r.CreatedAt = norm(r.CreatedAt)
-	if r.UpdatedAt.IsZero() {
-		r.UpdatedAt = r.CreatedAt
-	}
-	r.UpdatedAt = norm(r.UpdatedAt)
 	r.Active = true
 	if r.TimeZone == "" {
 		r.TimeZone = "Eastern Time (US & Canada)"
@@ -357,11 +324,8 @@ func (st *state) addRequester(r Requester, now time.Time) *Requester {
 	}
 	r.SecondaryEmails = nonNil(r.SecondaryEmails)
 	r.DepartmentIDs = nonNil(r.DepartmentIDs)
-	if r.CustomFields == nil {
-		r.CustomFields = map[string]any{}
-	}
-	st.requesters.put(&r)
-	st.version++
+	r.CustomFields = nonNilMap(r.CustomFields)
+	seed(st, &st.requesters, &st.next.user, &r, now)
 	return &r
 }
 
@@ -369,20 +333,11 @@ func (st *state) addRequester(r Requester, now time.Time) *Requester {
 func (d *Desk) AddGroup(g Group) Group {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.now()
-	if g.ID == 0 {
-		g.ID = d.st.next.group
-		d.st.next.group++
-	} else {
-		d.st.next.group = max(d.st.next.group, g.ID+1)
-	}
-	g.CreatedAt, g.UpdatedAt = stamps(g.CreatedAt, g.UpdatedAt, now)
 	if g.WorkspaceID == 0 {
 		g.WorkspaceID = d.st.primaryWorkspace()
 	}
 	g.Members, g.Observers, g.Leaders = nonNil(g.Members), nonNil(g.Observers), nonNil(g.Leaders)
-	d.st.groups.put(&g)
-	d.st.version++
+	seed(&d.st, &d.st.groups, &d.st.next.group, &g, d.now())
 	return g
 }
 
@@ -390,23 +345,12 @@ func (d *Desk) AddGroup(g Group) Group {
 func (d *Desk) AddDepartment(dep Department) Department {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.now()
-	if dep.ID == 0 {
-		dep.ID = d.st.next.dept
-		d.st.next.dept++
-	} else {
-		d.st.next.dept = max(d.st.next.dept, dep.ID+1)
-	}
-	dep.CreatedAt, dep.UpdatedAt = stamps(dep.CreatedAt, dep.UpdatedAt, now)
 	if dep.WorkspaceID == 0 {
 		dep.WorkspaceID = d.st.primaryWorkspace()
 	}
 	dep.Domains = nonNil(dep.Domains)
-	if dep.CustomFields == nil {
-		dep.CustomFields = map[string]any{}
-	}
-	d.st.departments.put(&dep)
-	d.st.version++
+	dep.CustomFields = nonNilMap(dep.CustomFields)
+	seed(&d.st, &d.st.departments, &d.st.next.dept, &dep, d.now())
 	return dep
 }
 
@@ -419,16 +363,8 @@ func (d *Desk) AddAsset(a Asset) Asset {
 
 func (st *state) addAsset(a Asset, now time.Time) *Asset {
 	if a.ID == 0 {
-		a.ID = st.next.asset
-		st.next.asset++
+		a.ID = nextID(&st.next.asset)
 	}
-	if a.DisplayID == 0 {
-		a.DisplayID = st.next.assetDisplay
-		st.next.assetDisplay++
-	} else {
-		st.next.assetDisplay = max(st.next.assetDisplay, a.DisplayID+1)
-	}
-	a.CreatedAt, a.UpdatedAt = stamps(a.CreatedAt, a.UpdatedAt, now)
 	if a.WorkspaceID == 0 {
 		a.WorkspaceID = st.primaryWorkspace()
 	}
@@ -441,11 +377,8 @@ func (st *state) addAsset(a Asset, now time.Time) *Asset {
 	if a.AuthorType == "" {
 		a.AuthorType = "User"
 	}
-	if a.TypeFields == nil {
-		a.TypeFields = map[string]any{}
-	}
-	st.assets.put(&a)
-	st.version++
+	a.TypeFields = nonNilMap(a.TypeFields)
+	seed(st, &st.assets, &st.next.assetDisplay, &a, now) // keyed by display id
 	return &a
 }
 
@@ -453,22 +386,12 @@ func (st *state) addAsset(a Asset, now time.Time) *Asset {
 func (d *Desk) AddChange(c Change) Change {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if c.ID == 0 {
-		c.ID = d.st.next.change
-		d.st.next.change++
-	} else {
-		d.st.next.change = max(d.st.next.change, c.ID+1)
-	}
-	c.CreatedAt, c.UpdatedAt = stamps(c.CreatedAt, c.UpdatedAt, d.now())
 	if c.WorkspaceID == 0 {
 		c.WorkspaceID = d.st.primaryWorkspace()
 	}
 	c.Status, c.Priority, c.Impact, c.Risk, c.ChangeType = orDefault(c.Status, 1), orDefault(c.Priority, 1), orDefault(c.Impact, 1), orDefault(c.Risk, 1), orDefault(c.ChangeType, 2)
-	if c.CustomFields == nil {
-		c.CustomFields = map[string]any{}
-	}
-	d.st.changes.put(&c)
-	d.st.version++
+	c.CustomFields = nonNilMap(c.CustomFields)
+	seed(&d.st, &d.st.changes, &d.st.next.change, &c, d.now())
 	return c
 }
 
@@ -476,22 +399,12 @@ func (d *Desk) AddChange(c Change) Change {
 func (d *Desk) AddProblem(p Problem) Problem {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if p.ID == 0 {
-		p.ID = d.st.next.problem
-		d.st.next.problem++
-	} else {
-		d.st.next.problem = max(d.st.next.problem, p.ID+1)
-	}
-	p.CreatedAt, p.UpdatedAt = stamps(p.CreatedAt, p.UpdatedAt, d.now())
 	if p.WorkspaceID == 0 {
 		p.WorkspaceID = d.st.primaryWorkspace()
 	}
 	p.Status, p.Priority, p.Impact = orDefault(p.Status, 1), orDefault(p.Priority, 1), orDefault(p.Impact, 1)
-	if p.CustomFields == nil {
-		p.CustomFields = map[string]any{}
-	}
-	d.st.problems.put(&p)
-	d.st.version++
+	p.CustomFields = nonNilMap(p.CustomFields)
+	seed(&d.st, &d.st.problems, &d.st.next.problem, &p, d.now())
 	return p
 }
 
@@ -499,23 +412,51 @@ func (d *Desk) AddProblem(p Problem) Problem {
 func (d *Desk) AddRelease(r Release) Release {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if r.ID == 0 {
-		r.ID = d.st.next.release
-		d.st.next.release++
-	} else {
-		d.st.next.release = max(d.st.next.release, r.ID+1)
-	}
-	r.CreatedAt, r.UpdatedAt = stamps(r.CreatedAt, r.UpdatedAt, d.now())
 	if r.WorkspaceID == 0 {
 		r.WorkspaceID = d.st.primaryWorkspace()
 	}
 	r.Status, r.Priority, r.ReleaseType = orDefault(r.Status, 1), orDefault(r.Priority, 1), orDefault(r.ReleaseType, 2)
-	if r.CustomFields == nil {
-		r.CustomFields = map[string]any{}
-	}
-	d.st.releases.put(&r)
-	d.st.version++
+	r.CustomFields = nonNilMap(r.CustomFields)
+	seed(&d.st, &d.st.releases, &d.st.next.release, &r, d.now())
 	return r
+}
+
+// seed stores a record added from Go: its id is kept (or the next one of
+// the sequence taken), its created_at defaults to now and its updated_at to
+// created_at, both in the desk's resolution.
+func seed[T any, P interface {
+	*T
+	record
+}](st *state, tab *table[T, P], next *int64, p P, now time.Time) {
+	id, created, updated := p.meta()
+	*id = claimID(next, *id)
+	*created, *updated = stamps(*created, *updated, now)
+	tab.put(p)
+	st.version++
+}
+
+// nextID takes the next id of a sequence.
+func nextID(next *int64) int64 {
+	id := *next
+	*next++
+	return id
+}
+
+// claimID returns id, or the sequence's next id when id is 0, and moves the
+// sequence past it so that an id seeded from Go is never handed out again.
+func claimID(next *int64, id int64) int64 {
+	if id == 0 {
+		return nextID(next)
+	}
+	*next = max(*next, id+1)
+	return id
+}
+
+func nonNilMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
 }
 
 func orDefault(v, def int) int {
@@ -546,10 +487,7 @@ func (d *Desk) AddTicket(t Ticket) Ticket {
 }
 
 func (st *state) addTicket(t *Ticket, now time.Time) *Ticket {
-	if t.ID == 0 {
-		t.ID = st.next.ticket
-	}
-	st.next.ticket = max(st.next.ticket, t.ID+1)
+	t.ID = claimID(&st.next.ticket, t.ID)
 	if t.WorkspaceID == 0 {
 		t.WorkspaceID = st.primaryWorkspace()
 	}
@@ -660,10 +598,7 @@ func (d *Desk) AddConversation(c Conversation) (Conversation, bool) {
 }
 
 func (st *state) addConversation(c Conversation, now time.Time) *Conversation {
-	if c.ID == 0 {
-		c.ID = st.next.conv
-	}
-	st.next.conv = max(st.next.conv, c.ID+1)
+	c.ID = claimID(&st.next.conv, c.ID)
 	c.CreatedAt, c.UpdatedAt = stamps(c.CreatedAt, c.UpdatedAt, now)
 	st.convs[c.ID] = &c
 	st.convsByTicket[c.TicketID] = append(st.convsByTicket[c.TicketID], c.ID)
@@ -684,8 +619,7 @@ func (d *Desk) AddTimeEntry(e TimeEntry) bool {
 
 func (st *state) addTimeEntry(e TimeEntry, now time.Time) {
 	if e.ID == 0 {
-		e.ID = st.next.timeEntry
-		st.next.timeEntry++
+		e.ID = nextID(&st.next.timeEntry)
 	}
 	e.CreatedAt, e.UpdatedAt = stamps(e.CreatedAt, e.UpdatedAt, now)
 	if e.StartTime.IsZero() {
@@ -698,9 +632,7 @@ func (st *state) addTimeEntry(e TimeEntry, now time.Time) {
 	if e.TimeSpent == "" {
 		e.TimeSpent = "00:15"
 	}
-	if e.CustomFields == nil {
-		e.CustomFields = map[string]any{}
-	}
+	e.CustomFields = nonNilMap(e.CustomFields)
 	st.timeEntries[e.TicketID] = append(st.timeEntries[e.TicketID], &e)
 }
 
@@ -719,33 +651,21 @@ func (d *Desk) Agent(id int64) (Agent, bool) {
 func (d *Desk) Agents() []Agent {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []Agent
-	for _, a := range d.st.agents.all() {
-		out = append(out, *a)
-	}
-	return out
+	return d.st.agents.copies()
 }
 
 // Groups returns every group in insertion order.
 func (d *Desk) Groups() []Group {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []Group
-	for _, g := range d.st.groups.all() {
-		out = append(out, *g)
-	}
-	return out
+	return d.st.groups.copies()
 }
 
 // Requesters returns every requester in insertion order.
 func (d *Desk) Requesters() []Requester {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []Requester
-	for _, r := range d.st.requesters.all() {
-		out = append(out, *r)
-	}
-	return out
+	return d.st.requesters.copies()
 }
 
 // Statuses returns the ticket statuses as id -> name.
@@ -829,6 +749,16 @@ func (t *table[T, P]) all() []P {
 	out := make([]P, 0, len(t.ids))
 	for _, id := range t.ids {
 		out = append(out, t.byID[id])
+	}
+	return out
+}
+
+// copies are shallow copies of every record in insertion order (nil when
+// there are none), for the Desk's getters.
+func (t *table[T, P]) copies() []T {
+	var out []T
+	for _, id := range t.ids {
+		out = append(out, *t.byID[id])
 	}
 	return out
 }

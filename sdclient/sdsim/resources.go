@@ -75,13 +75,8 @@ func (k kind[T, P]) create(c *call) reply {
 		return invalid(errs...)
 	}
 	p := P(patched)
-	if k.validate != nil {
-		if errs := k.validate(c, p, true); len(errs) > 0 {
-			if errs[0].Code == "duplicate_value" {
-				return conflict(errs[0].Field, errs[0].Message)
-			}
-			return invalid(errs...)
-		}
+	if rep := k.check(c, p, true); rep != nil {
+		return *rep
 	}
 	k.assign(c, p)
 	id, created, updated := p.meta()
@@ -89,6 +84,24 @@ func (k kind[T, P]) create(c *call) reply {
 	k.tab(c.st).put(p)
 	c.st.version++
 	return reply{status: http.StatusCreated, body: map[string]any{k.single: p}, location: "/" + k.plural + "/" + strconv.FormatInt(*id, 10)}
+}
+
+// check validates a create or update body: a duplicate is a 409, any other
+// fault a 400 listing them all.
+func (k kind[T, P]) check(c *call, p P, create bool) *reply {
+	if k.validate == nil {
+		return nil
+	}
+	errs := k.validate(c, p, create)
+	if len(errs) == 0 {
+		return nil
+	}
+	if errs[0].Code == "duplicate_value" {
+		r := conflict(errs[0].Field, errs[0].Message)
+		return &r
+	}
+	r := invalid(errs...)
+	return &r
 }
 
 func (k kind[T, P]) update(c *call) reply {
@@ -101,13 +114,8 @@ func (k kind[T, P]) update(c *call) reply {
 		return invalid(errs...)
 	}
 	p := P(patched)
-	if k.validate != nil {
-		if errs := k.validate(c, p, false); len(errs) > 0 {
-			if errs[0].Code == "duplicate_value" {
-				return conflict(errs[0].Field, errs[0].Message)
-			}
-			return invalid(errs...)
-		}
+	if rep := k.check(c, p, false); rep != nil {
+		return *rep
 	}
 	if k.keep != nil {
 		k.keep(cur, p)
@@ -277,7 +285,7 @@ func groupKind() kind[Group, *Group] {
 			}
 			return errs
 		},
-		assign: func(c *call, g *Group) { g.ID = c.st.next.group; c.st.next.group++ },
+		assign: func(c *call, g *Group) { g.ID = nextID(&c.st.next.group) },
 		keep:   func(old, g *Group) { g.WorkspaceID = old.WorkspaceID },
 	}
 }
@@ -301,7 +309,7 @@ func departmentKind() kind[Department, *Department] {
 			}
 			return nil
 		},
-		assign: func(c *call, d *Department) { d.ID = c.st.next.dept; c.st.next.dept++ },
+		assign: func(c *call, d *Department) { d.ID = nextID(&c.st.next.dept) },
 	}
 }
 
@@ -334,10 +342,7 @@ func assetKind() kind[Asset, *Asset] {
 			return errs
 		},
 		assign: func(c *call, a *Asset) {
-			a.ID = c.st.next.asset
-			c.st.next.asset++
-			a.DisplayID = c.st.next.assetDisplay
-			c.st.next.assetDisplay++
+			a.ID, a.DisplayID = nextID(&c.st.next.asset), nextID(&c.st.next.assetDisplay)
 		},
 		keep:     func(old, a *Asset) { a.ID, a.DisplayID = old.ID, old.DisplayID },
 		readOnly: append([]string{"display_id", "author_type"}, baseReadOnly...),
@@ -398,7 +403,7 @@ func changeKind() kind[Change, *Change] {
 			errs = checkRange(errs, "change_type", ch.ChangeType, 1, 4)
 			return c.st.checkRefs(errs, ch.AgentID, ch.GroupID, ch.DepartmentID)
 		},
-		assign: func(c *call, ch *Change) { ch.ID = c.st.next.change; c.st.next.change++ },
+		assign: func(c *call, ch *Change) { ch.ID = nextID(&c.st.next.change) },
 		keep:   func(old, ch *Change) { ch.WorkspaceID = old.WorkspaceID },
 	}
 }
@@ -460,15 +465,7 @@ func (r changeRecord) FilterValues(field string) []filter.Value {
 // group_id, department_id, requester_id, created_at, updated_at),
 // {"changes","total"}, same paging as the ticket filter.
 func filterChanges(c *call) reply {
-	e, rep := c.parseQuery()
-	if rep != nil {
-		return *rep
-	}
-	ws, rep := c.workspaceParam()
-	if rep != nil {
-		return *rep
-	}
-	page, rep := c.filterPage()
+	e, ws, page, rep := c.filterArgs()
 	if rep != nil {
 		return *rep
 	}
@@ -481,10 +478,7 @@ func filterChanges(c *call) reply {
 	slices.SortStableFunc(items, func(a, b *Change) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
 	})
-	per := c.d.filterPageSize
-	start := min((page-1)*per, len(items))
-	end := min(start+per, len(items))
-	return success(map[string]any{"changes": nonNil(items[start:end]), "total": len(items)})
+	return success(map[string]any{"changes": nonNil(filterWindow(c, items, page)), "total": len(items)})
 }
 
 func problemKind() kind[Problem, *Problem] {
@@ -507,7 +501,7 @@ func problemKind() kind[Problem, *Problem] {
 			errs = checkRange(errs, "status", p.Status, 1, 3)
 			return c.st.checkRefs(errs, p.AgentID, p.GroupID, p.DepartmentID)
 		},
-		assign: func(c *call, p *Problem) { p.ID = c.st.next.problem; c.st.next.problem++ },
+		assign: func(c *call, p *Problem) { p.ID = nextID(&c.st.next.problem) },
 		keep:   func(old, p *Problem) { p.WorkspaceID = old.WorkspaceID },
 	}
 }
@@ -541,7 +535,7 @@ func releaseKind() kind[Release, *Release] {
 			errs = checkRange(errs, "release_type", r.ReleaseType, 1, 4)
 			return c.st.checkRefs(errs, r.AgentID, r.GroupID, r.DepartmentID)
 		},
-		assign: func(c *call, r *Release) { r.ID = c.st.next.release; c.st.next.release++ },
+		assign: func(c *call, r *Release) { r.ID = nextID(&c.st.next.release) },
 		keep:   func(old, r *Release) { r.WorkspaceID = old.WorkspaceID },
 	}
 }

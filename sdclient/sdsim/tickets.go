@@ -528,19 +528,37 @@ func (c *call) filterPage() (int, *reply) {
 	return page, nil
 }
 
+// filterArgs reads what every filter endpoint takes: the query, the
+// workspace and the page.
+func (c *call) filterArgs() (filter.Expr, int64, int, *reply) {
+	e, rep := c.parseQuery()
+	if rep != nil {
+		return nil, 0, 0, rep
+	}
+	ws, rep := c.workspaceParam()
+	if rep != nil {
+		return nil, 0, 0, rep
+	}
+	page, rep := c.filterPage()
+	if rep != nil {
+		return nil, 0, 0, rep
+	}
+	return e, ws, page, nil
+}
+
+// filterWindow is the part of a filter result on page, in pages of the
+// configured size.
+func filterWindow[T any](c *call, items []T, page int) []T {
+	per := c.d.filterPageSize
+	start := min((page-1)*per, len(items))
+	return items[start:min(start+per, len(items))]
+}
+
 // filterTickets: GET /tickets/filter. One workspace per request, pages of
 // the configured size ordered by created_at descending, {"tickets","total"},
 // no Link header (page until total), answered from the lagging index.
 func filterTickets(c *call) reply {
-	e, rep := c.parseQuery()
-	if rep != nil {
-		return *rep
-	}
-	ws, rep := c.workspaceParam()
-	if rep != nil {
-		return *rep
-	}
-	page, rep := c.filterPage()
+	e, ws, page, rep := c.filterArgs()
 	if rep != nil {
 		return *rep
 	}
@@ -565,11 +583,9 @@ func filterTickets(c *call) reply {
 		sortTickets(out, "created_at", true)
 		return out
 	})
-	per := c.d.filterPageSize
-	start := min((page-1)*per, len(items))
-	end := min(start+per, len(items))
-	wires := make([]*ticketWire, 0, end-start)
-	for _, t := range items[start:end] {
+	window := filterWindow(c, items, page)
+	wires := make([]*ticketWire, 0, len(window))
+	for _, t := range window {
 		wires = append(wires, t.wire())
 	}
 	return success(map[string]any{"tickets": wires, "total": len(items)})
