@@ -49,12 +49,7 @@ func (s *AgentsService) List(ctx context.Context, opts *AgentListOptions) ([]*Ag
 
 // ListAll walks every page of agents.
 func (s *AgentsService) ListAll(ctx context.Context, opts *AgentListOptions) iter.Seq2[*Agent, error] {
-	var o AgentListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o.ListOptions)
-	return paginate(&o.Page, func() ([]*Agent, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // GetByEmail finds the agent with an e-mail address (GET /agents?email=).

@@ -42,12 +42,7 @@ func (s *AssetsService) List(ctx context.Context, opts *AssetListOptions) ([]*As
 
 // ListAll walks every page of assets.
 func (s *AssetsService) ListAll(ctx context.Context, opts *AssetListOptions) iter.Seq2[*Asset, error] {
-	var o AssetListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o.ListOptions)
-	return paginate(&o.Page, func() ([]*Asset, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // Create creates an asset (POST /assets).

@@ -15,6 +15,5 @@ func (s *CannedResponsesService) List(ctx context.Context, opts *ListOptions) ([
 
 // ListAll walks every page of canned responses.
 func (s *CannedResponsesService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*CannedResponse, error] {
-	o := copyList(opts)
-	return paginate(&o.Page, func() ([]*CannedResponse, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"net/http"
 	"time"
 )
 
@@ -53,12 +52,7 @@ func (s *ChangesService) List(ctx context.Context, opts *ChangeListOptions) ([]*
 
 // ListAll walks every page of changes.
 func (s *ChangesService) ListAll(ctx context.Context, opts *ChangeListOptions) iter.Seq2[*Change, error] {
-	var o ChangeListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o.ListOptions)
-	return paginate(&o.Page, func() ([]*Change, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // ChangeFilterPage is one page of GET /changes/filter.
@@ -72,20 +66,7 @@ type ChangeFilterPage struct {
 // (GET /changes/filter?query="..."), validated and encoded like
 // Tickets.Filter.
 func (s *ChangesService) Filter(ctx context.Context, query string, opts *FilterOptions) (*ChangeFilterPage, *Response, error) {
-	const op = "filter changes"
-	if err := opts.validate(op); err != nil {
-		return nil, nil, err
-	}
-	q, err := filterQuery(op, query)
-	if err != nil {
-		return nil, nil, err
-	}
-	page := new(ChangeFilterPage)
-	resp, err := s.client.do(ctx, request{op: op, method: http.MethodGet, path: "changes/filter", query: joinQuery(q, opts.query())}, page)
-	if err != nil {
-		return nil, resp, err
-	}
-	return page, resp, nil
+	return filterPage[ChangeFilterPage](ctx, s.client, "filter changes", "changes/filter", query, opts)
 }
 
 // FilterAll walks the pages of a change filter like Tickets.FilterAll.

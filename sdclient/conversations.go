@@ -44,12 +44,9 @@ func (s *ConversationsService) List(ctx context.Context, ticketID int64, opts *L
 
 // ListAll walks every page of a ticket's conversations.
 func (s *ConversationsService) ListAll(ctx context.Context, ticketID int64, opts *ListOptions) iter.Seq2[*Conversation, error] {
-	var o ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o)
-	return paginate(&o.Page, func() ([]*Conversation, *Response, error) { return s.List(ctx, ticketID, &o) })
+	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*Conversation, *Response, error) {
+		return s.List(ctx, ticketID, o)
+	})
 }
 
 // Reply sends a public reply (POST /tickets/{id}/reply); the desk e-mails it

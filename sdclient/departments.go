@@ -28,12 +28,7 @@ func (s *DepartmentsService) List(ctx context.Context, opts *ListOptions) ([]*De
 
 // ListAll walks every page of departments.
 func (s *DepartmentsService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Department, error] {
-	var o ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o)
-	return paginate(&o.Page, func() ([]*Department, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // Get reads a department (GET /departments/{id}).

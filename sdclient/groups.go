@@ -29,12 +29,7 @@ func (s *GroupsService) List(ctx context.Context, opts *ListOptions) ([]*Group, 
 
 // ListAll walks every page of groups.
 func (s *GroupsService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Group, error] {
-	var o ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o)
-	return paginate(&o.Page, func() ([]*Group, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // Get reads a group (GET /groups/{id}).

@@ -40,12 +40,7 @@ func (s *ProblemsService) List(ctx context.Context, opts *ListOptions) ([]*Probl
 
 // ListAll walks every page of problems.
 func (s *ProblemsService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Problem, error] {
-	var o ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o)
-	return paginate(&o.Page, func() ([]*Problem, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // Get reads a problem (GET /problems/{id}).

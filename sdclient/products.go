@@ -15,6 +15,5 @@ func (s *ProductsService) List(ctx context.Context, opts *ListOptions) ([]*Produ
 
 // ListAll walks every page of products.
 func (s *ProductsService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Product, error] {
-	o := copyList(opts)
-	return paginate(&o.Page, func() ([]*Product, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }

@@ -227,6 +227,27 @@ func paginate[T any](page *int, fetch func() ([]*T, *Response, error)) iter.Seq2
 	}
 }
 
+// listAll walks every page of a list. It works on a copy of the caller's
+// options (100 per page unless set) whose page paginate advances; list reads
+// the page the copy names.
+func listAll[T, O any, P interface {
+	*O
+	pageOptions
+}](ctx context.Context, opts P, list func(context.Context, P) ([]*T, *Response, error)) iter.Seq2[*T, error] {
+	o := P(new(O))
+	if opts != nil {
+		*o = *opts
+	}
+	lo := o.listOptions()
+	allPages(lo)
+	return paginate(&lo.Page, func() ([]*T, *Response, error) { return list(ctx, o) })
+}
+
+// pageOptions are list options: ListOptions itself or a struct embedding it.
+type pageOptions interface{ listOptions() *ListOptions }
+
+func (o *ListOptions) listOptions() *ListOptions { return o }
+
 // allPages prepares a copy of list options for walking every page: 100 per
 // page unless the caller chose otherwise.
 func allPages(lo *ListOptions) {

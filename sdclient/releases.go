@@ -39,12 +39,7 @@ func (s *ReleasesService) List(ctx context.Context, opts *ListOptions) ([]*Relea
 
 // ListAll walks every page of releases.
 func (s *ReleasesService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Release, error] {
-	var o ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o)
-	return paginate(&o.Page, func() ([]*Release, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // Get reads a release (GET /releases/{id}).

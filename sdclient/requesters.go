@@ -43,12 +43,7 @@ func (s *RequestersService) List(ctx context.Context, opts *RequesterListOptions
 
 // ListAll walks every page of requesters.
 func (s *RequestersService) ListAll(ctx context.Context, opts *RequesterListOptions) iter.Seq2[*Requester, error] {
-	var o RequesterListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o.ListOptions)
-	return paginate(&o.Page, func() ([]*Requester, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // Get reads a requester (GET /requesters/{id}).

@@ -19,8 +19,7 @@ func (s *SolutionsService) ListCategories(ctx context.Context, opts *ListOptions
 
 // ListAllCategories walks every page of solution categories.
 func (s *SolutionsService) ListAllCategories(ctx context.Context, opts *ListOptions) iter.Seq2[*SolutionCategory, error] {
-	o := copyList(opts)
-	return paginate(&o.Page, func() ([]*SolutionCategory, *Response, error) { return s.ListCategories(ctx, &o) })
+	return listAll(ctx, opts, s.ListCategories)
 }
 
 // ListFolders reads one page of the folders of a category
@@ -35,8 +34,9 @@ func (s *SolutionsService) ListFolders(ctx context.Context, categoryID int64, op
 
 // ListAllFolders walks every page of a category's folders.
 func (s *SolutionsService) ListAllFolders(ctx context.Context, categoryID int64, opts *ListOptions) iter.Seq2[*SolutionFolder, error] {
-	o := copyList(opts)
-	return paginate(&o.Page, func() ([]*SolutionFolder, *Response, error) { return s.ListFolders(ctx, categoryID, &o) })
+	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*SolutionFolder, *Response, error) {
+		return s.ListFolders(ctx, categoryID, o)
+	})
 }
 
 // ListArticles reads one page of the articles of a folder
@@ -51,16 +51,7 @@ func (s *SolutionsService) ListArticles(ctx context.Context, folderID int64, opt
 
 // ListAllArticles walks every page of a folder's articles.
 func (s *SolutionsService) ListAllArticles(ctx context.Context, folderID int64, opts *ListOptions) iter.Seq2[*SolutionArticle, error] {
-	o := copyList(opts)
-	return paginate(&o.Page, func() ([]*SolutionArticle, *Response, error) { return s.ListArticles(ctx, folderID, &o) })
-}
-
-// copyList copies caller options for an iterator, 100 per page unless set.
-func copyList(opts *ListOptions) ListOptions {
-	var o ListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o)
-	return o
+	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*SolutionArticle, *Response, error) {
+		return s.ListArticles(ctx, folderID, o)
+	})
 }

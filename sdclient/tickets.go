@@ -151,12 +151,7 @@ func (s *TicketsService) List(ctx context.Context, opts *TicketListOptions) ([]*
 // ListAll walks every page of GET /tickets (100 per page unless set),
 // following the Link header.
 func (s *TicketsService) ListAll(ctx context.Context, opts *TicketListOptions) iter.Seq2[*Ticket, error] {
-	var o TicketListOptions
-	if opts != nil {
-		o = *opts
-	}
-	allPages(&o.ListOptions)
-	return paginate(&o.Page, func() ([]*Ticket, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
 
 // Update changes the fields set in u (PUT /tickets/{id}); see TicketUpdate.
@@ -261,7 +256,12 @@ func (o *FilterOptions) validate(op string) error {
 // (GET /tickets/filter?query="..."). The query is parsed and length-checked
 // before anything is sent.
 func (s *TicketsService) Filter(ctx context.Context, query string, opts *FilterOptions) (*FilterPage, *Response, error) {
-	const op = "filter tickets"
+	return filterPage[FilterPage](ctx, s.client, "filter tickets", "tickets/filter", query, opts)
+}
+
+// filterPage reads one page of a filter endpoint into a *P ({"<plural>",
+// "total"}), checking the options and the query before anything is sent.
+func filterPage[P any](ctx context.Context, c *Client, op, path, query string, opts *FilterOptions) (*P, *Response, error) {
 	if err := opts.validate(op); err != nil {
 		return nil, nil, err
 	}
@@ -269,8 +269,8 @@ func (s *TicketsService) Filter(ctx context.Context, query string, opts *FilterO
 	if err != nil {
 		return nil, nil, err
 	}
-	page := new(FilterPage)
-	resp, err := s.client.do(ctx, request{op: op, method: http.MethodGet, path: "tickets/filter", query: joinQuery(q, opts.query())}, page)
+	page := new(P)
+	resp, err := c.do(ctx, request{op: op, method: http.MethodGet, path: path, query: joinQuery(q, opts.query())}, page)
 	if err != nil {
 		return nil, resp, err
 	}

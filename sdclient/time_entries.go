@@ -21,6 +21,7 @@ func (s *TimeEntriesService) List(ctx context.Context, ticketID int64, opts *Lis
 
 // ListAll walks every page of a ticket's time entries.
 func (s *TimeEntriesService) ListAll(ctx context.Context, ticketID int64, opts *ListOptions) iter.Seq2[*TimeEntry, error] {
-	o := copyList(opts)
-	return paginate(&o.Page, func() ([]*TimeEntry, *Response, error) { return s.List(ctx, ticketID, &o) })
+	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*TimeEntry, *Response, error) {
+		return s.List(ctx, ticketID, o)
+	})
 }

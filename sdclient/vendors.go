@@ -15,6 +15,5 @@ func (s *VendorsService) List(ctx context.Context, opts *ListOptions) ([]*Vendor
 
 // ListAll walks every page of vendors.
 func (s *VendorsService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Vendor, error] {
-	o := copyList(opts)
-	return paginate(&o.Page, func() ([]*Vendor, *Response, error) { return s.List(ctx, &o) })
+	return listAll(ctx, opts, s.List)
 }
