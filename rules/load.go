@@ -886,17 +886,9 @@ func (l *loader) alert(n *yaml.Node) (actionSpec, bool) {
 		switch p.key.Value {
 		case "channel":
 			hasChannel = true
-			c, good := l.str(p.val, "alert channel")
-			if !good {
-				ok = false
-				continue
-			}
-			if v, alias := l.channelAlias(c); alias {
-				a.channel = v
-			} else if isChannelLiteral(c) {
+			if c, good := l.actionChannel(p.val, "alert"); good {
 				a.channel = c
 			} else {
-				l.errNode(p.val, "alert: unknown channel %q: not an alias under channels: and not #name or a channel id", c)
 				ok = false
 			}
 		case "text":
@@ -970,17 +962,9 @@ func (l *loader) page(n *yaml.Node) (actionSpec, bool) {
 			}
 		case "channel":
 			hasChannel = true
-			c, good := l.str(p.val, "page channel")
-			if !good {
-				ok = false
-				continue
-			}
-			if v, alias := l.channelAlias(c); alias {
-				a.channel = v
-			} else if isChannelLiteral(c) {
+			if c, good := l.actionChannel(p.val, "page"); good {
 				a.channel = c
 			} else {
-				l.errNode(p.val, "page: unknown channel %q: not an alias under channels: and not #name or a channel id", c)
 				ok = false
 			}
 		case "text":
@@ -1010,6 +994,23 @@ func (l *loader) page(n *yaml.Node) (actionSpec, bool) {
 		a.text = t
 	}
 	return a, ok
+}
+
+// actionChannel reads the channel: of an action (what is "alert" or "page"):
+// an alias under channels: or a channel literal (#name or a channel id).
+func (l *loader) actionChannel(n *yaml.Node, what string) (string, bool) {
+	c, ok := l.str(n, what+" channel")
+	if !ok {
+		return "", false
+	}
+	if v, alias := l.channelAlias(c); alias {
+		return v, true
+	}
+	if isChannelLiteral(c) {
+		return c, true
+	}
+	l.errNode(n, "%s: unknown channel %q: not an alias under channels: and not #name or a channel id", what, c)
+	return "", false
 }
 
 // channelAlias resolves an alias of the file's channels: section.
