@@ -868,25 +868,18 @@ func updateTicket(c *call) reply {
 }
 
 // deleteTicket: DELETE /tickets/{id} is a soft delete → 204.
-func deleteTicket(c *call) reply {
-	cur, rep := c.ticket()
-	if rep != nil {
-		return *rep
-	}
-	t := cur.clone()
-	t.Deleted = true
-	c.saveTicket(t)
-	return noContent()
-}
+func deleteTicket(c *call) reply { return setDeleted(c, true) }
 
 // restoreTicket: PUT /tickets/{id}/restore → 204.
-func restoreTicket(c *call) reply {
+func restoreTicket(c *call) reply { return setDeleted(c, false) }
+
+func setDeleted(c *call, deleted bool) reply {
 	cur, rep := c.ticket()
 	if rep != nil {
 		return *rep
 	}
 	t := cur.clone()
-	t.Deleted = false
+	t.Deleted = deleted
 	c.saveTicket(t)
 	return noContent()
 }
