@@ -23,6 +23,7 @@ type metrics struct {
 	cascades      *prometheus.CounterVec   // rule
 	pages         *prometheus.CounterVec   // rule, outcome
 	ticks         prometheus.Counter
+	pruned        prometheus.Counter
 	rateRemaining prometheus.Gauge
 	stretch       prometheus.Gauge
 	plannedRPM    prometheus.Gauge
@@ -83,6 +84,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "deskbot_scheduler_oncall_ticks_total",
 			Help: "Runs of the on-call escalator's tick (due escalation steps taken).",
 		}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_ledger_pruned_total",
+			Help: "Finished firings older than the ledger retention deleted from the ledger (current firings are kept).",
+		}),
 		rateRemaining: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "deskbot_desk_rate_limit_remaining",
 			Help: "X-Ratelimit-Remaining of the last desk response the scheduler saw.",
@@ -100,7 +105,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.rateRemaining.Set(-1)
 	if reg != nil {
 		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.truncated, m.shifted, m.skipped,
-			m.decisions, m.actions, m.episodesEnded, m.cascades, m.pages, m.ticks, m.rateRemaining, m.stretch, m.plannedRPM)
+			m.decisions, m.actions, m.episodesEnded, m.cascades, m.pages, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
 	}
 	return m
 }

@@ -15,6 +15,11 @@ const (
 	DefaultStatusRefresh = 10 * time.Minute
 	DefaultActionTimeout = 30 * time.Second
 	DefaultStopTimeout   = 30 * time.Second
+	// DefaultRetention is how long finished firings that are no longer the
+	// current one of their (rule, ticket) stay in the ledger.
+	DefaultRetention = 30 * 24 * time.Hour
+	// PruneEvery is how often the ledger is pruned.
+	PruneEvery = 6 * time.Hour
 )
 
 // Option configures New.
@@ -35,6 +40,7 @@ type config struct {
 	stopTimeout   time.Duration
 	escalator     Escalator
 	tickEvery     time.Duration
+	retention     time.Duration
 }
 
 // WithClock sets the clock of the scheduler (gocron's timers and each
@@ -99,3 +105,9 @@ func WithEscalator(e Escalator, tickEvery time.Duration) Option {
 
 // WithStopTimeout bounds how long Stop waits for running jobs (default 30s).
 func WithStopTimeout(d time.Duration) Option { return func(cfg *config) { cfg.stopTimeout = d } }
+
+// WithRetention sets how long finished firings that no longer decide
+// anything (earlier `once: every` repeats, earlier episodes) are kept before
+// the ledger is pruned; the current firing of every (rule, ticket) is kept
+// for ever. Default DefaultRetention; a negative value turns pruning off.
+func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.retention = d } }

@@ -79,6 +79,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		statusRefresh: DefaultStatusRefresh,
 		actionTimeout: DefaultActionTimeout,
 		stopTimeout:   DefaultStopTimeout,
+		retention:     DefaultRetention,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -95,6 +96,8 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		return nil, fmt.Errorf("new scheduler: max pages %d: want 0 (no cap) or more", cfg.maxPages)
 	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
 		return nil, errors.New("new scheduler: status refresh, action timeout and stop timeout must be positive")
+	case cfg.retention == 0:
+		return nil, errors.New("new scheduler: retention 0: want a positive duration, or negative to keep every firing")
 	case cfg.tickEvery < 0:
 		return nil, fmt.Errorf("new scheduler: on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
 	}
@@ -228,6 +231,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}
 	}
 	if err := s.addTickJob(gs); err != nil {
+		_ = gs.Shutdown()
+		return fmt.Errorf("start scheduler: %w", err)
+	}
+	if err := s.addPruneJob(gs); err != nil {
 		_ = gs.Shutdown()
 		return fmt.Errorf("start scheduler: %w", err)
 	}

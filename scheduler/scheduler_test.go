@@ -619,3 +619,36 @@ func TestResultShiftingWhilePagingEndsNoEpisode(t *testing.T) {
 		}
 	}
 }
+
+func TestPruneLedgerKeepsCurrentFirings(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: nag-urgent
+    query: "priority:4"
+    once: every 1m
+    actions: [{note: "still urgent"}]
+`)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
+	for range 3 {
+		e.runOnce()
+		e.clk.Advance(time.Minute)
+	}
+	if n := len(e.notesWith(tk.ID, "still urgent")); n != 3 {
+		t.Fatalf("%d notes, want 3 repeats of once: every 1m", n)
+	}
+	if n, err := e.s.PruneLedger(t.Context()); err != nil || n != 0 {
+		t.Fatalf("pruned %d (%v) firings younger than the retention", n, err)
+	}
+	e.clk.Advance(DefaultRetention + time.Hour)
+	n, err := e.s.PruneLedger(t.Context())
+	if err != nil || n != 2 {
+		t.Fatalf("pruned %d (%v), want the 2 superseded repeats", n, err)
+	}
+	info, ok, err := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "nag-urgent", TicketID: tk.ID})
+	if err != nil || !ok || info.Seq != 3 || info.State != "done" {
+		t.Fatalf("current firing after pruning: %+v ok=%v err=%v", info, ok, err)
+	}
+	if n, _ := e.s.PruneLedger(t.Context()); n != 0 {
+		t.Fatalf("a second prune deleted %d more", n)
+	}
+}

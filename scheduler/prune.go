@@ -1,0 +1,58 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+)
+
+// Pruner is optionally implemented by the Ledger: it deletes the firings
+// that no longer decide anything. Without pruning the ledger grows by one
+// row per firing for ever (every `once: every` repeat, every episode).
+type Pruner interface {
+	PruneFirings(ctx context.Context, before time.Time) (int, error)
+}
+
+// PruneLedger deletes the finished firings older than the retention that
+// are no longer the current one of their (rule, ticket), as the scheduled
+// prune does every PruneEvery; it returns how many went. It does nothing
+// when the ledger cannot prune or pruning is off.
+func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
+	p, ok := s.ledger.(Pruner)
+	if !ok || s.cfg.retention < 0 || s.cfg.dryRun {
+		return 0, nil
+	}
+	before := s.cfg.clock.Now().Add(-s.cfg.retention)
+	n, err := p.PruneFirings(ctx, before)
+	if err != nil {
+		return n, fmt.Errorf("prune ledger: %w", err)
+	}
+	s.m.pruned.Add(float64(n))
+	if n > 0 {
+		s.logger.Info("ledger pruned", slog.Int("firings", n), slog.Time("before", before))
+	}
+	return n, nil
+}
+
+// addPruneJob schedules PruneLedger. Any replica may prune: the delete is
+// one idempotent statement, so the job needs no leader, but gocron asks the
+// elector for every job, so in practice the leader prunes.
+func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
+	if _, ok := s.ledger.(Pruner); !ok || s.cfg.retention < 0 || s.cfg.dryRun {
+		return nil
+	}
+	_, err := gs.NewJob(gocron.DurationJob(PruneEvery), gocron.NewTask(func(ctx context.Context) {
+		if _, err := s.PruneLedger(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			s.logger.Warn("ledger prune failed; retried at the next run", slog.Any("error", err))
+		}
+	}), gocron.WithName("ledger-prune"), gocron.WithContext(s.baseCtx),
+		gocron.WithSingletonMode(gocron.LimitModeReschedule))
+	if err != nil {
+		return fmt.Errorf("add ledger prune job: %w", err)
+	}
+	return nil
+}
