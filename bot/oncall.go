@@ -23,14 +23,18 @@ type OnCall interface {
 	// EscalateNow pages the next level at once; false when the page is
 	// stopped or a step is being sent.
 	EscalateNow(ctx context.Context, key, by string, now time.Time) (bool, error)
-	// AckTicket acknowledges every page of a ticket still escalating.
-	AckTicket(ctx context.Context, ticketID int64, by string, now time.Time) ([]oncall.Page, error)
+	// TicketPages reads the pages of a ticket (/oncall ack N acknowledges
+	// those the caller may acknowledge).
+	TicketPages(ctx context.Context, ticketID int64) ([]oncall.Page, error)
 	// ResolveTicket stops the pages of a ticket that was resolved or closed.
 	ResolveTicket(ctx context.Context, ticketID int64, now time.Time) (int, error)
 	// Page reads one page.
 	Page(ctx context.Context, key string) (oncall.Page, bool, error)
 	// WhoIsOnCall reports who is on call now and next in every schedule.
 	WhoIsOnCall(now time.Time) []oncall.Status
+	// Config returns the schedules and policies: the people of a page's
+	// policy may acknowledge and escalate it without being agents.
+	Config() *oncall.Config
 }
 
 // WithOnCall wires the page buttons and /oncall to an escalator.
@@ -93,7 +97,7 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 		var text string
 		switch a.ActionID {
 		case ActionPageAck:
-			email, err := r.callerEmail(ctx, req)
+			email, err := r.pagePermit(ctx, req, a.AlertKey, "acknowledge")
 			if err != nil {
 				return Response{}, err
 			}
@@ -121,7 +125,7 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
 			}
 		case ActionPageEscalate:
-			email, err := r.callerEmail(ctx, req)
+			email, err := r.pagePermit(ctx, req, a.AlertKey, "escalate")
 			if err != nil {
 				return Response{}, err
 			}
@@ -144,6 +148,51 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 	}, c)
 	res.Text, res.Failed = resp.Text, resp.Failed
 	return res
+}
+
+// pagePermit returns the caller's e-mail when they may act on page key
+// (verb: acknowledge or escalate), and a refusal otherwise.
+func (r *Router) pagePermit(ctx context.Context, req Request, key, verb string) (string, error) {
+	email, err := r.callerEmail(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	p, found, err := r.oncall.Page(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("read page %s: %w", key, err)
+	}
+	if !found {
+		return "", refuse("this page (%s) is not known here any more", key)
+	}
+	ok, err := r.mayActOnPage(ctx, email, req.UserID, p)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", refuse("%s", pageRefusal(p.Policy, verb, email))
+	}
+	return email, nil
+}
+
+// mayActOnPage reports whether the person may acknowledge or escalate page
+// p: a desk agent, or one of the people of the page's policy (members of
+// its schedules and their overrides, its user: levels), who need not be an
+// agent. Anyone else in the workspace may not, so that nobody outside can
+// silently stop an escalation.
+func (r *Router) mayActOnPage(ctx context.Context, email, userID string, p oncall.Page) (bool, error) {
+	if r.oncall.Config().Policy(p.Policy).Involves(email, userID) {
+		return true, nil
+	}
+	a, err := r.agentByEmail(ctx, email)
+	if err != nil {
+		return false, err
+	}
+	return a != nil, nil
+}
+
+// pageRefusal tells a caller why they may not act on a page of policy.
+func pageRefusal(policy, verb, email string) string {
+	return fmt.Sprintf("only desk agents and the people on %s's rota can %s its pages; %s is neither", policy, verb, email)
 }
 
 // alreadyText says who stopped a page before the click.
@@ -197,21 +246,53 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	pages, err := r.oncall.AckTicket(ctx, c.p.ID, email, r.now())
-	if err != nil && len(pages) == 0 {
+	all, err := r.oncall.TicketPages(ctx, c.p.ID)
+	if err != nil {
 		return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 	}
+	now := r.now()
+	var pages []oncall.Page
+	var acked, refused []string
+	var errs []error
+	for _, p := range all {
+		if p.Acked() || p.Resolved() {
+			continue
+		}
+		ok, err := r.mayActOnPage(ctx, email, c.req.UserID, p)
+		if err != nil {
+			return Response{}, err
+		}
+		if !ok {
+			refused = append(refused, p.Policy)
+			continue
+		}
+		q, won, err := r.oncall.Ack(ctx, p.Key, email, now)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if won {
+			pages = append(pages, q)
+			acked = append(acked, q.Policy)
+		}
+	}
+	var why []string
+	for _, pol := range refused {
+		why = append(why, pageRefusal(pol, "acknowledge", email))
+	}
 	if len(pages) == 0 {
+		if err := errors.Join(errs...); err != nil {
+			return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
+		}
+		if len(why) > 0 {
+			return Response{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
+		}
 		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}
-	var policies []string
-	for _, p := range pages {
-		policies = append(policies, p.Policy)
+	text := fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(acked, ", "))
+	if len(why) > 0 {
+		text += " Not acknowledged: " + strings.Join(why, "; ") + "."
 	}
-	return Response{
-		Text:  fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(policies, ", ")),
-		Pages: pages,
-	}, nil
+	return Response{Text: text, Pages: pages}, nil
 }
 
 // alertPageKey derives the page key of the firing an alert key names

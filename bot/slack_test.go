@@ -649,16 +649,24 @@ func TestSlackModalOpensWhileDeskIsSlow(t *testing.T) {
 	}
 }
 
-// ackOnlyOnCall acknowledges every ticket with one page whose card the
-// transport then redraws.
+// ackOnlyOnCall gives every ticket one page, which any acknowledgement
+// wins and whose card the transport then redraws.
 type ackOnlyOnCall struct {
 	OnCall
 	page oncall.Page
 }
 
-func (o ackOnlyOnCall) AckTicket(context.Context, int64, string, time.Time) ([]oncall.Page, error) {
+func (o ackOnlyOnCall) TicketPages(context.Context, int64) ([]oncall.Page, error) {
 	return []oncall.Page{o.page}, nil
 }
+
+func (o ackOnlyOnCall) Ack(_ context.Context, _, by string, now time.Time) (oncall.Page, bool, error) {
+	p := o.page
+	p.Ack(by, now)
+	return p, true, nil
+}
+
+func (o ackOnlyOnCall) Config() *oncall.Config { return &oncall.Config{} }
 
 // TestSlackTransportPanicAnswered: a panic in the transport's own work
 // after the router answered (here: redrawing a page card while the desk

@@ -697,3 +697,59 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 	lv.After = d
 	return lv, ok
 }
+
+// Involves reports whether a person, known by e-mail and Slack user id
+// (either may be empty), is one of the people of the policy: a member of a
+// schedule one of its levels names (in the rotation or in an override) or
+// the person of a user: level. The chat lets them acknowledge and escalate
+// the policy's pages although they need not be agents of the desk, while
+// anyone else in the workspace may not. A group level involves nobody (its
+// members are known only to Slack). E-mails match case-insensitively, Slack
+// ids exactly; a nil policy involves nobody.
+func (p *Policy) Involves(email, slackID string) bool {
+	if p == nil {
+		return false
+	}
+	for _, lv := range p.Levels {
+		switch lv.Kind {
+		case TargetPerson:
+			if samePerson(lv.Name, email, slackID) {
+				return true
+			}
+		case TargetSchedule:
+			if lv.Schedule.involves(email, slackID) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// involves reports whether the person is a member of the schedule or of
+// one of its overrides.
+func (s *Schedule) involves(email, slackID string) bool {
+	if s == nil {
+		return false
+	}
+	for _, m := range s.Members {
+		if samePerson(m, email, slackID) {
+			return true
+		}
+	}
+	for _, o := range s.Overrides {
+		if samePerson(o.Member, email, slackID) {
+			return true
+		}
+	}
+	return false
+}
+
+// samePerson reports whether member (an e-mail or a Slack user id, as the
+// rules file gives it) is the person with that e-mail or Slack id.
+func samePerson(member, email, slackID string) bool {
+	if strings.Contains(member, "@") {
+		email = strings.TrimSpace(email)
+		return email != "" && strings.EqualFold(member, email)
+	}
+	return slackID != "" && member == slackID
+}

@@ -63,4 +63,13 @@
 // crash between the chat's answer and the store's write). The chat side
 // implements Pager (DM the person, post the card); the desk side implements
 // Desk (the private note recording who acknowledged and when).
+//
+// # Who may act on a page
+//
+// The chat lets desk agents and the people of a page's policy acknowledge
+// it or escalate it now (Policy.Involves: members and overrides of the
+// schedules its levels name, and its user: levels, matched by e-mail or
+// Slack user id), and refuses everyone else, so that a stranger in the
+// workspace cannot silently stop an escalation. Rota members need not be
+// agents; Take it assigns the ticket and so needs an agent.
 package oncall

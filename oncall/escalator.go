@@ -478,6 +478,16 @@ func (e *Escalator) AckTicket(ctx context.Context, ticketID int64, by string, no
 	return out, errors.Join(errs...)
 }
 
+// TicketPages returns the pages of ticket ticketID, newest first: the
+// chat checks who may acknowledge each before acknowledging it.
+func (e *Escalator) TicketPages(ctx context.Context, ticketID int64) ([]Page, error) {
+	pages, err := e.store.TicketPages(ctx, ticketID)
+	if err != nil {
+		return nil, fmt.Errorf("pages of ticket %d: %w", ticketID, err)
+	}
+	return pages, nil
+}
+
 // Resolve stops page key because its ticket was resolved at now; the chat
 // (a StopNotifier) redraws the card.
 func (e *Escalator) Resolve(ctx context.Context, key string, now time.Time) (bool, error) {

@@ -1,0 +1,235 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+// The people of these tests besides alice and bob (agents, on the rota)
+// and carol (on the rota, not an agent).
+const (
+	malloryID = "UMALLORY" // in the workspace, neither an agent nor on the rota
+	erinID    = "UERIN"    // an agent of the desk, not on the rota
+)
+
+// addOutsiders adds mallory and erin to the workspace, erin also to the desk.
+func (e *pageEnv) addOutsiders() {
+	e.fake.AddUser(slackfake.User{ID: malloryID, Name: "mallory", Email: "mallory@example.com"})
+	e.fake.AddUser(slackfake.User{ID: erinID, Name: "erin", Email: "erin@example.com"})
+	e.sim.Desk.AddAgent(sdsim.Agent{FirstName: "Erin", LastName: "Agent", Email: "erin@example.com"})
+}
+
+// clickRefused clicks a button of the last page card and returns the
+// ephemeral answer to user; it fails when the click changed the card.
+func (e *pageEnv) clickRefused(user, action string) slackfake.Message {
+	e.t.Helper()
+	card := e.lastCard()
+	var value string
+	for _, b := range pageButtons(e.page()) {
+		if b.ActionID == action {
+			value = b.Value
+		}
+	}
+	before := len(e.fake.Messages())
+	env, err := e.fake.BlockAction(e.ctx, user, card.Channel, card.TS, action, value)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := env.WaitAck(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	for {
+		// A click that changes the card updates it before answering.
+		for _, m := range e.fake.Messages()[before:] {
+			if m.TS == card.TS && m.Updated {
+				e.t.Fatalf("%s by %s changed the card: %s", action, user, unescaped(m.Blocks))
+			}
+			if m.Method == "chat.postEphemeral" && m.User == user {
+				return m
+			}
+		}
+		select {
+		case <-e.ctx.Done():
+			e.t.Fatalf("no answer to %s by %s", action, user)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// page reads the page of the ticket's first episode.
+func (e *pageEnv) page() oncall.Page {
+	e.t.Helper()
+	p, ok, err := e.esc.Page(e.ctx, oncall.PageKey("page-urgent", e.ticket, 1))
+	if err != nil || !ok {
+		e.t.Fatalf("page: %v %v", ok, err)
+	}
+	return p
+}
+
+// TestOnCallPageOutsiderRefused: someone in the workspace who is neither a
+// desk agent nor on the policy's rota cannot acknowledge, escalate or
+// /oncall ack a page: each gets a clear refusal, the card stays as it is
+// and the page keeps escalating at its next step.
+func TestOnCallPageOutsiderRefused(t *testing.T) {
+	e := newPageEnv(t)
+	e.addOutsiders()
+	e.poll()
+	card := e.lastCard()
+	before := e.page()
+	e.clk.Advance(2 * time.Minute)
+
+	for _, tc := range []struct{ action, want string }{
+		{ActionPageAck, "only desk agents and the people on it-urgent's rota can acknowledge its pages; mallory@example.com is neither"},
+		{ActionPageEscalate, "only desk agents and the people on it-urgent's rota can escalate its pages; mallory@example.com is neither"},
+		{ActionPageTake, "only desk agents can use"},
+	} {
+		if m := e.clickRefused(malloryID, tc.action); !strings.Contains(m.Text, tc.want) {
+			t.Errorf("%s by mallory answered %q, want %q", tc.action, m.Text, tc.want)
+		}
+	}
+	r := e.slash(malloryID, "/oncall", fmt.Sprintf("ack %d", e.ticket))
+	if want := fmt.Sprintf("did not acknowledge the page of ticket #%d: only desk agents and the people on it-urgent's rota can acknowledge its pages", e.ticket); !strings.Contains(r.Text, want) {
+		t.Fatalf("/oncall ack by mallory = %q, want %q", r.Text, want)
+	}
+	if p := e.page(); p.Version != before.Version || p.Stopped() || p.Step != 1 {
+		t.Fatalf("mallory changed the page: %+v", p)
+	}
+	if n := e.notes(); len(n) != 0 {
+		t.Fatalf("notes after refusals: %q", n)
+	}
+	if n := len(e.dms("UBOB")); n != 0 {
+		t.Fatalf("bob paged %d times before level 1 ran out", n)
+	}
+	if got := e.lastCard(); got.TS != card.TS || got.Updated {
+		t.Fatalf("the card changed: %+v", got)
+	}
+
+	// The page goes on: level 2 (bob) when level 1's 10 minutes are up.
+	e.tick(8 * time.Minute)
+	if dm := e.dms("UBOB"); len(dm) != 1 || has(dm[0], "level 2 of it-urgent") != nil {
+		t.Fatalf("bob's DMs after 10 minutes: %+v", dm)
+	}
+	if err := has(e.lastCard(), "<@UBOB> you are paged (level 2 of it-urgent)", ActionPageAck); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOnCallPageRotaMemberNotAgent: carol is on the rota but not a desk
+// agent: she may escalate and acknowledge the page, but not take the
+// ticket (that assigns it, which needs an agent).
+func TestOnCallPageRotaMemberNotAgent(t *testing.T) {
+	e := newPageEnv(t)
+	e.poll()
+	e.clk.Advance(time.Minute)
+	if m := e.clickRefused("UCAROL", ActionPageTake); !strings.Contains(m.Text, "only desk agents can use") {
+		t.Fatalf("Take it by carol answered %q", m.Text)
+	}
+	up := e.clickPage("UCAROL", ActionPageEscalate)
+	if err := has(up, "12:01 UTC · <@UCAROL> escalated now", "<@UBOB> you are paged (level 2 of it-urgent)"); err != nil {
+		t.Fatal(err)
+	}
+	// The click is over when carol has its answer (after the card's last
+	// redraw).
+	if _, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
+		return m.Method == "chat.postEphemeral" && m.User == "UCAROL" && strings.Contains(m.Text, "Escalated the page")
+	}); err != nil {
+		t.Fatalf("no answer to Escalate now: %v", err)
+	}
+	e.clk.Advance(time.Minute)
+	acked := e.clickPage("UCAROL", ActionPageAck)
+	if err := has(acked, "<@UCAROL> acknowledged at 12:02 UTC"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.notes(); len(n) != 1 || !strings.Contains(n[0], "On-call page acknowledged by carol@example.com at 2026-03-02 12:02:00 UTC") {
+		t.Fatalf("notes %q", n)
+	}
+	e.tick(30 * time.Minute)
+	if err := has(e.lastCard(), "<@UCAROL> acknowledged at 12:02 UTC"); err != nil {
+		t.Fatalf("the page went on after carol's acknowledgement: %v", err)
+	}
+}
+
+// TestOnCallPageAgentOffRota: erin is a desk agent who is not on the
+// rota: agents may acknowledge any page.
+func TestOnCallPageAgentOffRota(t *testing.T) {
+	e := newPageEnv(t)
+	e.addOutsiders()
+	e.poll()
+	e.clk.Advance(3 * time.Minute)
+	acked := e.clickPage(erinID, ActionPageAck)
+	if err := has(acked, "<@UERIN> acknowledged at 12:03 UTC"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.page(); p.AckedBy != "erin@example.com" {
+		t.Fatalf("stored page %+v", p)
+	}
+	e.tick(30 * time.Minute)
+	if n := len(e.dms("UBOB")); n != 0 {
+		t.Fatalf("bob paged %d times after erin's acknowledgement", n)
+	}
+}
+
+// twoPolicyRules pages two policies for the same ticket: carol is on
+// it-urgent's rota only.
+const twoPolicyRules = `version: 1
+channels: {oncall: "#it-oncall"}
+oncall:
+  schedules:
+    - name: it-primary
+      time_zone: Europe/Zurich
+      rotation: 1d
+      handoff: "09:00"
+      start: 2026-03-02
+      members: [alice@example.com, carol@example.com]
+  policies:
+    - name: it-urgent
+      levels:
+        - {schedule: it-primary, after: 10m}
+    - name: net-urgent
+      levels:
+        - {user: bob@example.com, after: 10m}
+rules:
+  - name: page-urgent
+    query: "status:open AND agent_id:0 AND priority:4"
+    actions:
+      - page: {policy: it-urgent, text: "Urgent #{{ ticket.id }}"}
+  - name: page-net
+    query: "status:open AND agent_id:0 AND priority:4"
+    actions:
+      - page: {policy: net-urgent, text: "Network #{{ ticket.id }}"}
+`
+
+// TestOnCallAckCommandOnlyPermittedPages: /oncall ack N acknowledges the
+// pages the caller may acknowledge and says why it left the others.
+func TestOnCallAckCommandOnlyPermittedPages(t *testing.T) {
+	e := newPageEnvRules(t, twoPolicyRules)
+	e.poll()
+	r := e.slash("UCAROL", "/oncall", fmt.Sprintf("ack %d", e.ticket))
+	for _, want := range []string{
+		fmt.Sprintf("Acknowledged the page of ticket #%d (it-urgent)", e.ticket),
+		"Not acknowledged: only desk agents and the people on net-urgent's rota can acknowledge its pages; carol@example.com is neither.",
+	} {
+		if !strings.Contains(r.Text, want) {
+			t.Fatalf("/oncall ack by carol = %q, want %q", r.Text, want)
+		}
+	}
+	it := e.page()
+	net, ok, err := e.esc.Page(e.ctx, oncall.PageKey("page-net", e.ticket, 1))
+	if err != nil || !ok {
+		t.Fatalf("net page: %v %v", ok, err)
+	}
+	if it.AckedBy != "carol@example.com" || net.Stopped() {
+		t.Fatalf("it-urgent page %+v, net-urgent page %+v", it, net)
+	}
+	// bob is on net-urgent (and an agent): his ack takes the rest.
+	r = e.slash("UBOB", "/oncall", fmt.Sprintf("ack %d", e.ticket))
+	if !strings.Contains(r.Text, fmt.Sprintf("Acknowledged the page of ticket #%d (net-urgent)", e.ticket)) || strings.Contains(r.Text, "Not acknowledged") {
+		t.Fatalf("/oncall ack by bob = %q", r.Text)
+	}
+}
