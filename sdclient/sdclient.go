@@ -228,6 +228,11 @@ func (c *Client) Background() *Client {
 	return &bc
 }
 
+// BackgroundBudget is how many requests per minute background callers
+// (polling) may send: the configured rate minus the interactive reserve.
+// Schedulers plan their intervals with it.
+func (c *Client) BackgroundBudget() int { return c.limiter.rate - c.limiter.reserve }
+
 // IsInteractive reports whether requests of c draw on the reserve.
 func (c *Client) IsInteractive() bool { return c.interactive }
 

@@ -850,3 +850,22 @@ func TestLogNeverContainsAPIKeyOnFailures(t *testing.T) {
 		t.Errorf("log leaks the API key:\n%s", out)
 	}
 }
+
+func TestBackgroundBudgetIsRateMinusReserve(t *testing.T) {
+	for _, tc := range []struct{ rate, reserve, want int }{{60, -1, 48}, {100, 30, 70}, {2, -1, 1}} {
+		opts := []Option{WithRatePerMinute(tc.rate)}
+		if tc.reserve >= 0 {
+			opts = append(opts, WithReserve(tc.reserve))
+		}
+		c, err := New("https://desk.example", "k", opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.BackgroundBudget(); got != tc.want {
+			t.Errorf("rate %d reserve %d: budget %d, want %d", tc.rate, tc.reserve, got, tc.want)
+		}
+		if got := c.Interactive().BackgroundBudget(); got != tc.want {
+			t.Errorf("interactive twin reports %d", got)
+		}
+	}
+}

@@ -143,7 +143,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	if s := set.Load(); s != nil {
 		var opts []scheduler.Option
 		opts = append(opts,
-			scheduler.WithBudget(cfg.RatePerMin-reserveOf(cfg.RatePerMin)),
+			scheduler.WithBudget(client.BackgroundBudget()),
 			scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
 			scheduler.WithRegistry(reg),
 			scheduler.WithDryRun(cfg.DryRun),
@@ -392,9 +392,6 @@ func cachedCheck(ttl time.Duration, check func(context.Context) error) func(cont
 		return err
 	}
 }
-
-// reserveOf mirrors sdclient's default interactive reserve.
-func reserveOf(rate int) int { return max(1, rate/5) }
 
 // sqlitePath extracts the file of a SQLite DSN ("" for in-memory).
 func sqlitePath(dsn string) string {
