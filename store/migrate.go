@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"path"
 	"sort"
 	"strconv"
@@ -57,11 +59,40 @@ func loadMigrations(engine Engine) ([]migration, error) {
 // opening the same database at once are serialised: on PostgreSQL by a
 // transaction-scoped advisory lock on the schema, on SQLite by the immediate
 // transaction (the database's write lock, taken at BEGIN).
-func (s *Store) migrate(ctx context.Context) error {
+//
+// SQLite answers SQLITE_BUSY without waiting out the busy timeout when two
+// connections race to switch a new file to WAL (the switch needs the
+// exclusive lock, and a waiter holding a shared lock would deadlock), so on
+// SQLite a busy migration is retried until the busy timeout has passed.
+func (s *Store) migrate(ctx context.Context, busyTimeout time.Duration) error {
 	ms, err := loadMigrations(s.engine)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := s.migrateOnce(ctx, ms)
+		if s.engine != SQLite || !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		// Jitter, so that racing processes do not retry in lockstep.
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var e interface{ Code() int }
+	return errors.As(err, &e) && e.Code()&0xff == 5
+}
+
+func (s *Store) migrateOnce(ctx context.Context, ms []migration) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if s.engine == Postgres {
 			var schema sql.NullString

@@ -118,7 +118,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, cfg.busyTimeout); err != nil {
 		_ = s.db.Close()
 		return nil, s.wrap("open "+s.display, fmt.Errorf("migrate schema: %w", err))
 	}
