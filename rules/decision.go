@@ -110,4 +110,6 @@ type Ledger interface {
 	// EndEpisodes closes the open episodes of rule whose ticket is not in
 	// matching. Call it only after a complete poll of the rule's query.
 	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)
+	// OpenEpisodes returns the tickets on which rule has an open episode.
+	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
 }

@@ -20,6 +20,7 @@ type metrics struct {
 	decisions     *prometheus.CounterVec   // rule, outcome
 	actions       *prometheus.CounterVec   // kind, outcome
 	episodesEnded *prometheus.CounterVec   // rule
+	endChecks     *prometheus.CounterVec   // job, outcome
 	cascades      *prometheus.CounterVec   // rule
 	pages         *prometheus.CounterVec   // rule, outcome
 	ticks         prometheus.Counter
@@ -72,6 +73,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "deskbot_scheduler_episodes_ended_total",
 			Help: "Episodes ended by complete polls, by rule.",
 		}, []string{"rule"}),
+		endChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_episode_end_checks_total",
+			Help: "Open episodes of tickets a multi-page poll missed, by outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching (the paging skipped it), deferred (no re-reads left in the cycle) or error.",
+		}, []string{"job", "outcome"}),
 		cascades: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_cascades_deferred_total",
 			Help: "Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.",
@@ -105,7 +110,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.rateRemaining.Set(-1)
 	if reg != nil {
 		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.truncated, m.shifted, m.skipped,
-			m.decisions, m.actions, m.episodesEnded, m.cascades, m.pages, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
+			m.decisions, m.actions, m.episodesEnded, m.endChecks, m.cascades, m.pages, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
 	}
 	return m
 }

@@ -10,8 +10,11 @@ import (
 
 // Defaults of New.
 const (
-	DefaultLease         = 2 * time.Minute
-	DefaultMaxPages      = 100
+	DefaultLease    = 2 * time.Minute
+	DefaultMaxPages = 100
+	// DefaultMaxEndChecks bounds the re-reads one cycle spends confirming
+	// that tickets a multi-page poll missed really left their rules.
+	DefaultMaxEndChecks  = 50
 	DefaultStatusRefresh = 10 * time.Minute
 	DefaultActionTimeout = 30 * time.Second
 	DefaultStopTimeout   = 30 * time.Second
@@ -35,6 +38,7 @@ type config struct {
 	lease         time.Duration
 	budget        int
 	maxPages      int
+	maxEndChecks  int
 	statusRefresh time.Duration
 	actionTimeout time.Duration
 	stopTimeout   time.Duration
@@ -85,6 +89,14 @@ func WithBudget(perMinute int) Option { return func(cfg *config) { cfg.budget = 
 // WithMaxPages caps the pages read per filter search and workspace (default
 // 100); a result cut by the cap makes the cycle incomplete.
 func WithMaxPages(n int) Option { return func(cfg *config) { cfg.maxPages = n } }
+
+// WithMaxEndChecks bounds the ticket re-reads one cycle spends confirming
+// episode ends (default 50). A poll read over several pages can miss a
+// ticket that still matches; its episode ends only once a re-read shows it
+// gone or no longer matching, and episodes beyond the bound stay open until
+// a later cycle. 0 never ends the episode of a ticket a multi-page poll
+// missed.
+func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.maxEndChecks = n } }
 
 // WithStatusRefresh sets how often the open statuses (status:open) are
 // re-read from GET /ticket_form_fields (default 10m). They are also re-read

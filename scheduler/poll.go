@@ -23,6 +23,8 @@ type cycle struct {
 	gone   map[int64]bool             // re-read said 404
 	agents map[string]int64           // e-mail -> agent id
 	fired  map[rules.FiringKey]bool   // one firing per rule per ticket per cycle
+
+	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
 }
 
 // count adds the requests behind one desk call and notes the rate state.
@@ -135,10 +137,11 @@ func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
 	}
 	var tickets []*sdclient.Ticket
 	seen := map[int64]bool{}
-	complete, shifted := true, false
+	complete, shifted, paged := true, false, false
 	for _, ws := range workspaces {
-		got, moved, err := s.fetch(ctx, cy, query, ws)
+		got, moved, pages, err := s.fetch(ctx, cy, query, ws)
 		shifted = shifted || moved
+		paged = paged || pages > 1
 		for _, t := range got {
 			if !seen[t.ID] {
 				seen[t.ID] = true
@@ -194,6 +197,16 @@ func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
 			matching = append(matching, d.TicketID) // an if that failed counts as matching: never end on an error
 		}
 		matching = append(matching, kept...)
+		if paged {
+			stay, err := s.confirmEnds(ctx, cy, r, matching, seen)
+			if err != nil {
+				complete = false
+				res.Err = errors.Join(res.Err, fmt.Errorf("end episodes of rule %q: %w", r.Name, err))
+				continue
+			}
+			matching = append(matching, stay...)
+			res.Kept += len(stay)
+		}
 		n, err := s.ledger.EndEpisodes(ctx, r.Name, matching, cy.now)
 		if err != nil {
 			complete = false
@@ -211,20 +224,86 @@ func (s *Scheduler) cycle(ctx context.Context, cy *cycle, res *CycleResult) {
 	res.Fired = s.execute(ctx, cy, decisions)
 }
 
+// confirmEnds returns the tickets whose open episode of r must stay open
+// although this poll did not return them. A result read over several pages
+// is not a snapshot: when one ticket leaves it and another enters between
+// two page reads, the total holds and no ticket comes twice, yet every
+// later ticket moves up a place and one is never seen. Ending its episode
+// would make the next poll fire the rule on it again. So each ticket the
+// poll missed is re-read and r (query and if) re-checked on it: the episode
+// ends only when the ticket is gone or no longer matches. Tickets the poll
+// did return are fresh and need no re-read. At most maxEndChecks re-reads
+// are spent per cycle; episodes beyond them, and those whose re-read
+// failed, stay open until a later poll can confirm them.
+func (s *Scheduler) confirmEnds(ctx context.Context, cy *cycle, r *rules.Rule, matching []int64, seen map[int64]bool) ([]int64, error) {
+	open, err := s.ledger.OpenEpisodes(ctx, r.Name)
+	if err != nil {
+		return nil, err
+	}
+	in := make(map[int64]bool, len(matching))
+	for _, id := range matching {
+		in[id] = true
+	}
+	var stay []int64
+	deferred := 0
+	outcome := func(id int64, o string) {
+		s.m.endChecks.WithLabelValues(cy.job.name, o).Inc()
+		if o != "ended" {
+			stay = append(stay, id)
+		}
+	}
+	for _, id := range open {
+		if in[id] || seen[id] {
+			continue
+		}
+		_, cached := cy.fresh[id]
+		if !cached && !cy.gone[id] {
+			if cy.endChecks >= s.cfg.maxEndChecks {
+				deferred++
+				outcome(id, "deferred")
+				continue
+			}
+			cy.endChecks++
+		}
+		t, err := s.reread(ctx, cy, id)
+		switch {
+		case err != nil:
+			cy.log.Warn("cannot confirm that a ticket left a rule; its episode stays open", slog.String("rule", r.Name),
+				slog.Int64("ticket", id), slog.Any("error", err))
+			outcome(id, "error")
+		case t == nil:
+			outcome(id, "ended") // deleted
+		case len(cy.job.set.EvaluateRule(r, []*sdclient.Ticket{t}, cy.now)) > 0:
+			cy.log.Info("a ticket the paging skipped still matches; its episode stays open", slog.String("rule", r.Name),
+				slog.Int64("ticket", id))
+			outcome(id, "still_matching")
+		default:
+			outcome(id, "ended")
+		}
+	}
+	if deferred > 0 {
+		cy.log.Info("episode ends left for a later poll: the re-reads of this cycle are spent",
+			slog.String("rule", r.Name), slog.Int("deferred", deferred), slog.Int("max_end_checks", s.cfg.maxEndChecks))
+	}
+	return stay, nil
+}
+
 // fetch pages through one filter search in one workspace until the total
 // was seen or a short or empty page arrives (never assuming a page size).
 // shifted is true when the result changed under the paging (the total
 // changed, or a ticket came twice), so that a ticket may have been
 // skipped. A page cap that leaves tickets unread is an error wrapping
-// sdclient.ErrTruncated. The tickets read before an error are returned.
-func (s *Scheduler) fetch(ctx context.Context, cy *cycle, query string, ws *int64) (out []*sdclient.Ticket, shifted bool, err error) {
+// sdclient.ErrTruncated. The tickets read before an error are returned,
+// and pages is how many pages were read.
+func (s *Scheduler) fetch(ctx context.Context, cy *cycle, query string, ws *int64) (out []*sdclient.Ticket, shifted bool, pages int, err error) {
 	seen := map[int64]bool{}
 	pageSize, total := 0, -1
 	for page := 1; ; page++ {
+		pages = page
 		p, resp, err := s.desk.FilterTickets(ctx, query, &sdclient.FilterOptions{WorkspaceID: ws, Page: page})
 		s.count(cy, resp, err)
 		if err != nil {
-			return out, shifted, fmt.Errorf("poll %s page %d: %w", wsName(ws), page, err)
+			return out, shifted, pages, fmt.Errorf("poll %s page %d: %w", wsName(ws), page, err)
 		}
 		if total >= 0 && p.Total != total {
 			shifted = true
@@ -242,10 +321,10 @@ func (s *Scheduler) fetch(ctx context.Context, cy *cycle, query string, ws *int6
 		}
 		pageSize = max(pageSize, len(p.Tickets))
 		if len(p.Tickets) == 0 || len(p.Tickets) < pageSize || len(seen) >= p.Total {
-			return out, shifted, nil
+			return out, shifted, pages, nil
 		}
 		if s.cfg.maxPages > 0 && page >= s.cfg.maxPages {
-			return out, shifted, fmt.Errorf("poll %s: stopped after %d pages with %d of %d tickets: %w",
+			return out, shifted, pages, fmt.Errorf("poll %s: stopped after %d pages with %d of %d tickets: %w",
 				wsName(ws), page, len(seen), p.Total, sdclient.ErrTruncated)
 		}
 	}

@@ -76,6 +76,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		singleton:     true,
 		lease:         DefaultLease,
 		maxPages:      DefaultMaxPages,
+		maxEndChecks:  DefaultMaxEndChecks,
 		statusRefresh: DefaultStatusRefresh,
 		actionTimeout: DefaultActionTimeout,
 		stopTimeout:   DefaultStopTimeout,
@@ -92,6 +93,8 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		return nil, fmt.Errorf("new scheduler: lease %v: want a positive duration", cfg.lease)
 	case cfg.budget < 0:
 		return nil, fmt.Errorf("new scheduler: budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
+	case cfg.maxEndChecks < 0:
+		return nil, fmt.Errorf("new scheduler: max end checks %d: want 0 or more", cfg.maxEndChecks)
 	case cfg.maxPages < 0:
 		return nil, fmt.Errorf("new scheduler: max pages %d: want 0 (no cap) or more", cfg.maxPages)
 	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
@@ -357,6 +360,10 @@ type CycleResult struct {
 	Decisions int
 	Fired     int
 	Ended     int // episodes ended
+	// Kept is how many episodes of tickets the poll missed stayed open:
+	// a re-read showed the ticket still matching (the paging skipped it),
+	// or it could not be re-read in this cycle.
+	Kept int
 }
 
 // RunOnce runs one cycle of every job now, one after the other, ignoring

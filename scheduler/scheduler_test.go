@@ -620,6 +620,103 @@ func TestResultShiftingWhilePagingEndsNoEpisode(t *testing.T) {
 	}
 }
 
+// TestBalancedShiftWhilePagingEndsNoEpisode: between two page reads one
+// ticket leaves the result and another enters it further down, so the
+// total holds and no ticket comes twice, yet the ticket at the page
+// boundary moves onto the page already read and is never seen. Only a
+// re-read can tell it from a ticket that left; without one the next poll
+// would page on-call for it a second time.
+func TestBalancedShiftWhilePagingEndsNoEpisode(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	var ids []int64
+	for i := range 35 { // two filter pages of 30, newest first
+		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
+	}
+	// Older than all of them: once urgent, it sorts last, on page 2.
+	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "old", Priority: 1, CreatedAt: t0.Add(-time.Hour)}).ID
+	d := &shiftDesk{Desk: ClientDesk(e.client)}
+	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.RunOnce(t.Context()); err != nil || !allComplete(res) || res[0].Fired != 35 {
+		t.Fatalf("first cycle: %+v %v, want 35 fired", res, err)
+	}
+	var skipped int64
+	d.hook = func() {
+		p, _, err := e.client.Tickets.Filter(t.Context(), "priority:4 AND agent_id:0", nil)
+		if err != nil || len(p.Tickets) < 30 {
+			t.Errorf("peek at page 1: %v", err)
+			return
+		}
+		p2, _, err := e.client.Tickets.Filter(t.Context(), "priority:4 AND agent_id:0", &sdclient.FilterOptions{Page: 2})
+		if err != nil || len(p2.Tickets) == 0 {
+			t.Errorf("peek at page 2: %v", err)
+			return
+		}
+		skipped = p2.Tickets[0].ID // moves up onto page 1
+		e.sim.Desk.UpdateTicket(p.Tickets[0].ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+		e.sim.Desk.UpdateTicket(old, func(x *sdsim.Ticket) { x.Priority = 4 })
+	}
+	var ended, kept []int
+	for range 3 {
+		e.clk.Advance(time.Minute)
+		res, err := s.RunOnce(t.Context())
+		if err != nil || !allComplete(res) {
+			t.Fatalf("cycle: %+v %v", res, err)
+		}
+		ended, kept = append(ended, res[0].Ended), append(kept, res[0].Kept)
+	}
+	if skipped == 0 {
+		t.Fatal("the hook never ran")
+	}
+	// Cycle 2 read the assigned ticket (on page 1, before it changed) and
+	// missed the skipped one: nothing ends, the skipped one's episode is
+	// kept by its re-read. Cycle 3 sees the assignment and ends that one.
+	if !slices.Equal(ended, []int{0, 1, 0}) || !slices.Equal(kept, []int{1, 0, 0}) {
+		t.Errorf("episodes ended per cycle %v, kept %v; want [0 1 0] and [1 0 0]", ended, kept)
+	}
+	for _, id := range append(ids, old) {
+		if n := len(e.notif.forTicket(id)); n != 1 {
+			t.Errorf("ticket %d: %d alerts, want 1 (skipped: %d)", id, n, skipped)
+		}
+	}
+	if got := metricValue(t, s.m.endChecks.WithLabelValues("page-urgent", "still_matching")); got != 1 {
+		t.Errorf("end checks still_matching = %v, want 1", got)
+	}
+}
+
+// TestEndChecksAreBounded: when many tickets leave a multi-page result at
+// once, each cycle re-reads at most WithMaxEndChecks of them; the others'
+// episodes stay open (nothing fires twice) and end on later cycles.
+func TestEndChecksAreBounded(t *testing.T) {
+	e := newEnv(t, urgentRules, WithMaxEndChecks(2))
+	var ids []int64
+	for i := range 40 {
+		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
+	}
+	if res := e.runOnce(); res[0].Fired != 40 {
+		t.Fatalf("first cycle fired %d, want 40", res[0].Fired)
+	}
+	for _, id := range ids[:5] {
+		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	}
+	var ended, kept []int
+	for range 4 {
+		e.clk.Advance(time.Minute)
+		res := e.runOnce()
+		ended, kept = append(ended, res[0].Ended), append(kept, res[0].Kept)
+	}
+	if !slices.Equal(ended, []int{2, 2, 1, 0}) || !slices.Equal(kept, []int{3, 1, 0, 0}) {
+		t.Errorf("ended per cycle %v, kept %v; want [2 2 1 0] and [3 1 0 0]", ended, kept)
+	}
+	for _, id := range ids {
+		if n := len(e.notif.forTicket(id)); n != 1 {
+			t.Errorf("ticket %d: %d alerts, want 1", id, n)
+		}
+	}
+}
+
 func TestPruneLedgerKeepsCurrentFirings(t *testing.T) {
 	e := newEnv(t, `version: 1
 rules:

@@ -491,6 +491,26 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 	return closed, nil
 }
 
+// OpenEpisodes returns the tickets, in ascending order, on which rule has an
+// open episode. The scheduler reads them to find the episodes a poll would
+// end, so that it can confirm each before EndEpisodes closes it.
+func (s *Store) OpenEpisodes(ctx context.Context, rule string) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT ticket_id FROM ledger_episodes WHERE rule = $1 AND is_open ORDER BY ticket_id`, rule)
+	if err != nil {
+		return nil, s.wrap(fmt.Sprintf("read open episodes of rule %q", rule), err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, s.wrap(fmt.Sprintf("read open episodes of rule %q", rule), err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, s.wrap(fmt.Sprintf("read open episodes of rule %q", rule), rows.Err())
+}
+
 // FiringState reports the ledger's record of key; false when the rule never
 // claimed the ticket.
 func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInfo, bool, error) {

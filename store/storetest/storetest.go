@@ -263,6 +263,9 @@ func testEndEpisodes(t *testing.T, open Open) {
 	otherRule := claim(t, s, rules.FiringKey{Rule: "other", TicketID: 1}, episode, t0)
 	do(t, s.Finish(ctx, otherRule.ID, t0))
 
+	if ids, err := s.OpenEpisodes(ctx, "r"); err != nil || !slices.Equal(ids, []int64{1, 2, 3, 4}) {
+		t.Errorf("OpenEpisodes(r) = %v, %v; want [1 2 3 4] (a pending firing's episode is open too)", ids, err)
+	}
 	n, err := s.EndEpisodes(ctx, "r", []int64{2, 99}, t0.Add(time.Minute))
 	if err != nil || n != 3 {
 		t.Fatalf("EndEpisodes = %d, %v; want 3 closed (tickets 1, 3, 4)", n, err)
@@ -273,6 +276,12 @@ func testEndEpisodes(t *testing.T, open Open) {
 	}
 	if fi := state(t, s, k(2)); !fi.Open {
 		t.Errorf("ticket 2 still matches but its episode closed: %+v", fi)
+	}
+	if ids, err := s.OpenEpisodes(ctx, "r"); err != nil || !slices.Equal(ids, []int64{2}) {
+		t.Errorf("OpenEpisodes(r) after EndEpisodes = %v, %v; want [2]", ids, err)
+	}
+	if ids, err := s.OpenEpisodes(ctx, "nobody"); err != nil || len(ids) != 0 {
+		t.Errorf("OpenEpisodes of a rule that never fired = %v, %v; want none", ids, err)
 	}
 	if n, err := s.EndEpisodes(ctx, "r", []int64{2}, t0.Add(2*time.Minute)); err != nil || n != 0 {
 		t.Errorf("second EndEpisodes = %d, %v; want 0 (already closed)", n, err)
