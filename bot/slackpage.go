@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -45,10 +47,70 @@ func (s *Slack) Page(ctx context.Context, r oncall.PageRequest) error {
 	if link := s.router.TicketLink(r.TicketID); link != "" {
 		text += "\n" + link
 	}
-	if _, _, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(text, false)); err != nil {
+	marker := pageDMMarkerID(r.Page.Key, r.Step)
+	if r.Retry {
+		// The step was claimed before and never confirmed: the process
+		// that claimed it may have died after Slack took the message.
+		// Find it in the DM's recent history rather than send it twice.
+		sent, err := s.findPageDM(ctx, userID, marker)
+		if err != nil {
+			// Twice is better than never: send it.
+			s.log.Warn("cannot look for a page's earlier direct message; sending it", "page", r.Page.Key, "step", r.Step, "err", err)
+		} else if sent {
+			s.log.Info("page's direct message already sent; not sending it again", "page", r.Page.Key, "step", r.Step, "target", r.Target.ID)
+			return nil
+		}
+	}
+	dm := slack.NewSectionBlock(mrkdwn(truncate(text, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(marker))
+	if _, _, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(dm)); err != nil {
 		return fmt.Errorf("page %s: direct message to %s: %w", r.Page.Key, r.Target.ID, err)
 	}
 	return nil
+}
+
+// blockPageDMPrefix starts the block id that marks the direct message of
+// one step of a page, so that a step taken over after a crash finds the
+// message the dead process sent.
+const blockPageDMPrefix = "deskbot_pagedm:"
+
+// dmHistoryLimit is how many of the latest messages of the bot's DM with a
+// person are searched for a step's message: one conversations.history
+// call. A step is taken over minutes after it was claimed, so its message
+// is among the latest the bot sent that person.
+const dmHistoryLimit = 50
+
+// pageDMMarkerID is the block id of the direct message of step step of
+// page key. Step numbers grow along a page (levels, then rounds), so the
+// next level or round paging the same person is another message.
+func pageDMMarkerID(key string, step int) string {
+	id := fmt.Sprintf("%s%d:%s", blockPageDMPrefix, step, key)
+	if len(id) <= 255 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(key))
+	return fmt.Sprintf("%s%d:sha256:%s", blockPageDMPrefix, step, hex.EncodeToString(sum[:]))
+}
+
+// findPageDM reports whether the bot's DM with user holds a message marked
+// marker among its latest messages: conversations.open (the IM channel's
+// id) and one conversations.history call (scope im:history).
+func (s *Slack) findPageDM(ctx context.Context, userID, marker string) (bool, error) {
+	ch, _, _, err := s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}})
+	if err != nil {
+		return false, fmt.Errorf("conversations.open %s: %w", userID, err)
+	}
+	h, err := s.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: ch.ID, Limit: dmHistoryLimit})
+	if err != nil {
+		return false, fmt.Errorf("conversations.history %s: %w", ch.ID, err)
+	}
+	for _, msg := range h.Messages {
+		for _, b := range msg.Blocks.BlockSet {
+			if b.ID() == marker {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // channelRef is a clickable reference to a channel when its id is known.

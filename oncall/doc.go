@@ -59,10 +59,13 @@
 // is an atomic compare-and-swap on the page's version, so of several
 // replicas ticking at once exactly one claims each step: a page is sent
 // once, and a claim left behind by a crashed process is taken over when its
-// lease runs out (the only window in which a page can be sent twice is a
-// crash between the chat's answer and the store's write). The chat side
-// implements Pager (DM the person, post the card); the desk side implements
-// Desk (the private note recording who acknowledged and when).
+// lease runs out. A crash between the chat's answer and the store's write
+// would send that step again; the taken-over step reaches the Pager with
+// PageRequest.Retry set, and the Slack Pager then looks for the step's
+// marked card and direct message in Slack's history instead of sending
+// them twice. The chat side implements Pager (DM the person, post the
+// card); the desk side implements Desk (the private note recording who
+// acknowledged and when).
 //
 // # Who may act on a page
 //

@@ -38,7 +38,7 @@ type PageRequest struct {
 	Level    int    // 0-based index of the policy level
 	Round    int    // 0-based pass through the policy
 	Attempt  int    // 1 for the first try of this step
-	Retry    bool   // the step was tried before (failed, or its claim ran out)
+	Retry    bool   // the step was tried before (failed, or its claim ran out): it may have reached the person already
 	TicketID int64
 	Channel  string // the on-call channel for the alert card
 	Text     string // the page's text (the rule's alert text)
