@@ -10,6 +10,7 @@ package sdsim
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -45,11 +46,12 @@ type Desk struct {
 }
 
 type state struct {
-	keys         map[string]int64
-	indexLag     time.Duration
-	workspaces   []*Workspace
-	statuses     []status
-	customFields []CustomField
+	keys              map[string]int64
+	indexLag          time.Duration
+	stripHTMLComments bool // WithHTMLCommentsStripped
+	workspaces        []*Workspace
+	statuses          []status
+	customFields      []CustomField
 
 	tickets   map[int64]*Ticket
 	ticketIDs []int64 // ascending
@@ -109,6 +111,12 @@ func WithFilterPageSize(n int) Option { return func(d *Desk) { d.filterPageSize 
 // WithFilterPageCap makes GET /tickets/filter refuse pages beyond the cap
 // with 400, as some desks do. 0, the default, means no cap.
 func WithFilterPageCap(pages int) Option { return func(d *Desk) { d.filterPageCap = pages } }
+
+// WithHTMLCommentsStripped makes the desk sanitise note and reply bodies
+// the way some help desks do: HTML comments (<!-- ... -->) are removed
+// before the conversation is stored. It lets tests show that deskbot's
+// crash recovery does not depend on its invisible markers surviving.
+func WithHTMLCommentsStripped() Option { return func(d *Desk) { d.st.stripHTMLComments = true } }
 
 // WithIndexLag makes GET /tickets/filter and GET /changes/filter answer from
 // the state of lag ago, like the real desk's search index.
@@ -598,12 +606,35 @@ func (d *Desk) AddConversation(c Conversation) (Conversation, bool) {
 }
 
 func (st *state) addConversation(c Conversation, now time.Time) *Conversation {
+	if st.stripHTMLComments {
+		c.Body = stripHTMLComments(c.Body)
+	}
 	c.ID = claimID(&st.next.conv, c.ID)
 	c.CreatedAt, c.UpdatedAt = stamps(c.CreatedAt, c.UpdatedAt, now)
 	st.convs[c.ID] = &c
 	st.convsByTicket[c.TicketID] = append(st.convsByTicket[c.TicketID], c.ID)
 	st.version++
 	return &c
+}
+
+// stripHTMLComments removes every <!-- ... --> (an unterminated one runs to
+// the end, as in a browser) and the line breaks left trailing.
+func stripHTMLComments(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "<!--")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		j := strings.Index(s[i+4:], "-->")
+		if j < 0 {
+			break
+		}
+		s = s[i+4+j+3:]
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // AddTimeEntry logs time on a ticket; it reports false for an unknown ticket.

@@ -197,10 +197,14 @@ func (d *Desk) serve(routes []route, hw http.ResponseWriter, r *http.Request) {
 			t.Stop()
 		}
 	}
+	var dropAfter *Fault
 	if f := d.traffic.takeFault(r); f != nil {
 		entry.Fault = f.Kind
-		d.serveFault(w, r, f)
-		return
+		if f.Kind != FaultDropAfter {
+			d.serveFault(w, r, f)
+			return
+		}
+		dropAfter = f
 	}
 	entry.Cost = requestCost(r)
 	if !d.traffic.rate(w.Header(), d.now(), entry.Cost) {
@@ -258,6 +262,10 @@ func (d *Desk) serve(routes []route, hw http.ResponseWriter, r *http.Request) {
 	c.now = d.now()
 	rep := h(c)
 	d.mu.Unlock()
+	if dropAfter != nil {
+		d.serveFault(w, r, dropAfter)
+		return
+	}
 	d.write(w, r, rep)
 }
 

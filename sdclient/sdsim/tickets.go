@@ -1010,6 +1010,9 @@ func updateConversation(c *call) reply {
 		return invalid(f.errs...)
 	}
 	n := *conv
+	if c.st.stripHTMLComments {
+		body = stripHTMLComments(body)
+	}
 	n.Body, n.UpdatedAt = body, c.now
 	c.st.convs[id] = &n
 	if t, ok := c.st.tickets[n.TicketID]; ok {

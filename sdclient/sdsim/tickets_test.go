@@ -692,3 +692,29 @@ func TestTimeEntries(t *testing.T) {
 	}
 	get(t, sd.s, "/tickets/4242/time_entries").want(t, 404)
 }
+
+// A desk that sanitises bodies drops HTML comments from notes, replies and
+// edited notes; a plain desk keeps them.
+func TestHTMLCommentsStripped(t *testing.T) {
+	for _, strip := range []bool{false, true} {
+		var opts []sdsim.Option
+		if strip {
+			opts = append(opts, sdsim.WithHTMLCommentsStripped())
+		}
+		s := newServer(t, opts...)
+		id := s.Desk.AddTicket(sdsim.Ticket{Subject: "x"}).ID
+		base := fmt.Sprintf("/tickets/%d", id)
+		body := `{"body":"Paged on-call.\n<!-- deskbot:f=r/1/1.1/0 -->"}`
+		note := do(t, s, req{method: "POST", path: base + "/notes", body: body}).want(t, 201).obj("conversation")
+		reply := do(t, s, req{method: "POST", path: base + "/reply", body: body}).want(t, 201).obj("conversation")
+		edited := do(t, s, req{method: "PUT", path: fmt.Sprintf("/conversations/%d", num(note["id"])),
+			body: `{"body":"a <!-- x --> b <!-- unterminated"}`}).want(t, 200).obj("conversation")
+		want := []string{"Paged on-call.\n<!-- deskbot:f=r/1/1.1/0 -->", "Paged on-call.\n<!-- deskbot:f=r/1/1.1/0 -->", "a <!-- x --> b <!-- unterminated"}
+		if strip {
+			want = []string{"Paged on-call.", "Paged on-call.", "a  b "}
+		}
+		if got := []string{note["body"].(string), reply["body"].(string), edited["body"].(string)}; !slices.Equal(got, want) {
+			t.Errorf("strip=%v: bodies %q, want %q", strip, got, want)
+		}
+	}
+}

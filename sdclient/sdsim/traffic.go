@@ -25,6 +25,11 @@ const (
 	FaultTimeout
 	// FaultDrop hijacks the connection and closes it without a response.
 	FaultDrop
+	// FaultDropAfter applies the request, then closes the connection
+	// without a response: the change is made but its answer is lost, as
+	// when a connection breaks after the desk committed a POST. Unlike the
+	// other kinds it is authenticated and spends the rate budget.
+	FaultDropAfter
 )
 
 func (k FaultKind) String() string {
@@ -37,6 +42,8 @@ func (k FaultKind) String() string {
 		return "timeout"
 	case FaultDrop:
 		return "drop"
+	case FaultDropAfter:
+		return "drop-after"
 	}
 	return ""
 }
@@ -327,7 +334,7 @@ func (d *Desk) serveFault(w *statusRecorder, r *http.Request, f *Fault) {
 		case <-timer.C:
 		}
 		writeJSON(w, http.StatusGatewayTimeout, codeBody("timeout", "The request timed out"))
-	case FaultDrop:
+	case FaultDrop, FaultDropAfter:
 		conn, _, err := w.Hijack()
 		if err != nil {
 			panic(http.ErrAbortHandler)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,13 +99,30 @@ func TestFaults(t *testing.T) {
 		get(t, s, "/tickets").want(t, 504)
 	})
 	t.Run("dropped connection", func(t *testing.T) {
-		d.InjectFault(sdsim.Fault{Kind: sdsim.FaultDrop, Method: "POST"})
-		hr, _ := http.NewRequest("POST", s.URL+"/api/v2/tickets/1/notes", nil)
-		hr.SetBasicAuth(sdsim.DefaultAPIKey, "X")
-		res, err := s.Client().Do(hr)
-		if err == nil {
-			res.Body.Close()
-			t.Fatalf("dropped connection answered %d", res.StatusCode)
+		id := d.AddTicket(sdsim.Ticket{Subject: "drop"}).ID
+		for _, tc := range []struct {
+			kind  sdsim.FaultKind
+			notes int // the note was applied or not
+		}{{sdsim.FaultDrop, 0}, {sdsim.FaultDropAfter, 1}} {
+			d.InjectFault(sdsim.Fault{Kind: tc.kind, Method: "POST"})
+			hr, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v2/tickets/%d/notes", s.URL, id),
+				strings.NewReader(`{"body":"`+tc.kind.String()+`"}`))
+			hr.SetBasicAuth(sdsim.DefaultAPIKey, "X")
+			hr.Header.Set("Content-Type", "application/json")
+			res, err := s.Client().Do(hr)
+			if err == nil {
+				res.Body.Close()
+				t.Fatalf("%v: dropped connection answered %d", tc.kind, res.StatusCode)
+			}
+			n := 0
+			for _, c := range d.Conversations(id) {
+				if c.Body == tc.kind.String() {
+					n++
+				}
+			}
+			if n != tc.notes {
+				t.Errorf("%v: %d notes on the ticket, want %d", tc.kind, n, tc.notes)
+			}
 		}
 		get(t, s, "/agents/me").want(t, 200)
 	})
