@@ -28,11 +28,16 @@
 // contains the spring-forward change lasts 167 hours and one that contains
 // the autumn change 169. Shift k (k may be negative: the rotation runs
 // before start as well, so a schedule always has someone on call) starts at
-// start+handoff + k*rotation and belongs to members[k mod len(members)].
+// start+handoff + k*rotation and belongs to the next member in turn.
 // A handoff falling into a skipped hour (spring-forward) happens at the
 // first instant after the gap; one falling into a repeated hour (fall-back)
-// happens at its first occurrence. Overrides replace the rotation for their
-// interval and must not overlap one another.
+// happens at its first occurrence. When the gap swallows a whole shift (an
+// hourly rotation: 02:00 to 03:00 does not exist that night), nobody is
+// skipped and nobody gets an empty shift: the member due at 02:00 takes
+// over at 03:00 for an hour, the later handoffs stay on the hour, and the
+// rota continues in order (so it is one member further along by time of
+// day from then on). Overrides replace the rotation for their interval and
+// must not overlap one another.
 //
 // ParseConfig reads the section from a *yaml.Node and reports every problem
 // as a PosError (FILE:LINE:COL: oncall schedule "NAME": message), which the

@@ -75,9 +75,86 @@ func (s *Schedule) slot(t time.Time) (int64, time.Time, time.Time) {
 	return k, s.boundary(k), s.boundary(k + 1)
 }
 
+// memberOf returns the member of rotation shift k: the next in the rota
+// after the member of the shift before, counting only shifts that exist.
+//
+// A shift is empty when a spring-forward gap swallows its whole wall-clock
+// interval: with an hourly rotation, the shift from 02:00 to 03:00 on the
+// night the clock jumps from 02:00 to 03:00. Its member is not skipped:
+// whoever's handoff fell into the gap starts at the first instant after it
+// (03:00) and keeps the hour, the later handoffs of the day stay on the
+// wall clock (04:00, 05:00, ...), and each member after them moves up one
+// place. So the rota order never breaks and nobody has a zero-length
+// shift; the price is that the pattern by time of day moves by one member
+// at each such change. Rotations whose handoffs cannot fall twice into one
+// gap (a 2-hour rotation, or any handoff not on the hour across a one-hour
+// gap) never have an empty shift: their handoff in the gap simply happens
+// at its end and the shift before it is that much shorter.
 func (s *Schedule) memberOf(k int64) string {
 	n := int64(len(s.Members))
-	return s.Members[((k%n)+n)%n]
+	i := s.rotaIndex(k)
+	return s.Members[((i%n)+n)%n]
+}
+
+// rotaIndex returns the place in the rota of rotation shift k (shift 0
+// has place 0): k less the empty shifts between shift 0 and shift k.
+func (s *Schedule) rotaIndex(k int64) int64 {
+	if k >= 0 {
+		return k - s.emptyShifts(0, k)
+	}
+	return k + s.emptyShifts(k, 0)
+}
+
+// emptyShifts counts the rotation shifts j in [lo, hi) that start and end
+// at the same instant because a spring-forward gap swallows them: every
+// boundary whose wall-clock reading lies in a gap [a, b) happens at the
+// gap's end, so shift j is empty when a <= start_j and end_j <= b. It
+// walks the zone's transitions between the two shifts (two a year in a
+// zone with daylight saving time, none in a fixed zone).
+func (s *Schedule) emptyShifts(lo, hi int64) int64 {
+	if lo >= hi {
+		return 0
+	}
+	to := s.boundary(hi)
+	var n int64
+	x := s.boundary(lo).Add(-time.Nanosecond) // a gap ending at shift lo's start counts
+	for guard := 0; guard < 1<<20; guard++ {
+		_, end := x.In(s.Location).ZoneBounds()
+		if end.IsZero() || end.After(to) || !end.After(x) {
+			break
+		}
+		_, before := end.Add(-time.Nanosecond).In(s.Location).Zone()
+		_, after := end.In(s.Location).Zone()
+		if after > before {
+			b := s.wall(end)
+			a := b.Add(-time.Duration(after-before) * time.Second)
+			first := max(ceilDiv(a.Sub(s.anchor), s.Rotation), lo)
+			last := min(floorDiv(b.Sub(s.anchor), s.Rotation)-1, hi-1)
+			if last >= first {
+				n += last - first + 1
+			}
+		}
+		x = end
+	}
+	return n
+}
+
+// floorDiv is d/r rounded down, for r > 0.
+func floorDiv(d, r time.Duration) int64 {
+	q := int64(d / r)
+	if d%r != 0 && d < 0 {
+		q--
+	}
+	return q
+}
+
+// ceilDiv is d/r rounded up, for r > 0.
+func ceilDiv(d, r time.Duration) int64 {
+	q := int64(d / r)
+	if d%r != 0 && d > 0 {
+		q++
+	}
+	return q
 }
 
 // OnCall returns the shift under way at t: the override covering t if any,

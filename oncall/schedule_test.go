@@ -238,8 +238,11 @@ func TestWhoIsOnCall(t *testing.T) {
 
 // Around every DST change of a year, in zones that change by an hour or by
 // half an hour, forwards and back, any rotation and a handoff inside the
-// changed hour: each instant has exactly one shift that contains it, and
-// consecutive shifts tile time without gaps, overlaps or empty shifts.
+// changed hour: each instant has exactly one shift that contains it,
+// consecutive shifts tile time without gaps, overlaps or empty shifts,
+// every shift starts at a handoff time on the wall clock or at the end of
+// a skipped hour, and the members follow one another in rota order (a
+// member whose sub-day shift the skipped hour swallows is not skipped).
 func TestShiftsTileTimeAcrossDST(t *testing.T) {
 	for _, zone := range []string{"Europe/Zurich", "America/New_York", "Australia/Lord_Howe", "Australia/Sydney"} {
 		for _, rot := range []string{"1h", "5h", "12h", "1d", "1w"} {
@@ -254,6 +257,13 @@ func TestShiftsTileTimeAcrossDST(t *testing.T) {
 						}
 						if i > 0 && !shifts[i-1].End.Equal(sh.Start) {
 							t.Fatalf("%s %s %s: shift %d ends %v, next starts %v", zone, rot, handoff, i-1, shifts[i-1].End, sh.Start)
+						}
+						if i > 0 && sh.Member != successor(shifts[i-1].Member) {
+							t.Fatalf("%s %s %s: %s's shift from %v follows %s's: want %s's (a member was skipped)",
+								zone, rot, handoff, sh.Member, sh.Start.In(s.Location), shifts[i-1].Member, successor(shifts[i-1].Member))
+						}
+						if i > 0 && !onHandoff(s, sh.Start, handoff) && !gapEnd(s.Location, sh.Start) {
+							t.Fatalf("%s %s %s: shift starts at %v, neither a handoff nor the end of a skipped hour", zone, rot, handoff, sh.Start.In(s.Location))
 						}
 					}
 					for at := from; at.Before(to); at = at.Add(7 * time.Minute) {
@@ -284,4 +294,93 @@ func dstWindows(t *testing.T, loc *time.Location, year int) []time.Time {
 		t.Fatalf("%s: %d offset changes in %d; want 2", loc, len(out), year)
 	}
 	return out
+}
+
+// An hourly rotation whose handoff falls on the hour the spring-forward
+// change skips: the member whose 02:00 handoff does not exist starts at
+// 03:00, the first instant after the gap, for a full hour; the later
+// handoffs of the day stay on the hour; nobody is skipped: the rota goes
+// on in order.
+func TestHourlyRotationSpringGap(t *testing.T) {
+	s := schedule(t, "Europe/Zurich", "1h", "00:00", "2026-03-01", "")
+	// 2026-03-29 00:00 CET (23:00 UTC the day before) is shift 672: alice.
+	shifts := s.Shifts(utc("2026-03-28 23:00"), utc("2026-03-29 04:00"), 10)
+	want := []struct {
+		member string
+		start  time.Time
+		local  string
+	}{
+		{"alice@example.com", utc("2026-03-28 23:00"), "00:00 CET"},
+		{"bob@example.com", utc("2026-03-29 00:00"), "01:00 CET"},
+		{"U0123ABC", utc("2026-03-29 01:00"), "03:00 CEST"}, // handoff 02:00 does not exist
+		{"alice@example.com", utc("2026-03-29 02:00"), "04:00 CEST"},
+		{"bob@example.com", utc("2026-03-29 03:00"), "05:00 CEST"},
+	}
+	if len(shifts) != len(want) {
+		t.Fatalf("%d shifts, want %d: %+v", len(shifts), len(want), shifts)
+	}
+	for i, w := range want {
+		sh := shifts[i]
+		if sh.Member != w.member || !sh.Start.Equal(w.start) || sh.End.Sub(sh.Start) != time.Hour {
+			t.Errorf("shift %d = %s %v..%v; want %s from %v for 1h", i, sh.Member, sh.Start.UTC(), sh.End.UTC(), w.member, w.start)
+		}
+		if l := sh.Start.In(s.Location).Format("15:04 MST"); l != w.local {
+			t.Errorf("shift %d starts %s local; want %s", i, l, w.local)
+		}
+	}
+	// The rotation goes on in order afterwards, and runs back in order
+	// before the schedule's start (and across earlier gaps) as well.
+	for _, at := range []time.Time{utc("2026-03-30 12:00"), utc("2026-10-25 00:30"), utc("2027-04-01 00:00"), utc("2025-03-30 01:00")} {
+		prev := s.OnCall(at.Add(-time.Hour))
+		cur := s.OnCall(at)
+		if next := successor(prev.Member); cur.Member != next {
+			t.Errorf("at %v: %s follows %s; want %s", at, cur.Member, prev.Member, next)
+		}
+	}
+	if got := s.OnCall(utc("2026-02-28 23:30")); got.Member != "alice@example.com" {
+		t.Errorf("the first shift is %s's; want alice's", got.Member)
+	}
+}
+
+// successor is the member after m in the test schedules' rota.
+func successor(m string) string {
+	members := []string{"alice@example.com", "bob@example.com", "U0123ABC"}
+	for i, x := range members {
+		if x == m {
+			return members[(i+1)%len(members)]
+		}
+	}
+	return ""
+}
+
+// onHandoff reports whether t reads a handoff time of s (started on
+// 2026-01-01 at handoff) on s's wall clock.
+func onHandoff(s *oncall.Schedule, t time.Time, handoff string) bool {
+	l := t.In(s.Location)
+	wall := time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC)
+	h, err := time.Parse("15:04", handoff)
+	if err != nil {
+		panic(err)
+	}
+	anchor := time.Date(2026, 1, 1, h.Hour(), h.Minute(), 0, 0, time.UTC)
+	return wall.Sub(anchor)%s.Rotation == 0
+}
+
+// gapEnd reports whether loc's clock jumps forward at t.
+func gapEnd(loc *time.Location, t time.Time) bool {
+	_, before := t.Add(-time.Second).In(loc).Zone()
+	_, after := t.In(loc).Zone()
+	return after > before
+}
+
+// BenchmarkOnCallHourly measures who is on call in an hourly rotation a year
+// after its start, across two skipped hours to count.
+func BenchmarkOnCallHourly(b *testing.B) {
+	s := schedule(b, "Europe/Zurich", "1h", "00:00", "2026-01-01", "")
+	at := utc("2027-06-01 12:00")
+	for b.Loop() {
+		if s.OnCall(at).Member == "" {
+			b.Fatal("nobody on call")
+		}
+	}
 }
