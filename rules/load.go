@@ -75,8 +75,13 @@ var yamlParserProblems = map[string]bool{
 
 var lineBreaks = strings.NewReplacer("\r\n", `\r\n`, "\n", `\n`, "\r", `\r`, "\u0085", `\u0085`, "\u2028", `\u2028`, "\u2029", `\u2029`)
 
+// anchorKeys, last in a list of allowed keys, also allows every key
+// starting with x-: the top level's keys that hold anchors to merge (as in
+// docker compose files); the loader does not read them otherwise.
+const anchorKeys = "x-*"
+
 var (
-	topKeys   = []string{"version", "channels", "oncall", "rules"}
+	topKeys   = []string{"version", "channels", "oncall", "rules", anchorKeys}
 	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "actions"}
 	alertKeys = []string{"channel", "text", "mention"}
 	pageKeys  = []string{"policy", "channel", "text"}
@@ -141,7 +146,11 @@ type loader struct {
 	lines []string
 	errs  []Error
 	rule  string // name of the rule being loaded, for messages
-	chans map[string]string
+	// blockIndent holds, for each block scalar, the indentation of the
+	// collection it is written in (-1 at the top level): with an
+	// indentation indicator (|2) the text is indented that much more.
+	blockIndent map[*yaml.Node]int
+	chans       map[string]string
 	// oncall is the parsed oncall: section (nil when absent or broken);
 	// oncallBad is set when it had errors, so that page actions naming
 	// one of its policies are not reported a second time.
@@ -187,6 +196,27 @@ func (l *loader) load(data []byte) (set *Set) {
 		return nil
 	}
 	root := resolve(doc.Content[0])
+	l.blockIndent = l.blockParentIndents(&doc)
+	// Merge keys are expanded before anything is read: first those outside
+	// the rules (the top level, channels:, oncall:, x- keys holding
+	// anchors), then each rule's as it is loaded, so that problems with a
+	// merge name the rule; whatever is left (never read) last.
+	mg := newMerger()
+	defer func() {
+		mg.walk(&doc)
+		l.mergeErrs(mg.take())
+	}()
+	if root.Kind == yaml.MappingNode {
+		mg.mapping(root)
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k := resolve(root.Content[i]); k.Kind == yaml.ScalarNode && k.Value == "rules" {
+				continue
+			}
+			mg.walk(root.Content[i])
+			mg.walk(root.Content[i+1])
+		}
+		l.mergeErrs(mg.take())
+	}
 	pairs, ok := l.mapping(root, "the rules file", topKeys)
 	if !ok {
 		return nil
@@ -230,15 +260,17 @@ func (l *loader) load(data []byte) (set *Set) {
 		l.errNode(rules, "rules: want a list of rules, got %s", describe(rules))
 		return s
 	}
-	firstAt := map[string]int{}
+	firstAt := map[string]*yaml.Node{}
 	for _, item := range rules.Content {
+		mg.walk(item)
+		merrs := mg.take()
 		if item.Kind == yaml.AliasNode && resolve(item).Kind == yaml.MappingNode {
 			// A whole rule repeated by an alias has the same name as the
 			// original: say so where the alias is, not at the original.
 			l.errNode(item, "rule: *%s repeats the rule of line %d, and rule names must be unique: copy the rule and rename it", item.Value, resolve(item).Line)
 			continue
 		}
-		r := l.loadRule(resolve(item), firstAt)
+		r := l.loadRule(resolve(item), firstAt, merrs)
 		if r != nil {
 			r.plan, r.set = s.terms.plan(r.local), s
 			s.rules = append(s.rules, r)
@@ -303,13 +335,26 @@ func (l *loader) mapping(n *yaml.Node, what string, allowed []string) ([]pair, b
 			continue
 		}
 		seen[k.Value] = k.Line
-		if allowed != nil && !contains(allowed, k.Value) {
-			l.errNode(k, "unknown key %q in %s (want one of %s)", k.Value, what, strings.Join(allowed, ", "))
+		if allowed != nil && !allowedKey(allowed, k.Value) {
+			want := strings.Join(allowed, ", ")
+			if last := len(allowed) - 1; allowed[last] == anchorKeys {
+				want = strings.Join(allowed[:last], ", ") + ", or x-NAME to hold anchors"
+			}
+			l.errNode(k, "unknown key %q in %s (want one of %s)", k.Value, what, want)
 			continue
 		}
 		out = append(out, pair{k, v})
 	}
 	return out, true
+}
+
+// allowedKey reports whether key k is among allowed, where the entry
+// anchorKeys allows any key starting with x-.
+func allowedKey(allowed []string, k string) bool {
+	if contains(allowed, anchorKeys) && len(k) > 2 && strings.HasPrefix(k, "x-") {
+		return true
+	}
+	return contains(allowed, k)
 }
 
 func contains(list []string, s string) bool {
@@ -392,10 +437,20 @@ func isChannelLiteral(v string) bool {
 	return channelIDRE.MatchString(v)
 }
 
-func (l *loader) loadRule(n *yaml.Node, firstAt map[string]int) *Rule {
+// mergeErrs reports problems of merge keys, naming the rule being loaded.
+func (l *loader) mergeErrs(errs []mergeErr) {
+	for _, e := range errs {
+		l.errNode(e.n, "%s", e.msg)
+	}
+}
+
+// loadRule loads rule n; firstAt holds the name node of every rule loaded
+// so far, merrs the problems of the rule's merge keys.
+func (l *loader) loadRule(n *yaml.Node, firstAt map[string]*yaml.Node, merrs []mergeErr) *Rule {
 	l.rule = ""
 	defer func() { l.rule = "" }()
 	if n.Kind != yaml.MappingNode {
+		l.mergeErrs(merrs)
 		l.errNode(n, "rule: want a mapping with name, query and actions, got %s", describe(n))
 		return nil
 	}
@@ -417,15 +472,19 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]int) *Rule {
 		switch {
 		case !ruleNameRE.MatchString(name):
 			l.errNode(v, "name %q: want lower-case letters, digits and '-' only", name)
-		case firstAt[name] != 0:
-			l.errNode(v, "duplicate rule name %q (first defined at line %d)", name, firstAt[name])
+		case firstAt[name] == v:
+			// The name itself came with a merge key (<<: *other-rule).
+			l.errNode(n, "duplicate rule name %q: the rule merges the name: of line %d; give it a name of its own", name, v.Line)
+		case firstAt[name] != nil:
+			l.errNode(v, "duplicate rule name %q (first defined at line %d)", name, firstAt[name].Line)
 		default:
-			firstAt[name] = v.Line
+			firstAt[name] = v
 			nameOK = true
 		}
 		r.Name = name
 		break
 	}
+	l.mergeErrs(merrs)
 	pairs, _ := l.mapping(n, "rule", ruleKeys)
 	byKey := map[string]pair{}
 	for _, p := range pairs {
@@ -679,13 +738,20 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 	line, start := n.Line, n.Column-1 // start: 0-based rune column of the text
 	bindent := 0                      // a block scalar's indentation
 	if block {
-		// Every line of a block scalar shares the indentation of its first
-		// non-blank line; more indentation is part of the text.
-		line = n.Line + 1
-		for i := line; i <= len(l.lines); i++ {
-			if r := lineAt(i); !blankFrom(r, 0) {
-				bindent = indent(r)
-				break
+		// Every line of a block scalar shares one indentation: the
+		// enclosing collection's plus the header's indentation indicator
+		// (|2), or else that of its first non-blank line; more indentation
+		// is part of the text.
+		header, indicator := l.blockHeader(n)
+		line = header + 1
+		if parent, known := l.blockIndent[n]; indicator > 0 && known {
+			bindent = max(parent, 0) + indicator
+		} else {
+			for i := line; i <= len(l.lines); i++ {
+				if r := lineAt(i); !blankFrom(r, 0) {
+					bindent = indent(r)
+					break
+				}
 			}
 		}
 		start = bindent
@@ -769,6 +835,88 @@ func (l *loader) posIn(n *yaml.Node, off int) (int, int) {
 		}
 	}
 	return n.Line, n.Column
+}
+
+// blockHeader finds the header (| or >) of block scalar n: its line, and
+// its indentation indicator (0 when there is none). The node's position
+// is that of its anchor or tag when it has one, which may be on an earlier
+// line than the header.
+func (l *loader) blockHeader(n *yaml.Node) (line, indicator int) {
+	col := n.Column - 1
+	for line = n.Line; line >= 1 && line <= len(l.lines); line, col = line+1, 0 {
+		r := []rune(l.lines[line-1])
+		for i := col; i < len(r); i++ {
+			switch r[i] {
+			case ' ', '\t':
+				continue
+			case '#':
+				i = len(r) // a comment: on to the next line
+				continue
+			case '|', '>':
+				for j := i + 1; j < len(r) && j <= i+2; j++ {
+					if r[j] >= '1' && r[j] <= '9' {
+						return line, int(r[j] - '0')
+					}
+				}
+				return line, 0
+			}
+			// An anchor or a tag: skip to the blank after it.
+			for i < len(r) && r[i] != ' ' && r[i] != '\t' {
+				i++
+			}
+		}
+	}
+	return n.Line, 0
+}
+
+// blockParentIndents maps every block scalar under doc to the indentation
+// (0-based column) of the block mapping or sequence it is written in, -1
+// at the top level: what the YAML scanner adds an indentation indicator
+// to. It runs before merge keys copy nodes into other mappings.
+func (l *loader) blockParentIndents(doc *yaml.Node) map[*yaml.Node]int {
+	out := map[*yaml.Node]int{}
+	seen := map[*yaml.Node]bool{}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for i, c := range n.Content {
+			if c.Kind == yaml.ScalarNode && c.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+				switch {
+				case n.Kind == yaml.MappingNode && i%2 == 1:
+					out[c] = n.Content[i-1].Column - 1 // the key's column
+				case n.Kind == yaml.SequenceNode:
+					out[c] = l.entryColumn(n)
+				default:
+					out[c] = -1
+				}
+			}
+			walk(c)
+		}
+	}
+	walk(doc)
+	return out
+}
+
+// entryColumn returns the 0-based column of the - of the first item of
+// block sequence n: the node's own position is its anchor's or tag's when
+// it has one.
+func (l *loader) entryColumn(n *yaml.Node) int {
+	if len(n.Content) > 0 && n.Content[0].Line >= 1 && n.Content[0].Line <= len(l.lines) {
+		first := n.Content[0]
+		r := []rune(l.lines[first.Line-1])
+		for i := min(first.Column-2, len(r)-1); i >= 0; i-- {
+			if r[i] == '-' {
+				return i
+			}
+			if r[i] != ' ' && r[i] != '\t' {
+				break
+			}
+		}
+	}
+	return n.Column - 1
 }
 
 func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {

@@ -39,7 +39,7 @@ func TestLoadErrors(t *testing.T) {
 		{"rules not a list", "version: 1\nrules: {a: 1}\n", []string{
 			`f.yaml:2:8: rules: want a list of rules, got a mapping`}},
 		{"unknown top-level key", "version: 1\nrule: []\nrules: []\n", []string{
-			`f.yaml:2:1: unknown key "rule" in the rules file (want one of version, channels, oncall, rules)`}},
+			`f.yaml:2:1: unknown key "rule" in the rules file (want one of version, channels, oncall, rules, or x-NAME to hold anchors)`}},
 		{"duplicate key", "version: 1\nversion: 1\nrules: []\n", []string{
 			`f.yaml:2:1: duplicate key "version" (first at line 1)`}},
 		{"bad channel literal", "version: 1\nchannels: {desk: it-desk}\nrules: []\n", []string{
@@ -374,6 +374,80 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:5:28: rule "a": query: unknown field "prio"`,
 			`f.yaml:9:16: rule "b": if: type ticket has no field nope`,
 			`f.yaml:10:12: rule "b": every: 0s is too short: want at least 1s`}},
+		{"if in a block scalar with an indentation indicator", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: |2",
+			"          ticket.priority >= High &&",
+			"        ticket.responder_idd == 0",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:8:16: rule "a": if: type ticket has no field responder_idd`}},
+		{"template in a folded block with indicator and chomping", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - note: >-2",
+			"            indented first",
+			"          then {{ ticket.nope }}"), []string{
+			`f.yaml:9:26: rule "a": note: template: type ticket has no field nope`}},
+		{"block scalar with an indicator in an anchored list item", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    actions:",
+			"      - &n",
+			"        note: |1",
+			"            x {{ ticket.nope }}"), []string{
+			`f.yaml:9:25: rule "a": note: template: type ticket has no field nope`}},
+		{"block scalar header after an anchor on its own line", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: &cond",
+			"      |",
+			"      ticket.nope",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:8:14: rule "a": if: type ticket has no field nope`}},
+		{"unknown x key", "version: 1\nx-: 1\nx-ok: {anything: [goes]}\nrules: []\n", []string{
+			`f.yaml:2:1: unknown key "x-" in the rules file (want one of version, channels, oncall, rules, or x-NAME to hold anchors)`}},
+		{"merge of a scalar", "version: 1\nx-q: &q status:open\nrules:\n" +
+			"  - <<: *q\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n", []string{
+			`f.yaml:4:9: rule "a": merge key <<: wants a mapping or a list of mappings, got *q (the string "status:open")`}},
+		{"merge of a list holding a non-mapping", "version: 1\nx-d: &d {every: 5m}\nrules:\n" +
+			"  - name: a\n    <<: [*d, 5, [x]]\n    query: status:open\n    actions: [{note: hi}]\n", []string{
+			`f.yaml:5:14: rule "a": merge key <<: wants a mapping or a list of mappings, got a list holding the number 5`,
+			`f.yaml:5:17: rule "a": merge key <<: wants a mapping or a list of mappings, got a list holding a list`}},
+		{"merge key twice", "version: 1\nx-d: &d {every: 5m}\nx-e: &e {once: ticket}\nrules:\n" +
+			"  - name: a\n    <<: *d\n    <<: *e\n    query: status:open\n    actions: [{note: hi}]\n", []string{
+			`f.yaml:7:5: rule "a": duplicate merge key <<: (first at line 6): merge several mappings with one <<: [*a, *b]`}},
+		{"merge cycle", "version: 1\nrules:\n" +
+			"  - &r\n    name: a\n    <<: *r\n    query: status:open\n    actions: [{note: hi}]\n", []string{
+			`f.yaml:5:9: rule "a": merge key <<: *r (a mapping) merges a mapping into itself (an alias cycle)`}},
+		{"merge cycle outside the rules", "version: 1\nx-a: &a {b: 1, <<: *a}\nrules: []\n", []string{
+			`f.yaml:2:20: merge key <<: *a (a mapping) merges a mapping into itself (an alias cycle)`}},
+		{"unknown key in a merged mapping names the merging rule", "version: 1\nx-defaults: &defaults\n  evry: 5m\n  once: ticket\nrules:\n" +
+			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n", []string{
+			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, actions)`}},
+		{"bad merged value is reported for each rule merging it", "version: 1\nx-defaults: &defaults {every: 5x}\nrules:\n" +
+			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n" +
+			"  - <<: *defaults\n    name: b\n    query: status:open\n    actions: [{note: hi}]\n", []string{
+			`f.yaml:2:31: rule "a": every: invalid duration "5x": want e.g. 30s, 5m or 1h`,
+			`f.yaml:2:31: rule "b": every: invalid duration "5x": want e.g. 30s, 5m or 1h`}},
+		{"merged template error points into the anchored text", "version: 1\nchannels: {oncall: '#oc'}\nx-alert: &alert\n  channel: oncall\n  text: \"Ticket {{ ticket.nope }}\"\nrules:\n" +
+			"  - name: a\n    query: status:open\n    actions:\n      - alert: {<<: *alert, mention: '@it'}\n", []string{
+			`f.yaml:5:27: rule "a": alert text: template: type ticket has no field nope`}},
+		{"unknown field in a merged set", "version: 1\nx-set: &set {priority: 4, subject: x}\nrules:\n" +
+			"  - name: a\n    query: status:open\n    actions:\n      - set: {<<: *set, status: 2}\n", []string{
+			`f.yaml:2:27: rule "a": unknown key "subject" in set (want one of status, priority, group_id, responder_id, tags, type, custom_fields)`}},
+		{"explicit duplicate key beside a merge", "version: 1\nx-d: &d {every: 5m}\nrules:\n" +
+			"  - <<: *d\n    name: a\n    every: 1m\n    every: 2m\n    query: status:open\n    actions: [{note: hi}]\n", []string{
+			`f.yaml:7:5: rule "a": duplicate key "every" (first at line 6)`}},
+		{"rule merging the name of another", ruleFile(
+			"  - &base",
+			"    name: a",
+			"    query: status:open",
+			"    actions: [{note: hi}]",
+			"  - <<: *base",
+			"    every: 5m"), []string{
+			`f.yaml:8:5: rule "a": duplicate rule name "a": the rule merges the name: of line 5; give it a name of its own`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,10 @@
 // Loading is strict: unknown keys at any level, wrong types, bad durations,
 // cron specs, once: settings, channel aliases, queries and expressions are
 // all reported together, each as FILE:LINE:COL: rule "NAME": message.
+// Anchors, aliases and YAML merge keys (<<: *defaults) share parts of a
+// file; top-level keys starting with x- hold anchors and are otherwise
+// ignored. A problem with a merged value is reported where the value is
+// written, naming the rule that merged it.
 //
 // Expressions (if: and the {{ }} of texts) are compiled once at load
 // against Env: ticket (TicketEnv, the API's field names), now() (the
