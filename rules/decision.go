@@ -91,6 +91,10 @@ type Firing struct {
 	Won     bool
 	Resumed bool
 	Done    []int // indexes of actions already recorded as done
+	// Started is when the firing was first claimed (for a resumed firing,
+	// by the process that crashed): none of its actions reached a target
+	// before it.
+	Started time.Time
 }
 
 // Ledger is the durable record of which rule fired on which ticket. Every

@@ -78,6 +78,7 @@ type currentFiring struct {
 	state      State
 	leaseUntil sql.NullTime
 	firedAt    sql.NullTime
+	startedAt  sql.NullTime
 }
 
 // Claim reserves the right to fire key at now under once; see rules.Ledger.
@@ -185,7 +186,7 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 			return episodeRow{}, fmt.Errorf("lock episode: %w", err)
 		}
 	}
-	query := `SELECT e.episode, e.is_open, f.id, f.episode, f.seq, f.state, f.lease_until, f.fired_at
+	query := `SELECT e.episode, e.is_open, f.id, f.episode, f.seq, f.state, f.lease_until, f.fired_at, f.started_at
 		FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
 		WHERE e.rule = $1 AND e.ticket_id = $2`
 	var (
@@ -195,7 +196,7 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 		c            currentFiring
 	)
 	err := q.QueryRowContext(ctx, query, key.Rule, key.TicketID).Scan(
-		&ep.episode, &ep.open, &id, &fep, &seq, &state, &c.leaseUntil, &c.firedAt)
+		&ep.episode, &ep.open, &id, &fep, &seq, &state, &c.leaseUntil, &c.firedAt, &c.startedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return episodeRow{}, nil
 	}
@@ -253,8 +254,8 @@ func decide(ep episodeRow, once rules.Once, now time.Time) decision {
 func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, episode, seq int64, now time.Time, lease time.Duration) error {
 	var id int64
 	if err := tx.QueryRowContext(ctx, `INSERT INTO ledger_firings
-		(rule, ticket_id, episode, seq, state, claimed_at, lease_until, attempts)
-		VALUES ($1, $2, $3, $4, 'pending', $5, $6, 1) RETURNING id`,
+		(rule, ticket_id, episode, seq, state, claimed_at, started_at, lease_until, attempts)
+		VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, 1) RETURNING id`,
 		f.Key.Rule, f.Key.TicketID, episode, seq, now, dbTime(now.Add(lease))).Scan(&id); err != nil {
 		return fmt.Errorf("insert firing: %w", err)
 	}
@@ -270,7 +271,7 @@ func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, ep
 	if err != nil {
 		return fmt.Errorf("update episode: %w", err)
 	}
-	f.ID, f.Episode, f.Seq, f.Won = id, episode, seq, true
+	f.ID, f.Episode, f.Seq, f.Won, f.Started = id, episode, seq, true, now
 	return nil
 }
 
@@ -293,6 +294,7 @@ func (s *Store) takeOver(ctx context.Context, tx *sql.Tx, f *rules.Firing, cur *
 		return err
 	}
 	f.ID, f.Episode, f.Seq, f.Won, f.Resumed, f.Done = cur.id, cur.episode, cur.seq, true, true, done
+	f.Started = utc(cur.startedAt)
 	return nil
 }
 

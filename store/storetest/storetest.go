@@ -155,8 +155,8 @@ func testFirstClaim(t *testing.T, open Open) {
 	key := rules.FiringKey{Rule: "page-urgent", TicketID: 42}
 	f := claim(t, s, key, episode, t0)
 	mustWin(t, f, 1, 1, false, nil)
-	if f.Key != key {
-		t.Errorf("Key = %v; want %v", f.Key, key)
+	if f.Key != key || !f.Started.Equal(t0) {
+		t.Errorf("Key = %v, Started = %v; want %v, %v", f.Key, f.Started, key, t0)
 	}
 	fi := state(t, s, key)
 	want := store.FiringInfo{Key: key, Episode: 1, Open: true, EpisodeStarted: t0, FiringID: f.ID, Seq: 1,
@@ -201,8 +201,8 @@ func testPendingLeaseExpired(t *testing.T, open Open) {
 	at := t0.Add(lease)
 	g := claim(t, other, key, episode, at)
 	mustWin(t, g, 1, 1, true, []int{0, 2})
-	if g.ID != f.ID {
-		t.Errorf("resumed firing id %d; want the pending one %d", g.ID, f.ID)
+	if g.ID != f.ID || !g.Started.Equal(t0) {
+		t.Errorf("resumed firing id %d started %v; want the pending one %d, started at the first claim %v", g.ID, g.Started, f.ID, t0)
 	}
 	fi := state(t, s, key)
 	if fi.Attempts != 2 || !fi.ClaimedAt.Equal(at) || !fi.LeaseUntil.Equal(at.Add(lease)) || fi.State != store.StatePending {
@@ -210,6 +210,12 @@ func testPendingLeaseExpired(t *testing.T, open Open) {
 	}
 	// The take-over renewed the lease: the first holder cannot take it back.
 	mustLose(t, claim(t, s, key, episode, at.Add(lease-time.Second)))
+	// A second take-over (the second holder crashed too) still reports
+	// the first claim.
+	at = at.Add(lease)
+	if h := claim(t, s, key, episode, at); !h.Won || !h.Resumed || !h.Started.Equal(t0) {
+		t.Errorf("second take-over = %+v; want Won, Resumed, Started %v", h, t0)
+	}
 	do(t, other.ActionDone(t.Context(), g.ID, 1))
 	do(t, other.Finish(t.Context(), g.ID, at.Add(time.Second)))
 	fi = state(t, s, key)
