@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -24,8 +26,11 @@ type firingStater interface {
 // body) and every alert carries it as its Key, so that a worker resuming
 // a crashed firing can tell whether the action already happened.
 func Marker(f rules.Firing, i int) string {
-	return fmt.Sprintf("deskbot:f=%s/%d/%d.%d/%d", f.Key.Rule, f.Key.TicketID, f.Episode, f.Seq, i)
+	return fmt.Sprintf(markerPrefix+"%s/%d/%d.%d/%d", f.Key.Rule, f.Key.TicketID, f.Episode, f.Seq, i)
 }
+
+// markerPrefix starts every marker.
+const markerPrefix = "deskbot:f="
 
 // withMarker appends the marker comment to a note or reply body.
 func withMarker(body, marker string) string {
@@ -237,7 +242,7 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 		}
 		marker := Marker(f, i)
 		if f.Resumed && a.Kind != rules.ActionUpdate {
-			there, err := s.alreadyThere(actx, cy, t.ID, a, marker, &convs)
+			there, err := s.alreadyThere(actx, cy, t.ID, f, a, marker, &convs)
 			if err != nil {
 				s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
 				s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
@@ -373,7 +378,15 @@ func (s *Scheduler) agentID(ctx context.Context, cy *cycle, email string) (int64
 // alreadyThere reports whether the action carrying marker already reached
 // its target: a note or reply with the marker among the ticket's
 // conversations, or an alert the notifier already posted.
-func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
+//
+// A desk that sanitises HTML drops the marker comment. So when no
+// conversation of the ticket carries any deskbot marker, a note or reply
+// also counts as there when a conversation of the same kind written since
+// the firing started (less the clock skew allowed between desk and
+// deskbot) has the action's text. On a desk that keeps markers, only the
+// marker counts: an identical note written by a person, or by another
+// rule, then never hides a missing one.
+func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64, f rules.Firing, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
 	switch a.Kind {
 	case rules.ActionAlert:
 		ck, ok := s.notifier.(AlertChecker)
@@ -389,14 +402,36 @@ func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64,
 			}
 			*convs = list
 		}
+		markers := false
 		for _, c := range *convs {
 			if strings.Contains(c.Body, marker) {
+				return true, nil
+			}
+			markers = markers || strings.Contains(c.Body, markerPrefix)
+		}
+		if markers || f.Started.IsZero() {
+			return false, nil
+		}
+		since, text := f.Started.Add(-markerlessSkew), plainText(a.Text)
+		for _, c := range *convs {
+			isNote := c.Source == sdclient.ConversationSourceNote
+			if isNote == (a.Kind == rules.ActionNote) && !c.CreatedAt.Before(since) &&
+				(plainText(c.BodyText) == text || plainText(c.Body) == text) {
 				return true, nil
 			}
 		}
 	}
 	return false, nil
 }
+
+// markerlessSkew is how far the desk's clock may lag deskbot's when a
+// conversation without a marker is matched to a firing by time and text.
+const markerlessSkew = time.Minute
+
+// plainText is s as words separated by single spaces, HTML entities
+// decoded, so that the desk's body_text of a note compares equal to the
+// text deskbot sent.
+func plainText(s string) string { return strings.Join(strings.Fields(html.UnescapeString(s)), " ") }
 
 // conversations reads every conversation of a ticket.
 func (s *Scheduler) conversations(ctx context.Context, cy *cycle, id int64) ([]*sdclient.Conversation, error) {

@@ -111,8 +111,14 @@ func clientFor(t testing.TB, sim *sdsim.Server, opts ...sdclient.Option) *sdclie
 
 func newEnv(t *testing.T, rulesYAML string, opts ...Option) *env {
 	t.Helper()
+	return newEnvSim(t, nil, rulesYAML, opts...)
+}
+
+// newEnvSim is newEnv with options for the simulated desk.
+func newEnvSim(t *testing.T, simOpts []sdsim.Option, rulesYAML string, opts ...Option) *env {
+	t.Helper()
 	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), notif: &recNotifier{}, reg: prometheus.NewRegistry()}
-	e.sim = sdsim.NewServer(sdsim.WithClock(e.clk.Now))
+	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
 	t.Cleanup(e.sim.Close)
 	e.client = clientFor(t, e.sim)
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"))

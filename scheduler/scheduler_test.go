@@ -749,3 +749,67 @@ rules:
 		t.Fatalf("a second prune deleted %d more", n)
 	}
 }
+
+// TestLostNoteAnswerIsNotRepeated: the desk commits a note but its answer
+// is lost, so the firing resumes after its lease and must find the note
+// instead of writing it again — on a desk that keeps the note's invisible
+// marker and on one that sanitises it away.
+func TestLostNoteAnswerIsNotRepeated(t *testing.T) {
+	for _, strip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("comments stripped %v", strip), func(t *testing.T) {
+			var simOpts []sdsim.Option
+			if strip {
+				simOpts = append(simOpts, sdsim.WithHTMLCommentsStripped())
+			}
+			e := newEnvSim(t, simOpts, urgentRules)
+			id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
+			e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDropAfter, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+			if res := e.runOnce(); res[0].Fired != 0 {
+				t.Fatalf("first cycle fired %d; want the firing left pending by the lost answer", res[0].Fired)
+			}
+			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
+				t.Fatalf("%d notes after the lost answer, want the 1 the desk committed", n)
+			}
+			for range 3 {
+				e.clk.Advance(DefaultLease)
+				e.runOnce()
+			}
+			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
+				t.Errorf("%d notes, want exactly 1", n)
+			}
+			if n := len(e.notif.forTicket(id)); n != 1 {
+				t.Errorf("%d alerts, want exactly 1", n)
+			}
+			if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
+				t.Errorf("fired decisions = %v, want 1 (the resumed firing finished)", got)
+			}
+		})
+	}
+}
+
+// TestMarkerlessNoteOfAnEarlierEpisodeHidesNothing: on a desk that strips
+// markers, a note of the same text from an earlier episode is not taken
+// for the note of a resumed firing: that note is written, not lost.
+func TestMarkerlessNoteOfAnEarlierEpisodeHidesNothing(t *testing.T) {
+	e := newEnvSim(t, []sdsim.Option{sdsim.WithHTMLCommentsStripped()}, urgentRules)
+	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
+	if res := e.runOnce(); res[0].Fired != 1 {
+		t.Fatalf("first episode fired %d, want 1", res[0].Fired)
+	}
+	e.clk.Advance(10 * time.Minute)
+	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	if res := e.runOnce(); res[0].Ended != 1 {
+		t.Fatalf("assigning ended %d episodes, want 1", res[0].Ended)
+	}
+	e.clk.Advance(10 * time.Minute)
+	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	// The second episode's note never reaches the desk, and deskbot cannot
+	// know it: the connection drops.
+	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDrop, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+	e.runOnce()
+	e.clk.Advance(DefaultLease)
+	e.runOnce()
+	if n := len(e.notesWith(id, "Paged on-call.")); n != 2 {
+		t.Errorf("%d notes, want 2: one per episode", n)
+	}
+}
