@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -146,6 +147,60 @@ func (s *Slack) slackUser(ctx context.Context, id string) (string, error) {
 		s.mu.Unlock()
 		return u.ID, nil
 	})
+}
+
+var _ oncall.GroupMembers = (*Slack)(nil)
+
+// groupMembersTTL is how long the members of a user group are reused: a
+// person just added to an on-call group may act on its pages within it,
+// and one just removed may for as long.
+const groupMembersTTL = 5 * time.Minute
+
+// GroupMembers implements oncall.GroupMembers: the Slack user ids of the
+// members of a user group given by id (S...) or @handle (found through
+// usergroups.list), read with usergroups.users.list (scope
+// usergroups:read) and cached for groupMembersTTL, so that the people a
+// group level pages may acknowledge their page.
+func (s *Slack) GroupMembers(ctx context.Context, group string) ([]string, error) {
+	id := strings.TrimSpace(group)
+	if strings.HasPrefix(id, "@") && len(id) > 1 {
+		ref, ok := s.groupByHandle(ctx, id[1:])
+		if !ok {
+			return nil, fmt.Errorf("members of user group %s: no Slack user group has this handle", group)
+		}
+		id = ref.id
+	}
+	if !slackGroupID.MatchString(id) {
+		return nil, fmt.Errorf("members of user group %q: want a user group id such as S0123ABC or a @handle", group)
+	}
+	// The cache of e-mail lookups holds groups too, under a key no e-mail
+	// can take (no '@'); the value is the comma-separated member ids.
+	key := "usergroup:" + id
+	now := s.now()
+	s.mu.Lock()
+	c, ok := s.userIDs[key]
+	s.mu.Unlock()
+	if !ok || now.Sub(c.at) >= groupMembersTTL {
+		v, err := s.lookups.do(key, func() (string, error) {
+			ids, err := s.api.GetUserGroupMembersContext(ctx, id)
+			if err != nil {
+				return "", fmt.Errorf("usergroups.users.list %s: %w", id, err)
+			}
+			v := strings.Join(ids, ",")
+			s.mu.Lock()
+			s.userIDs[key] = cached[string]{v: v, at: now, ok: true}
+			s.mu.Unlock()
+			return v, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("members of user group %s: %w", group, err)
+		}
+		c.v = v
+	}
+	if c.v == "" {
+		return nil, nil
+	}
+	return strings.Split(c.v, ","), nil
 }
 
 // mention renders a page target as Slack markup: <@U...> for a person

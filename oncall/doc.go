@@ -77,7 +77,9 @@
 // The chat lets desk agents and the people of a page's policy acknowledge
 // it or escalate it now (Policy.Involves: members and overrides of the
 // schedules its levels name, and its user: levels, matched by e-mail or
-// Slack user id), and refuses everyone else, so that a stranger in the
-// workspace cannot silently stop an escalation. Rota members need not be
+// Slack user id; Policy.InvolvesWithGroups adds the members of its group:
+// levels, read from Slack through GroupMembers), and refuses everyone
+// else, so that a stranger in the workspace cannot silently stop an
+// escalation. Rota members need not be
 // agents; Take it assigns the ticket and so needs an agent.
 package oncall

@@ -98,7 +98,8 @@ type Channel struct {
 
 // UserGroup is a user group (Slack's "subteam") of the fake workspace,
 // listed by usergroups.list so that a bot can turn an @handle into the
-// group's id. Handle is without the '@'.
+// group's id, and its members by usergroups.users.list. Handle is without
+// the '@'.
 type UserGroup struct {
 	ID       string
 	Handle   string

@@ -75,6 +75,7 @@ var apiMethods = map[string]apiHandler{
 	"users.info":            (*Server).usersInfo,
 	"users.lookupByEmail":   (*Server).usersLookupByEmail,
 	"usergroups.list":       (*Server).usergroupsList,
+	"usergroups.users.list": (*Server).usergroupsUsersList,
 	"conversations.open":    (*Server).conversationsOpen,
 	"conversations.history": (*Server).conversationsHistory,
 	"chat.postMessage":      (*Server).chatPostMessage,
@@ -309,6 +310,22 @@ func (s *Server) usergroupsList(r *apiRequest) (map[string]any, apiError) {
 		out = append(out, j)
 	}
 	return map[string]any{"usergroups": out}, ""
+}
+
+// usergroupsUsersList answers as Slack does: the member ids of one group;
+// an unknown group, or a disabled one unless include_disabled is set, is
+// no_such_subteam.
+func (s *Server) usergroupsUsersList(r *apiRequest) (map[string]any, apiError) {
+	id := r.param("usergroup")
+	if id == "" {
+		return nil, "missing_argument"
+	}
+	g, ok := s.groups[id]
+	withDisabled := r.param("include_disabled") == "true" || r.param("include_disabled") == "1"
+	if !ok || (g.Disabled && !withDisabled) {
+		return nil, "no_such_subteam"
+	}
+	return map[string]any{"users": append([]string{}, g.Users...)}, ""
 }
 
 func (s *Server) conversationsOpen(r *apiRequest) (map[string]any, apiError) {
