@@ -151,9 +151,21 @@ func TestCrashChild(t *testing.T) {
 }
 
 func TestCrashResume(t *testing.T) {
-	for _, at := range []string{"note", "alert"} {
-		t.Run("kill after "+at, func(t *testing.T) {
-			sim := sdsim.NewServer(sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now))
+	for _, tc := range []struct {
+		at    string
+		strip bool // the desk strips the note's marker
+	}{{"note", false}, {"alert", false}, {"note", true}} {
+		at := tc.at
+		name := "kill after " + at
+		if tc.strip {
+			name += " on a desk that strips markers"
+		}
+		t.Run(name, func(t *testing.T) {
+			simOpts := []sdsim.Option{sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now)}
+			if tc.strip {
+				simOpts = append(simOpts, sdsim.WithHTMLCommentsStripped())
+			}
+			sim := sdsim.NewServer(simOpts...)
 			defer sim.Close()
 			tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4})
 			dir := t.TempDir()
@@ -181,7 +193,7 @@ func TestCrashResume(t *testing.T) {
 			notes := func() int {
 				n := 0
 				for _, c := range sim.Desk.Conversations(tk.ID) {
-					if strings.Contains(c.Body, noteMarker) {
+					if strings.Contains(c.Body, noteMarker) || (tc.strip && c.Body == "Paged the on-call.") {
 						n++
 					}
 				}
