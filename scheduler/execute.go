@@ -11,15 +11,7 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
-	"github.com/deskbot/deskbot/store"
 )
-
-// firingStater is the cheap read of the ledger (implemented by
-// *store.Store): with it, decisions the ledger already shows as fired are
-// skipped before re-reading their ticket.
-type firingStater interface {
-	FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error)
-}
 
 // Marker returns the invisible marker that names action i of firing f.
 // Every note and reply carries it (as an HTML comment at the end of the
@@ -164,7 +156,7 @@ func (s *Scheduler) noteCascade(cy *cycle, t *sdclient.Ticket, decided map[strin
 // alreadyFired is the cheap pre-check: true when the ledger shows that a
 // Claim could not win now.
 func (s *Scheduler) alreadyFired(ctx context.Context, cy *cycle, d rules.Decision, log *slog.Logger) bool {
-	fs, ok := s.ledger.(firingStater)
+	fs, ok := s.ledger.(FiringStates)
 	if !ok {
 		return false
 	}

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
+
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -183,17 +184,16 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	if _, err := checkDesk(ctx, client); err != nil {
 		return err
 	}
-	var ptr atomic.Pointer[rules.Set]
-	ptr.Store(set)
-	ex := &explainer{client: client.Interactive(), rules: &ptr, now: time.Now}
+	var ledger scheduler.FiringStates
 	if path := sqlitePath(cfg.State); path != "" && !fileExists(path) {
 		logger.Info("no ledger yet: the state file does not exist", "file", path)
 	} else if st, err := store.Open(ctx, cfg.State); err != nil {
 		logger.Warn("no ledger to report on", "err", err)
 	} else {
 		defer st.Close()
-		ex.ledger = st
+		ledger = st
 	}
+	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil)
 	text, err := ex.Explain(ctx, id)
 	if err != nil {
 		return fmt.Errorf("rules why: %w", err)

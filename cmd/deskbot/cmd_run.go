@@ -112,7 +112,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}
 
 	// Chat: Slack when configured, else the console on stdin/stdout.
-	expl := &explainer{client: client.Interactive(), rules: &set, ledger: st, now: time.Now}
+	expl := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), set.Load, st, nil)
 	ropts := []bot.Option{
 		bot.WithDeskURL(deskURL),
 		bot.WithExplainer(expl),

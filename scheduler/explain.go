@@ -1,11 +1,10 @@
-package main
+package scheduler
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
@@ -13,28 +12,47 @@ import (
 	"github.com/deskbot/deskbot/store"
 )
 
-// firingStates is the part of the store an explanation reads.
-type firingStates interface {
+// TicketReader reads one ticket (ClientDesk satisfies it).
+type TicketReader interface {
+	GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error)
+}
+
+// FiringStates is the cheap read of the ledger (*store.Store implements
+// it). Explanations read it; with it, the scheduler also skips decisions
+// the ledger already shows as fired before re-reading their ticket.
+type FiringStates interface {
 	FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error)
 }
 
-// explainer answers `/ticket why N` and `deskbot rules why`: for one live
+// Explainer answers `/ticket why N` and `deskbot rules why`: for one live
 // ticket, every rule, whether its query and `if` hold with the values that
-// decided, and what the ledger says of its episode.
-type explainer struct {
-	client *sdclient.Client
-	rules  *atomic.Pointer[rules.Set] // swapped on SIGHUP
-	ledger firingStates               // nil: no ledger to report on
+// decided, and what the ledger says of its episode and when the rule can
+// fire next.
+type Explainer struct {
+	desk   TicketReader
+	rules  func() *rules.Set
+	ledger FiringStates
 	now    func() time.Time
 }
 
+// NewExplainer returns an Explainer reading tickets from desk (give it the
+// interactive client: a person is waiting) and the rules set returns, which
+// may change between calls (SIGHUP) or be nil (no rules loaded). A nil
+// ledger leaves the ledger out of the answer; a nil now is time.Now.
+func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates, now func() time.Time) *Explainer {
+	if now == nil {
+		now = time.Now
+	}
+	return &Explainer{desk: desk, rules: set, ledger: ledger, now: now}
+}
+
 // Explain implements bot.Explainer.
-func (e *explainer) Explain(ctx context.Context, ticketID int64) (string, error) {
-	set := e.rules.Load()
+func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error) {
+	set := e.rules()
 	if set == nil {
 		return "No rules are loaded (set DESKBOT_RULES or add rules.yaml).", nil
 	}
-	t, _, err := e.client.Tickets.Get(ctx, ticketID)
+	t, _, err := e.desk.GetTicket(ctx, ticketID)
 	if err != nil {
 		if errors.Is(err, sdclient.ErrNotFound) {
 			return "", fmt.Errorf("ticket %d not found: %w", ticketID, err)
