@@ -164,7 +164,7 @@ func (r *Router) pagePermit(ctx context.Context, req Request, key, verb string) 
 	if !found {
 		return "", refuse("this page (%s) is not known here any more", key)
 	}
-	ok, err := r.mayActOnPage(ctx, email, req.UserID, p)
+	ok, err := r.mayActOnPage(ctx, req, email, p)
 	if err != nil {
 		return "", err
 	}
@@ -176,18 +176,26 @@ func (r *Router) pagePermit(ctx context.Context, req Request, key, verb string) 
 
 // mayActOnPage reports whether the person may acknowledge or escalate page
 // p: a desk agent, or one of the people of the page's policy (members of
-// its schedules and their overrides, its user: levels), who need not be an
+// its schedules and their overrides, its user: levels, and the members of
+// its group: levels when the chat can list them), who need not be an
 // agent. Anyone else in the workspace may not, so that nobody outside can
-// silently stop an escalation.
-func (r *Router) mayActOnPage(ctx context.Context, email, userID string, p oncall.Page) (bool, error) {
-	if r.oncall.Config().Policy(p.Policy).Involves(email, userID) {
+// silently stop an escalation. Groups are asked last: they cost a chat
+// call when their cached members have expired.
+func (r *Router) mayActOnPage(ctx context.Context, req Request, email string, p oncall.Page) (bool, error) {
+	pol := r.oncall.Config().Policy(p.Policy)
+	if pol.Involves(email, req.UserID) {
 		return true, nil
 	}
 	a, err := r.agentByEmail(ctx, email)
-	if err != nil {
-		return false, err
+	if err != nil || a != nil {
+		return a != nil, err
 	}
-	return a != nil, nil
+	g, _ := req.Users.(oncall.GroupMembers)
+	ok, err := pol.InvolvesWithGroups(ctx, email, req.UserID, g)
+	if err != nil && !ok {
+		r.log.Warn("cannot read the members of an on-call group; counting nobody of it", "policy", p.Policy, "err", err)
+	}
+	return ok, nil
 }
 
 // pageRefusal tells a caller why they may not act on a page of policy.
@@ -258,7 +266,7 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 		if p.Acked() || p.Resolved() {
 			continue
 		}
-		ok, err := r.mayActOnPage(ctx, email, c.req.UserID, p)
+		ok, err := r.mayActOnPage(ctx, c.req, email, p)
 		if err != nil {
 			return Response{}, err
 		}

@@ -233,3 +233,26 @@ func TestOnCallAckCommandOnlyPermittedPages(t *testing.T) {
 		t.Fatalf("/oncall ack by bob = %q", r.Text)
 	}
 }
+
+// TestOnCallPageGroupMemberMayAck: grace is neither a desk agent nor on a
+// schedule, but a member of the Slack user group of the policy's third
+// level: she is one of the page's people and may acknowledge it. Mallory,
+// in the workspace but not in the group, still may not.
+func TestOnCallPageGroupMemberMayAck(t *testing.T) {
+	e := newPageEnv(t)
+	e.addOutsiders()
+	e.fake.AddUser(slackfake.User{ID: "UGRACE", Name: "grace", Email: "grace@example.com"})
+	e.fake.AddUserGroup(slackfake.UserGroup{ID: "S0GROUP", Handle: "netops", Name: "Network ops", Users: []string{"UGRACE"}})
+	e.poll()
+	e.clk.Advance(time.Minute)
+	if m := e.clickRefused(malloryID, ActionPageAck); !strings.Contains(m.Text, "mallory@example.com is neither") {
+		t.Fatalf("Acknowledge by mallory answered %q", m.Text)
+	}
+	up := e.clickPage("UGRACE", ActionPageAck)
+	if err := has(up, "<@UGRACE> acknowledged"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.page(); !p.Acked() || p.AckedBy != "grace@example.com" {
+		t.Fatalf("page after grace's click: %+v", p)
+	}
+}
