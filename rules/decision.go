@@ -91,6 +91,8 @@ type Firing struct {
 	Won     bool
 	Resumed bool
 	Done    []int // indexes of actions already recorded as done
+	// Attempts is 1 for a new firing, plus one per take-over.
+	Attempts int
 	// Started is when the firing was first claimed (for a resumed firing,
 	// by the process that crashed): none of its actions reached a target
 	// before it.
@@ -108,9 +110,10 @@ type Ledger interface {
 	ActionDone(ctx context.Context, firingID int64, i int) error
 	// Finish marks the firing done at now.
 	Finish(ctx context.Context, firingID int64, now time.Time) error
-	// Release gives a pending claim up so that the next cycle retries it at
-	// once instead of waiting for the lease to run out.
-	Release(ctx context.Context, firingID int64) error
+	// Release gives a pending claim up until retryAt (the zero time: at
+	// once) instead of until its lease runs out, keeping reason as the
+	// firing's last error: the next cycle from retryAt on retries it.
+	Release(ctx context.Context, firingID int64, retryAt time.Time, reason string) error
 	// EndEpisodes closes the open episodes of rule whose ticket is not in
 	// matching. Call it only after a complete poll of the rule's query.
 	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)

@@ -225,7 +225,6 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 		done[i] = true
 	}
 	var convs []*sdclient.Conversation // listed once, when resuming
-	reached := f.Resumed || len(f.Done) > 0
 	for i, a := range d.Actions {
 		alog := log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
 		if done[i] {
@@ -255,18 +254,25 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 		if err != nil {
 			s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
 			s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
-			if !reached && notSent(err) {
-				if rerr := s.ledger.Release(actx, f.ID); rerr != nil {
+			if notSent(err) {
+				// This action certainly did not happen and those before it
+				// are recorded as done: give the claim up until the retry.
+				wait := retryDelay(err, f.Attempts)
+				var at time.Time
+				if wait > 0 {
+					at = cy.now.Add(wait) // the poll's time: the next poll at +1m is due
+				}
+				if rerr := s.ledger.Release(actx, f.ID, at, err.Error()); rerr != nil {
 					alog.Error("release claim", slog.Any("error", rerr))
 				}
-				alog.Warn("action failed before anything reached the desk; released for the next cycle", slog.Any("error", err))
+				alog.Error("action refused; the firing is retried later", slog.Any("error", err),
+					slog.Int("attempt", f.Attempts), slog.Duration("retry_in", wait))
 			} else {
 				alog.Error("action failed; the firing resumes when its lease ends", slog.Any("error", err),
 					slog.Duration("lease", s.cfg.lease))
 			}
 			return false, updated
 		}
-		reached = true
 		s.m.actions.WithLabelValues(string(a.Kind), "ok").Inc()
 		if u != nil {
 			updated, t = u, u
@@ -291,6 +297,30 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 // alert was certainly not posted (the chat refused it), so that the firing
 // can be released and retried at once.
 var ErrNotDelivered = errors.New("alert not delivered")
+
+// Retry delays of a firing whose action was refused: the first retry
+// comes after retryBase (the next poll at the default interval), and each
+// further one waits twice as long, up to retryMax, so that a refusal that
+// will not go away (a deactivated agent, a closed channel, a missing
+// permission) costs a request an hour instead of one a minute.
+const (
+	retryBase = time.Minute
+	retryMax  = time.Hour
+)
+
+// retryDelay is how long a firing refused at its attempt-th attempt waits.
+// A refusal for the rate limit is retried on the next cycle: the budget,
+// not the action, was the problem.
+func retryDelay(err error, attempt int) time.Duration {
+	if errors.Is(err, sdclient.ErrRateLimited) {
+		return 0
+	}
+	d := retryBase
+	for i := 1; i < attempt && d < retryMax; i++ {
+		d *= 2
+	}
+	return min(d, retryMax)
+}
 
 // notSent reports whether err guarantees that the action never reached its
 // target: refused before sending, or answered with a 4xx (429 included).

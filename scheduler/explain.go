@@ -93,7 +93,14 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 	}
 	switch info.State {
 	case store.StatePending:
-		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v)", info.Seq, stamp(info.ClaimedAt), info.Done)
+		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v", info.Seq, stamp(info.ClaimedAt), info.Done)
+		if info.Attempts > 1 {
+			fmt.Fprintf(&s, ", %d attempts", info.Attempts)
+		}
+		s.WriteString(")")
+		if info.LastError != "" {
+			fmt.Fprintf(&s, "; last attempt refused: %s", info.LastError)
+		}
 	case store.StateDone:
 		fmt.Fprintf(&s, ", fired %s", stamp(info.FiredAt))
 	}

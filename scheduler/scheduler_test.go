@@ -813,3 +813,48 @@ func TestMarkerlessNoteOfAnEarlierEpisodeHidesNothing(t *testing.T) {
 		t.Errorf("%d notes, want 2: one per episode", n)
 	}
 }
+
+// TestRefusedActionBacksOff: the desk refuses a rule's update for good (an
+// agent id it does not know). The firing is retried after 1, 2, 4, ...
+// minutes up to an hour, not on every poll, and rules why shows why.
+func TestRefusedActionBacksOff(t *testing.T) {
+	const refused = `version: 1
+rules:
+  - name: route-urgent
+    query: "status:open AND agent_id:0 AND priority:4"
+    every: 1m
+    actions:
+      - assign: 99999
+`
+	e := newEnv(t, refused)
+	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
+	puts := func() int {
+		n := 0
+		for _, r := range e.sim.Desk.Requests() {
+			if r.Method == "PUT" && r.Path == fmt.Sprintf("/api/v2/tickets/%d", id) {
+				n++
+			}
+		}
+		return n
+	}
+	var at []int // minutes at which the update was tried
+	for m := 0; m <= 150; m++ {
+		before := puts()
+		e.runOnce()
+		if puts() > before {
+			at = append(at, m)
+		}
+		e.clk.Advance(time.Minute)
+	}
+	if want := []int{0, 1, 3, 7, 15, 31, 63, 123}; !slices.Equal(at, want) {
+		t.Errorf("the update was tried at minutes %v, want %v", at, want)
+	}
+	ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return mustRules(t, refused) }, e.st, e.clk.Now)
+	out, err := ex.Explain(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "8 attempts); last attempt refused: ") || !strings.Contains(out, "There is no agent with this id") {
+		t.Errorf("rules why does not say why the firing is stuck:\n%s", out)
+	}
+}

@@ -47,6 +47,7 @@ type FiringInfo struct {
 	FiredAt    time.Time // zero while pending
 	Attempts   int       // 1, plus one per take-over of a stale claim
 	Done       []int     // indexes of the actions recorded as done
+	LastError  string    // why the last attempt failed; "" once done
 
 	// LastFiredAt is when any firing of this rule on this ticket last
 	// finished, whatever the episode; zero if none did.
@@ -79,6 +80,7 @@ type currentFiring struct {
 	leaseUntil sql.NullTime
 	firedAt    sql.NullTime
 	startedAt  sql.NullTime
+	attempts   int
 }
 
 // Claim reserves the right to fire key at now under once; see rules.Ledger.
@@ -186,7 +188,7 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 			return episodeRow{}, fmt.Errorf("lock episode: %w", err)
 		}
 	}
-	query := `SELECT e.episode, e.is_open, f.id, f.episode, f.seq, f.state, f.lease_until, f.fired_at, f.started_at
+	query := `SELECT e.episode, e.is_open, f.id, f.episode, f.seq, f.state, f.lease_until, f.fired_at, f.started_at, COALESCE(f.attempts, 0)
 		FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
 		WHERE e.rule = $1 AND e.ticket_id = $2`
 	var (
@@ -196,7 +198,7 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 		c            currentFiring
 	)
 	err := q.QueryRowContext(ctx, query, key.Rule, key.TicketID).Scan(
-		&ep.episode, &ep.open, &id, &fep, &seq, &state, &c.leaseUntil, &c.firedAt, &c.startedAt)
+		&ep.episode, &ep.open, &id, &fep, &seq, &state, &c.leaseUntil, &c.firedAt, &c.startedAt, &c.attempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return episodeRow{}, nil
 	}
@@ -271,7 +273,7 @@ func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, ep
 	if err != nil {
 		return fmt.Errorf("update episode: %w", err)
 	}
-	f.ID, f.Episode, f.Seq, f.Won, f.Started = id, episode, seq, true, now
+	f.ID, f.Episode, f.Seq, f.Won, f.Started, f.Attempts = id, episode, seq, true, now, 1
 	return nil
 }
 
@@ -294,7 +296,7 @@ func (s *Store) takeOver(ctx context.Context, tx *sql.Tx, f *rules.Firing, cur *
 		return err
 	}
 	f.ID, f.Episode, f.Seq, f.Won, f.Resumed, f.Done = cur.id, cur.episode, cur.seq, true, true, done
-	f.Started = utc(cur.startedAt)
+	f.Started, f.Attempts = utc(cur.startedAt), cur.attempts+1
 	return nil
 }
 
@@ -391,7 +393,7 @@ func (s *Store) Finish(ctx context.Context, firingID int64, now time.Time) error
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET state = 'done', fired_at = $2, lease_until = NULL
+		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET state = 'done', fired_at = $2, lease_until = NULL, last_error = NULL
 			WHERE id = $1 AND state = 'pending'`, firingID, now)
 		if err != nil {
 			return err
@@ -406,13 +408,23 @@ func (s *Store) Finish(ctx context.Context, firingID int64, now time.Time) error
 	return s.wrap(fmt.Sprintf("finish firing %d", firingID), err)
 }
 
-// Release gives up a pending claim: its lease ends now, so the next Claim
-// takes it over (Resumed, with its Done list) instead of waiting. Releasing
-// a done firing changes nothing.
-func (s *Store) Release(ctx context.Context, firingID int64) error {
+// Release gives up a pending claim until retryAt (the zero time: at once):
+// its lease then ends, so a Claim from retryAt on takes it over (Resumed,
+// with its Done list) instead of waiting for the lease, and no Claim before
+// retryAt does. reason is kept as the firing's LastError. Releasing a done
+// firing changes nothing.
+func (s *Store) Release(ctx context.Context, firingID int64, retryAt time.Time, reason string) error {
+	var until sql.NullTime
+	if !retryAt.IsZero() {
+		until = sql.NullTime{Time: dbTime(retryAt), Valid: true}
+	}
+	var why sql.NullString
+	if reason != "" {
+		why = sql.NullString{String: reason, Valid: true}
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET lease_until = NULL
-			WHERE id = $1 AND state = 'pending'`, firingID)
+		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET lease_until = $2, last_error = $3
+			WHERE id = $1 AND state = 'pending'`, firingID, until, why)
 		if err != nil {
 			return err
 		}
@@ -522,14 +534,14 @@ func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInf
 		var (
 			started, ended, lastFired, claimed, leaseUntil, firedAt sql.NullTime
 			firingID, seq, attempts                                 sql.NullInt64
-			state                                                   sql.NullString
+			state, lastErr                                          sql.NullString
 		)
 		err := tx.QueryRowContext(ctx, `SELECT e.episode, e.is_open, e.started_at, e.ended_at, e.last_fired_at,
-				f.id, f.seq, f.state, f.claimed_at, f.lease_until, f.fired_at, f.attempts
+				f.id, f.seq, f.state, f.claimed_at, f.lease_until, f.fired_at, f.attempts, f.last_error
 			FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
 			WHERE e.rule = $1 AND e.ticket_id = $2`, key.Rule, key.TicketID).Scan(
 			&fi.Episode, &fi.Open, &started, &ended, &lastFired,
-			&firingID, &seq, &state, &claimed, &leaseUntil, &firedAt, &attempts)
+			&firingID, &seq, &state, &claimed, &leaseUntil, &firedAt, &attempts, &lastErr)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -542,7 +554,7 @@ func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInf
 		found = true
 		fi.EpisodeStarted, fi.EpisodeEnded, fi.LastFiredAt = utc(started), utc(ended), utc(lastFired)
 		fi.FiringID, fi.Seq, fi.Attempts = firingID.Int64, seq.Int64, int(attempts.Int64)
-		fi.State = State(state.String)
+		fi.State, fi.LastError = State(state.String), lastErr.String
 		fi.ClaimedAt, fi.LeaseUntil, fi.FiredAt = utc(claimed), utc(leaseUntil), utc(firedAt)
 		if firingID.Valid {
 			fi.Done, err = doneActions(ctx, tx, firingID.Int64)

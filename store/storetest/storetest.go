@@ -155,8 +155,8 @@ func testFirstClaim(t *testing.T, open Open) {
 	key := rules.FiringKey{Rule: "page-urgent", TicketID: 42}
 	f := claim(t, s, key, episode, t0)
 	mustWin(t, f, 1, 1, false, nil)
-	if f.Key != key || !f.Started.Equal(t0) {
-		t.Errorf("Key = %v, Started = %v; want %v, %v", f.Key, f.Started, key, t0)
+	if f.Key != key || !f.Started.Equal(t0) || f.Attempts != 1 {
+		t.Errorf("Key = %v, Started = %v, Attempts = %d; want %v, %v, 1", f.Key, f.Started, f.Attempts, key, t0)
 	}
 	fi := state(t, s, key)
 	want := store.FiringInfo{Key: key, Episode: 1, Open: true, EpisodeStarted: t0, FiringID: f.ID, Seq: 1,
@@ -230,16 +230,34 @@ func testRelease(t *testing.T, open Open) {
 	key := rules.FiringKey{Rule: "r", TicketID: 8}
 	f := claim(t, s, key, episode, t0)
 	do(t, s.ActionDone(t.Context(), f.ID, 1))
-	do(t, s.Release(t.Context(), f.ID))
-	if fi := state(t, s, key); !fi.LeaseUntil.IsZero() || fi.State != store.StatePending {
-		t.Errorf("after Release FiringState = %+v; want pending with no lease", fi)
+	do(t, s.Release(t.Context(), f.ID, time.Time{}, ""))
+	if fi := state(t, s, key); !fi.LeaseUntil.IsZero() || fi.State != store.StatePending || fi.LastError != "" {
+		t.Errorf("after Release FiringState = %+v; want pending with no lease and no error", fi)
 	}
 	g := claim(t, s, key, episode, t0.Add(time.Second))
 	mustWin(t, g, 1, 1, true, []int{1})
-	if g.ID != f.ID {
-		t.Errorf("resumed id %d; want %d", g.ID, f.ID)
+	if g.ID != f.ID || g.Attempts != 2 {
+		t.Errorf("resumed id %d attempts %d; want %d, 2", g.ID, g.Attempts, f.ID)
 	}
 	mustLose(t, claim(t, s, key, episode, t0.Add(2*time.Second)))
+
+	// Released until a later time with a reason: nobody takes it before,
+	// the reason shows, and the take-over from then on is attempt 3.
+	retry := t0.Add(10 * time.Minute)
+	do(t, s.Release(t.Context(), g.ID, retry, "update ticket 8: 400 validation failed"))
+	if fi := state(t, s, key); !fi.LeaseUntil.Equal(retry) || fi.LastError != "update ticket 8: 400 validation failed" {
+		t.Errorf("after Release until +10m FiringState = %+v; want lease until %v and the reason", fi, retry)
+	}
+	mustLose(t, claim(t, s, key, episode, retry.Add(-time.Second)))
+	h := claim(t, s, key, episode, retry)
+	mustWin(t, h, 1, 1, true, []int{1})
+	if h.Attempts != 3 {
+		t.Errorf("take-over at the retry time: attempts %d, want 3", h.Attempts)
+	}
+	do(t, s.Finish(t.Context(), h.ID, retry))
+	if fi := state(t, s, key); fi.LastError != "" || fi.State != store.StateDone {
+		t.Errorf("after Finish FiringState = %+v; want done with no error", fi)
+	}
 }
 
 func testDoneEpisode(t *testing.T, open Open) {
@@ -436,7 +454,7 @@ func testFiringEdges(t *testing.T, open Open) {
 	for name, err := range map[string]error{
 		"ActionDone": s.ActionDone(ctx, f.ID+1000, 0),
 		"Finish":     s.Finish(ctx, f.ID+1000, t0),
-		"Release":    s.Release(ctx, f.ID+1000),
+		"Release":    s.Release(ctx, f.ID+1000, time.Time{}, ""),
 	} {
 		if !errors.Is(err, store.ErrUnknownFiring) {
 			t.Errorf("%s(unknown firing) = %v; want ErrUnknownFiring", name, err)
@@ -444,7 +462,7 @@ func testFiringEdges(t *testing.T, open Open) {
 	}
 	do(t, s.Finish(ctx, f.ID, t0.Add(time.Second)))
 	do(t, s.Finish(ctx, f.ID, t0.Add(time.Hour))) // idempotent: keeps the first time
-	do(t, s.Release(ctx, f.ID))                   // a done firing stays done
+	do(t, s.Release(ctx, f.ID, time.Time{}, "x")) // a done firing stays done
 	fi := state(t, s, key)
 	if fi.State != store.StateDone || !fi.FiredAt.Equal(t0.Add(time.Second)) || !slices.Equal(fi.Done, []int{3}) {
 		t.Errorf("FiringState = %+v; want done at +1s with Done [3]", fi)
@@ -473,7 +491,7 @@ func testPrune(t *testing.T, open Open) {
 		t.Fatalf("PruneFirings = %d, %v; want 2 (seq 1 and 2)", n, err)
 	}
 	for _, id := range ids[:2] {
-		if err := s.Release(ctx, id); !errors.Is(err, store.ErrUnknownFiring) {
+		if err := s.Release(ctx, id, time.Time{}, ""); !errors.Is(err, store.ErrUnknownFiring) {
 			t.Errorf("pruned firing %d still known: %v", id, err)
 		}
 	}
