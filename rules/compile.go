@@ -10,6 +10,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/deskbot/deskbot/sdclient"
@@ -165,5 +166,103 @@ func (p *patcher) Visit(node *ast.Node) {
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "now" {
 			p.usesNow = true
 		}
+		if m, ok := n.Callee.(*ast.MemberNode); ok && isTimeComparison(m) {
+			guardDueDates(node)
+		}
+	case *ast.BinaryNode:
+		switch n.Operator {
+		case "<", "<=", ">", ">=", "==", "!=":
+			guardDueDates(node)
+		}
 	}
+}
+
+// dueFields are the ticket's optional dates: the zero time when the
+// ticket has none.
+var dueFields = []string{"due_by", "fr_due_by"}
+
+// isTimeComparison reports whether m is a comparing method of a time
+// (t.Before(u), t.After(u), t.Equal(u)).
+func isTimeComparison(m *ast.MemberNode) bool {
+	prop, ok := m.Property.(*ast.StringNode)
+	return ok && (prop.Value == "Before" || prop.Value == "After" || prop.Value == "Equal")
+}
+
+// guardDueDates makes the comparison at node false for a ticket without
+// the due date it reads, as a person reads `ticket.due_by < now()`
+// ("overdue"): it becomes `!ticket.due_by.IsZero() && ticket.due_by <
+// now()`. Without the guard the missing date, the zero time, lies in the
+// past and the comparison holds. Uses of the date as the receiver of
+// IsZero() are left alone: they are how a rule asks whether there is one.
+func guardDueDates(node *ast.Node) {
+	used := dueFieldsIn(*node)
+	if len(used) == 0 {
+		return
+	}
+	guarded := *node
+	for i := len(used) - 1; i >= 0; i-- {
+		tree, err := parser.Parse("!ticket." + used[i] + ".IsZero()")
+		if err != nil {
+			return // cannot happen: the source is constant
+		}
+		guarded = &ast.BinaryNode{Operator: "&&", Left: tree.Node, Right: guarded}
+	}
+	ast.Patch(node, guarded)
+}
+
+// dueFieldsIn lists the due dates (dueFields) that n reads other than as
+// the receiver of IsZero().
+func dueFieldsIn(n ast.Node) []string {
+	v := &dueVisitor{isZero: map[ast.Node]bool{}}
+	ast.Walk(&n, v)
+	used := map[string]bool{}
+	for _, m := range v.seen {
+		if !v.isZero[m] {
+			used[dueField(m)] = true
+		}
+	}
+	var out []string
+	for _, f := range dueFields {
+		if used[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+type dueVisitor struct {
+	seen   []*ast.MemberNode // every ticket.due_by and ticket.fr_due_by
+	isZero map[ast.Node]bool // the receivers of IsZero()
+}
+
+func (v *dueVisitor) Visit(node *ast.Node) {
+	m, ok := (*node).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	if prop, ok := m.Property.(*ast.StringNode); ok && prop.Value == "IsZero" {
+		v.isZero[m.Node] = true
+		return
+	}
+	if dueField(m) != "" {
+		v.seen = append(v.seen, m)
+	}
+}
+
+// dueField returns the due date m reads (ticket.due_by), or "".
+func dueField(m *ast.MemberNode) string {
+	id, ok := m.Node.(*ast.IdentifierNode)
+	if !ok || id.Value != "ticket" {
+		return ""
+	}
+	prop, ok := m.Property.(*ast.StringNode)
+	if !ok {
+		return ""
+	}
+	for _, f := range dueFields {
+		if prop.Value == f {
+			return f
+		}
+	}
+	return ""
 }

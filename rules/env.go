@@ -13,10 +13,10 @@ import (
 //   - responder_id, group_id, department_id and workspace_id are 0 when unset
 //     (0 responder_id means unassigned);
 //   - category and sub_category are "" when unset;
-//   - due_by and fr_due_by are the zero time when the ticket has no due date:
-//     test it with `ticket.due_by.IsZero()` or `has_due(ticket)` before
-//     comparing (the zero time lies in the past, so `ticket.due_by < now()`
-//     alone holds for a ticket without a due date).
+//   - due_by and fr_due_by are the zero time when the ticket has no due date;
+//     a comparison that reads a missing one is false (`ticket.due_by <
+//     now()` does not hold, the loader guards it), and `has_due(ticket)` or
+//     `ticket.due_by.IsZero()` ask whether there is one.
 type TicketEnv struct {
 	ID           int64          `expr:"id"`
 	Subject      string         `expr:"subject"`

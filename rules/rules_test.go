@@ -500,3 +500,46 @@ func TestEvaluateRuleOfAnotherSet(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// A ticket without a due date does not match a comparison of its due date:
+// `ticket.due_by < now()` reads "overdue", and the missing date (the zero
+// time) must not make it hold.
+func TestMissingDueDateComparesFalse(t *testing.T) {
+	due := fixtureNow.Add(-time.Hour)
+	withDue := ticket(1, func(t *sdclient.Ticket) { t.DueBy, t.FrDueBy = &due, &due })
+	without := ticket(2, nil)
+	tests := []struct {
+		cond         string
+		withDue, not bool // whether it holds on each ticket
+	}{
+		{`ticket.due_by < now()`, true, false},
+		{`ticket.fr_due_by <= now()`, true, false},
+		{`now() - ticket.due_by > duration("30m")`, true, false},
+		{`ticket.due_by.Before(now())`, true, false},
+		{`now().After(ticket.fr_due_by)`, true, false},
+		{`ticket.due_by.Sub(now()) < duration("1h")`, true, false},
+		{`!(ticket.due_by < now())`, false, true},
+		{`ticket.due_by > now()`, false, false},
+		{`ticket.due_by.IsZero()`, false, true},
+		{`ticket.due_by.IsZero() == true`, false, true},
+		{`!has_due(ticket) || ticket.due_by < now()`, true, true},
+		{`ticket.due_by < now() ? true : false`, true, false},
+		{`ticket.created_at < now()`, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cond, func(t *testing.T) {
+			s := mustLoad(t, ruleFile("  - name: r", "    query: status:open", "    if: '"+tt.cond+"'", "    actions: [{note: x}]"))
+			got := ids(s.Evaluate([]*sdclient.Ticket{withDue, without}, fixtureNow))
+			var want []string
+			if tt.withDue {
+				want = append(want, "r#1")
+			}
+			if tt.not {
+				want = append(want, "r#2")
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("fires on %v, want %v", got, want)
+			}
+		})
+	}
+}
