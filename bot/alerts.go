@@ -69,7 +69,7 @@ func (s *Slack) Alert(ctx context.Context, m AlertMessage) error {
 	card.Buttons = alertButtons(m.Ticket, m.Rule, m.Key)
 	blocks := alertBlocks(alertView{Headline: headline, Rule: m.Rule, Key: m.Key, Card: card})
 	ch, _, err := s.api.PostMessageContext(ctx, m.Channel,
-		slack.MsgOptionText(fmt.Sprintf("%s — ticket #%d %s", escape(m.Text), m.Ticket.ID, escape(m.Ticket.Subject)), false),
+		slack.MsgOptionText(escapeFit(fmt.Sprintf("%s — ticket #%d %s", m.Text, m.Ticket.ID, m.Ticket.Subject), maxMessageText), false),
 		slack.MsgOptionBlocks(blocks...))
 	if err != nil {
 		return fmt.Errorf("post alert %s on ticket %d to %s: %w", m.Key, m.Ticket.ID, m.Channel, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 )
@@ -35,36 +36,104 @@ func plain(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
 }
 
-// maxSectionText is Slack's limit on a section's text.
-const maxSectionText = 3000
+// Slack's Block Kit limits, in characters; slack-go does not check them
+// and Slack refuses the whole message (invalid_blocks) when one is broken.
+const (
+	maxSectionText = 3000  // a section's text; any text object
+	maxFieldText   = 2000  // one field of a section
+	maxMessageText = 40000 // a message's text
+)
 
-// cardBlocks renders a Card as Block Kit.
+// escapeFit escapes s for mrkdwn and cuts it, at a character and never
+// inside an escape, so that the result with its "…" has at most n
+// characters.
+func escapeFit(s string, n int) string {
+	e := escape(s)
+	if utf8.RuneCountInString(e) <= n {
+		return e
+	}
+	var b strings.Builder
+	used := 0
+	for _, r := range s {
+		piece := escape(string(r))
+		l := utf8.RuneCountInString(piece)
+		if used+l > n-1 {
+			break
+		}
+		b.WriteString(piece)
+		used += l
+	}
+	return b.String() + "…"
+}
+
+// fitMarkup cuts mrkdwn that is already escaped to at most n characters
+// with a "…", never inside an escape (&amp;) or a <link|mention>.
+func fitMarkup(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n-1]
+	cut := len(r)
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] == '>' || r[i] == ';' || r[i] == '\n' {
+			break
+		}
+		if r[i] == '<' || r[i] == '&' {
+			cut = i
+			break
+		}
+	}
+	return string(r[:cut]) + "…"
+}
+
+// messageText is a Response's message text as mrkdwn within Slack's limit.
+func messageText(resp Response) string {
+	if resp.Markup != "" {
+		return fitMarkup(resp.Markup, maxMessageText)
+	}
+	return escapeFit(resp.Text, maxMessageText)
+}
+
+// cardBlocks renders a Card as Block Kit within Slack's limits: long text
+// is cut with an ellipsis, never inside an escape or a link.
 func cardBlocks(c *Card) []slack.Block {
 	var bs []slack.Block
 	if c.Headline != "" {
-		bs = append(bs, slack.NewSectionBlock(mrkdwn(truncate(c.Headline, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(blockAlertText)))
+		bs = append(bs, slack.NewSectionBlock(mrkdwn(fitMarkup(c.Headline, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(blockAlertText)))
 	}
-	title := "*" + escape(c.Title) + "*"
+	title := "*" + escapeFit(c.Title, maxSectionText-2) + "*"
 	if c.URL != "" {
-		title = fmt.Sprintf("*<%s|%s>*", c.URL, escape(c.Title))
+		room := max(maxSectionText-utf8.RuneCountInString(c.URL)-6, 40)
+		title = fmt.Sprintf("*<%s|%s>*", c.URL, escapeFit(c.Title, room))
 	}
-	bs = append(bs, slack.NewSectionBlock(mrkdwn(truncate(title, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(blockTitle)))
+	bs = append(bs, slack.NewSectionBlock(mrkdwn(title), nil, nil, slack.SectionBlockOptionBlockID(blockTitle)))
 	if len(c.Fields) > 0 {
 		var fs []*slack.TextBlockObject
 		for i, f := range c.Fields {
 			if i == 10 { // Slack allows ten fields per section
 				break
 			}
-			fs = append(fs, mrkdwn(fmt.Sprintf("*%s*\n%s", escape(f.Label), escape(truncate(f.Value, 1900)))))
+			label := "*" + escapeFit(f.Label, 100) + "*\n"
+			fs = append(fs, mrkdwn(label+escapeFit(f.Value, maxFieldText-utf8.RuneCountInString(label))))
 		}
 		bs = append(bs, slack.NewSectionBlock(nil, fs, nil, slack.SectionBlockOptionBlockID(blockFields)))
 	}
 	if len(c.Lines) > 0 {
-		var lines []string
-		for _, l := range c.Lines {
-			lines = append(lines, "• "+escape(l))
+		var b strings.Builder
+		room := maxSectionText
+		for i, l := range c.Lines {
+			sep := "• "
+			if i > 0 {
+				sep = "\n• "
+			}
+			if room < len(sep)+2 {
+				break
+			}
+			line := sep + escapeFit(l, room-len(sep))
+			b.WriteString(line)
+			room -= utf8.RuneCountInString(line)
 		}
-		bs = append(bs, slack.NewSectionBlock(mrkdwn(truncate(strings.Join(lines, "\n"), maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(blockLines)))
+		bs = append(bs, slack.NewSectionBlock(mrkdwn(b.String()), nil, nil, slack.SectionBlockOptionBlockID(blockLines)))
 	}
 	if len(c.Notes) > 0 {
 		var els []slack.MixedElement
@@ -72,9 +141,14 @@ func cardBlocks(c *Card) []slack.Block {
 			if i == 10 {
 				break
 			}
-			els = append(els, mrkdwn(escape(n)))
+			if n == "" {
+				continue // Slack refuses empty text
+			}
+			els = append(els, mrkdwn(escapeFit(n, maxSectionText)))
 		}
-		bs = append(bs, slack.NewContextBlock(blockNotes, els...))
+		if len(els) > 0 {
+			bs = append(bs, slack.NewContextBlock(blockNotes, els...))
+		}
 	}
 	if len(c.Buttons) > 0 {
 		var els []slack.BlockElement
@@ -122,7 +196,7 @@ func alertBlocks(v alertView) []slack.Block {
 		}
 		var els []slack.MixedElement
 		for _, a := range act {
-			els = append(els, mrkdwn(a))
+			els = append(els, mrkdwn(fitMarkup(a, maxSectionText)))
 		}
 		bs = append(bs, slack.NewContextBlock(blockActivity, els...))
 	}

@@ -147,7 +147,7 @@ func pageBlocks(v pageView) []slack.Block {
 		}
 		var els []slack.MixedElement
 		for _, a := range act {
-			els = append(els, mrkdwn(truncate(a, 300)))
+			els = append(els, mrkdwn(fitMarkup(a, 300)))
 		}
 		bs = append(bs, slack.NewContextBlock(blockActivity, els...))
 	}

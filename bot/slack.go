@@ -423,10 +423,7 @@ func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
 // answer sends a Response: through response_url when there is one, else
 // chat.postEphemeral (or chat.postMessage when public).
 func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, resp Response, replace bool) {
-	text := escape(resp.Text)
-	if resp.Markup != "" {
-		text = resp.Markup
-	}
+	text := messageText(resp)
 	var blocks []slack.Block
 	if resp.Card != nil {
 		blocks = cardBlocks(resp.Card)
@@ -523,7 +520,7 @@ func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
 		card.Buttons = alertButtons(res.Ticket, rule, key)
 		blocks := alertBlocks(alertView{Headline: headline, Rule: rule, Key: key, Card: &card, Activity: append(activity, line)})
 		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts,
-			slack.MsgOptionText(escape(res.Activity), false), slack.MsgOptionBlocks(blocks...))
+			slack.MsgOptionText(escapeFit(res.Activity, maxMessageText), false), slack.MsgOptionBlocks(blocks...))
 		if err != nil {
 			s.log.Error("update alert card", "channel", channel, "ts", ts, "err", err)
 			s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text + " (the card could not be updated)"}, false)
@@ -536,7 +533,7 @@ func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
 		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, Response{Text: res.Text, Card: &card}, true)
 		return
 	}
-	if _, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escape(res.Text), false), slack.MsgOptionBlocks(cardBlocks(&card)...)); err != nil {
+	if _, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escapeFit(res.Text, maxMessageText), false), slack.MsgOptionBlocks(cardBlocks(&card)...)); err != nil {
 		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text}, false)
 	}
 }

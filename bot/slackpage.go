@@ -62,8 +62,8 @@ func (s *Slack) Page(ctx context.Context, r oncall.PageRequest) error {
 			return nil
 		}
 	}
-	dm := slack.NewSectionBlock(mrkdwn(truncate(text, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(marker))
-	if _, _, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(dm)); err != nil {
+	dm := slack.NewSectionBlock(mrkdwn(fitMarkup(text, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(marker))
+	if _, _, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(fitMarkup(text, maxMessageText), false), slack.MsgOptionBlocks(dm)); err != nil {
 		return fmt.Errorf("page %s: direct message to %s: %w", r.Page.Key, r.Target.ID, err)
 	}
 	return nil
@@ -221,7 +221,7 @@ func (s *Slack) drawPage(ctx context.Context, p oncall.Page, channel string) err
 	card := s.router.PageCardContent(ctx, p.TicketID)
 	v := renderPage(p, card, func(t oncall.Target) string { return s.mention(ctx, t) })
 	blocks := pageBlocks(v)
-	text := escape(pageText(p))
+	text := escapeFit(pageText(p), maxMessageText)
 	loc, found, err := s.findPageCard(ctx, p.Key, channel)
 	if err != nil {
 		s.log.Warn("cannot look for the page card; posting a new one", "page", p.Key, "err", err)
@@ -345,7 +345,7 @@ func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, cha
 		card = s.router.PageCardContent(ctx, p.TicketID)
 	}
 	v := renderPage(p, card, func(t oncall.Target) string { return s.mention(ctx, t) })
-	_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escape(pageText(p)), false), slack.MsgOptionBlocks(pageBlocks(v)...))
+	_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escapeFit(pageText(p), maxMessageText), false), slack.MsgOptionBlocks(pageBlocks(v)...))
 	if err != nil {
 		s.log.Error("update page card", "channel", channel, "ts", ts, "err", err)
 		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text + " (the card could not be updated)"}, false)
