@@ -171,10 +171,61 @@ func (p *patcher) Visit(node *ast.Node) {
 		}
 	case *ast.BinaryNode:
 		switch n.Operator {
-		case "<", "<=", ">", ">=", "==", "!=":
+		case "==", "!=":
+			if p.nilComparison(n) {
+				return
+			}
+			guardDueDates(node)
+		case "<", "<=", ">", ">=":
 			guardDueDates(node)
 		}
 	}
+}
+
+// nilComparison reports (as an error) a comparison of a ticket field with
+// nil: no field of ticket is ever nil (the desk's nulls are zero values),
+// so `ticket.responder_id == nil` would silently never hold.
+func (p *patcher) nilComparison(n *ast.BinaryNode) bool {
+	m, ok := n.Left.(*ast.MemberNode)
+	other := n.Right
+	if !ok {
+		m, ok = n.Right.(*ast.MemberNode)
+		other = n.Left
+	}
+	if _, isNil := other.(*ast.NilNode); !ok || !isNil {
+		return false
+	}
+	id, ok := m.Node.(*ast.IdentifierNode)
+	if !ok || id.Value != "ticket" {
+		return false
+	}
+	prop, ok := m.Property.(*ast.StringNode)
+	if !ok {
+		return false
+	}
+	if _, known := ticketFieldGetters[prop.Value]; !known {
+		return false // the checker says it is not a field
+	}
+	f := "ticket." + prop.Value
+	instead := map[string]string{
+		"responder_id":  f + " == 0 (0 when unassigned)",
+		"group_id":      f + " == 0 (0 when unset)",
+		"department_id": f + " == 0 (0 when unset)",
+		"workspace_id":  f + " == 0 (0 when unset)",
+		"category":      f + ` == "" ("" when unset)`,
+		"sub_category":  f + ` == "" ("" when unset)`,
+		"type":          f + ` == ""`,
+		"due_by":        "!has_due(ticket)",
+		"fr_due_by":     f + ".IsZero()",
+		"tags":          "len(ticket.tags) == 0",
+		"custom_fields": "ticket.custom_fields.NAME == nil, for one field",
+	}[prop.Value]
+	msg := fmt.Sprintf("%s is never nil: a null from the desk becomes a zero value", f)
+	if instead != "" {
+		msg += "; write " + instead
+	}
+	p.errs = append(p.errs, exprError{Off: id.Location().From, Msg: msg})
+	return true
 }
 
 // dueFields are the ticket's optional dates: the zero time when the

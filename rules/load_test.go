@@ -448,6 +448,19 @@ func TestLoadErrors(t *testing.T) {
 			"  - <<: *base",
 			"    every: 5m"), []string{
 			`f.yaml:8:5: rule "a": duplicate rule name "a": the rule merges the name: of line 5; give it a name of its own`}},
+		{"ticket field compared with nil", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    if: ticket.responder_id == nil && nil != ticket.due_by",
+			"    actions: [{note: hi}]",
+			"  - name: b",
+			"    query: status:open",
+			"    if: ticket.custom_fields.site == nil",
+			"    actions:",
+			`      - note: "{{ ticket.category == nil ? 'none' : ticket.category }}"`), []string{
+			`f.yaml:6:9: rule "a": if: ticket.responder_id is never nil: a null from the desk becomes a zero value; write ticket.responder_id == 0 (0 when unassigned)`,
+			`f.yaml:6:46: rule "a": if: ticket.due_by is never nil: a null from the desk becomes a zero value; write !has_due(ticket)`,
+			`f.yaml:12:19: rule "b": note: template: ticket.category is never nil: a null from the desk becomes a zero value; write ticket.category == "" ("" when unset)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
