@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -155,12 +156,21 @@ func (r *Router) SubmitTicketForm(ctx context.Context, req Request, v TicketForm
 	}, c)
 }
 
+// maxSubject is the longest subject the bot sends: the desk's subject is
+// a 255-character line, and the new-ticket form stops at 250 too.
+const maxSubject = 250
+
 func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (Response, error) {
-	subject := strings.TrimSpace(v.Subject)
+	subject := strings.Join(strings.Fields(v.Subject), " ")
 	desc := strings.TrimSpace(v.Description)
 	if desc == "" {
-		desc = subject
+		desc = strings.TrimSpace(v.Subject)
+	} else if utf8.RuneCountInString(subject) > maxSubject {
+		desc = strings.TrimSpace(v.Subject) + "\n\n" + desc
 	}
+	// A pasted log as subject: the subject line gets its start, the
+	// description keeps all of it.
+	subject = truncate(subject, maxSubject)
 	prio := v.Priority
 	if prio == 0 {
 		prio = sdclient.PriorityLow

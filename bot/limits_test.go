@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -206,3 +207,45 @@ func TestAnswerTextWithinSlackLimit(t *testing.T) {
 		t.Errorf("short answer = %q", got)
 	}
 }
+
+// A subject pasted from a log is cut to a subject line; the description
+// keeps the whole text, so nothing typed is lost.
+func TestNewTicketLongSubject(t *testing.T) {
+	long := strings.Repeat("ERROR disk /dev/sda1 full; ", 150) // ~4,000 characters, Slack's cap
+	tests := []struct {
+		name     string
+		do       func(r *Router) Response
+		wantDesc []string
+	}{
+		{"command", func(r *Router) Response { return handle(r, "UCAROL", "/ticket", "new "+long) }, []string{descOf(long)}},
+		{"form", func(r *Router) Response {
+			return r.SubmitTicketForm(context.Background(), Request{UserID: "UCAROL", Users: testUsers}, TicketFormValues{Subject: long, Description: "since 9:00"})
+		}, []string{descOf(long), "since 9:00"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newFakeDesk()
+			resp := tt.do(newTestRouter(t, d))
+			if resp.Failed || len(d.creates) != 1 {
+				t.Fatalf("resp %+v, creates %d", resp, len(d.creates))
+			}
+			got := d.creates[0]
+			if n := utf8.RuneCountInString(got.Subject); n > maxSubject || !strings.HasSuffix(got.Subject, "…") || !strings.HasPrefix(got.Subject, "ERROR disk") {
+				t.Errorf("subject of %d characters: %q", n, tail(got.Subject))
+			}
+			for _, w := range tt.wantDesc {
+				if !strings.Contains(got.Description, w) {
+					t.Errorf("description %q lacks %q", tail(got.Description), tail(w))
+				}
+			}
+		})
+	}
+	// A short subject is sent as typed.
+	d := newFakeDesk()
+	handle(newTestRouter(t, d), "UCAROL", "/ticket", "new Printer on fire")
+	if got := d.creates[0]; got.Subject != "Printer on fire" || got.Description != "Printer on fire" {
+		t.Errorf("short subject sent as %+v", got)
+	}
+}
+
+func descOf(s string) string { return htmlText(strings.TrimSpace(s)) }
