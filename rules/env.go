@@ -48,7 +48,10 @@ type Env struct {
 	Now    func() time.Time `expr:"now"`
 }
 
-// NewTicketEnv converts a desk ticket to the view expressions see.
+// NewTicketEnv converts a desk ticket to the view expressions see. Its
+// times are in UTC, whatever offset the desk sent, so that a template
+// prints them alike, in UTC unless it converts them itself
+// (ticket.due_by.In(timezone("Europe/Zurich"))).
 func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
 	e := TicketEnv{
 		ID:           t.ID,
@@ -65,10 +68,10 @@ func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
 		Category:     deref(t.Category),
 		SubCategory:  deref(t.SubCategory),
 		CustomFields: t.CustomFields,
-		DueBy:        deref(t.DueBy),
-		FrDueBy:      deref(t.FrDueBy),
-		CreatedAt:    t.CreatedAt,
-		UpdatedAt:    t.UpdatedAt,
+		DueBy:        deref(t.DueBy).UTC(),
+		FrDueBy:      deref(t.FrDueBy).UTC(),
+		CreatedAt:    t.CreatedAt.UTC(),
+		UpdatedAt:    t.UpdatedAt.UTC(),
 		WorkspaceID:  deref(t.WorkspaceID),
 	}
 	if e.Tags == nil {

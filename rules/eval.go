@@ -29,6 +29,7 @@ func (s *Set) EvaluateRule(r *Rule, tickets []*sdclient.Ticket, now time.Time) [
 func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time) []Decision {
 	m := s.getVM()
 	defer s.putVM(m)
+	now = now.UTC() // as the ticket's times: templates print them alike
 	nowFn := func() time.Time { return now }
 	var out []Decision
 	rec := &ticketRecord{}

@@ -53,6 +53,7 @@ type NamedValue struct {
 func (s *Set) Explain(t *sdclient.Ticket, now time.Time) []Explanation {
 	m := s.getVM()
 	defer s.putVM(m)
+	now = now.UTC() // as in Evaluate
 	env := Env{Ticket: NewTicketEnv(t), Now: func() time.Time { return now }}
 	var boxed any = env
 	rec := &ticketRecord{}

@@ -543,3 +543,37 @@ func TestMissingDueDateComparesFalse(t *testing.T) {
 		})
 	}
 }
+
+// Templates print every time alike (RFC3339, UTC) whatever offset the desk
+// or the clock used, and a time the template converts to a zone itself is
+// printed in that zone, not turned back to UTC.
+func TestTemplateTimeZones(t *testing.T) {
+	s := mustLoad(t, ruleFile(
+		"  - name: r",
+		"    query: status:open",
+		"    actions:",
+		`      - note: "due {{ ticket.due_by }} at {{ ticket.due_by.Format('15:04') }}, now {{ now() }}"`,
+		`      - note: "local {{ ticket.due_by.In(timezone('America/New_York')) }}"`,
+		`      - note: "{{ ticket.created_at.Hour() }}h {{ now().Format('Jan 2 15:04') }}"`))
+	plus1 := time.FixedZone("", 3600)
+	due := time.Date(2025, 3, 12, 17, 0, 0, 0, plus1) // 16:00Z, 12:00 in New York
+	tk := ticket(1, func(t *sdclient.Ticket) {
+		t.DueBy = &due
+		t.CreatedAt = time.Date(2025, 3, 10, 8, 0, 0, 0, plus1)
+	})
+	now := fixtureNow.In(time.FixedZone("", -5*3600))
+	ds := s.Evaluate([]*sdclient.Ticket{tk}, now)
+	if len(ds) != 1 || ds[0].Err != nil {
+		t.Fatalf("%+v", ds)
+	}
+	want := []string{
+		"due 2025-03-12T16:00:00Z at 16:00, now 2025-03-10T10:00:00Z",
+		"local 2025-03-12T12:00:00-04:00",
+		"7h Mar 10 10:00",
+	}
+	for i, a := range ds[0].Actions {
+		if a.Text != want[i] {
+			t.Errorf("action %d: %q, want %q", i, a.Text, want[i])
+		}
+	}
+}

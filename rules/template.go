@@ -93,8 +93,10 @@ func (t *template) render(m *vm.VM, env any) (string, error) {
 	return b.String(), nil
 }
 
-// formatValue renders a template value: times as RFC3339 in UTC, durations
-// rounded to the minute (2h5m), nil as nothing.
+// formatValue renders a template value: times as RFC3339 in their own
+// location (the ticket's times and now() are in UTC; a time the template
+// converted with In keeps its offset), durations rounded to the minute
+// (2h5m), nil as nothing.
 func formatValue(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -105,7 +107,7 @@ func formatValue(v any) string {
 		if x.IsZero() {
 			return ""
 		}
-		return x.UTC().Format(time.RFC3339)
+		return x.Format(time.RFC3339)
 	case time.Duration:
 		return formatDuration(x)
 	case int:
