@@ -30,6 +30,36 @@ type compiled struct {
 	// first appearance; usesNow is set when it calls now().
 	fields  []string
 	usesNow bool
+	// at, set by the loader, turns a rune offset in the expression into
+	// FILE:LINE:COL, so that a run-time error points into the file.
+	at func(off int) string
+}
+
+// runError is an expression's run-time error on one line: expr's own
+// message positioned in the rules file, without expr's multi-line snippet
+// of the expression.
+type runError struct {
+	msg string
+	err error
+}
+
+func (e *runError) Error() string { return e.msg }
+func (e *runError) Unwrap() error { return e.err }
+
+// runError positions a run-time error of c in the rules file.
+func (c *compiled) runError(err error) error {
+	var fe *file.Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	msg := cleanExprMsg(fe.Message)
+	if strings.Contains(msg, "<nil>") {
+		msg += " (a custom field the ticket does not have is nil: give it a default, e.g. (ticket.custom_fields.seats ?? 0) > 10)"
+	}
+	if c.at != nil {
+		msg = c.at(fe.From) + ": " + msg
+	}
+	return &runError{msg: msg, err: err}
 }
 
 // compileExpr compiles src against Env. With asBool the result must be a

@@ -86,7 +86,7 @@ func (r *Rule) decide(m *vm.VM, t *sdclient.Ticket, env any) (d Decision, fire b
 func (c *compiled) evalBool(m *vm.VM, env any) (bool, error) {
 	out, err := m.Run(c.prog, env)
 	if err != nil {
-		return false, err
+		return false, c.runError(err)
 	}
 	b, ok := out.(bool)
 	if !ok {

@@ -618,9 +618,19 @@ func (l *loader) loadIf(n *yaml.Node, r *Rule) bool {
 	if c == nil {
 		return false
 	}
+	c.at = l.at(n, 0)
 	r.If = src
 	r.cond = c
 	return true
+}
+
+// at returns the function that positions a run-time error of an
+// expression starting at rune offset base of scalar n.
+func (l *loader) at(n *yaml.Node, base int) func(off int) string {
+	return func(off int) string {
+		line, col := l.posIn(n, base+off)
+		return fmt.Sprintf("%s:%d:%d", l.file, line, col)
+	}
 }
 
 // duration parses a duration scalar (a string such as 90s, 15m, 2h30m).
@@ -1019,6 +1029,13 @@ func (l *loader) text(n *yaml.Node, what string) (*template, bool) {
 	t, errs := parseTemplate(s)
 	for _, e := range errs {
 		l.errIn(n, e.Off, "%s: %s", what, e.Msg)
+	}
+	if t != nil {
+		for _, p := range t.parts {
+			if p.expr != nil {
+				p.expr.at = l.at(n, p.off)
+			}
+		}
 	}
 	return t, t != nil
 }

@@ -248,6 +248,43 @@ rules:
 	}
 }
 
+// A run-time error is one line (it goes to logs and to `rules test`) that
+// points into the rules file, not into the expression.
+func TestRuntimeErrorPositionedInFile(t *testing.T) {
+	s := mustLoad(t, ruleFile(
+		"  - name: seats",
+		"    query: status:open",
+		"    if: ticket.priority > 1 && ticket.custom_fields.seats > 10",
+		"    actions: [{note: x}]",
+		"  - name: note",
+		"    query: status:open",
+		"    actions:",
+		"      - note: |",
+		"          Site: {{ ticket.custom_fields.site.name }}",
+		"  - name: alert",
+		"    query: status:open",
+		`    actions: [{alert: {channel: oncall, text: "ok", mention: "{{ ticket.tags[3] }}"}}]`))
+	ds := s.Evaluate([]*sdclient.Ticket{ticket(1, func(t *sdclient.Ticket) {
+		t.CustomFields = map[string]any{"site": "HQ"}
+	})}, fixtureNow)
+	want := []string{
+		`rule "seats" on ticket 1: if: t.yaml:6:59: invalid operation: <nil> > int (a custom field the ticket does not have is nil: give it a default, e.g. (ticket.custom_fields.seats ?? 0) > 10)`,
+		`rule "note" on ticket 1: note: t.yaml:12:46: invalid operation: int(string)`,
+		`rule "alert" on ticket 1: alert: t.yaml:15:77: index out of range: 3 (array length is 0)`,
+	}
+	if len(ds) != len(want) {
+		t.Fatalf("decisions %v, want %d", ids(ds), len(want))
+	}
+	for i, d := range ds {
+		if d.Err == nil || d.Err.Error() != want[i] {
+			t.Errorf("error %d:\n%v\nwant:\n%s", i, d.Err, want[i])
+		}
+	}
+	if x := s.Explain(ds[0].Ticket, fixtureNow)[0]; x.Err == nil || x.Err.Error() != strings.TrimPrefix(want[0], `rule "seats" on ticket 1: `) {
+		t.Errorf("explain: %v", x.Err)
+	}
+}
+
 func TestTemplateRendering(t *testing.T) {
 	s := mustLoad(t, `
 version: 1

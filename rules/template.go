@@ -18,6 +18,7 @@ type template struct {
 type tmplPart struct {
 	lit  string
 	expr *compiled // nil for a literal part
+	off  int       // rune offset of expr's source in the template
 }
 
 // parseTemplate compiles src. Errors carry rune offsets into src.
@@ -54,7 +55,7 @@ func parseTemplate(src string) (*template, []exprError) {
 				errs = append(errs, e)
 			}
 			if c != nil {
-				t.parts = append(t.parts, tmplPart{expr: c})
+				t.parts = append(t.parts, tmplPart{expr: c, off: codeOff})
 			}
 		}
 		consumed := rest[:i+2+j+2]
@@ -86,7 +87,7 @@ func (t *template) render(m *vm.VM, env any) (string, error) {
 		}
 		v, err := m.Run(p.expr.prog, env)
 		if err != nil {
-			return "", fmt.Errorf("template %q: %w", t.src, err)
+			return "", p.expr.runError(err)
 		}
 		b.WriteString(formatValue(v))
 	}
