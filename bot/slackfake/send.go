@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Envelope is one socket-mode delivery made by the fake.
@@ -479,6 +480,14 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, req *http.Request) {
 	}
 	if string(msg.Blocks) == "null" {
 		msg.Blocks = nil
+	}
+	if msg.Blocks != nil && blockLimits(msg.Blocks) != "" {
+		reply(http.StatusBadRequest, ErrInvalidBlocks)
+		return
+	}
+	if utf8.RuneCountInString(msg.Text) > maxMessageText {
+		reply(http.StatusBadRequest, ErrMsgTooLong)
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

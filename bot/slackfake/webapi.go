@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // tokenKind says which credential a request carried.
@@ -456,6 +457,12 @@ func messageContent(r *apiRequest) (text string, blocks json.RawMessage, _ apiEr
 		if len(arr) > 0 {
 			blocks = json.RawMessage(b)
 		}
+		if blockLimits(blocks) != "" {
+			return "", nil, ErrInvalidBlocks
+		}
+	}
+	if utf8.RuneCountInString(text) > maxMessageText {
+		return "", nil, ErrMsgTooLong
 	}
 	return text, blocks, ""
 }
