@@ -568,7 +568,7 @@ func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
 		for _, e := range unjoin(err) {
 			var fe *filter.FieldError
 			if errors.As(e, &fe) {
-				l.errIn(n, byteToRune(src, fe.Pos), "query: %s", fe.Msg)
+				l.errIn(n, byteToRune(src, fe.Pos), "query: %s", l.queryHint(probe, fe))
 			} else {
 				l.errNode(n, "query: %v", e)
 			}
@@ -582,6 +582,31 @@ func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
 	r.query = e
 	r.local = localQuery(e)
 	return true
+}
+
+// queryHint returns the message of a query's field error, with what to
+// write instead where the filter language's own message cannot know it:
+// a status or priority by name, or a custom field the loader was not told
+// about (see WithCustomFields).
+func (l *loader) queryHint(q filter.Expr, fe *filter.FieldError) string {
+	if strings.HasPrefix(fe.Msg, "unknown field ") && !strings.Contains(fe.Msg, "did you mean") && l.cfg.custom == nil {
+		return fe.Msg + " (a custom field? test it in if: with ticket.custom_fields." + fe.Field + ")"
+	}
+	if fe.Field != "status" && fe.Field != "priority" {
+		return fe.Msg
+	}
+	for _, t := range filter.Terms(q) {
+		if t.Pos != fe.Pos || t.Value.Kind != filter.KindWord {
+			continue
+		}
+		for name, code := range namedCodes {
+			isStatus := name == "Open" || name == "Pending" || name == "Resolved" || name == "Closed"
+			if strings.EqualFold(name, t.Value.Str) && isStatus == (fe.Field == "status") {
+				return fmt.Sprintf("%s:%s: write %s:%d (%s); of the names only status:open is understood, as every open status", fe.Field, t.Value.Str, fe.Field, code, name)
+			}
+		}
+	}
+	return fe.Msg
 }
 
 // unjoin splits an errors.Join error into its parts.

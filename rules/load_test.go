@@ -96,7 +96,7 @@ func TestLoadErrors(t *testing.T) {
 			"  - name: a",
 			"    query: 'priority:high'",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:5:13: rule "a": query: unquoted value high: quote strings, and priority expects a number (expand deskbot macros such as status:open before sending)`}},
+			`f.yaml:5:13: rule "a": query: priority:high: write priority:3 (High); of the names only status:open is understood, as every open status`}},
 		{"if does not compile", ruleFile(
 			"  - name: a",
 			"    query: status:open",
@@ -371,7 +371,7 @@ func TestLoadErrors(t *testing.T) {
 			"    if: ticket.nope",
 			"    every: 0s",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:5:28: rule "a": query: unknown field "prio"`,
+			`f.yaml:5:28: rule "a": query: unknown field "prio" (a custom field? test it in if: with ticket.custom_fields.prio)`,
 			`f.yaml:9:16: rule "b": if: type ticket has no field nope`,
 			`f.yaml:10:12: rule "b": every: 0s is too short: want at least 1s`}},
 		{"if in a block scalar with an indentation indicator", ruleFile(
@@ -461,6 +461,14 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:6:9: rule "a": if: ticket.responder_id is never nil: a null from the desk becomes a zero value; write ticket.responder_id == 0 (0 when unassigned)`,
 			`f.yaml:6:46: rule "a": if: ticket.due_by is never nil: a null from the desk becomes a zero value; write !has_due(ticket)`,
 			`f.yaml:12:19: rule "b": note: template: ticket.category is never nil: a null from the desk becomes a zero value; write ticket.category == "" ("" when unset)`}},
+		{"query naming a status, a priority or a custom field", ruleFile(
+			"  - name: a",
+			`    query: "status:pending AND priority:Urgent AND location:'HQ' AND priorty:4"`,
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:5:13: rule "a": query: status:pending: write status:3 (Pending); of the names only status:open is understood, as every open status`,
+			`f.yaml:5:32: rule "a": query: priority:Urgent: write priority:4 (Urgent); of the names only status:open is understood, as every open status`,
+			`f.yaml:5:52: rule "a": query: unknown field "location" (a custom field? test it in if: with ticket.custom_fields.location)`,
+			`f.yaml:5:70: rule "a": query: unknown field "priorty" (did you mean "priority"?)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
