@@ -69,11 +69,11 @@ func ParseCommand(slash, text string) (ParsedCommand, error) {
 
 func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 	slash = strings.TrimPrefix(strings.TrimSpace(slash), "/")
-	if len(text) > maxCommandText {
-		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", len(text), maxCommandText)}
-	}
 	if !utf8.ValidString(text) {
 		return ParsedCommand{}, &UsageError{Reason: "command text is not valid UTF-8"}
+	}
+	if n := utf8.RuneCountInString(text); n > maxCommandText {
+		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", n, maxCommandText)}
 	}
 	text = strings.TrimSpace(text)
 	var cmd *command

@@ -55,6 +55,10 @@ func TestParseCommand(t *testing.T) {
 		{"/nope", "x", ParsedCommand{}, "unknown command /nope"},
 		{"/ticket", "new \xff", ParsedCommand{}, "not valid UTF-8"},
 		{"/ticket", "new " + strings.Repeat("x", maxCommandText), ParsedCommand{}, "too long"},
+		// Slack caps a command at 4,000 characters, not bytes: 3,000 emoji
+		// (12,000 bytes) are a command like any other.
+		{"/ticket", "new " + strings.Repeat("🔥", 3000), ParsedCommand{Name: "ticket new", Text: strings.Repeat("🔥", 3000)}, ""},
+		{"/ticket", "new " + strings.Repeat("é", maxCommandText), ParsedCommand{}, "too long (8004 characters, at most 8000)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.slash+" "+truncate(tc.text, 30), func(t *testing.T) {
