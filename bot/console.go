@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/deskbot/deskbot/oncall"
 )
@@ -85,16 +86,14 @@ func (c *Console) Run(ctx context.Context) error {
 	lines := make(chan string)
 	errc := make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(c.in)
-		sc.Buffer(make([]byte, 64*1024), maxCommandText+64)
-		for sc.Scan() {
+		errc <- readLines(c.in, maxLineBytes, func(line string) bool {
 			select {
-			case lines <- sc.Text():
+			case lines <- line:
+				return true
 			case <-ctx.Done():
-				return
+				return false
 			}
-		}
-		errc <- sc.Err()
+		})
 	}()
 	c.printf("deskbot console: type /ticket help (Ctrl-D to leave)\n")
 	for {
@@ -112,8 +111,60 @@ func (c *Console) Run(ctx context.Context) error {
 	}
 }
 
+// maxLineBytes bounds a console line: the longest command in characters,
+// each up to four bytes, plus the command word.
+const maxLineBytes = utf8.UTFMax*maxCommandText + 64
+
+// tooLongLine stands for a line over maxLineBytes, which is never read
+// into memory whole.
+const tooLongLine = "\x00too long"
+
+// readLines calls emit with each line of r, without its end of line, until
+// r ends or emit returns false; a line over max bytes is skipped and
+// emitted as tooLongLine, so that one pasted log does not end the console.
+func readLines(r io.Reader, max int, emit func(string) bool) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	for {
+		var buf []byte
+		tooLong := false
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if !tooLong && len(buf)+len(chunk) > max {
+				tooLong, buf = true, nil
+			}
+			if !tooLong {
+				buf = append(buf, chunk...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(buf) > 0 || tooLong {
+			line := strings.TrimRight(string(buf), "\r\n")
+			if tooLong {
+				line = tooLongLine
+			}
+			if !emit(line) {
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
 // line runs one typed line.
 func (c *Console) line(ctx context.Context, line string) {
+	if line == tooLongLine {
+		c.printf("that line is too long; a command takes at most %d characters\n", maxCommandText)
+		return
+	}
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return

@@ -88,3 +88,36 @@ func TestConsoleAlert(t *testing.T) {
 		t.Fatalf("console user %q", e)
 	}
 }
+
+// A pasted log longer than any command gets an answer and the console
+// goes on; it used to end with "bufio.Scanner: token too long". A long
+// line of multi-byte characters within the limit is a command; a last
+// line without a newline is read too.
+func TestConsoleLongLines(t *testing.T) {
+	d := newFakeDesk()
+	r := newTestRouter(t, d)
+	in := strings.NewReader("/ticket note 42 " + strings.Repeat("x", 200_000) + "\n" +
+		"/ticket note 42 " + strings.Repeat("🔥", 3000) + "\r\n" +
+		"/ticket show 43")
+	var out syncBuffer
+	c, err := NewConsole(r, in, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"that line is too long; a command takes at most 8000 characters",
+		"Added a private note to ticket #42.",
+		"#43 VPN down",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("console output lacks %q:\n%s", want, truncate(got, 2000))
+		}
+	}
+	if convs := d.conversations(); len(convs) != 1 || !strings.HasPrefix(convs[0].Body, "🔥") {
+		t.Errorf("notes = %d, want the emoji one only", len(convs))
+	}
+}
