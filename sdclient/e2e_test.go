@@ -3,6 +3,7 @@ package sdclient_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -478,5 +480,26 @@ func TestE2EInteractiveAheadOfBackgroundThrough429(t *testing.T) {
 	}
 	if n := count(inPath, http.StatusOK); n != 8 {
 		t.Errorf("%d interactive requests served, want 8", n)
+	}
+}
+
+// CustomFields reads the account's custom ticket fields from the form,
+// with the kind a filter query compares each with; default fields are not
+// among them.
+func TestE2ECustomFields(t *testing.T) {
+	s, c, _ := e2e(t, sdsim.DefaultAPIKey)
+	s.Desk.AddCustomField(sdsim.CustomField{Name: "location", Kind: sdsim.FieldString})
+	s.Desk.AddCustomField(sdsim.CustomField{Name: "site", Kind: sdsim.FieldString, Choices: []string{"HQ", "Lab"}})
+	s.Desk.AddCustomField(sdsim.CustomField{Name: "seats", Kind: sdsim.FieldNumber})
+	s.Desk.AddCustomField(sdsim.CustomField{Name: "vip", Kind: sdsim.FieldBool})
+	s.Desk.AddCustomField(sdsim.CustomField{Name: "go_live", Kind: sdsim.FieldDate})
+	got, err := c.CustomFields(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]filter.Kind{"location": filter.KindString, "site": filter.KindString,
+		"seats": filter.KindNumber, "vip": filter.KindBool, "go_live": filter.KindDate}
+	if !maps.Equal(got, want) {
+		t.Errorf("custom fields = %v, want %v", got, want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+
+	"github.com/deskbot/deskbot/sdclient/filter"
 )
 
 // TicketFieldsService reads ticket field definitions (GET /ticket_fields).
@@ -70,4 +72,42 @@ func (c *Client) OpenStatuses(ctx context.Context) ([]int, error) {
 		}
 	}
 	return open, nil
+}
+
+// CustomFields returns the account's custom ticket fields (the form's
+// fields that are not default ones) by name, with the kind of value a
+// filter query compares them with: text, paragraph and dropdown fields are
+// strings, number and decimal fields numbers, checkboxes booleans and date
+// fields dates. Fields of other types (lookups, nested fields) are left
+// out: a query cannot filter on them.
+func (c *Client) CustomFields(ctx context.Context) (map[string]filter.Kind, error) {
+	fields, _, err := c.TicketFormFields.List(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sdclient: read custom fields: %w", err)
+	}
+	out := map[string]filter.Kind{}
+	for _, f := range fields {
+		if f == nil || f.DefaultField || f.Name == "" {
+			continue
+		}
+		if k, ok := customFieldKind(f.FieldType); ok {
+			out[f.Name] = k
+		}
+	}
+	return out, nil
+}
+
+// customFieldKind maps a custom field type of the desk to a filter kind.
+func customFieldKind(fieldType string) (filter.Kind, bool) {
+	switch fieldType {
+	case "custom_text", "custom_paragraph", "custom_dropdown", "custom_url", "custom_phone":
+		return filter.KindString, true
+	case "custom_number", "custom_decimal":
+		return filter.KindNumber, true
+	case "custom_checkbox":
+		return filter.KindBool, true
+	case "custom_date", "custom_date_time":
+		return filter.KindDate, true
+	}
+	return 0, false
 }
