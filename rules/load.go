@@ -589,8 +589,9 @@ func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
 // a status or priority by name, or a custom field the loader was not told
 // about (see WithCustomFields).
 func (l *loader) queryHint(q filter.Expr, fe *filter.FieldError) string {
-	if strings.HasPrefix(fe.Msg, "unknown field ") && !strings.Contains(fe.Msg, "did you mean") && l.cfg.custom == nil {
-		return fe.Msg + " (a custom field? test it in if: with ticket.custom_fields." + fe.Field + ")"
+	if strings.HasPrefix(fe.Msg, "unknown field ") && !strings.Contains(fe.Msg, "did you mean") && len(l.cfg.custom) == 0 {
+		return fe.Msg + " (a custom field? deskbot reads them from the desk; rules check and test need --custom-field " +
+			fe.Field + ":KIND; or test it in if: with ticket.custom_fields." + fe.Field + ")"
 	}
 	if fe.Field != "status" && fe.Field != "priority" {
 		return fe.Msg

@@ -371,7 +371,7 @@ func TestLoadErrors(t *testing.T) {
 			"    if: ticket.nope",
 			"    every: 0s",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:5:28: rule "a": query: unknown field "prio" (a custom field? test it in if: with ticket.custom_fields.prio)`,
+			`f.yaml:5:28: rule "a": query: unknown field "prio" (a custom field? deskbot reads them from the desk; rules check and test need --custom-field prio:KIND; or test it in if: with ticket.custom_fields.prio)`,
 			`f.yaml:9:16: rule "b": if: type ticket has no field nope`,
 			`f.yaml:10:12: rule "b": every: 0s is too short: want at least 1s`}},
 		{"if in a block scalar with an indentation indicator", ruleFile(
@@ -467,7 +467,7 @@ func TestLoadErrors(t *testing.T) {
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:5:13: rule "a": query: status:pending: write status:3 (Pending); of the names only status:open is understood, as every open status`,
 			`f.yaml:5:32: rule "a": query: priority:Urgent: write priority:4 (Urgent); of the names only status:open is understood, as every open status`,
-			`f.yaml:5:52: rule "a": query: unknown field "location" (a custom field? test it in if: with ticket.custom_fields.location)`,
+			`f.yaml:5:52: rule "a": query: unknown field "location" (a custom field? deskbot reads them from the desk; rules check and test need --custom-field location:KIND; or test it in if: with ticket.custom_fields.location)`,
 			`f.yaml:5:70: rule "a": query: unknown field "priorty" (did you mean "priority"?)`}},
 	}
 	for _, tt := range tests {

@@ -7,20 +7,26 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
 
 const rulesUsage = `Usage:
-  deskbot rules check FILE
-  deskbot rules test FILE --tickets TICKETS.json [--now RFC3339]
+  deskbot rules check FILE [--custom-field NAME:KIND ...]
+  deskbot rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...]
   deskbot rules why FILE --ticket N
+
+check and test work offline: name the desk's custom ticket fields that
+queries filter on with --custom-field (KIND: text, number, checkbox or
+date); why and deskbot itself read them from the desk.
 `
 
 // cmdRules dispatches `deskbot rules check|test|why`.
@@ -48,7 +54,7 @@ func cmdRules(ctx context.Context, e env, args []string) error {
 // parseWithFile parses flags that may come before or after the one
 // positional FILE argument, as users type them both ways.
 func parseWithFile(fs *flag.FlagSet, args []string) (string, error) {
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return "", err
 	}
 	rest := fs.Args()
@@ -56,7 +62,7 @@ func parseWithFile(fs *flag.FlagSet, args []string) (string, error) {
 		return "", errors.New("missing FILE")
 	}
 	file := rest[0]
-	if err := fs.Parse(rest[1:]); err != nil {
+	if err := parseFlags(fs, rest[1:]); err != nil {
 		return "", err
 	}
 	if len(fs.Args()) > 0 {
@@ -67,8 +73,8 @@ func parseWithFile(fs *flag.FlagSet, args []string) (string, error) {
 
 // loadRulesForCLI loads a rules file; a file with errors prints each
 // positioned error on its own line to stderr and exits 1.
-func loadRulesForCLI(e env, file string) (*rules.Set, error) {
-	set, err := rules.LoadFile(file)
+func loadRulesForCLI(e env, file string, opts ...rules.Option) (*rules.Set, error) {
+	set, err := rules.LoadFile(file, opts...)
 	if err == nil {
 		return set, nil
 	}
@@ -80,13 +86,34 @@ func loadRulesForCLI(e env, file string) (*rules.Set, error) {
 	return nil, err
 }
 
+// customFieldFlag adds --custom-field to fs: the custom ticket fields that
+// queries may filter on, for the commands that do not ask the desk.
+func customFieldFlag(fs *flag.FlagSet) map[string]filter.Kind {
+	fields := map[string]filter.Kind{}
+	kinds := map[string]filter.Kind{"text": filter.KindString, "number": filter.KindNumber, "checkbox": filter.KindBool, "date": filter.KindDate}
+	fs.Func("custom-field", "a custom ticket field queries filter on, as NAME:KIND with KIND text, number, checkbox or date (repeatable)", func(v string) error {
+		name, kind, ok := strings.Cut(v, ":")
+		k, known := kinds[strings.ToLower(kind)]
+		switch {
+		case !ok || name == "":
+			return fmt.Errorf("%q: want NAME:KIND, e.g. location:text", v)
+		case !known:
+			return fmt.Errorf("%q: unknown kind %q; want text, number, checkbox or date", v, kind)
+		}
+		fields[name] = k
+		return nil
+	})
+	return fields
+}
+
 func cmdRulesCheck(e env, args []string) error {
-	fs := newFlags(e, "rules check", "rules check FILE")
+	fs := newFlags(e, "rules check", "rules check FILE [--custom-field NAME:KIND ...]")
+	custom := customFieldFlag(fs)
 	file, err := parseWithFile(fs, args)
 	if err != nil {
 		return usageErr(fs, "rules check", err)
 	}
-	set, err := loadRulesForCLI(e, file)
+	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
 	if err != nil {
 		return err
 	}
@@ -95,7 +122,8 @@ func cmdRulesCheck(e env, args []string) error {
 }
 
 func cmdRulesTest(e env, args []string) error {
-	fs := newFlags(e, "rules test", "rules test FILE --tickets TICKETS.json [--now RFC3339]")
+	fs := newFlags(e, "rules test", "rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...]")
+	custom := customFieldFlag(fs)
 	ticketsPath := fs.String("tickets", "", "JSON file of tickets: an array, or the API's {\"tickets\": [...]}")
 	nowFlag := fs.String("now", "", "the evaluation clock, RFC3339 (default: the current time)")
 	file, err := parseWithFile(fs, args)
@@ -111,7 +139,7 @@ func cmdRulesTest(e env, args []string) error {
 			return usageErr(fs, "rules test", fmt.Errorf("--now %q is not RFC3339 (e.g. 2025-03-10T10:00:00Z)", *nowFlag))
 		}
 	}
-	set, err := loadRulesForCLI(e, file)
+	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
 	if err != nil {
 		return err
 	}
@@ -124,7 +152,23 @@ func cmdRulesTest(e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("rules test: %s: %w", *ticketsPath, err)
 	}
-	return rules.WritePlan(e.stdout, rules.Plan(set, tickets, now))
+	plan := rules.Plan(set, tickets, now)
+	if err := rules.WritePlan(e.stdout, plan); err != nil {
+		return err
+	}
+	// A rule that fails on a ticket fails the test: in CI, a broken if or
+	// template must not pass unnoticed among the planned actions.
+	failed := 0
+	for _, d := range plan {
+		if d.Err != nil {
+			failed++
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(e.stderr, "rules test: %d rule evaluations failed (marked ERROR above)\n", failed)
+		return exitError{code: 1}
+	}
+	return nil
 }
 
 // usageErr prints the flag set's usage and returns a one-line error.
@@ -132,8 +176,29 @@ func usageErr(fs *flag.FlagSet, cmd string, err error) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return err // the flag package printed the usage already
 	}
-	fs.Usage()
+	var pe parseError
+	if !errors.As(err, &pe) { // else the flag package printed it with the error
+		fs.Usage()
+	}
 	return fmt.Errorf("%s: %w", cmd, err)
+}
+
+// parseError is an error of the flag package, which has printed the
+// usage already.
+type parseError struct{ err error }
+
+func (e parseError) Error() string { return e.err.Error() }
+func (e parseError) Unwrap() error { return e.err }
+
+// parseFlags is fs.Parse, its errors marked as parseError.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return parseError{err}
+	}
+	return nil
 }
 
 // parseTicketID reads a positive ticket id.
@@ -159,10 +224,6 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return usageErr(fs, "rules why", fmt.Errorf("--ticket: %w", err))
 	}
-	set, err := loadRulesForCLI(e, file)
-	if err != nil {
-		return err
-	}
 	cfg, err := loadConfig(ctx, e.getenv)
 	if err != nil {
 		return err
@@ -182,6 +243,14 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
 	}
 	if _, err := checkDesk(ctx, client); err != nil {
+		return err
+	}
+	custom, err := client.CustomFields(ctx)
+	if err != nil {
+		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
+	}
+	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
+	if err != nil {
 		return err
 	}
 	var ledger scheduler.FiringStates

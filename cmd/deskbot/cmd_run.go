@@ -34,7 +34,7 @@ const (
 // cmdRun runs the bot, the scheduler and the ops endpoints until ctx ends.
 func cmdRun(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "run", "[run]")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErr(fs, "run", err)
 	}
 	if fs.NArg() > 0 {
@@ -89,7 +89,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	if rulesPath == "" {
 		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
 	} else {
-		s, err := rules.LoadFile(rulesPath)
+		s, err := loadRulesWithDesk(ctx, client, logger, rulesPath)
 		if err != nil {
 			return fmt.Errorf("DESKBOT_RULES: %w", err)
 		}
@@ -237,7 +237,7 @@ loop:
 				break loop
 			}
 		case <-hup:
-			reloadRules(logger, rulesPath, &set, sched, esc != nil)
+			reloadRules(ctx, logger, client, rulesPath, &set, sched, esc != nil)
 		}
 	}
 	logger.Info("stopping: finishing in-flight work", "timeout", stopTimeout)
@@ -309,12 +309,12 @@ func (a storeAcks) Acknowledge(ctx context.Context, key, by string, at time.Time
 
 // reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old
 // rules and logs every error.
-func reloadRules(logger *slog.Logger, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool) {
+func reloadRules(ctx context.Context, logger *slog.Logger, client *sdclient.Client, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool) {
 	if path == "" {
 		logger.Warn("SIGHUP: no rules file to reload")
 		return
 	}
-	s, err := rules.LoadFile(path)
+	s, err := loadRulesWithDesk(ctx, client, logger, path)
 	if err != nil {
 		var le *rules.LoadError
 		if errors.As(err, &le) {
@@ -340,6 +340,18 @@ func reloadRules(logger *slog.Logger, path string, set *atomic.Pointer[rules.Set
 	}
 	set.Store(s)
 	logger.Info("SIGHUP: rules reloaded", "file", path, "rules", len(s.Rules()))
+}
+
+// loadRulesWithDesk loads the rules file with the desk's custom ticket
+// fields declared, so that queries can filter on them. When the fields
+// cannot be read, a warning says so and the file loads without them (a
+// query on a custom field is then refused, naming the field).
+func loadRulesWithDesk(ctx context.Context, client *sdclient.Client, logger *slog.Logger, path string) (*rules.Set, error) {
+	custom, err := client.CustomFields(ctx)
+	if err != nil {
+		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
+	}
+	return rules.LoadFile(path, rules.WithCustomFields(custom))
 }
 
 // rulesFile resolves DESKBOT_RULES: the named file, or rules.yaml if present.

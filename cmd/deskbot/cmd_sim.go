@@ -19,7 +19,7 @@ func cmdSim(ctx context.Context, e env, args []string) error {
 	tickets := fs.Int("tickets", 200, "number of generated tickets")
 	seed := fs.Int64("seed", 1, "seed of the generated desk (same seed, same desk)")
 	rate := fs.Int("rate", 0, "requests per minute before answering 429 (0: unlimited)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErr(fs, "sim", err)
 	}
 	if fs.NArg() > 0 {
