@@ -72,6 +72,7 @@ func compileExpr(src string, asBool bool) (*compiled, []exprError) {
 		expr.Patch(p),
 		expr.Function("is_open", isOpenFunc, new(func(int) bool)),
 		expr.Function("has_due", hasDueFunc, new(func(TicketEnv) bool)),
+		expr.Function("has_tag", hasTagFunc, new(func(TicketEnv, string) bool)),
 	}
 	if asBool {
 		opts = append(opts, expr.AsBool())
@@ -100,6 +101,26 @@ func hasDueFunc(params ...any) (any, error) {
 		return nil, fmt.Errorf("has_due: want ticket, got %T", params[0])
 	}
 	return !t.DueBy.IsZero(), nil
+}
+
+// hasTagFunc is has_tag(ticket, tag): the ticket carries tag, in any case,
+// as the desk's tag: query term matches it ("vpn" in ticket.tags would be
+// case-sensitive).
+func hasTagFunc(params ...any) (any, error) {
+	t, ok := params[0].(TicketEnv)
+	if !ok {
+		return nil, fmt.Errorf("has_tag: want ticket, got %T", params[0])
+	}
+	tag, ok := params[1].(string)
+	if !ok {
+		return nil, fmt.Errorf("has_tag: want a tag string, got %T", params[1])
+	}
+	for _, x := range t.Tags {
+		if strings.EqualFold(x, tag) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // toExprError turns an expr error into a message and an offset into src.

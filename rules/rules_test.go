@@ -213,6 +213,36 @@ rules:
 	}
 }
 
+// has_tag matches tags in any case, as the desk's tag: query term does;
+// "x" in ticket.tags is exact.
+func TestHasTag(t *testing.T) {
+	s := mustLoad(t, `
+version: 1
+rules:
+  - name: vpn
+    query: status:open
+    if: has_tag(ticket, "VPN")
+    actions: [{note: "n"}]
+  - name: vpn-exact
+    query: status:open
+    if: '"VPN" in ticket.tags'
+    actions: [{note: "n"}]
+`)
+	tickets := []*sdclient.Ticket{
+		ticket(1, func(t *sdclient.Ticket) { t.Tags = []string{"vpn"} }),
+		ticket(2, func(t *sdclient.Ticket) { t.Tags = []string{"other", "VPN"} }),
+		ticket(3, func(t *sdclient.Ticket) { t.Tags = []string{"vpn-legacy"} }),
+		ticket(4, func(t *sdclient.Ticket) {}),
+	}
+	got := ids(s.Evaluate(tickets, fixtureNow))
+	if want := []string{"vpn#1", "vpn#2", "vpn-exact#2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("fired %v, want %v", got, want)
+	}
+	if _, err := Load("f.yaml", []byte("version: 1\nrules:\n  - name: x\n    query: status:open\n    if: has_tag(ticket, 3)\n    actions: [{note: n}]\n")); err == nil {
+		t.Error("has_tag(ticket, 3) loaded; want a load error")
+	}
+}
+
 func TestRuntimeErrorYieldsDecision(t *testing.T) {
 	s := mustLoad(t, `
 version: 1
