@@ -61,9 +61,22 @@ func onceString(o Once) string {
 	case OnceTicket:
 		return "ticket"
 	case OnceEvery:
-		return "every " + o.Period.String()
+		return "every " + shortDuration(o.Period)
 	}
 	return "episode"
+}
+
+// shortDuration prints d as a rules file would write it: 30m, 1h30m, 2h,
+// 45s (Go's String adds the zero units: 30m0s, 2h0m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 // describeAction renders one action on one line.
