@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,9 @@ func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
 		if err := r.authorise(ctx, c); err != nil {
 			return Response{}, err
 		}
+		if err := r.permit(ctx, c); err != nil {
+			return Response{}, err
+		}
 		name := c.agent.Name()
 		var t *sdclient.Ticket
 		var err error
@@ -74,17 +78,28 @@ func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
 			// The alert of a rule that also pages: acknowledging it stops
 			// the escalation too, and the page's note records who and when.
 			p, paged := r.ackAlertPage(ctx, a.AlertKey, c.email)
+			// The card is drawn from the ticket permit read (no second
+			// read), with the note just written.
+			cp := *c.t
+			t = &cp
 			if paged {
 				res.Pages = append(res.Pages, p)
-			} else if err := r.desk.AddNote(ctx, id, htmlText("Alert acknowledged in chat by "+name+"."), c.agent.ID); err != nil {
-				return Response{}, fmt.Errorf("add note to ticket %d: %w", id, err)
+			} else {
+				note := "Alert acknowledged in chat by " + name + "."
+				if err := r.desk.AddNote(ctx, id, htmlText(note), c.agent.ID); err != nil {
+					return Response{}, fmt.Errorf("add note to ticket %d: %w", id, err)
+				}
+				t.Conversations = append(slices.Clip(t.Conversations), &sdclient.Conversation{
+					TicketID: id, UserID: c.agent.ID, Body: htmlText(note), BodyText: note,
+					Private: true, Source: sdclient.ConversationSourceNote, CreatedAt: r.now(), UpdatedAt: r.now(),
+				})
 			}
-			t, err = r.getTicket(ctx, id)
 			res.Activity = fmt.Sprintf("%s acknowledged", name)
 		}
 		if err != nil {
 			return Response{}, err
 		}
+		t = withEmbeds(t, c.t)
 		res.Ticket = t
 		res.Card = r.ticketCard(ctx, t)
 		return Response{Text: fmt.Sprintf("Done: %s (ticket #%d).", res.Activity, id)}, nil
@@ -94,4 +109,21 @@ func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
 		res.Ticket, res.Card, res.Activity = nil, nil, ""
 	}
 	return res
+}
+
+// withEmbeds gives t (the answer of an update, which embeds nothing) the
+// conversations and requester of the same ticket as read before, so that
+// the re-rendered card needs no second read.
+func withEmbeds(t, before *sdclient.Ticket) *sdclient.Ticket {
+	if t == nil || before == nil || t == before {
+		return t
+	}
+	cp := *t
+	if cp.Conversations == nil {
+		cp.Conversations = before.Conversations
+	}
+	if cp.Requester == nil {
+		cp.Requester = before.Requester
+	}
+	return &cp
 }

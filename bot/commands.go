@@ -209,11 +209,7 @@ func (r *Router) getTicket(ctx context.Context, id int64) (*sdclient.Ticket, err
 }
 
 func (r *Router) cmdShow(ctx context.Context, c *call) (Response, error) {
-	t, err := r.getTicket(ctx, c.p.ID)
-	if err != nil {
-		return Response{}, err
-	}
-	card := r.ticketCard(ctx, t)
+	card := r.ticketCard(ctx, c.t) // read by permit
 	return Response{Text: card.Title, Card: card}, nil
 }
 
@@ -401,6 +397,13 @@ func (r *Router) list(ctx context.Context, c *call, q, title string) (Response, 
 	if len(q) > maxQuery {
 		return Response{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
 	}
+	// The desk narrows the search to what the caller may act on (see
+	// access.go); the results are checked again with the same rule, which
+	// also covers a narrowed query that would be too long to send.
+	ac := accessOf(c.agent)
+	if nq, err := ac.scopeQuery(q); err == nil && len(nq) <= maxQuery {
+		q = nq
+	}
 	workspaces := c.agent.WorkspaceIDs
 	if len(workspaces) == 0 {
 		workspaces = []int64{0}
@@ -418,8 +421,14 @@ func (r *Router) list(ctx context.Context, c *call, q, title string) (Response, 
 		if err != nil {
 			return Response{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
 		}
-		all = append(all, ts...)
-		total += n
+		for _, t := range ts {
+			if ac.denied(t) != "" {
+				n--
+				continue
+			}
+			all = append(all, t)
+		}
+		total += max(n, 0)
 	}
 	choices := r.statusChoices(ctx)
 	card := &Card{Title: fmt.Sprintf("%s: %d", title, total)}

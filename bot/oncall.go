@@ -95,6 +95,7 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 		}
 		now := r.now()
 		var text string
+		var taken *sdclient.Ticket // the ticket as Take it left it
 		switch a.ActionID {
 		case ActionPageAck:
 			email, err := r.pagePermit(ctx, req, a.AlertKey, "acknowledge")
@@ -113,9 +114,14 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 			if err := r.authorise(ctx, c); err != nil {
 				return Response{}, err
 			}
-			if _, err := r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)}); err != nil {
+			if err := r.permit(ctx, c); err != nil {
 				return Response{}, err
 			}
+			t, err := r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
+			if err != nil {
+				return Response{}, err
+			}
+			taken = withEmbeds(t, c.t)
 			p, ok, err := r.oncall.Take(ctx, a.AlertKey, c.email, now)
 			if err != nil && !ok {
 				return Response{}, fmt.Errorf("take page %s: %w", a.AlertKey, err)
@@ -143,7 +149,12 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 			return Response{}, fmt.Errorf("read page %s: %w", a.AlertKey, errors.Join(err, oncall.ErrNoPage))
 		}
 		res.Page = p
-		res.Ticket, res.Card = r.pageTicketCard(ctx, id)
+		if taken != nil {
+			res.Ticket, res.Card = taken, r.ticketCard(ctx, taken)
+			res.Card.Buttons = nil
+		} else {
+			res.Ticket, res.Card = r.pageTicketCard(ctx, id)
+		}
 		return Response{Text: text}, nil
 	}, c)
 	res.Text, res.Failed = resp.Text, resp.Failed

@@ -230,6 +230,9 @@ type call struct {
 	email  string
 	agent  *sdclient.Agent // nil for commands open to everyone
 	ticket int64
+	// t is the ticket as read by permit, once per command; the command
+	// renders from it rather than reading it again.
+	t *sdclient.Ticket
 }
 
 // Handle runs one command and always returns an answer: errors, refusals
@@ -245,6 +248,11 @@ func (r *Router) Handle(ctx context.Context, req Request) (resp Response) {
 		if cmd.agentOnly {
 			if err := r.authorise(ctx, c); err != nil {
 				return Response{}, err
+			}
+			if c.ticket != 0 {
+				if err := r.permit(ctx, c); err != nil {
+					return Response{}, err
+				}
 			}
 		}
 		return cmd.run(r, ctx, c)

@@ -225,7 +225,9 @@ func (d *Desk) SetIndexLag(lag time.Duration) {
 }
 
 // AddWorkspace adds a workspace (an id is assigned when ID is 0) and returns
-// it. A workspace marked Primary becomes the default one.
+// it. A workspace marked Primary becomes the default one. The default admin
+// agent (DefaultAgentID) is an account admin, and an account admin is a
+// member of every workspace: the new one joins its workspace_ids.
 func (d *Desk) AddWorkspace(w Workspace) Workspace {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -241,6 +243,9 @@ func (d *Desk) AddWorkspace(w Workspace) Workspace {
 		}
 	}
 	d.st.workspaces = append(d.st.workspaces, &w)
+	if admin, ok := d.st.agents.get(DefaultAgentID); ok && !slices.Contains(admin.WorkspaceIDs, w.ID) {
+		admin.WorkspaceIDs = append(admin.WorkspaceIDs, w.ID)
+	}
 	d.st.version++
 	return w
 }
@@ -337,7 +342,10 @@ func (st *state) addRequester(r Requester, now time.Time) *Requester {
 	return &r
 }
 
-// AddGroup adds an agent group (an id is assigned when ID is 0) and returns it.
+// AddGroup adds an agent group (an id is assigned when ID is 0) and returns
+// it. Its members and observers get the group in their member_of and
+// observer_of, as on Freshservice, where an agent's assignment scope
+// member_groups reads member_of.
 func (d *Desk) AddGroup(g Group) Group {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -346,6 +354,16 @@ func (d *Desk) AddGroup(g Group) Group {
 	}
 	g.Members, g.Observers, g.Leaders = nonNil(g.Members), nonNil(g.Observers), nonNil(g.Leaders)
 	seed(&d.st, &d.st.groups, &d.st.next.group, &g, d.now())
+	for _, id := range g.Members {
+		if a, ok := d.st.agents.get(id); ok && !slices.Contains(a.MemberOf, g.ID) {
+			a.MemberOf = append(a.MemberOf, g.ID)
+		}
+	}
+	for _, id := range g.Observers {
+		if a, ok := d.st.agents.get(id); ok && !slices.Contains(a.ObserverOf, g.ID) {
+			a.ObserverOf = append(a.ObserverOf, g.ID)
+		}
+	}
 	return g
 }
 

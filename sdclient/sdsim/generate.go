@@ -118,6 +118,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 		f, l, local := personName()
 		hrAgents = append(hrAgents, d.AddAgent(Agent{FirstName: f, LastName: l, Email: local + "@example.com",
 			JobTitle: strOrNull("HR Partner"), WorkspaceIDs: []int64{HRWorkspaceID}, DepartmentIDs: []int64{depts[4].ID},
+			Roles:     []AgentRole{{RoleID: 2, AssignmentScope: "member_groups", Groups: []int64{}}},
 			CreatedAt: setupTime, HasLoggedIn: true}))
 	}
 	// Two IT agents also work in HR.
@@ -130,7 +131,8 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 	d.mu.Unlock()
 	auditor := d.AddAgent(Agent{FirstName: "Riley", LastName: "Auditor", Email: "riley.auditor@example.com",
 		JobTitle: strOrNull("IT Auditor (read-only)"), Occasional: true, Active: true, CreatedAt: setupTime, ReadOnly: true,
-		WorkspaceIDs: []int64{DefaultWorkspaceID, HRWorkspaceID}})
+		WorkspaceIDs: []int64{DefaultWorkspaceID, HRWorkspaceID},
+		Roles:        []AgentRole{{RoleID: 3, AssignmentScope: "entire_helpdesk", Groups: []int64{}}}})
 	d.AddAPIKey(ReadOnlyAPIKey, auditor.ID)
 
 	// Groups of agents.
