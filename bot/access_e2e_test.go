@@ -257,3 +257,73 @@ func TestAccessListsFiltered(t *testing.T) {
 		})
 	}
 }
+
+// TestAccessPageTakeIt: the page card's Take it assigns the ticket only to
+// an agent who may act on it; the others are refused, the ticket stays
+// unassigned and the page keeps escalating.
+func TestAccessPageTakeIt(t *testing.T) {
+	tests := []struct {
+		name   string
+		agent  sdsim.Agent
+		reason string
+	}{
+		{"agent of another workspace", sdsim.Agent{WorkspaceIDs: []int64{3},
+			Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeEntire}}}, "it is outside your workspaces"},
+		{"assigned_items agent", sdsim.Agent{Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeAssigned}}}, "it is not assigned to you"},
+		{"member_groups agent, ticket of no group", sdsim.Agent{Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeMember}}}, "it is not assigned to you"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newPageEnv(t)
+			e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
+			tt.agent.FirstName, tt.agent.Email = "Erin", "erin@example.com"
+			e.sim.Desk.AddAgent(tt.agent)
+			e.fake.AddUser(slackfake.User{ID: erinID, Name: "erin", Email: "erin@example.com"})
+			e.poll()
+			m := e.clickRefused(erinID, ActionPageTake)
+			want := fmt.Sprintf("you cannot act on ticket #%d: %s", e.ticket, tt.reason)
+			if !strings.Contains(m.Text, want) || strings.Contains(m.Text, "Core switch down") {
+				t.Fatalf("answer %q, want %q", m.Text, want)
+			}
+			if tk, _ := e.sim.Desk.Ticket(e.ticket); tk.ResponderID != 0 {
+				t.Fatalf("ticket assigned to %d", tk.ResponderID)
+			}
+			if p := e.page(); p.Stopped() {
+				t.Fatalf("the page stopped: %+v", p)
+			}
+		})
+	}
+}
+
+// TestAccessOneTicketRead: the check costs at most one ticket read per
+// command or click, and the answer (the card of show, the re-rendered
+// alert card) is drawn from that read.
+func TestAccessOneTicketRead(t *testing.T) {
+	h := newE2E(t, nil, nil)
+	for _, cmd := range []struct{ slash, text string }{
+		{"/ticket", "show 42"}, {"/ticket", "note 42 hi"}, {"/ticket", "reply 42 hi"},
+		{"/ticket", "priority 42 high"}, {"/ticket", "status 42 pending"}, {"/assign", "42 me"},
+		{"/ticket", "resolve 42"}, {"/ticket", "close 42"}, {"/ticket", "why 42"},
+	} {
+		before := h.fdesk.count("ticket")
+		r := h.slash("UALICE", cmd.slash, cmd.text)
+		if n := h.fdesk.count("ticket") - before; n != 1 {
+			t.Errorf("%s %s read the ticket %d times (%q)", cmd.slash, cmd.text, n, r.Text)
+		}
+	}
+	h.fdesk.mu.Lock()
+	h.fdesk.tickets[42].Status = sdclient.StatusOpen
+	h.fdesk.mu.Unlock()
+	m := h.alert("k/42/1", 42)
+	for _, action := range []string{ActionAssignMe, ActionAcknowledge, ActionResolve} {
+		before := h.fdesk.count("ticket")
+		m = h.click("UBOB", m, action)
+		if n := h.fdesk.count("ticket") - before; n != 1 {
+			t.Errorf("%s read the ticket %d times", action, n)
+		}
+		if action == ActionAcknowledge && (!strings.Contains(string(m.Blocks), "private note: Alert acknowledged in chat by Bob Builder.") ||
+			!strings.Contains(string(m.Blocks), "Carol Requester")) {
+			t.Errorf("the acknowledged card lacks the note or the requester: %s", m.Blocks)
+		}
+	}
+}
