@@ -360,7 +360,7 @@ func (r *Router) cmdWhy(ctx context.Context, c *call) (Response, error) {
 	if r.explainer == nil {
 		return Response{Text: "no rules loaded, so no rule acts on any ticket"}, nil
 	}
-	s, err := r.explainer.Explain(ctx, c.p.ID)
+	s, err := r.explainer.ExplainTicket(ctx, c.t)
 	if err != nil {
 		return Response{}, fmt.Errorf("explain ticket %d: %w", c.p.ID, err)
 	}

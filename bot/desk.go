@@ -84,10 +84,11 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 // Unwrap returns the underlying error.
 func (e *BusyError) Unwrap() error { return e.Err }
 
-// Explainer says why the rules did or did not act on a ticket; the rules
-// engine implements it. A nil Explainer means no rules are loaded.
+// Explainer says why the rules did or did not act on a ticket the command
+// has just read; the rules engine implements it. A nil Explainer means no
+// rules are loaded.
 type Explainer interface {
-	Explain(ctx context.Context, ticketID int64) (string, error)
+	ExplainTicket(ctx context.Context, t *sdclient.Ticket) (string, error)
 }
 
 // EnvelopeStore remembers delivered envelope ids so that a redelivery is

@@ -353,8 +353,8 @@ func TestAgentCacheExpires(t *testing.T) {
 
 type fixedExplainer string
 
-func (f fixedExplainer) Explain(_ context.Context, id int64) (string, error) {
-	return fmt.Sprintf("%s %d", string(f), id), nil
+func (f fixedExplainer) ExplainTicket(_ context.Context, t *sdclient.Ticket) (string, error) {
+	return fmt.Sprintf("%s %d", string(f), t.ID), nil
 }
 
 func TestWhyUsesExplainer(t *testing.T) {

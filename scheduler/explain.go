@@ -46,11 +46,10 @@ func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates,
 	return &Explainer{desk: desk, rules: set, ledger: ledger, now: now}
 }
 
-// Explain implements bot.Explainer.
+// Explain reads ticket ticketID and explains it (deskbot rules why).
 func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error) {
-	set := e.rules()
-	if set == nil {
-		return "No rules are loaded (set DESKBOT_RULES or add rules.yaml).", nil
+	if e.rules() == nil {
+		return noRules, nil
 	}
 	t, _, err := e.desk.GetTicket(ctx, ticketID)
 	if err != nil {
@@ -58,6 +57,18 @@ func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error)
 			return "", fmt.Errorf("ticket %d not found: %w", ticketID, err)
 		}
 		return "", err
+	}
+	return e.ExplainTicket(ctx, t)
+}
+
+const noRules = "No rules are loaded (set DESKBOT_RULES or add rules.yaml)."
+
+// ExplainTicket explains a ticket the caller has just read (bot.Explainer:
+// /ticket why reads the ticket anyway, to check the caller may see it).
+func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (string, error) {
+	set := e.rules()
+	if set == nil {
+		return noRules, nil
 	}
 	now := e.now()
 	var b strings.Builder
