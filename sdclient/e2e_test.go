@@ -503,3 +503,46 @@ func TestE2ECustomFields(t *testing.T) {
 		t.Errorf("custom fields = %v, want %v", got, want)
 	}
 }
+
+// The client's budget holds in the desk's credits: views with include=
+// cost more, and a client configured at the desk's own rate never meets a
+// 429 because of them.
+func TestE2EIncludeCreditsWithinTheRate(t *testing.T) {
+	clk := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
+	s := sdsim.NewServer(sdsim.WithClock(clk.Now), sdsim.WithRateLimit(10))
+	t.Cleanup(s.Close)
+	tk := s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Subject: "x"})
+	c, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithClock(clk), sdclient.WithRatePerMinute(10),
+		sdclient.WithReserve(1), sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := c.Interactive()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		for range 4 { // 3 credits each: the fourth waits for the window
+			if _, _, err := ic.Tickets.Get(ctx, tk.ID, "conversations", "requester"); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	if err := clk.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatalf("the fourth view did not wait for credits: %v", err)
+	}
+	if n := len(s.Desk.Requests()); n != 3 {
+		t.Fatalf("%d requests before the window rolled, want 3 (9 credits of 10)", n)
+	}
+	clk.Advance(time.Minute)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Desk.Requests() {
+		if r.Status == http.StatusTooManyRequests {
+			t.Errorf("the desk answered 429 to %s %s", r.Method, r.Path)
+		}
+	}
+}

@@ -8,11 +8,13 @@ import (
 	"github.com/jonboulle/clockwork"
 )
 
-// limiter enforces "at most rate requests in any window-long sliding window"
+// limiter enforces "at most rate credits in any window-long sliding window"
 // (not a token bucket, whose burst can exceed that), with a reserve: a
-// background request may only start while fewer than rate-reserve requests
-// were started in the last window, an interactive one while fewer than rate.
+// background request may only start while it leaves at least reserve
+// credits of the window unspent, an interactive one while it fits the rate.
 // Waiting interactive requests are served before waiting background ones.
+// A request costs the credits the desk charges for it: 1, more with
+// include= (see requestCost).
 //
 // It also listens to the desk: other integrations share the account budget,
 // so when X-Ratelimit-Remaining says fewer requests are left than we think,
@@ -25,7 +27,7 @@ type limiter struct {
 	window  time.Duration
 
 	mu          sync.Mutex
-	sent        []time.Time // start times of requests in the current window, ascending
+	sent        []time.Time // one start time per credit spent in the current window, ascending
 	interactive []*waiter   // FIFO
 	background  []*waiter   // FIFO
 
@@ -38,6 +40,7 @@ type limiter struct {
 
 type waiter struct {
 	interactive bool
+	cost        int
 	ready       chan struct{}
 	granted     bool
 	at          time.Time
@@ -47,18 +50,26 @@ func newLimiter(clock clockwork.Clock, rate, reserve int, window time.Duration) 
 	return &limiter{clock: clock, rate: rate, reserve: reserve, window: window}
 }
 
-// wait blocks until a request may start, and counts it.
+// wait blocks until a request of one credit may start, and counts it.
 func (l *limiter) wait(ctx context.Context, interactive bool) error {
-	_, err := l.acquire(ctx, interactive)
+	_, err := l.acquire(ctx, interactive, 1)
 	return err
 }
 
-// acquire is wait returning the (clock) time the request was granted.
-func (l *limiter) acquire(ctx context.Context, interactive bool) (time.Time, error) {
+// acquire blocks until a request costing cost credits may start, counts
+// it, and returns the (clock) time it was granted. A cost above what the
+// caller may ever spend in one window is capped at that, so that it waits
+// for an empty window instead of for ever.
+func (l *limiter) acquire(ctx context.Context, interactive bool, cost int) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
-	w := &waiter{interactive: interactive, ready: make(chan struct{})}
+	most := l.rate
+	if !interactive {
+		most -= l.reserve
+	}
+	cost = max(1, min(cost, most))
+	w := &waiter{interactive: interactive, cost: cost, ready: make(chan struct{})}
 	l.mu.Lock()
 	if interactive {
 		l.interactive = append(l.interactive, w)
@@ -129,19 +140,21 @@ func (l *limiter) dispatchLocked(now time.Time) time.Duration {
 	for {
 		var w *waiter
 		switch {
-		case len(l.interactive) > 0 && l.allowedLocked(now, true):
+		case len(l.interactive) > 0 && l.allowedLocked(now, true, l.interactive[0].cost):
 			w = l.interactive[0]
 			l.interactive = l.interactive[1:]
-		case len(l.interactive) == 0 && len(l.background) > 0 && l.allowedLocked(now, false):
+		case len(l.interactive) == 0 && len(l.background) > 0 && l.allowedLocked(now, false, l.background[0].cost):
 			w = l.background[0]
 			l.background = l.background[1:]
 		}
 		if w == nil {
 			break
 		}
-		l.sent = append(l.sent, now)
+		for range w.cost {
+			l.sent = append(l.sent, now)
+		}
 		if !l.deskUntil.IsZero() {
-			l.deskSentAfter++
+			l.deskSentAfter += w.cost
 		}
 		w.granted, w.at = true, now
 		close(w.ready)
@@ -161,7 +174,7 @@ func (l *limiter) dispatchLocked(now time.Time) time.Duration {
 	return max(next, time.Millisecond)
 }
 
-func (l *limiter) allowedLocked(now time.Time, interactive bool) bool {
+func (l *limiter) allowedLocked(now time.Time, interactive bool, cost int) bool {
 	if now.Before(l.pausedUntil) {
 		return false
 	}
@@ -169,10 +182,10 @@ func (l *limiter) allowedLocked(now time.Time, interactive bool) bool {
 	if interactive {
 		keep = 0
 	}
-	if len(l.sent) >= l.rate-keep {
+	if len(l.sent)+cost > l.rate-keep {
 		return false
 	}
-	if !l.deskUntil.IsZero() && l.deskLeft-l.deskSentAfter <= keep {
+	if !l.deskUntil.IsZero() && l.deskLeft-l.deskSentAfter-cost < keep {
 		return false
 	}
 	return true

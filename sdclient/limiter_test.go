@@ -43,7 +43,7 @@ func queued(t *testing.T, clock *clockwork.FakeClock, l *limiter, n int) {
 // acquireAsync starts an acquire and reports its result on the channel.
 func acquireAsync(ctx context.Context, l *limiter, interactive bool) chan error {
 	ch := make(chan error, 1)
-	go func() { _, err := l.acquire(ctx, interactive); ch <- err }()
+	go func() { _, err := l.acquire(ctx, interactive, 1); ch <- err }()
 	return ch
 }
 
@@ -51,7 +51,7 @@ func mustAcquireNow(t *testing.T, l *limiter, interactive bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := l.acquire(ctx, interactive); err != nil {
+	if _, err := l.acquire(ctx, interactive, 1); err != nil {
 		t.Fatalf("acquire(interactive=%v) did not go at once: %v", interactive, err)
 	}
 }
@@ -139,7 +139,7 @@ func TestLimiterSlidingWindowProperties(t *testing.T) {
 		defer wg.Done()
 		defer live.Add(-1)
 		for range n {
-			at, err := l.acquire(t.Context(), interactive)
+			at, err := l.acquire(t.Context(), interactive, 1)
 			if err != nil {
 				t.Error(err)
 				return
@@ -285,6 +285,64 @@ func BenchmarkLimiterAcquire(b *testing.B) {
 	for b.Loop() {
 		if err := l.wait(ctx, false); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A request with include= costs the desk more credits, and the limiter
+// spends them: the budget holds in credits.
+func TestLimiterSpendsCredits(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := newLimiter(clock, 10, 2, time.Minute)
+	for range 2 { // 6 credits
+		if _, err := l.acquire(t.Context(), false, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Background may spend 8: a third request of 3 waits, one of 2 goes.
+	ch := make(chan error, 1)
+	go func() { _, err := l.acquire(t.Context(), false, 3); ch <- err }()
+	queued(t, clock, l, 1)
+	select {
+	case err := <-ch:
+		t.Fatalf("a 3-credit background request went with 6 of 8 spent: %v", err)
+	default:
+	}
+	// Interactive may spend the whole 10; it goes first.
+	if _, err := l.acquire(t.Context(), true, 4); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if err := <-ch; err != nil {
+		t.Fatal(err)
+	}
+	// A cost above the caller's share is capped: it waits for an empty
+	// window rather than for ever.
+	go func() { _, err := l.acquire(t.Context(), false, 50); ch <- err }()
+	queued(t, clock, l, 1)
+	clock.Advance(time.Minute)
+	if err := <-ch; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRequestCost(t *testing.T) {
+	for _, tc := range []struct {
+		method, path, query string
+		want                int
+	}{
+		{"GET", "tickets/42", "", 1},
+		{"GET", "tickets/42", "include=conversations", 2},
+		{"GET", "tickets/42", "include=conversations%2Crequester", 3},
+		{"GET", "tickets", "include=stats", 3},
+		{"GET", "tickets", "include=stats,requester&per_page=100", 5},
+		{"GET", "tickets/filter", "query=%22priority%3A4%22", 1},
+		{"PUT", "tickets/42", "include=conversations", 1},
+		{"GET", "agents", "include=x", 1},
+		{"GET", "tickets/42/conversations", "", 1},
+	} {
+		if got := requestCost(tc.method, tc.path, tc.query); got != tc.want {
+			t.Errorf("requestCost(%s %s?%s) = %d, want %d", tc.method, tc.path, tc.query, got, tc.want)
 		}
 	}
 }

@@ -41,8 +41,10 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithRatePerMinute sets this client's budget: at most n requests to the
-// desk in any 60-second window, failed ones and 429s included. Default 60.
+// WithRatePerMinute sets this client's budget: at most n credits spent at
+// the desk in any 60-second window, failed requests and 429s included. A
+// request costs 1 credit, a ticket view or list with include= more, as the
+// desk charges (see requestCost). Default 60.
 func WithRatePerMinute(n int) Option {
 	return func(c *config) error {
 		if n < 2 {

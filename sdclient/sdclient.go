@@ -353,6 +353,30 @@ type request struct {
 	body   any    // JSON body or nil
 }
 
+// requestCost is the credits the desk charges for a request: 1, plus 1 per
+// include= embed when viewing one ticket and 2 per embed when listing
+// tickets (freshservice-api.md, rate limits: include=conversations on a
+// view costs 2). The limiter spends the same, so that the budget holds in
+// credits, which is what the desk counts.
+func requestCost(method, path, query string) int {
+	if method != http.MethodGet || !strings.HasPrefix(path, "tickets") {
+		return 1
+	}
+	q, err := url.ParseQuery(query)
+	inc := q.Get("include")
+	if err != nil || inc == "" {
+		return 1
+	}
+	n := len(strings.Split(inc, ","))
+	switch segs := strings.Split(strings.Trim(path, "/"), "/"); {
+	case len(segs) == 1 && segs[0] == "tickets":
+		return 1 + 2*n
+	case len(segs) == 2 && segs[0] == "tickets" && segs[1] != "filter":
+		return 1 + n
+	}
+	return 1
+}
+
 // do performs the call with rate limiting and retries and decodes a 2xx JSON
 // body into out (when out is not nil).
 func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) {
@@ -369,8 +393,9 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 		target += "?" + r.query
 	}
 	apiPath := "/" + r.path
+	cost := requestCost(r.method, r.path, r.query)
 	for attempt := 1; ; attempt++ {
-		if err := c.limiter.wait(ctx, c.interactive); err != nil {
+		if _, err := c.limiter.acquire(ctx, c.interactive, cost); err != nil {
 			return nil, c.redact(fmt.Errorf("sdclient: %s: waiting for rate budget: %w", r.op, err))
 		}
 		var bodyReader io.Reader
