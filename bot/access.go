@@ -126,7 +126,7 @@ func (r *Router) permit(ctx context.Context, c *call) error {
 	if c.t != nil {
 		return nil
 	}
-	t, err := r.getTicket(ctx, c.ticket)
+	t, err := r.getTicket(ctx, c.ticket, c.cmd.brief)
 	if err != nil {
 		return err
 	}

@@ -300,15 +300,21 @@ func TestAccessPageTakeIt(t *testing.T) {
 // alert card) is drawn from that read.
 func TestAccessOneTicketRead(t *testing.T) {
 	h := newE2E(t, nil, nil)
-	for _, cmd := range []struct{ slash, text string }{
-		{"/ticket", "show 42"}, {"/ticket", "note 42 hi"}, {"/ticket", "reply 42 hi"},
-		{"/ticket", "priority 42 high"}, {"/ticket", "status 42 pending"}, {"/assign", "42 me"},
-		{"/ticket", "resolve 42"}, {"/ticket", "close 42"}, {"/ticket", "why 42"},
+	for _, cmd := range []struct {
+		slash, text string
+		brief       bool // read without embeds: 1 credit instead of 3
+	}{
+		{"/ticket", "show 42", false}, {"/ticket", "note 42 hi", true}, {"/ticket", "reply 42 hi", true},
+		{"/ticket", "priority 42 high", true}, {"/ticket", "status 42 pending", true}, {"/assign", "42 me", true},
+		{"/ticket", "resolve 42", true}, {"/ticket", "close 42", true}, {"/ticket", "why 42", true},
 	} {
-		before := h.fdesk.count("ticket")
+		before, briefBefore := h.fdesk.count("ticket"), h.fdesk.count("ticket brief")
 		r := h.slash("UALICE", cmd.slash, cmd.text)
 		if n := h.fdesk.count("ticket") - before; n != 1 {
 			t.Errorf("%s %s read the ticket %d times (%q)", cmd.slash, cmd.text, n, r.Text)
+		}
+		if brief := h.fdesk.count("ticket brief") > briefBefore; brief != cmd.brief {
+			t.Errorf("%s %s: brief read %v, want %v", cmd.slash, cmd.text, brief, cmd.brief)
 		}
 	}
 	h.fdesk.mu.Lock()
@@ -316,8 +322,11 @@ func TestAccessOneTicketRead(t *testing.T) {
 	h.fdesk.mu.Unlock()
 	m := h.alert("k/42/1", 42)
 	for _, action := range []string{ActionAssignMe, ActionAcknowledge, ActionResolve} {
-		before := h.fdesk.count("ticket")
+		before, briefBefore := h.fdesk.count("ticket"), h.fdesk.count("ticket brief")
 		m = h.click("UBOB", m, action)
+		if h.fdesk.count("ticket brief") != briefBefore {
+			t.Errorf("%s read the ticket without the embeds its card shows", action)
+		}
 		if n := h.fdesk.count("ticket") - before; n != 1 {
 			t.Errorf("%s read the ticket %d times", action, n)
 		}

@@ -20,7 +20,10 @@ type command struct {
 	summary   string
 	verb      string // for error answers; N becomes "ticket 42"
 	agentOnly bool
-	run       func(r *Router, ctx context.Context, c *call) (Response, error)
+	// brief: the command needs the ticket's fields only, so the access
+	// check reads it without conversations and requester (1 credit, not 3).
+	brief bool
+	run   func(r *Router, ctx context.Context, c *call) (Response, error)
 }
 
 func (c *command) slash() string { return "/" + c.name }
@@ -46,18 +49,18 @@ var (
 var commandTable = []*command{
 	{name: "ticket new", args: []argSpec{{argOptText, "subject"}}, summary: "open a ticket (without a subject: a form)", verb: "open a ticket", run: (*Router).cmdNew},
 	{name: "ticket show", args: []argSpec{argN}, summary: "show a ticket", verb: "see N", agentOnly: true, run: (*Router).cmdShow},
-	{name: "ticket note", args: []argSpec{argN, argNote}, summary: "add a private note", verb: "add a note to N", agentOnly: true, run: (*Router).cmdNote},
-	{name: "ticket reply", args: []argSpec{argN, argNote}, summary: "reply to the requester (sent by e-mail)", verb: "reply on N", agentOnly: true, run: (*Router).cmdReply},
-	{name: "ticket status", args: []argSpec{argN, statusArg}, summary: "set the status", verb: "change the status of N", agentOnly: true, run: (*Router).cmdStatus},
-	{name: "ticket priority", args: []argSpec{argN, prioArg}, summary: "set the priority", verb: "change the priority of N", agentOnly: true, run: (*Router).cmdPriority},
-	{name: "ticket close", args: []argSpec{argN}, summary: "close a ticket", verb: "close N", agentOnly: true, run: (*Router).cmdClose},
-	{name: "ticket resolve", args: []argSpec{argN}, summary: "resolve a ticket", verb: "resolve N", agentOnly: true, run: (*Router).cmdResolve},
+	{name: "ticket note", args: []argSpec{argN, argNote}, summary: "add a private note", verb: "add a note to N", agentOnly: true, brief: true, run: (*Router).cmdNote},
+	{name: "ticket reply", args: []argSpec{argN, argNote}, summary: "reply to the requester (sent by e-mail)", verb: "reply on N", agentOnly: true, brief: true, run: (*Router).cmdReply},
+	{name: "ticket status", args: []argSpec{argN, statusArg}, summary: "set the status", verb: "change the status of N", agentOnly: true, brief: true, run: (*Router).cmdStatus},
+	{name: "ticket priority", args: []argSpec{argN, prioArg}, summary: "set the priority", verb: "change the priority of N", agentOnly: true, brief: true, run: (*Router).cmdPriority},
+	{name: "ticket close", args: []argSpec{argN}, summary: "close a ticket", verb: "close N", agentOnly: true, brief: true, run: (*Router).cmdClose},
+	{name: "ticket resolve", args: []argSpec{argN}, summary: "resolve a ticket", verb: "resolve N", agentOnly: true, brief: true, run: (*Router).cmdResolve},
 	{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces, e.g. priority:4 AND agent_id:0", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
 	{name: "ticket mine", summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
 	{name: "ticket unassigned", summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
-	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, run: (*Router).cmdWhy},
+	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, run: (*Router).cmdWhy},
 	{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
-	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent", verb: "assign N", agentOnly: true, run: (*Router).cmdAssign},
+	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
 	{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
 	{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", run: (*Router).cmdOnCallAck},
 }
@@ -195,11 +198,15 @@ func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (
 	return Response{Text: text}, nil
 }
 
-func (r *Router) getTicket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
+func (r *Router) getTicket(ctx context.Context, id int64, brief bool) (*sdclient.Ticket, error) {
 	var t *sdclient.Ticket
 	err := r.retrying(ctx, true, func(ctx context.Context) error {
 		var err error
-		t, err = r.desk.Ticket(ctx, id)
+		if brief {
+			t, err = r.desk.TicketBrief(ctx, id)
+		} else {
+			t, err = r.desk.Ticket(ctx, id)
+		}
 		return err
 	})
 	if err != nil {

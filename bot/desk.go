@@ -19,6 +19,9 @@ type Desk interface {
 	CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error)
 	// Ticket reads one ticket with its conversations and requester embedded.
 	Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error)
+	// TicketBrief reads one ticket without embeds: a third of Ticket's
+	// credits, for commands that only need its fields.
+	TicketBrief(ctx context.Context, id int64) (*sdclient.Ticket, error)
 	// UpdateTicket changes the set fields of a ticket and returns it.
 	UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpdate) (*sdclient.Ticket, error)
 	// AddNote adds a private note on behalf of the agent userID.

@@ -70,6 +70,12 @@ func (a *DeskAdapter) Ticket(ctx context.Context, id int64) (*sdclient.Ticket, e
 	return t, mapDeskError(err)
 }
 
+// TicketBrief implements Desk (GET /tickets/{id}).
+func (a *DeskAdapter) TicketBrief(ctx context.Context, id int64) (*sdclient.Ticket, error) {
+	t, _, err := a.c.Tickets.Get(ctx, id)
+	return t, mapDeskError(err)
+}
+
 // UpdateTicket implements Desk (PUT /tickets/{id}).
 func (a *DeskAdapter) UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpdate) (*sdclient.Ticket, error) {
 	t, _, err := a.c.Tickets.Update(ctx, id, &u)

@@ -151,6 +151,14 @@ func (d *fakeDesk) CreateTicket(ctx context.Context, nt NewTicket) (*sdclient.Ti
 	return &c, nil
 }
 
+// TicketBrief counts as a ticket read, like Ticket, and as a brief one.
+func (d *fakeDesk) TicketBrief(ctx context.Context, id int64) (*sdclient.Ticket, error) {
+	d.mu.Lock()
+	d.calls["ticket brief"]++
+	d.mu.Unlock()
+	return d.Ticket(ctx, id)
+}
+
 func (d *fakeDesk) Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
 	if err := d.enter(ctx, "ticket"); err != nil {
 		return nil, err

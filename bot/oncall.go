@@ -228,7 +228,7 @@ func alreadyText(p oncall.Page) string {
 // pageTicketCard reads the ticket for a page card; a desk failure leaves
 // a bare card rather than no card.
 func (r *Router) pageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket, *Card) {
-	t, err := r.getTicket(ctx, id)
+	t, err := r.getTicket(ctx, id, false)
 	if err != nil {
 		r.log.Warn("read ticket for the page card", "ticket", id, "err", err)
 		return nil, &Card{Title: fmt.Sprintf("#%d", id), URL: r.TicketLink(id)}
