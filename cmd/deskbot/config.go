@@ -48,8 +48,15 @@ func (s secret) reveal() string { return string(s) }
 // idList is a comma list of positive ids (DESKBOT_WORKSPACE_IDS).
 type idList []int64
 
+// EnvDecode reads a comma list of distinct positive ids; blanks around ids
+// and empty items are ignored, but a list must name at least one id, and an
+// id listed twice (which would poll its workspace twice) is refused.
 func (l *idList) EnvDecode(v string) error {
 	*l = nil
+	if v == "" { // unset: the account's default workspace
+		return nil
+	}
+	seen := map[int64]bool{}
 	for _, part := range strings.Split(v, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -57,11 +64,32 @@ func (l *idList) EnvDecode(v string) error {
 		}
 		n, err := strconv.ParseInt(part, 10, 64)
 		if err != nil || n <= 0 {
-			return fmt.Errorf("%q is not a positive workspace id", part)
+			return fmt.Errorf("%q is not a positive workspace id; want a comma list such as 2,7", part)
 		}
+		if seen[n] {
+			return fmt.Errorf("workspace %d is listed twice in %q", n, v)
+		}
+		seen[n] = true
 		*l = append(*l, n)
 	}
+	if len(*l) == 0 {
+		return fmt.Errorf("no workspace id in %q; want a comma list such as 2,7, or leave it unset for the default workspace", v)
+	}
 	return nil
+}
+
+// want says what a variable that go-envconfig parses (rather than our own
+// decoders) expects, for errors users can act on instead of strconv's.
+func want(name string) (string, bool) {
+	switch name {
+	case "DESKBOT_DESK_RATE_PER_MIN":
+		return "a whole number of requests per minute such as 60", true
+	case "DESKBOT_DRY_RUN":
+		return "true or false", true
+	case "DESKBOT_LOG_LEVEL":
+		return "debug, info, warn or error", true
+	}
+	return "", false
 }
 
 // loadConfig reads the environment through getenv. An empty variable counts
@@ -74,7 +102,11 @@ func loadConfig(ctx context.Context, getenv func(string) string) (*config, error
 		return v, v != ""
 	})
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &cfg, Lookuper: lookup}); err != nil {
-		return nil, renameFieldError(err)
+		name, err := renameFieldError(err)
+		if w, ok := want(name); ok {
+			return nil, fmt.Errorf("%s: want %s, got %q", name, w, getenv(name))
+		}
+		return nil, err
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -132,16 +164,17 @@ func (c *config) validate() error {
 func (c *config) slackEnabled() bool { return c.SlackBotToken != "" }
 
 // renameFieldError turns go-envconfig's "FieldName: problem" into
-// "ENV_NAME: problem", since users know the variable, not our field.
-func renameFieldError(err error) error {
+// "ENV_NAME: problem", since users know the variable, not our field, and
+// returns the variable's name ("" when the error names no field).
+func renameFieldError(err error) (string, error) {
 	msg := err.Error()
 	t := reflect.TypeOf(config{})
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if rest, ok := strings.CutPrefix(msg, f.Name+": "); ok {
 			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-			return fmt.Errorf("%s: %s", name, rest)
+			return name, fmt.Errorf("%s: %s", name, rest)
 		}
 	}
-	return err
+	return "", err
 }

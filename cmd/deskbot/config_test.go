@@ -31,14 +31,19 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"DESKBOT_DESK_URL": "https://acme.example", "DESKBOT_DESK_API_KEY": ""}, "DESKBOT_DESK_API_KEY: required"},
 		{map[string]string{"DESKBOT_DESK_API_KEY": "k"}, "DESKBOT_DESK_URL: required"},
 		{map[string]string{"DESKBOT_DESK_URL": "acme.example", "DESKBOT_DESK_API_KEY": "k"}, "DESKBOT_DESK_URL: must be an http(s) URL"},
-		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "many"}, "DESKBOT_DESK_RATE_PER_MIN:"},
+		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "many"}, `DESKBOT_DESK_RATE_PER_MIN: want a whole number of requests per minute such as 60, got "many"`},
+		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "99999999999999999999"}, "DESKBOT_DESK_RATE_PER_MIN: want a whole number"},
+		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "-5"}, "DESKBOT_DESK_RATE_PER_MIN: must be at least 2, got -5"},
+		{map[string]string{"DESKBOT_WORKSPACE_IDS": "2, 7,2"}, `DESKBOT_WORKSPACE_IDS: workspace 2 is listed twice`},
+		{map[string]string{"DESKBOT_WORKSPACE_IDS": " , "}, `DESKBOT_WORKSPACE_IDS: no workspace id in " , "`},
+		{map[string]string{"DESKBOT_WORKSPACE_IDS": "1;2"}, `DESKBOT_WORKSPACE_IDS: "1;2" is not a positive workspace id`},
 		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "0"}, "DESKBOT_DESK_RATE_PER_MIN: must be at least 2"},
 		{map[string]string{"DESKBOT_WORKSPACE_IDS": "1,x"}, "DESKBOT_WORKSPACE_IDS:"},
 		{map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN: required"},
 		{map[string]string{"SLACK_APP_TOKEN": "xapp-1"}, "SLACK_BOT_TOKEN: required"},
 		{map[string]string{"SLACK_BOT_TOKEN": "xapp-1", "SLACK_APP_TOKEN": "xapp-2"}, "SLACK_BOT_TOKEN: must be a bot token"},
-		{map[string]string{"DESKBOT_DRY_RUN": "perhaps"}, "DESKBOT_DRY_RUN:"},
-		{map[string]string{"DESKBOT_LOG_LEVEL": "loud"}, "DESKBOT_LOG_LEVEL:"},
+		{map[string]string{"DESKBOT_DRY_RUN": "perhaps"}, `DESKBOT_DRY_RUN: want true or false, got "perhaps"`},
+		{map[string]string{"DESKBOT_LOG_LEVEL": "loud"}, `DESKBOT_LOG_LEVEL: want debug, info, warn or error, got "loud"`},
 		{map[string]string{"DESKBOT_LOG_FORMAT": "xml"}, "DESKBOT_LOG_FORMAT: must be text or json"},
 	}
 	for _, tc := range tests {
@@ -49,6 +54,9 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error is not one line: %q", err)
+			}
+			if strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "invalid syntax") {
+				t.Fatalf("error shows Go internals: %q", err)
 			}
 		})
 	}

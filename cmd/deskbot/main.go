@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	// Time zones of on-call schedules work in a static image without
@@ -31,9 +32,27 @@ func main() {
 		if errors.As(err, &ex) {
 			os.Exit(ex.code)
 		}
-		fmt.Fprintln(os.Stderr, "deskbot:", err)
+		fmt.Fprintln(os.Stderr, "deskbot:", oneLine(err.Error()))
 		os.Exit(1)
 	}
+}
+
+// oneLine folds a multi-line error (pgx lists every address it dialled on
+// its own line, errors.Join joins with newlines) into the one line that
+// start-up promises, so log collectors keep it as one event.
+func oneLine(msg string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(strings.TrimSpace(msg), "\n") {
+		switch {
+		case i == 0:
+		case strings.HasSuffix(b.String(), ":"):
+			b.WriteString(" ")
+		default:
+			b.WriteString("; ")
+		}
+		b.WriteString(strings.TrimSpace(l))
+	}
+	return b.String()
 }
 
 // exitError ends the process with code after the command printed its own
