@@ -192,6 +192,9 @@ func (e parseError) Unwrap() error { return e.err }
 
 // parseFlags is fs.Parse, its errors marked as parseError.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if w, ok := fs.Output().(*usageWriter); ok {
+		w.help = asksHelp(args)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -31,9 +31,33 @@ const (
 	stopTimeout     = 15 * time.Second
 )
 
+// runUsage is `deskbot run --help`: the command takes no flags; it is
+// configured by the environment of DESIGN.md section 3.
+const runUsage = `Usage: deskbot [run]
+
+Runs the chat bot, the rules scheduler and /healthz /readyz /metrics until
+SIGINT or SIGTERM; SIGHUP reloads the rules file. Configured by the
+environment (an empty variable counts as unset):
+
+  DESKBOT_DESK_URL           the desk's base URL (unset: an embedded simulator)
+  DESKBOT_DESK_API_KEY       the desk's API key (required with DESKBOT_DESK_URL)
+  DESKBOT_DESK_RATE_PER_MIN  requests to the desk per minute (default 60)
+  DESKBOT_WORKSPACE_IDS      comma list of workspaces to poll (default: the account's default)
+  SLACK_BOT_TOKEN            xoxb- token (unset: console chat on stdin/stdout)
+  SLACK_APP_TOKEN            xapp- token for socket mode
+  DESKBOT_SLACK_API_URL      Slack Web API base (default https://slack.com/api/)
+  DESKBOT_RULES              rules file (default rules.yaml if present, else none)
+  DESKBOT_STATE              state: a file, sqlite:PATH or postgres://... (default deskbot.db)
+  DESKBOT_HTTP_ADDR          listen address of /healthz /readyz /metrics (default 127.0.0.1:9090)
+  DESKBOT_DRY_RUN            true: log decisions instead of acting (default false)
+  DESKBOT_LOG_LEVEL          debug, info, warn or error (default info)
+  DESKBOT_LOG_FORMAT         text or json (default text)
+`
+
 // cmdRun runs the bot, the scheduler and the ops endpoints until ctx ends.
 func cmdRun(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "run", "[run]")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), runUsage) }
 	if err := parseFlags(fs, args); err != nil {
 		return usageErr(fs, "run", err)
 	}

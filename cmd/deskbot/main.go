@@ -112,14 +112,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 }
 
-// newFlags returns a flag set that prints its usage to e.stderr with a
-// one-line synopsis, and reports errors instead of exiting.
+// newFlags returns a flag set that reports errors instead of exiting and
+// prints its usage with a one-line synopsis: to stdout when the user asked
+// for it (-h, --help: `deskbot sim --help | less` works), else to stderr
+// next to the error.
 func newFlags(e env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(&usageWriter{e: e})
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: deskbot %s\n", synopsis)
+		fmt.Fprintf(fs.Output(), "Usage: deskbot %s\n", synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// usageWriter is a flag set's output: stderr, or stdout once parseFlags has
+// seen a request for help.
+type usageWriter struct {
+	e    env
+	help bool
+}
+
+func (w *usageWriter) Write(p []byte) (int, error) {
+	if w.help {
+		return w.e.stdout.Write(p)
+	}
+	return w.e.stderr.Write(p)
+}
+
+// asksHelp reports whether args ask for help before any "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "--h":
+			return true
+		}
+	}
+	return false
 }

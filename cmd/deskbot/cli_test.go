@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every command's --help goes to stdout with exit 0, so that
+// `deskbot sim --help | less` shows it; a wrong command or flag goes to
+// stderr with a non-zero exit and says what was wrong.
+func TestHelpAndUsageErrors(t *testing.T) {
+	tests := []struct {
+		args       []string
+		code       int
+		stdout     string // must contain
+		stderr     string // must contain ("" : must be empty)
+		stderrLast string // the last line of stderr
+	}{
+		{args: []string{"--help"}, stdout: "deskbot rules check FILE"},
+		{args: []string{"run", "--help"}, stdout: "DESKBOT_WORKSPACE_IDS"},
+		{args: []string{"run", "-h"}, stdout: "DESKBOT_LOG_FORMAT         text or json"},
+		{args: []string{"rules", "--help"}, stdout: "deskbot rules why FILE --ticket N"},
+		{args: []string{"rules", "check", "--help"}, stdout: "-custom-field"},
+		{args: []string{"rules", "test", "--help"}, stdout: "-tickets"},
+		{args: []string{"rules", "why", "-help"}, stdout: "-ticket"},
+		{args: []string{"sim", "--help"}, stdout: "-addr"},
+		{args: []string{"version"}, stdout: "deskbot dev"},
+		{args: []string{"bogus"}, code: 1, stderr: "Usage:", stderrLast: `deskbot: unknown command "bogus"`},
+		{args: []string{"run", "--bogus"}, code: 1, stderr: "Usage: deskbot [run]", stderrLast: "deskbot: run: flag provided but not defined: -bogus"},
+		{args: []string{"sim", "--tickets", "many"}, code: 1, stderr: "-tickets", stderrLast: `deskbot: sim: invalid value "many" for flag -tickets: parse error`},
+		{args: []string{"rules", "frobnicate"}, code: 1, stderr: "Usage:", stderrLast: `deskbot: rules: unknown subcommand "frobnicate"`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			p := start(t, nil, tc.args...)
+			p.stdin.Close()
+			if code := p.wait(30 * time.Second); code != tc.code {
+				t.Fatalf("exit %d, want %d", code, tc.code)
+			}
+			stdout, stderr := p.stdout.String(), p.stderr.String()
+			if !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout %q does not contain %q", stdout, tc.stdout)
+			}
+			if tc.stderr == "" && stderr != "" {
+				t.Errorf("stderr = %q, want nothing", stderr)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tc.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if last := lines[len(lines)-1]; tc.stderrLast != "" && last != tc.stderrLast {
+				t.Errorf("last stderr line = %q, want %q", last, tc.stderrLast)
+			}
+		})
+	}
+}
