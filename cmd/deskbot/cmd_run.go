@@ -22,6 +22,8 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Embedded-default settings: the simulated desk a new user meets.
@@ -175,20 +177,31 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		if esc != nil {
 			opts = append(opts, scheduler.WithEscalator(esc, 0))
 		}
+		leads := func() bool { return true } // SQLite: the file lock decides before start
 		switch st.Engine() {
 		case store.Postgres:
-			el := scheduler.NewPGElector(cfg.State, scheduler.LockKey("deskbot-scheduler"), logger)
+			el := scheduler.NewPGElector(cfg.State, schedulerLockKey(cfg.State), logger)
 			defer el.Close(context.WithoutCancel(ctx))
 			opts = append(opts, scheduler.WithElector(el))
+			leads = el.Leader
 		case store.SQLite:
 			if path := sqlitePath(cfg.State); path != "" {
 				lock, err := scheduler.LockFile(path)
 				if err != nil {
-					return fmt.Errorf("DESKBOT_STATE: %w (one deskbot per SQLite file; use PostgreSQL for several replicas)", err)
+					return fmt.Errorf("DESKBOT_STATE: %w", err)
 				}
 				defer lock.Unlock()
 			}
 		}
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "deskbot_scheduler_leader",
+			Help: "1 when this replica runs the rules scheduler, 0 while another replica leads (PostgreSQL leader election).",
+		}, func() float64 {
+			if leads() {
+				return 1
+			}
+			return 0
+		}))
 		var notifier scheduler.Notifier = chatNotifier{chat}
 		if cfg.DryRun {
 			notifier = scheduler.LogNotifier{Logger: logger}
@@ -427,6 +440,32 @@ func cachedCheck(ttl time.Duration, check func(context.Context) error) func(cont
 		err, last = check(ctx), time.Now()
 		return err
 	}
+}
+
+// schedulerLockKey is the advisory lock the replicas sharing the PostgreSQL
+// state at dsn elect their scheduler leader with. Advisory locks are per
+// database, so deskbots that keep separate states in separate schemas of one
+// database (search_path) get separate keys and each polls; without a
+// search_path the key is the historical one, so a rolling upgrade keeps one
+// leader.
+func schedulerLockKey(dsn string) int64 {
+	const name = "deskbot-scheduler"
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return scheduler.LockKey(name) // the store opened it; cannot happen
+	}
+	sp := cfg.RuntimeParams["search_path"]
+	if sp == "" {
+		// options=-c search_path=x (libpq style)
+		if _, rest, ok := strings.Cut(cfg.RuntimeParams["options"], "search_path="); ok {
+			sp, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	sp = strings.Join(strings.Fields(strings.ReplaceAll(sp, ",", " ")), ",")
+	if sp == "" {
+		return scheduler.LockKey(name)
+	}
+	return scheduler.LockKey(name + "/" + sp)
 }
 
 // sqlitePath extracts the file of a SQLite DSN ("" for in-memory).

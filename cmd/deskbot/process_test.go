@@ -335,7 +335,7 @@ rules:
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		_, body := httpGetBody(t, "http://"+httpAddr+"/metrics")
 		if strings.Contains(body, "deskbot_build_info") && strings.Contains(body, `deskbot_scheduler_cycles_total{job="alert-urgent",outcome="complete"}`) &&
-			strings.Contains(body, "deskbot_desk_requests_total") {
+			strings.Contains(body, "deskbot_desk_requests_total") && strings.Contains(body, "\ndeskbot_scheduler_leader 1\n") {
 			break
 		}
 		if time.Now().After(deadline) {

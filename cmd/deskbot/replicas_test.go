@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/jackc/pgx/v5"
+)
+
+// pgSchema creates a fresh schema for one test and returns the DSN that
+// selects it.
+func pgSchema(t *testing.T, name string) string {
+	t.Helper()
+	dsn := os.Getenv("DESKBOT_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("DESKBOT_TEST_POSTGRES is unset: no PostgreSQL to run replicas on")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("%s_%d", name, time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err == nil {
+			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(context.Background())
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// leaderMetric polls /metrics until deskbot_scheduler_leader reads want.
+func waitLeaderMetric(t *testing.T, addr string, want int) {
+	t.Helper()
+	line := fmt.Sprintf("\ndeskbot_scheduler_leader %d\n", want)
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if resp, err := client.Get("http://" + addr + "/metrics"); err == nil { // not listening yet: retry
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), line) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: deskbot_scheduler_leader never read %d", addr, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Two replicas on one PostgreSQL state: exactly one runs the scheduler, and
+// the other takes over when the leader dies. A deskbot with its state in
+// another schema of the same database leads its own scheduler meanwhile.
+func TestReplicasElectOneLeaderPerSchema(t *testing.T) {
+	dsnA := pgSchema(t, "deskbot_cmd_a")
+	dsnB := pgSchema(t, "deskbot_cmd_b")
+	sim := sdsim.NewServer(sdsim.WithGenerated(1, 20))
+	defer sim.Close()
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	replica := func(dsn string) (*proc, string) {
+		addr := freeAddr(t)
+		return start(t, map[string]string{
+			"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+			"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": dsn, "DESKBOT_HTTP_ADDR": addr,
+		}), addr
+	}
+	first, firstAddr := replica(dsnA)
+	waitLeaderMetric(t, firstAddr, 1)
+	second, secondAddr := replica(dsnA)
+	_, otherAddr := replica(dsnB)
+	waitLeaderMetric(t, otherAddr, 1)
+	waitFor(t, "scheduler start", second.stderr, regexp.MustCompile(`scheduler started`), 60*time.Second)
+	waitLeaderMetric(t, secondAddr, 0)
+	waitLeaderMetric(t, firstAddr, 1)
+
+	_ = first.cmd.Process.Kill()
+	first.wait(30 * time.Second)
+	waitLeaderMetric(t, secondAddr, 1)
+	waitFor(t, "takeover", second.stderr, regexp.MustCompile(`became the scheduler leader`), 60*time.Second)
+}
