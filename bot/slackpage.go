@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,6 +37,9 @@ func (s *Slack) Page(ctx context.Context, r oncall.PageRequest) error {
 	}
 	if err := s.drawPage(ctx, r.Page, r.Channel); err != nil {
 		return err
+	}
+	if errors.Is(dmErr, oncall.ErrUnreachable) {
+		return dmErr // says who and why; the escalator pages the next level
 	}
 	if dmErr != nil {
 		return fmt.Errorf("page %s: direct message to %s: %w", r.Page.Key, r.Target.ID, dmErr)
@@ -123,8 +127,15 @@ func (s *Slack) channelRef(ctx context.Context, ch string) string {
 	return escape(ch)
 }
 
+// noSlackUserTTL is how long an e-mail no Slack user has is remembered as
+// such: a card names its targets several times, and a person who joins
+// Slack is found again within it.
+const noSlackUserTTL = 5 * time.Minute
+
 // slackUser resolves a member of a schedule (a Slack id or an e-mail) to a
-// Slack user id; lookups by e-mail are cached for an hour.
+// Slack user id; lookups by e-mail are cached for an hour. An e-mail no
+// Slack user has is an error wrapping oncall.ErrUnreachable, remembered
+// for noSlackUserTTL.
 func (s *Slack) slackUser(ctx context.Context, id string) (string, error) {
 	if slackUserID.MatchString(id) {
 		return id, nil
@@ -134,11 +145,21 @@ func (s *Slack) slackUser(ctx context.Context, id string) (string, error) {
 	s.mu.Lock()
 	c, ok := s.userIDs[key]
 	s.mu.Unlock()
-	if ok && now.Sub(c.at) < s.emailTTL {
+	switch {
+	case ok && c.ok && now.Sub(c.at) < s.emailTTL:
 		return c.v, nil
+	case ok && !c.ok && now.Sub(c.at) < noSlackUserTTL:
+		return "", noSlackUser(id)
 	}
 	return s.lookups.do("email:"+key, func() (string, error) {
 		u, err := s.api.GetUserByEmailContext(ctx, id)
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) && se.Err == "users_not_found" {
+			s.mu.Lock()
+			s.userIDs[key] = cached[string]{at: now}
+			s.mu.Unlock()
+			return "", noSlackUser(id)
+		}
 		if err != nil {
 			return "", fmt.Errorf("users.lookupByEmail %s: %w", id, err)
 		}
@@ -147,6 +168,12 @@ func (s *Slack) slackUser(ctx context.Context, id string) (string, error) {
 		s.mu.Unlock()
 		return u.ID, nil
 	})
+}
+
+// noSlackUser is the error of a page target whose e-mail no Slack user
+// has (users.lookupByEmail: users_not_found).
+func noSlackUser(email string) error {
+	return fmt.Errorf("%s has no Slack account (no Slack user has this e-mail): %w", email, oncall.ErrUnreachable)
 }
 
 var _ oncall.GroupMembers = (*Slack)(nil)

@@ -50,7 +50,11 @@
 // same episode never starts a second escalation. Page is a pure state
 // machine driven by the times passed in: Advance takes the next step (the
 // next level, a new round, or exhaustion), Ack and Resolve stop it,
-// EscalateNow makes the next level due at once.
+// EscalateNow makes the next level due at once. A step the chat refuses
+// is retried (MaxAttempts in all) before the next level is paged; a target
+// the chat cannot reach at all (ErrUnreachable: an e-mail no Slack user
+// has) is not retried: the next level is paged at once and the page's
+// history, shown on the card, says why.
 //
 // When every level of every round was paged and nobody acknowledged, the
 // page is exhausted: paging stops, a private note on the ticket says so in

@@ -11,12 +11,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// ErrUnreachable marks a Pager error no retry can cure: the target has no
+// account in the chat (an e-mail no chat user has). The escalator then
+// pages the next level at once, instead of retrying the step for minutes,
+// and the page's history says why.
+var ErrUnreachable = errors.New("nobody to page in the chat")
+
 // Pager delivers one escalation step to the chat: a direct message to a
 // person (or a mention of a group) and the alert card in the on-call
 // channel mentioning them, with Acknowledge, Take it and Escalate now
 // buttons carrying PageRequest.Page.Key. The Slack side implements it. An
 // error makes the Escalator retry the step (MaxAttempts in all) and then
-// move on to the next level.
+// move on to the next level; an error wrapping ErrUnreachable moves on at
+// once.
 type Pager interface {
 	Page(ctx context.Context, r PageRequest) error
 }
@@ -284,6 +291,16 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 	if perr := e.pager.Page(ctx, req); perr != nil {
 		st.Failed++
 		e.m.failures.WithLabelValues(p.Policy).Inc()
+		if errors.Is(perr, ErrUnreachable) {
+			// No retry can reach this target: page the next level now,
+			// rather than leave the ticket with nobody paged.
+			e.log.Warn("on-call target cannot be paged; paging the next level", "page", p.Key, "step", step.Number, "target", step.Target.ID, "err", perr)
+			cur, won, err := e.update(ctx, p.Key, func(x *Page) bool { return x.Unreachable(step.Number, perr.Error(), now) })
+			if err != nil || !won {
+				return err
+			}
+			return e.processStats(ctx, cur, now, st)
+		}
 		e.log.Warn("on-call page failed", "page", p.Key, "step", step.Number, "target", step.Target.ID, "attempt", step.Attempt, "err", perr)
 		_, _, err := e.update(ctx, p.Key, func(x *Page) bool { return x.Failed(step.Number, perr.Error(), e.retry, now) })
 		return errors.Join(fmt.Errorf("page %s step %d to %s: %w", p.Key, step.Number, step.Target.ID, perr), err)

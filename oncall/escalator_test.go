@@ -656,3 +656,38 @@ func series(t *testing.T, reg *prometheus.Registry, name string) []string {
 	}
 	return out
 }
+
+// A target no retry can reach (no chat account) costs no retries: the
+// next level is paged in the same step, the history says why, and the
+// level after it still waits its full delay.
+func TestUnreachableTargetMovesOnAtOnce(t *testing.T) {
+	r := newRig(t, nil)
+	r.pager.fail = func(q oncall.PageRequest) error {
+		if q.Target.ID == "alice@example.com" {
+			return fmt.Errorf("alice@example.com has no chat account: %w", oncall.ErrUnreachable)
+		}
+		return nil
+	}
+	p, created, err := r.esc.Start(t.Context(), spec42, t0)
+	if err != nil || !created {
+		t.Fatalf("Start: %v %v", created, err)
+	}
+	const k = "page-urgent/42/1"
+	expectSent(t, r.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com")
+	if p.Level != 1 || p.Sending || !p.NextAt.Equal(t0.Add(15*time.Minute)) {
+		t.Fatalf("page after Start: level %d sending %v next %v", p.Level, p.Sending, p.NextAt)
+	}
+	var why string
+	for _, ev := range p.History {
+		if ev.Kind == oncall.EventFailed {
+			why = ev.Detail
+		}
+	}
+	if !strings.Contains(why, "alice@example.com has no chat account") {
+		t.Fatalf("history does not say why alice was not paged: %+v", p.History)
+	}
+	r.tick(t, 14*time.Minute)
+	expectSent(t, r.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com")
+	r.tick(t, 15*time.Minute)
+	expectSent(t, r.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com", k+" step 3 L3 R1 S0GROUP")
+}

@@ -245,6 +245,17 @@ func (p *Page) Failed(step int, reason string, retry time.Duration, now time.Tim
 	return true
 }
 
+// Unreachable records that step number step cannot reach its target at
+// all (the Pager answered ErrUnreachable) at now: no retry, the next level
+// is due at once.
+func (p *Page) Unreachable(step int, reason string, now time.Time) bool {
+	if !p.Sending || p.Step != step {
+		return false
+	}
+	p.Attempts = MaxAttempts
+	return p.Failed(step, reason, 0, now)
+}
+
 // Ack records that by acknowledged the page at now and stops the
 // escalation; the acknowledgement note becomes due. Only the first
 // acknowledgement counts, and a page whose ticket was resolved has nothing
