@@ -218,7 +218,7 @@ func pageRefusal(policy, verb, email string) string {
 func alreadyText(p oncall.Page) string {
 	switch {
 	case p.Acked():
-		return fmt.Sprintf("%s already acknowledged the page at %s.", p.AckedBy, p.AckedAt.UTC().Format("15:04 UTC"))
+		return fmt.Sprintf("%s already acknowledged the page at %s.", p.AckedBy, p.AckedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	case p.Resolved():
 		return "The ticket was resolved; the page had stopped."
 	}
@@ -270,11 +270,12 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 		return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 	}
 	now := r.now()
-	var pages []oncall.Page
+	var pages, stopped []oncall.Page
 	var acked, refused []string
 	var errs []error
 	for _, p := range all {
 		if p.Acked() || p.Resolved() {
+			stopped = append(stopped, p)
 			continue
 		}
 		ok, err := r.mayActOnPage(ctx, c.req, email, p)
@@ -304,6 +305,11 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 		}
 		if len(why) > 0 {
 			return Response{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
+		}
+		if len(stopped) > 0 {
+			// The newest page says who was first (or that the ticket was
+			// resolved), rather than a bare "nothing to acknowledge".
+			return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, alreadyText(stopped[0]))
 		}
 		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}
