@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -134,7 +135,9 @@ func NewEscalator(cfg *Config, st PageStore, pager Pager, desk Desk, opts ...Opt
 }
 
 // SetConfig replaces the schedules and policies (a reloaded rules file).
-// Pages under way continue under the policy of the same name.
+// Pages under way continue under the policy of the same name; one whose
+// policy is gone stops at its next step, with the note that nobody
+// acknowledged it.
 func (e *Escalator) SetConfig(c *Config) {
 	if c == nil {
 		c = &Config{}
@@ -237,11 +240,22 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 	}
 	pol := e.Config().Policy(p.Policy)
 	if pol == nil {
-		e.log.Error("on-call page under an unknown policy; retrying in a minute", "page", p.Key, "policy", p.Policy)
+		// The policy left the rules file (a reload) while the page was
+		// escalating: there is nobody left to page. Stop, and say so on
+		// the ticket and the card, rather than wait for it for ever.
 		q := p.Clone()
-		q.NextAt = now.Add(time.Minute)
-		_, err := e.swap(ctx, q)
-		return err
+		if !q.Exhaust(fmt.Sprintf("escalation policy %s is no longer in the rules file: nobody left to page", p.Policy), now) {
+			return nil
+		}
+		won, err := e.swap(ctx, q)
+		if !won || err != nil {
+			return err
+		}
+		st.Exhausted++
+		e.m.exhausted.WithLabelValues(p.Policy).Inc()
+		e.log.Warn("on-call page stopped: its escalation policy is no longer in the rules file", "page", p.Key, "ticket", p.TicketID, "policy", p.Policy)
+		q.Version++
+		return e.note(ctx, q, now, st)
 	}
 	if e.desk != nil && !p.Sending {
 		closed, err := e.desk.TicketClosed(ctx, p.TicketID)
@@ -356,16 +370,50 @@ func (e *Escalator) stopped(ctx context.Context, p Page) {
 }
 
 // ExhaustedNote is the private note that records on the ticket that every
-// level and round of the policy was paged and nobody acknowledged; pol may
-// be nil (a policy removed since).
+// level and round of the policy was paged and nobody acknowledged; pol is
+// nil when the policy left the rules file while the page escalated. It
+// names the people the chat could not reach, so that nobody reads "paged"
+// where nobody was.
 func ExhaustedNote(p Page, pol *Policy) string {
-	s := fmt.Sprintf("On-call page NOT acknowledged: every level of policy %s was paged", p.Policy)
-	if pol != nil && pol.Repeat > 0 {
-		s += fmt.Sprintf(" %d times", pol.Repeat+1)
+	var s string
+	if pol == nil {
+		s = fmt.Sprintf("On-call page NOT acknowledged: escalation policy %s was removed from the rules file while it escalated", p.Policy)
+	} else {
+		s = fmt.Sprintf("On-call page NOT acknowledged: every level of policy %s was paged", p.Policy)
+		if pol.Repeat > 0 {
+			s += fmt.Sprintf(" %d times", pol.Repeat+1)
+		}
 	}
-	s += fmt.Sprintf(" (%d pages from %s), and nobody acknowledged. Paging has stopped: this ticket needs an owner; acknowledge with /oncall ack %d.",
-		p.Step, p.StartedAt.UTC().Format("2006-01-02 15:04 MST"), p.TicketID)
-	return s
+	pages := "pages"
+	if p.Step == 1 {
+		pages = "page"
+	}
+	s += fmt.Sprintf(" (%d %s from %s), and nobody acknowledged.", p.Step, pages, p.StartedAt.UTC().Format("2006-01-02 15:04 MST"))
+	if missed := unreached(p); len(missed) > 0 {
+		s += " Could not be reached: " + strings.Join(missed, ", ") + "."
+	}
+	return s + fmt.Sprintf(" Paging has stopped: this ticket needs an owner; acknowledge with /oncall ack %d.", p.TicketID)
+}
+
+// unreached lists the targets of the page's steps that the chat never
+// confirmed (refused every attempt, or unreachable), each once.
+func unreached(p Page) []string {
+	sent := map[int]bool{}
+	for _, ev := range p.History {
+		if ev.Kind == EventSent {
+			sent[ev.Step] = true
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, ev := range p.History {
+		if ev.Kind != EventFailed || ev.Step == 0 || sent[ev.Step] || ev.Target == nil || seen[ev.Target.ID] {
+			continue
+		}
+		seen[ev.Target.ID] = true
+		out = append(out, ev.Target.ID)
+	}
+	return out
 }
 
 // AckNote is the private note that records an acknowledgement on the

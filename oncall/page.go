@@ -185,10 +185,7 @@ func (p *Page) Advance(pol *Policy, now time.Time) (Step, bool) {
 		level, round = 0, round+1
 	}
 	if round > pol.Repeat {
-		// Not Done yet: the note saying that nobody acknowledged is due.
-		p.Exhausted, p.Sending, p.Target, p.NextAt, p.NoteAttempts = true, false, nil, now, 0
-		p.History = append(p.History, Event{At: now, Kind: EventExhausted, Level: p.Level, Round: p.Round,
-			Detail: fmt.Sprintf("every level of %s paged %d time(s), nobody acknowledged", pol.Name, pol.Repeat+1)})
+		p.Exhaust(fmt.Sprintf("every level of %s paged %d time(s), nobody acknowledged", pol.Name, pol.Repeat+1), now)
 		return Step{}, false
 	}
 	lv := pol.Levels[level]
@@ -197,6 +194,18 @@ func (p *Page) Advance(pol *Policy, now time.Time) (Step, bool) {
 	p.Level, p.Round, p.Target, p.Sending, p.Attempts = level, round, &t, true, 1
 	p.History = append(p.History, Event{At: now, Kind: EventPaged, Step: p.Step, Level: level, Round: round, Target: &t})
 	return Step{Number: p.Step, Level: level, Round: round, Target: t, After: lv.After, Attempt: 1}, true
+}
+
+// Exhaust ends the escalation at now without an acknowledgement, for the
+// reason given (kept in the history): paging stops and the note saying
+// that nobody acknowledged becomes due. It does nothing on a stopped page.
+func (p *Page) Exhaust(reason string, now time.Time) bool {
+	if p.Stopped() || p.Done {
+		return false
+	}
+	p.Exhausted, p.Sending, p.Target, p.NextAt, p.NoteAttempts = true, false, nil, now, 0
+	p.History = append(p.History, Event{At: now, Kind: EventExhausted, Level: p.Level, Round: p.Round, Detail: reason})
+	return true
 }
 
 // resolve turns a level into the target to page at now.

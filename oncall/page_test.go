@@ -1,6 +1,8 @@
 package oncall_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,8 +65,10 @@ func TestPageStateMachine(t *testing.T) {
 	}
 }
 
-// A page whose policy disappeared on reload waits for it instead of
-// being lost, and resumes when it comes back.
+// A page whose policy left the rules file on reload (the rule paging it
+// changed too: the loader refuses a page action naming no policy) has
+// nobody left to page: it stops at the next tick and says so on the ticket
+// and the card, instead of waiting for the policy with nobody paged.
 func TestPolicyRemovedOnReload(t *testing.T) {
 	r := newRig(t, nil)
 	if _, _, err := r.esc.Start(t.Context(), spec42, t0); err != nil {
@@ -72,13 +76,48 @@ func TestPolicyRemovedOnReload(t *testing.T) {
 	}
 	full := r.esc.Config()
 	r.esc.SetConfig(nil)
-	r.tick(t, 10*time.Minute)
+	if st := r.tick(t, 10*time.Minute); st.Exhausted != 1 || st.Noted != 1 {
+		t.Fatalf("tick after the reload: %+v", st)
+	}
+	notes := r.desk.notesOf(42)
+	if len(notes) != 1 || !strings.Contains(notes[0], "NOT acknowledged: escalation policy it-urgent was removed from the rules file while it escalated (1 page from 2026-03-02 12:00 UTC)") ||
+		!strings.Contains(notes[0], "/oncall ack 42") {
+		t.Fatalf("notes %q", notes)
+	}
+	if got := r.pager.stops(); len(got) != 1 || got[0] != "page-urgent/42/1 exhausted" {
+		t.Fatalf("card not told: %q", got)
+	}
 	r.esc.SetConfig(full)
-	r.tick(t, 10*time.Minute+59*time.Second)
 	r.tick(t, 11*time.Minute)
-	expectSent(t, r.pager, "page-urgent/42/1 step 1 L1 R1 alice@example.com", "page-urgent/42/1 step 2 L2 R1 boss@example.com")
+	r.tick(t, time.Hour)
+	expectSent(t, r.pager, "page-urgent/42/1 step 1 L1 R1 alice@example.com")
+	if got := r.desk.notesOf(42); len(got) != 1 {
+		t.Fatalf("notes after the policy came back: %q", got)
+	}
 	if _, _, err := r.esc.Start(t.Context(), oncall.PageSpec{Rule: "x", TicketID: 1, Policy: "nope"}, t0); err == nil {
 		t.Error("Start under an unknown policy succeeded")
+	}
+}
+
+// The note of a page that ran out of levels names whom the chat could
+// not reach, rather than claim that everyone was paged.
+func TestExhaustedNoteNamesUnreachable(t *testing.T) {
+	r := newRig(t, nil)
+	r.pager.fail = func(q oncall.PageRequest) error {
+		if q.Target.ID == "boss@example.com" {
+			return fmt.Errorf("boss@example.com has no chat account: %w", oncall.ErrUnreachable)
+		}
+		return nil
+	}
+	if _, _, err := r.esc.Start(t.Context(), spec42, t0); err != nil {
+		t.Fatal(err)
+	}
+	for at := time.Duration(0); at <= 2*time.Hour; at += 5 * time.Minute {
+		r.tick(t, at)
+	}
+	notes := r.desk.notesOf(42)
+	if len(notes) != 1 || !strings.Contains(notes[0], "and nobody acknowledged. Could not be reached: boss@example.com. Paging has stopped") {
+		t.Fatalf("notes %q", notes)
 	}
 }
 
