@@ -20,6 +20,7 @@ import (
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 	"github.com/jackc/pgx/v5"
@@ -111,11 +112,12 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	loader := &rulesLoader{client: client.Interactive(), logger: logger}
 	var set atomic.Pointer[rules.Set]
 	if rulesPath == "" {
 		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
 	} else {
-		s, err := loadRulesWithDesk(ctx, client, logger, rulesPath)
+		s, err := loader.load(ctx, rulesPath)
 		if err != nil {
 			return fmt.Errorf("DESKBOT_RULES: %w", err)
 		}
@@ -274,7 +276,7 @@ loop:
 				break loop
 			}
 		case <-hup:
-			reloadRules(ctx, logger, client, rulesPath, &set, sched, esc != nil)
+			reloadRules(ctx, logger, loader, rulesPath, &set, sched, esc != nil)
 		}
 	}
 	logger.Info("stopping: finishing in-flight work", "timeout", stopTimeout)
@@ -346,12 +348,13 @@ func (a storeAcks) Acknowledge(ctx context.Context, key, by string, at time.Time
 
 // reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old
 // rules and logs every error.
-func reloadRules(ctx context.Context, logger *slog.Logger, client *sdclient.Client, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool) {
+func reloadRules(ctx context.Context, logger *slog.Logger, loader *rulesLoader, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool) {
 	if path == "" {
 		logger.Warn("SIGHUP: no rules file to reload")
 		return
 	}
-	s, err := loadRulesWithDesk(ctx, client, logger, path)
+	logger.Info("SIGHUP: reloading the rules file", "file", path)
+	s, err := loader.load(ctx, path)
 	if err != nil {
 		var le *rules.LoadError
 		if errors.As(err, &le) {
@@ -379,14 +382,35 @@ func reloadRules(ctx context.Context, logger *slog.Logger, client *sdclient.Clie
 	logger.Info("SIGHUP: rules reloaded", "file", path, "rules", len(s.Rules()))
 }
 
-// loadRulesWithDesk loads the rules file with the desk's custom ticket
-// fields declared, so that queries can filter on them. When the fields
-// cannot be read, a warning says so and the file loads without them (a
-// query on a custom field is then refused, naming the field).
-func loadRulesWithDesk(ctx context.Context, client *sdclient.Client, logger *slog.Logger, path string) (*rules.Set, error) {
-	custom, err := client.CustomFields(ctx)
-	if err != nil {
-		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
+// customFieldsTimeout bounds the read of the desk's custom fields before a
+// rules file loads: a reload must not wait for a busy rate budget.
+const customFieldsTimeout = 10 * time.Second
+
+// rulesLoader loads the rules file with the desk's custom ticket fields
+// declared, so that queries can filter on them. It reads them through the
+// interactive budget (a reload is an operator waiting, and must not queue
+// behind the scheduler's polls) within customFieldsTimeout; when they cannot
+// be read it warns and uses the fields it read last, so a reload during a
+// desk outage does not refuse a file that loaded before. Only the run loop
+// uses it, so it needs no lock.
+type rulesLoader struct {
+	client *sdclient.Client
+	logger *slog.Logger
+	last   map[string]filter.Kind
+}
+
+func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error) {
+	fctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
+	custom, err := l.client.CustomFields(fctx)
+	cancel()
+	switch {
+	case err == nil:
+		l.last = custom
+	case l.last != nil:
+		l.logger.Warn("cannot read the desk's custom ticket fields; using those read before", "err", err)
+		custom = l.last
+	default:
+		l.logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
 	}
 	return rules.LoadFile(path, rules.WithCustomFields(custom))
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,4 +106,58 @@ func TestReplicasElectOneLeaderPerSchema(t *testing.T) {
 	first.wait(30 * time.Second)
 	waitLeaderMetric(t, secondAddr, 1)
 	waitFor(t, "takeover", second.stderr, regexp.MustCompile(`became the scheduler leader`), 60*time.Second)
+}
+
+// A SIGHUP reload answers promptly even when the scheduler's polls have spent
+// the whole background request budget: it must not queue for a minute
+// behind them (an operator is waiting, and SIGTERM waits behind it too).
+func TestReloadDoesNotWaitForTheBackgroundBudget(t *testing.T) {
+	sim := sdsim.NewServer(sdsim.WithGenerated(1, 300))
+	defer sim.Close()
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	rule := "  - name: %s\n    query: \"priority:1 OR priority:2 OR priority:3 OR priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"
+	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n"+fmt.Sprintf(rule, "busy")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := start(t, map[string]string{
+		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": addr,
+		"DESKBOT_DESK_RATE_PER_MIN": "10",
+	})
+	// Wait until the background budget is spent: of 10 requests a minute,
+	// 2 are the interactive reserve, so background callers stop at 8.
+	client := &http.Client{Timeout: 5 * time.Second}
+	re := regexp.MustCompile(`(?m)^deskbot_desk_requests_total\{[^}]*\} (\d+)$`)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n := 0
+		if resp, err := client.Get("http://" + addr + "/metrics"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			for _, m := range re.FindAllStringSubmatch(string(body), -1) {
+				var k int
+				fmt.Sscan(m[1], &k)
+				n += k
+			}
+		}
+		if n >= 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scheduler sent %d requests, never spending the budget", n)
+		}
+	}
+	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n"+fmt.Sprintf(rule, "busy")+fmt.Sprintf(rule, "second")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGHUP)
+	// Queued behind the polls, the reload would wait about a minute for the
+	// window to free; through the reserve it is immediate, and a busy
+	// reserve makes it wait customFieldsTimeout (10s) at most.
+	waitFor(t, "reload", p.stderr, regexp.MustCompile(`SIGHUP: rules reloaded.*rules=2`), 40*time.Second)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM", code)
+	}
 }
