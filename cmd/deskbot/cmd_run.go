@@ -215,7 +215,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}
 
 	checks := []readyCheck{
-		{"desk", cachedCheck(30*time.Second, func(ctx context.Context) error { _, err := checkDesk(ctx, client); return err })},
+		{"desk", cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, client); return err })},
 		{"store", st.Ping},
 		{"chat", func(context.Context) error {
 			if !chat.Ready() {
@@ -447,9 +447,10 @@ func checkDesk(ctx context.Context, c *sdclient.Client) (*sdclient.Agent, error)
 	}
 }
 
-// cachedCheck runs check at most once per ttl, so that frequent /readyz
-// probes do not spend the desk's request budget.
-func cachedCheck(ttl time.Duration, check func(context.Context) error) func(context.Context) error {
+// cachedCheck runs check at most once per okTTL while it passes, so that
+// frequent /readyz probes do not spend the desk's request budget, and at most
+// once per failTTL while it fails, so that a desk that is back is seen soon.
+func cachedCheck(okTTL, failTTL time.Duration, now func() time.Time, check func(context.Context) error) func(context.Context) error {
 	var (
 		mu   sync.Mutex
 		last time.Time
@@ -458,10 +459,14 @@ func cachedCheck(ttl time.Duration, check func(context.Context) error) func(cont
 	return func(ctx context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if time.Since(last) < ttl && !last.IsZero() {
+		ttl := okTTL
+		if err != nil {
+			ttl = failTTL
+		}
+		if !last.IsZero() && now().Sub(last) < ttl {
 			return err
 		}
-		err, last = check(ctx), time.Now()
+		err, last = check(ctx), now()
 		return err
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -56,4 +58,36 @@ func TestSchedulerLockKeyPerSchema(t *testing.T) {
 	if got := schedulerLockKey(base + "&options=-c%20search_path%3Dteam_a"); got != a {
 		t.Fatal("options=-c search_path=team_a and search_path=team_a got different keys")
 	}
+}
+
+// /readyz asks the desk at most every 30s while it answers (each probe costs
+// budget), but retries a failing desk every 5s, so readiness comes back soon
+// after the desk does.
+func TestCachedCheckRechecksFailuresSooner(t *testing.T) {
+	clock := time.Unix(1_700_000_000, 0)
+	now := func() time.Time { return clock }
+	calls, fail := 0, false
+	check := cachedCheck(30*time.Second, 5*time.Second, now, func(context.Context) error {
+		calls++
+		if fail {
+			return errors.New("down")
+		}
+		return nil
+	})
+	step := func(d time.Duration, wantCalls int, wantErr bool) {
+		t.Helper()
+		clock = clock.Add(d)
+		err := check(t.Context())
+		if calls != wantCalls || (err != nil) != wantErr {
+			t.Fatalf("after +%s: calls %d err %v, want calls %d err %v", d, calls, err, wantCalls, wantErr)
+		}
+	}
+	step(0, 1, false)
+	fail = true
+	step(29*time.Second, 1, false) // still cached
+	step(time.Second, 2, true)     // 30s: asks again, fails
+	fail = false
+	step(4*time.Second, 2, true) // failure cached for 5s
+	step(time.Second, 3, false)  // 5s later: seen back
+	step(29*time.Second, 3, false)
 }
