@@ -179,6 +179,12 @@ func (e *Escalator) Start(ctx context.Context, spec PageSpec, now time.Time) (p 
 	return p, true, err
 }
 
+// tickGrace is how early Tick takes a step. Steps fall due a whole number
+// of the rule's and the level's periods after the tick that took the step
+// before, so ticks meet them on the very millisecond; a tick a hair early
+// would leave the next level one whole tick late (20s by default).
+const tickGrace = 500 * time.Millisecond
+
 // TickStats says what one Tick did.
 type TickStats struct {
 	Due       int // due pages read
@@ -189,7 +195,7 @@ type TickStats struct {
 	Lost      int // steps another replica claimed first
 }
 
-// Tick takes every step due at now: pages the next level of each
+// Tick takes every step due at now (or within half a second of it): pages the next level of each
 // unacknowledged page whose wait ran out, retries refused or abandoned
 // steps, and writes pending acknowledgement notes. Each step is claimed
 // with an atomic swap, so replicas ticking together never page twice.
@@ -197,7 +203,7 @@ func (e *Escalator) Tick(ctx context.Context, now time.Time) (TickStats, error) 
 	var st TickStats
 	var errs []error
 	for round := 0; round < 10; round++ {
-		due, err := e.store.DuePages(ctx, now, e.batch)
+		due, err := e.store.DuePages(ctx, now.Add(tickGrace), e.batch)
 		if err != nil {
 			return st, fmt.Errorf("oncall tick: read due pages: %w", err)
 		}

@@ -691,3 +691,18 @@ func TestUnreachableTargetMovesOnAtOnce(t *testing.T) {
 	r.tick(t, 15*time.Minute)
 	expectSent(t, r.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com", k+" step 3 L3 R1 S0GROUP")
 }
+
+// Ticks come every so many seconds from the tick that took the step
+// before, so the next step falls due on the very millisecond of a tick: a
+// tick a few milliseconds early still takes it, rather than leave the
+// next level one whole tick (20s) late.
+func TestTickTakesStepDueWithinGrace(t *testing.T) {
+	r := newRig(t, nil)
+	if _, _, err := r.esc.Start(t.Context(), spec42, t0); err != nil {
+		t.Fatal(err)
+	}
+	r.tick(t, 9*time.Minute+58*time.Second)
+	r.tick(t, 10*time.Minute-3*time.Millisecond)
+	const k = "page-urgent/42/1"
+	expectSent(t, r.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com")
+}
