@@ -235,7 +235,7 @@ func (c *Console) Page(_ context.Context, r oncall.PageRequest) error {
 // PageStopped implements oncall.StopNotifier: it prints why a page stopped
 // without anyone acknowledging it.
 func (c *Console) PageStopped(_ context.Context, p oncall.Page) error {
-	why := "nobody acknowledged; every level of " + p.Policy + " was paged"
+	why := "nobody acknowledged; " + exhaustedWhy(p)
 	if p.Resolved() {
 		why = "the ticket was resolved"
 	}

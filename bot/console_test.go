@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/deskbot/deskbot/oncall"
 )
 
 type syncBuffer struct {
@@ -119,5 +121,32 @@ func TestConsoleLongLines(t *testing.T) {
 	}
 	if convs := d.conversations(); len(convs) != 1 || !strings.HasPrefix(convs[0].Body, "🔥") {
 		t.Errorf("notes = %d, want the emoji one only", len(convs))
+	}
+}
+
+// The console says why a page stopped without an acknowledgement: every
+// level paged, or its policy gone from the rules file.
+func TestConsolePageStopped(t *testing.T) {
+	r := newTestRouter(t, newFakeDesk())
+	var out syncBuffer
+	c, err := NewConsole(r, strings.NewReader(""), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := oncall.Page{Key: "page-urgent/42/1", Policy: "it-urgent", TicketID: 42, Exhausted: true}
+	gone := p
+	gone.History = []oncall.Event{{Kind: oncall.EventExhausted, Detail: "escalation policy it-urgent is no longer in the rules file: nobody left to page"}}
+	for _, q := range []oncall.Page{p, gone} {
+		if err := c.PageStopped(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{
+		"PAGE STOPPED page-urgent/42/1 (ticket #42): nobody acknowledged; every level of it-urgent was paged\n",
+		"PAGE STOPPED page-urgent/42/1 (ticket #42): nobody acknowledged; escalation policy it-urgent is no longer in the rules file: nobody left to page\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("console output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -54,13 +54,24 @@ func renderPage(p oncall.Page, tc *Card, mention func(oncall.Target) string) pag
 	case p.Resolved():
 		head = ":ballot_box_with_check: Ticket resolved; paging stopped — " + text
 	case p.Exhausted:
-		head = fmt.Sprintf(":warning: Nobody acknowledged: every level of %s was paged — %s", escape(p.Policy), text)
+		head = fmt.Sprintf(":warning: Nobody acknowledged: %s — %s", escape(exhaustedWhy(p)), text)
 	case p.Target != nil:
 		head = fmt.Sprintf(":rotating_light: %s you are paged (level %d of %s%s) — %s", mention(*p.Target), p.Level+1, escape(p.Policy), roundSuffix(p.Round), text)
 	default:
 		head = fmt.Sprintf(":rotating_light: Paging %s — %s", escape(p.Policy), text)
 	}
 	return pageView{Headline: head, Card: &card, Activity: pageActivity(p, mention), Key: p.Key, Rule: p.Rule, Policy: p.Policy}
+}
+
+// exhaustedWhy says why an exhausted page stopped: every level was paged,
+// or, as its history says, its policy left the rules file.
+func exhaustedWhy(p oncall.Page) string {
+	for i := len(p.History) - 1; i >= 0; i-- {
+		if ev := p.History[i]; ev.Kind == oncall.EventExhausted && !strings.HasPrefix(ev.Detail, "every level") && ev.Detail != "" {
+			return ev.Detail
+		}
+	}
+	return "every level of " + p.Policy + " was paged"
 }
 
 func person(id string) oncall.Target { return oncall.Target{Kind: oncall.TargetPerson, ID: id} }

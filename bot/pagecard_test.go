@@ -122,3 +122,20 @@ func TestConsolePage(t *testing.T) {
 		t.Fatalf("console page:\n%q\nwant\n%q", out.String(), want)
 	}
 }
+
+// A page stopped because its policy left the rules file does not claim,
+// on its card, that every level was paged.
+func TestPageCardPolicyGone(t *testing.T) {
+	p := goldenPage()
+	p.Exhausted, p.Target = true, nil
+	p.History = append(p.History, oncall.Event{At: p.StartedAt.Add(time.Hour), Kind: oncall.EventExhausted,
+		Detail: "escalation policy it-urgent is no longer in the rules file: nobody left to page"})
+	v := renderPage(p, &Card{Title: "#42"}, goldenMention)
+	if want := ":warning: Nobody acknowledged: escalation policy it-urgent is no longer in the rules file: nobody left to page — "; !strings.HasPrefix(v.Headline, want) {
+		t.Fatalf("headline %q, want prefix %q", v.Headline, want)
+	}
+	p.History[len(p.History)-1].Detail = "every level of it-urgent paged 1 time(s), nobody acknowledged"
+	if v := renderPage(p, &Card{Title: "#42"}, goldenMention); !strings.HasPrefix(v.Headline, ":warning: Nobody acknowledged: every level of it-urgent was paged — ") {
+		t.Fatalf("headline %q", v.Headline)
+	}
+}
