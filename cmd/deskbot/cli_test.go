@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,34 @@ func TestHelpAndUsageErrors(t *testing.T) {
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if last := lines[len(lines)-1]; tc.stderrLast != "" && last != tc.stderrLast {
 				t.Errorf("last stderr line = %q, want %q", last, tc.stderrLast)
+			}
+		})
+	}
+}
+
+// A SQLite state path that cannot work stops start-up with one line naming
+// DESKBOT_STATE and the reason, before the desk is even contacted.
+func TestStatePathProblemsAreOneClearLine(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ state, want string }{
+		{dir, "DESKBOT_STATE: " + dir + " is a directory; want a database file such as " + filepath.Join(dir, "deskbot.db")},
+		{filepath.Join(dir, "missing", "x.db"), "DESKBOT_STATE: the directory " + filepath.Join(dir, "missing") + " of " + filepath.Join(dir, "missing", "x.db") + " does not exist"},
+		{"sqlite:" + filepath.Join(file, "x.db"), "DESKBOT_STATE: " + file + " is not a directory"},
+		{"mysql://db/x", `DESKBOT_STATE: open state store: unsupported scheme "mysql"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.state, func(t *testing.T) {
+			p := start(t, map[string]string{"DESKBOT_STATE": tc.state})
+			if code := p.wait(60 * time.Second); code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			lines := strings.Split(strings.TrimSpace(p.stderr.String()), "\n")
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "deskbot: "+tc.want) {
+				t.Fatalf("last line %q, want prefix %q", last, "deskbot: "+tc.want)
 			}
 		})
 	}

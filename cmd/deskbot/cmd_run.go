@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +72,11 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	cfg, err := loadConfig(ctx, e.getenv)
 	if err != nil {
 		return err
+	}
+	if path := sqlitePath(cfg.State); path != "" && !strings.Contains(path, "://") { // not postgres:// (or a scheme the store refuses)
+		if err := checkStateFile(path); err != nil {
+			return fmt.Errorf("DESKBOT_STATE: %w", err)
+		}
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
 	reg := newRegistry()
@@ -495,6 +502,29 @@ func schedulerLockKey(dsn string) int64 {
 		return scheduler.LockKey(name)
 	}
 	return scheduler.LockKey(name + "/" + sp)
+}
+
+// checkStateFile says plainly what is wrong with a SQLite state path before
+// SQLite's own "unable to open database file" would: a directory, a missing
+// or unwritable directory (SQLite writes a journal and deskbot a lock file
+// next to the database).
+func checkStateFile(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory; want a database file such as %s", path, filepath.Join(path, "deskbot.db"))
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the directory %s of %s does not exist", dir, path)
+	case err != nil:
+		return fmt.Errorf("check the directory of %s: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory, so %s cannot be created", dir, path)
+	case syscall.Access(dir, 2 /* W_OK */) != nil:
+		return fmt.Errorf("the directory %s is not writable by this user; SQLite keeps its journal next to %s", dir, path)
+	}
+	return nil
 }
 
 // sqlitePath extracts the file of a SQLite DSN ("" for in-memory).
