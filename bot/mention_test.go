@@ -176,6 +176,7 @@ rules:
 
 func TestOnCallPageMentionsGroupByHandle(t *testing.T) {
 	e := newPageEnvRules(t, groupPageRulesYAML)
+	e.fake.AddUser(slackfake.User{ID: "U0DAVE", Name: "dave"})
 	e.fake.AddUserGroup(slackfake.UserGroup{ID: "S0ONCALL", Handle: "it-oncall", Name: "IT on call", Users: []string{"UALICE", "UBOB"}})
 	e.poll()
 	card := e.lastCard()

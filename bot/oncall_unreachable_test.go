@@ -56,3 +56,17 @@ func TestOnCallTargetWithoutSlackAccountEscalatesAtOnce(t *testing.T) {
 		t.Fatalf("page %+v, card %s", p, unescaped(card.Blocks))
 	}
 }
+
+// A member given as a Slack id no user of the workspace has (a typo, or
+// an account gone) is unreachable too: the next level at once.
+func TestOnCallUnknownSlackIDEscalatesAtOnce(t *testing.T) {
+	e := newPageEnvRules(t, strings.Replace(unreachableRulesYAML, "members: [dave@example.com]", "members: [U0NOSUCH]", 1))
+	e.poll()
+	e.waitPage(func(p oncall.Page) bool { return !p.Sending && p.Level == 1 })
+	if dm := e.dms("UBOB"); len(dm) != 1 {
+		t.Fatalf("bob's DMs right after U0NOSUCH could not be paged: %+v", dm)
+	}
+	if err := has(e.lastCard(), "<@UBOB> you are paged (level 2 of it-urgent)", "could not page <@U0NOSUCH>: U0NOSUCH is not a user of this Slack workspace"); err != nil {
+		t.Fatal(err)
+	}
+}

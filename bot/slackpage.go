@@ -68,6 +68,12 @@ func (s *Slack) Page(ctx context.Context, r oncall.PageRequest) error {
 	}
 	dm := slack.NewSectionBlock(mrkdwn(fitMarkup(text, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(marker))
 	if _, _, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(fitMarkup(text, maxMessageText), false), slack.MsgOptionBlocks(dm)); err != nil {
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) && (se.Err == "channel_not_found" || se.Err == "user_not_found") {
+			// No such user in the workspace (a wrong or deactivated id):
+			// no retry will reach them.
+			return fmt.Errorf("%s is not a user of this Slack workspace (chat.postMessage: %s): %w", r.Target.ID, se.Err, oncall.ErrUnreachable)
+		}
 		return fmt.Errorf("page %s: direct message to %s: %w", r.Page.Key, r.Target.ID, err)
 	}
 	return nil

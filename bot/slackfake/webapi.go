@@ -384,6 +384,11 @@ func (s *Server) resolveChannelLocked(arg string) (string, bool) {
 	}
 	if channelIDPattern.MatchString(arg) {
 		if arg[0] == 'U' {
+			// A DM to a user id: Slack answers channel_not_found when no
+			// user of the workspace has it (or the account is gone).
+			if u, ok := s.users[arg]; !ok || u.Deleted {
+				return "", false
+			}
 			return "D" + arg, true
 		}
 		return arg, true

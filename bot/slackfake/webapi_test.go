@@ -152,6 +152,11 @@ func TestUsersAuthAndConversations(t *testing.T) {
 	if _, err := api.GetUserByEmailContext(ctx, "nobody@example.com"); slackErr(err) != slackfake.ErrUsersNotFound {
 		t.Errorf("lookupByEmail unknown: %v", err)
 	}
+	// A direct message to a user id nobody of the workspace has fails as
+	// on Slack, instead of landing in a DM with nobody.
+	if _, _, err := api.PostMessageContext(ctx, "U0NOBODY", slack.MsgOptionText("hi", false)); slackErr(err) != slackfake.ErrChannelNotFound {
+		t.Errorf("DM to an unknown user: %v", err)
+	}
 
 	at, err := api.AuthTestContext(ctx)
 	if err != nil {
