@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
 // Every command's --help goes to stdout with exit 0, so that
@@ -83,5 +87,33 @@ func TestStatePathProblemsAreOneClearLine(t *testing.T) {
 				t.Fatalf("last line %q, want prefix %q", last, "deskbot: "+tc.want)
 			}
 		})
+	}
+}
+
+// With DESKBOT_LOG_FORMAT=json a start-up failure is a JSON event too, at
+// level ERROR, so a log pipeline that alerts on errors sees it.
+func TestStartupFailureIsJSONWithJSONLogs(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	p := start(t, map[string]string{
+		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": "not-the-key-4711",
+		"DESKBOT_LOG_FORMAT": "json", "DESKBOT_LOG_LEVEL": "debug",
+	})
+	if code := p.wait(30 * time.Second); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	lines := strings.Split(strings.TrimSpace(p.stderr.String()), "\n")
+	var last map[string]any
+	for _, l := range lines {
+		last = nil
+		if err := json.Unmarshal([]byte(l), &last); err != nil {
+			t.Fatalf("stderr line is not JSON: %q", l)
+		}
+	}
+	if last["level"] != "ERROR" || !strings.Contains(fmt.Sprint(last["err"]), "the desk rejected the API key") {
+		t.Fatalf("last event = %v", last)
+	}
+	if strings.Contains(p.stderr.String()+p.stdout.String(), "not-the-key-4711") {
+		t.Fatal("the API key appears in the output")
 	}
 }

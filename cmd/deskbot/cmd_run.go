@@ -79,6 +79,19 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		}
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
+	err = serve(ctx, e, cfg, logger)
+	if err != nil && cfg.LogFormat == "json" {
+		// One JSON event with level ERROR that collectors and alerts on
+		// level see, rather than a bare text line among JSON ones.
+		logger.Error("deskbot stopped", "err", oneLine(err.Error()))
+		return exitError{code: 1}
+	}
+	return err
+}
+
+// serve wires the desk, the store, the rules, the chat and the scheduler,
+// and runs them with the ops endpoints until ctx ends.
+func serve(ctx context.Context, e env, cfg *config, logger *slog.Logger) error {
 	reg := newRegistry()
 
 	// The desk: a real one, or the embedded simulator.
