@@ -148,6 +148,9 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 		if err != nil || !found {
 			return Response{}, fmt.Errorf("read page %s: %w", a.AlertKey, errors.Join(err, oncall.ErrNoPage))
 		}
+		if a.ActionID == ActionPageEscalate && p.Exhausted && !p.Acked() {
+			text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
+		}
 		res.Page = p
 		if taken != nil {
 			res.Ticket, res.Card = taken, r.ticketCard(ctx, taken)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/oncall"
 )
 
@@ -69,4 +70,27 @@ func TestOnCallUnknownSlackIDEscalatesAtOnce(t *testing.T) {
 	if err := has(e.lastCard(), "<@UBOB> you are paged (level 2 of it-urgent)", "could not page <@U0NOSUCH>: U0NOSUCH is not a user of this Slack workspace"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Escalate now on the last level has nobody left to page: the answer says
+// so instead of claiming an escalation.
+func TestOnCallEscalateNowOnLastLevel(t *testing.T) {
+	e := newPageEnvRules(t, strings.Replace(unreachableRulesYAML, "members: [dave@example.com]", "members: [alice@example.com]", 1))
+	e.poll()
+	e.tick(10 * time.Minute) // level 2: bob, the last
+	if n := len(e.dms("UBOB")); n != 1 {
+		t.Fatalf("bob paged %d times", n)
+	}
+	e.clk.Advance(time.Minute)
+	e.clickPage("UBOB", ActionPageEscalate)
+	m, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
+		return m.Method == "chat.postEphemeral" && m.User == "UBOB"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Text, "Nobody is left to page: every level of it-urgent was paged") {
+		t.Fatalf("answer %q", m.Text)
+	}
+	e.waitPage(func(p oncall.Page) bool { return p.Exhausted && p.Done })
 }
