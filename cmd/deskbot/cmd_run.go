@@ -462,6 +462,8 @@ func checkDesk(ctx context.Context, c *sdclient.Client) (*sdclient.Agent, error)
 		return nil, errors.New("the desk rejected the API key (DESKBOT_DESK_API_KEY)")
 	case errors.Is(err, sdclient.ErrForbidden):
 		return nil, errors.New("the desk does not let this API key read its own agent (GET /agents/me); use an agent's key")
+	case errors.Is(err, sdclient.ErrNotFound):
+		return nil, fmt.Errorf("%s answers 404 to GET /agents/me: is DESKBOT_DESK_URL the desk's base URL, such as https://acme.freshservice.com?", c.BaseURL())
 	default:
 		return nil, fmt.Errorf("cannot reach the desk at %s: %w", c.BaseURL(), err)
 	}

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient"
 )
 
 // JSON logs show durations as an operator reads them, not as nanoseconds.
@@ -90,4 +94,19 @@ func TestCachedCheckRechecksFailuresSooner(t *testing.T) {
 	step(4*time.Second, 2, true) // failure cached for 5s
 	step(time.Second, 3, false)  // 5s later: seen back
 	step(29*time.Second, 3, false)
+}
+
+// A DESKBOT_DESK_URL that reaches a server but not a desk says to check the
+// URL, rather than that the desk cannot be reached.
+func TestCheckDeskNotADesk(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	c, err := sdclient.New(srv.URL+"/helpdesk", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = checkDesk(t.Context(), c)
+	if err == nil || !strings.Contains(err.Error(), "answers 404 to GET /agents/me: is DESKBOT_DESK_URL the desk's base URL") {
+		t.Fatalf("err = %v", err)
+	}
 }
