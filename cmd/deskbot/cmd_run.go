@@ -299,7 +299,7 @@ loop:
 			reloadRules(ctx, logger, loader, rulesPath, &set, sched, esc != nil)
 		}
 	}
-	logger.Info("stopping: finishing in-flight work", "timeout", stopTimeout)
+	logger.Info("stopping: finishing in-flight work; signal again to stop at once", "timeout", stopTimeout)
 	cancel()
 	if sched != nil {
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)

@@ -26,6 +26,13 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first signal asks for a graceful stop; a second one (an
+		// impatient Ctrl-C, an orchestrator's second TERM) ends the process
+		// at once, the default action restored.
+		<-ctx.Done()
+		stop()
+	}()
 	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		var ex exitError

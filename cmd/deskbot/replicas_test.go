@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -159,5 +162,57 @@ func TestReloadDoesNotWaitForTheBackgroundBudget(t *testing.T) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.wait(60 * time.Second); code != 0 {
 		t.Fatalf("exit %d after SIGTERM", code)
+	}
+}
+
+// SIGTERM finishes in-flight actions within the stop bound; a second signal
+// while it does ends the process at once.
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	sim := sdsim.NewServer(sdsim.WithGenerated(1, 40))
+	defer sim.Close()
+	// A desk that never answers a note: the action stays in flight.
+	release := make(chan struct{})
+	var notes atomic.Int32
+	target, _ := url.Parse(sim.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	desk := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/notes") {
+			notes.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			http.Error(w, "gone", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer desk.Close()
+	defer close(release)
+
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"agent_id:0\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, map[string]string{
+		"DESKBOT_DESK_URL": desk.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
+	})
+	for deadline := time.Now().Add(60 * time.Second); notes.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the rule never sent a note")
+		}
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, "graceful stop", p.stderr, regexp.MustCompile(`stopping: finishing in-flight work`), 30*time.Second)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	// A graceful stop would wait for the note, then exit 0; the second
+	// signal kills the process instead.
+	if code := p.wait(60 * time.Second); code == 0 {
+		t.Fatal("exit 0: the second signal waited for the graceful stop")
+	}
+	if strings.Contains(p.stderr.String(), "msg=stopped") {
+		t.Fatal("the graceful stop completed despite the second signal")
 	}
 }
