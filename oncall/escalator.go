@@ -126,11 +126,11 @@ func NewEscalator(cfg *Config, st PageStore, pager Pager, desk Desk, opts ...Opt
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.SetConfig(cfg)
 	e.m = newMetrics(e, e.reg)
 	if e.m.err != nil {
 		return nil, fmt.Errorf("new escalator: register metrics: %w", e.m.err)
 	}
+	e.SetConfig(cfg)
 	return e, nil
 }
 
@@ -143,6 +143,9 @@ func (e *Escalator) SetConfig(c *Config) {
 		c = &Config{}
 	}
 	e.cfg.Store(c)
+	for _, p := range c.Policies {
+		e.m.zero(p.Name)
+	}
 }
 
 // Config returns the current schedules and policies.

@@ -706,3 +706,29 @@ func TestTickTakesStepDueWithinGrace(t *testing.T) {
 	const k = "page-urgent/42/1"
 	expectSent(t, r.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com")
 }
+
+// Every policy's counters are on /metrics at 0 before anything happens,
+// so that "no acknowledgement in an hour" can be alerted on.
+func TestMetricsExistAtZero(t *testing.T) {
+	r := newRig(t, nil)
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "policy" && l.GetValue() == "it-urgent" {
+					have[mf.GetName()] = true
+				}
+			}
+		}
+	}
+	for _, name := range []string{"deskbot_oncall_pages_started_total", "deskbot_oncall_pages_total", "deskbot_oncall_escalations_total",
+		"deskbot_oncall_page_failures_total", "deskbot_oncall_acks_total", "deskbot_oncall_exhausted_total", "deskbot_oncall_time_to_ack_seconds"} {
+		if !have[name] {
+			t.Errorf("%s{policy=\"it-urgent\"} missing before the first page", name)
+		}
+	}
+}

@@ -53,6 +53,16 @@ func newMetrics(e *Escalator, reg *prometheus.Registry) *metrics {
 	return m
 }
 
+// zero makes every series of policy exist at 0, so that /metrics shows
+// "no acknowledgement yet" as 0 and rates and alerts work from the first
+// scrape rather than from the first event.
+func (m *metrics) zero(policy string) {
+	for _, c := range []*prometheus.CounterVec{m.started, m.pages, m.escalations, m.failures, m.acks, m.exhausted} {
+		c.WithLabelValues(policy)
+	}
+	m.timeToAck.WithLabelValues(policy)
+}
+
 // whoCollector exposes who is on call, computed at scrape time.
 type whoCollector struct {
 	esc    *Escalator
