@@ -35,6 +35,8 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{args: []string{"bogus"}, code: 1, stderr: "Usage:", stderrLast: `deskbot: unknown command "bogus"`},
 		{args: []string{"run", "--bogus"}, code: 1, stderr: "Usage: deskbot [run]", stderrLast: "deskbot: run: flag provided but not defined: -bogus"},
 		{args: []string{"sim", "--tickets", "many"}, code: 1, stderr: "-tickets", stderrLast: `deskbot: sim: invalid value "many" for flag -tickets: parse error`},
+		{args: []string{"sim", "--tickets", "100000000"}, code: 1, stderr: "Usage: deskbot sim", stderrLast: "deskbot: sim: --tickets must be between 0 and 100000, got 100000000"},
+		{args: []string{"sim", "--rate", "-5"}, code: 1, stderr: "Usage: deskbot sim", stderrLast: "deskbot: sim: --rate must not be negative (0: unlimited), got -5"},
 		{args: []string{"rules", "frobnicate"}, code: 1, stderr: "Usage:", stderrLast: `deskbot: rules: unknown subcommand "frobnicate"`},
 	}
 	for _, tc := range tests {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +9,11 @@ import (
 
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
+
+// maxSimTickets bounds --tickets: the desk is generated in memory before it
+// serves, and a typo such as 100000000 would take minutes and gigabytes
+// while ignoring Ctrl-C.
+const maxSimTickets = 100_000
 
 // cmdSim serves the desk simulator alone, seeded with a realistic desk, so
 // that rules can be tried against it with DESKBOT_DESK_URL.
@@ -25,8 +29,11 @@ func cmdSim(ctx context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr(fs, "sim", fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	if *tickets < 0 {
-		return usageErr(fs, "sim", errors.New("--tickets must not be negative"))
+	if *tickets < 0 || *tickets > maxSimTickets {
+		return usageErr(fs, "sim", fmt.Errorf("--tickets must be between 0 and %d, got %d", maxSimTickets, *tickets))
+	}
+	if *rate < 0 {
+		return usageErr(fs, "sim", fmt.Errorf("--rate must not be negative (0: unlimited), got %d", *rate))
 	}
 	desk := sdsim.New(sdsim.WithGenerated(*seed, *tickets), sdsim.WithRateLimit(*rate))
 	defer desk.Close()
