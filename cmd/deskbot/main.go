@@ -24,14 +24,18 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The first SIGINT/SIGTERM asks for a graceful stop; a second one (an
+	// impatient Ctrl-C, an orchestrator's second TERM) ends the process at
+	// once: the default action is restored before ctx ends, so before
+	// anything can log that it is stopping.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// The first signal asks for a graceful stop; a second one (an
-		// impatient Ctrl-C, an orchestrator's second TERM) ends the process
-		// at once, the default action restored.
-		<-ctx.Done()
-		stop()
+		<-sigs
+		signal.Stop(sigs)
+		cancel()
 	}()
 	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
