@@ -204,6 +204,10 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 	// The firing's writes must not be cut in half by a shutdown: they get
 	// their own bounded context.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
+	// A stop lets the request under way finish but starts no new one: a
+	// request still waiting for rate budget gives up (sdclient.ErrStopped)
+	// and the firing is released for the next start.
+	actx = sdclient.WithStop(actx, ctx)
 	defer cancel()
 	f, err := s.ledger.Claim(actx, key, r.Once, cy.now, s.cfg.lease)
 	if err != nil {
@@ -312,7 +316,7 @@ const (
 // A refusal for the rate limit is retried on the next cycle: the budget,
 // not the action, was the problem.
 func retryDelay(err error, attempt int) time.Duration {
-	if errors.Is(err, sdclient.ErrRateLimited) {
+	if errors.Is(err, sdclient.ErrRateLimited) || errors.Is(err, sdclient.ErrStopped) {
 		return 0
 	}
 	d := retryBase
@@ -329,7 +333,7 @@ func notSent(err error) bool {
 	if errors.Is(err, sdclient.ErrNotRetried) {
 		return false
 	}
-	if errors.Is(err, sdclient.ErrInvalidInput) || errors.Is(err, ErrNotDelivered) {
+	if errors.Is(err, sdclient.ErrInvalidInput) || errors.Is(err, ErrNotDelivered) || errors.Is(err, sdclient.ErrStopped) {
 		return true
 	}
 	var apiErr *sdclient.APIError

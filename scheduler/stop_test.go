@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,49 @@ func TestStopLetsInFlightActionsFinish(t *testing.T) {
 	}
 	if err := s.Start(t.Context()); err == nil {
 		t.Error("a stopped scheduler started again")
+	}
+}
+
+// TestStopAbandonsActionsWaitingForBudget: at Stop, an action still
+// waiting for rate budget is not sent: Stop returns at once instead of
+// after the budget window, and the firing is released with the actions
+// done so far, for the next start to resume.
+func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	ids := []int64{
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
+	}
+	// 5 requests a minute: statuses, filter, and per ticket a re-read and
+	// a note; the second note has to wait a minute for budget.
+	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(5), sdclient.WithReserve(0))
+	s, err := New(testLogger(t), ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v (an action waiting for budget held it)", err)
+	}
+	var noted, released int
+	for _, id := range ids {
+		if len(e.notesWith(id, "Paged on-call.")) == 1 {
+			noted++
+			continue
+		}
+		info, _, err := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "page-urgent", TicketID: id})
+		if err != nil || info.State != store.StatePending || !info.LeaseUntil.IsZero() ||
+			!strings.Contains(info.LastError, "stopping") || len(info.Done) != 1 {
+			t.Errorf("ticket %d without its note: firing %+v (%v), want pending, released, alert done", id, info, err)
+		}
+		released++
+	}
+	if noted != 1 || released != 1 {
+		t.Errorf("%d tickets noted and %d released, want 1 and 1", noted, released)
 	}
 }

@@ -394,8 +394,16 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 	}
 	apiPath := "/" + r.path
 	cost := requestCost(r.method, r.path, r.query)
+	wctx, unhook := waitContext(ctx) // waits end when a stop (WithStop) does
+	defer unhook()
+	// applied: an earlier attempt of a request with effects may have taken
+	// effect (a 5xx or a broken connection), so giving up is not ErrStopped.
+	applied := false
 	for attempt := 1; ; attempt++ {
-		if _, err := c.limiter.acquire(ctx, c.interactive, cost); err != nil {
+		if _, err := c.limiter.acquire(wctx, c.interactive, cost); err != nil {
+			if stopped(ctx) && !applied {
+				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
+			}
 			return nil, c.redact(fmt.Errorf("sdclient: %s: waiting for rate budget: %w", r.op, err))
 		}
 		var bodyReader io.Reader
@@ -426,8 +434,9 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 			if !idempotent(r.method) && !neverSent(err) {
 				return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, apiPath, err, ErrNotRetried))
 			}
+			applied = applied || r.method != http.MethodGet
 			if attempt < c.maxAttempts {
-				if serr := c.sleep(ctx, c.backoff(attempt)); serr != nil {
+				if serr := c.sleep(wctx, c.backoff(attempt)); serr != nil {
 					return nil, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (gave up waiting to retry: %v)", r.op, r.method, apiPath, err, serr))
 				}
 				continue
@@ -464,7 +473,10 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 			if dl, has := ctx.Deadline(); has && c.clock.Now().Add(wait).After(dl) {
 				return resp, rlErr
 			}
-			if err := c.sleep(ctx, wait); err != nil {
+			if err := c.sleep(wctx, wait); err != nil {
+				if stopped(ctx) && !applied {
+					return resp, c.redact(fmt.Errorf("sdclient: %s: %w (after %w)", r.op, ErrStopped, rlErr))
+				}
 				return resp, rlErr
 			}
 			c.limiter.resume(until)
@@ -475,7 +487,8 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 				return resp, fmt.Errorf("%w (%w)", apiErr, ErrNotRetried)
 			}
 			if attempt < c.maxAttempts {
-				if err := c.sleep(ctx, c.backoff(attempt)); err != nil {
+				applied = applied || r.method != http.MethodGet
+				if err := c.sleep(wctx, c.backoff(attempt)); err != nil {
 					return resp, apiErr
 				}
 				continue

@@ -1,0 +1,42 @@
+package sdclient
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrStopped is wrapped by the error of a request that was never sent
+// because the stop context given to WithStop ended while it waited to
+// start (for rate budget, or for a Retry-After or backoff before its first
+// attempt).
+var ErrStopped = errors.New("stopping: request not sent")
+
+type stopKey struct{}
+
+// WithStop returns ctx carrying stop: once stop is done, a request made
+// with the returned context that has not been sent yet gives up with
+// ErrStopped instead of waiting for rate budget, while a request already
+// sent runs to its end under ctx. A scheduler that is stopping uses it to
+// finish the requests under way without starting more.
+func WithStop(ctx, stop context.Context) context.Context {
+	return context.WithValue(ctx, stopKey{}, stop)
+}
+
+// waitContext is ctx, also cancelled when ctx's stop (see WithStop) ends:
+// the context a request waits under before it is sent.
+func waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	stop, ok := ctx.Value(stopKey{}).(context.Context)
+	if !ok || stop == nil {
+		return ctx, func() {}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(stop, cancel)
+	return wctx, func() { unhook(); cancel() }
+}
+
+// stopped reports whether ctx's stop (see WithStop) has ended while ctx
+// itself has not.
+func stopped(ctx context.Context) bool {
+	stop, ok := ctx.Value(stopKey{}).(context.Context)
+	return ok && stop != nil && stop.Err() != nil && ctx.Err() == nil
+}
