@@ -86,6 +86,17 @@ func loadRulesForCLI(e env, file string, opts ...rules.Option) (*rules.Set, erro
 	return nil, err
 }
 
+// plural is "1 rule", "2 rules", "1 policy", "3 policies".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // customFieldFlag adds --custom-field to fs: the custom ticket fields that
 // queries may filter on, for the commands that do not ask the desk.
 func customFieldFlag(fs *flag.FlagSet) map[string]filter.Kind {
@@ -117,7 +128,11 @@ func cmdRulesCheck(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d rules\n", file, len(set.Rules()))
+	summary := plural(len(set.Rules()), "rule")
+	if oc := set.OnCall(); oc != nil {
+		summary += fmt.Sprintf(", on-call: %s and %s", plural(len(oc.Schedules), "schedule"), plural(len(oc.Policies), "policy"))
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, %s\n", file, summary)
 	return nil
 }
 

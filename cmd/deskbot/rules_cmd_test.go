@@ -49,7 +49,7 @@ func TestRulesCustomFields(t *testing.T) {
 	if code, _, stderr := runRules(t, env, "rules", "check", file); code != 1 || !strings.Contains(stderr, `rule "hq-urgent": query:`) || !strings.Contains(stderr, "location") {
 		t.Errorf("check without the field: exit %d, stderr %q; want 1 naming the rule and the field", code, stderr)
 	}
-	if code, stdout, stderr := runRules(t, env, "rules", "check", file, "--custom-field", "location:text"); code != 0 || !strings.Contains(stdout, "ok, 1 rules") {
+	if code, stdout, stderr := runRules(t, env, "rules", "check", file, "--custom-field", "location:text"); code != 0 || !strings.Contains(stdout, "ok, 1 rule\n") {
 		t.Errorf("check with --custom-field location:text: exit %d, %q %q", code, stdout, stderr)
 	}
 	if code, _, stderr := runRules(t, env, "rules", "check", file, "--custom-field", "location:colour"); code != 2 && code != 1 || !strings.Contains(stderr, `unknown kind "colour"`) {
