@@ -79,7 +79,14 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		}
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
-	err = serve(ctx, e, cfg, logger)
+	// Listen first: an address in use is a configuration error, said
+	// before the desk is asked or the store opened.
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("DESKBOT_HTTP_ADDR: listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	defer ln.Close()
+	err = serve(ctx, e, cfg, ln, logger)
 	if err != nil && cfg.LogFormat == "json" {
 		// One JSON event with level ERROR that collectors and alerts on
 		// level see, rather than a bare text line among JSON ones.
@@ -91,7 +98,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 
 // serve wires the desk, the store, the rules, the chat and the scheduler,
 // and runs them with the ops endpoints until ctx ends.
-func serve(ctx context.Context, e env, cfg *config, logger *slog.Logger) error {
+func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slog.Logger) error {
 	reg := newRegistry()
 
 	// The desk: a real one, or the embedded simulator.
@@ -250,10 +257,7 @@ func serve(ctx context.Context, e env, cfg *config, logger *slog.Logger) error {
 			return nil
 		}},
 	}
-	ops, err := newOpsServer(cfg.HTTPAddr, reg, checks, logger)
-	if err != nil {
-		return err
-	}
+	ops := newOpsServer(ln, reg, checks, logger)
 	logger.Info("serving /healthz /readyz /metrics", "addr", ops.Addr())
 
 	runCtx, cancel := context.WithCancel(ctx)

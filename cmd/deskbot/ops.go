@@ -64,11 +64,7 @@ type opsServer struct {
 	ln  net.Listener
 }
 
-func newOpsServer(addr string, reg *prometheus.Registry, checks []readyCheck, logger *slog.Logger) (*opsServer, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("DESKBOT_HTTP_ADDR: listen on %s: %w", addr, err)
-	}
+func newOpsServer(ln net.Listener, reg *prometheus.Registry, checks []readyCheck, logger *slog.Logger) *opsServer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -99,7 +95,7 @@ func newOpsServer(addr string, reg *prometheus.Registry, checks []readyCheck, lo
 			ReadHeaderTimeout: 5 * time.Second,
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		},
-	}, nil
+	}
 }
 
 // Addr is the address actually listened on (useful with port 0).

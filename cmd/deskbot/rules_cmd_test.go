@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +85,26 @@ rules:
 	code, stdout, stderr := runRules(t, map[string]string{}, "rules", "test", file, "--tickets", tickets, "--now", "2025-03-10T10:00:00Z")
 	if code != 1 || !strings.Contains(stderr, "1 rule evaluations failed") || !strings.Contains(stdout, "seats fires") {
 		t.Errorf("rules test with a failing ticket: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// An ops address already in use stops start-up with one line naming the
+// variable, before the desk is asked anything.
+func TestHTTPAddrInUseBeforeTheDesk(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	env := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"DESKBOT_HTTP_ADDR": ln.Addr().String()}
+	code, _, stderr := runRules(t, env, "run")
+	if code == 0 || !strings.Contains(stderr, "DESKBOT_HTTP_ADDR: listen on "+ln.Addr().String()) {
+		t.Errorf("exit %d, stderr %q; want a failure naming DESKBOT_HTTP_ADDR", code, stderr)
+	}
+	if n := len(sim.Desk.Requests()); n != 0 {
+		t.Errorf("%d requests reached the desk before the address was checked", n)
 	}
 }
