@@ -61,10 +61,7 @@ func (s *Schedule) boundary(k int64) time.Time {
 
 // slot returns the rotation shift containing t (overrides ignored).
 func (s *Schedule) slot(t time.Time) (int64, time.Time, time.Time) {
-	k := int64(s.wall(t).Sub(s.anchor) / s.Rotation)
-	if s.wall(t).Before(s.anchor) && s.wall(t).Sub(s.anchor)%s.Rotation != 0 {
-		k-- // floor, not truncation toward zero
-	}
+	k := floorDiv(s.wall(t).Sub(s.anchor), s.Rotation)
 	// The wall-clock estimate can be one off around a clock change.
 	for guard := 0; guard < 8 && s.boundary(k).After(t); guard++ {
 		k--
