@@ -32,10 +32,9 @@ type limiter struct {
 	background  []*waiter   // FIFO
 
 	// Desk feedback.
-	deskLeft      int       // requests the desk said were left ...
-	deskSentAfter int       // ... minus the ones we started since
-	deskUntil     time.Time // feedback applies until then (zero: none)
-	pausedUntil   time.Time // after a 429: nobody starts before then
+	deskLeft    int       // credits the desk said were left, minus those we spent since
+	deskUntil   time.Time // feedback applies until then (zero: none)
+	pausedUntil time.Time // after a 429: nobody starts before then
 }
 
 type waiter struct {
@@ -48,12 +47,6 @@ type waiter struct {
 
 func newLimiter(clock clockwork.Clock, rate, reserve int, window time.Duration) *limiter {
 	return &limiter{clock: clock, rate: rate, reserve: reserve, window: window}
-}
-
-// wait blocks until a request of one credit may start, and counts it.
-func (l *limiter) wait(ctx context.Context, interactive bool) error {
-	_, err := l.acquire(ctx, interactive, 1)
-	return err
 }
 
 // acquire blocks until a request costing cost credits may start, counts
@@ -154,7 +147,7 @@ func (l *limiter) dispatchLocked(now time.Time) time.Duration {
 			l.sent = append(l.sent, now)
 		}
 		if !l.deskUntil.IsZero() {
-			l.deskSentAfter += w.cost
+			l.deskLeft -= w.cost
 		}
 		w.granted, w.at = true, now
 		close(w.ready)
@@ -185,7 +178,7 @@ func (l *limiter) allowedLocked(now time.Time, interactive bool, cost int) bool 
 	if len(l.sent)+cost > l.rate-keep {
 		return false
 	}
-	if !l.deskUntil.IsZero() && l.deskLeft-l.deskSentAfter-cost < keep {
+	if !l.deskUntil.IsZero() && l.deskLeft-cost < keep {
 		return false
 	}
 	return true
@@ -200,7 +193,6 @@ func (l *limiter) observe(r Rate) {
 	defer l.mu.Unlock()
 	now := l.clock.Now()
 	l.deskLeft = r.Remaining
-	l.deskSentAfter = 0
 	l.deskUntil = now.Add(l.window)
 	l.dispatchLocked(now)
 }

@@ -283,7 +283,7 @@ func BenchmarkLimiterAcquire(b *testing.B) {
 	l := newLimiter(clockwork.NewRealClock(), 1<<30, 1, time.Minute)
 	ctx := context.Background()
 	for b.Loop() {
-		if err := l.wait(ctx, false); err != nil {
+		if _, err := l.acquire(ctx, false, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
