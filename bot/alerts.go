@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,8 +84,14 @@ func (s *Slack) Alert(ctx context.Context, m AlertMessage) error {
 // AlreadyAlerted searches the channel's recent history (WithAlertLookback)
 // for an alert card carrying key.
 func (s *Slack) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
+	_, found, err := s.findMarked(ctx, channel, markerBlockID(key))
+	return found, err
+}
+
+// findMarked searches the channel's recent history (WithAlertLookback) for
+// the message holding a block with id marker: an alert or a page card.
+func (s *Slack) findMarked(ctx context.Context, channel, marker string) (cardLoc, bool, error) {
 	id := s.channelID(ctx, channel)
-	want := markerBlockID(key)
 	params := &slack.GetConversationHistoryParameters{
 		ChannelID: id,
 		Limit:     200,
@@ -93,19 +100,27 @@ func (s *Slack) AlreadyAlerted(ctx context.Context, channel, key string) (bool, 
 	for range 10 {
 		h, err := s.api.GetConversationHistoryContext(ctx, params)
 		if err != nil {
-			return false, fmt.Errorf("conversations.history %s: %w", channel, err)
+			return cardLoc{}, false, fmt.Errorf("conversations.history %s: %w", channel, err)
 		}
 		for _, msg := range h.Messages {
-			for _, b := range msg.Blocks.BlockSet {
-				if b.ID() == want {
-					return true, nil
-				}
+			if hasBlock(msg.Blocks.BlockSet, marker) {
+				return cardLoc{channel: cmp.Or(msg.Channel, id), ts: msg.Timestamp}, true, nil
 			}
 		}
 		if !h.HasMore || h.ResponseMetaData.NextCursor == "" {
-			return false, nil
+			return cardLoc{}, false, nil
 		}
 		params.Cursor = h.ResponseMetaData.NextCursor
 	}
-	return false, nil
+	return cardLoc{}, false, nil
+}
+
+// hasBlock reports whether blocks hold one with block id id.
+func hasBlock(blocks []slack.Block, id string) bool {
+	for _, b := range blocks {
+		if b.ID() == id {
+			return true
+		}
+	}
+	return false
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -115,10 +114,8 @@ func (s *Slack) findPageDM(ctx context.Context, userID, marker string) (bool, er
 		return false, fmt.Errorf("conversations.history %s: %w", ch.ID, err)
 	}
 	for _, msg := range h.Messages {
-		for _, b := range msg.Blocks.BlockSet {
-			if b.ID() == marker {
-				return true, nil
-			}
+		if hasBlock(msg.Blocks.BlockSet, marker) {
+			return true, nil
 		}
 	}
 	return false, nil
@@ -289,39 +286,13 @@ func (s *Slack) findPageCard(ctx context.Context, key, channel string) (cardLoc,
 	if ok {
 		return loc, true, nil
 	}
-	id := s.channelID(ctx, channel)
-	want := pageMarkerID(key)
-	params := &slack.GetConversationHistoryParameters{
-		ChannelID: id,
-		Limit:     200,
-		Oldest:    strconv.FormatFloat(float64(s.now().Add(-s.lookback).UnixNano())/1e9, 'f', 6, 64),
+	loc, found, err := s.findMarked(ctx, channel, pageMarkerID(key))
+	if found {
+		s.mu.Lock()
+		s.cards[key] = loc
+		s.mu.Unlock()
 	}
-	for range 10 {
-		h, err := s.api.GetConversationHistoryContext(ctx, params)
-		if err != nil {
-			return cardLoc{}, false, fmt.Errorf("conversations.history %s: %w", channel, err)
-		}
-		for _, msg := range h.Messages {
-			for _, b := range msg.Blocks.BlockSet {
-				if b.ID() == want {
-					ch := msg.Channel
-					if ch == "" {
-						ch = id
-					}
-					loc := cardLoc{channel: ch, ts: msg.Timestamp}
-					s.mu.Lock()
-					s.cards[key] = loc
-					s.mu.Unlock()
-					return loc, true, nil
-				}
-			}
-		}
-		if !h.HasMore || h.ResponseMetaData.NextCursor == "" {
-			return cardLoc{}, false, nil
-		}
-		params.Cursor = h.ResponseMetaData.NextCursor
-	}
-	return cardLoc{}, false, nil
+	return loc, found, err
 }
 
 // PageStopped implements oncall.StopNotifier: a page that stopped without
