@@ -344,13 +344,10 @@ func (s *Store) ActionDone(ctx context.Context, firingID int64, i int) error {
 		return s.wrap(op, errors.New("negative action index"))
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO ledger_actions (firing_id, action, done_at)
+		n, err := affected(ctx, tx, `INSERT INTO ledger_actions (firing_id, action, done_at)
 			SELECT id, $2, $3 FROM ledger_firings WHERE id = $1
 			ON CONFLICT (firing_id, action) DO NOTHING`, firingID, i, dbTime(s.now()))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		if err != nil || n == 1 {
 			return err
 		}
 		return s.mustExist(ctx, tx, firingID)
@@ -393,12 +390,9 @@ func (s *Store) Finish(ctx context.Context, firingID int64, now time.Time) error
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET state = 'done', fired_at = $2, lease_until = NULL, last_error = NULL
+		n, err := affected(ctx, tx, `UPDATE ledger_firings SET state = 'done', fired_at = $2, lease_until = NULL, last_error = NULL
 			WHERE id = $1 AND state = 'pending'`, firingID, now)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err != nil || n == 0 {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE ledger_episodes SET last_fired_at = $3
@@ -423,12 +417,9 @@ func (s *Store) Release(ctx context.Context, firingID int64, retryAt time.Time, 
 		why = sql.NullString{String: reason, Valid: true}
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE ledger_firings SET lease_until = $2, last_error = $3
+		n, err := affected(ctx, tx, `UPDATE ledger_firings SET lease_until = $2, last_error = $3
 			WHERE id = $1 AND state = 'pending'`, firingID, until, why)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		if err != nil || n == 1 {
 			return err
 		}
 		return s.mustExist(ctx, tx, firingID)
@@ -486,12 +477,8 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 				fmt.Fprintf(&in, "$%d", i+3)
 				args = append(args, id)
 			}
-			res, err := tx.ExecContext(ctx, `UPDATE ledger_episodes SET is_open = FALSE, ended_at = $2
+			n, err := affected(ctx, tx, `UPDATE ledger_episodes SET is_open = FALSE, ended_at = $2
 				WHERE rule = $1 AND is_open AND ticket_id IN (`+in.String()+`)`, args...)
-			if err != nil {
-				return fmt.Errorf("close episodes: %w", err)
-			}
-			n, err := res.RowsAffected()
 			if err != nil {
 				return fmt.Errorf("close episodes: %w", err)
 			}
@@ -581,12 +568,8 @@ func utc(t sql.NullTime) time.Time {
 // ever, which is what OnceTicket and the explanations rely on.
 func (s *Store) PruneFirings(ctx context.Context, before time.Time) (int, error) {
 	before = dbTime(before)
-	res, err := s.db.ExecContext(ctx, `DELETE FROM ledger_firings
+	n, err := affected(ctx, s.db, `DELETE FROM ledger_firings
 		WHERE (fired_at < $1 OR (state = 'pending' AND claimed_at < $1))
 		AND NOT EXISTS (SELECT 1 FROM ledger_episodes e WHERE e.firing_id = ledger_firings.id)`, before)
-	if err != nil {
-		return 0, s.wrap("prune firings", err)
-	}
-	n, err := res.RowsAffected()
 	return int(n), s.wrap("prune firings", err)
 }

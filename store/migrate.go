@@ -161,6 +161,19 @@ func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// affected runs a statement and returns the number of rows it affected.
+func affected(ctx context.Context, e execer, query string, args ...any) (int64, error) {
+	res, err := e.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // dbTime is how every time is stored: UTC, microseconds (PostgreSQL's
 // precision, so both engines give back exactly what they were given).
 func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -25,14 +25,10 @@ func (s *Store) CreatePage(ctx context.Context, p oncall.Page) (bool, error) {
 	if err != nil {
 		return false, s.wrap(op, err)
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO oncall_pages
+	n, err := affected(ctx, s.db, `INSERT INTO oncall_pages
 		(page_key, ticket_id, policy, started_at, next_at, done, version, state)
 		VALUES ($1, $2, $3, $4, $5, $6, 1, $7) ON CONFLICT (page_key) DO NOTHING`,
 		p.Key, p.TicketID, p.Policy, dbTime(p.StartedAt), dbTime(p.NextAt), p.Done, string(state))
-	if err != nil {
-		return false, s.wrap(op, err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, s.wrap(op, err)
 	}
@@ -91,14 +87,10 @@ func (s *Store) SwapPage(ctx context.Context, p oncall.Page) (bool, error) {
 	}
 	var won bool
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE oncall_pages
+		n, err := affected(ctx, tx, `UPDATE oncall_pages
 			SET ticket_id = $3, policy = $4, started_at = $5, next_at = $6, done = $7, version = version + 1, state = $8
 			WHERE page_key = $1 AND version = $2`,
 			p.Key, p.Version, p.TicketID, p.Policy, dbTime(p.StartedAt), dbTime(p.NextAt), p.Done, string(state))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
 		if err != nil {
 			return err
 		}

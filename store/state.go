@@ -54,13 +54,9 @@ func (s *Store) SeenEnvelope(ctx context.Context, id string, now time.Time, ttl 
 	}
 	// The upsert touches the row only when the old record has expired: one
 	// row affected means first sight (or sight after expiry), none a duplicate.
-	res, err := s.db.ExecContext(ctx, `INSERT INTO slack_envelopes (id, seen_at, expires_at) VALUES ($1, $2, $3)
+	n, err := affected(ctx, s.db, `INSERT INTO slack_envelopes (id, seen_at, expires_at) VALUES ($1, $2, $3)
 		ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
 		WHERE slack_envelopes.expires_at <= excluded.seen_at`, id, now, dbTime(now.Add(ttl)))
-	if err != nil {
-		return false, s.wrap(op, err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, s.wrap(op, err)
 	}
@@ -86,12 +82,8 @@ func (s *Store) SetAck(ctx context.Context, pageKey, by string, at time.Time) (b
 	if pageKey == "" {
 		return false, s.wrap(op, errors.New("empty page key"))
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO oncall_acks (page_key, acked_by, acked_at) VALUES ($1, $2, $3)
+	n, err := affected(ctx, s.db, `INSERT INTO oncall_acks (page_key, acked_by, acked_at) VALUES ($1, $2, $3)
 		ON CONFLICT (page_key) DO NOTHING`, pageKey, by, dbTime(at))
-	if err != nil {
-		return false, s.wrap(op, err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, s.wrap(op, err)
 	}
