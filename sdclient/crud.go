@@ -45,5 +45,5 @@ func deleteByID(ctx context.Context, c *Client, noun, coll string, id int64) (*R
 	if id <= 0 {
 		return nil, invalid(op, "%s id must be positive", noun)
 	}
-	return del(ctx, c, op, idPath(coll, id))
+	return c.do(ctx, request{op: op, method: http.MethodDelete, path: idPath(coll, id)}, nil)
 }

@@ -188,11 +188,6 @@ func list[T any](ctx context.Context, c *Client, op, path, key string, opts any,
 	return out, resp, nil
 }
 
-// del sends a DELETE (204 expected).
-func del(ctx context.Context, c *Client, op, path string) (*Response, error) {
-	return c.do(ctx, request{op: op, method: http.MethodDelete, path: path}, nil)
-}
-
 // paginate walks pages following the Link rel="next" page numbers. page
 // points at the Page field of the caller's (copied) options; fetch lists the
 // page it names.

@@ -95,7 +95,7 @@ func (s *TicketsService) Get(ctx context.Context, id int64, include ...string) (
 	if len(include) > 0 {
 		q = "include=" + escapeQuery(strings.Join(include, ","))
 	}
-	return getOne[Ticket](ctx, s.client, op, "tickets/"+strconv.FormatInt(id, 10), q, "ticket")
+	return getOne[Ticket](ctx, s.client, op, idPath("tickets", id), q, "ticket")
 }
 
 // TicketListOptions are the query parameters of GET /tickets.
@@ -163,16 +163,12 @@ func (s *TicketsService) Update(ctx context.Context, id int64, u *TicketUpdate) 
 	if u == nil || u.empty() {
 		return nil, nil, invalid(op, "no field to update")
 	}
-	return sendOne[Ticket](ctx, s.client, request{op: op, method: http.MethodPut, path: "tickets/" + strconv.FormatInt(id, 10), body: u}, "ticket")
+	return sendOne[Ticket](ctx, s.client, request{op: op, method: http.MethodPut, path: idPath("tickets", id), body: u}, "ticket")
 }
 
 // Delete soft-deletes a ticket (DELETE /tickets/{id}, 204); Restore undoes it.
 func (s *TicketsService) Delete(ctx context.Context, id int64) (*Response, error) {
-	op := fmt.Sprintf("delete ticket %d", id)
-	if id <= 0 {
-		return nil, invalid(op, "ticket id must be positive")
-	}
-	return del(ctx, s.client, op, "tickets/"+strconv.FormatInt(id, 10))
+	return deleteByID(ctx, s.client, "ticket", "tickets", id)
 }
 
 // Restore brings back a deleted ticket (PUT /tickets/{id}/restore, 204).
@@ -181,7 +177,7 @@ func (s *TicketsService) Restore(ctx context.Context, id int64) (*Response, erro
 	if id <= 0 {
 		return nil, invalid(op, "ticket id must be positive")
 	}
-	return s.client.do(ctx, request{op: op, method: http.MethodPut, path: "tickets/" + strconv.FormatInt(id, 10) + "/restore"}, nil)
+	return s.client.do(ctx, request{op: op, method: http.MethodPut, path: idPath("tickets", id) + "/restore"}, nil)
 }
 
 // FilterOptions are the parameters of a filter search.
