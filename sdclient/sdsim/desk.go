@@ -181,7 +181,7 @@ func New(opts ...Option) *Desk {
 	st.workspaces = []*Workspace{{ID: DefaultWorkspaceID, Name: "IT", Primary: true}}
 	d.AddAgent(Agent{
 		ID: DefaultAgentID, FirstName: "Ada", LastName: "Admin", Email: "ada.admin@sim.deskbot.test",
-		JobTitle: strOrNull("Service Desk Administrator"), WorkspaceIDs: []int64{DefaultWorkspaceID},
+		JobTitle: orNull("Service Desk Administrator"), WorkspaceIDs: []int64{DefaultWorkspaceID},
 		Roles: []AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk", Groups: []int64{}}},
 	})
 	st.catalog = newCatalog(now)

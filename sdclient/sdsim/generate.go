@@ -84,7 +84,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 			ws = HRWorkspaceID
 		}
 		domain := strings.ToLower(strings.ReplaceAll(name, " ", "")) + ".example.com"
-		depts = append(depts, d.AddDepartment(Department{Name: name, Description: strOrNull(name + " department"),
+		depts = append(depts, d.AddDepartment(Department{Name: name, Description: orNull(name + " department"),
 			Domains: []string{domain}, WorkspaceID: ws, CreatedAt: setupTime}))
 	}
 
@@ -109,7 +109,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 	var itAgents, hrAgents []Agent
 	for i := range 14 {
 		f, l, local := personName()
-		a := d.AddAgent(Agent{FirstName: f, LastName: l, Email: local + "@example.com", JobTitle: strOrNull(titles[i%len(titles)]),
+		a := d.AddAgent(Agent{FirstName: f, LastName: l, Email: local + "@example.com", JobTitle: orNull(titles[i%len(titles)]),
 			WorkspaceIDs: []int64{DefaultWorkspaceID}, DepartmentIDs: []int64{depts[0].ID}, CreatedAt: setupTime,
 			Roles: []AgentRole{{RoleID: 2, AssignmentScope: "member_groups", Groups: []int64{}}}, HasLoggedIn: true})
 		itAgents = append(itAgents, a)
@@ -117,7 +117,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 	for range 3 {
 		f, l, local := personName()
 		hrAgents = append(hrAgents, d.AddAgent(Agent{FirstName: f, LastName: l, Email: local + "@example.com",
-			JobTitle: strOrNull("HR Partner"), WorkspaceIDs: []int64{HRWorkspaceID}, DepartmentIDs: []int64{depts[4].ID},
+			JobTitle: orNull("HR Partner"), WorkspaceIDs: []int64{HRWorkspaceID}, DepartmentIDs: []int64{depts[4].ID},
 			Roles:     []AgentRole{{RoleID: 2, AssignmentScope: "member_groups", Groups: []int64{}}},
 			CreatedAt: setupTime, HasLoggedIn: true}))
 	}
@@ -130,7 +130,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 	}
 	d.mu.Unlock()
 	auditor := d.AddAgent(Agent{FirstName: "Riley", LastName: "Auditor", Email: "riley.auditor@example.com",
-		JobTitle: strOrNull("IT Auditor (read-only)"), Occasional: true, Active: true, CreatedAt: setupTime, ReadOnly: true,
+		JobTitle: orNull("IT Auditor (read-only)"), Occasional: true, Active: true, CreatedAt: setupTime, ReadOnly: true,
 		WorkspaceIDs: []int64{DefaultWorkspaceID, HRWorkspaceID},
 		Roles:        []AgentRole{{RoleID: 3, AssignmentScope: "entire_helpdesk", Groups: []int64{}}}})
 	d.AddAPIKey(ReadOnlyAPIKey, auditor.ID)
@@ -146,15 +146,15 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 		for j := range 4 {
 			members = append(members, itAgents[(i*3+j)%len(itAgents)].ID)
 		}
-		g := d.AddGroup(Group{Name: set.group, Description: strOrNull(set.group + " team"), Members: members,
-			Leaders: members[:1], UnassignedFor: strOrNull("30m"), WorkspaceID: DefaultWorkspaceID, CreatedAt: setupTime})
+		g := d.AddGroup(Group{Name: set.group, Description: orNull(set.group + " team"), Members: members,
+			Leaders: members[:1], UnassignedFor: orNull("30m"), WorkspaceID: DefaultWorkspaceID, CreatedAt: setupTime})
 		groups = append(groups, gen{g, members})
 	}
 	var hrMembers []int64
 	for _, a := range hrAgents {
 		hrMembers = append(hrMembers, a.ID)
 	}
-	hrGroup := d.AddGroup(Group{Name: "HR Operations", Description: strOrNull("HR service team"), Members: hrMembers,
+	hrGroup := d.AddGroup(Group{Name: "HR Operations", Description: orNull("HR service team"), Members: hrMembers,
 		Leaders: hrMembers[:1], WorkspaceID: HRWorkspaceID, CreatedAt: setupTime})
 
 	// Requesters.
@@ -164,7 +164,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 		f, l, local := personName()
 		dep := depts[rng.IntN(len(depts))]
 		requesters = append(requesters, d.AddRequester(Requester{FirstName: f, LastName: l, PrimaryEmail: local + "@example.com",
-			JobTitle:      strOrNull(pick([]string{"Accountant", "Sales Manager", "Engineer", "Designer", "Recruiter", "Analyst", "Director"})),
+			JobTitle:      orNull(pick([]string{"Accountant", "Sales Manager", "Engineer", "Designer", "Recruiter", "Analyst", "Director"})),
 			DepartmentIDs: []int64{dep.ID}, CreatedAt: past(365 * 24 * time.Hour)}))
 	}
 
@@ -174,7 +174,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 	for i := range 40 {
 		owner := requesters[rng.IntN(len(requesters))].ID
 		a := d.AddAsset(Asset{Name: fmt.Sprintf("%s #%03d", assetNames[i%len(assetNames)], i+1), AssetTypeID: 21000000100 + int64(i%len(assetNames)),
-			AssetTag: strOrNull(fmt.Sprintf("ASSET-%04d", i+1)), UserID: &owner, Impact: pick([]string{"low", "medium", "high"}), CreatedAt: setupTime})
+			AssetTag: orNull(fmt.Sprintf("ASSET-%04d", i+1)), UserID: &owner, Impact: pick([]string{"low", "medium", "high"}), CreatedAt: setupTime})
 		assetIDs = append(assetIDs, a.DisplayID)
 	}
 	var problemIDs []int64

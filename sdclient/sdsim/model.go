@@ -356,25 +356,14 @@ func ts(t time.Time) *stamp {
 	return &s
 }
 
-func idOrNull(id int64) *int64 {
-	if id == 0 {
+// orNull points at v, or is nil (JSON null) when v is the zero value: an
+// unset id, code or text.
+func orNull[T comparable](v T) *T {
+	var zero T
+	if v == zero {
 		return nil
 	}
-	return &id
-}
-
-func intOrNull(n int) *int {
-	if n == 0 {
-		return nil
-	}
-	return &n
-}
-
-func strOrNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+	return &v
 }
 
 func nonNil[T any](s []T) []T {
@@ -473,17 +462,17 @@ func (t *Ticket) wire() *ticketWire {
 		Status:             t.Status,
 		Priority:           t.Priority,
 		Source:             t.Source,
-		Urgency:            intOrNull(t.Urgency),
-		Impact:             intOrNull(t.Impact),
+		Urgency:            orNull(t.Urgency),
+		Impact:             orNull(t.Impact),
 		Type:               t.Type,
 		RequesterID:        t.RequesterID,
-		RequestedForID:     idOrNull(t.RequestedForID),
-		ResponderID:        idOrNull(t.ResponderID),
-		GroupID:            idOrNull(t.GroupID),
-		DepartmentID:       idOrNull(t.DepartmentID),
-		Category:           strOrNull(t.Category),
-		SubCategory:        strOrNull(t.SubCategory),
-		ItemCategory:       strOrNull(t.ItemCategory),
+		RequestedForID:     orNull(t.RequestedForID),
+		ResponderID:        orNull(t.ResponderID),
+		GroupID:            orNull(t.GroupID),
+		DepartmentID:       orNull(t.DepartmentID),
+		Category:           orNull(t.Category),
+		SubCategory:        orNull(t.SubCategory),
+		ItemCategory:       orNull(t.ItemCategory),
 		DueBy:              ts(t.DueBy),
 		FrDueBy:            ts(t.FrDueBy),
 		IsEscalated:        t.IsEscalated,
@@ -536,8 +525,8 @@ func (c *Conversation) wire() conversationWire {
 		Incoming:     c.Incoming,
 		Private:      c.Private,
 		Source:       c.Source,
-		SupportEmail: strOrNull(c.SupportEmail),
-		FromEmail:    strOrNull(c.FromEmail),
+		SupportEmail: orNull(c.SupportEmail),
+		FromEmail:    orNull(c.FromEmail),
 		ToEmails:     nonNil(c.ToEmails),
 		CCEmails:     nonNil(c.CCEmails),
 		BCCEmails:    c.BCCEmails,

@@ -133,7 +133,7 @@ func (st *state) render(t *Ticket, inc []string) *ticketWire {
 			}
 			w.Assets = &as
 		case "related_tickets":
-			w.RelatedTickets = &relatedWire{ParentID: idOrNull(t.ParentID), ChildIDs: nonNil(t.ChildIDs)}
+			w.RelatedTickets = &relatedWire{ParentID: orNull(t.ParentID), ChildIDs: nonNil(t.ChildIDs)}
 		}
 	}
 	return w
