@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -81,12 +80,6 @@ func (s *Scheduler) startPage(ctx context.Context, r *rules.Rule, f rules.Firing
 	return nil
 }
 
-// ticker runs the escalator's Tick: one at a time, and never after Stop.
-type ticker struct {
-	mu   sync.Mutex
-	last oncall.TickStats
-}
-
 // tickPages takes the escalation steps due now. gocron runs it every
 // tickEvery on the leader (with an elector; steps are claimed atomically
 // in the store, so a replica ticking at the same time would page nobody
@@ -96,10 +89,10 @@ func (s *Scheduler) tickPages(ctx context.Context) (oncall.TickStats, error) {
 	if esc == nil || s.cfg.dryRun {
 		return oncall.TickStats{}, nil
 	}
-	if !s.tick.mu.TryLock() {
+	if !s.ticking.TryLock() {
 		return oncall.TickStats{}, nil // the previous tick is still running
 	}
-	defer s.tick.mu.Unlock()
+	defer s.ticking.Unlock()
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	// Like a firing's actions, a step under way is not cut in half by a
@@ -107,7 +100,6 @@ func (s *Scheduler) tickPages(ctx context.Context) (oncall.TickStats, error) {
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
 	defer cancel()
 	st, err := esc.Tick(tctx, s.cfg.clock.Now())
-	s.tick.last = st
 	s.m.ticks.Inc()
 	if err != nil {
 		s.logger.Warn("on-call tick had errors; due steps are retried", slog.Any("error", err),

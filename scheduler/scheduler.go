@@ -50,7 +50,7 @@ type Scheduler struct {
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
-	tick     ticker
+	ticking  sync.Mutex // held while the escalator's Tick runs: one at a time
 }
 
 // New returns a scheduler for the rules of set over desk (see ClientDesk),
