@@ -175,12 +175,16 @@ type alertView struct {
 }
 
 // markerBlockID is the block id that marks an alert card with its key.
-func markerBlockID(key string) string {
-	if len(blockMarkPrefix)+len(key) <= 255 {
-		return blockMarkPrefix + key
+func markerBlockID(key string) string { return markerID(blockMarkPrefix, key) }
+
+// markerID is prefix+key, or prefix+"sha256:"+hex(sha256(key)) when that
+// would exceed Slack's 255 characters of a block id.
+func markerID(prefix, key string) string {
+	if len(prefix)+len(key) <= 255 {
+		return prefix + key
 	}
 	sum := sha256.Sum256([]byte(key))
-	return blockMarkPrefix + "sha256:" + hex.EncodeToString(sum[:])
+	return prefix + "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // alertBlocks renders an alert card: headline, ticket card, activity, and

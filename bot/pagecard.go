@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -17,13 +15,7 @@ import (
 const blockPagePrefix = "deskbot_page:"
 
 // pageMarkerID is the block id of the card of page key.
-func pageMarkerID(key string) string {
-	if len(blockPagePrefix)+len(key) <= 255 {
-		return blockPagePrefix + key
-	}
-	sum := sha256.Sum256([]byte(key))
-	return blockPagePrefix + "sha256:" + hex.EncodeToString(sum[:])
-}
+func pageMarkerID(key string) string { return markerID(blockPagePrefix, key) }
 
 // pageView is everything a page card shows. It is rendered from the
 // page's durable state alone, so that whoever updates the card (a tick on

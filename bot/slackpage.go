@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -93,12 +91,7 @@ const dmHistoryLimit = 50
 // page key. Step numbers grow along a page (levels, then rounds), so the
 // next level or round paging the same person is another message.
 func pageDMMarkerID(key string, step int) string {
-	id := fmt.Sprintf("%s%d:%s", blockPageDMPrefix, step, key)
-	if len(id) <= 255 {
-		return id
-	}
-	sum := sha256.Sum256([]byte(key))
-	return fmt.Sprintf("%s%d:sha256:%s", blockPageDMPrefix, step, hex.EncodeToString(sum[:]))
+	return markerID(fmt.Sprintf("%s%d:", blockPageDMPrefix, step), key)
 }
 
 // findPageDM reports whether the bot's DM with user holds a message marked
