@@ -1,6 +1,8 @@
 package sdsim
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +128,7 @@ func newCatalog(now time.Time) catalog {
 		c.categories = append(c.categories, solutionCategory{ID: catID, Name: cat.name, Description: cat.name + " articles",
 			Position: ci + 1, DefaultCategory: ci == 0, VisibleInPortals: []int64{1}, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
 		pos := 0
-		for _, fname := range sortedKeys(cat.folders) {
+		for _, fname := range slices.Sorted(maps.Keys(cat.folders)) {
 			pos++
 			c.folders = append(c.folders, solutionFolder{ID: folderID, Name: fname, Description: fname, CategoryID: catID,
 				Position: pos, Visibility: 1, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
@@ -159,19 +161,6 @@ func newCatalog(now time.Time) catalog {
 			Content: cr[1], ContentHTML: "<div>" + cr[1] + "</div>", Attachments: []any{}, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
 	}
 	return c
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 func listCategories(c *call) reply { return listPage(c, "categories", c.st.catalog.categories) }

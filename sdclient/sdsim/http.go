@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -446,12 +447,7 @@ func (f *fields) isNull(k string) bool {
 func (f *fields) fail(field, msg, code string) { f.errs = append(f.errs, fieldError{field, msg, code}) }
 
 func (f *fields) only(allowed ...string) {
-	keys := make([]string, 0, len(f.body))
-	for k := range f.body {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(f.body)) {
 		if !slices.Contains(allowed, k) {
 			f.fail(k, "Unexpected/invalid field in request", "invalid_field")
 		}
@@ -562,12 +558,7 @@ func patch[T any](cur *T, body map[string]json.RawMessage, readOnly ...string) (
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &m)
 	var errs []fieldError
-	keys := make([]string, 0, len(body))
-	for k := range body {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(body)) {
 		switch {
 		case slices.Contains(readOnly, k):
 			errs = append(errs, fieldError{k, "This field is read-only", "readonly_field"})

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -716,12 +717,7 @@ func (c *call) applyTicket(t *Ticket, create bool) []fieldError {
 			if t.CustomFields == nil {
 				t.CustomFields = map[string]any{}
 			}
-			keys := make([]string, 0, len(cf))
-			for k := range cf {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(cf)) {
 				if msg := st.checkCustom(k, cf[k]); msg != "" {
 					f.fail(k, msg, "invalid_value")
 					continue
