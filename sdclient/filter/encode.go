@@ -76,29 +76,7 @@ func Encode(e Expr) (string, error) {
 // samePrint reports whether two normalized trees have the same shape and
 // equal terms, where a String holding a date may read back as that Date.
 func samePrint(a, b Expr) bool {
-	switch a := a.(type) {
-	case *Term:
-		b, ok := b.(*Term)
-		return ok && a.Field == b.Field && a.Op == b.Op &&
-			(a.Value.Equal(b.Value) || (a.Value.Kind == KindString && a.Value.String() == b.Value.String()))
-	case *And:
-		b, ok := b.(*And)
-		return ok && samePrintList(a.Exprs, b.Exprs)
-	case *Or:
-		b, ok := b.(*Or)
-		return ok && samePrintList(a.Exprs, b.Exprs)
-	}
-	return false
-}
-
-func samePrintList(a, b []Expr) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !samePrint(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
+	return equalBy(a, b, func(x, y Value) bool {
+		return x.Equal(y) || (x.Kind == KindString && x.String() == y.String())
+	})
 }

@@ -480,7 +480,10 @@ func isNormalGroup(exprs []Expr, and bool) bool {
 // Equal reports whether two trees are structurally equal: the same shape,
 // fields, operators and values. Term positions are ignored, and so a parsed
 // expression equals the parse of its own String.
-func Equal(a, b Expr) bool {
+func Equal(a, b Expr) bool { return equalBy(a, b, Value.Equal) }
+
+// equalBy is Equal with same deciding whether two term values match.
+func equalBy(a, b Expr, same func(x, y Value) bool) bool {
 	switch a := a.(type) {
 	case nil:
 		return b == nil
@@ -489,29 +492,29 @@ func Equal(a, b Expr) bool {
 		if !ok || (a == nil) != (b == nil) {
 			return false
 		}
-		return a == nil || (a.Field == b.Field && a.Op == b.Op && a.Value.Equal(b.Value))
+		return a == nil || (a.Field == b.Field && a.Op == b.Op && same(a.Value, b.Value))
 	case *And:
 		b, ok := b.(*And)
 		if !ok || (a == nil) != (b == nil) {
 			return false
 		}
-		return a == nil || equalList(a.Exprs, b.Exprs)
+		return a == nil || equalListBy(a.Exprs, b.Exprs, same)
 	case *Or:
 		b, ok := b.(*Or)
 		if !ok || (a == nil) != (b == nil) {
 			return false
 		}
-		return a == nil || equalList(a.Exprs, b.Exprs)
+		return a == nil || equalListBy(a.Exprs, b.Exprs, same)
 	}
 	return false
 }
 
-func equalList(a, b []Expr) bool {
+func equalListBy(a, b []Expr, same func(x, y Value) bool) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if !Equal(a[i], b[i]) {
+		if !equalBy(a[i], b[i], same) {
 			return false
 		}
 	}
