@@ -206,26 +206,22 @@ func (c *Client) initServices() {
 // client and settings whose requests may use the whole budget, reserve
 // included, and are served before waiting background requests. Use it for
 // requests a person is waiting for (slash commands, button clicks).
-func (c *Client) Interactive() *Client {
-	if c.interactive {
-		return c
-	}
-	ic := *c
-	ic.interactive = true
-	ic.initServices()
-	return &ic
-}
+func (c *Client) Interactive() *Client { return c.twin(true) }
 
 // Background returns the background twin of an interactive client (c itself
 // when it already is one).
-func (c *Client) Background() *Client {
-	if !c.interactive {
+func (c *Client) Background() *Client { return c.twin(false) }
+
+// twin returns c, or a copy of it with its own services, whose requests are
+// interactive or not.
+func (c *Client) twin(interactive bool) *Client {
+	if c.interactive == interactive {
 		return c
 	}
-	bc := *c
-	bc.interactive = false
-	bc.initServices()
-	return &bc
+	t := *c
+	t.interactive = interactive
+	t.initServices()
+	return &t
 }
 
 // BackgroundBudget is how many requests per minute background callers
