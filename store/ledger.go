@@ -305,23 +305,29 @@ type querier interface {
 }
 
 func doneActions(ctx context.Context, q querier, firingID int64) ([]int, error) {
-	rows, err := q.QueryContext(ctx, `SELECT action FROM ledger_actions WHERE firing_id = $1 ORDER BY action`, firingID)
+	done, err := column[int](ctx, q, `SELECT action FROM ledger_actions WHERE firing_id = $1 ORDER BY action`, firingID)
 	if err != nil {
 		return nil, fmt.Errorf("read done actions of firing %d: %w", firingID, err)
 	}
-	defer rows.Close()
-	var done []int
-	for rows.Next() {
-		var i int
-		if err := rows.Scan(&i); err != nil {
-			return nil, fmt.Errorf("read done actions of firing %d: %w", firingID, err)
-		}
-		done = append(done, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read done actions of firing %d: %w", firingID, err)
-	}
 	return done, nil
+}
+
+// column runs a query of one column and returns its values, in order.
+func column[T any](ctx context.Context, q querier, query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // firingExists tells a firing that is already in the wanted state from one
@@ -445,24 +451,15 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 	closed := 0
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		closed = 0
-		rows, err := tx.QueryContext(ctx, `SELECT ticket_id FROM ledger_episodes WHERE rule = $1 AND is_open`, rule)
+		open, err := column[int64](ctx, tx, `SELECT ticket_id FROM ledger_episodes WHERE rule = $1 AND is_open`, rule)
 		if err != nil {
 			return fmt.Errorf("read open episodes: %w", err)
 		}
 		var end []int64
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return fmt.Errorf("read open episodes: %w", err)
-			}
+		for _, id := range open {
 			if _, ok := keep[id]; !ok {
 				end = append(end, id)
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read open episodes: %w", err)
 		}
 		for len(end) > 0 {
 			batch := end[:min(len(end), endBatch)]
@@ -496,20 +493,11 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 // open episode. The scheduler reads them to find the episodes a poll would
 // end, so that it can confirm each before EndEpisodes closes it.
 func (s *Store) OpenEpisodes(ctx context.Context, rule string) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT ticket_id FROM ledger_episodes WHERE rule = $1 AND is_open ORDER BY ticket_id`, rule)
+	ids, err := column[int64](ctx, s.db, `SELECT ticket_id FROM ledger_episodes WHERE rule = $1 AND is_open ORDER BY ticket_id`, rule)
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("read open episodes of rule %q", rule), err)
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, s.wrap(fmt.Sprintf("read open episodes of rule %q", rule), err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, s.wrap(fmt.Sprintf("read open episodes of rule %q", rule), rows.Err())
+	return ids, nil
 }
 
 // FiringState reports the ledger's record of key; false when the rule never
