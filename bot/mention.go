@@ -132,7 +132,8 @@ func (s *Slack) listGroups(ctx context.Context, now time.Time) error {
 
 // mentionMarkup turns a rule's mention into Slack markup: a user (<@U..>,
 // U.., e-mail), a user group (S.., @handle), @here/@channel/@everyone, or
-// markup written by hand, passed on as is.
+// markup written by hand, passed on as is. An e-mail is looked up like a
+// page target's (slackUser: cached, lookups merged).
 func (s *Slack) mentionMarkup(ctx context.Context, m string) string {
 	m = strings.TrimSpace(m)
 	switch {
@@ -145,9 +146,9 @@ func (s *Slack) mentionMarkup(ctx context.Context, m string) string {
 	case strings.HasPrefix(m, "@") || slackGroupID.MatchString(m):
 		return s.groupMention(ctx, m)
 	case strings.Contains(m, "@"):
-		u, err := s.api.GetUserByEmailContext(ctx, m)
+		id, err := s.slackUser(ctx, m)
 		if err == nil {
-			return "<@" + u.ID + ">"
+			return "<@" + id + ">"
 		}
 		s.log.Warn("mention: no Slack user with that e-mail", "email", m, "err", err)
 	}
