@@ -15,7 +15,6 @@ import (
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
-	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -247,15 +246,11 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
-	deskURL, apiKey := cfg.DeskURL, cfg.DeskAPIKey.reveal()
-	if deskURL == "" {
-		url, stop, err := startEmbeddedDesk(logger)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		deskURL, apiKey = url, sdsim.DefaultAPIKey
+	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	if err != nil {
+		return err
 	}
+	defer stopDesk()
 	client, err := sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin), sdclient.WithLogger(logger))
 	if err != nil {
 		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)

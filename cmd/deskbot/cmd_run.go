@@ -102,15 +102,13 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	reg := newRegistry()
 
 	// The desk: a real one, or the embedded simulator.
-	deskURL, apiKey := cfg.DeskURL, cfg.DeskAPIKey.reveal()
-	if deskURL == "" {
-		url, stopSim, err := startEmbeddedDesk(logger)
-		if err != nil {
-			return err
-		}
-		defer stopSim()
-		deskURL, apiKey = url, sdsim.DefaultAPIKey
-		logger.Info("no DESKBOT_DESK_URL: running the embedded desk simulator", "url", url, "tickets", embeddedTickets)
+	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopDesk()
+	if cfg.DeskURL == "" {
+		logger.Info("no DESKBOT_DESK_URL: running the embedded desk simulator", "url", deskURL, "tickets", embeddedTickets)
 	}
 	client, err := sdclient.New(deskURL, apiKey,
 		sdclient.WithRatePerMinute(cfg.RatePerMin),
@@ -560,6 +558,19 @@ func sqlitePath(dsn string) string {
 		return ""
 	}
 	return p
+}
+
+// deskEndpoint is the desk to talk to: DESKBOT_DESK_URL with its key, or,
+// when it is unset, the embedded simulator; stop ends the simulator.
+func deskEndpoint(cfg *config, logger *slog.Logger) (url, apiKey string, stop func(), err error) {
+	if cfg.DeskURL != "" {
+		return cfg.DeskURL, cfg.DeskAPIKey.reveal(), func() {}, nil
+	}
+	url, stop, err = startEmbeddedDesk(logger)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return url, sdsim.DefaultAPIKey, stop, nil
 }
 
 // startEmbeddedDesk serves a seeded simulator on a loopback port.
