@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,12 +208,9 @@ func (p *patcher) Visit(node *ast.Node) {
 		if !ok {
 			return
 		}
-		for _, f := range p.fields {
-			if f == prop.Value {
-				return
-			}
+		if !slices.Contains(p.fields, prop.Value) {
+			p.fields = append(p.fields, prop.Value)
 		}
-		p.fields = append(p.fields, prop.Value)
 	case *ast.CallNode:
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "now" {
 			p.usesNow = true
@@ -361,10 +359,8 @@ func dueField(m *ast.MemberNode) string {
 	if !ok {
 		return ""
 	}
-	for _, f := range dueFields {
-		if prop.Value == f {
-			return f
-		}
+	if slices.Contains(dueFields, prop.Value) {
+		return prop.Value
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -351,19 +352,10 @@ func (l *loader) mapping(n *yaml.Node, what string, allowed []string) ([]pair, b
 // allowedKey reports whether key k is among allowed, where the entry
 // anchorKeys allows any key starting with x-.
 func allowedKey(allowed []string, k string) bool {
-	if contains(allowed, anchorKeys) && len(k) > 2 && strings.HasPrefix(k, "x-") {
+	if slices.Contains(allowed, anchorKeys) && len(k) > 2 && strings.HasPrefix(k, "x-") {
 		return true
 	}
-	return contains(allowed, k)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(allowed, k)
 }
 
 // describe names the YAML type of a node for messages.
