@@ -51,7 +51,7 @@ const (
 // reserve; Interactive returns a twin whose requests may use all of it and
 // are served first.
 type Client struct {
-	base        *url.URL // ends in /api/v2/
+	base        string // the API root, ending in /api/v2/
 	authHeader  string
 	apiKey      string
 	httpClient  *http.Client
@@ -134,7 +134,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		cfg.clock = clockwork.NewRealClock()
 	}
 	c := &Client{
-		base:        base,
+		base:        base.String(),
 		apiKey:      apiKey,
 		authHeader:  "Basic " + base64.StdEncoding.EncodeToString([]byte(apiKey+":X")),
 		httpClient:  cfg.httpClient,
@@ -233,7 +233,7 @@ func (c *Client) BackgroundBudget() int { return c.limiter.rate - c.limiter.rese
 func (c *Client) IsInteractive() bool { return c.interactive }
 
 // BaseURL returns the API root the client sends to (ending in /api/v2/).
-func (c *Client) BaseURL() string { return c.base.String() }
+func (c *Client) BaseURL() string { return c.base }
 
 // ListOptions selects a page of a list. Zero values leave the desk's
 // defaults (page 1, 30 per page). PerPage must be within 1..100.
@@ -384,7 +384,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 		}
 		payload = b
 	}
-	target := c.base.String() + r.path
+	target := c.base + r.path
 	if r.query != "" {
 		target += "?" + r.query
 	}
