@@ -322,49 +322,22 @@ func Terms(e Expr) []*Term {
 // It is how callers expand macros, e.g. status:open into
 // (status:2 OR status:3 OR status:12).
 func Rewrite(e Expr, f func(*Term) (Expr, bool)) Expr {
-	var walk func(Expr) Expr
-	walk = func(e Expr) Expr {
-		switch e := e.(type) {
-		case *Term:
-			if e == nil {
-				return nil
-			}
-			if x, ok := f(e); ok {
-				return copyExpr(x)
-			}
-			c := *e
-			return &c
-		case *And:
-			if e == nil {
-				return nil
-			}
-			out := make([]Expr, 0, len(e.Exprs))
-			for _, x := range e.Exprs {
-				out = append(out, walk(x))
-			}
-			return &And{Exprs: out}
-		case *Or:
-			if e == nil {
-				return nil
-			}
-			out := make([]Expr, 0, len(e.Exprs))
-			for _, x := range e.Exprs {
-				out = append(out, walk(x))
-			}
-			return &Or{Exprs: out}
-		}
-		return nil
-	}
-	return normalize(walk(e))
+	return normalize(mapTerms(e, f))
 }
 
-// copyExpr deep-copies a tree so that a replacement shared between several
-// Rewrite calls never aliases.
-func copyExpr(e Expr) Expr {
+// mapTerms deep-copies a tree, putting a copy of x in place of every term
+// for which f returns (x, true); with a nil f it is a plain deep copy, so
+// that a replacement shared between several Rewrite calls never aliases.
+func mapTerms(e Expr, f func(*Term) (Expr, bool)) Expr {
 	switch e := e.(type) {
 	case *Term:
 		if e == nil {
 			return nil
+		}
+		if f != nil {
+			if x, ok := f(e); ok {
+				return mapTerms(x, nil)
+			}
 		}
 		c := *e
 		return &c
@@ -372,22 +345,22 @@ func copyExpr(e Expr) Expr {
 		if e == nil {
 			return nil
 		}
-		out := make([]Expr, len(e.Exprs))
-		for i, x := range e.Exprs {
-			out[i] = copyExpr(x)
-		}
-		return &And{Exprs: out}
+		return &And{Exprs: mapTermsList(e.Exprs, f)}
 	case *Or:
 		if e == nil {
 			return nil
 		}
-		out := make([]Expr, len(e.Exprs))
-		for i, x := range e.Exprs {
-			out[i] = copyExpr(x)
-		}
-		return &Or{Exprs: out}
+		return &Or{Exprs: mapTermsList(e.Exprs, f)}
 	}
 	return nil
+}
+
+func mapTermsList(exprs []Expr, f func(*Term) (Expr, bool)) []Expr {
+	out := make([]Expr, len(exprs))
+	for i, x := range exprs {
+		out[i] = mapTerms(x, f)
+	}
+	return out
 }
 
 // normalize flattens And-in-And and Or-in-Or, unwraps one-member groups and
