@@ -329,14 +329,9 @@ func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, cha
 		s.cards[key] = cardLoc{channel: channel, ts: ts}
 		s.mu.Unlock()
 	}
-	// The page as stored now: Escalate now may have paged (and redrawn)
-	// the next level meanwhile.
+	// res.Page was read after the click's work (Escalate now pages the
+	// next level before ActPage returns), so it is the page as stored now.
 	p := res.Page
-	if s.router.oncall != nil {
-		if cur, ok, err := s.router.oncall.Page(ctx, key); err == nil && ok {
-			p = cur
-		}
-	}
 	card := res.Card
 	if card == nil {
 		card = s.router.PageCardContent(ctx, p.TicketID)
