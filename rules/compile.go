@@ -200,16 +200,8 @@ func (p *patcher) Visit(node *ast.Node) {
 			ast.Patch(node, &ast.IntegerNode{Value: v})
 		}
 	case *ast.MemberNode:
-		id, ok := n.Node.(*ast.IdentifierNode)
-		if !ok || id.Value != "ticket" {
-			return
-		}
-		prop, ok := n.Property.(*ast.StringNode)
-		if !ok {
-			return
-		}
-		if !slices.Contains(p.fields, prop.Value) {
-			p.fields = append(p.fields, prop.Value)
+		if f, ok := ticketField(n); ok && !slices.Contains(p.fields, f) {
+			p.fields = append(p.fields, f)
 		}
 	case *ast.CallNode:
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "now" {
@@ -244,18 +236,14 @@ func (p *patcher) nilComparison(n *ast.BinaryNode) bool {
 	if _, isNil := other.(*ast.NilNode); !ok || !isNil {
 		return false
 	}
-	id, ok := m.Node.(*ast.IdentifierNode)
-	if !ok || id.Value != "ticket" {
-		return false
-	}
-	prop, ok := m.Property.(*ast.StringNode)
+	field, ok := ticketField(m)
 	if !ok {
 		return false
 	}
-	if _, known := ticketFieldGetters[prop.Value]; !known {
+	if _, known := ticketFieldGetters[field]; !known {
 		return false // the checker says it is not a field
 	}
-	f := "ticket." + prop.Value
+	f := "ticket." + field
 	instead := map[string]string{
 		"responder_id":  f + " == 0 (0 when unassigned)",
 		"group_id":      f + " == 0 (0 when unset)",
@@ -268,12 +256,12 @@ func (p *patcher) nilComparison(n *ast.BinaryNode) bool {
 		"fr_due_by":     f + ".IsZero()",
 		"tags":          "len(ticket.tags) == 0",
 		"custom_fields": "ticket.custom_fields.NAME == nil, for one field",
-	}[prop.Value]
+	}[field]
 	msg := fmt.Sprintf("%s is never nil: a null from the desk becomes a zero value", f)
 	if instead != "" {
 		msg += "; write " + instead
 	}
-	p.errs = append(p.errs, exprError{Off: id.Location().From, Msg: msg})
+	p.errs = append(p.errs, exprError{Off: m.Node.Location().From, Msg: msg})
 	return true
 }
 
@@ -351,16 +339,22 @@ func (v *dueVisitor) Visit(node *ast.Node) {
 
 // dueField returns the due date m reads (ticket.due_by), or "".
 func dueField(m *ast.MemberNode) string {
+	if f, ok := ticketField(m); ok && slices.Contains(dueFields, f) {
+		return f
+	}
+	return ""
+}
+
+// ticketField returns the field of ticket that m reads (ticket.priority
+// gives priority); false when m reads anything else.
+func ticketField(m *ast.MemberNode) (string, bool) {
 	id, ok := m.Node.(*ast.IdentifierNode)
 	if !ok || id.Value != "ticket" {
-		return ""
+		return "", false
 	}
 	prop, ok := m.Property.(*ast.StringNode)
 	if !ok {
-		return ""
+		return "", false
 	}
-	if slices.Contains(dueFields, prop.Value) {
-		return prop.Value
-	}
-	return ""
+	return prop.Value, true
 }

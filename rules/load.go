@@ -544,7 +544,7 @@ func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
 	}
 	ok = true
 	for _, t := range filter.Terms(e) {
-		if t.Field == "status" && t.Value.Kind == filter.KindWord && strings.EqualFold(t.Value.Str, "open") && t.Op != filter.OpEq {
+		if isStatusOpen(t) && t.Op != filter.OpEq {
 			l.errIn(n, byteToRune(src, t.Pos), "query: status%sopen: the status:open macro takes no comparison", t.Op)
 			ok = false
 		}
