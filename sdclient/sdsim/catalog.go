@@ -169,7 +169,7 @@ func listCategories(c *call) reply { return listPage(c, "categories", c.st.catal
 func listFolders(c *call) reply {
 	s := c.q.Get("category_id")
 	if s == "" {
-		return invalid(fieldError{"category_id", "Mandatory attribute missing", "missing_field"})
+		return invalid(required("category_id"))
 	}
 	id, _ := strconv.ParseInt(s, 10, 64)
 	found := false
@@ -192,7 +192,7 @@ func listFolders(c *call) reply {
 func listArticles(c *call) reply {
 	s := c.q.Get("folder_id")
 	if s == "" {
-		return invalid(fieldError{"folder_id", "Mandatory attribute missing", "missing_field"})
+		return invalid(required("folder_id"))
 	}
 	id, _ := strconv.ParseInt(s, 10, 64)
 	found := false

@@ -3,7 +3,6 @@ package sdsim
 import (
 	"cmp"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,11 +78,11 @@ func (k kind[T, P]) create(c *call) reply {
 		return *rep
 	}
 	k.assign(c, p)
-	id, created, updated := p.meta()
-	*created, *updated = c.now, c.now
+	id, createdAt, updatedAt := p.meta()
+	*createdAt, *updatedAt = c.now, c.now
 	k.tab(c.st).put(p)
 	c.st.version++
-	return reply{status: http.StatusCreated, body: map[string]any{k.single: p}, location: "/" + k.plural + "/" + strconv.FormatInt(*id, 10)}
+	return created(map[string]any{k.single: p}, "/"+k.plural+"/"+strconv.FormatInt(*id, 10))
 }
 
 // check validates a create or update body: a duplicate is a 409, any other

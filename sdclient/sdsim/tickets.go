@@ -594,8 +594,8 @@ func filterTickets(c *call) reply {
 
 // ---- create / update / delete -------------------------------------------
 
-// applyTicket applies a create or update body to t. On success it returns
-// nil and, for an unknown email, the requester to create.
+// applyTicket applies a create or update body to t and returns every fault
+// found, or nil; an unknown email on create makes a new requester.
 func (c *call) applyTicket(t *Ticket, create bool) []fieldError {
 	f := &fields{body: c.body}
 	f.only(ticketWritable...)
