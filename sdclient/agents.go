@@ -95,5 +95,5 @@ func (s *AgentsService) Create(ctx context.Context, a *AgentRequest) (*Agent, *R
 
 // Update changes the set fields of an agent (PUT /agents/{id}).
 func (s *AgentsService) Update(ctx context.Context, id int64, a *AgentRequest) (*Agent, *Response, error) {
-	return updateObj[Agent](ctx, s.client, "agent", "agents", "agent", id, a, a == nil)
+	return updateObj[Agent](ctx, s.client, "agent", "agents", "agent", id, a)
 }

@@ -62,7 +62,7 @@ func (s *AssetsService) Get(ctx context.Context, displayID int64) (*Asset, *Resp
 
 // Update changes the set fields of an asset (PUT /assets/{display_id}).
 func (s *AssetsService) Update(ctx context.Context, displayID int64, a *AssetRequest) (*Asset, *Response, error) {
-	return updateObj[Asset](ctx, s.client, "asset", "assets", "asset", displayID, a, a == nil)
+	return updateObj[Asset](ctx, s.client, "asset", "assets", "asset", displayID, a)
 }
 
 // Delete deletes an asset (DELETE /assets/{display_id}, 204).

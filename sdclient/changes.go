@@ -108,7 +108,7 @@ func (s *ChangesService) Create(ctx context.Context, c *ChangeRequest) (*Change,
 
 // Update changes the set fields of a change (PUT /changes/{id}).
 func (s *ChangesService) Update(ctx context.Context, id int64, c *ChangeRequest) (*Change, *Response, error) {
-	return updateObj[Change](ctx, s.client, "change", "changes", "change", id, c, c == nil)
+	return updateObj[Change](ctx, s.client, "change", "changes", "change", id, c)
 }
 
 // Delete deletes a change (DELETE /changes/{id}, 204).

@@ -29,12 +29,12 @@ func createObj[T any](ctx context.Context, c *Client, noun, coll, key string, bo
 	return sendOne[T](ctx, c, request{op: op, method: http.MethodPost, path: coll, body: body}, key)
 }
 
-func updateObj[T any](ctx context.Context, c *Client, noun, coll, key string, id int64, body any, isNil bool) (*T, *Response, error) {
+func updateObj[T, B any](ctx context.Context, c *Client, noun, coll, key string, id int64, body *B) (*T, *Response, error) {
 	op := fmt.Sprintf("update %s %d", noun, id)
 	if id <= 0 {
 		return nil, nil, invalid(op, "%s id must be positive", noun)
 	}
-	if isNil {
+	if body == nil {
 		return nil, nil, invalid(op, "no update given")
 	}
 	return sendOne[T](ctx, c, request{op: op, method: http.MethodPut, path: idPath(coll, id), body: body}, key)

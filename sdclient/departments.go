@@ -48,7 +48,7 @@ func (s *DepartmentsService) Create(ctx context.Context, d *DepartmentRequest) (
 
 // Update changes the set fields of a department (PUT /departments/{id}).
 func (s *DepartmentsService) Update(ctx context.Context, id int64, d *DepartmentRequest) (*Department, *Response, error) {
-	return updateObj[Department](ctx, s.client, "department", "departments", "department", id, d, d == nil)
+	return updateObj[Department](ctx, s.client, "department", "departments", "department", id, d)
 }
 
 // Delete deletes a department (DELETE /departments/{id}, 204).

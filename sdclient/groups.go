@@ -49,7 +49,7 @@ func (s *GroupsService) Create(ctx context.Context, g *GroupRequest) (*Group, *R
 
 // Update changes the set fields of a group (PUT /groups/{id}).
 func (s *GroupsService) Update(ctx context.Context, id int64, g *GroupRequest) (*Group, *Response, error) {
-	return updateObj[Group](ctx, s.client, "group", "groups", "group", id, g, g == nil)
+	return updateObj[Group](ctx, s.client, "group", "groups", "group", id, g)
 }
 
 // Delete deletes a group (DELETE /groups/{id}, 204).

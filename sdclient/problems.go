@@ -63,7 +63,7 @@ func (s *ProblemsService) Create(ctx context.Context, p *ProblemRequest) (*Probl
 
 // Update changes the set fields of a problem (PUT /problems/{id}).
 func (s *ProblemsService) Update(ctx context.Context, id int64, p *ProblemRequest) (*Problem, *Response, error) {
-	return updateObj[Problem](ctx, s.client, "problem", "problems", "problem", id, p, p == nil)
+	return updateObj[Problem](ctx, s.client, "problem", "problems", "problem", id, p)
 }
 
 // Delete deletes a problem (DELETE /problems/{id}, 204).

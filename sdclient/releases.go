@@ -62,7 +62,7 @@ func (s *ReleasesService) Create(ctx context.Context, r *ReleaseRequest) (*Relea
 
 // Update changes the set fields of a release (PUT /releases/{id}).
 func (s *ReleasesService) Update(ctx context.Context, id int64, r *ReleaseRequest) (*Release, *Response, error) {
-	return updateObj[Release](ctx, s.client, "release", "releases", "release", id, r, r == nil)
+	return updateObj[Release](ctx, s.client, "release", "releases", "release", id, r)
 }
 
 // Delete deletes a release (DELETE /releases/{id}, 204).

@@ -66,5 +66,5 @@ func (s *RequestersService) Create(ctx context.Context, r *RequesterRequest) (*R
 
 // Update changes the set fields of a requester (PUT /requesters/{id}).
 func (s *RequestersService) Update(ctx context.Context, id int64, r *RequesterRequest) (*Requester, *Response, error) {
-	return updateObj[Requester](ctx, s.client, "requester", "requesters", "requester", id, r, r == nil)
+	return updateObj[Requester](ctx, s.client, "requester", "requesters", "requester", id, r)
 }
