@@ -192,24 +192,27 @@ func markerID(prefix, key string) string {
 func alertBlocks(v alertView) []slack.Block {
 	c := *v.Card
 	c.Headline = v.Headline
-	bs := cardBlocks(&c)
-	if len(v.Activity) > 0 {
-		act := v.Activity
-		if len(act) > 10 {
-			act = act[len(act)-10:]
-		}
-		var els []slack.MixedElement
-		for _, a := range act {
-			els = append(els, mrkdwn(fitMarkup(a, maxSectionText)))
-		}
-		bs = append(bs, slack.NewContextBlock(blockActivity, els...))
-	}
+	bs := appendActivity(cardBlocks(&c), v.Activity, maxSectionText)
 	mark := "deskbot alert"
 	if v.Rule != "" {
 		mark += " · rule " + escape(v.Rule)
 	}
 	bs = append(bs, slack.NewContextBlock(markerBlockID(v.Key), mrkdwn(mark)))
 	return bs
+}
+
+// appendActivity appends the context block of a card's activity: its last
+// ten lines (Slack's limit of elements), each cut to n characters.
+func appendActivity(bs []slack.Block, activity []string, n int) []slack.Block {
+	if len(activity) == 0 {
+		return bs
+	}
+	act := activity[max(len(activity)-10, 0):]
+	els := make([]slack.MixedElement, 0, len(act))
+	for _, a := range act {
+		els = append(els, mrkdwn(fitMarkup(a, n)))
+	}
+	return append(bs, slack.NewContextBlock(blockActivity, els...))
 }
 
 // alertButtonValue packs what a click needs: ticket id, rule and key.

@@ -142,18 +142,7 @@ func fmtWait(d time.Duration) string {
 func pageBlocks(v pageView) []slack.Block {
 	c := *v.Card
 	c.Headline = v.Headline
-	bs := cardBlocks(&c)
-	if len(v.Activity) > 0 {
-		act := v.Activity
-		if len(act) > 10 {
-			act = act[len(act)-10:]
-		}
-		var els []slack.MixedElement
-		for _, a := range act {
-			els = append(els, mrkdwn(fitMarkup(a, 300)))
-		}
-		bs = append(bs, slack.NewContextBlock(blockActivity, els...))
-	}
+	bs := appendActivity(cardBlocks(&c), v.Activity, 300)
 	mark := fmt.Sprintf("deskbot on-call page · policy %s", escape(v.Policy))
 	if v.Rule != "" {
 		mark += " · rule " + escape(v.Rule)
