@@ -957,7 +957,7 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 		return false
 	}
 	ok := true
-	m := &updateMerger{l: l, ok: true, at: map[string]setAt{}}
+	m := &updateMerger{l: l, at: map[string]setAt{}}
 	updateAt := -1
 	for _, item := range n.Content {
 		item = resolve(item)
@@ -1023,9 +1023,6 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 			l.errNode(k, "unknown action %q (want one of %s)", k.Value, strings.Join(actKeys, ", "))
 			ok = false
 		}
-	}
-	if !m.ok {
-		ok = false
 	}
 	if updateAt >= 0 {
 		r.actions[updateAt].update = &m.upd
@@ -1208,7 +1205,6 @@ type updateMerger struct {
 	l     *loader
 	upd   sdclient.TicketUpdate
 	email string
-	ok    bool
 	// at records where each field was first set, and its value for messages.
 	at map[string]setAt
 }
@@ -1224,7 +1220,6 @@ func (m *updateMerger) claim(field string, val any, n *yaml.Node, what string) b
 	if prev, ok := m.at[field]; ok {
 		if !reflect.DeepEqual(prev.val, val) {
 			m.l.errNode(n, "%s: conflicting values for %s: %v here, %v at line %d", what, field, fmtAny(val), fmtAny(prev.val), prev.line)
-			m.ok = false
 			return false
 		}
 		return true
@@ -1352,9 +1347,6 @@ func (m *updateMerger) set(n *yaml.Node) bool {
 			}
 		}
 	}
-	if !good {
-		m.ok = false
-	}
 	return good
 }
 
@@ -1363,18 +1355,15 @@ func (m *updateMerger) assign(n *yaml.Node) bool {
 	const want = "want an agent's e-mail or numeric id"
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && n.Tag != "!!int") {
 		l.errNode(n, "assign: %s, got %s", want, describe(n))
-		m.ok = false
 		return false
 	}
 	if id, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
 		if id <= 0 {
 			l.errNode(n, "assign: %s, got %d", want, id)
-			m.ok = false
 			return false
 		}
 		if m.email != "" {
 			l.errNode(n, "assign: conflicting assignees: agent %d here, %s earlier", id, m.email)
-			m.ok = false
 			return false
 		}
 		if !m.claim("responder_id", id, n, "assign") {
@@ -1386,12 +1375,10 @@ func (m *updateMerger) assign(n *yaml.Node) bool {
 	email := strings.TrimSpace(n.Value)
 	if i := strings.Index(email, "@"); i <= 0 || i == len(email)-1 || strings.ContainsAny(email, " \t,;<>") {
 		l.errNode(n, "assign: %s, got %q", want, n.Value)
-		m.ok = false
 		return false
 	}
 	if prev, ok := m.at["responder_id"]; ok {
 		l.errNode(n, "assign: conflicting assignees: %s here, responder_id %v at line %d", email, prev.val, prev.line)
-		m.ok = false
 		return false
 	}
 	if !m.claim("assign", email, n, "assign") {
