@@ -71,12 +71,8 @@ func (s *ChangesService) Filter(ctx context.Context, query string, opts *FilterO
 
 // FilterAll walks the pages of a change filter like Tickets.FilterAll.
 func (s *ChangesService) FilterAll(ctx context.Context, query string, opts *FilterOptions) iter.Seq2[*Change, error] {
-	var o FilterOptions
-	if opts != nil {
-		o = *opts
-	}
-	return walkFilter(&o, "filter changes", func() ([]*Change, int, error) {
-		p, _, err := s.Filter(ctx, query, &o)
+	return walkFilter(opts, "filter changes", func(o *FilterOptions) ([]*Change, int, error) {
+		p, _, err := s.Filter(ctx, query, o)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -279,12 +279,8 @@ func filterPage[P any](ctx context.Context, c *Client, op, path, query string, o
 // that leaves tickets unread its last element is an error wrapping
 // ErrTruncated, so the caller knows the result is incomplete.
 func (s *TicketsService) FilterAll(ctx context.Context, query string, opts *FilterOptions) iter.Seq2[*Ticket, error] {
-	var o FilterOptions
-	if opts != nil {
-		o = *opts
-	}
-	return walkFilter(&o, "filter tickets", func() ([]*Ticket, int, error) {
-		p, _, err := s.Filter(ctx, query, &o)
+	return walkFilter(opts, "filter tickets", func(o *FilterOptions) ([]*Ticket, int, error) {
+		p, _, err := s.Filter(ctx, query, o)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -292,8 +288,13 @@ func (s *TicketsService) FilterAll(ctx context.Context, query string, opts *Filt
 	}, func(t *Ticket) int64 { return t.ID })
 }
 
-// walkFilter pages a total-carrying search; fetch reads the page o.Page.
-func walkFilter[T any](o *FilterOptions, op string, fetch func() ([]*T, int, error), id func(*T) int64) iter.Seq2[*T, error] {
+// walkFilter pages a total-carrying search on a copy of opts; fetch reads
+// the page the copy names.
+func walkFilter[T any](opts *FilterOptions, op string, fetch func(*FilterOptions) ([]*T, int, error), id func(*T) int64) iter.Seq2[*T, error] {
+	var o FilterOptions
+	if opts != nil {
+		o = *opts
+	}
 	return func(yield func(*T, error) bool) {
 		if o.Page < 1 {
 			o.Page = 1
@@ -301,7 +302,7 @@ func walkFilter[T any](o *FilterOptions, op string, fetch func() ([]*T, int, err
 		seen := map[int64]bool{}
 		pageSize, pages := 0, 0
 		for {
-			items, total, err := fetch()
+			items, total, err := fetch(&o)
 			if err != nil {
 				yield(nil, err)
 				return
