@@ -194,11 +194,7 @@ func (t *traffic) rate(h http.Header, now time.Time, cost int) bool {
 		i++
 	}
 	t.window = t.window[i:]
-	used := 0
-	for _, s := range t.window {
-		used += s.cost
-	}
-	h.Set("X-Ratelimit-Total", strconv.Itoa(t.limit))
+	used := t.used(now)
 	if used+cost > t.limit {
 		wait := time.Minute
 		freed := 0
@@ -210,15 +206,33 @@ func (t *traffic) rate(h http.Header, now time.Time, cost int) bool {
 			}
 		}
 		secs := max(1, int((wait+time.Second-1)/time.Second))
-		h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(0, t.limit-used)))
-		h.Set("X-Ratelimit-Used-CurrentRequest", "0")
+		t.setHeaders(h, used, 0)
 		h.Set("Retry-After", strconv.Itoa(secs))
 		return false
 	}
 	t.window = append(t.window, spend{now, cost})
-	h.Set("X-Ratelimit-Remaining", strconv.Itoa(t.limit-used-cost))
-	h.Set("X-Ratelimit-Used-CurrentRequest", strconv.Itoa(cost))
+	t.setHeaders(h, used, cost)
 	return true
+}
+
+// used is what the requests of the minute before now spent.
+func (t *traffic) used(now time.Time) int {
+	start := now.Add(-time.Minute)
+	n := 0
+	for _, s := range t.window {
+		if s.at.After(start) {
+			n += s.cost
+		}
+	}
+	return n
+}
+
+// setHeaders sets the X-Ratelimit-* headers of a request that spends cost
+// on top of used.
+func (t *traffic) setHeaders(h http.Header, used, cost int) {
+	h.Set("X-Ratelimit-Total", strconv.Itoa(t.limit))
+	h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(0, t.limit-used-cost)))
+	h.Set("X-Ratelimit-Used-CurrentRequest", strconv.Itoa(cost))
 }
 
 // rateHeaders sets the headers without spending (for injected 429s).
@@ -228,15 +242,7 @@ func (t *traffic) rateHeaders(h http.Header, now time.Time) {
 	if t.limit <= 0 {
 		return
 	}
-	used := 0
-	for _, s := range t.window {
-		if s.at.After(now.Add(-time.Minute)) {
-			used += s.cost
-		}
-	}
-	h.Set("X-Ratelimit-Total", strconv.Itoa(t.limit))
-	h.Set("X-Ratelimit-Remaining", strconv.Itoa(max(0, t.limit-used)))
-	h.Set("X-Ratelimit-Used-CurrentRequest", "0")
+	t.setHeaders(h, t.used(now), 0)
 }
 
 // requestCost is what a request spends. Every request costs 1. include= is
