@@ -4,8 +4,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // historyLen is how many recent cycles of a job the planner averages.
@@ -39,12 +37,11 @@ func interval(j *job, now time.Time) time.Duration {
 	if j.cron == "" {
 		return j.every
 	}
-	sched, err := cron.ParseStandard(j.cron)
-	if err != nil {
+	if j.sched == nil {
 		return time.Minute
 	}
-	a := sched.Next(now)
-	return sched.Next(a).Sub(a)
+	a := j.sched.Next(now)
+	return j.sched.Next(a).Sub(a)
 }
 
 // replan takes a new job list (start, reload) and recomputes the factor.

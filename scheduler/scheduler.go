@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
+	"github.com/robfig/cron/v3"
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -134,6 +135,7 @@ type job struct {
 	query string // the unexpanded query, as printed by filter
 	every time.Duration
 	cron  string
+	sched cron.Schedule // cron parsed once, for the planner's intervals
 	set   *rules.Set
 	rules []*rules.Rule
 	gj    gocron.Job // once added
@@ -184,6 +186,9 @@ func buildJobs(set *rules.Set, open []int) ([]*job, error) {
 		}
 		if j.every <= 0 && j.cron == "" {
 			j.every = rules.DefaultEvery
+		}
+		if j.cron != "" {
+			j.sched, _ = cron.ParseStandard(j.cron) // checked when the rules loaded
 		}
 	}
 	return jobs, nil
