@@ -96,16 +96,19 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 		now := r.now()
 		var text string
 		var taken *sdclient.Ticket // the ticket as Take it left it
+		var p oncall.Page          // the page after Ack or Take; Escalate now reads it below
+		var read bool
 		switch a.ActionID {
 		case ActionPageAck:
 			email, err := r.pagePermit(ctx, req, a.AlertKey, "acknowledge")
 			if err != nil {
 				return Response{}, err
 			}
-			p, ok, err := r.oncall.Ack(ctx, a.AlertKey, email, now)
+			q, ok, err := r.oncall.Ack(ctx, a.AlertKey, email, now)
 			if err != nil && !ok {
 				return Response{}, fmt.Errorf("acknowledge page %s: %w", a.AlertKey, err)
 			}
+			p, read = q, true
 			text = fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", id)
 			if !ok {
 				text = alreadyText(p)
@@ -122,10 +125,11 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 				return Response{}, err
 			}
 			taken = withEmbeds(t, c.t)
-			p, ok, err := r.oncall.Take(ctx, a.AlertKey, c.email, now)
+			q, ok, err := r.oncall.Take(ctx, a.AlertKey, c.email, now)
 			if err != nil && !ok {
 				return Response{}, fmt.Errorf("take page %s: %w", a.AlertKey, err)
 			}
+			p, read = q, true
 			text = fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", id)
 			if !ok {
 				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
@@ -144,9 +148,12 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 			}
 			text = fmt.Sprintf("Escalated the page of ticket #%d to the next level.", id)
 		}
-		p, found, err := r.oncall.Page(ctx, a.AlertKey)
-		if err != nil || !found {
-			return Response{}, fmt.Errorf("read page %s: %w", a.AlertKey, errors.Join(err, oncall.ErrNoPage))
+		if !read {
+			q, found, err := r.oncall.Page(ctx, a.AlertKey)
+			if err != nil || !found {
+				return Response{}, fmt.Errorf("read page %s: %w", a.AlertKey, errors.Join(err, oncall.ErrNoPage))
+			}
+			p = q
 		}
 		if a.ActionID == ActionPageEscalate && p.Exhausted && !p.Acked() {
 			text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
