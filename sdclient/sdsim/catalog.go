@@ -172,14 +172,10 @@ func listFolders(c *call) reply {
 		return invalid(required("category_id"))
 	}
 	id, _ := strconv.ParseInt(s, 10, 64)
-	found := false
-	out := []solutionFolder{}
-	for _, cat := range c.st.catalog.categories {
-		found = found || cat.ID == id
-	}
-	if !found {
+	if !slices.ContainsFunc(c.st.catalog.categories, func(cat solutionCategory) bool { return cat.ID == id }) {
 		return notFound("solution category " + s)
 	}
+	out := []solutionFolder{}
 	for _, f := range c.st.catalog.folders {
 		if f.CategoryID == id {
 			out = append(out, f)
@@ -195,11 +191,7 @@ func listArticles(c *call) reply {
 		return invalid(required("folder_id"))
 	}
 	id, _ := strconv.ParseInt(s, 10, 64)
-	found := false
-	for _, f := range c.st.catalog.folders {
-		found = found || f.ID == id
-	}
-	if !found {
+	if !slices.ContainsFunc(c.st.catalog.folders, func(f solutionFolder) bool { return f.ID == id }) {
 		return notFound("solution folder " + s)
 	}
 	out := []solutionArticle{}
