@@ -141,17 +141,13 @@ func (st *state) render(t *Ticket, inc []string) *ticketWire {
 }
 
 func (c *call) ticket() (*Ticket, *reply) {
-	id, ok := c.id(0)
-	if !ok {
-		r := notFound("ticket " + c.params[0])
-		return nil, &r
+	if id, ok := c.id(0); ok {
+		if t, ok := c.st.tickets[id]; ok {
+			return t, nil
+		}
 	}
-	t, ok := c.st.tickets[id]
-	if !ok {
-		r := notFound("ticket " + c.params[0])
-		return nil, &r
-	}
-	return t, nil
+	r := notFound("ticket " + c.params[0])
+	return nil, &r
 }
 
 // viewTicket: GET /tickets/{id}; deleted tickets are still served (deleted:true).
