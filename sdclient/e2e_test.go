@@ -546,3 +546,22 @@ func TestE2EIncludeCreditsWithinTheRate(t *testing.T) {
 		}
 	}
 }
+
+// An iterator ranged a second time walks every page again from the first.
+func TestE2EIteratorsRangeAgain(t *testing.T) {
+	s, c, _ := e2e(t, sdsim.DefaultAPIKey)
+	for range 45 {
+		s.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 2})
+	}
+	ctx := t.Context()
+	list := c.Tickets.ListAll(ctx, &sdclient.TicketListOptions{ListOptions: sdclient.ListOptions{PerPage: 20}})
+	filter := c.Tickets.FilterAll(ctx, "priority:2", nil)
+	for name, seq := range map[string]func() int{
+		"ListAll":   func() int { return len(collect(t, list)) },
+		"FilterAll": func() int { return len(collect(t, filter)) },
+	} {
+		if first, second := seq(), seq(); first != 45 || second != 45 {
+			t.Errorf("%s: %d items, then %d when ranged again; want 45 both times", name, first, second)
+		}
+	}
+}

@@ -229,13 +229,17 @@ func listAll[T, O any, P interface {
 	*O
 	pageOptions
 }](ctx context.Context, opts P, list func(context.Context, P) ([]*T, *Response, error)) iter.Seq2[*T, error] {
-	o := P(new(O))
+	var base O
 	if opts != nil {
-		*o = *opts
+		base = *opts
 	}
-	lo := o.listOptions()
-	allPages(lo)
-	return paginate(&lo.Page, func() ([]*T, *Response, error) { return list(ctx, o) })
+	return func(yield func(*T, error) bool) {
+		o := P(new(O)) // a fresh copy per range: ranging again starts over
+		*o = base
+		lo := o.listOptions()
+		allPages(lo)
+		paginate(&lo.Page, func() ([]*T, *Response, error) { return list(ctx, o) })(yield)
+	}
 }
 
 // pageOptions are list options: ListOptions itself or a struct embedding it.

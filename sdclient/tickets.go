@@ -291,11 +291,12 @@ func (s *TicketsService) FilterAll(ctx context.Context, query string, opts *Filt
 // walkFilter pages a total-carrying search on a copy of opts; fetch reads
 // the page the copy names.
 func walkFilter[T any](opts *FilterOptions, op string, fetch func(*FilterOptions) ([]*T, int, error), id func(*T) int64) iter.Seq2[*T, error] {
-	var o FilterOptions
+	var base FilterOptions
 	if opts != nil {
-		o = *opts
+		base = *opts
 	}
 	return func(yield func(*T, error) bool) {
+		o := base // a fresh copy per range: ranging again starts over
 		if o.Page < 1 {
 			o.Page = 1
 		}
