@@ -430,7 +430,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 			if !idempotent(r.method) && !neverSent(err) {
 				return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, apiPath, err, ErrNotRetried))
 			}
-			applied = applied || r.method != http.MethodGet
+			applied = applied || (r.method != http.MethodGet && !neverSent(err))
 			if attempt < c.maxAttempts {
 				if serr := c.sleep(wctx, c.backoff(attempt)); serr != nil {
 					return nil, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (gave up waiting to retry: %v)", r.op, r.method, apiPath, err, serr))
