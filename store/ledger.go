@@ -330,18 +330,6 @@ func column[T any](ctx context.Context, q querier, query string, args ...any) ([
 	return out, rows.Err()
 }
 
-// firingExists tells a firing that is already in the wanted state from one
-// that does not exist.
-func firingExists(ctx context.Context, q querier, id int64) (bool, error) {
-	rows, err := q.QueryContext(ctx, `SELECT 1 FROM ledger_firings WHERE id = $1`, id)
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	ok := rows.Next()
-	return ok, rows.Err()
-}
-
 // ActionDone records that action i of the firing reached its target. It is
 // idempotent, and durable when it returns.
 func (s *Store) ActionDone(ctx context.Context, firingID int64, i int) error {
@@ -356,20 +344,20 @@ func (s *Store) ActionDone(ctx context.Context, firingID int64, i int) error {
 		if err != nil || n == 1 {
 			return err
 		}
-		return s.mustExist(ctx, tx, firingID)
+		return mustExist(ctx, tx, firingID)
 	})
 	return s.wrap(op, err)
 }
 
-func (s *Store) mustExist(ctx context.Context, tx *sql.Tx, firingID int64) error {
-	ok, err := firingExists(ctx, tx, firingID)
-	if err != nil {
-		return err
-	}
-	if !ok {
+// mustExist tells a firing that is already in the wanted state from one
+// that does not exist (ErrUnknownFiring).
+func mustExist(ctx context.Context, tx *sql.Tx, firingID int64) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM ledger_firings WHERE id = $1`, firingID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
 		return ErrUnknownFiring
 	}
-	return nil
+	return err
 }
 
 // Finish marks the firing done at now; now becomes the (rule, ticket)'s last
@@ -428,7 +416,7 @@ func (s *Store) Release(ctx context.Context, firingID int64, retryAt time.Time, 
 		if err != nil || n == 1 {
 			return err
 		}
-		return s.mustExist(ctx, tx, firingID)
+		return mustExist(ctx, tx, firingID)
 	})
 	return s.wrap(fmt.Sprintf("release firing %d", firingID), err)
 }
