@@ -77,16 +77,11 @@ type Router struct {
 	maxRetry  int
 
 	mu       sync.Mutex
-	agents   map[string]agentEntry // by lower-case e-mail
+	agents   map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
 	lookups  flight[*sdclient.Agent]
 	names    map[int64]cached[string]
 	statuses cached[[]sdclient.FieldChoice]
 	groups   cached[[]*sdclient.Group]
-}
-
-type agentEntry struct {
-	agent *sdclient.Agent // nil: not an agent
-	at    time.Time
 }
 
 type cached[T any] struct {
@@ -196,7 +191,7 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 		timeout:  30 * time.Second,
 		agentTTL: 10 * time.Minute,
 		maxRetry: 2,
-		agents:   make(map[string]agentEntry),
+		agents:   make(map[string]cached[*sdclient.Agent]),
 		names:    make(map[int64]cached[string]),
 	}
 	for _, o := range opts {
@@ -374,11 +369,11 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 	r.mu.Unlock()
 	if ok {
 		ttl := r.agentTTL
-		if e.agent == nil {
+		if e.v == nil {
 			ttl /= 10
 		}
 		if now.Sub(e.at) < ttl {
-			return e.agent, nil
+			return e.v, nil
 		}
 	}
 	return r.lookups.do(key, func() (*sdclient.Agent, error) {
@@ -398,7 +393,7 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 			a = nil
 		}
 		r.mu.Lock()
-		r.agents[key] = agentEntry{agent: a, at: now}
+		r.agents[key] = cached[*sdclient.Agent]{v: a, at: now, ok: true}
 		r.mu.Unlock()
 		return a, nil
 	})
