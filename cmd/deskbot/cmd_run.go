@@ -121,7 +121,10 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	if err != nil {
 		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
 	}
-	me, err := checkDesk(ctx, client)
+	// People's requests (chat, a reload, /readyz) go through the interactive
+	// twin, which keeps the reserve; the scheduler polls with client itself.
+	interactive := client.Interactive()
+	me, err := checkDesk(ctx, interactive)
 	if err != nil {
 		return err
 	}
@@ -137,7 +140,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	if err != nil {
 		return err
 	}
-	loader := &rulesLoader{client: client.Interactive(), logger: logger}
+	loader := &rulesLoader{client: interactive, logger: logger}
 	var set atomic.Pointer[rules.Set]
 	if rulesPath == "" {
 		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
@@ -165,7 +168,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	}
 
 	// Chat: Slack when configured, else the console on stdin/stdout.
-	expl := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), set.Load, st, nil)
+	expl := scheduler.NewExplainer(scheduler.ClientDesk(interactive), set.Load, st, nil)
 	ropts := []bot.Option{
 		bot.WithDeskURL(deskURL),
 		bot.WithExplainer(expl),
@@ -174,7 +177,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	if esc != nil {
 		ropts = append(ropts, bot.WithOnCall(esc))
 	}
-	router, err := bot.NewRouter(bot.NewDeskAdapter(client.Interactive()), logger, ropts...)
+	router, err := bot.NewRouter(bot.NewDeskAdapter(interactive), logger, ropts...)
 	if err != nil {
 		return err
 	}
@@ -240,7 +243,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	}
 
 	checks := []readyCheck{
-		{"desk", cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, client); return err })},
+		{"desk", cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, interactive); return err })},
 		{"store", st.Ping},
 		{"chat", func(context.Context) error {
 			if !chat.Ready() {
