@@ -139,6 +139,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 	type gen struct {
 		group   Group
 		members []int64
+		set     subjectSet
 	}
 	var groups []gen
 	for i, set := range subjectSets {
@@ -148,7 +149,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 		}
 		g := d.AddGroup(Group{Name: set.group, Description: orNull(set.group + " team"), Members: members,
 			Leaders: members[:1], UnassignedFor: orNull("30m"), WorkspaceID: DefaultWorkspaceID, CreatedAt: setupTime})
-		groups = append(groups, gen{g, members})
+		groups = append(groups, gen{g, members, set})
 	}
 	var hrMembers []int64
 	for _, a := range hrAgents {
@@ -258,7 +259,7 @@ func (d *Desk) Generate(seed int64, tickets int, now time.Time) {
 			t.Subject, t.Category = subj, "HR"
 		} else {
 			g := groups[rng.IntN(len(groups))]
-			set := subjectSets[slices.IndexFunc(subjectSets, func(s subjectSet) bool { return s.group == g.group.Name })]
+			set := g.set
 			subj := pick(set.subjects)
 			switch {
 			case strings.Contains(subj, "%s"):
