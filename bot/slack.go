@@ -44,13 +44,15 @@ type Slack struct {
 	team  atomic.Value // string: the team served
 	wg    sync.WaitGroup
 
-	mu       sync.Mutex
-	emails   map[string]cached[string] // users.info cache by user id
-	lookups  flight[string]
-	channels map[string]string         // channel name -> id
-	userIDs  map[string]cached[string] // users.lookupByEmail cache by lower-case e-mail
-	cards    map[string]cardLoc        // page key -> where its card is
-	groups   groupCache                // usergroups.list: @handle -> id
+	mu            sync.Mutex
+	emails        map[string]cached[string] // users.info cache by user id
+	lookups       flight[string]
+	channels      map[string]string           // channel name -> id
+	userIDs       map[string]cached[string]   // users.lookupByEmail cache by lower-case e-mail
+	cards         map[string]cardLoc          // page key -> where its card is
+	groups        groupCache                  // usergroups.list: @handle -> id
+	members       map[string]cached[[]string] // usergroups.users.list by group id
+	memberLookups flight[[]string]
 }
 
 var (
@@ -209,6 +211,7 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 		channels:  make(map[string]string),
 		userIDs:   make(map[string]cached[string]),
 		cards:     make(map[string]cardLoc),
+		members:   make(map[string]cached[[]string]),
 	}
 	s.api = slack.New(botToken,
 		slack.OptionAppLevelToken(appToken),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -196,34 +197,30 @@ func (s *Slack) GroupMembers(ctx context.Context, group string) ([]string, error
 	if !slackGroupID.MatchString(id) {
 		return nil, fmt.Errorf("members of user group %q: want a user group id such as S0123ABC or a @handle", group)
 	}
-	// The cache of e-mail lookups holds groups too, under a key no e-mail
-	// can take (no '@'); the value is the comma-separated member ids.
-	key := "usergroup:" + id
 	now := s.now()
 	s.mu.Lock()
-	c, ok := s.userIDs[key]
+	c, ok := s.members[id]
 	s.mu.Unlock()
-	if !ok || now.Sub(c.at) >= groupMembersTTL {
-		v, err := s.lookups.do(key, func() (string, error) {
-			ids, err := s.api.GetUserGroupMembersContext(ctx, id)
-			if err != nil {
-				return "", fmt.Errorf("usergroups.users.list %s: %w", id, err)
-			}
-			v := strings.Join(ids, ",")
-			s.mu.Lock()
-			s.userIDs[key] = cached[string]{v: v, at: now, ok: true}
-			s.mu.Unlock()
-			return v, nil
-		})
+	if ok && now.Sub(c.at) < groupMembersTTL {
+		return slices.Clip(c.v), nil
+	}
+	ids, err := s.memberLookups.do(id, func() ([]string, error) {
+		ids, err := s.api.GetUserGroupMembersContext(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("members of user group %s: %w", group, err)
+			return nil, fmt.Errorf("usergroups.users.list %s: %w", id, err)
 		}
-		c.v = v
+		if len(ids) == 0 {
+			ids = nil
+		}
+		s.mu.Lock()
+		s.members[id] = cached[[]string]{v: ids, at: now, ok: true}
+		s.mu.Unlock()
+		return ids, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("members of user group %s: %w", group, err)
 	}
-	if c.v == "" {
-		return nil, nil
-	}
-	return strings.Split(c.v, ","), nil
+	return slices.Clip(ids), nil
 }
 
 // mention renders a page target as Slack markup: <@U...> for a person
