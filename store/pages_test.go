@@ -1,11 +1,7 @@
 package store_test
 
 import (
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"errors"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -25,27 +21,8 @@ func pagesSQLite(t *testing.T) (*store.Store, *store.Store) {
 }
 
 func pagesPostgres(t *testing.T) (*store.Store, *store.Store) {
-	dsn := os.Getenv("DESKBOT_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("DESKBOT_TEST_POSTGRES is not set; set it to a PostgreSQL DSN, e.g. postgres://postgres:postgres@127.0.0.1:5432/deskbot_test?sslmode=disable, to run the PostgreSQL page tests")
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "pagestest_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		db.Close()
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		defer db.Close()
-		if _, err := db.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	dsn := pgDSN(t)
+	schema := pgSchema(t, dsn)
 	return openPages(t, dsn, store.WithSchema(schema)), openPages(t, dsn, store.WithSchema(schema))
 }
 
