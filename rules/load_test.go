@@ -471,21 +471,26 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:5:70: rule "a": query: unknown field "priorty" (did you mean "priority"?)`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, err := Load("f.yaml", []byte(tt.src))
-			if err == nil {
-				t.Fatalf("loaded, want errors:\n%s", strings.Join(tt.want, "\n"))
-			}
-			if s != nil {
-				t.Errorf("got a set along with the error")
-			}
-			var le *LoadError
-			if !errors.As(err, &le) {
-				t.Fatalf("error is %T, want *LoadError", err)
-			}
-			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
-				t.Errorf("errors:\n%s\nwant:\n%s", got, want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
+	}
+}
+
+// wantLoadErrors checks that loading src as f.yaml fails, with a
+// *LoadError and no set, whose lines are exactly want.
+func wantLoadErrors(t *testing.T, src string, want []string) {
+	t.Helper()
+	s, err := Load("f.yaml", []byte(src))
+	if err == nil {
+		t.Fatalf("loaded, want errors:\n%s", strings.Join(want, "\n"))
+	}
+	if s != nil {
+		t.Errorf("got a set along with the error")
+	}
+	var le *LoadError
+	if !errors.As(err, &le) {
+		t.Fatalf("error is %T, want *LoadError", err)
+	}
+	if got, want := err.Error(), strings.Join(want, "\n"); got != want {
+		t.Errorf("errors:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -174,21 +173,6 @@ rules: []
 			`f.yaml:2:9: oncall: the oncall section: want a mapping, got a list`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, err := Load("f.yaml", []byte(tt.src))
-			if err == nil {
-				t.Fatalf("loaded, want errors:\n%s", strings.Join(tt.want, "\n"))
-			}
-			if s != nil {
-				t.Errorf("got a set along with the error")
-			}
-			var le *LoadError
-			if !errors.As(err, &le) {
-				t.Fatalf("error is %T, want *LoadError", err)
-			}
-			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
-				t.Errorf("errors:\n%s\nwant:\n%s", got, want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
 	}
 }
