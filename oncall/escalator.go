@@ -260,11 +260,7 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 		if !won || err != nil {
 			return err
 		}
-		st.Exhausted++
-		e.m.exhausted.WithLabelValues(p.Policy).Inc()
-		e.log.Warn("on-call page stopped: its escalation policy is no longer in the rules file", "page", p.Key, "ticket", p.TicketID, "policy", p.Policy)
-		q.Version++
-		return e.note(ctx, q, now, st)
+		return e.exhausted(ctx, q, now, st, "on-call page stopped: its escalation policy is no longer in the rules file")
 	}
 	if e.desk != nil && !p.Sending {
 		closed, err := e.desk.TicketClosed(ctx, p.TicketID)
@@ -289,12 +285,7 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 		if !won || err != nil || !q.Exhausted {
 			return err
 		}
-		st.Exhausted++
-		e.m.exhausted.WithLabelValues(p.Policy).Inc()
-		e.log.Warn("on-call page exhausted: nobody acknowledged", "page", p.Key, "ticket", p.TicketID, "policy", p.Policy)
-		q.Version++
-		// Say so at once where people look: the ticket and the card.
-		return e.note(ctx, q, now, st)
+		return e.exhausted(ctx, q, now, st, "on-call page exhausted: nobody acknowledged")
 	}
 	q.Claim(now.Add(e.lease))
 	won, err := e.swap(ctx, q)
@@ -333,6 +324,17 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 	e.log.Info("on-call paged", "page", p.Key, "ticket", p.TicketID, "step", step.Number, "level", step.Level+1, "round", step.Round+1, "target", step.Target.ID)
 	_, _, err = e.update(ctx, p.Key, func(x *Page) bool { return x.Sent(step.Number, step.After, now) })
 	return err
+}
+
+// exhausted follows the swap that exhausted page q (as it was before the
+// swap): it counts and logs it (msg says why), then says so at once where
+// people look, the ticket's note and the card.
+func (e *Escalator) exhausted(ctx context.Context, q Page, now time.Time, st *TickStats, msg string) error {
+	st.Exhausted++
+	e.m.exhausted.WithLabelValues(q.Policy).Inc()
+	e.log.Warn(msg, "page", q.Key, "ticket", q.TicketID, "policy", q.Policy)
+	q.Version++
+	return e.note(ctx, q, now, st)
 }
 
 // note writes the note due on p (the acknowledgement, or that nobody
