@@ -183,5 +183,5 @@ func (d *OnCallDesk) TicketClosed(ctx context.Context, ticketID int64) (bool, er
 	case err != nil:
 		return false, fmt.Errorf("get ticket %d: %w", ticketID, err)
 	}
-	return t.Deleted || t.Status == sdclient.StatusResolved || t.Status == sdclient.StatusClosed, nil
+	return t.Deleted || !sdclient.IsOpenStatus(t.Status), nil
 }
