@@ -488,46 +488,104 @@ func (s *Store) OpenEpisodes(ctx context.Context, rule string) ([]int64, error) 
 	return ids, nil
 }
 
+// firingCols are the columns scanFiring reads, from ledger_episodes e
+// joined with its current firing f.
+const firingCols = `e.ticket_id, e.episode, e.is_open, e.started_at, e.ended_at, e.last_fired_at,
+	f.id, f.seq, f.state, f.claimed_at, f.lease_until, f.fired_at, f.attempts, f.last_error`
+
+// scanFiring reads one row of firingCols into fi (all but Done); false
+// when the row says the rule never fired on the ticket.
+func scanFiring(row interface{ Scan(...any) error }, fi *FiringInfo) (bool, error) {
+	var (
+		started, ended, lastFired, claimed, leaseUntil, firedAt sql.NullTime
+		firingID, seq, attempts                                 sql.NullInt64
+		state, lastErr                                          sql.NullString
+	)
+	if err := row.Scan(&fi.Key.TicketID, &fi.Episode, &fi.Open, &started, &ended, &lastFired,
+		&firingID, &seq, &state, &claimed, &leaseUntil, &firedAt, &attempts, &lastErr); err != nil {
+		return false, err
+	}
+	if fi.Episode == 0 && !firingID.Valid {
+		return false, nil
+	}
+	fi.EpisodeStarted, fi.EpisodeEnded, fi.LastFiredAt = utc(started), utc(ended), utc(lastFired)
+	fi.FiringID, fi.Seq, fi.Attempts = firingID.Int64, seq.Int64, int(attempts.Int64)
+	fi.State, fi.LastError = State(state.String), lastErr.String
+	fi.ClaimedAt, fi.LeaseUntil, fi.FiredAt = utc(claimed), utc(leaseUntil), utc(firedAt)
+	return true, nil
+}
+
 // FiringState reports the ledger's record of key; false when the rule never
 // claimed the ticket.
 func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInfo, bool, error) {
 	fi := FiringInfo{Key: key}
 	found := false
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var (
-			started, ended, lastFired, claimed, leaseUntil, firedAt sql.NullTime
-			firingID, seq, attempts                                 sql.NullInt64
-			state, lastErr                                          sql.NullString
-		)
-		err := tx.QueryRowContext(ctx, `SELECT e.episode, e.is_open, e.started_at, e.ended_at, e.last_fired_at,
-				f.id, f.seq, f.state, f.claimed_at, f.lease_until, f.fired_at, f.attempts, f.last_error
+		var err error
+		found, err = scanFiring(tx.QueryRowContext(ctx, `SELECT `+firingCols+`
 			FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
-			WHERE e.rule = $1 AND e.ticket_id = $2`, key.Rule, key.TicketID).Scan(
-			&fi.Episode, &fi.Open, &started, &ended, &lastFired,
-			&firingID, &seq, &state, &claimed, &leaseUntil, &firedAt, &attempts, &lastErr)
+			WHERE e.rule = $1 AND e.ticket_id = $2`, key.Rule, key.TicketID), &fi)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
-		if err != nil {
+		if err != nil || !found {
 			return err
 		}
-		if fi.Episode == 0 && !firingID.Valid {
-			return nil
-		}
-		found = true
-		fi.EpisodeStarted, fi.EpisodeEnded, fi.LastFiredAt = utc(started), utc(ended), utc(lastFired)
-		fi.FiringID, fi.Seq, fi.Attempts = firingID.Int64, seq.Int64, int(attempts.Int64)
-		fi.State, fi.LastError = State(state.String), lastErr.String
-		fi.ClaimedAt, fi.LeaseUntil, fi.FiredAt = utc(claimed), utc(leaseUntil), utc(firedAt)
-		if firingID.Valid {
-			fi.Done, err = doneActions(ctx, tx, firingID.Int64)
-		}
+		fi.Done, err = doneActions(ctx, tx, fi.FiringID)
 		return err
 	})
 	if err != nil {
 		return FiringInfo{}, false, s.wrap(fmt.Sprintf("read firing state of rule %q ticket %d", key.Rule, key.TicketID), err)
 	}
 	return fi, found, nil
+}
+
+// FiringStates is FiringState for many tickets of one rule, without Done,
+// in one read-only statement per endBatch tickets (no write lock): the
+// scheduler's pre-check of a cycle's decisions reads a rule's states at
+// once instead of one transaction per decision. Tickets the rule never
+// fired on are absent from the map.
+func (s *Store) FiringStates(ctx context.Context, rule string, ticketIDs []int64) (map[int64]FiringInfo, error) {
+	out := make(map[int64]FiringInfo, len(ticketIDs))
+	for len(ticketIDs) > 0 {
+		batch := ticketIDs[:min(len(ticketIDs), endBatch)]
+		ticketIDs = ticketIDs[len(batch):]
+		args := make([]any, 0, len(batch)+1)
+		args = append(args, rule)
+		var in strings.Builder
+		for i, id := range batch {
+			if i > 0 {
+				in.WriteByte(',')
+			}
+			fmt.Fprintf(&in, "$%d", i+2)
+			args = append(args, id)
+		}
+		if err := s.scanFirings(ctx, out, rule, `SELECT `+firingCols+`
+			FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
+			WHERE e.rule = $1 AND e.ticket_id IN (`+in.String()+`)`, args); err != nil {
+			return nil, s.wrap(fmt.Sprintf("read firing states of rule %q", rule), err)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) scanFirings(ctx context.Context, out map[int64]FiringInfo, rule, query string, args []any) error {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		fi := FiringInfo{Key: rules.FiringKey{Rule: rule}}
+		found, err := scanFiring(rows, &fi)
+		if err != nil {
+			return err
+		}
+		if found {
+			out[fi.Key.TicketID] = fi
+		}
+	}
+	return rows.Err()
 }
 
 func utc(t sql.NullTime) time.Time {

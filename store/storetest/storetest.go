@@ -93,6 +93,7 @@ func Run(t *testing.T, open Open) {
 		{"PruneKeepsCurrentFirings", testPrune},
 		{"ClaimRejectsBadInput", testClaimValidation},
 		{"FiringStateUnknown", testFiringStateUnknown},
+		{"FiringStatesMatchFiringState", testFiringStates},
 		{"Cursors", testCursors},
 		{"EnvelopeTTL", testEnvelopes},
 		{"Acks", testAcks},
@@ -847,4 +848,42 @@ func BenchClaim(b *testing.B, s *store.Store) {
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "claims/s")
 	})
+}
+
+// FiringStates reads, for many tickets of one rule at once, what
+// FiringState reads one by one (but Done), across more tickets than one
+// statement takes.
+func testFiringStates(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	var ids []int64
+	for id := int64(1); id <= 1200; id++ {
+		ids = append(ids, id)
+		if id%3 == 0 {
+			continue // never fired
+		}
+		f := claim(t, s, rules.FiringKey{Rule: "r", TicketID: id}, episode, t0)
+		if id%3 == 1 {
+			do(t, s.Finish(ctx, f.ID, t0.Add(time.Second)))
+		}
+	}
+	claim(t, s, rules.FiringKey{Rule: "other", TicketID: 3}, episode, t0)
+	got, err := s.FiringStates(ctx, "r", ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 800 {
+		t.Errorf("%d states, want 800 (the tickets the rule fired on)", len(got))
+	}
+	for _, id := range []int64{1, 2, 3, 599, 1199, 1200} {
+		want, found, err := s.FiringState(ctx, rules.FiringKey{Rule: "r", TicketID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Done = nil
+		fi, ok := got[id]
+		if ok != found || (ok && fmt.Sprint(fi) != fmt.Sprint(want)) {
+			t.Errorf("ticket %d: FiringStates %+v (%v), FiringState %+v (%v)", id, fi, ok, want, found)
+		}
+	}
 }
