@@ -11,6 +11,7 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 // Marker returns the invisible marker that names action i of firing f.
@@ -34,6 +35,7 @@ func withMarker(body, marker string) string {
 // fire the ones that still hold. It returns how many firings finished.
 func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.Decision) int {
 	sortDecisions(cy.job, decisions)
+	s.prefetchStates(ctx, cy, decisions)
 	fired := 0
 	for start := 0; start < len(decisions); {
 		end := start + 1
@@ -153,17 +155,59 @@ func (s *Scheduler) noteCascade(cy *cycle, t *sdclient.Ticket, decided map[strin
 	}
 }
 
+// firingStatesReader reads many firing states of one rule at once
+// (implemented by *store.Store).
+type firingStatesReader interface {
+	FiringStates(ctx context.Context, rule string, ticketIDs []int64) (map[int64]store.FiringInfo, error)
+}
+
+// prefetchStates reads, one statement per rule, the ledger states that
+// alreadyFired checks for the cycle's decisions: a rule still matching
+// thousands of tickets it already fired on would otherwise cost one ledger
+// transaction per ticket every cycle. A failed read leaves the rule to the
+// one-by-one path.
+func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []rules.Decision) {
+	fr, ok := s.ledger.(firingStatesReader)
+	if !ok || s.cfg.dryRun {
+		return
+	}
+	byRule := map[string][]int64{}
+	for _, d := range decisions {
+		if d.Err == nil {
+			byRule[d.Rule] = append(byRule[d.Rule], d.TicketID)
+		}
+	}
+	cy.states = make(map[string]map[int64]store.FiringInfo, len(byRule))
+	for rule, ids := range byRule {
+		states, err := fr.FiringStates(ctx, rule, ids)
+		if err != nil {
+			cy.log.Warn("read firing states", slog.String("rule", rule), slog.Any("error", err))
+			continue
+		}
+		cy.states[rule] = states
+	}
+}
+
 // alreadyFired is the cheap pre-check: true when the ledger shows that a
 // Claim could not win now.
 func (s *Scheduler) alreadyFired(ctx context.Context, cy *cycle, d rules.Decision, log *slog.Logger) bool {
-	fs, ok := s.ledger.(FiringStates)
-	if !ok {
-		return false
-	}
-	info, found, err := fs.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
-	if err != nil {
-		log.Warn("read firing state", slog.Any("error", err))
-		return false // let Claim decide
+	var (
+		info  store.FiringInfo
+		found bool
+	)
+	if states, ok := cy.states[d.Rule]; ok {
+		info, found = states[d.TicketID]
+	} else {
+		fs, ok := s.ledger.(FiringStates)
+		if !ok {
+			return false
+		}
+		var err error
+		info, found, err = fs.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
+		if err != nil {
+			log.Warn("read firing state", slog.Any("error", err))
+			return false // let Claim decide
+		}
 	}
 	if !found {
 		return false

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 // cycle is the state of one run of one job.
@@ -25,6 +26,9 @@ type cycle struct {
 	fired  map[rules.FiringKey]bool   // one firing per rule per ticket per cycle
 
 	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
+	// states are the ledger states of the cycle's decisions, by rule and
+	// ticket, read at once by prefetchStates.
+	states map[string]map[int64]store.FiringInfo
 }
 
 // count adds the requests behind one desk call and notes the rate state.
