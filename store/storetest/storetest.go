@@ -103,6 +103,15 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentTakeoverOneWinner", testConcurrentTakeover},
 		{"ConcurrentFinishAndTakeover", testConcurrentFinishTakeover},
 		{"ConcurrentEnvelopesAndAcks", testConcurrentEnvelopes},
+		{"MirrorRoundTrip", testMirrorRoundTrip},
+		{"MirrorOlderCopyNeverOverwrites", testMirrorNotOlder},
+		{"MirrorDelete", testMirrorDelete},
+		{"MirrorLargeApply", testMirrorLargeApply},
+		{"MirrorVersionsPerWorkspace", testMirrorVersions},
+		{"MirrorStates", testMirrorStates},
+		{"MirrorTicketMovesWorkspace", testMirrorMove},
+		{"MirrorLoadUnknownWorkspace", testMirrorUnknownWorkspace},
+		{"MirrorConcurrentApply", testMirrorConcurrentApply},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
