@@ -186,6 +186,9 @@ func (d *Desk) serve(routes []route, hw http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	w.Header().Set("X-Freshservice-Api-Version", "latest=v2; requested=v2")
+	// The desk's own clock, as every origin server with a clock sends it
+	// (RFC 9110 6.6.1): deskbot starts its change feed from it.
+	w.Header().Set("Date", entry.Time.UTC().Format(http.TimeFormat))
 
 	if lat := d.traffic.getLatency(); lat > 0 {
 		t := time.NewTimer(lat)
