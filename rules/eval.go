@@ -26,6 +26,13 @@ func (s *Set) EvaluateRule(r *Rule, tickets []*sdclient.Ticket, now time.Time) [
 	return s.evaluate([]*Rule{r}, tickets, now)
 }
 
+// EvaluateRules is Evaluate for some rules of the set (those due in a
+// cycle): each ticket's expression environment is built once and shared by
+// every rule whose query holds on it.
+func (s *Set) EvaluateRules(rules []*Rule, tickets []*sdclient.Ticket, now time.Time) []Decision {
+	return s.evaluate(rules, tickets, now)
+}
+
 func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time) []Decision {
 	m := s.getVM()
 	defer s.putVM(m)
