@@ -47,10 +47,12 @@ func cpuTime() time.Duration {
 const benchSimEnv = "DESKBOT_BENCH_SIM"
 
 // seedBench fills a simulator with BenchmarkPollCycle's 10,000 open
-// tickets (statuses 2 and 3, every priority, a third unassigned).
+// tickets (statuses 2 and 3, every priority, a third unassigned), last
+// changed before t0.
 func seedBench(d *sdsim.Desk) {
 	for i := range 10000 {
-		t := sdsim.Ticket{Subject: fmt.Sprintf("ticket %d", i), Status: 2 + i%2, Priority: 1 + i%4}
+		at := t0.Add(-time.Duration(10000-i) * time.Second)
+		t := sdsim.Ticket{Subject: fmt.Sprintf("ticket %d", i), Status: 2 + i%2, Priority: 1 + i%4, CreatedAt: at, UpdatedAt: at}
 		if i%3 != 0 {
 			t.ResponderID = sdsim.DefaultAgentID
 		}
@@ -58,23 +60,49 @@ func seedBench(d *sdsim.Desk) {
 	}
 }
 
+// benchUpdatesPerMinute is the steady change rate of BenchmarkPollCycle's
+// desk.
+const benchUpdatesPerMinute = 100
+
+// churn advances clk by a minute in steps, updating one ticket of d at
+// each (spread over the desk, a different one each time): the steady
+// change rate of a busy desk.
+func churn(d *sdsim.Desk, clk *clockwork.FakeClock, n int, next *int64) {
+	step := time.Minute / time.Duration(n)
+	ids := d.TicketIDs()
+	for range n {
+		clk.Advance(step)
+		id := ids[int(*next)%len(ids)]
+		*next += 7919 // a prime: every ticket in turn, scattered
+		d.UpdateTicket(id, func(t *sdsim.Ticket) { t.Subject += "." })
+	}
+}
+
 // TestBenchSimChild is the simulator half of BenchmarkPollCycle, run in a
 // child process so that the benchmark's CPU time is deskbot's own. It
-// prints "sim-url URL", then answers each line "cpu" on stdin with
-// "sim-cpu NANOSECONDS" (its CPU time so far) until stdin closes. It does
-// nothing in a normal run.
+// prints "sim-url URL", then answers each line on stdin until stdin
+// closes: "cpu" with "sim-cpu NANOSECONDS" (its CPU time so far), "tick"
+// with "ticked" after a minute of the desk's clock with
+// benchUpdatesPerMinute ticket updates spread over it. It does nothing in
+// a normal run.
 func TestBenchSimChild(t *testing.T) {
 	if os.Getenv(benchSimEnv) == "" {
 		t.Skip("helper process of BenchmarkPollCycle (runs only when re-executed by it)")
 	}
-	sim := sdsim.NewServer(sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now))
+	clk := clockwork.NewFakeClockAt(t0)
+	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
 	defer sim.Close()
 	seedBench(sim.Desk)
 	fmt.Printf("sim-url %s\n", sim.URL)
+	var next int64
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		if sc.Text() == "cpu" {
+		switch sc.Text() {
+		case "cpu":
 			fmt.Printf("sim-cpu %d\n", cpuTime())
+		case "tick":
+			churn(sim.Desk, clk, benchUpdatesPerMinute, &next)
+			fmt.Println("ticked")
 		}
 	}
 }
@@ -123,6 +151,15 @@ func (bs *benchSim) read(b *testing.B, prefix string) string {
 	return ""
 }
 
+// tick moves the child desk's clock a minute on, with its updates.
+func (bs *benchSim) tick(b *testing.B) {
+	b.Helper()
+	if _, err := io.WriteString(bs.in, "tick\n"); err != nil {
+		b.Fatal(err)
+	}
+	bs.read(b, "ticked")
+}
+
 // cpu returns the child's CPU time so far.
 func (bs *benchSim) cpu(b *testing.B) time.Duration {
 	b.Helper()
@@ -147,12 +184,14 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
-// BenchmarkPollCycle polls a desk of 10,000 open tickets for 50 rules over
-// 10 distinct queries (5 rules each; their ifs never hold, so the cycle is
-// the poll and the evaluation) and compares the requests with the naive
-// baseline where each rule pages through its own query. The simulator runs
-// in a child process: cpu-ms/cycle is deskbot's own CPU time (client,
-// JSON decoding, evaluation, store), sim-cpu-ms/cycle the simulator's.
+// BenchmarkPollCycle runs the cycle on a desk of 10,000 open tickets with
+// a steady 100 ticket updates a minute, for 50 rules over 10 distinct
+// queries (5 rules each; their ifs never hold, so a cycle is the sync and
+// the evaluation), after the first full sync. It compares the requests
+// with the naive poller that pages through each rule's own filter search.
+// The simulator runs in a child process: cpu-ms/cycle is deskbot's own
+// CPU time (client, JSON decoding, mirror, evaluation, store),
+// sim-cpu-ms/cycle the simulator's.
 func BenchmarkPollCycle(b *testing.B) {
 	clk := clockwork.NewFakeClockAt(t0)
 	sim := startBenchSim(b)
@@ -175,7 +214,7 @@ func BenchmarkPollCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	s, err := New(testLogger(b), ClientDesk(client), set, st, &recNotifier{}, WithClock(clk), WithRegistry(prometheus.NewRegistry()), WithMaxPages(0))
+	s, err := New(testLogger(b), ClientDesk(client), set, st, &recNotifier{}, WithClock(clk), WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -199,36 +238,46 @@ func BenchmarkPollCycle(b *testing.B) {
 	}
 	naive := sent.n.Load() - before
 
-	if _, err := s.RunOnce(b.Context()); err != nil { // warm: statuses, jobs
-		b.Fatal(err)
+	first, err := s.RunCycle(b.Context()) // the first full sync
+	if err != nil || !first.Sync.Complete || first.Sync.Tickets != 10000 {
+		b.Fatalf("first cycle: %+v %v, want the 10,000 tickets mirrored", first.Sync, err)
 	}
 	b.ResetTimer()
-	requests, tickets := 0, 0
-	sent0, simCPU0, cpu0 := sent.n.Load(), sim.cpu(b), cpuTime()
+	requests, decoded := 0, 0
+	var cpu, simCPU time.Duration
 	for b.Loop() {
-		res, err := s.RunOnce(b.Context())
+		b.StopTimer()
+		sim.tick(b)
+		clk.Advance(time.Minute)
+		sent0, simCPU0, cpu0 := sent.n.Load(), sim.cpu(b), cpuTime()
+		b.StartTimer()
+		c, err := s.RunCycle(b.Context())
+		b.StopTimer()
+		cpu += cpuTime() - cpu0
+		simCPU += sim.cpu(b) - simCPU0
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range res {
-			if !r.Complete {
-				b.Fatalf("incomplete cycle: %+v", r)
-			}
-			requests += r.Requests
-			tickets += r.Tickets
+		if !c.Sync.Complete {
+			b.Fatalf("incomplete cycle: %+v", c.Sync)
 		}
-		clk.Advance(time.Minute)
+		if got := sent.n.Load() - sent0; got != int64(c.Requests) {
+			b.Fatalf("the cycle counted %d requests, the transport saw %d", c.Requests, got)
+		}
+		requests += c.Requests
+		decoded += c.Sync.Decoded
+		if testing.Verbose() {
+			b.Logf("cycle: %d requests, sync %+v", c.Requests, *c.Sync)
+		}
+		b.StartTimer()
 	}
-	cpu, simCPU := cpuTime()-cpu0, sim.cpu(b)-simCPU0
 	b.StopTimer()
-	if got := sent.n.Load() - sent0; got != int64(requests) {
-		b.Fatalf("the cycles counted %d requests, the transport saw %d", requests, got)
-	}
 	perCycle := float64(requests) / float64(b.N)
 	b.ReportMetric(perCycle, "requests/cycle")
 	b.ReportMetric(float64(naive), "naive-requests/cycle")
-	b.ReportMetric(float64(naive)/perCycle, "naive/shared")
-	b.ReportMetric(float64(tickets)/float64(b.N), "tickets/cycle")
+	b.ReportMetric(float64(naive)/max(perCycle, 1e-9), "naive/mirror")
+	b.ReportMetric(float64(decoded)/float64(b.N), "tickets-decoded/cycle")
+	b.ReportMetric(float64(first.Sync.FullSyncRequests), "first-sync-requests")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/cycle")
 	b.ReportMetric(float64(simCPU.Microseconds())/1000/float64(b.N), "sim-cpu-ms/cycle")
 }

@@ -9,6 +9,14 @@ import (
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
+// changeAll updates every ticket of ids (the change feed then brings them
+// all in the next cycle: a page per hundred).
+func changeAll(e *env, ids []int64) {
+	for _, id := range ids {
+		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Subject += "." })
+	}
+}
+
 func TestBudgetStretchesIntervals(t *testing.T) {
 	e := newEnv(t, `version: 1
 rules:
@@ -17,39 +25,48 @@ rules:
     if: ticket.subject == "never"
     every: 1m
     actions: [{note: "x"}]
-`, WithBudget(1))
-	for range 70 { // three filter pages of 30 per cycle
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "t", Priority: 1})
+`, WithBudget(1), WithTrashEvery(24*time.Hour))
+	var ids []int64
+	for range 250 {
+		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "t", Priority: 1}).ID)
 	}
-	for range 5 {
+	e.runOnce() // the full sync
+	var sent []int
+	for range historyLen {
+		e.clk.Advance(time.Minute)
+		changeAll(e, ids) // three feed pages and more
 		res := e.runOnce()
 		if res[0].Requests < 3 {
-			t.Fatalf("cycle sent %d requests, want at least 3 pages", res[0].Requests)
+			t.Fatalf("cycle sent %d requests, want at least 3 feed pages for 250 changes", res[0].Requests)
 		}
-		e.clk.Advance(time.Minute)
+		sent = append(sent, res[0].Requests)
 	}
-	// 3 pages a minute against a budget of 1 request a minute.
-	want := 3.0
+	want := 0.0
+	for _, n := range sent {
+		want += float64(n) / float64(len(sent))
+	}
+	// That many requests a minute against a budget of 1 request a minute.
 	if got := metricValue(t, e.s.m.stretch); math.Abs(got-want) > 1e-9 {
-		t.Fatalf("stretch metric = %v, want %v", got, want)
+		t.Fatalf("stretch metric = %v, want %v (requests per cycle %v)", got, want, sent)
 	}
 	if got := metricValue(t, e.s.m.plannedRPM); math.Abs(got-want) > 1e-9 {
 		t.Errorf("planned requests per minute = %v, want %v", got, want)
 	}
-	j := e.s.jobs[0]
 	// Scheduled ticks before interval*stretch are skipped ...
-	for _, at := range []time.Duration{time.Minute, 2 * time.Minute} {
-		if res := e.s.runJob(t.Context(), j, true); res.Skipped != "stretched" {
-			t.Fatalf("tick %v after the last run: %+v, want skipped", at, res)
-		}
+	skips := int(math.Ceil(want)) - 1
+	for i := range skips {
 		e.clk.Advance(time.Minute)
+		if c := e.s.runCycle(t.Context(), scheduled); c.Skipped != "stretched" {
+			t.Fatalf("tick %d after the last run: %+v, want skipped", i+1, c)
+		}
 	}
-	// ... and the one after it runs (3m since the last run).
-	if res := e.s.runJob(t.Context(), j, true); res.Skipped != "" || !res.Complete {
-		t.Fatalf("tick after the stretched interval: %+v, want a complete run", res)
+	// ... and the one after it runs.
+	e.clk.Advance(time.Minute)
+	if c := e.s.runCycle(t.Context(), scheduled); c.Skipped != "" || !c.Sync.Complete {
+		t.Fatalf("tick after the stretched interval: %+v, want a complete run", c)
 	}
-	if got := metricValue(t, e.s.m.skipped.WithLabelValues("sweep", "stretched")); got != 2 {
-		t.Errorf("skipped runs metric = %v, want 2", got)
+	if got := metricValue(t, e.s.m.skipped.WithLabelValues("cycle", "stretched")); got != float64(skips) {
+		t.Errorf("skipped runs metric = %v, want %d", got, skips)
 	}
 	if r := e.s.Ready(); r.Stretch <= 1 {
 		t.Errorf("Ready().Stretch = %v", r.Stretch)
@@ -61,8 +78,8 @@ func TestNoStretchWithinBudget(t *testing.T) {
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "t", Priority: 4})
 	e.runOnce()
 	e.clk.Advance(time.Minute)
-	if res := e.s.runJob(t.Context(), e.s.jobs[0], true); res.Skipped != "" {
-		t.Fatalf("skipped within budget: %+v", res)
+	if c := e.s.runCycle(t.Context(), scheduled); c.Skipped != "" {
+		t.Fatalf("skipped within budget: %+v", c)
 	}
 	if got := metricValue(t, e.s.m.stretch); got != 1 {
 		t.Errorf("stretch = %v, want 1", got)
@@ -115,25 +132,28 @@ rules:
     if: ticket.subject == "never"
     every: 1m
     actions: [{note: "x"}]
-`, WithBudget(2))
+`, WithBudget(2), WithTrashEvery(24*time.Hour))
 	var ids []int64
-	for range 70 { // three filter pages of 30 per cycle
+	for range 250 {
 		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "t", Priority: 1}).ID)
 	}
 	e.runOnce()
-	if got := metricValue(t, e.s.m.stretch); got != 1.5 {
-		t.Fatalf("stretch = %v, want 1.5 (3 requests a minute, budget 2)", got)
+	e.clk.Advance(time.Minute)
+	changeAll(e, ids)
+	e.runOnce()
+	if got := metricValue(t, e.s.m.stretch); got <= 1 {
+		t.Fatalf("stretch = %v, want more than 1 (a busy minute against a budget of 2)", got)
 	}
-	for _, id := range ids {
-		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Priority = 2 })
-	}
-	// One page a cycle now: the average falls under the budget within the
-	// planner's history and the scheduled runs go ahead every tick.
-	j := e.s.jobs[0]
+	// Quiet now: one feed request a cycle; the average falls under the
+	// budget within the planner's history and the scheduled runs go ahead
+	// every tick.
 	skipped := 0
-	for range historyLen + 3 {
+	// (The first quiet cycle still re-reads the burst: it lies within the
+	// feed's overlap.)
+	const ticks = historyLen + 6
+	for range ticks {
 		e.clk.Advance(time.Minute)
-		if res := e.s.runJob(t.Context(), j, true); res.Skipped != "" {
+		if c := e.s.runCycle(t.Context(), scheduled); c.Skipped != "" {
 			skipped++
 		}
 	}
@@ -141,10 +161,10 @@ rules:
 		t.Fatalf("stretch = %v after the load dropped, want 1", got)
 	}
 	e.clk.Advance(time.Minute)
-	if res := e.s.runJob(t.Context(), j, true); res.Skipped != "" {
-		t.Fatalf("run after recovery skipped: %+v", res)
+	if c := e.s.runCycle(t.Context(), scheduled); c.Skipped != "" {
+		t.Fatalf("run after recovery skipped: %+v", c)
 	}
-	if skipped > 2 {
-		t.Errorf("%d of %d runs skipped while recovering", skipped, historyLen+3)
+	if skipped > 4 {
+		t.Errorf("%d of %d runs skipped while recovering", skipped, ticks)
 	}
 }

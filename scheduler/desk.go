@@ -15,6 +15,8 @@ type Desk interface {
 	OpenStatuses(ctx context.Context) ([]int, error)
 	// FilterTickets reads one page of a filter search.
 	FilterTickets(ctx context.Context, query string, opts *sdclient.FilterOptions) (*sdclient.FilterPage, *sdclient.Response, error)
+	// ListTickets reads one page of GET /tickets (the change feed).
+	ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error)
 	// GetTicket re-reads one ticket.
 	GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error)
 	// UpdateTicket applies a merged update.
@@ -40,6 +42,10 @@ func (d clientDesk) OpenStatuses(ctx context.Context) ([]int, error) { return d.
 
 func (d clientDesk) FilterTickets(ctx context.Context, query string, opts *sdclient.FilterOptions) (*sdclient.FilterPage, *sdclient.Response, error) {
 	return d.c.Tickets.Filter(ctx, query, opts)
+}
+
+func (d clientDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error) {
+	return d.c.Tickets.List(ctx, opts)
 }
 
 func (d clientDesk) GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error) {

@@ -34,7 +34,7 @@ func withMarker(body, marker string) string {
 // fired, re-read the ticket once, re-check each rule on the fresh ticket and
 // fire the ones that still hold. It returns how many firings finished.
 func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.Decision) int {
-	sortDecisions(cy.job, decisions)
+	sortDecisions(cy.set, decisions)
 	s.prefetchStates(ctx, cy, decisions)
 	fired := 0
 	for start := 0; start < len(decisions); {
@@ -109,11 +109,11 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 			log.Info("rule already fired on this ticket in this cycle; not again")
 			continue
 		}
-		r := cy.job.set.Rule(d.Rule)
+		r := cy.set.Rule(d.Rule)
 		if r == nil {
 			continue
 		}
-		again := cy.job.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, cy.now)
+		again := cy.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, cy.now)
 		if len(again) == 0 {
 			s.m.decisions.WithLabelValues(d.Rule, "stale").Inc()
 			log.Info("rule no longer holds on the re-read ticket; not acting")
@@ -128,10 +128,12 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 		ok, updated := s.fire(ctx, cy, r, again[0], ticket, log)
 		if ok {
 			fired++
+			cy.firedBy[d.Rule]++
 		}
 		if updated != nil {
 			ticket = updated
 			cy.fresh[id] = updated
+			s.observe(updated)
 			s.noteCascade(cy, ticket, decided, d.Rule)
 		}
 	}
@@ -142,11 +144,11 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 // match: they are not fired in this cycle (one firing per rule per ticket
 // per cycle, and only from what the poll saw); a later poll decides.
 func (s *Scheduler) noteCascade(cy *cycle, t *sdclient.Ticket, decided map[string]bool, by string) {
-	for _, r := range cy.job.rules {
+	for _, r := range cy.rules {
 		if decided[r.Name] {
 			continue
 		}
-		if ds := cy.job.set.EvaluateRule(r, []*sdclient.Ticket{t}, cy.now); len(ds) > 0 {
+		if ds := cy.set.EvaluateRule(r, []*sdclient.Ticket{t}, cy.now); len(ds) > 0 {
 			decided[r.Name] = true
 			s.m.cascades.WithLabelValues(r.Name).Inc()
 			cy.log.Info("cascade: the bot's own update made another rule match; deferred to a later poll",
@@ -229,12 +231,14 @@ func (s *Scheduler) reread(ctx context.Context, cy *cycle, id int64) (*sdclient.
 	s.count(cy, resp, err)
 	if errors.Is(err, sdclient.ErrNotFound) || (err == nil && t != nil && t.Deleted) {
 		cy.gone[id] = true
+		s.forget(id)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	cy.fresh[id] = t
+	s.observe(t) // the freshest view: the mirror takes it too
 	if s.statuses.notice(t) {
 		cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", id), slog.Int("status", t.Status))
 	}

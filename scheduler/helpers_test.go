@@ -74,6 +74,7 @@ type env struct {
 	sim    *sdsim.Server
 	client *sdclient.Client
 	st     *store.Store
+	stPath string // the SQLite file of st
 	notif  *recNotifier
 	reg    *prometheus.Registry
 	s      *Scheduler
@@ -121,7 +122,8 @@ func newEnvSim(t *testing.T, simOpts []sdsim.Option, rulesYAML string, opts ...O
 	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
 	t.Cleanup(e.sim.Close)
 	e.client = clientFor(t, e.sim)
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"))
+	e.stPath = filepath.Join(t.TempDir(), "state.db")
+	st, err := store.Open(t.Context(), e.stPath)
 	if err != nil {
 		t.Fatal(err)
 	}

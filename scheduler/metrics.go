@@ -10,24 +10,31 @@ import (
 
 // metrics are the scheduler's Prometheus collectors.
 type metrics struct {
-	cycles        *prometheus.CounterVec   // job, outcome
-	cycleDuration *prometheus.HistogramVec // job
-	cycleRequests *prometheus.GaugeVec     // job
-	lastComplete  *prometheus.GaugeVec     // job
-	truncated     *prometheus.CounterVec   // job
-	shifted       *prometheus.CounterVec   // job
-	skipped       *prometheus.CounterVec   // job, reason
-	decisions     *prometheus.CounterVec   // rule, outcome
-	actions       *prometheus.CounterVec   // kind, outcome
-	episodesEnded *prometheus.CounterVec   // rule
-	endChecks     *prometheus.CounterVec   // job, outcome
-	cascades      *prometheus.CounterVec   // rule
-	pages         *prometheus.CounterVec   // rule, outcome
-	ticks         prometheus.Counter
-	pruned        prometheus.Counter
-	rateRemaining prometheus.Gauge
-	stretch       prometheus.Gauge
-	plannedRPM    prometheus.Gauge
+	cycles           *prometheus.CounterVec   // job, outcome
+	cycleDuration    *prometheus.HistogramVec // job
+	cycleRequests    *prometheus.GaugeVec     // job
+	lastComplete     *prometheus.GaugeVec     // job
+	cycleRequestsAll prometheus.Gauge
+	mirrorTickets    prometheus.Gauge
+	feedDecoded      prometheus.Counter
+	feedUnordered    prometheus.Counter
+	feedLag          prometheus.Gauge
+	fullSyncs        *prometheus.CounterVec // outcome
+	fullSyncRequests prometheus.Counter
+	fullSyncProgress *prometheus.GaugeVec   // workspace
+	fullSyncTotal    *prometheus.GaugeVec   // workspace
+	skipped          *prometheus.CounterVec // job, reason
+	decisions        *prometheus.CounterVec // rule, outcome
+	actions          *prometheus.CounterVec // kind, outcome
+	episodesEnded    *prometheus.CounterVec // rule
+	endChecks        *prometheus.CounterVec // job, outcome
+	cascades         *prometheus.CounterVec // rule
+	pages            *prometheus.CounterVec // rule, outcome
+	ticks            prometheus.Counter
+	pruned           prometheus.Counter
+	rateRemaining    prometheus.Gauge
+	stretch          prometheus.Gauge
+	plannedRPM       prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -49,14 +56,42 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
 			Help: "When a job last finished a complete poll (Unix seconds).",
 		}, []string{"job"}),
-		truncated: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_truncated_results_total",
-			Help: "Filter results cut short by the page cap.",
-		}, []string{"job"}),
-		shifted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_shifted_results_total",
-			Help: "Filter results that changed while they were paged (a ticket may have been skipped); episodes missing from such a poll stay open.",
-		}, []string{"job"}),
+		cycleRequestsAll: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "deskbot_scheduler_last_cycle_requests",
+			Help: "Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included).",
+		}),
+		mirrorTickets: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "deskbot_mirror_tickets",
+			Help: "Tickets in the local mirror the rules are evaluated on.",
+		}),
+		feedDecoded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "deskbot_mirror_feed_tickets_total",
+			Help: "Tickets the change feed returned (the overlap's duplicates included).",
+		}),
+		feedUnordered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "deskbot_mirror_feed_unordered_total",
+			Help: "Change feed syncs whose answer ignored order_by=updated_at (paged by number instead).",
+		}),
+		feedLag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "deskbot_mirror_feed_cursor_age_seconds",
+			Help: "How far the change feed's cursor lies behind deskbot's clock (the overlap included).",
+		}),
+		fullSyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_mirror_full_syncs_total",
+			Help: "Full syncs of the mirror by outcome (complete, failed).",
+		}, []string{"outcome"}),
+		fullSyncRequests: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "deskbot_mirror_full_sync_requests_total",
+			Help: "Desk requests spent on full syncs.",
+		}),
+		fullSyncProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "deskbot_mirror_full_sync_seen_tickets",
+			Help: "Tickets the current or last full sync has read, by workspace.",
+		}, []string{"workspace"}),
+		fullSyncTotal: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "deskbot_mirror_full_sync_total_tickets",
+			Help: "Open tickets the desk reported to the current or last full sync, by workspace.",
+		}, []string{"workspace"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_skipped_runs_total",
 			Help: "Job runs skipped: stretched by the request budget, or still running.",
@@ -75,8 +110,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"rule"}),
 		endChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_episode_end_checks_total",
-			Help: "Open episodes of tickets a multi-page poll missed, by outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching (the paging skipped it), deferred (no re-reads left in the cycle) or error.",
-		}, []string{"job", "outcome"}),
+			Help: "Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle) or error.",
+		}, []string{"rule", "outcome"}),
 		cascades: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_cascades_deferred_total",
 			Help: "Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.",
@@ -109,7 +144,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.stretch.Set(1)
 	m.rateRemaining.Set(-1)
 	if reg != nil {
-		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.truncated, m.shifted, m.skipped,
+		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.skipped, m.cycleRequestsAll, m.mirrorTickets,
+			m.feedDecoded, m.feedUnordered, m.feedLag, m.fullSyncs, m.fullSyncRequests, m.fullSyncProgress, m.fullSyncTotal,
 			m.decisions, m.actions, m.episodesEnded, m.endChecks, m.cascades, m.pages, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
 	}
 	return m

@@ -10,8 +10,21 @@ import (
 
 // Defaults of New.
 const (
-	DefaultLease    = 2 * time.Minute
-	DefaultMaxPages = 100
+	DefaultLease = 2 * time.Minute
+	// DefaultFeedOverlap is how far before the newest updated_at it saw
+	// the change feed asks again: a change committed with an earlier
+	// timestamp than one already listed still arrives.
+	DefaultFeedOverlap = 30 * time.Second
+	// DefaultFullSyncEvery is how often the mirror is rebuilt from a full
+	// filter search over every open status.
+	DefaultFullSyncEvery = 24 * time.Hour
+	// DefaultTrashEvery is how often the deleted and spam tickets since
+	// the last sweep are looked up (they vanish from the change feed).
+	DefaultTrashEvery = 10 * time.Minute
+	// DefaultClosedRetention is how long a resolved or closed ticket stays
+	// in the mirror after its last change (the desk's own supervisor rules
+	// look 30 days back too).
+	DefaultClosedRetention = 30 * 24 * time.Hour
 	// DefaultMaxEndChecks bounds the re-reads one cycle spends confirming
 	// that tickets a multi-page poll missed really left their rules.
 	DefaultMaxEndChecks  = 50
@@ -37,7 +50,11 @@ type config struct {
 	singleton     bool
 	lease         time.Duration
 	budget        int
-	maxPages      int
+	feedOverlap   time.Duration
+	fullSyncEvery time.Duration
+	trashEvery    time.Duration
+	closedKeep    time.Duration
+	mirrorStore   MirrorStore
 	maxEndChecks  int
 	statusRefresh time.Duration
 	actionTimeout time.Duration
@@ -86,16 +103,32 @@ func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.lease = 
 // disables planning; the client's limiter still enforces the hard budget.
 func WithBudget(perMinute int) Option { return func(cfg *config) { cfg.budget = perMinute } }
 
-// WithMaxPages caps the pages read per filter search and workspace (default
-// 100); a result cut by the cap makes the cycle incomplete.
-func WithMaxPages(n int) Option { return func(cfg *config) { cfg.maxPages = n } }
+// WithFeedOverlap sets how far before the newest updated_at it saw the
+// change feed asks again (default DefaultFeedOverlap).
+func WithFeedOverlap(d time.Duration) Option { return func(cfg *config) { cfg.feedOverlap = d } }
+
+// WithFullSyncEvery sets how often the mirror is rebuilt by a full sync
+// (default DefaultFullSyncEvery).
+func WithFullSyncEvery(d time.Duration) Option { return func(cfg *config) { cfg.fullSyncEvery = d } }
+
+// WithTrashEvery sets how often deleted and spam tickets are swept out of
+// the mirror (default DefaultTrashEvery).
+func WithTrashEvery(d time.Duration) Option { return func(cfg *config) { cfg.trashEvery = d } }
+
+// WithClosedRetention sets how long resolved and closed tickets stay in
+// the mirror after their last change (default DefaultClosedRetention).
+func WithClosedRetention(d time.Duration) Option { return func(cfg *config) { cfg.closedKeep = d } }
+
+// WithMirrorStore keeps the ticket mirror in ms. Default: the ledger when
+// it is a MirrorStore (*store.Store is), else memory.
+func WithMirrorStore(ms MirrorStore) Option { return func(cfg *config) { cfg.mirrorStore = ms } }
 
 // WithMaxEndChecks bounds the ticket re-reads one cycle spends confirming
-// episode ends (default 50). A poll read over several pages can miss a
-// ticket that still matches; its episode ends only once a re-read shows it
-// gone or no longer matching, and episodes beyond the bound stay open until
-// a later cycle. 0 never ends the episode of a ticket a multi-page poll
-// missed.
+// episode ends (default 50). A ticket with an open episode that the mirror
+// does not hold (a full sync's paging skipped it, or the episode is older
+// than the mirror) ends its episode only once a re-read shows it gone or
+// no longer matching; episodes beyond the bound stay open until a later
+// cycle. 0 never ends such an episode.
 func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.maxEndChecks = n } }
 
 // WithStatusRefresh sets how often the open statuses (status:open) are

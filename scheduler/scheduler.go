@@ -1,10 +1,12 @@
-// Package scheduler polls the desk for deskbot's automation rules and
-// executes their decisions: one gocron job per distinct (query, schedule)
-// so that rules sharing a query share its requests, every page of every
-// configured workspace, episodes ended only by complete polls, a re-read of
-// each ticket before acting, each firing claimed in the ledger so that it
-// happens once per episode even across crashes and replicas, and intervals
-// stretched to stay within the background request budget.
+// Package scheduler runs deskbot's automation rules. It follows the desk's
+// change feed into a local mirror of the open tickets (kept in the state
+// store, rebuilt by a periodic full sync), evaluates every due rule on the
+// mirror, ends the episodes of tickets that left a rule, and executes the
+// decisions: a re-read of each ticket before acting, each firing claimed
+// in the ledger so that it happens once per episode even across crashes
+// and replicas. A cycle costs about one request per hundred changed
+// tickets, whatever the desk's size, plus the re-reads before actions;
+// cycles are stretched to stay within the background request budget.
 package scheduler
 
 import (
@@ -13,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,13 +42,20 @@ type Scheduler struct {
 	m        *metrics
 	statuses statusCache
 	plan     *planner
+	ms       MirrorStore
+	mirrors  []*wsMirror // one per polled workspace
+	tick     *job        // the cycle, as the planner sees it
 
 	mu      sync.Mutex // guards the fields below
 	set     *rules.Set
 	jobs    []*job
 	gs      gocron.Scheduler
-	baseCtx context.Context
+	cycleJ  gocron.Job      // the gocron job that ticks the cycle
+	baseCtx context.Context // the jobs' and background syncs' context
+	cancel  context.CancelFunc
 	stopped bool
+
+	running sync.Mutex // held while a cycle runs
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
@@ -76,7 +84,10 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 	cfg := config{
 		singleton:     true,
 		lease:         DefaultLease,
-		maxPages:      DefaultMaxPages,
+		feedOverlap:   DefaultFeedOverlap,
+		fullSyncEvery: DefaultFullSyncEvery,
+		trashEvery:    DefaultTrashEvery,
+		closedKeep:    DefaultClosedRetention,
 		maxEndChecks:  DefaultMaxEndChecks,
 		statusRefresh: DefaultStatusRefresh,
 		actionTimeout: DefaultActionTimeout,
@@ -96,8 +107,8 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		return nil, fmt.Errorf("new scheduler: budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
 	case cfg.maxEndChecks < 0:
 		return nil, fmt.Errorf("new scheduler: max end checks %d: want 0 or more", cfg.maxEndChecks)
-	case cfg.maxPages < 0:
-		return nil, fmt.Errorf("new scheduler: max pages %d: want 0 (no cap) or more", cfg.maxPages)
+	case cfg.feedOverlap < 0 || cfg.fullSyncEvery <= 0 || cfg.trashEvery <= 0 || cfg.closedKeep <= 0:
+		return nil, errors.New("new scheduler: the feed overlap must be 0 or more, the full sync and sweep intervals and the closed retention positive")
 	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
 		return nil, errors.New("new scheduler: status refresh, action timeout and stop timeout must be positive")
 	case cfg.retention == 0:
@@ -124,27 +135,39 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		set:      set,
 		baseCtx:  context.Background(),
 	}
+	s.ms = cfg.mirrorStore
+	if s.ms == nil {
+		if ms, ok := ledger.(MirrorStore); ok {
+			s.ms = ms
+		} else {
+			s.ms = newMemMirrorStore()
+		}
+	}
+	if len(cfg.workspaces) == 0 {
+		s.mirrors = []*wsMirror{newWSMirror(nil)}
+	}
+	for _, ws := range cfg.workspaces {
+		s.mirrors = append(s.mirrors, newWSMirror(&ws))
+	}
+	s.tick = &job{key: "cycle", name: "cycle", every: rules.DefaultEvery}
 	s.plan = newPlanner(cfg.budget, s.m)
 	return s, nil
 }
 
-// job polls one distinct (query, schedule) for the rules that share it.
+// job is the rules that share one (query, schedule): they are evaluated
+// in the same cycles and reported together (metrics, /readyz, rules why).
 type job struct {
 	name  string
 	key   string
 	query string // the unexpanded query, as printed by filter
 	every time.Duration
 	cron  string
-	sched cron.Schedule // cron parsed once, for the planner's intervals
+	sched cron.Schedule // cron parsed once
 	set   *rules.Set
 	rules []*rules.Rule
-	gj    gocron.Job // once added
-
-	run sync.Mutex // held while a cycle runs
-	// prevSeen is the tickets the last complete poll saw (guarded by run).
-	prevSeen map[int64]bool
 
 	stat         sync.Mutex
+	next         time.Time // when the job is due next (zero: at once)
 	lastStart    time.Time
 	lastComplete time.Time
 	lastOutcome  string
@@ -203,8 +226,12 @@ func (j *job) ruleNames() []string {
 }
 
 // Start reads the open statuses, checks every rule's expanded query, and
-// starts polling: each duration job runs at once and then every interval,
-// each cron job at its times. Jobs stop when ctx is cancelled or on Stop.
+// starts the cycle: at once, then every tick (the greatest common divisor
+// of the rules' intervals, a minute at most when a rule has a cron
+// schedule), each tick running the rules whose time has come. The first
+// start on an empty store begins a full sync of the mirror in the
+// background; rules act on what is mirrored meanwhile. Everything stops
+// when ctx is cancelled or on Stop.
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -231,12 +258,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start scheduler: %w", err)
 	}
-	s.baseCtx = ctx
-	for _, j := range jobs {
-		if err := s.addJob(gs, j); err != nil {
-			_ = gs.Shutdown()
-			return fmt.Errorf("start scheduler: %w", err)
-		}
+	s.baseCtx, s.cancel = context.WithCancel(ctx)
+	s.jobs = jobs
+	if err := s.addCycleJob(gs); err != nil {
+		_ = gs.Shutdown()
+		return fmt.Errorf("start scheduler: %w", err)
 	}
 	if err := s.addTickJob(gs); err != nil {
 		_ = gs.Shutdown()
@@ -246,30 +272,59 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		_ = gs.Shutdown()
 		return fmt.Errorf("start scheduler: %w", err)
 	}
-	s.jobs, s.gs = jobs, gs
-	s.plan.replan(jobs, s.cfg.clock.Now())
+	s.gs = gs
 	gs.Start()
 	s.logger.Info("scheduler started", slog.Int("jobs", len(jobs)), slog.Int("rules", len(s.set.Rules())),
-		slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
+		slog.Duration("tick", s.tick.every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
 	return nil
 }
 
-func (s *Scheduler) addJob(gs gocron.Scheduler, j *job) error {
-	def := gocron.DurationJob(j.every)
-	opts := []gocron.JobOption{gocron.WithName(j.name), gocron.WithContext(s.baseCtx)}
-	if j.cron != "" {
-		def = gocron.CronJob(j.cron, false)
-	} else {
-		opts = append(opts, gocron.WithStartAt(gocron.WithStartImmediately()))
+// tickFor is how often the cycle ticks for jobs: the greatest common
+// divisor of their intervals in whole seconds (at least a second), taken
+// with a minute when a job has a cron schedule.
+func tickFor(jobs []*job) time.Duration {
+	g := int64(0)
+	for _, j := range jobs {
+		iv := int64(time.Minute / time.Second)
+		if j.cron == "" {
+			iv = max(int64(j.every/time.Second), 1)
+		}
+		g = gcd(g, iv)
 	}
+	if g == 0 {
+		return rules.DefaultEvery
+	}
+	return time.Duration(g) * time.Second
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// tickEvery is the cycle's current tick.
+func (s *Scheduler) tickEvery() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tick.every
+}
+
+// addCycleJob schedules the cycle at the tick of s.jobs (caller holds mu).
+func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
+	s.tick.every = tickFor(s.jobs)
+	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
+	opts := []gocron.JobOption{gocron.WithName("cycle"), gocron.WithContext(s.baseCtx),
+		gocron.WithStartAt(gocron.WithStartImmediately())}
 	if s.cfg.singleton {
 		opts = append(opts, gocron.WithSingletonMode(gocron.LimitModeReschedule))
 	}
-	gj, err := gs.NewJob(def, gocron.NewTask(func(ctx context.Context) { s.runJob(ctx, j, true) }), opts...)
+	gj, err := gs.NewJob(gocron.DurationJob(s.tick.every), gocron.NewTask(func(ctx context.Context) { s.runCycle(ctx, scheduled) }), opts...)
 	if err != nil {
-		return fmt.Errorf("add job %s (rules %s): %w", j.name, strings.Join(j.ruleNames(), ", "), err)
+		return fmt.Errorf("add the cycle job (every %v): %w", s.tick.every, err)
 	}
-	j.gj = gj
+	s.cycleJ = gj
 	return nil
 }
 
@@ -279,7 +334,7 @@ func (s *Scheduler) addJob(gs gocron.Scheduler, j *job) error {
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.stopping.Store(true)
 	s.mu.Lock()
-	gs := s.gs
+	gs, cancel := s.gs, s.cancel
 	s.stopped = true
 	s.mu.Unlock()
 	var err error
@@ -287,6 +342,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		if e := gs.ShutdownWithContext(ctx); e != nil {
 			err = fmt.Errorf("stop scheduler: %w", e)
 		}
+	}
+	if cancel != nil {
+		cancel() // a background full sync, a kicked cycle: no new request
 	}
 	done := make(chan struct{})
 	go func() { s.inflight.Wait(); close(done) }()
@@ -301,7 +359,8 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 
 // Reload replaces the rules (SIGHUP). The new set is checked first (every
 // expanded query within the desk's limit); on error the old rules stay.
-// The jobs are rebuilt; a cycle under way finishes with the old rules.
+// The jobs are rebuilt and the cycle re-ticked; a cycle under way finishes
+// with the old rules. The mirror stays: new rules run on it at once.
 func (s *Scheduler) Reload(set *rules.Set) error {
 	if set == nil {
 		return errors.New("reload rules: set is nil")
@@ -330,69 +389,46 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	if err != nil {
 		return fmt.Errorf("reload rules: %w", err)
 	}
-	if s.gs != nil {
-		for _, j := range s.jobs {
-			if j.gj == nil {
-				continue
-			}
-			if err := s.gs.RemoveJob(j.gj.ID()); err != nil {
-				s.logger.Warn("reload rules: remove job", slog.String("job", j.name), slog.Any("error", err))
+	s.set, s.jobs = set, jobs
+	if s.gs != nil && tickFor(jobs) != s.tick.every {
+		if s.cycleJ != nil {
+			if err := s.gs.RemoveJob(s.cycleJ.ID()); err != nil {
+				s.logger.Warn("reload rules: remove the cycle job", slog.Any("error", err))
 			}
 		}
-		for _, j := range jobs {
-			if err := s.addJob(s.gs, j); err != nil {
-				return fmt.Errorf("reload rules: %w", err)
-			}
+		if err := s.addCycleJob(s.gs); err != nil {
+			return fmt.Errorf("reload rules: %w", err)
 		}
 	}
-	s.set, s.jobs = set, jobs
-	s.plan.replan(jobs, s.cfg.clock.Now())
 	s.logger.Info("rules reloaded", slog.Int("rules", len(set.Rules())), slog.Int("jobs", len(jobs)))
 	return nil
 }
 
-// CycleResult says what one cycle of one job did.
+// CycleResult says what one cycle did for one job (rules sharing a query
+// and schedule).
 type CycleResult struct {
-	Job      string
-	Rules    []string
-	Complete bool  // every page of every workspace arrived
+	Job   string
+	Rules []string
+	// Complete is true when the sync was complete (the mirror holds every
+	// open ticket as fresh as the feed) and the episodes were reconciled.
+	Complete bool
 	Err      error // why the cycle is incomplete
 	Skipped  string
-	Tickets  int // tickets the filter returned
-	Requests int // desk requests sent (retries included)
+	Tickets  int // tickets in the mirror the rules were evaluated on
+	// Requests is every desk request of the cycle (sync, re-reads,
+	// actions, retries included): the same in each job of one cycle.
+	Requests int
+	// Sync is the cycle's sync, shared by its jobs.
+	Sync *SyncResult
 	// Decisions is how many (rule, ticket) decisions evaluation produced;
 	// Fired how many firings finished in this cycle.
 	Decisions int
 	Fired     int
 	Ended     int // episodes ended
-	// Kept is how many episodes of tickets the poll missed stayed open:
-	// a re-read showed the ticket still matching (the paging skipped it),
-	// or it could not be re-read in this cycle.
+	// Kept is how many episodes of tickets missing from the mirror stayed
+	// open: a re-read showed the ticket still matching, or it could not be
+	// re-read in this cycle.
 	Kept int
-}
-
-// RunOnce runs one cycle of every job now, one after the other, ignoring
-// the schedule and the budget's stretch (tests, `deskbot rules why`). With
-// an elector it first asks it, and returns ErrNotLeader (wrapped) when
-// another replica leads.
-func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
-	if s.cfg.elector != nil {
-		if err := s.cfg.elector.IsLeader(ctx); err != nil {
-			if !errors.Is(err, ErrNotLeader) {
-				err = fmt.Errorf("%w: %w", ErrNotLeader, err)
-			}
-			return nil, fmt.Errorf("run once: %w", err)
-		}
-	}
-	jobs, err := s.currentJobs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("run once: %w", err)
-	}
-	out := make([]CycleResult, 0, len(jobs))
-	for _, j := range jobs {
-		out = append(out, s.runJob(ctx, j, false))
-	}
-	return out, nil
 }
 
 // currentJobs returns the jobs, building them when the scheduler was not
@@ -412,7 +448,8 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 		return nil, err
 	}
 	s.jobs = jobs
-	s.plan.replan(jobs, s.cfg.clock.Now())
+	s.tick.every = tickFor(jobs)
+	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
 	return jobs, nil
 }
 
@@ -425,6 +462,24 @@ type Readiness struct {
 	// Stretch is the factor the budget stretches intervals by (1: none).
 	Stretch float64
 	Jobs    []JobStatus
+	// Mirror is the state of each workspace's ticket mirror.
+	Mirror []MirrorStatus
+}
+
+// MirrorStatus is the state of one workspace's ticket mirror.
+type MirrorStatus struct {
+	Workspace string
+	Tickets   int
+	// Complete is true once a full sync finished.
+	Complete bool
+	// Cursor is the change feed's cursor (the desk's clock).
+	Cursor time.Time
+	// FullSyncAt is when the last full sync finished.
+	FullSyncAt time.Time
+	// Syncing is true while a full sync runs; Seen of Total (-1: not
+	// known yet) is how far it came.
+	Syncing     bool
+	Seen, Total int
 }
 
 // JobStatus describes one poll job.
@@ -458,6 +513,16 @@ func (s *Scheduler) Ready() Readiness {
 			r.LastComplete = st.LastComplete
 		}
 		r.Jobs = append(r.Jobs, st)
+	}
+	for _, m := range s.mirrors {
+		m.mu.Lock()
+		ms := MirrorStatus{Workspace: m.name(), Tickets: len(m.tickets), Complete: m.state.Complete,
+			Cursor: m.state.Cursor, FullSyncAt: m.state.FullSyncAt, Syncing: m.full != nil}
+		if m.full != nil {
+			ms.Seen, ms.Total = m.full.seen, m.full.total
+		}
+		m.mu.Unlock()
+		r.Mirror = append(r.Mirror, ms)
 	}
 	return r
 }
@@ -506,6 +571,13 @@ func (c *statusCache) get(ctx context.Context, s *Scheduler, cy *cycle, force bo
 		c.known[id] = true
 	}
 	return c.open, nil
+}
+
+// isStale reports whether a ticket showed an open status the cache lacks.
+func (c *statusCache) isStale() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stale
 }
 
 func (c *statusCache) current() []int {

@@ -2,13 +2,14 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -131,7 +132,7 @@ rules:
 // joins status:open once the refresh interval has passed, without a ticket
 // having to show it first, and not before.
 func TestOpenStatusesRefreshPeriodically(t *testing.T) {
-	e := newEnv(t, urgentRules, WithStatusRefresh(10*time.Minute))
+	e := newEnv(t, urgentRules, WithStatusRefresh(10*time.Minute), WithFullSyncEvery(10*time.Minute))
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
 	e.runOnce()
 	e.sim.Desk.AddStatus(8, "Awaiting parts")
@@ -154,7 +155,7 @@ func TestOpenStatusesRefreshPeriodically(t *testing.T) {
 		}
 	}
 	if !strings.Contains(filterQuery, "status:8") {
-		t.Errorf("filter query %q does not poll the new open status", filterQuery)
+		t.Errorf("the full sync's filter query %q does not read the new open status", filterQuery)
 	}
 }
 
@@ -192,11 +193,12 @@ func TestIncompleteCycleDoesNotEndEpisodes(t *testing.T) {
 	e.runOnce()
 	e.clk.Advance(time.Minute)
 	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
-	// Every filter attempt of this cycle fails (the client tries twice).
-	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2, PathPrefix: "/api/v2/tickets/filter"})
+	// Every attempt of this cycle's change feed fails (the client tries
+	// twice), so the mirror cannot know of the assignment.
+	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2, Method: "GET", PathPrefix: "/api/v2/tickets"})
 	res := e.runOnce()
 	if allComplete(res) || res[0].Ended != 0 || res[0].Err == nil {
-		t.Fatalf("cycle with failing filter: %+v, want incomplete, nothing ended", res)
+		t.Fatalf("cycle with a failing change feed: %+v, want incomplete, nothing ended", res)
 	}
 	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "incomplete")); got != 1 {
 		t.Errorf("incomplete cycles metric = %v", got)
@@ -262,21 +264,48 @@ func TestFaultsMidCycleLoseAndDuplicateNothing(t *testing.T) {
 	}
 }
 
+// hookDesk runs afterList after each change feed read: another writer
+// changes the desk between the sync and the actions.
+type hookDesk struct {
+	Desk
+	afterList func()
+}
+
+func (d *hookDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error) {
+	l, resp, err := d.Desk.ListTickets(ctx, opts)
+	if d.afterList != nil && opts.Filter == "" {
+		d.afterList()
+	}
+	return l, resp, err
+}
+
 func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	e := newEnv(t, urgentRules)
-	e.sim.Desk.SetIndexLag(5 * time.Minute)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
-	e.clk.Advance(10 * time.Minute) // the index now shows the ticket
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
-	res := e.runOnce() // the lagging index still says unassigned
-	if res[0].Decisions != 1 || res[0].Fired != 0 {
-		t.Fatalf("result %+v: want 1 decision from the stale index, nothing fired", res[0])
+	d := &hookDesk{Desk: ClientDesk(e.client)}
+	d.afterList = func() {
+		e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	}
+	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
+		WithRegistry(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.RunOnce(t.Context()) // the mirror still says unassigned
+	if err != nil || res[0].Decisions != 1 || res[0].Fired != 0 {
+		t.Fatalf("result %+v %v: want 1 decision from the mirror, nothing fired", res, err)
 	}
 	if n := len(e.notif.list()); n != 0 {
 		t.Errorf("%d alerts for a ticket the re-read showed assigned", n)
 	}
-	if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "stale")); got != 1 {
+	if got := metricValue(t, s.m.decisions.WithLabelValues("page-urgent", "stale")); got != 1 {
 		t.Errorf("stale decisions = %v", got)
+	}
+	// The re-read refreshed the mirror: the next cycle decides nothing.
+	d.afterList = nil
+	e.clk.Advance(time.Minute)
+	if res, err := s.RunOnce(t.Context()); err != nil || res[0].Decisions != 0 {
+		t.Errorf("next cycle %+v %v, want no decision", res, err)
 	}
 }
 
@@ -387,20 +416,6 @@ func TestWorkspacesArePolledEach(t *testing.T) {
 	}
 }
 
-func TestTruncatedResultIsIncomplete(t *testing.T) {
-	e := newEnv(t, urgentRules, WithMaxPages(1))
-	for range 40 {
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
-	}
-	res := e.runOnce()
-	if allComplete(res) || !errors.Is(res[0].Err, sdclient.ErrTruncated) {
-		t.Fatalf("%+v, want incomplete with ErrTruncated", res)
-	}
-	if got := metricValue(t, e.s.m.truncated.WithLabelValues("page-urgent")); got != 1 {
-		t.Errorf("truncated metric = %v", got)
-	}
-}
-
 func TestQueryTooLongAfterExpansionRefusedAtStart(t *testing.T) {
 	e := newEnv(t, `version: 1
 rules:
@@ -501,16 +516,16 @@ rules:
 		res[1].Job != "slow" || strings.Join(res[1].Rules, ",") != "slow" {
 		t.Fatalf("jobs %+v, want fast-a+1 (fast-a, fast-b) and slow", res)
 	}
-	byWorkspace := map[string]int{}
+	feeds := map[string]int{}
 	for _, r := range e.sim.Desk.Requests() {
-		if r.Path == "/api/v2/tickets/filter" {
-			q, _ := url.ParseQuery(r.RawQuery)
-			byWorkspace[q.Get("workspace_id")]++
+		q, _ := url.ParseQuery(r.RawQuery)
+		if r.Path == "/api/v2/tickets" && q.Get("filter") == "" {
+			feeds[q.Get("workspace_id")]++
 		}
 	}
-	want := map[string]int{fmt.Sprint(sdsim.DefaultWorkspaceID): 2, "3": 2}
-	if fmt.Sprint(byWorkspace) != fmt.Sprint(want) {
-		t.Errorf("filter searches by workspace %v, want %v (one per job and workspace)", byWorkspace, want)
+	want := map[string]int{fmt.Sprint(sdsim.DefaultWorkspaceID): 1, "3": 1}
+	if fmt.Sprint(feeds) != fmt.Sprint(want) {
+		t.Errorf("change feed requests by workspace %v, want %v (one per workspace, shared by the jobs)", feeds, want)
 	}
 	for _, id := range []int64{it.ID, hr.ID} {
 		for _, note := range []string{"a\n", "b\n", "slow\n"} {
@@ -535,19 +550,20 @@ rules:
 	})
 	next := map[string]time.Duration{}
 	for _, j := range e.s.jobs {
-		at, err := j.gj.NextRun()
-		if err != nil {
-			t.Fatal(err)
-		}
-		next[j.name] = at.Sub(t0)
+		j.stat.Lock()
+		next[j.name] = j.next.Sub(t0)
+		j.stat.Unlock()
 	}
 	if next["fast-a+1"] != time.Minute || next["slow"] != 5*time.Minute {
 		t.Errorf("next runs after start %v, want fast-a+1 in 1m and slow in 5m", next)
 	}
+	if tick := e.s.tickEvery(); tick != time.Minute {
+		t.Errorf("the cycle ticks every %v, want 1m (the gcd of 1m and 5m)", tick)
+	}
 }
 
-// shiftDesk runs hook once, right after the first filter page of a poll
-// has been read: the desk's result changes under the paging.
+// shiftDesk runs hook once, right after the first filter page of a full
+// sync has been read: the desk's result changes under the paging.
 type shiftDesk struct {
 	Desk
 	hook func()
@@ -562,71 +578,14 @@ func (d *shiftDesk) FilterTickets(ctx context.Context, query string, opts *sdcli
 	return p, resp, err
 }
 
-// TestResultShiftingWhilePagingEndsNoEpisode: a ticket leaving the result
-// while the scheduler pages through it shifts the later pages up, so one
-// ticket that still matches is never seen. Its episode must not end on
-// that poll, or the next poll would fire the rule on it again.
-func TestResultShiftingWhilePagingEndsNoEpisode(t *testing.T) {
-	e := newEnv(t, urgentRules)
-	var ids []int64
-	for i := range 35 { // two filter pages of 30
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
-	}
-	d := &shiftDesk{Desk: ClientDesk(e.client)}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := s.RunOnce(t.Context()); err != nil || !allComplete(res) || res[0].Fired != 35 {
-		t.Fatalf("first cycle: %+v %v, want 35 fired", res, err)
-	}
-	// Between the pages of the second poll, the first ticket on page 1 is
-	// assigned: it leaves the result, and page 2 starts one ticket later.
-	first := -1
-	d.hook = func() {
-		p, _, err := e.client.Tickets.Filter(t.Context(), "priority:4 AND agent_id:0", nil)
-		if err != nil || len(p.Tickets) == 0 {
-			t.Errorf("peek at page 1: %v", err)
-			return
-		}
-		id := p.Tickets[0].ID
-		first = slices.Index(ids, id)
-		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
-	}
-	var ended []int
-	for range 3 {
-		e.clk.Advance(time.Minute)
-		res, err := s.RunOnce(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ended = append(ended, res[0].Ended)
-	}
-	if first < 0 {
-		t.Fatal("the hook never ran")
-	}
-	// The assigned ticket's episode ends on the next, steady poll.
-	if !slices.Equal(ended, []int{0, 1, 0}) {
-		t.Errorf("episodes ended per cycle %v, want [0 1 0]", ended)
-	}
-	if got := metricValue(t, s.m.shifted.WithLabelValues("page-urgent")); got != 1 {
-		t.Errorf("shifted results metric = %v, want 1", got)
-	}
-	for i, id := range ids {
-		want := 1
-		if n := len(e.notif.forTicket(id)); n != want {
-			t.Errorf("ticket %d (#%d): %d alerts, want %d", id, i, n, want)
-		}
-	}
-}
-
-// TestBalancedShiftWhilePagingEndsNoEpisode: between two page reads one
-// ticket leaves the result and another enters it further down, so the
-// total holds and no ticket comes twice, yet the ticket at the page
-// boundary moves onto the page already read and is never seen. Only a
-// re-read can tell it from a ticket that left; without one the next poll
-// would page on-call for it a second time.
-func TestBalancedShiftWhilePagingEndsNoEpisode(t *testing.T) {
+// TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket: during a periodic full
+// sync, between two page reads one ticket leaves the result and another
+// enters it further down, so the total holds and no ticket comes twice,
+// yet the ticket at the page boundary moves onto the page already read
+// and is never seen. The full sync must not drop it from the mirror (it
+// re-reads what it missed), so its episode stays open and on-call is not
+// paged for it a second time; the change feed brings the two changes.
+func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	var ids []int64
 	for i := range 35 { // two filter pages of 30, newest first
@@ -635,7 +594,8 @@ func TestBalancedShiftWhilePagingEndsNoEpisode(t *testing.T) {
 	// Older than all of them: once urgent, it sorts last, on page 2.
 	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "old", Priority: 1, CreatedAt: t0.Add(-time.Hour)}).ID
 	d := &shiftDesk{Desk: ClientDesk(e.client)}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
+	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
+		WithFullSyncEvery(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,39 +618,40 @@ func TestBalancedShiftWhilePagingEndsNoEpisode(t *testing.T) {
 		e.sim.Desk.UpdateTicket(p.Tickets[0].ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
 		e.sim.Desk.UpdateTicket(old, func(x *sdsim.Ticket) { x.Priority = 4 })
 	}
-	var ended, kept []int
+	var ended, fired []int
 	for range 3 {
 		e.clk.Advance(time.Minute)
 		res, err := s.RunOnce(t.Context())
 		if err != nil || !allComplete(res) {
 			t.Fatalf("cycle: %+v %v", res, err)
 		}
-		ended, kept = append(ended, res[0].Ended), append(kept, res[0].Kept)
+		ended, fired = append(ended, res[0].Ended), append(fired, res[0].Fired)
 	}
 	if skipped == 0 {
 		t.Fatal("the hook never ran")
 	}
-	// Cycle 2 read the assigned ticket (on page 1, before it changed) and
-	// missed the skipped one: nothing ends, the skipped one's episode is
-	// kept by its re-read. Cycle 3 sees the assignment and ends that one.
-	if !slices.Equal(ended, []int{0, 1, 0}) || !slices.Equal(kept, []int{1, 0, 0}) {
-		t.Errorf("episodes ended per cycle %v, kept %v; want [0 1 0] and [1 0 0]", ended, kept)
+	// Cycle 2's feed sees the assignment (its episode ends) and the old
+	// ticket turning urgent (it fires); the skipped one stays as it was.
+	if !slices.Equal(ended, []int{1, 0, 0}) || !slices.Equal(fired, []int{1, 0, 0}) {
+		t.Errorf("episodes ended per cycle %v, fired %v; want [1 0 0] and [1 0 0]", ended, fired)
 	}
 	for _, id := range append(ids, old) {
 		if n := len(e.notif.forTicket(id)); n != 1 {
 			t.Errorf("ticket %d: %d alerts, want 1 (skipped: %d)", id, n, skipped)
 		}
 	}
-	if got := metricValue(t, s.m.endChecks.WithLabelValues("page-urgent", "still_matching")); got != 1 {
-		t.Errorf("end checks still_matching = %v, want 1", got)
+	if r := s.Ready(); len(r.Mirror) != 1 || r.Mirror[0].Tickets != 36 {
+		t.Errorf("mirror %+v, want the 36 open tickets", r.Mirror)
 	}
 }
 
-// TestEndChecksAreBounded: when many tickets leave a multi-page result at
-// once, each cycle re-reads at most WithMaxEndChecks of them; the others'
-// episodes stay open (nothing fires twice) and end on later cycles.
+// TestEndChecksAreBounded: episodes of tickets the mirror does not hold
+// (here: opened before the mirror existed, on tickets deleted since) end
+// only after a re-read shows the ticket gone, at most WithMaxEndChecks
+// re-reads a cycle; the others stay open (nothing fires twice) and end on
+// later cycles.
 func TestEndChecksAreBounded(t *testing.T) {
-	e := newEnv(t, urgentRules, WithMaxEndChecks(2))
+	e := newEnv(t, urgentRules)
 	var ids []int64
 	for i := range 40 {
 		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
@@ -699,12 +660,21 @@ func TestEndChecksAreBounded(t *testing.T) {
 		t.Fatalf("first cycle fired %d, want 40", res[0].Fired)
 	}
 	for _, id := range ids[:5] {
-		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Deleted = true })
+	}
+	// A scheduler with a new, empty mirror over the same ledger.
+	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
+		WithSingleton(false), WithMaxEndChecks(2), WithMirrorStore(newMemMirrorStore()))
+	if err != nil {
+		t.Fatal(err)
 	}
 	var ended, kept []int
 	for range 4 {
 		e.clk.Advance(time.Minute)
-		res := e.runOnce()
+		res, err := s.RunOnce(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
 		ended, kept = append(ended, res[0].Ended), append(kept, res[0].Kept)
 	}
 	if !slices.Equal(ended, []int{2, 2, 1, 0}) || !slices.Equal(kept, []int{3, 1, 0, 0}) {

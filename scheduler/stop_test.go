@@ -80,9 +80,10 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
 	}
-	// 5 requests a minute: statuses, filter, and per ticket a re-read and
-	// a note; the second note has to wait a minute for budget.
-	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(5), sdclient.WithReserve(0))
+	// 6 requests a minute: statuses, the full sync's filter, the change
+	// feed, and per ticket a re-read and a note; the second note has to
+	// wait a minute for budget.
+	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(6), sdclient.WithReserve(0))
 	s, err := New(testLogger(t), ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,355 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
+)
+
+// A cycle is four steps in order, each in its own file: sync the mirror
+// (sync.go), evaluate the due rules on it (evaluate.go), reconcile their
+// episodes (reconcile.go) and execute the decisions (execute.go).
+
+// cycle is the state of one cycle.
+type cycle struct {
+	now      time.Time
+	log      *slog.Logger
+	set      *rules.Set
+	due      []*job
+	rules    []*rules.Rule // the due jobs' rules, in file order
+	requests int
+
+	inMirror map[int64]bool             // tickets the mirror held when evaluated
+	fresh    map[int64]*sdclient.Ticket // re-read tickets, once per ticket
+	gone     map[int64]bool             // re-read said 404
+	agents   map[string]int64           // e-mail -> agent id
+	fired    map[rules.FiringKey]bool   // one firing per rule per ticket per cycle
+	firedBy  map[string]int             // finished firings by rule
+
+	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
+	// states are the ledger states of the cycle's decisions, by rule and
+	// ticket, read at once by prefetchStates.
+	states map[string]map[int64]store.FiringInfo
+}
+
+// Cycle says what one cycle did: its sync and, per due job, its rules.
+type Cycle struct {
+	Skipped  string // why nothing ran: stopping, stretched, running, idle
+	Sync     *SyncResult
+	Jobs     []CycleResult
+	Requests int // every desk request of the cycle: sync, re-reads, actions
+}
+
+// count adds the requests behind one desk call and notes the rate state.
+func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
+	if cy != nil {
+		cy.requests += attempts(resp, err)
+	}
+	if resp != nil && resp.Response != nil && resp.Rate.Remaining >= 0 {
+		s.m.rateRemaining.Set(float64(resp.Rate.Remaining))
+	}
+}
+
+// RunCycle runs one cycle now with every job due, ignoring the schedule
+// and the budget's stretch, and waiting for a full sync the mirror needs
+// (tests, benchmarks). With an elector it first asks it, and returns
+// ErrNotLeader (wrapped) when another replica leads.
+func (s *Scheduler) RunCycle(ctx context.Context) (Cycle, error) {
+	if s.cfg.elector != nil {
+		if err := s.cfg.elector.IsLeader(ctx); err != nil {
+			if !errors.Is(err, ErrNotLeader) {
+				err = fmt.Errorf("%w: %w", ErrNotLeader, err)
+			}
+			return Cycle{}, fmt.Errorf("run once: %w", err)
+		}
+	}
+	if _, err := s.currentJobs(ctx); err != nil {
+		return Cycle{}, fmt.Errorf("run once: %w", err)
+	}
+	return s.runCycle(ctx, once), nil
+}
+
+// cycleMode says who started a cycle.
+type cycleMode int
+
+const (
+	// scheduled: gocron's tick. Respects the budget's stretch, runs the
+	// jobs whose time has come, skips when a cycle is still running, and
+	// leaves a full sync to the background.
+	scheduled cycleMode = iota
+	// kicked: the first full sync finished; every job runs on the whole
+	// mirror at once (after a cycle under way), within the budget.
+	kicked
+	// once: RunCycle. Every job, no stretch, waits for a full sync.
+	once
+)
+
+// RunOnce is RunCycle returning the result of each job.
+func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
+	c, err := s.RunCycle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Jobs, nil
+}
+
+// runCycle runs one cycle (see cycleMode).
+func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
+	if s.stopping.Load() && mode != once {
+		return Cycle{Skipped: "stopping"}
+	}
+	now := s.cfg.clock.Now()
+	if mode != once && !s.plan.due(s.tick, now) {
+		s.m.skipped.WithLabelValues("cycle", "stretched").Inc()
+		s.logger.Debug("cycle skipped to stay within the request budget", slog.Float64("stretch", s.plan.stretch()))
+		return Cycle{Skipped: "stretched"}
+	}
+	if mode == scheduled {
+		if !s.running.TryLock() {
+			s.m.skipped.WithLabelValues("cycle", "running").Inc()
+			return Cycle{Skipped: "running"}
+		}
+	} else {
+		s.running.Lock()
+	}
+	defer s.running.Unlock()
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+
+	s.mu.Lock()
+	set, jobs := s.set, s.jobs
+	s.mu.Unlock()
+	now = s.cfg.clock.Now()
+	var due []*job
+	for _, j := range jobs {
+		if mode != scheduled || j.dueAt(now, s.tickEvery()) {
+			due = append(due, j)
+		}
+	}
+	if len(due) == 0 {
+		return Cycle{Skipped: "idle"}
+	}
+	cy := &cycle{
+		now: now, set: set, due: due,
+		log:     s.logger,
+		fresh:   map[int64]*sdclient.Ticket{},
+		gone:    map[int64]bool{},
+		agents:  map[string]int64{},
+		fired:   map[rules.FiringKey]bool{},
+		firedBy: map[string]int{},
+	}
+	inDue := map[string]bool{}
+	for _, j := range due {
+		for _, r := range j.rules {
+			inDue[r.Name] = true
+		}
+		j.stat.Lock()
+		j.lastStart = now
+		j.stat.Unlock()
+	}
+	for _, r := range set.Rules() {
+		if inDue[r.Name] {
+			cy.rules = append(cy.rules, r)
+		}
+	}
+	started := time.Now()
+
+	// 1. Sync the mirror.
+	synced := s.sync(ctx, cy, mode == once)
+	if synced.Err != nil {
+		cy.log.Warn("mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
+	}
+	tickets := s.mirrorSnapshot()
+	cy.inMirror = make(map[int64]bool, len(tickets))
+	for _, t := range tickets {
+		cy.inMirror[t.ID] = true
+	}
+
+	// 2. Evaluate.
+	decisions := evaluate(set, cy.rules, tickets, now)
+	byRule := map[string][]rules.Decision{}
+	for _, d := range decisions {
+		byRule[d.Rule] = append(byRule[d.Rule], d)
+	}
+
+	// 3. Reconcile episodes, per job.
+	out := Cycle{Sync: synced}
+	for _, j := range due {
+		res := CycleResult{Job: j.name, Rules: j.ruleNames(), Complete: synced.Complete, Err: synced.Err, Tickets: len(tickets), Sync: synced}
+		for _, r := range j.rules {
+			res.Decisions += len(byRule[r.Name])
+		}
+		if synced.Complete && !s.cfg.dryRun {
+			s.reconcile(ctx, cy, j, byRule, &res)
+		}
+		out.Jobs = append(out.Jobs, res)
+	}
+
+	// 4. Execute.
+	s.execute(ctx, cy, decisions)
+	if err := s.persistMirrors(ctx); err != nil {
+		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", err))
+	}
+
+	out.Requests = cy.requests
+	dur := time.Since(started)
+	for i, j := range due {
+		res := &out.Jobs[i]
+		for _, r := range j.rules {
+			res.Fired += cy.firedBy[r.Name]
+		}
+		res.Requests = cy.requests
+		s.finishJob(j, res, now, dur, cy.requests)
+	}
+	s.plan.record(s.tick, cy.requests, now)
+	s.plan.logChange(s.logger)
+	s.m.cycleRequestsAll.Set(float64(cy.requests))
+	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
+		slog.Int("changed", synced.Changed), slog.Int("decisions", len(decisions)), slog.Int("requests", cy.requests),
+		slog.Bool("complete", synced.Complete))
+	return out
+}
+
+// finishJob records a job's cycle in its status and metrics, and sets when
+// it is due next.
+func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration, requests int) {
+	outcome := "incomplete"
+	if res.Complete {
+		outcome = "complete"
+	}
+	s.m.cycles.WithLabelValues(j.name, outcome).Inc()
+	s.m.cycleDuration.WithLabelValues(j.name).Observe(dur.Seconds())
+	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(requests))
+	j.stat.Lock()
+	j.lastOutcome, j.lastRequests = outcome, requests
+	if res.Complete {
+		j.lastComplete = now
+		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))
+	}
+	j.stat.Unlock()
+	j.scheduleNext(now)
+	if !res.Complete {
+		s.logger.Warn("cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
+			slog.Int("fired", res.Fired))
+	}
+}
+
+// dueAt reports whether j's time has come at now; tol absorbs the tick's
+// lateness.
+func (j *job) dueAt(now time.Time, tick time.Duration) bool {
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	return j.next.IsZero() || !now.Before(j.next.Add(-tick/2))
+}
+
+// scheduleNext sets when j is due after a run at now: every interval from
+// the previous due time (a late tick is paid back), or the cron's next
+// time.
+func (j *job) scheduleNext(now time.Time) {
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	if j.sched != nil {
+		j.next = j.sched.Next(now)
+		return
+	}
+	base := j.next
+	if base.IsZero() || now.Sub(base) > j.every || base.After(now.Add(j.every)) {
+		base = now
+	}
+	j.next = base.Add(j.every)
+}
+
+// mirrorSnapshot returns the tickets of every workspace's mirror, by id.
+func (s *Scheduler) mirrorSnapshot() []*sdclient.Ticket {
+	var out []*sdclient.Ticket
+	for _, m := range s.mirrors {
+		out = append(out, m.snapshot()...)
+	}
+	if len(s.mirrors) > 1 {
+		slices.SortFunc(out, byID)
+	}
+	return out
+}
+
+// observe puts a ticket the cycle read from the desk into the mirror.
+func (s *Scheduler) observe(t *sdclient.Ticket) {
+	if t == nil {
+		return
+	}
+	m := s.mirrorFor(t)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.put(t)
+}
+
+// forget removes a ticket the desk no longer has from the mirror.
+func (s *Scheduler) forget(id int64) {
+	for _, m := range s.mirrors {
+		m.mu.Lock()
+		m.remove(id)
+		m.mu.Unlock()
+	}
+}
+
+// mirrorFor is the mirror of t's workspace: the configured one it names,
+// else the one that holds it, else the first.
+func (s *Scheduler) mirrorFor(t *sdclient.Ticket) *wsMirror {
+	for _, m := range s.mirrors {
+		if m.param != nil && t.WorkspaceID != nil && *m.param == *t.WorkspaceID {
+			return m
+		}
+	}
+	for _, m := range s.mirrors {
+		m.mu.Lock()
+		_, ok := m.tickets[t.ID]
+		m.mu.Unlock()
+		if ok {
+			return m
+		}
+	}
+	return s.mirrors[0]
+}
+
+// persistMirrors saves what the cycle changed in the mirrors.
+func (s *Scheduler) persistMirrors(ctx context.Context) error {
+	var errs []error
+	for _, m := range s.mirrors {
+		m.mu.Lock()
+		if len(m.pendingPut)+len(m.pendingDel) > 0 {
+			errs = append(errs, m.persist(ctx, s.ms))
+		}
+		m.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+func wsName(ws *int64) string {
+	if ws == nil {
+		return "default workspace"
+	}
+	return fmt.Sprintf("workspace %d", *ws)
+}
+
+// sortDecisions orders decisions by ticket, then by the rules' file order.
+func sortDecisions(set *rules.Set, ds []rules.Decision) {
+	order := map[string]int{}
+	for i, r := range set.Rules() {
+		order[r.Name] = i
+	}
+	slices.SortStableFunc(ds, func(a, b rules.Decision) int {
+		if a.TicketID != b.TicketID {
+			if a.TicketID < b.TicketID {
+				return -1
+			}
+			return 1
+		}
+		return order[a.Rule] - order[b.Rule]
+	})
+}

@@ -1,0 +1,359 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+// requestsTo counts the desk requests since the last reset whose path is
+// path and whose query has the given parameter values.
+func requestsTo(d *sdsim.Desk, method, path string, params map[string]string) int {
+	n := 0
+	for _, r := range d.Requests() {
+		if r.Method != method || r.Path != path {
+			continue
+		}
+		q, _ := url.ParseQuery(r.RawQuery)
+		ok := true
+		for k, v := range params {
+			ok = ok && q.Get(k) == v
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// TestUrgentOnABusyDeskAlertsWithinTwoIntervals: on a desk of 10,000 open
+// tickets, one ticket turns urgent; the scheduled cycles (a minute apart,
+// as gocron ticks them) alert within two intervals of the rule, and a
+// cycle costs a handful of requests, not a walk through the desk.
+func TestUrgentOnABusyDeskAlertsWithinTwoIntervals(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	for i := range 10000 {
+		at := t0.Add(-time.Duration(10000-i) * time.Second)
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1 + i%3, CreatedAt: at, UpdatedAt: at})
+	}
+	if c, err := e.s.RunCycle(t.Context()); err != nil || !c.Sync.Complete || c.Sync.Tickets != 10000 {
+		t.Fatalf("first cycle: %+v %v", c.Sync, err)
+	}
+	for range 3 { // quiet minutes
+		e.clk.Advance(time.Minute)
+		e.s.runCycle(t.Context(), scheduled)
+	}
+	e.clk.Advance(17 * time.Second)
+	changed := e.clk.Now()
+	e.sim.Desk.UpdateTicket(4242, func(x *sdsim.Ticket) { x.Priority = 4 })
+	e.sim.Desk.ResetRequests()
+	var alertedAt time.Time
+	for range 2 {
+		e.clk.Advance(time.Minute - 17*time.Second)
+		c := e.s.runCycle(t.Context(), scheduled)
+		if c.Skipped != "" {
+			t.Fatalf("scheduled cycle skipped: %q", c.Skipped)
+		}
+		if c.Requests > 4 {
+			t.Errorf("a cycle sent %d requests, want the feed, the re-read and the note (at most 4)", c.Requests)
+		}
+		if len(e.notif.forTicket(4242)) > 0 {
+			alertedAt = e.clk.Now()
+			break
+		}
+		e.clk.Advance(17 * time.Second)
+	}
+	if alertedAt.IsZero() {
+		t.Fatal("no alert within two intervals of the change")
+	}
+	if d := alertedAt.Sub(changed); d > 2*time.Minute {
+		t.Errorf("alerted %v after the change, want within two intervals", d)
+	}
+	if n := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", nil); n != 0 {
+		t.Errorf("%d filter searches after the first full sync, want none", n)
+	}
+}
+
+// TestFeedManyChangesInOneSecond: more than a page of tickets changed
+// within one second (a bulk update); the feed pages by number within the
+// second and mirrors every one of them.
+func TestFeedManyChangesInOneSecond(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: vip
+    query: "status:open AND priority:4"
+    actions: [{note: "vip"}]
+`)
+	var ids []int64
+	for i := range 250 {
+		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1}).ID)
+	}
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	for _, id := range ids {
+		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Priority = 4 })
+	}
+	e.sim.Desk.ResetRequests()
+	res := e.runOnce()
+	if !allComplete(res) || res[0].Fired != 250 || res[0].Sync.Changed != 250 {
+		t.Fatalf("cycle %+v sync %+v, want all 250 changes mirrored and fired", res[0], res[0].Sync)
+	}
+	feed := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets", map[string]string{"filter": "", "order_by": "updated_at", "order_type": "asc"})
+	if feed > 4 {
+		t.Errorf("%d feed requests for 250 changes in one second, want at most 4", feed)
+	}
+}
+
+// unorderedDesk answers the change feed newest first, whatever order_by
+// says (a desk that ignores it).
+type unorderedDesk struct{ Desk }
+
+func (d unorderedDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error) {
+	o := *opts
+	if o.OrderBy == "updated_at" {
+		o.OrderType = "desc"
+	}
+	return d.Desk.ListTickets(ctx, &o)
+}
+
+// TestFeedOnADeskThatIgnoresOrder: the feed pages by number to the end and
+// takes the newest updated_at of the whole answer as its cursor; every
+// change arrives once, and the next cycle asks from the new cursor.
+func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: vip
+    query: "status:open AND priority:4"
+    actions: [{note: "vip"}]
+`)
+	s, err := New(testLogger(t), unorderedDesk{ClientDesk(e.client)}, mustRules(t, `version: 1
+rules:
+  - name: vip
+    query: "status:open AND priority:4"
+    actions: [{note: "vip"}]
+`), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 230 {
+		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1}).ID)
+	}
+	if _, err := s.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if i%2 == 0 {
+			e.clk.Advance(time.Second)
+		}
+		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Priority = 4 })
+	}
+	e.clk.Advance(time.Minute)
+	res, err := s.RunOnce(t.Context())
+	if err != nil || !allComplete(res) || res[0].Fired != 230 {
+		t.Fatalf("cycle %+v %v, want all 230 changes fired", res, err)
+	}
+	if got := metricValue(t, s.m.feedUnordered); got < 1 {
+		t.Errorf("unordered feed metric = %v", got)
+	}
+	// The next cycle reads the 230 tickets again: the notes changed them.
+	// The one after is quiet.
+	for range 2 {
+		e.clk.Advance(time.Minute)
+		res, _ = s.RunOnce(t.Context())
+	}
+	if res[0].Sync.Decoded != 0 {
+		t.Errorf("a quiet cycle decoded %d tickets, want none: the cursor did not move to the newest change", res[0].Sync.Decoded)
+	}
+	for _, id := range ids {
+		if n := len(e.notesWith(id, "vip")); n != 1 {
+			t.Fatalf("ticket %d: %d notes, want 1", id, n)
+		}
+	}
+}
+
+// TestDeletedAndSpamTicketsLeaveTheMirror: soft-deleted and spam tickets
+// vanish from the change feed; the sweep finds them, they leave the mirror
+// and their episodes end without a re-read.
+func TestDeletedAndSpamTicketsLeaveTheMirror(t *testing.T) {
+	e := newEnv(t, urgentRules, WithTrashEvery(5*time.Minute))
+	del := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "del", Priority: 4})
+	spam := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "spam", Priority: 4})
+	keep := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "keep", Priority: 4})
+	if res := e.runOnce(); res[0].Fired != 3 {
+		t.Fatalf("first cycle fired %d, want 3", res[0].Fired)
+	}
+	e.clk.Advance(time.Minute)
+	e.sim.Desk.UpdateTicket(del.ID, func(x *sdsim.Ticket) { x.Deleted = true })
+	e.sim.Desk.UpdateTicket(spam.ID, func(x *sdsim.Ticket) { x.Spam = true })
+	ended := 0
+	for range 6 {
+		e.clk.Advance(time.Minute)
+		e.sim.Desk.ResetRequests()
+		res := e.runOnce()
+		ended += res[0].Ended
+		if n := requestsTo(e.sim.Desk, "GET", fmt.Sprintf("/api/v2/tickets/%d", del.ID), nil); n != 0 {
+			t.Errorf("the deleted ticket was re-read %d times", n)
+		}
+	}
+	if ended != 2 {
+		t.Errorf("%d episodes ended, want the deleted and the spam ticket's", ended)
+	}
+	r := e.s.Ready()
+	if r.Mirror[0].Tickets != 1 {
+		t.Errorf("mirror holds %d tickets, want only %d", r.Mirror[0].Tickets, keep.ID)
+	}
+	// Restored: back in the feed, a new episode.
+	e.sim.Desk.UpdateTicket(del.ID, func(x *sdsim.Ticket) { x.Deleted = false })
+	e.clk.Advance(time.Minute)
+	if res := e.runOnce(); res[0].Fired != 1 {
+		t.Errorf("restored ticket: fired %d, want 1", res[0].Fired)
+	}
+}
+
+// TestResolvedTicketEndsItsEpisodeFromTheFeed: the feed brings the status
+// change; the mirror keeps the resolved ticket (rules may look at resolved
+// tickets) and the open-ticket rule's episode ends.
+func TestResolvedTicketEndsItsEpisodeFromTheFeed(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.Status = 4 })
+	if res := e.runOnce(); res[0].Ended != 1 || res[0].Kept != 0 {
+		t.Fatalf("%+v, want the episode ended without a re-read", res[0])
+	}
+	if r := e.s.Ready(); r.Mirror[0].Tickets != 1 {
+		t.Errorf("mirror %+v, want the resolved ticket kept", r.Mirror)
+	}
+}
+
+// TestANewLeaderContinuesFromTheStoredMirror: a second scheduler on the
+// same store (a restart, or another replica taking over) starts from the
+// stored mirror and cursor: no full sync, only the changes since. When the
+// first one leads again, it reloads what the other changed.
+func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	for i := range 100 {
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1})
+	}
+	for range 2 { // the full sync, and a cycle whose cursor passes the tickets' creation
+		e.runOnce()
+		e.clk.Advance(time.Minute)
+	}
+	st2, err := store.Open(t.Context(), e.stPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	s2, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), st2, e.notif, WithClock(e.clk),
+		WithSingleton(false), WithRegistry(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urgent := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "urgent", Priority: 4})
+	e.sim.Desk.ResetRequests()
+	c, err := s2.RunCycle(t.Context())
+	if err != nil || !c.Sync.Complete || c.Sync.Tickets != 101 || c.Jobs[0].Fired != 1 {
+		t.Fatalf("new leader: %+v %+v %v", c.Sync, c.Jobs, err)
+	}
+	if n := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", nil); n != 0 {
+		t.Errorf("the new leader ran a full sync (%d filter searches)", n)
+	}
+	if c.Sync.Decoded > 2 {
+		t.Errorf("the new leader's feed decoded %d tickets, want only the new one", c.Sync.Decoded)
+	}
+	// The first scheduler leads again: it must see the urgent ticket as
+	// mirrored and fired, not fire again.
+	e.clk.Advance(time.Minute)
+	e.sim.Desk.UpdateTicket(urgent.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	res := e.runOnce()
+	if res[0].Fired != 0 || res[0].Ended != 1 {
+		t.Errorf("old leader again: %+v, want the urgent ticket's episode ended, nothing fired", res[0])
+	}
+	if n := len(e.notif.forTicket(urgent.ID)); n != 1 {
+		t.Errorf("%d alerts, want 1", n)
+	}
+}
+
+// gateDesk holds the full sync's second filter page until released.
+type gateDesk struct {
+	Desk
+	once    sync.Once
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (d *gateDesk) FilterTickets(ctx context.Context, query string, opts *sdclient.FilterOptions) (*sdclient.FilterPage, *sdclient.Response, error) {
+	if opts != nil && opts.Page == 2 {
+		d.once.Do(func() { close(d.reached) })
+		select {
+		case <-d.release:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	return d.Desk.FilterTickets(ctx, query, opts)
+}
+
+// TestRulesActDuringTheFirstFullSyncButEndNoEpisode: while the first full
+// sync runs in the background, cycles act on the tickets already mirrored,
+// /readyz's source shows the progress, and no episode ends until the sync
+// is complete.
+func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	for i := range 45 { // two filter pages of 30, created an hour ago
+		at := t0.Add(-time.Hour + time.Duration(i)*time.Second)
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4, CreatedAt: at, UpdatedAt: at})
+	}
+	d := &gateDesk{Desk: ClientDesk(e.client), reached: make(chan struct{}), release: make(chan struct{})}
+	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
+		WithRegistry(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.currentJobs(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.baseCtx = t.Context()
+	if c := s.runCycle(t.Context(), scheduled); c.Sync == nil || c.Sync.Complete {
+		t.Fatalf("first cycle %+v, want it to start the full sync and stay incomplete", c)
+	}
+	<-d.reached
+	r := s.Ready()
+	if len(r.Mirror) != 1 || !r.Mirror[0].Syncing || r.Mirror[0].Seen != 30 || r.Mirror[0].Total != 45 {
+		t.Errorf("mirror status %+v, want syncing 30 of 45", r.Mirror)
+	}
+	// A page-1 ticket is assigned meanwhile: the feed sees it, but the
+	// episode must not end on an incomplete mirror.
+	e.sim.Desk.UpdateTicket(45, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.clk.Advance(time.Minute)
+	c := s.runCycle(t.Context(), scheduled)
+	if c.Sync.Complete || c.Jobs[0].Fired != 29 || c.Jobs[0].Ended != 0 {
+		t.Fatalf("cycle during the sync: %+v %+v, want 29 fired on the mirrored page, nothing ended", c.Sync, c.Jobs)
+	}
+	close(d.release)
+	waitFor(t, "the full sync and the cycle it kicks", 10*time.Second, func() bool { return len(e.notif.list()) == 44 })
+	s.inflight.Wait()
+	if r := s.Ready(); !r.Mirror[0].Complete || r.Mirror[0].Syncing || r.Mirror[0].Tickets != 45 {
+		t.Errorf("after the sync: %+v", r.Mirror)
+	}
+	var got []int64
+	for _, a := range e.notif.list() {
+		got = append(got, a.Ticket.ID)
+	}
+	slices.Sort(got)
+	if slices.Contains(got, 45) || len(slices.Compact(got)) != 44 {
+		t.Errorf("alerts for tickets %v, want each open unassigned one once", got)
+	}
+}
