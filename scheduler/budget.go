@@ -17,19 +17,22 @@ const historyLen = 5
 // interval*factor from run to run, so that the runs average exactly one
 // per interval*factor even though gocron ticks only every interval).
 type planner struct {
-	budget float64 // requests per minute; 0: no planning
-	m      *metrics
+	budget     float64 // requests per minute; 0: no planning
+	listBudget float64 // ticket lists per minute; 0: not planned apart
+	m          *metrics
 
 	mu      sync.Mutex
 	jobs    []*job
 	history map[string][]int     // job key -> recent request counts
+	lists   map[string][]int     // job key -> recent ticket list counts
 	next    map[string]time.Time // job key -> earliest stretched run
 	factor  float64
 	logged  float64
 }
 
 func newPlanner(budget int, m *metrics) *planner {
-	return &planner{budget: float64(budget), m: m, history: map[string][]int{}, next: map[string]time.Time{}, factor: 1}
+	return &planner{budget: float64(budget), m: m, history: map[string][]int{}, lists: map[string][]int{},
+		next: map[string]time.Time{}, factor: 1}
 }
 
 // interval is the nominal time between two runs of j.
@@ -52,16 +55,14 @@ func (p *planner) replan(jobs []*job, now time.Time) {
 	p.recompute(now)
 }
 
-// record adds the request count of a cycle that started at now,
-// recomputes the factor and sets the job's next eligible run.
-func (p *planner) record(j *job, requests int, now time.Time) {
+// record adds the request count of a cycle that started at now, lists of
+// them ticket lists, recomputes the factor and sets the job's next
+// eligible run.
+func (p *planner) record(j *job, requests, lists int, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	h := append(p.history[j.key], requests)
-	if len(h) > historyLen {
-		h = h[len(h)-historyLen:]
-	}
-	p.history[j.key] = h
+	p.history[j.key] = appendRecent(p.history[j.key], requests)
+	p.lists[j.key] = appendRecent(p.lists[j.key], lists)
 	p.recompute(now)
 	// The next run is due interval*factor after the previous due time, not
 	// after this run: a run that waited for a tick past its due time is
@@ -77,10 +78,20 @@ func (p *planner) record(j *job, requests int, now time.Time) {
 	p.next[j.key] = base.Add(time.Duration(float64(iv) * p.factor))
 }
 
-func (p *planner) recompute(now time.Time) {
+func appendRecent(h []int, n int) []int {
+	h = append(h, n)
+	if len(h) > historyLen {
+		h = h[len(h)-historyLen:]
+	}
+	return h
+}
+
+// perMinute is what the jobs would send a minute at their nominal
+// intervals, by the averages of their recent counts in hist.
+func (p *planner) perMinute(hist map[string][]int, now time.Time) float64 {
 	rpm := 0.0
 	for _, j := range p.jobs {
-		h := p.history[j.key]
+		h := hist[j.key]
 		if len(h) == 0 {
 			continue
 		}
@@ -93,9 +104,17 @@ func (p *planner) recompute(now time.Time) {
 			rpm += avg * float64(time.Minute) / float64(iv)
 		}
 	}
+	return rpm
+}
+
+func (p *planner) recompute(now time.Time) {
+	rpm := p.perMinute(p.history, now)
 	f := 1.0
 	if p.budget > 0 && rpm > p.budget {
 		f = rpm / p.budget
+	}
+	if lpm := p.perMinute(p.lists, now); p.listBudget > 0 && lpm > p.listBudget*f {
+		f = lpm / p.listBudget
 	}
 	p.factor = f
 	p.m.plannedRPM.Set(rpm)

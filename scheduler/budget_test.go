@@ -110,7 +110,7 @@ func TestStretchKeepsTheAverageWithinBudget(t *testing.T) {
 				now := t0.Add(time.Duration(i)*time.Minute + time.Duration(i%7)*time.Millisecond)
 				if p.due(j, now) {
 					runs++
-					p.record(j, tc.requests, now)
+					p.record(j, tc.requests, 0, now)
 				}
 			}
 			rate := float64(runs*tc.requests) / ticks
@@ -166,5 +166,28 @@ rules:
 	}
 	if skipped > 4 {
 		t.Errorf("%d of %d runs skipped while recovering", skipped, ticks)
+	}
+}
+
+// TestListBudgetStretchesToo: the desk limits ticket lists apart from the
+// rest; cycles whose change feed would list more than the list budget are
+// stretched by that, even when the overall budget has room.
+func TestListBudgetStretchesToo(t *testing.T) {
+	j := &job{key: "cycle", name: "cycle", every: time.Minute}
+	p := newPlanner(100, newMetrics(nil))
+	p.listBudget = 10
+	p.replan([]*job{j}, t0)
+	p.record(j, 30, 25, t0)
+	if got := p.stretch(); got != 2.5 {
+		t.Errorf("stretch %v, want 2.5 (25 lists a minute against 10)", got)
+	}
+	p.record(j, 30, 0, t0.Add(time.Minute)) // average 12.5 lists
+	if got := p.stretch(); got != 1.25 {
+		t.Errorf("stretch %v, want 1.25", got)
+	}
+	p.listBudget = 0
+	p.record(j, 30, 25, t0.Add(2*time.Minute))
+	if got := p.stretch(); got != 1 {
+		t.Errorf("stretch %v without a list budget, want 1 (30 requests within 100)", got)
 	}
 }

@@ -208,7 +208,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		res.Requests = cy.requests
 		s.finishJob(j, res, now, dur, cy.requests)
 	}
-	s.plan.record(s.tick, cy.requests, now)
+	s.plan.record(s.tick, cy.requests, synced.Requests, now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
 	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),

@@ -50,6 +50,7 @@ type config struct {
 	singleton     bool
 	lease         time.Duration
 	budget        int
+	listBudget    int
 	feedOverlap   time.Duration
 	fullSyncEvery time.Duration
 	trashEvery    time.Duration
@@ -102,6 +103,12 @@ func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.lease = 
 // need more, every interval is stretched by the same factor. 0 (default)
 // disables planning; the client's limiter still enforces the hard budget.
 func WithBudget(perMinute int) Option { return func(cfg *config) { cfg.budget = perMinute } }
+
+// WithListBudget sets the background share of the desk's separate ticket
+// list budget (sdclient.WithListRatePerMinute) that the change feed and
+// its sweeps may plan to use; cycles are stretched when they would need
+// more. 0 (default): lists are planned only as part of WithBudget.
+func WithListBudget(perMinute int) Option { return func(cfg *config) { cfg.listBudget = perMinute } }
 
 // WithFeedOverlap sets how far before the newest updated_at it saw the
 // change feed asks again (default DefaultFeedOverlap).

@@ -103,6 +103,8 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 	switch {
 	case cfg.lease <= 0:
 		return nil, fmt.Errorf("new scheduler: lease %v: want a positive duration", cfg.lease)
+	case cfg.listBudget < 0:
+		return nil, fmt.Errorf("new scheduler: list budget %d: want 0 (not planned apart) or more ticket lists per minute", cfg.listBudget)
 	case cfg.budget < 0:
 		return nil, fmt.Errorf("new scheduler: budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
 	case cfg.maxEndChecks < 0:
@@ -151,6 +153,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 	}
 	s.tick = &job{key: "cycle", name: "cycle", every: rules.DefaultEvery}
 	s.plan = newPlanner(cfg.budget, s.m)
+	s.plan.listBudget = float64(cfg.listBudget)
 	return s, nil
 }
 

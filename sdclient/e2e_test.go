@@ -565,3 +565,67 @@ func TestE2EIteratorsRangeAgain(t *testing.T) {
 		}
 	}
 }
+
+// The ticket list budget (WithListRatePerMinute) holds within the overall
+// one: background lists stop at the list budget less its reserve while
+// other requests still go, an interactive list may use the reserve, and
+// the waiting list goes once the window rolls.
+func TestE2ETicketListBudget(t *testing.T) {
+	clk := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
+	s := sdsim.NewServer(sdsim.WithClock(clk.Now))
+	t.Cleanup(s.Close)
+	tk := s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Subject: "x"})
+	c, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithClock(clk), sdclient.WithRatePerMinute(100),
+		sdclient.WithListRatePerMinute(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.BackgroundListBudget(); got != 4 {
+		t.Fatalf("background list budget %d, want 4 (5 less a reserve of 1)", got)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	since := clk.Now().Add(-time.Hour)
+	list := func(cl *sdclient.Client) error {
+		_, _, err := cl.Tickets.List(ctx, &sdclient.TicketListOptions{UpdatedSince: &since})
+		return err
+	}
+	for i := range 2 {
+		if err := list(c); err != nil {
+			t.Fatalf("list %d: %v", i, err)
+		}
+		if _, _, err := c.Tickets.Filter(ctx, "priority:1", nil); err != nil {
+			t.Fatalf("filter %d: %v", i, err)
+		}
+	}
+	waiting := make(chan error, 1)
+	go func() { waiting <- list(c) }()
+	if err := clk.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Tickets.Get(ctx, tk.ID); err != nil {
+		t.Fatalf("a ticket view waited for the list budget: %v", err)
+	}
+	if err := list(c.Interactive()); err != nil {
+		t.Fatalf("an interactive list could not use the reserve: %v", err)
+	}
+	lists := func() int {
+		n := 0
+		for _, r := range s.Desk.Requests() {
+			if r.Path == "/api/v2/tickets" || r.Path == "/api/v2/tickets/filter" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := lists(); n != 5 {
+		t.Fatalf("%d ticket lists sent, want 5: the waiting one must not have gone", n)
+	}
+	clk.Advance(time.Minute)
+	if err := <-waiting; err != nil {
+		t.Fatal(err)
+	}
+	if n := lists(); n != 6 {
+		t.Errorf("%d ticket lists after the window rolled, want 6", n)
+	}
+}

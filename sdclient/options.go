@@ -20,6 +20,7 @@ type config struct {
 	httpClient  *http.Client
 	rate        int
 	reserve     int // -1: default
+	listRate    int // 0: no separate budget for ticket lists
 	logger      *slog.Logger
 	maxAttempts int
 	userAgent   string
@@ -51,6 +52,21 @@ func WithRatePerMinute(n int) Option {
 			return fmt.Errorf("WithRatePerMinute: rate must be at least 2 requests per minute, got %d", n)
 		}
 		c.rate = n
+		return nil
+	}
+}
+
+// WithListRatePerMinute sets a separate budget for ticket listing (GET
+// /tickets and GET /tickets/filter): at most n of them in any 60-second
+// window, within the overall rate, a fifth kept for interactive callers
+// like the overall one. The desk limits listing separately (40 a minute on
+// the smallest plan, inside its 100); 0 (default) adds no separate limit.
+func WithListRatePerMinute(n int) Option {
+	return func(c *config) error {
+		if n != 0 && n < 2 {
+			return fmt.Errorf("WithListRatePerMinute: rate must be 0 (no separate limit) or at least 2 requests per minute, got %d", n)
+		}
+		c.listRate = n
 		return nil
 	}
 }

@@ -63,6 +63,7 @@ type Client struct {
 	backoffBase time.Duration
 	backoffMax  time.Duration
 	limiter     *limiter
+	listLimiter *limiter // ticket lists, when limited separately
 	interactive bool
 
 	// Services, one per resource.
@@ -147,6 +148,9 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		backoffMax:  cfg.backoffMax,
 		limiter:     newLimiter(cfg.clock, cfg.rate, cfg.reserve, time.Minute),
 	}
+	if cfg.listRate > 0 {
+		c.listLimiter = newLimiter(cfg.clock, cfg.listRate, max(1, cfg.listRate/5), time.Minute)
+	}
 	if c.sleep == nil {
 		c.sleep = c.clockSleep
 	}
@@ -228,6 +232,23 @@ func (c *Client) twin(interactive bool) *Client {
 // (polling) may send: the configured rate minus the interactive reserve.
 // Schedulers plan their intervals with it.
 func (c *Client) BackgroundBudget() int { return c.limiter.rate - c.limiter.reserve }
+
+// BackgroundListBudget is how many ticket lists per minute background
+// callers may send (see WithListRatePerMinute); 0 when listing has no
+// budget of its own.
+func (c *Client) BackgroundListBudget() int {
+	if c.listLimiter == nil {
+		return 0
+	}
+	return c.listLimiter.rate - c.listLimiter.reserve
+}
+
+// isTicketList reports whether a request lists tickets, which the desk
+// limits separately from the rest.
+func isTicketList(method, path string) bool {
+	p := strings.Trim(path, "/")
+	return method == http.MethodGet && (p == "tickets" || p == "tickets/filter")
+}
 
 // IsInteractive reports whether requests of c draw on the reserve.
 func (c *Client) IsInteractive() bool { return c.interactive }
@@ -395,7 +416,16 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 	// applied: an earlier attempt of a request with effects may have taken
 	// effect (a 5xx or a broken connection), so giving up is not ErrStopped.
 	applied := false
+	listed := c.listLimiter != nil && isTicketList(r.method, r.path)
 	for attempt := 1; ; attempt++ {
+		if listed {
+			if _, err := c.listLimiter.acquire(wctx, c.interactive, 1); err != nil {
+				if stopped(ctx) && !applied {
+					return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
+				}
+				return nil, c.redact(fmt.Errorf("sdclient: %s: waiting for the ticket list budget: %w", r.op, err))
+			}
+		}
 		if _, err := c.limiter.acquire(wctx, c.interactive, cost); err != nil {
 			if stopped(ctx) && !applied {
 				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))

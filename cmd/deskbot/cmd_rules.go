@@ -251,7 +251,8 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer stopDesk()
-	client, err := sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin), sdclient.WithLogger(logger))
+	client, err := sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin),
+		sdclient.WithListRatePerMinute(cfg.listRate()), sdclient.WithLogger(logger))
 	if err != nil {
 		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
 	}

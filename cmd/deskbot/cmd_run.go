@@ -112,6 +112,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	}
 	client, err := sdclient.New(deskURL, apiKey,
 		sdclient.WithRatePerMinute(cfg.RatePerMin),
+		sdclient.WithListRatePerMinute(cfg.listRate()),
 		sdclient.WithLogger(logger),
 		sdclient.WithHTTPClient(&http.Client{
 			Timeout:   30 * time.Second,
@@ -200,6 +201,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 		var opts []scheduler.Option
 		opts = append(opts,
 			scheduler.WithBudget(client.BackgroundBudget()),
+			scheduler.WithListBudget(client.BackgroundListBudget()),
 			scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
 			scheduler.WithRegistry(reg),
 			scheduler.WithDryRun(cfg.DryRun),

@@ -16,19 +16,20 @@ import (
 // config is deskbot's environment contract (DESIGN.md section 3): names,
 // defaults and meanings must stay exactly as documented there.
 type config struct {
-	DeskURL       string     `env:"DESKBOT_DESK_URL"`
-	DeskAPIKey    secret     `env:"DESKBOT_DESK_API_KEY"`
-	RatePerMin    int        `env:"DESKBOT_DESK_RATE_PER_MIN, default=60"`
-	WorkspaceIDs  idList     `env:"DESKBOT_WORKSPACE_IDS"`
-	SlackBotToken secret     `env:"SLACK_BOT_TOKEN"`
-	SlackAppToken secret     `env:"SLACK_APP_TOKEN"`
-	SlackAPIURL   string     `env:"DESKBOT_SLACK_API_URL, default=https://slack.com/api/"`
-	Rules         string     `env:"DESKBOT_RULES"`
-	State         string     `env:"DESKBOT_STATE, default=deskbot.db"`
-	HTTPAddr      string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9090"`
-	DryRun        bool       `env:"DESKBOT_DRY_RUN, default=false"`
-	LogLevel      slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
-	LogFormat     string     `env:"DESKBOT_LOG_FORMAT, default=text"`
+	DeskURL        string     `env:"DESKBOT_DESK_URL"`
+	DeskAPIKey     secret     `env:"DESKBOT_DESK_API_KEY"`
+	RatePerMin     int        `env:"DESKBOT_DESK_RATE_PER_MIN, default=60"`
+	ListRatePerMin int        `env:"DESKBOT_DESK_LIST_RATE_PER_MIN, default=0"`
+	WorkspaceIDs   idList     `env:"DESKBOT_WORKSPACE_IDS"`
+	SlackBotToken  secret     `env:"SLACK_BOT_TOKEN"`
+	SlackAppToken  secret     `env:"SLACK_APP_TOKEN"`
+	SlackAPIURL    string     `env:"DESKBOT_SLACK_API_URL, default=https://slack.com/api/"`
+	Rules          string     `env:"DESKBOT_RULES"`
+	State          string     `env:"DESKBOT_STATE, default=deskbot.db"`
+	HTTPAddr       string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9090"`
+	DryRun         bool       `env:"DESKBOT_DRY_RUN, default=false"`
+	LogLevel       slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
+	LogFormat      string     `env:"DESKBOT_LOG_FORMAT, default=text"`
 }
 
 // secret holds a credential. Every way of printing it prints a placeholder,
@@ -84,6 +85,8 @@ func want(name string) (string, bool) {
 	switch name {
 	case "DESKBOT_DESK_RATE_PER_MIN":
 		return "a whole number of requests per minute such as 60", true
+	case "DESKBOT_DESK_LIST_RATE_PER_MIN":
+		return "a whole number of ticket lists per minute such as 24, or 0 for two fifths of DESKBOT_DESK_RATE_PER_MIN", true
 	case "DESKBOT_DRY_RUN":
 		return "true or false", true
 	case "DESKBOT_LOG_LEVEL":
@@ -133,6 +136,12 @@ func (c *config) validate() error {
 		return fmt.Errorf("DESKBOT_DESK_RATE_PER_MIN: must be at least 2, got %d", c.RatePerMin)
 	}
 	switch {
+	case c.ListRatePerMin < 0 || c.ListRatePerMin == 1:
+		return fmt.Errorf("DESKBOT_DESK_LIST_RATE_PER_MIN: must be 0 (two fifths of DESKBOT_DESK_RATE_PER_MIN) or at least 2, got %d", c.ListRatePerMin)
+	case c.ListRatePerMin > c.RatePerMin:
+		return fmt.Errorf("DESKBOT_DESK_LIST_RATE_PER_MIN: %d is more than DESKBOT_DESK_RATE_PER_MIN (%d), which it is part of", c.ListRatePerMin, c.RatePerMin)
+	}
+	switch {
 	case c.SlackBotToken == "" && c.SlackAppToken != "":
 		return errors.New("SLACK_BOT_TOKEN: required when SLACK_APP_TOKEN is set")
 	case c.SlackBotToken != "" && c.SlackAppToken == "":
@@ -177,4 +186,14 @@ func renameFieldError(err error) (string, error) {
 		}
 	}
 	return "", err
+}
+
+// listRate is the ticket list budget: DESKBOT_DESK_LIST_RATE_PER_MIN, or
+// by default two fifths of the overall budget, the share the desk's
+// smallest plan allows for listing (40 of its 100 a minute).
+func (c *config) listRate() int {
+	if c.ListRatePerMin > 0 {
+		return c.ListRatePerMin
+	}
+	return max(2, c.RatePerMin*2/5)
 }

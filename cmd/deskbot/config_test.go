@@ -34,6 +34,9 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "many"}, `DESKBOT_DESK_RATE_PER_MIN: want a whole number of requests per minute such as 60, got "many"`},
 		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "99999999999999999999"}, "DESKBOT_DESK_RATE_PER_MIN: want a whole number"},
 		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "-5"}, "DESKBOT_DESK_RATE_PER_MIN: must be at least 2, got -5"},
+		{map[string]string{"DESKBOT_DESK_LIST_RATE_PER_MIN": "lots"}, `DESKBOT_DESK_LIST_RATE_PER_MIN: want a whole number of ticket lists per minute`},
+		{map[string]string{"DESKBOT_DESK_LIST_RATE_PER_MIN": "1"}, "DESKBOT_DESK_LIST_RATE_PER_MIN: must be 0 (two fifths of DESKBOT_DESK_RATE_PER_MIN) or at least 2, got 1"},
+		{map[string]string{"DESKBOT_DESK_LIST_RATE_PER_MIN": "61"}, "DESKBOT_DESK_LIST_RATE_PER_MIN: 61 is more than DESKBOT_DESK_RATE_PER_MIN (60)"},
 		{map[string]string{"DESKBOT_WORKSPACE_IDS": "2, 7,2"}, `DESKBOT_WORKSPACE_IDS: workspace 2 is listed twice`},
 		{map[string]string{"DESKBOT_WORKSPACE_IDS": " , "}, `DESKBOT_WORKSPACE_IDS: no workspace id in " , "`},
 		{map[string]string{"DESKBOT_WORKSPACE_IDS": "1;2"}, `DESKBOT_WORKSPACE_IDS: "1;2" is not a positive workspace id`},
@@ -59,6 +62,26 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 				t.Fatalf("error shows Go internals: %q", err)
 			}
 		})
+	}
+}
+
+func TestListRateDefaultsToTwoFifths(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{nil, 24},
+		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "200"}, 80},
+		{map[string]string{"DESKBOT_DESK_RATE_PER_MIN": "3"}, 2},
+		{map[string]string{"DESKBOT_DESK_LIST_RATE_PER_MIN": "40"}, 40},
+	} {
+		cfg, err := loadConfig(t.Context(), envOf(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.listRate(); got != tc.want {
+			t.Errorf("%v: list rate %d, want %d", tc.env, got, tc.want)
+		}
 	}
 }
 

@@ -127,10 +127,11 @@ func TestReloadDoesNotWaitForTheBackgroundBudget(t *testing.T) {
 	p := start(t, map[string]string{
 		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
 		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": addr,
-		"DESKBOT_DESK_RATE_PER_MIN": "10",
+		"DESKBOT_DESK_RATE_PER_MIN": "10", "DESKBOT_DESK_LIST_RATE_PER_MIN": "10",
 	})
-	// Wait until the background budget is spent: of 10 requests a minute,
-	// 2 are the interactive reserve, so background callers stop at 8.
+	// Wait until the background budget is spent (the mirror's full sync
+	// has 10 pages to read): of 10 requests a minute, 2 are the
+	// interactive reserve, so background callers stop at 8.
 	client := &http.Client{Timeout: 5 * time.Second}
 	re := regexp.MustCompile(`(?m)^deskbot_desk_requests_total\{[^}]*\} (\d+)$`)
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
