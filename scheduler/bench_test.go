@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -280,4 +282,87 @@ func BenchmarkPollCycle(b *testing.B) {
 	b.ReportMetric(float64(first.Sync.FullSyncRequests), "first-sync-requests")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/cycle")
 	b.ReportMetric(float64(simCPU.Microseconds())/1000/float64(b.N), "sim-cpu-ms/cycle")
+}
+
+// BenchmarkPollScale runs the cycle at 1,000, 10,000 and 100,000 open
+// tickets (the simulator in process) with a steady 100 updates a minute
+// and the 50 rules of BenchmarkPollCycle. A cycle's requests stay flat
+// whatever the desk's size; mirror-MiB is the Go heap the mirror holds;
+// the first full sync's requests and the minutes it takes at the default
+// budget (60 requests a minute, 24 of them ticket lists, a fifth of each
+// kept for people: it is list-bound) are reported too.
+func BenchmarkPollScale(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("tickets=%d", n), func(b *testing.B) {
+			clk := clockwork.NewFakeClockAt(t0)
+			sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
+			defer sim.Close()
+			for i := range n {
+				at := t0.Add(-time.Duration(n-i) * time.Second)
+				t := sdsim.Ticket{Subject: fmt.Sprintf("ticket %d", i), Status: 2 + i%2, Priority: 1 + i%4, CreatedAt: at, UpdatedAt: at}
+				if i%3 != 0 {
+					t.ResponderID = sdsim.DefaultAgentID
+				}
+				sim.Desk.AddTicket(t)
+			}
+			var y strings.Builder
+			y.WriteString("version: 1\nrules:\n")
+			for q, query := range benchQueries {
+				for r := range 5 {
+					fmt.Fprintf(&y, "  - name: q%d-r%d\n    query: %q\n    if: ticket.subject == \"never-%d\"\n    every: 1m\n    actions: [{note: \"x\"}]\n", q, r, query, r)
+				}
+			}
+			client, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, sdclient.WithRatePerMinute(1000000))
+			if err != nil {
+				b.Fatal(err)
+			}
+			st, err := store.Open(b.Context(), filepath.Join(b.TempDir(), "state.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			s, err := New(testLogger(b), ClientDesk(client), mustRules(b, y.String()), st, &recNotifier{}, WithClock(clk),
+				WithRegistry(prometheus.NewRegistry()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			first, err := s.RunCycle(b.Context())
+			if err != nil || first.Sync.Tickets != n {
+				b.Fatalf("first cycle: %+v %v", first.Sync, err)
+			}
+			// The mirror's memory: what a second copy of it, loaded from
+			// the store as a new leader does, adds to the heap.
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			copyOf := newWSMirror(nil)
+			if err := copyOf.load(b.Context(), st); err != nil || len(copyOf.tickets) != n {
+				b.Fatalf("load the mirror: %d tickets, %v", len(copyOf.tickets), err)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			mirrorBytes := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+			runtime.KeepAlive(copyOf)
+
+			var next int64
+			requests := 0
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				churn(sim.Desk, clk, benchUpdatesPerMinute, &next)
+				b.StartTimer()
+				c, err := s.RunCycle(b.Context())
+				if err != nil || !c.Sync.Complete {
+					b.Fatalf("cycle: %+v %v", c.Sync, err)
+				}
+				requests += c.Requests
+			}
+			b.ReportMetric(float64(requests)/float64(b.N), "requests/cycle")
+			b.ReportMetric(mirrorBytes/(1<<20), "mirror-MiB")
+			b.ReportMetric(float64(first.Sync.FullSyncRequests), "first-sync-requests")
+			// Defaults: 60 a minute less a fifth is 48; lists 24 less a
+			// fifth (4) is 20: the full sync is all lists.
+			b.ReportMetric(float64(first.Sync.FullSyncRequests)/20, "first-sync-min@60rpm")
+		})
+	}
 }

@@ -334,6 +334,9 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	if len(r.Mirror) != 1 || !r.Mirror[0].Syncing || r.Mirror[0].Seen != 30 || r.Mirror[0].Total != 45 {
 		t.Errorf("mirror status %+v, want syncing 30 of 45", r.Mirror)
 	}
+	if err := s.MirrorHealth(t.Context()); err == nil || err.Error() != "the first full sync of the default workspace is under way: syncing 30 of 45" {
+		t.Errorf("MirrorHealth during the sync: %v", err)
+	}
 	// A page-1 ticket is assigned meanwhile: the feed sees it, but the
 	// episode must not end on an incomplete mirror.
 	e.sim.Desk.UpdateTicket(45, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
@@ -348,6 +351,13 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	if r := s.Ready(); !r.Mirror[0].Complete || r.Mirror[0].Syncing || r.Mirror[0].Tickets != 45 {
 		t.Errorf("after the sync: %+v", r.Mirror)
 	}
+	if err := s.MirrorHealth(t.Context()); err != nil {
+		t.Errorf("MirrorHealth after the sync: %v", err)
+	}
+	e.clk.Advance(11 * time.Minute) // no cycle meanwhile
+	if err := s.MirrorHealth(t.Context()); err == nil || err.Error() != "the change feed of the default workspace is 11m30s behind" {
+		t.Errorf("MirrorHealth with a stale feed: %v", err)
+	}
 	var got []int64
 	for _, a := range e.notif.list() {
 		got = append(got, a.Ticket.ID)
@@ -355,5 +365,13 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	slices.Sort(got)
 	if slices.Contains(got, 45) || len(slices.Compact(got)) != 44 {
 		t.Errorf("alerts for tickets %v, want each open unassigned one once", got)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 3400: "3,400", 100000: "100,000", 1234567: "1,234,567", -1: "-1"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

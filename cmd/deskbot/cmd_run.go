@@ -47,6 +47,8 @@ environment (an empty variable counts as unset):
   DESKBOT_DESK_URL           the desk's base URL (unset: an embedded simulator)
   DESKBOT_DESK_API_KEY       the desk's API key (required with DESKBOT_DESK_URL)
   DESKBOT_DESK_RATE_PER_MIN  requests to the desk per minute (default 60)
+  DESKBOT_DESK_LIST_RATE_PER_MIN
+                             ticket lists per minute, within that (default: two fifths of it)
   DESKBOT_WORKSPACE_IDS      comma list of workspaces to poll (default: the account's default)
   SLACK_BOT_TOKEN            xoxb- token (unset: console chat on stdin/stdout)
   SLACK_APP_TOKEN            xapp- token for socket mode
@@ -259,6 +261,10 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 			}
 			return nil
 		}},
+	}
+	if sched != nil {
+		// The ticket mirror the rules run on: built, and its feed current.
+		checks = append(checks, readyCheck{"mirror", sched.MirrorHealth})
 	}
 	ops := newOpsServer(ln, reg, checks, logger)
 	logger.Info("serving /healthz /readyz /metrics", "addr", ops.Addr())
