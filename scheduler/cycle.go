@@ -105,6 +105,12 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	if s.stopping.Load() && mode != once {
 		return Cycle{Skipped: "stopping"}
 	}
+	if mode == kicked && s.cfg.elector != nil {
+		// gocron asks the elector before its runs; a kick must too.
+		if err := s.cfg.elector.IsLeader(ctx); err != nil {
+			return Cycle{Skipped: "not the leader"}
+		}
+	}
 	now := s.cfg.clock.Now()
 	if mode != once && !s.plan.due(s.tick, now) {
 		s.m.skipped.WithLabelValues("cycle", "stretched").Inc()

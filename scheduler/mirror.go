@@ -38,6 +38,7 @@ type wsMirror struct {
 
 	mu      sync.Mutex // guards the fields below; held while persisting
 	loaded  bool
+	stale   bool // another replica wrote the stored mirror: reload it
 	tickets map[int64]*sdclient.Ticket
 	state   store.MirrorState
 	// gone are tickets removed because the desk deleted them, marked them
@@ -144,6 +145,11 @@ func (m *wsMirror) persist(ctx context.Context, ms MirrorStore) error {
 	if err != nil {
 		return fmt.Errorf("save the mirror of the %s: %w", m.name(), err)
 	}
+	if v != m.state.Version+1 {
+		// Another replica wrote since our last write (it led for a while):
+		// reload before the next sync.
+		m.stale = true
+	}
 	m.state.Version = v
 	clear(m.pendingPut)
 	clear(m.pendingDel)
@@ -160,7 +166,7 @@ func (m *wsMirror) load(ctx context.Context, ms MirrorStore) error {
 	for _, t := range tickets {
 		m.tickets[t.ID] = t
 	}
-	m.state, m.loaded = st, true
+	m.state, m.loaded, m.stale = st, true, false
 	clear(m.pendingPut)
 	clear(m.pendingDel)
 	return nil

@@ -90,7 +90,9 @@ func (s *Scheduler) sync(ctx context.Context, cy *cycle, inline bool) *SyncResul
 func (s *Scheduler) syncWS(ctx context.Context, cy *cycle, m *wsMirror, stored int64, inline bool, res *SyncResult) error {
 	now := s.cfg.clock.Now()
 	m.mu.Lock()
-	if !m.loaded || stored != m.state.Version {
+	// Versions only grow: a stored one above ours, or one skipped by our
+	// own last write (see persist), means another replica wrote.
+	if !m.loaded || m.stale || stored > m.state.Version {
 		if m.loaded {
 			cy.log.Info("the mirror changed in the store (another replica led); reloading it", slog.String("workspace", m.name()))
 		}
