@@ -121,14 +121,22 @@ func (ac access) scopeQuery(q string) (string, error) {
 
 // permit reads the call's ticket and refuses when the caller may not act
 // on it. The ticket is kept in the call so that the command renders from
-// it instead of reading it again.
+// it instead of reading it again. A command that needs only the fields the
+// mirror keeps reads it from the mirror when it holds it: the check is
+// then made on the mirrored workspace, group and responder.
 func (r *Router) permit(ctx context.Context, c *call) error {
 	if c.t != nil {
 		return nil
 	}
-	t, err := r.getTicket(ctx, c.ticket, c.cmd.brief)
-	if err != nil {
-		return err
+	var t *sdclient.Ticket
+	if c.cmd.mirrored && r.mirror != nil {
+		t, c.source = r.mirrorTicket(ctx, c.ticket)
+	}
+	if t == nil {
+		var err error
+		if t, err = r.getTicket(ctx, c.ticket, c.cmd.brief); err != nil {
+			return err
+		}
 	}
 	if why := accessOf(c.agent).denied(t); why != "" {
 		return refuse("you cannot act on ticket #%d: %s", c.ticket, why)

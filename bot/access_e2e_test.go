@@ -40,7 +40,7 @@ var accessSubjects = map[string]string{
 	"asa":      "Monitor for Asa",
 }
 
-func newAccessEnv(t *testing.T) *accessEnv {
+func newAccessEnv(t *testing.T, ropts ...Option) *accessEnv {
 	t.Helper()
 	sim := sdsim.NewServer()
 	t.Cleanup(sim.Close)
@@ -72,7 +72,7 @@ func newAccessEnv(t *testing.T) *accessEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &accessEnv{e2e: newE2E(t, NewDeskAdapter(c), nil), sim: sim, tickets: ids}
+	e := &accessEnv{e2e: newE2E(t, NewDeskAdapter(c), ropts), sim: sim, tickets: ids}
 	for _, u := range []string{"wanda", "eve", "mia", "asa", "spec"} {
 		e.fake.AddUser(slackfake.User{ID: "U" + strings.ToUpper(u), Name: u, Email: u + "@example.com"})
 	}

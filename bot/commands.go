@@ -23,7 +23,10 @@ type command struct {
 	// brief: the command needs the ticket's fields only, so the access
 	// check reads it without conversations and requester (1 credit, not 3).
 	brief bool
-	run   func(r *Router, ctx context.Context, c *call) (Response, error)
+	// mirrored: the command needs only the fields the ticket mirror keeps,
+	// so the access check reads the ticket from the mirror when it can.
+	mirrored bool
+	run      func(r *Router, ctx context.Context, c *call) (Response, error)
 }
 
 func (c *command) slash() string { return "/" + c.name }
@@ -58,7 +61,7 @@ var commandTable = []*command{
 	{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces, e.g. priority:4 AND agent_id:0", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
 	{name: "ticket mine", summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
 	{name: "ticket unassigned", summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
-	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, run: (*Router).cmdWhy},
+	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, mirrored: true, run: (*Router).cmdWhy},
 	{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
 	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
 	{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
@@ -371,6 +374,9 @@ func (r *Router) cmdWhy(ctx context.Context, c *call) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("explain ticket %d: %w", c.p.ID, err)
 	}
+	if c.source != "" {
+		s = c.source + "\n" + s
+	}
 	return Response{Text: s}, nil
 }
 
@@ -380,17 +386,21 @@ func (r *Router) cmdSearch(ctx context.Context, c *call) (Response, error) {
 	if err != nil {
 		return Response{}, refuse("bad filter expression: %v", err)
 	}
-	return r.list(ctx, c, q, "Tickets matching "+typed)
+	return r.list(ctx, c, q, "Tickets matching "+typed, nil)
 }
 
 func (r *Router) cmdMine(ctx context.Context, c *call) (Response, error) {
 	q := fmt.Sprintf("agent_id:%d AND %s", c.agent.ID, openClause(r.statusChoices(ctx)))
-	return r.list(ctx, c, q, "Your open tickets")
+	return r.list(ctx, c, q, "Your open tickets", func(t *sdclient.Ticket) bool {
+		return sdclient.IsOpenStatus(t.Status) && t.ResponderID != nil && *t.ResponderID == c.agent.ID
+	})
 }
 
 func (r *Router) cmdUnassigned(ctx context.Context, c *call) (Response, error) {
 	q := "agent_id:0 AND " + openClause(r.statusChoices(ctx))
-	return r.list(ctx, c, q, "Open unassigned tickets")
+	return r.list(ctx, c, q, "Open unassigned tickets", func(t *sdclient.Ticket) bool {
+		return sdclient.IsOpenStatus(t.Status) && (t.ResponderID == nil || *t.ResponderID == 0)
+	})
 }
 
 // maxQuery is the desk's limit on a filter query.
@@ -400,7 +410,11 @@ const maxQuery = 512
 const listLimit = 10
 
 // list runs q in each of the caller's workspaces and renders the result.
-func (r *Router) list(ctx context.Context, c *call, q, title string) (Response, error) {
+// mirrored, when not nil, is q as a test of one ticket: then a workspace
+// the ticket mirror can answer for is answered from it instead, in the
+// desk's order and the caller's scope, and the answer says how fresh it
+// is (or why it read the desk).
+func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored func(*sdclient.Ticket) bool) (Response, error) {
 	if len(q) > maxQuery {
 		return Response{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
 	}
@@ -415,9 +429,20 @@ func (r *Router) list(ctx context.Context, c *call, q, title string) (Response, 
 	if len(workspaces) == 0 {
 		workspaces = []int64{0}
 	}
+	var fromMirror map[int64]*mirrorWS
+	var source string
+	if mirrored != nil {
+		fromMirror, source = r.mirrorLists(ctx, workspaces)
+	}
 	var all []*sdclient.Ticket
 	total := 0
 	for _, ws := range workspaces {
+		if m := fromMirror[ws]; m != nil {
+			ts, n := mirrorList(m, ws, ac, mirrored, listLimit)
+			all = append(all, ts...)
+			total += n
+			continue
+		}
 		var ts []*sdclient.Ticket
 		var n int
 		err := r.retrying(ctx, true, func(ctx context.Context) error {
@@ -444,7 +469,11 @@ func (r *Router) list(ctx context.Context, c *call, q, title string) (Response, 
 			break
 		}
 		who := "unassigned"
-		if t.ResponderID != nil && *t.ResponderID != 0 {
+		switch {
+		case t.ResponderID == nil || *t.ResponderID == 0:
+		case *t.ResponderID == c.agent.ID:
+			who = c.agent.Name() // the caller: no need to ask the desk
+		default:
 			who = r.agentName(ctx, *t.ResponderID)
 		}
 		line := fmt.Sprintf("#%d %s · %s · %s — %s", t.ID, statusName(choices, t.Status), priorityName(t.Priority), who, t.Subject)
@@ -452,6 +481,9 @@ func (r *Router) list(ctx context.Context, c *call, q, title string) (Response, 
 	}
 	if total > len(card.Lines) {
 		card.Notes = append(card.Notes, fmt.Sprintf("showing %d of %d", len(card.Lines), total))
+	}
+	if source != "" {
+		card.Notes = append(card.Notes, source)
 	}
 	if total == 0 {
 		card.Lines = []string{"nothing found"}

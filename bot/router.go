@@ -68,6 +68,7 @@ type Router struct {
 	log       *slog.Logger
 	now       func() time.Time
 	explainer Explainer
+	mirror    *mirrorCache // nil: every command reads the desk
 	acks      Acks
 	oncall    OnCall
 	timeout   time.Duration
@@ -228,6 +229,9 @@ type call struct {
 	// t is the ticket as read by permit, once per command; the command
 	// renders from it rather than reading it again.
 	t *sdclient.Ticket
+	// source says where permit read t from for a command that reads the
+	// mirror (and how fresh it is); "" when there is no mirror.
+	source string
 }
 
 // Handle runs one command and always returns an answer: errors, refusals

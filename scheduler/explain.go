@@ -1,9 +1,12 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,38 +36,129 @@ type Explainer struct {
 	rules  func() *rules.Set
 	ledger FiringStates
 	now    func() time.Time
+	mirror MirrorReader // nil: Explain reads the desk
 }
+
+// MirrorReader reads the ticket mirror that the scheduler keeps in the
+// state store (*store.Store implements it).
+type MirrorReader interface {
+	MirrorStates(ctx context.Context) (map[int64]store.MirrorState, error)
+	MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error)
+}
+
+// ExplainerOption configures an Explainer.
+type ExplainerOption func(*Explainer)
+
+// ExplainFromMirror makes Explain read the ticket from the mirror, at no
+// desk request, and say how fresh it is; it reads the desk, saying why,
+// when the mirror is not built yet, does not hold the ticket, or is more
+// than 15 minutes behind (nobody keeps it up to date).
+func ExplainFromMirror(m MirrorReader) ExplainerOption {
+	return func(e *Explainer) { e.mirror = m }
+}
+
+// mirrorMaxLag is how far the mirror's cursor may be behind the clock for
+// Explain to trust it: the leader moves it every cycle, so a cursor
+// further behind means nobody keeps the mirror (no deskbot runs, its
+// scheduler stopped, the desk has been failing).
+const mirrorMaxLag = 15 * time.Minute
 
 // NewExplainer returns an Explainer reading tickets from desk (give it the
 // interactive client: a person is waiting) and the rules set returns, which
 // may change between calls (SIGHUP) or be nil (no rules loaded). A nil
 // ledger leaves the ledger out of the answer; a nil now is time.Now.
-func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates, now func() time.Time) *Explainer {
+func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates, now func() time.Time, opts ...ExplainerOption) *Explainer {
 	if now == nil {
 		now = time.Now
 	}
-	return &Explainer{desk: desk, rules: set, ledger: ledger, now: now}
+	e := &Explainer{desk: desk, rules: set, ledger: ledger, now: now}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
 }
 
-// Explain reads ticket ticketID and explains it (deskbot rules why).
+// Explain reads ticket ticketID and explains it (deskbot rules why). With
+// a mirror, the answer starts with a line saying where the ticket was
+// read from.
 func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error) {
 	if e.rules() == nil {
 		return noRules, nil
 	}
-	t, _, err := e.desk.GetTicket(ctx, ticketID)
-	if err != nil {
-		if errors.Is(err, sdclient.ErrNotFound) {
-			return "", fmt.Errorf("ticket %d not found: %w", ticketID, err)
-		}
-		return "", err
+	var t *sdclient.Ticket
+	var source string
+	if e.mirror != nil {
+		t, source = e.fromMirror(ctx, ticketID)
 	}
-	return e.ExplainTicket(ctx, t)
+	if t == nil {
+		var err error
+		if t, _, err = e.desk.GetTicket(ctx, ticketID); err != nil {
+			if errors.Is(err, sdclient.ErrNotFound) {
+				return "", fmt.Errorf("ticket %d not found: %w", ticketID, err)
+			}
+			return "", err
+		}
+	}
+	s, err := e.ExplainTicket(ctx, t)
+	if err != nil || source == "" {
+		return s, err
+	}
+	return source + "\n" + s, nil
 }
+
+// fromMirror reads ticket id from the mirror. Without it, source says why
+// the ticket is to be read from the desk; with it, how fresh the copy is.
+func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticket, source string) {
+	states, err := e.mirror.MirrorStates(ctx)
+	if err != nil {
+		return nil, fmt.Sprintf("Read from the desk: deskbot's mirror could not be read (%v).", err)
+	}
+	built := false
+	for _, st := range states {
+		built = built || !st.Cursor.IsZero()
+	}
+	if !built {
+		return nil, "Read from the desk: the mirror is not built yet."
+	}
+	now := e.now()
+	for _, ws := range slices.Sorted(maps.Keys(states)) {
+		tickets, st, err := e.mirror.MirrorLoad(ctx, ws)
+		if err != nil {
+			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror could not be read (%v).", err)
+		}
+		i, found := slices.BinarySearchFunc(tickets, id, func(t *sdclient.Ticket, id int64) int { return cmp.Compare(t.ID, id) })
+		switch {
+		case !found:
+			continue
+		case st.Cursor.IsZero():
+			return nil, "Read from the desk: the mirror is not built yet."
+		case now.Sub(st.Cursor) > mirrorMaxLag:
+			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror is too old to trust (%s, more than %s ago).",
+				asOf(st.Cursor, now), minutes(mirrorMaxLag))
+		}
+		return tickets[i], fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", asOf(st.Cursor, now))
+	}
+	return nil, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", id)
+}
+
+// asOf says when the mirror was complete up to: "as of 09:41:12 UTC", with
+// the date when it is not today's.
+func asOf(cursor, now time.Time) string {
+	c, n := cursor.UTC(), now.UTC()
+	if c.Format(time.DateOnly) == n.Format(time.DateOnly) {
+		return "as of " + c.Format(time.TimeOnly) + " UTC"
+	}
+	return "as of " + c.Format(time.DateTime) + " UTC"
+}
+
+// minutes is a whole number of minutes in words.
+func minutes(d time.Duration) string { return fmt.Sprintf("%d minutes", int(d/time.Minute)) }
 
 const noRules = "No rules are loaded (set DESKBOT_RULES or add rules.yaml)."
 
 // ExplainTicket explains a ticket the caller has just read (bot.Explainer:
-// /ticket why reads the ticket anyway, to check the caller may see it).
+// /ticket why reads the ticket anyway, from the mirror or the desk, to
+// check the caller may see it, and says itself where it read it from).
 func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (string, error) {
 	set := e.rules()
 	if set == nil {

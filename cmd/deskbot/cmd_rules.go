@@ -267,22 +267,37 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The ledger and the ticket mirror are in the state store; the ticket
+	// is read from the mirror when it holds it (and the desk is asked
+	// only when it does not).
 	var ledger scheduler.FiringStates
+	var opts []scheduler.ExplainerOption
 	if path := sqlitePath(cfg.State); path != "" && !fileExists(path) {
-		logger.Info("no ledger yet: the state file does not exist", "file", path)
+		logger.Info("no ledger and no mirror yet: the state file does not exist", "file", path)
+		opts = append(opts, scheduler.ExplainFromMirror(noMirror{}))
 	} else if st, err := store.Open(ctx, cfg.State); err != nil {
 		logger.Warn("no ledger to report on", "err", err)
 	} else {
 		defer st.Close()
 		ledger = st
+		opts = append(opts, scheduler.ExplainFromMirror(st))
 	}
-	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil)
+	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
 	text, err := ex.Explain(ctx, id)
 	if err != nil {
 		return fmt.Errorf("rules why: %w", err)
 	}
 	fmt.Fprint(e.stdout, text)
 	return nil
+}
+
+// noMirror is the mirror of a state store that does not exist yet.
+type noMirror struct{}
+
+func (noMirror) MirrorStates(context.Context) (map[int64]store.MirrorState, error) { return nil, nil }
+
+func (noMirror) MirrorLoad(context.Context, int64) ([]*sdclient.Ticket, store.MirrorState, error) {
+	return nil, store.MirrorState{}, nil
 }
 
 func fileExists(path string) bool {

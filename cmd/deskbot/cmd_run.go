@@ -180,6 +180,11 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	if esc != nil {
 		ropts = append(ropts, bot.WithOnCall(esc))
 	}
+	if set.Load() != nil {
+		// The scheduler (of this replica or the leader) keeps the ticket
+		// mirror in the store: /ticket why, mine and unassigned read it.
+		ropts = append(ropts, bot.WithMirror(st))
+	}
 	router, err := bot.NewRouter(bot.NewDeskAdapter(interactive), logger, ropts...)
 	if err != nil {
 		return err

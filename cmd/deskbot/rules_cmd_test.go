@@ -13,11 +13,14 @@ import (
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
-// runRules runs deskbot in-process and returns its exit code and output.
+// runRules runs deskbot in-process and returns its exit code and output;
+// the state is a new file unless env names one.
 func runRules(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env["DESKBOT_STATE"] = filepath.Join(t.TempDir(), "state.db")
+	if env["DESKBOT_STATE"] == "" {
+		env["DESKBOT_STATE"] = filepath.Join(t.TempDir(), "state.db")
+	}
 	err := run(t.Context(), append([]string{"deskbot"}, args...), func(k string) string { return env[k] },
 		strings.NewReader(""), &out, &errOut)
 	var ee exitError
