@@ -31,6 +31,7 @@ type cycle struct {
 	gone     map[int64]bool             // re-read said 404
 	agents   map[string]int64           // e-mail -> agent id
 	fired    map[rules.FiringKey]bool   // one firing per rule per ticket per cycle
+	begun    map[rules.FiringKey]bool   // firings under way: finish them, no re-check
 	firedBy  map[string]int             // finished firings by rule
 
 	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
@@ -184,6 +185,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	for _, d := range decisions {
 		byRule[d.Rule] = append(byRule[d.Rule], d)
 	}
+	decisions = s.withBegun(ctx, cy, decisions) // firings under way finish whatever the rules say now
 
 	// 3. Reconcile episodes, per job.
 	out := Cycle{Sync: synced}

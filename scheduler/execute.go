@@ -113,7 +113,19 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 		if r == nil {
 			continue
 		}
-		again := cy.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, cy.now)
+		var again []rules.Decision
+		if cy.begun[key] {
+			// A firing under way finishes, matching or not.
+			acts, err := cy.set.RenderActions(r, ticket, cy.now)
+			if err != nil {
+				s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+				log.Error("cannot render the rest of a firing under way", slog.Any("error", err))
+				continue
+			}
+			again = []rules.Decision{{Rule: r.Name, Once: r.Once, TicketID: id, Ticket: ticket, Actions: acts}}
+		} else {
+			again = cy.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, cy.now)
+		}
 		if len(again) == 0 {
 			s.m.decisions.WithLabelValues(d.Rule, "stale").Inc()
 			log.Info("rule no longer holds on the re-read ticket; not acting")
@@ -284,6 +296,18 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 			continue
 		}
 		marker := Marker(f, i)
+		if f.Resumed && a.Kind == rules.ActionUpdate {
+			holds, err := s.updateHolds(actx, cy, t, a)
+			if err == nil && holds {
+				s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
+				alog.Info("the update's values already hold: it happened before the crash, or somebody made it; not repeating it")
+				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
+					alog.Error("record action done", slog.Any("error", err))
+					return false, updated
+				}
+				continue
+			}
+		}
 		if f.Resumed && a.Kind != rules.ActionUpdate {
 			there, err := s.alreadyThere(actx, cy, t.ID, f, a, marker, &convs)
 			if err != nil {

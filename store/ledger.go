@@ -281,7 +281,7 @@ func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, ep
 // reports the actions already done. reopen reopens its closed episode.
 func (s *Store) takeOver(ctx context.Context, tx *sql.Tx, f *rules.Firing, cur *currentFiring, reopen bool, now time.Time, lease time.Duration) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE ledger_firings
-		SET claimed_at = $2, lease_until = $3, attempts = attempts + 1 WHERE id = $1`,
+		SET claimed_at = $2, lease_until = $3, attempts = attempts + 1, released = FALSE WHERE id = $1`,
 		cur.id, now, dbTime(now.Add(lease))); err != nil {
 		return fmt.Errorf("take over firing %d: %w", cur.id, err)
 	}
@@ -411,7 +411,7 @@ func (s *Store) Release(ctx context.Context, firingID int64, retryAt time.Time, 
 		why = sql.NullString{String: reason, Valid: true}
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		n, err := affected(ctx, tx, `UPDATE ledger_firings SET lease_until = $2, last_error = $3
+		n, err := affected(ctx, tx, `UPDATE ledger_firings SET lease_until = $2, last_error = $3, released = TRUE
 			WHERE id = $1 AND state = 'pending'`, firingID, until, why)
 		if err != nil || n == 1 {
 			return err
@@ -439,7 +439,12 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 	closed := 0
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		closed = 0
-		open, err := column[int64](ctx, tx, `SELECT ticket_id FROM ledger_episodes WHERE rule = $1 AND is_open`, rule)
+		// A firing that has begun keeps its episode open until it
+		// finishes, whatever its first actions did to the ticket: the rest
+		// must happen, once, in the same episode.
+		open, err := column[int64](ctx, tx, `SELECT e.ticket_id FROM ledger_episodes e
+			WHERE e.rule = $1 AND e.is_open AND NOT EXISTS (
+				SELECT 1 FROM ledger_firings f WHERE f.id = e.firing_id AND `+begun+`)`, rule)
 		if err != nil {
 			return fmt.Errorf("read open episodes: %w", err)
 		}
@@ -475,6 +480,39 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 		return 0, s.wrap(op, err)
 	}
 	return closed, nil
+}
+
+// begun is the SQL condition on a firing f that it has begun: pending,
+// and either an action of it is recorded done, or its latest attempt was
+// not given up by Release (a worker that died or lost an answer may have
+// acted). A firing released before anything was done has not begun.
+const begun = `f.state = 'pending' AND (NOT f.released OR EXISTS (SELECT 1 FROM ledger_actions a WHERE a.firing_id = f.id))`
+
+// BegunFirings returns, by rule, the tickets whose current firing has
+// begun (see begun): firings that must finish although the ticket may no
+// longer match (their first actions may have moved it), each action once.
+func (s *Store) BegunFirings(ctx context.Context) (map[string][]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT e.rule, e.ticket_id FROM ledger_episodes e
+		JOIN ledger_firings f ON f.id = e.firing_id
+		WHERE `+begun+`
+		ORDER BY e.rule, e.ticket_id`)
+	if err != nil {
+		return nil, s.wrap("read begun firings", err)
+	}
+	defer rows.Close()
+	out := map[string][]int64{}
+	for rows.Next() {
+		var rule string
+		var id int64
+		if err := rows.Scan(&rule, &id); err != nil {
+			return nil, s.wrap("read begun firings", err)
+		}
+		out[rule] = append(out[rule], id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("read begun firings", err)
+	}
+	return out, nil
 }
 
 // OpenEpisodes returns the tickets, in ascending order, on which rule has an

@@ -85,6 +85,7 @@ func Run(t *testing.T, open Open) {
 		{"ReleaseResumesAtOnce", testRelease},
 		{"DoneEpisodeNotWonAgain", testDoneEpisode},
 		{"EndEpisodesRearms", testEndEpisodes},
+		{"BegunFiringKeepsItsEpisode", testBegunFiring},
 		{"EndEpisodesTenThousandMatching", testEndEpisodesLarge},
 		{"OnceTicketNeverRefires", testOnceTicket},
 		{"OnceTicketResumesCrashedFiring", testOnceTicketCrashed},
@@ -288,21 +289,25 @@ func testEndEpisodes(t *testing.T, open Open) {
 	s := open(t)
 	ctx := t.Context()
 	k := func(id int64) rules.FiringKey { return rules.FiringKey{Rule: "r", TicketID: id} }
-	for id := int64(1); id <= 4; id++ {
+	for id := int64(1); id <= 5; id++ {
 		f := claim(t, s, k(id), episode, t0)
-		if id != 4 { // ticket 4 stays pending
+		switch id {
+		case 4: // ticket 4's worker died: pending, it may have acted
+		case 5: // ticket 5's first action was refused: released, not begun
+			do(t, s.Release(ctx, f.ID, t0.Add(time.Hour), "404"))
+		default:
 			do(t, s.Finish(ctx, f.ID, t0))
 		}
 	}
 	otherRule := claim(t, s, rules.FiringKey{Rule: "other", TicketID: 1}, episode, t0)
 	do(t, s.Finish(ctx, otherRule.ID, t0))
 
-	if ids, err := s.OpenEpisodes(ctx, "r"); err != nil || !slices.Equal(ids, []int64{1, 2, 3, 4}) {
-		t.Errorf("OpenEpisodes(r) = %v, %v; want [1 2 3 4] (a pending firing's episode is open too)", ids, err)
+	if ids, err := s.OpenEpisodes(ctx, "r"); err != nil || !slices.Equal(ids, []int64{1, 2, 3, 4, 5}) {
+		t.Errorf("OpenEpisodes(r) = %v, %v; want [1 2 3 4 5] (a pending firing's episode is open too)", ids, err)
 	}
 	n, err := s.EndEpisodes(ctx, "r", []int64{2, 99}, t0.Add(time.Minute))
 	if err != nil || n != 3 {
-		t.Fatalf("EndEpisodes = %d, %v; want 3 closed (tickets 1, 3, 4)", n, err)
+		t.Fatalf("EndEpisodes = %d, %v; want 3 closed (tickets 1, 3, 5; 4's firing has begun)", n, err)
 	}
 	fi := state(t, s, k(1))
 	if fi.Open || !fi.EpisodeEnded.Equal(t0.Add(time.Minute)) || fi.Episode != 1 {
@@ -311,26 +316,31 @@ func testEndEpisodes(t *testing.T, open Open) {
 	if fi := state(t, s, k(2)); !fi.Open {
 		t.Errorf("ticket 2 still matches but its episode closed: %+v", fi)
 	}
-	if ids, err := s.OpenEpisodes(ctx, "r"); err != nil || !slices.Equal(ids, []int64{2}) {
-		t.Errorf("OpenEpisodes(r) after EndEpisodes = %v, %v; want [2]", ids, err)
+	if ids, err := s.OpenEpisodes(ctx, "r"); err != nil || !slices.Equal(ids, []int64{2, 4}) {
+		t.Errorf("OpenEpisodes(r) after EndEpisodes = %v, %v; want [2 4]", ids, err)
 	}
 	if ids, err := s.OpenEpisodes(ctx, "nobody"); err != nil || len(ids) != 0 {
 		t.Errorf("OpenEpisodes of a rule that never fired = %v, %v; want none", ids, err)
 	}
 	if n, err := s.EndEpisodes(ctx, "r", []int64{2}, t0.Add(2*time.Minute)); err != nil || n != 0 {
-		t.Errorf("second EndEpisodes = %d, %v; want 0 (already closed)", n, err)
+		t.Errorf("second EndEpisodes = %d, %v; want 0 (already closed, or begun)", n, err)
 	}
 	// The episode re-arms: the ticket matching again fires again.
 	mustWin(t, claim(t, s, k(1), episode, t0.Add(3*time.Minute)), 2, 1, false, nil)
 	mustLose(t, claim(t, s, k(2), episode, t0.Add(3*time.Minute)))
-	// A pending firing in a closed episode is superseded by the new episode
-	// under OnceEpisode.
-	mustWin(t, claim(t, s, k(4), episode, t0.Add(3*time.Minute)), 2, 1, false, nil)
+	// A released firing in a closed episode is superseded by the new
+	// episode under OnceEpisode (it never began).
+	mustWin(t, claim(t, s, k(5), episode, t0.Add(3*time.Minute)), 2, 1, false, nil)
+	// The begun one is taken over in its own episode once its lease ends.
+	resumed := claim(t, s, k(4), episode, t0.Add(lease))
+	mustWin(t, resumed, 1, 1, true, nil)
+	do(t, s.Finish(ctx, resumed.ID, t0.Add(lease)))
 	// Other rules are untouched.
 	mustLose(t, claim(t, s, rules.FiringKey{Rule: "other", TicketID: 1}, episode, t0.Add(3*time.Minute)))
-	// An empty match closes every open episode of the rule.
-	if n, err := s.EndEpisodes(ctx, "r", nil, t0.Add(4*time.Minute)); err != nil || n != 3 {
-		t.Errorf("EndEpisodes(nil) = %d, %v; want 3 (tickets 1, 2, 4)", n, err)
+	// An empty match closes every open episode of the rule whose firing
+	// has not begun.
+	if n, err := s.EndEpisodes(ctx, "r", nil, t0.Add(lease+time.Minute)); err != nil || n != 2 {
+		t.Errorf("EndEpisodes(nil) = %d, %v; want 2 (tickets 2 and 4; the new firings of 1 and 5 are under way)", n, err)
 	}
 	if fi := state(t, s, rules.FiringKey{Rule: "other", TicketID: 1}); !fi.Open {
 		t.Errorf("EndEpisodes of rule r closed rule other's episode: %+v", fi)
@@ -344,7 +354,9 @@ func testEndEpisodesLarge(t *testing.T, open Open) {
 	// Open episodes on tickets 1..1500; the poll matched 10,000 tickets:
 	// the even ones among them, and 9,250 others.
 	for id := int64(1); id <= openEpisodes; id++ {
-		mustWin(t, claim(t, s, rules.FiringKey{Rule: "big", TicketID: id}, episode, t0), 1, 1, false, nil)
+		f := claim(t, s, rules.FiringKey{Rule: "big", TicketID: id}, episode, t0)
+		mustWin(t, f, 1, 1, false, nil)
+		do(t, s.Finish(ctx, f.ID, t0))
 	}
 	matching := make([]int64, 0, 10000)
 	for id := int64(2); id <= openEpisodes; id += 2 {
@@ -392,9 +404,10 @@ func testOnceTicketCrashed(t *testing.T, open Open) {
 	key := rules.FiringKey{Rule: "welcome", TicketID: 5}
 	f := claim(t, s, key, ticket, t0)
 	do(t, s.ActionDone(ctx, f.ID, 0))
-	// The worker died; then the ticket stopped matching for a while.
-	if n, err := s.EndEpisodes(ctx, "welcome", nil, t0.Add(time.Minute)); err != nil || n != 1 {
-		t.Fatalf("EndEpisodes = %d, %v; want 1", n, err)
+	// The worker died; then the ticket stopped matching for a while: the
+	// begun firing keeps its episode open.
+	if n, err := s.EndEpisodes(ctx, "welcome", nil, t0.Add(time.Minute)); err != nil || n != 0 {
+		t.Fatalf("EndEpisodes = %d, %v; want 0", n, err)
 	}
 	// Back before the lease ran out: still the crashed worker's.
 	mustLose(t, claim(t, s, key, ticket, t0.Add(lease-time.Second)))
@@ -435,7 +448,8 @@ func testOnceEvery(t *testing.T, open Open) {
 	// The period counts from the last firing, and a longer period
 	// configured later applies at once.
 	mustLose(t, claim(t, s, key, every(time.Hour), fired2.Add(30*time.Minute)))
-	mustWin(t, claim(t, s, key, every(time.Hour), fired2.Add(time.Hour)), 1, 3, false, nil)
+	third := claim(t, s, key, every(time.Hour), fired2.Add(time.Hour))
+	mustWin(t, third, 1, 3, false, nil)
 	fi := state(t, s, key)
 	if fi.Seq != 3 || !fi.LastFiredAt.Equal(fired2) {
 		t.Errorf("FiringState = %+v; want seq 3, last fired at %v", fi, fired2)
@@ -444,6 +458,7 @@ func testOnceEvery(t *testing.T, open Open) {
 		t.Errorf("NextEligible of pending = %v, %v; want lease end %v", next, ok, fi.LeaseUntil)
 	}
 	// A new episode starts at seq 1 without waiting for the period.
+	do(t, s.Finish(ctx, third.ID, fired2.Add(time.Hour)))
 	if _, err := s.EndEpisodes(ctx, "remind", nil, fired2.Add(61*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -894,5 +909,42 @@ func testFiringStates(t *testing.T, open Open) {
 		if ok != found || (ok && fmt.Sprint(fi) != fmt.Sprint(want)) {
 			t.Errorf("ticket %d: FiringStates %+v (%v), FiringState %+v (%v)", id, fi, ok, want, found)
 		}
+	}
+}
+
+// testBegunFiring: a firing with an action done keeps its episode open
+// through EndEpisodes until it finishes (its first action may have moved
+// the ticket out of the rule's query), and BegunFirings lists it for the
+// scheduler to finish; one with no action done does not.
+func testBegunFiring(t *testing.T, open Open) {
+	s := open(t)
+	ctx := t.Context()
+	k := func(id int64) rules.FiringKey { return rules.FiringKey{Rule: "r", TicketID: id} }
+	begun := claim(t, s, k(1), episode, t0)
+	do(t, s.ActionDone(ctx, begun.ID, 0))
+	do(t, s.Release(ctx, begun.ID, t0, "429")) // released after an action: still begun
+	refused := claim(t, s, k(2), episode, t0)
+	do(t, s.Release(ctx, refused.ID, t0.Add(time.Hour), "404")) // nothing done, released
+	other := claim(t, s, rules.FiringKey{Rule: "other", TicketID: 3}, episode, t0)
+	do(t, s.ActionDone(ctx, other.ID, 1))
+	got, err := s.BegunFirings(ctx)
+	if err != nil || fmt.Sprint(got) != "map[other:[3] r:[1]]" {
+		t.Fatalf("BegunFirings = %v, %v; want r: [1], other: [3]", got, err)
+	}
+	if n, err := s.EndEpisodes(ctx, "r", nil, t0.Add(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("EndEpisodes = %d, %v; want 1 (ticket 2 only)", n, err)
+	}
+	if fi := state(t, s, k(1)); !fi.Open || fi.State != store.StatePending {
+		t.Errorf("begun firing after EndEpisodes: %+v; want its episode open, still pending", fi)
+	}
+	// Taken over when the lease ends, with its done action, and finished.
+	g := claim(t, s, k(1), episode, t0.Add(lease))
+	mustWin(t, g, 1, 1, true, []int{0})
+	do(t, s.Finish(ctx, g.ID, t0.Add(lease)))
+	if got, err := s.BegunFirings(ctx); err != nil || fmt.Sprint(got) != "map[other:[3]]" {
+		t.Errorf("BegunFirings after Finish = %v, %v", got, err)
+	}
+	if n, err := s.EndEpisodes(ctx, "r", nil, t0.Add(lease+time.Minute)); err != nil || n != 1 {
+		t.Errorf("EndEpisodes after Finish = %d, %v; want 1", n, err)
 	}
 }
