@@ -19,8 +19,19 @@ var (
 	ErrConflict     = errors.New("conflict")          // 409
 	ErrRateLimited  = errors.New("rate limited")      // 429 (*RateLimitError)
 	ErrTruncated    = errors.New("result truncated")  // a listing was cut short: a page cap, or a next link without a page number
-	ErrInvalidInput = errors.New("invalid input")     // rejected before anything was sent
+	ErrInvalidInput = errors.New("invalid input")     // rejected before anything was sent (or a write redirected, not applied: ErrRedirected)
 	ErrNotRetried   = errors.New("not retried: a POST may have been applied")
+
+	// ErrResponseTooLarge: a 2xx body was larger than the client's limit
+	// (WithMaxResponseBytes, default 32 MiB). It was not decoded and the
+	// request was not repeated; for a write, the desk did apply it.
+	ErrResponseTooLarge = errors.New("response body exceeds the size limit")
+	// ErrRedirected: the desk answered 3xx and the client did not follow
+	// (see the redirect policy in redirect.go). The *APIError carries the
+	// status and Location. A redirected write other than 303 See Other was
+	// not applied, so it matches ErrInvalidInput too; a POST answered 303
+	// may have been, so it wraps ErrNotRetried.
+	ErrRedirected = errors.New("redirected")
 )
 
 // FieldError is one entry of the desk's "errors" array.
@@ -39,13 +50,29 @@ type APIError struct {
 	Path        string // API path relative to /api/v2, e.g. "/tickets/42"
 	StatusCode  int
 	Code        string // top-level "code", when the desk sent one
-	Description string // "description" or "message"
+	Description string // "description" or "message"; for a 3xx, why it was not followed
 	Errors      []FieldError
+	// Location is, for a 3xx, where the desk redirected to, reduced to
+	// scheme://host/path (no user info, query or fragment).
+	Location string
 }
 
 // Error reads like "sdclient: update ticket 42: 400 Validation failed:
 // status: It should be one of the choice value".
 func (e *APIError) Error() string {
+	if isRedirect(e.StatusCode) {
+		// "sdclient: create ticket: the desk redirected POST to
+		// https://other.example/api/v2/tickets (301); deskbot does not
+		// follow redirects of writes"
+		if e.Location == "" {
+			return fmt.Sprintf("sdclient: %s: the desk answered %s with %d %s, a redirect deskbot did not follow", e.Op, e.Method, e.StatusCode, http.StatusText(e.StatusCode))
+		}
+		msg := fmt.Sprintf("sdclient: %s: the desk redirected %s to %s (%d)", e.Op, e.Method, e.Location, e.StatusCode)
+		if e.Description != "" {
+			msg += "; " + e.Description
+		}
+		return msg
+	}
 	var b strings.Builder
 	b.WriteString("sdclient: ")
 	b.WriteString(e.Op)
@@ -80,8 +107,13 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Is matches the sentinel of the error's status code.
+// Is matches the sentinel of the error's status code. A 3xx (a redirect not
+// followed) matches ErrRedirected, and ErrInvalidInput too when it answered
+// a write that the desk certainly did not apply (see redirect.go).
 func (e *APIError) Is(target error) bool {
+	if isRedirect(e.StatusCode) {
+		return target == ErrRedirected || (target == ErrInvalidInput && writeNotApplied(e.Method, e.StatusCode))
+	}
 	switch e.StatusCode {
 	case http.StatusNotFound:
 		return target == ErrNotFound

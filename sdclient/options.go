@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -28,10 +29,15 @@ type config struct {
 	sleep       func(ctx context.Context, d time.Duration) error
 	backoffBase time.Duration
 	backoffMax  time.Duration
+	maxResponse int64
 }
 
 // WithHTTPClient sets the HTTP client used for every request (timeouts,
-// proxies, transports). The default has a 60-second timeout.
+// proxies, transports). The default has a 60-second timeout. The client
+// uses a copy of hc with its redirect policy (redirect.go: GET and HEAD
+// only, within the base URL's origin); hc itself is not changed, and its
+// own CheckRedirect, if any, is still asked about redirects the policy
+// allows.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -157,6 +163,20 @@ func WithBackoff(base, maxWait time.Duration) Option {
 			return fmt.Errorf("WithBackoff: need 0 < base <= max, got base %v max %v", base, maxWait)
 		}
 		c.backoffBase, c.backoffMax = base, maxWait
+		return nil
+	}
+}
+
+// WithMaxResponseBytes caps the size of a successful (2xx) response body the
+// client reads and decodes; a larger one fails with ErrResponseTooLarge
+// without being read to its end. Default 32 MiB (a page of 100 tickets with
+// their descriptions is well under 1 MiB).
+func WithMaxResponseBytes(n int64) Option {
+	return func(c *config) error {
+		if n < 1 || n == math.MaxInt64 {
+			return fmt.Errorf("WithMaxResponseBytes: limit must be between 1 byte and %d bytes, got %d", int64(math.MaxInt64-1), n)
+		}
+		c.maxResponse = n
 		return nil
 	}
 }

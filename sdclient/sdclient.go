@@ -8,7 +8,9 @@
 // sentinels. The client spends a per-minute request budget with a sliding
 // window, keeps a reserve of it for interactive callers (see
 // Client.Interactive), waits on 429 for Retry-After and never re-sends a POST
-// that may have reached the desk.
+// that may have reached the desk. It decodes 2xx bodies up to a size limit
+// (WithMaxResponseBytes) and follows redirects only for reads within the
+// desk's origin, so the API key goes nowhere else (redirect.go).
 package sdclient
 
 import (
@@ -40,6 +42,10 @@ const (
 	// the desk's window is a minute.
 	defaultRetryAfter = 60 * time.Second
 	maxErrorBody      = 1 << 20
+	// defaultMaxResponse caps a 2xx body (WithMaxResponseBytes): a page of
+	// 100 tickets with their descriptions is well under 1 MiB, so 32 MiB
+	// only stops a desk or proxy gone wrong from filling the memory.
+	defaultMaxResponse = 32 << 20
 	// maxRetryAfterSecs caps an absurd Retry-After (a day) so it cannot
 	// overflow a Duration; ctx deadlines bound real waits anyway.
 	maxRetryAfterSecs = 86400
@@ -65,6 +71,7 @@ type Client struct {
 	limiter     *limiter
 	listLimiter *limiter // ticket lists, when limited separately
 	interactive bool
+	maxResponse int64 // the largest 2xx body read and decoded
 
 	// Services, one per resource.
 	Tickets          *TicketsService
@@ -110,6 +117,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		userAgent:   defaultUserAgent,
 		backoffBase: defaultBackoffBase,
 		backoffMax:  defaultBackoffMax,
+		maxResponse: defaultMaxResponse,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -128,6 +136,8 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	if cfg.httpClient == nil {
 		cfg.httpClient = &http.Client{Timeout: 60 * time.Second}
 	}
+	// A copy of the caller's client with the redirect policy (redirect.go).
+	cfg.httpClient = withRedirectPolicy(cfg.httpClient, base)
 	if cfg.logger == nil {
 		cfg.logger = slog.New(slog.DiscardHandler)
 	}
@@ -147,6 +157,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		backoffBase: cfg.backoffBase,
 		backoffMax:  cfg.backoffMax,
 		limiter:     newLimiter(cfg.clock, cfg.rate, cfg.reserve, time.Minute),
+		maxResponse: cfg.maxResponse,
 	}
 	if cfg.listRate > 0 {
 		c.listLimiter = newLimiter(cfg.clock, cfg.listRate, max(1, cfg.listRate/5), time.Minute)
@@ -449,6 +460,12 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 		start := c.clock.Now()
 		hresp, err := c.httpClient.Do(req)
 		elapsed := c.clock.Since(start)
+		var refused error // why a redirect was not followed (redirect.go)
+		if err != nil && hresp != nil {
+			// Only a refused redirect returns both (http.Client.Do): the
+			// 3xx, its body closed, is the desk's answer.
+			refused, err = err, nil
+		}
 		if err != nil {
 			c.logger.LogAttrs(ctx, slog.LevelDebug, "sdclient request",
 				slog.String("method", r.method), slog.String("path", apiPath),
@@ -478,11 +495,19 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 		c.limiter.observe(resp.Rate)
 
 		if hresp.StatusCode >= 200 && hresp.StatusCode < 300 {
-			err := decodeBody(hresp, out)
+			// Not retried even when too large: the same body would come
+			// back, and a write has been applied.
+			err := decodeBody(hresp, out, c.maxResponse)
+			if errors.Is(err, ErrResponseTooLarge) {
+				return resp, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, err))
+			}
 			if err != nil {
 				return resp, c.redact(fmt.Errorf("sdclient: %s: decode response: %w", r.op, err))
 			}
 			return resp, nil
+		}
+		if isRedirect(hresp.StatusCode) {
+			return resp, c.redirectError(r, req, hresp, refused)
 		}
 
 		apiErr := c.newAPIError(r, hresp)
@@ -524,13 +549,28 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 	}
 }
 
-func decodeBody(hresp *http.Response, out any) error {
+// decodeBody decodes a 2xx body of at most limit bytes into out. A larger
+// body fails with ErrResponseTooLarge after reading no more than limit+1
+// bytes of it (none when its Content-Length says so); a body cut short is
+// never decoded as if it were whole.
+func decodeBody(hresp *http.Response, out any, limit int64) error {
 	defer hresp.Body.Close()
 	if out == nil || hresp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(hresp.Body, maxErrorBody))
 		return nil
 	}
-	dec := json.NewDecoder(hresp.Body)
+	tooLarge := fmt.Errorf("%w of %s", ErrResponseTooLarge, byteSize(limit))
+	if hresp.ContentLength > limit {
+		return tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(hresp.Body, limit+1))
+	if int64(len(data)) > limit {
+		return tooLarge
+	}
+	if err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(out); err != nil {
 		if errors.Is(err, io.EOF) {
 			return errors.New("empty body")
@@ -538,6 +578,21 @@ func decodeBody(hresp *http.Response, out any) error {
 		return err
 	}
 	return nil
+}
+
+// byteSize prints a size in the largest binary unit that divides it.
+func byteSize(n int64) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // idempotent reports whether a failed request with this method may be sent
