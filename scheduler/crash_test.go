@@ -57,6 +57,30 @@ func (d killDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest
 	return c, resp, err
 }
 
+// crashRouteRules' first action takes the ticket out of the rule's query.
+var crashRouteRules = fmt.Sprintf(`version: 1
+rules:
+  - name: route
+    query: "status:open AND agent_id:0 AND priority:4"
+    actions:
+      - set: {responder_id: %d}
+      - note: "Routed to the first line."
+      - alert: {channel: "#desk", text: "Routed #{{ ticket.id }}"}
+`, sdsim.DefaultAgentID)
+
+// killUpdateDesk SIGKILLs the process right after a ticket update was
+// applied (200), before the ledger recorded it.
+type killUpdateDesk struct{ Desk }
+
+func (d killUpdateDesk) UpdateTicket(ctx context.Context, id int64, u *sdclient.TicketUpdate) (*sdclient.Ticket, *sdclient.Response, error) {
+	t, resp, err := d.Desk.UpdateTicket(ctx, id, u)
+	if err == nil && resp != nil && resp.StatusCode == 200 {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	return t, resp, err
+}
+
 // fileNotifier is a fake chat that survives the crash: it appends each
 // alert to a file (synced) and answers AlreadyAlerted from it.
 type fileNotifier struct {
@@ -138,11 +162,15 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var desk Desk = ClientDesk(client)
-	if at == "note" {
+	ruleFile := crashRules
+	switch at {
+	case "note":
 		desk = killDesk{desk}
+	case "update":
+		desk, ruleFile = killUpdateDesk{desk}, crashRouteRules
 	}
 	notif := &fileNotifier{path: os.Getenv(crashAlertsEnv), killAfter: at == "alert"}
-	s, err := New(testLogger(t), desk, mustRules(t, crashRules), st, notif, WithClock(clockwork.NewFakeClockAt(t0)))
+	s, err := New(testLogger(t), desk, mustRules(t, ruleFile), st, notif, WithClock(clockwork.NewFakeClockAt(t0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,5 +268,71 @@ func TestCrashResume(t *testing.T) {
 				t.Errorf("tags %v: the update was not applied", got.Tags)
 			}
 		})
+	}
+}
+
+// TestCrashAfterAnAssignmentFinishesTheFiring: the process is killed right
+// after the firing's first action, an assignment that takes the ticket out
+// of the rule's query, reached the desk. The next process finishes the
+// firing although the rule no longer matches: the assignment is not sent
+// again (its values hold), the note and the alert happen exactly once.
+func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
+	sim := sdsim.NewServer(sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now))
+	defer sim.Close()
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
+	dir := t.TempDir()
+	db, alerts := filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashAtEnv+"=update", crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
+	}
+	if got, _ := sim.Desk.Ticket(tk.ID); got.ResponderID != sdsim.DefaultAgentID {
+		t.Fatalf("after the crash the ticket is assigned to %d: the update did not reach the desk", got.ResponderID)
+	}
+	st, err := store.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	notif := &fileNotifier{path: alerts}
+	clk := clockwork.NewFakeClockAt(t0.Add(DefaultLease + time.Minute))
+	s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), mustRules(t, crashRouteRules), st, notif, WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.Desk.ResetRequests()
+	for range 3 {
+		if _, err := s.RunOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Minute)
+	}
+	notes := 0
+	for _, c := range sim.Desk.Conversations(tk.ID) {
+		if strings.Contains(c.Body, "Routed to the first line.") {
+			notes++
+		}
+	}
+	ls, err := notif.lines()
+	if notes != 1 || err != nil || len(ls) != 1 {
+		t.Errorf("%d notes and alerts %+v (%v), want exactly one of each", notes, ls, err)
+	}
+	for _, r := range sim.Desk.Requests() {
+		if r.Method == "PUT" {
+			t.Errorf("the assignment was sent again: %s %s", r.Method, r.Path)
+		}
+	}
+	info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "route", TicketID: tk.ID})
+	if info.State != store.StateDone || !slices.Equal(info.Done, []int{0, 1, 2}) || info.Episode != 1 {
+		t.Errorf("firing %+v, want episode 1 done with its 3 actions", info)
+	}
+	if info.Open {
+		t.Errorf("the finished firing's episode is still open; the ticket no longer matches")
 	}
 }
