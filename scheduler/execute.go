@@ -25,9 +25,10 @@ func Marker(f rules.Firing, i int) string {
 // markerPrefix starts every marker.
 const markerPrefix = "deskbot:f="
 
-// withMarker appends the marker comment to a note or reply body.
+// withMarker appends the marker comment and the marker's invisible tag
+// (see markerTag) to a note or reply body.
 func withMarker(body, marker string) string {
-	return strings.TrimRight(body, "\n") + "\n<!-- " + marker + " -->"
+	return strings.TrimRight(body, "\n") + "\n<!-- " + marker + " -->" + markerTag(marker)
 }
 
 // execute acts on decisions: per ticket, skip what the ledger shows as
@@ -501,11 +502,12 @@ func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64,
 			*convs = list
 		}
 		markers := false
+		tag := markerTag(marker)
 		for _, c := range *convs {
-			if strings.Contains(c.Body, marker) {
+			if strings.Contains(c.Body, marker) || strings.Contains(c.Body, tag) || strings.Contains(c.BodyText, tag) {
 				return true, nil
 			}
-			markers = markers || strings.Contains(c.Body, markerPrefix)
+			markers = markers || strings.Contains(c.Body, markerPrefix) || hasAnyTag(c.Body) || hasAnyTag(c.BodyText)
 		}
 		if markers || f.Started.IsZero() {
 			return false, nil
@@ -529,7 +531,9 @@ const markerlessSkew = time.Minute
 // plainText is s as words separated by single spaces, HTML entities
 // decoded, so that the desk's body_text of a note compares equal to the
 // text deskbot sent.
-func plainText(s string) string { return strings.Join(strings.Fields(html.UnescapeString(s)), " ") }
+func plainText(s string) string {
+	return strings.Join(strings.Fields(dropTags(html.UnescapeString(s))), " ")
+}
 
 // conversations reads every conversation of a ticket.
 func (s *Scheduler) conversations(ctx context.Context, cy *cycle, id int64) ([]*sdclient.Conversation, error) {

@@ -71,3 +71,35 @@ func TestFiringMovedOutOfItsQueryStillFinishes(t *testing.T) {
 		})
 	}
 }
+
+// TestIdenticalNoteOfAnotherRuleHidesNoLostNote: on a desk that strips
+// HTML comments, two rules write the same note text on one ticket. The
+// first one's note never reaches the desk (the connection drops before it
+// is applied); when it resumes, the second rule's identical note must not
+// pass for it: each note carries its firing's invisible tag.
+func TestIdenticalNoteOfAnotherRuleHidesNoLostNote(t *testing.T) {
+	e := newEnvSim(t, []sdsim.Option{sdsim.WithHTMLCommentsStripped()}, `version: 1
+rules:
+  - name: first
+    query: "priority:4"
+    actions: [{note: "Escalated."}]
+  - name: second
+    query: "priority:4"
+    actions: [{note: "Escalated."}]
+`)
+	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4}).ID
+	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDrop, Count: 1, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+	if res := e.runOnce(); res[0].Fired != 1 {
+		t.Fatalf("first cycle fired %d, want only the second rule", res[0].Fired)
+	}
+	if n := len(e.notesWith(id, "Escalated.")); n != 1 {
+		t.Fatalf("%d notes after the drop, want the second rule's only", n)
+	}
+	for range 2 {
+		e.clk.Advance(DefaultLease)
+		e.runOnce()
+	}
+	if n := len(e.notesWith(id, "Escalated.")); n != 2 {
+		t.Errorf("%d notes, want 2: the first rule's lost note must be written on resume", n)
+	}
+}
