@@ -10,6 +10,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
@@ -54,13 +55,52 @@ func (c *compiled) runError(err error) error {
 		return err
 	}
 	msg := cleanExprMsg(fe.Message)
-	if strings.Contains(msg, "<nil>") {
+	switch {
+	case errors.Is(err, errSteps):
+		msg = fmt.Sprintf("%v: its loops ran more than %s steps on this ticket (the load-time check assumes at most %d items in a list from ticket data)",
+			ErrBudget, thousands(MaxSteps), ListBound)
+	case strings.Contains(msg, "memory budget exceeded"):
+		msg = fmt.Sprintf("%v: it allocated more than %s items on this ticket (expr's memory budget)", ErrBudget, thousands(float64(conf.DefaultMemoryBudget)))
+		err = fmt.Errorf("%w: %w", ErrBudget, err)
+	case strings.Contains(msg, "<nil>"):
 		msg += " (a custom field the ticket does not have is nil: give it a default, e.g. (ticket.custom_fields.seats ?? 0) > 10)"
 	}
 	if c.at != nil {
 		msg = c.at(fe.From) + ": " + msg
 	}
 	return &runError{msg: msg, err: err}
+}
+
+// run evaluates c in env with a fresh step budget.
+func (c *compiled) run(m *vm.VM, env any) (any, error) {
+	if e, ok := env.(Env); ok && e.Ticket.steps != nil {
+		e.Ticket.steps.n = 0
+	}
+	out, err := m.Run(c.prog, env)
+	if err != nil {
+		return nil, c.runError(err)
+	}
+	return out, nil
+}
+
+// stepFuncName is the function the loader calls at every step of a loop
+// (the body of each predicate) to count it against MaxSteps: expr has
+// neither a step budget nor a way to cancel a running program.
+const stepFuncName = "_deskbot_step"
+
+// errSteps stops an expression whose loops ran more than MaxSteps steps.
+var errSteps = fmt.Errorf("%w: more than %d loop steps", ErrBudget, MaxSteps)
+
+// stepFunc counts one step of a loop on the ticket's step counter ($env is
+// its argument); it fails with errSteps past MaxSteps.
+func stepFunc(params ...any) (any, error) {
+	if e, ok := params[0].(Env); ok && e.Ticket.steps != nil {
+		e.Ticket.steps.n++
+		if e.Ticket.steps.n > MaxSteps {
+			return nil, errSteps
+		}
+	}
+	return true, nil
 }
 
 // compileExpr compiles src against Env. With asBool the result must be a
@@ -74,6 +114,7 @@ func compileExpr(src string, asBool bool) (*compiled, []exprError) {
 		expr.Function("is_open", isOpenFunc, new(func(int) bool)),
 		expr.Function("has_due", hasDueFunc, new(func(TicketEnv) bool)),
 		expr.Function("has_tag", hasTagFunc, new(func(TicketEnv, string) bool)),
+		expr.Function(stepFuncName, stepFunc, new(func(Env) bool)),
 	}
 	if asBool {
 		opts = append(opts, expr.AsBool())
@@ -84,6 +125,9 @@ func compileExpr(src string, asBool bool) (*compiled, []exprError) {
 	}
 	if err != nil {
 		return nil, []exprError{toExprError(src, err)}
+	}
+	if e := checkCost(src); e != nil {
+		return nil, []exprError{*e}
 	}
 	return &compiled{prog: prog, fields: p.fields, usesNow: p.usesNow}, nil
 }
@@ -164,8 +208,9 @@ func cleanExprMsg(msg string) string {
 
 // patcher runs over each expression before type checking: it folds
 // duration("literal") into a constant (a bad literal is a load error rather
-// than a run-time one), replaces the named codes by integers, and records
-// which ticket fields and whether now() the expression uses.
+// than a run-time one), replaces the named codes by integers, records
+// which ticket fields and whether now() the expression uses, and makes
+// every loop body count its steps (stepFuncName).
 type patcher struct {
 	errs    []exprError
 	fields  []string
@@ -176,6 +221,8 @@ var durationType = reflect.TypeOf(time.Duration(0))
 
 func (p *patcher) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
+	case *ast.PredicateNode:
+		countSteps(n)
 	case *ast.BuiltinNode:
 		if n.Name != "duration" || len(n.Arguments) != 1 {
 			return
@@ -221,6 +268,20 @@ func (p *patcher) Visit(node *ast.Node) {
 			guardDueDates(node)
 		}
 	}
+}
+
+// countSteps makes the body of predicate n call stepFuncName($env) first,
+// at the body's position (where a run-time budget error points).
+func countSteps(n *ast.PredicateNode) {
+	loc := n.Node.Location()
+	env := &ast.IdentifierNode{Value: "$env"}
+	env.SetLocation(loc)
+	call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: stepFuncName}, Arguments: []ast.Node{env}}
+	call.Callee.SetLocation(loc)
+	call.SetLocation(loc)
+	seq := &ast.SequenceNode{Nodes: []ast.Node{call, n.Node}}
+	seq.SetLocation(loc)
+	n.Node = seq
 }
 
 // nilComparison reports (as an error) a comparison of a ticket field with

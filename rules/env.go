@@ -37,7 +37,16 @@ type TicketEnv struct {
 	CreatedAt    time.Time      `expr:"created_at"`
 	UpdatedAt    time.Time      `expr:"updated_at"`
 	WorkspaceID  int64          `expr:"workspace_id"`
+
+	// steps counts the loop steps of the expression running on this
+	// ticket (expressions cannot see it): past MaxSteps it stops with
+	// ErrBudget. NewTicketEnv sets it; without it nothing is counted.
+	steps *stepCounter
 }
+
+// stepCounter is the run-time step budget of one ticket's evaluation; an
+// evaluation runs on one goroutine, one expression at a time.
+type stepCounter struct{ n int }
 
 // Env is the environment every rule expression and template is compiled
 // against and run with: the ticket, and now() returning the evaluation's
@@ -73,6 +82,7 @@ func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
 		CreatedAt:    t.CreatedAt.UTC(),
 		UpdatedAt:    t.UpdatedAt.UTC(),
 		WorkspaceID:  deref(t.WorkspaceID),
+		steps:        &stepCounter{},
 	}
 	if e.Tags == nil {
 		e.Tags = []string{}

@@ -91,9 +91,9 @@ func (r *Rule) decide(m *vm.VM, t *sdclient.Ticket, env any) (d Decision, fire b
 }
 
 func (c *compiled) evalBool(m *vm.VM, env any) (bool, error) {
-	out, err := m.Run(c.prog, env)
+	out, err := c.run(m, env)
 	if err != nil {
-		return false, c.runError(err)
+		return false, err
 	}
 	b, ok := out.(bool)
 	if !ok {

@@ -980,7 +980,7 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 		k, v := pairs[0].key, pairs[0].val
 		switch k.Value {
 		case "note", "reply":
-			t, good := l.text(v, k.Value)
+			t, good := l.text(v, k.Value, textHTML)
 			if !good {
 				ok = false
 				continue
@@ -1031,8 +1031,8 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 	return ok
 }
 
-// text compiles a template scalar.
-func (l *loader) text(n *yaml.Node, what string) (*template, bool) {
+// text compiles a template scalar whose values are written as kind says.
+func (l *loader) text(n *yaml.Node, what string, kind textKind) (*template, bool) {
 	s, ok := l.str(n, what)
 	if !ok {
 		return nil, false
@@ -1046,6 +1046,7 @@ func (l *loader) text(n *yaml.Node, what string) (*template, bool) {
 		l.errIn(n, e.Off, "%s: %s", what, e.Msg)
 	}
 	if t != nil {
+		t.kind = kind
 		for _, p := range t.parts {
 			if p.expr != nil {
 				p.expr.at = l.at(n, p.off)
@@ -1073,11 +1074,11 @@ func (l *loader) alert(n *yaml.Node) (actionSpec, bool) {
 			}
 		case "text":
 			hasText = true
-			t, good := l.text(p.val, "alert text")
+			t, good := l.text(p.val, "alert text", textChat)
 			ok = ok && good
 			a.text = t
 		case "mention":
-			t, good := l.text(p.val, "alert mention")
+			t, good := l.text(p.val, "alert mention", textMention)
 			ok = ok && good
 			a.mention = t
 		}
@@ -1148,7 +1149,7 @@ func (l *loader) page(n *yaml.Node) (actionSpec, bool) {
 				ok = false
 			}
 		case "text":
-			t, good := l.text(p.val, "page text")
+			t, good := l.text(p.val, "page text", textChat)
 			ok = ok && good
 			a.text = t
 		}

@@ -17,6 +17,19 @@
 // named codes Low, Medium, High, Urgent, Open, Pending, Resolved, Closed.
 // Constant duration("15m") calls are folded at load.
 //
+// The cost of every expression is bounded at load (see MaxSteps and
+// checkCost): nested loops multiply, ranges need constant bounds, and a
+// list from ticket data counts as ListBound items. At run time the loops
+// of each expression count their steps and stop past MaxSteps, and expr's
+// memory budget stops allocations: either yields a decision whose Err is
+// ErrBudget.
+//
+// The values of {{ }} are written into a text as where it goes needs:
+// HTML-escaped in notes and replies (HTML on the desk; the author's own
+// markup is kept), as they are in alert and page texts (the bot escapes
+// chat text), and without <, > and ! in mentions, where a value cannot
+// make @here, @channel or @everyone either.
+//
 // Evaluation is pure (no I/O) and safe for concurrent use: a query is
 // checked locally first (status:open holds for every status but Resolved
 // and Closed), then the if, then the actions are rendered.

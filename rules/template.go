@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"html"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,53 @@ import (
 type template struct {
 	src   string
 	parts []tmplPart
+	kind  textKind
+}
+
+// textKind says where a text goes, and so how the values of its {{ }}
+// are written into it; the author's own text is kept as written.
+type textKind uint8
+
+const (
+	// textChat is the text of an alert or a page: chat text, which the
+	// bot escapes as a whole for Slack.
+	textChat textKind = iota
+	// textHTML is the body of a note or a reply: HTML on the desk, shown
+	// to agents and e-mailed to the requester. Values are HTML-escaped,
+	// so that a subject such as <img src=x onerror=...> shows as text.
+	textHTML
+	// textMention is an alert's mention. Values lose <, > and !, so that
+	// ticket data cannot write Slack markup (<!channel>, <@U...>), and a
+	// mention that a value turns into @here, @channel or @everyone is
+	// dropped: a value may name a user or a group, not everyone.
+	textMention
+)
+
+// mentionValue removes from a value what could make Slack markup of it.
+var mentionValue = strings.NewReplacer("<", "", ">", "", "!", "")
+
+// format formats value v for a text of kind k.
+func (k textKind) format(v any) string {
+	s := formatValue(v)
+	switch k {
+	case textHTML:
+		return html.EscapeString(s)
+	case textMention:
+		return mentionValue.Replace(s)
+	}
+	return s
+}
+
+// specialMentions counts the mentions of everyone in a channel in a
+// rendered mention: the whole of it @here, @channel or @everyone (which
+// the bot turns into <!here>...), or <!here>, <!channel>, <!everyone>.
+func specialMentions(s string) int {
+	s = strings.ToLower(strings.TrimSpace(s))
+	n := strings.Count(s, "<!here") + strings.Count(s, "<!channel") + strings.Count(s, "<!everyone")
+	if s == "@here" || s == "@channel" || s == "@everyone" {
+		n++
+	}
+	return n
 }
 
 type tmplPart struct {
@@ -85,13 +133,26 @@ func (t *template) render(m *vm.VM, env any) (string, error) {
 			b.WriteString(p.lit)
 			continue
 		}
-		v, err := m.Run(p.expr.prog, env)
+		v, err := p.expr.run(m, env)
 		if err != nil {
-			return "", p.expr.runError(err)
+			return "", err
 		}
-		b.WriteString(formatValue(v))
+		b.WriteString(t.kind.format(v))
 	}
-	return b.String(), nil
+	out := b.String()
+	if t.kind == textMention && specialMentions(out) > specialMentions(t.literal()) {
+		return "", nil // a value made it a mention of everyone
+	}
+	return out, nil
+}
+
+// literal is the author's own text of t: t without its {{ }}.
+func (t *template) literal() string {
+	var b strings.Builder
+	for _, p := range t.parts {
+		b.WriteString(p.lit)
+	}
+	return b.String()
 }
 
 // formatValue renders a template value: times as RFC3339 in their own
