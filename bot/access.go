@@ -95,28 +95,97 @@ func (ac access) denied(t *sdclient.Ticket) string {
 	return "it is outside your groups and not assigned to you"
 }
 
-// scopeQuery narrows a filter query to the tickets the scope lets the
-// agent see (q AND (group_id:G OR ... OR agent_id:ME)); it returns q when
-// the scope is every ticket. The desk then counts and pages only what the
-// agent may act on, at no extra request.
-func (ac access) scopeQuery(q string) (string, error) {
+// scopedQuery is a filter query narrowed to what an agent may act on, as
+// the desk can take it. The desk counts and pages only what the agent may
+// see, and never is a query wider than the scope sent: when q within the
+// scope is longer than the desk accepts, it is split instead.
+type scopedQuery struct {
+	// whole is q within the scope, when it fits in one query (q itself
+	// when the scope is every ticket).
+	whole string
+	// Otherwise mine is q AND agent_id:ME, and each chunk is q AND one
+	// share of the agent's groups. The chunks are disjoint (a ticket has
+	// one group) but each may share with mine the agent's own tickets of
+	// its groups.
+	mine   string
+	chunks []scopeChunk
+	groups []int64 // the groups of the chunks, to count what they share with mine
+}
+
+// scopeChunk is one share of the groups of a split scope.
+type scopeChunk struct {
+	query string // q AND (group_id:G1 OR group_id:G2 ...)
+	mine  string // q AND agent_id:ME AND (group_id:G1 OR ...): what it shares with mine
+}
+
+// requests is how many searches the desk is sent for one workspace, at
+// least (a split scope may ask a chunk's mine too, see searchScoped).
+func (sq scopedQuery) requests() int {
+	if sq.whole != "" {
+		return 1
+	}
+	return 1 + len(sq.chunks)
+}
+
+// scopeQueries narrows the filter query q to the tickets the scope lets the
+// agent see: q AND (group_id:G OR ... OR agent_id:ME), or q when the scope
+// is every ticket. When that is longer than limit, the scope is split into
+// q AND agent_id:ME and q AND (a share of the groups), each short enough
+// that even its overlap with the first fits; when not even one group fits,
+// it refuses: a query wider than the scope is never the answer, as the
+// desk's count of it would tell how many tickets outside the scope match.
+func (ac access) scopeQueries(q string, limit int) (scopedQuery, error) {
 	if ac.all {
-		return q, nil
+		return scopedQuery{whole: q}, nil
 	}
 	e, err := filter.Parse(q)
 	if err != nil {
-		return "", fmt.Errorf("narrow query to your scope: %w", err)
+		return scopedQuery{}, fmt.Errorf("narrow query to your scope: %w", err)
 	}
-	var or []filter.Expr
+	and := func(xs ...filter.Expr) string { return fmt.Sprint(&filter.And{Exprs: xs}) }
+	anyOf := func(xs []filter.Expr) filter.Expr {
+		if len(xs) == 1 {
+			return xs[0]
+		}
+		return &filter.Or{Exprs: xs}
+	}
+	tooLong := func(n int) error {
+		return refuse("your search plus your access scope is longer than the desk accepts (%d characters, at most %d); shorten your search", n, limit)
+	}
+	me := &filter.Term{Field: "agent_id", Op: filter.OpEq, Value: filter.Number(ac.agentID)}
+	var groups []filter.Expr
 	for _, g := range ac.groups {
-		or = append(or, &filter.Term{Field: "group_id", Op: filter.OpEq, Value: filter.Number(g)})
+		groups = append(groups, &filter.Term{Field: "group_id", Op: filter.OpEq, Value: filter.Number(g)})
 	}
-	or = append(or, &filter.Term{Field: "agent_id", Op: filter.OpEq, Value: filter.Number(ac.agentID)})
-	var scope filter.Expr = &filter.Or{Exprs: or}
-	if len(or) == 1 {
-		scope = or[0]
+	whole := and(e, anyOf(append(slices.Clip(groups), me)))
+	if len(whole) <= limit {
+		return scopedQuery{whole: whole}, nil
 	}
-	return fmt.Sprint(&filter.And{Exprs: []filter.Expr{e, scope}}), nil
+	if len(groups) == 0 {
+		return scopedQuery{}, tooLong(len(whole))
+	}
+	sq := scopedQuery{mine: and(e, me), groups: ac.groups}
+	// The longest query of a chunk is its overlap with mine.
+	overlap := func(c []filter.Expr) string { return and(e, me, anyOf(c)) }
+	flush := func(c []filter.Expr) {
+		sq.chunks = append(sq.chunks, scopeChunk{query: and(e, anyOf(c)), mine: overlap(c)})
+	}
+	var cur []filter.Expr
+	for _, g := range groups {
+		if next := append(slices.Clip(cur), g); len(cur) > 0 && len(overlap(next)) <= limit {
+			cur = next
+			continue
+		}
+		if len(cur) > 0 {
+			flush(cur)
+		}
+		cur = []filter.Expr{g}
+		if n := len(overlap(cur)); n > limit {
+			return scopedQuery{}, tooLong(n)
+		}
+	}
+	flush(cur)
+	return sq, nil
 }
 
 // permit reads the call's ticket and refuses when the caller may not act

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +66,7 @@ var commandTable = []*command{
 	{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
 	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
 	{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
-	{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", run: (*Router).cmdOnCallAck},
+	{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", brief: true, run: (*Router).cmdOnCallAck},
 }
 
 func lookup(table []*command, name string) *command {
@@ -343,6 +344,9 @@ func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (str
 	switch {
 	case strings.HasPrefix(target, "<@") && strings.HasSuffix(target, ">"):
 		id, _, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(target, "<@"), ">"), "|")
+		if id == "" {
+			break // names nobody
+		}
 		if c.req.Users == nil {
 			return "", refuse("cannot look up %s here; give an e-mail address", target)
 		}
@@ -359,7 +363,9 @@ func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (str
 		if !ok {
 			email = strings.TrimSuffix(strings.TrimPrefix(target, "<mailto:"), ">")
 		}
-		return email, nil
+		if email != "" {
+			return email, nil
+		}
 	case strings.Count(target, "@") == 1 && !strings.HasPrefix(target, "@"):
 		return target, nil
 	}
@@ -409,6 +415,16 @@ const maxQuery = 512
 // listLimit is how many tickets a list answer shows.
 const listLimit = 10
 
+// maxSearchRequests bounds the searches one list command with a split
+// scope sends to the desk: its workspaces times the parts of the split
+// (see access.scopeQueries).
+const maxSearchRequests = 10
+
+// minePage is how many of the caller's own tickets a split search reads
+// (the desk's page is at most this large), so that what they share with
+// the caller's groups is counted without asking the desk again.
+const minePage = 100
+
 // list runs q in each of the caller's workspaces and renders the result.
 // mirrored, when not nil, is q as a test of one ticket: then a workspace
 // the ticket mirror can answer for is answered from it instead, in the
@@ -418,13 +434,7 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 	if len(q) > maxQuery {
 		return Response{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
 	}
-	// The desk narrows the search to what the caller may act on (see
-	// access.go); the results are checked again with the same rule, which
-	// also covers a narrowed query that would be too long to send.
 	ac := accessOf(c.agent)
-	if nq, err := ac.scopeQuery(q); err == nil && len(nq) <= maxQuery {
-		q = nq
-	}
 	workspaces := c.agent.WorkspaceIDs
 	if len(workspaces) == 0 {
 		workspaces = []int64{0}
@@ -433,6 +443,25 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 	var source string
 	if mirrored != nil {
 		fromMirror, source = r.mirrorLists(ctx, workspaces)
+	}
+	// The desk narrows the search to what the caller may act on (see
+	// access.go); the results are checked again with the same rule.
+	desk := 0 // workspaces the desk answers for
+	for _, ws := range workspaces {
+		if fromMirror[ws] == nil {
+			desk++
+		}
+	}
+	var sq scopedQuery
+	if desk > 0 {
+		var err error
+		if sq, err = ac.scopeQueries(q, maxQuery); err != nil {
+			return Response{}, err
+		}
+		if n := desk * sq.requests(); sq.whole == "" && n > maxSearchRequests {
+			return Response{}, refuse("your search plus your access scope (%d groups) would take %d searches at the desk, more than the %d deskbot sends for one command; shorten your search",
+				len(ac.groups), n, maxSearchRequests)
+		}
 	}
 	var all []*sdclient.Ticket
 	total := 0
@@ -443,24 +472,12 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 			total += n
 			continue
 		}
-		var ts []*sdclient.Ticket
-		var n int
-		err := r.retrying(ctx, true, func(ctx context.Context) error {
-			var err error
-			ts, n, err = r.desk.FilterTickets(ctx, q, ws, listLimit)
-			return err
-		})
+		ts, n, err := r.searchScoped(ctx, sq, ws, ac)
 		if err != nil {
 			return Response{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
 		}
-		for _, t := range ts {
-			if ac.denied(t) != "" {
-				n--
-				continue
-			}
-			all = append(all, t)
-		}
-		total += max(n, 0)
+		all = append(all, ts...)
+		total += n
 	}
 	choices := r.statusChoices(ctx)
 	card := &Card{Title: fmt.Sprintf("%s: %d", title, total)}
@@ -489,6 +506,110 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 		card.Lines = []string{"nothing found"}
 	}
 	return Response{Text: card.Title, Card: card}, nil
+}
+
+// searchScoped runs a scoped query in workspace ws and returns the
+// tickets to show (at most listLimit, in the desk's order) and how many
+// the caller may see in all. A split scope's parts are merged without
+// duplicates, and the total is the size of their union: the sum of the
+// parts' totals less the caller's own tickets in their groups, which
+// both mine and a chunk count. Those are counted from mine's page when it
+// holds all of mine, else asked of the desk chunk by chunk.
+func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac access) ([]*sdclient.Ticket, int, error) {
+	search := func(q string, limit int) ([]*sdclient.Ticket, int, error) {
+		var ts []*sdclient.Ticket
+		var n int
+		err := r.retrying(ctx, true, func(ctx context.Context) error {
+			var err error
+			ts, n, err = r.desk.FilterTickets(ctx, q, ws, limit)
+			return err
+		})
+		return ts, max(n, len(ts)), err
+	}
+	var found []*sdclient.Ticket
+	total := 0
+	if sq.whole != "" {
+		ts, n, err := search(sq.whole, listLimit)
+		if err != nil {
+			return nil, 0, err
+		}
+		found, total = ts, n
+	} else {
+		// Each part answers with its first tickets in the desk's order; the
+		// merge is the desk's order of the union up to the horizon, the
+		// earliest last ticket of a part that has more. (A part cut at
+		// listLimit leaves listLimit tickets before its horizon; only
+		// a desk page smaller than that shortens the list.)
+		byID := map[int64]bool{}
+		var horizon *sdclient.Ticket
+		none := false // a part has tickets but answered with none
+		add := func(ts []*sdclient.Ticket, n int) {
+			for _, t := range ts {
+				if !byID[t.ID] {
+					byID[t.ID] = true
+					found = append(found, t)
+				}
+			}
+			switch {
+			case len(ts) >= n:
+			case len(ts) == 0:
+				none = true
+			case horizon == nil || deskOrder(ts[len(ts)-1], horizon) < 0:
+				horizon = ts[len(ts)-1]
+			}
+		}
+		mine, nMine, err := search(sq.mine, minePage)
+		if err != nil {
+			return nil, 0, err
+		}
+		total = nMine
+		add(mine, nMine)
+		for _, ch := range sq.chunks {
+			ts, n, err := search(ch.query, listLimit)
+			if err != nil {
+				return nil, 0, err
+			}
+			add(ts, n)
+			total += n
+		}
+		if len(mine) >= nMine {
+			for _, t := range mine {
+				if t.GroupID != nil && slices.Contains(sq.groups, *t.GroupID) {
+					total--
+				}
+			}
+		} else {
+			for _, ch := range sq.chunks {
+				_, both, err := search(ch.mine, 0)
+				if err != nil {
+					return nil, 0, err
+				}
+				total -= both
+			}
+		}
+		slices.SortFunc(found, deskOrder)
+		switch {
+		case none:
+			found = nil
+		case horizon != nil:
+			i := slices.IndexFunc(found, func(t *sdclient.Ticket) bool { return deskOrder(t, horizon) > 0 })
+			if i >= 0 {
+				found = found[:i]
+			}
+		}
+	}
+	// The desk was asked for the caller's scope only; a ticket it answers
+	// with that the caller may not act on (moved meanwhile, or outside the
+	// caller's workspaces) is neither shown nor counted.
+	shown := found[:0:0]
+	for _, t := range found {
+		if ac.denied(t) != "" {
+			total--
+			continue
+		}
+		shown = append(shown, t)
+	}
+	return shown[:min(len(shown), listLimit)], max(total, len(shown)), nil
 }
 
 // openClause is (status:2 OR status:3 OR ...) over every open status.

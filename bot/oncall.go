@@ -88,7 +88,9 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 		return PageResult{Text: fmt.Sprintf("unknown page button %q (value %q)", a.ActionID, a.Value), Failed: true}
 	}
 	req := Request{UserID: a.UserID, TeamID: a.TeamID, Users: a.Users}
-	c := &call{req: req, cmd: &command{name: "button " + a.ActionID, verb: verb}, ticket: id}
+	// Take it draws the card from the ticket its access check reads; the
+	// others only check access with it (and read the card afterwards).
+	c := &call{req: req, cmd: &command{name: "button " + a.ActionID, verb: verb, brief: a.ActionID != ActionPageTake}, ticket: id}
 	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
 		if r.oncall == nil {
 			return Response{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
@@ -100,7 +102,7 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 		var read bool
 		switch a.ActionID {
 		case ActionPageAck:
-			email, err := r.pagePermit(ctx, req, a.AlertKey, "acknowledge")
+			email, err := r.pagePermit(ctx, c, a.AlertKey, "acknowledge")
 			if err != nil {
 				return Response{}, err
 			}
@@ -135,7 +137,7 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
 			}
 		case ActionPageEscalate:
-			email, err := r.pagePermit(ctx, req, a.AlertKey, "escalate")
+			email, err := r.pagePermit(ctx, c, a.AlertKey, "escalate")
 			if err != nil {
 				return Response{}, err
 			}
@@ -172,9 +174,10 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 }
 
 // pagePermit returns the caller's e-mail when they may act on page key
-// (verb: acknowledge or escalate), and a refusal otherwise.
-func (r *Router) pagePermit(ctx context.Context, req Request, key, verb string) (string, error) {
-	email, err := r.callerEmail(ctx, req)
+// (verb: acknowledge or escalate) of the call's ticket, and a refusal
+// otherwise.
+func (r *Router) pagePermit(ctx context.Context, c *call, key, verb string) (string, error) {
+	email, err := r.callerEmail(ctx, c.req)
 	if err != nil {
 		return "", err
 	}
@@ -185,38 +188,117 @@ func (r *Router) pagePermit(ctx context.Context, req Request, key, verb string) 
 	if !found {
 		return "", refuse("this page (%s) is not known here any more", key)
 	}
-	ok, err := r.mayActOnPage(ctx, req, email, p)
-	if err != nil {
-		return "", err
+	if p.TicketID != c.ticket {
+		// The button's ticket decides whose access is checked: it must
+		// be the page's.
+		return "", refuse("this button names ticket #%d, but its page (%s) is of another ticket", c.ticket, key)
 	}
-	if !ok {
+	g := &pageGate{r: r, c: c, email: email}
+	switch v, err := g.may(ctx, p); {
+	case err != nil:
+		return "", err
+	case v == pageOutOfScope:
+		return "", g.scope
+	case v == pageNotInvolved:
 		return "", refuse("%s", pageRefusal(p.Policy, verb, email))
 	}
 	return email, nil
 }
 
-// mayActOnPage reports whether the person may acknowledge or escalate page
-// p: a desk agent, or one of the people of the page's policy (members of
+// pageVerdict says whether a person may act on a page, and if not, why.
+type pageVerdict int
+
+const (
+	pageAllowed     pageVerdict = iota
+	pageNotInvolved             // neither a desk agent nor one of the policy's people
+	pageOutOfScope              // an agent, not one of the policy's people, and the ticket is outside their access
+)
+
+// pageGate decides which pages of the call's ticket its caller may
+// acknowledge or escalate. The people of a page's policy may (members of
 // its schedules and their overrides, its user: levels, and the members of
-// its group: levels when the chat can list them), who need not be an
-// agent. Anyone else in the workspace may not, so that nobody outside can
-// silently stop an escalation. Groups are asked last: they cost a chat
-// call when their cached members have expired.
-func (r *Router) mayActOnPage(ctx context.Context, req Request, email string, p oncall.Page) (bool, error) {
-	pol := r.oncall.Config().Policy(p.Policy)
-	if pol.Involves(email, req.UserID) {
-		return true, nil
+// its group: levels when the chat can list them): the rules file sends
+// them the page, ticket number and text, so they need not be agents and
+// their access to the ticket does not matter. A desk agent may when the
+// ticket is within their access, by the rules of /ticket show (see
+// access.go). Anyone else in the workspace may not, so that nobody outside
+// can silently stop an escalation, nor learn from the answer whether the
+// ticket has pages or who acknowledged them. The gate looks the caller up
+// as an agent and reads the ticket at most once each, and only when the
+// policy alone does not decide.
+type pageGate struct {
+	r     *Router
+	c     *call // the caller's request and the ticket; its agent and t are filled in here
+	email string
+
+	looked bool            // the caller was looked up as an agent
+	agent  *sdclient.Agent // nil: not an agent
+	scoped bool            // the ticket was checked against the agent's access
+	scope  error           // nil: within it; the refusal (or failure) otherwise
+}
+
+// lookup looks the caller up as an agent, once.
+func (g *pageGate) lookup(ctx context.Context) (*sdclient.Agent, error) {
+	if !g.looked {
+		a, err := g.r.agentByEmail(ctx, g.email)
+		if err != nil {
+			return nil, err
+		}
+		g.agent, g.looked = a, true
 	}
-	a, err := r.agentByEmail(ctx, email)
-	if err != nil || a != nil {
-		return a != nil, err
+	return g.agent, nil
+}
+
+// inScope checks the ticket against the agent's access, once: nil when
+// the agent may act on it, the refusal of /ticket show otherwise (or why
+// the ticket could not be read). An agent whose access is every ticket of
+// every workspace needs no read.
+func (g *pageGate) inScope(ctx context.Context) error {
+	if !g.scoped {
+		if ac := accessOf(g.agent); !ac.all || len(ac.workspaces) > 0 {
+			g.c.agent, g.c.email = g.agent, g.email
+			g.scope = g.r.permit(ctx, g.c)
+		}
+		g.scoped = true
 	}
-	g, _ := req.Users.(oncall.GroupMembers)
-	ok, err := pol.InvolvesWithGroups(ctx, email, req.UserID, g)
+	return g.scope
+}
+
+// may decides whether the caller may act on page p of the ticket. An error
+// is a failure to decide (the desk or the store), never a refusal.
+func (g *pageGate) may(ctx context.Context, p oncall.Page) (pageVerdict, error) {
+	pol := g.r.oncall.Config().Policy(p.Policy)
+	if pol.Involves(g.email, g.c.req.UserID) {
+		return pageAllowed, nil
+	}
+	a, err := g.lookup(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if a != nil {
+		err := g.inScope(ctx)
+		if err == nil {
+			return pageAllowed, nil
+		}
+		var ref *refusal
+		if !errors.As(err, &ref) {
+			return 0, err
+		}
+	}
+	// Groups are asked last: they cost a chat call when their cached
+	// members have expired.
+	gm, _ := g.c.req.Users.(oncall.GroupMembers)
+	ok, err := pol.InvolvesWithGroups(ctx, g.email, g.c.req.UserID, gm)
 	if err != nil && !ok {
-		r.log.Warn("cannot read the members of an on-call group; counting nobody of it", "policy", p.Policy, "err", err)
+		g.r.log.Warn("cannot read the members of an on-call group; counting nobody of it", "policy", p.Policy, "err", err)
 	}
-	return ok, nil
+	switch {
+	case ok:
+		return pageAllowed, nil
+	case a != nil:
+		return pageOutOfScope, nil
+	}
+	return pageNotInvolved, nil
 }
 
 // pageRefusal tells a caller why they may not act on a page of policy.
@@ -279,21 +361,29 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 	}
+	g := &pageGate{r: r, c: c, email: email}
 	now := r.now()
 	var pages, stopped []oncall.Page
-	var acked, refused []string
+	var acked, why []string
 	var errs []error
+	allowed := 0
 	for _, p := range all {
-		if p.Acked() || p.Resolved() {
-			stopped = append(stopped, p)
-			continue
-		}
-		ok, err := r.mayActOnPage(ctx, c.req, email, p)
+		v, err := g.may(ctx, p)
 		if err != nil {
 			return Response{}, err
 		}
-		if !ok {
-			refused = append(refused, p.Policy)
+		if v != pageAllowed {
+			// A page the caller may not act on is named only to someone
+			// who may act on another page of the ticket (below), and only
+			// while it escalates: who stopped it is not theirs to know.
+			if !p.Acked() && !p.Resolved() {
+				why = append(why, g.refusal(v, p.Policy))
+			}
+			continue
+		}
+		allowed++
+		if p.Acked() || p.Resolved() {
+			stopped = append(stopped, p)
 			continue
 		}
 		q, won, err := r.oncall.Ack(ctx, p.Key, email, now)
@@ -305,9 +395,21 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 			acked = append(acked, q.Policy)
 		}
 	}
-	var why []string
-	for _, pol := range refused {
-		why = append(why, pageRefusal(pol, "acknowledge", email))
+	if allowed == 0 {
+		// The caller may act on no page of the ticket, maybe because it
+		// has none: the answer says nothing of its pages, neither whether
+		// there are any nor who acknowledged them.
+		a, err := g.lookup(ctx)
+		if err != nil {
+			return Response{}, err
+		}
+		if a == nil {
+			return Response{}, refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
+		}
+		if err := g.inScope(ctx); err != nil {
+			return Response{}, err
+		}
+		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}
 	if len(pages) == 0 {
 		if err := errors.Join(errs...); err != nil {
@@ -328,6 +430,14 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 		text += " Not acknowledged: " + strings.Join(why, "; ") + "."
 	}
 	return Response{Text: text, Pages: pages}, nil
+}
+
+// refusal says why the caller may not acknowledge a page of policy.
+func (g *pageGate) refusal(v pageVerdict, policy string) string {
+	if v == pageOutOfScope {
+		return fmt.Sprintf("you are not on %s's rota, and %v", policy, g.scope)
+	}
+	return pageRefusal(policy, "acknowledge", g.email)
 }
 
 // alertPageKey derives the page key of the firing an alert key names

@@ -94,8 +94,8 @@ func TestOnCallPageOutsiderRefused(t *testing.T) {
 		}
 	}
 	r := e.slash(malloryID, "/oncall", fmt.Sprintf("ack %d", e.ticket))
-	if want := fmt.Sprintf("did not acknowledge the page of ticket #%d: only desk agents and the people on it-urgent's rota can acknowledge its pages", e.ticket); !strings.Contains(r.Text, want) {
-		t.Fatalf("/oncall ack by mallory = %q, want %q", r.Text, want)
+	if r.Text != outsiderAckRefusal("mallory@example.com") {
+		t.Fatalf("/oncall ack by mallory = %q, want %q", r.Text, outsiderAckRefusal("mallory@example.com"))
 	}
 	if p := e.page(); p.Version != before.Version || p.Stopped() || p.Step != 1 {
 		t.Fatalf("mallory changed the page: %+v", p)
@@ -254,5 +254,115 @@ func TestOnCallPageGroupMemberMayAck(t *testing.T) {
 	}
 	if p := e.page(); !p.Acked() || p.AckedBy != "grace@example.com" {
 		t.Fatalf("page after grace's click: %+v", p)
+	}
+}
+
+// outsiderAckRefusal is the answer to /oncall ack N by someone who is
+// neither a desk agent nor on the rota of a page of ticket N, whatever
+// the pages of N.
+func outsiderAckRefusal(email string) string {
+	return "only desk agents and the people on the rota of a ticket's page can use /oncall ack; " + email +
+		" is neither. You can open a ticket with /ticket new subject"
+}
+
+// TestOnCallAckTellsOutsidersNothing: /oncall ack N by someone who is
+// neither a desk agent nor one of the page's people (mallory, unknown to
+// the desk; dora, the ticket's requester) gets the same refusal whether
+// the ticket has no page, a page escalating, or a page acknowledged: it
+// used to say which policy paged, and who acknowledged and when.
+func TestOnCallAckTellsOutsidersNothing(t *testing.T) {
+	e := newPageEnv(t)
+	e.addOutsiders()
+	e.fake.AddUser(slackfake.User{ID: "UDORA", Name: "dora", Email: "dora@example.com"})
+	quiet := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mouse squeaks", Priority: 1})
+	e.poll()
+	e.clk.Advance(2 * time.Minute)
+	states := []struct {
+		name   string
+		before func()
+	}{
+		{"escalating", func() {}},
+		{"acknowledged", func() {
+			if r := e.slash("UALICE", "/oncall", fmt.Sprintf("ack %d", e.ticket)); !strings.Contains(r.Text, "Acknowledged the page") {
+				t.Fatalf("/oncall ack by alice = %q", r.Text)
+			}
+		}},
+	}
+	for _, st := range states {
+		st.before()
+		for _, who := range []struct{ id, email string }{{malloryID, "mallory@example.com"}, {"UDORA", "dora@example.com"}} {
+			for _, id := range []int64{e.ticket, quiet.ID} {
+				r := e.slash(who.id, "/oncall", fmt.Sprintf("ack %d", id))
+				if r.Text != outsiderAckRefusal(who.email) {
+					t.Errorf("%s: /oncall ack %d by %s = %q, want %q", st.name, id, who.email, r.Text, outsiderAckRefusal(who.email))
+				}
+			}
+		}
+	}
+	if p := e.page(); p.AckedBy != "alice@example.com" {
+		t.Fatalf("page %+v", p)
+	}
+}
+
+// TestOnCallPageAgentScope: a desk agent who is not on the page's rota may
+// acknowledge or escalate it (the Acknowledge and Escalate now buttons,
+// /oncall ack N) only when the ticket is within their access, by the rules
+// of /ticket show; otherwise they get its refusal, which names neither
+// the ticket's subject nor who acknowledged, and the page goes on. Being
+// on the rota is enough, whatever one's access.
+func TestOnCallPageAgentScope(t *testing.T) {
+	tests := []struct {
+		name   string
+		agent  sdsim.Agent
+		onRota bool
+		reason string // "" when allowed
+	}{
+		{"agent of another workspace", sdsim.Agent{WorkspaceIDs: []int64{3},
+			Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeEntire}}}, false, "it is outside your workspaces"},
+		{"assigned_items agent", sdsim.Agent{Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeAssigned}}}, false, "it is not assigned to you"},
+		{"member_groups agent, ticket of no group", sdsim.Agent{Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeMember}}}, false, "it is not assigned to you"},
+		{"entire_helpdesk agent", sdsim.Agent{Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeEntire}}}, false, ""},
+		{"assigned_items agent on the rota", sdsim.Agent{Roles: []sdsim.AgentRole{{RoleID: 7, AssignmentScope: scopeAssigned}}}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rulesYAML := pageRulesYAML
+			if tt.onRota {
+				rulesYAML = strings.Replace(rulesYAML, "members: [alice@example.com, carol@example.com]", "members: [alice@example.com, carol@example.com, erin@example.com]", 1)
+			}
+			e := newPageEnvRules(t, rulesYAML)
+			e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
+			tt.agent.FirstName, tt.agent.Email = "Erin", "erin@example.com"
+			e.sim.Desk.AddAgent(tt.agent)
+			e.fake.AddUser(slackfake.User{ID: erinID, Name: "erin", Email: "erin@example.com"})
+			e.poll()
+			e.clk.Advance(time.Minute)
+			if tt.reason == "" {
+				if err := has(e.clickPage(erinID, ActionPageAck), "<@UERIN> acknowledged at 12:01 UTC"); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want := fmt.Sprintf("you cannot act on ticket #%d: %s", e.ticket, tt.reason)
+			for _, action := range []string{ActionPageAck, ActionPageEscalate} {
+				if m := e.clickRefused(erinID, action); m.Text != want {
+					t.Errorf("%s by erin answered %q, want %q", action, m.Text, want)
+				}
+			}
+			if r := e.slash(erinID, "/oncall", fmt.Sprintf("ack %d", e.ticket)); r.Text != want {
+				t.Errorf("/oncall ack by erin = %q, want %q", r.Text, want)
+			}
+			if p := e.page(); p.Stopped() || p.Level != 0 {
+				t.Fatalf("erin changed the page: %+v", p)
+			}
+			if n := e.notes(); len(n) != 0 {
+				t.Fatalf("notes after refusals: %q", n)
+			}
+			// Once alice acknowledged, erin is not told who did.
+			e.slash("UALICE", "/oncall", fmt.Sprintf("ack %d", e.ticket))
+			if r := e.slash(erinID, "/oncall", fmt.Sprintf("ack %d", e.ticket)); r.Text != want {
+				t.Errorf("/oncall ack by erin after alice's = %q, want %q", r.Text, want)
+			}
+		})
 	}
 }

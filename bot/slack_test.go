@@ -666,7 +666,11 @@ func (o ackOnlyOnCall) Ack(_ context.Context, _, by string, now time.Time) (onca
 	return p, true, nil
 }
 
-func (o ackOnlyOnCall) Config() *oncall.Config { return &oncall.Config{} }
+// Config has alice on the page's policy: she may acknowledge it without
+// an access check that reads the ticket.
+func (o ackOnlyOnCall) Config() *oncall.Config {
+	return &oncall.Config{Policies: []*oncall.Policy{{Name: o.page.Policy, Levels: []oncall.Level{{Kind: oncall.TargetPerson, Name: "alice@example.com"}}}}}
+}
 
 // TestSlackTransportPanicAnswered: a panic in the transport's own work
 // after the router answered (here: redrawing a page card while the desk
