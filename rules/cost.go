@@ -18,7 +18,7 @@ import (
 // loader refuses an expression whose cost it cannot bound under MaxSteps;
 // at run time an expression whose loop bodies run more than MaxSteps times
 // stops with ErrBudget.
-const MaxSteps = 1_000_000
+const MaxSteps = 100_000
 
 // ListBound is how many items the loader assumes of a list that comes from
 // ticket data: the ticket's tags, a custom field's value, the keys or

@@ -180,7 +180,17 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	}
 
 	// 2. Evaluate.
-	decisions := evaluate(set, cy.rules, tickets, now)
+	decisions, err := evaluate(ctx, set, cy.rules, tickets, now)
+	if err != nil {
+		// Stopping: nothing half-evaluated reconciles or acts.
+		cy.log.Info("cycle stopped while evaluating the rules", slog.Any("error", err))
+		out := Cycle{Sync: synced, Skipped: "stopping"}
+		for _, j := range due {
+			out.Jobs = append(out.Jobs, CycleResult{Job: j.name, Rules: j.ruleNames(), Err: err, Skipped: "stopping", Sync: synced})
+		}
+		return out
+	}
+	s.noteBudgets(cy, decisions)
 	byRule := map[string][]rules.Decision{}
 	for _, d := range decisions {
 		byRule[d.Rule] = append(byRule[d.Rule], d)

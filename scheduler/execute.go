@@ -65,7 +65,9 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 		switch {
 		case d.Err != nil:
 			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
-			log.Error("rule failed on ticket", slog.Any("error", d.Err))
+			if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
+				log.Error("rule failed on ticket", slog.Any("error", d.Err))
+			}
 			continue
 		case s.cfg.dryRun:
 			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()

@@ -15,6 +15,7 @@ type metrics struct {
 	cycleRequests    *prometheus.GaugeVec     // job
 	lastComplete     *prometheus.GaugeVec     // job
 	cycleRequestsAll prometheus.Gauge
+	overBudget       *prometheus.CounterVec // rule
 	mirrorTickets    prometheus.Gauge
 	feedDecoded      prometheus.Counter
 	feedUnordered    prometheus.Counter
@@ -56,6 +57,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
 			Help: "When a job last finished a complete poll (Unix seconds).",
 		}, []string{"job"}),
+		overBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_rule_over_budget_total",
+			Help: "Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule.",
+		}, []string{"rule"}),
 		cycleRequestsAll: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "deskbot_scheduler_last_cycle_requests",
 			Help: "Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included).",
@@ -144,7 +149,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.stretch.Set(1)
 	m.rateRemaining.Set(-1)
 	if reg != nil {
-		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.skipped, m.cycleRequestsAll, m.mirrorTickets,
+		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.skipped, m.cycleRequestsAll, m.overBudget, m.mirrorTickets,
 			m.feedDecoded, m.feedUnordered, m.feedLag, m.fullSyncs, m.fullSyncRequests, m.fullSyncProgress, m.fullSyncTotal,
 			m.decisions, m.actions, m.episodesEnded, m.endChecks, m.cascades, m.pages, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
 	}

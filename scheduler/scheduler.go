@@ -56,6 +56,7 @@ type Scheduler struct {
 	stopped bool
 
 	running sync.Mutex // held while a cycle runs
+	budgets budgets    // rules over their run-time budget
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool

@@ -270,6 +270,13 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	if sched != nil {
 		// The ticket mirror the rules run on: built, and its feed current.
 		checks = append(checks, readyCheck{"mirror", sched.MirrorHealth})
+		// Rules over their run-time budget: shown, the process stays ready.
+		checks = append(checks, readyCheck{"rule_budgets", func(ctx context.Context) error {
+			if err := sched.RuleHealth(ctx); err != nil {
+				return degraded{err}
+			}
+			return nil
+		}})
 	}
 	ops := newOpsServer(ln, reg, checks, logger)
 	logger.Info("serving /healthz /readyz /metrics", "addr", ops.Addr())

@@ -51,6 +51,11 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
+// degraded is a /readyz finding that is shown but leaves the process
+// ready: something works less well (a rule over its budget) while the rest
+// serves on.
+type degraded struct{ error }
+
 // readyCheck is one named dependency /readyz reports on.
 type readyCheck struct {
 	name  string
@@ -76,7 +81,10 @@ func newOpsServer(ln net.Listener, reg *prometheus.Registry, checks []readyCheck
 		status := map[string]string{}
 		code := http.StatusOK
 		for _, c := range checks {
-			if err := c.check(ctx); err != nil {
+			var d degraded
+			if err := c.check(ctx); errors.As(err, &d) {
+				status[c.name] = "degraded: " + d.Error()
+			} else if err != nil {
 				status[c.name] = err.Error()
 				code = http.StatusServiceUnavailable
 			} else {

@@ -110,3 +110,30 @@ func TestCheckDeskNotADesk(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A degraded finding is shown in /readyz but leaves the process ready; a
+// failing check makes it unready.
+func TestReadyzDegradedStaysReady(t *testing.T) {
+	serve := func(checks []readyCheck) (int, map[string]string) {
+		t.Helper()
+		o := newOpsServer(nil, newRegistry(), checks, slog.New(slog.DiscardHandler))
+		rec := httptest.NewRecorder()
+		o.srv.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		var got map[string]string
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatalf("%v: %s", err, rec.Body.String())
+		}
+		return rec.Code, got
+	}
+	ok := func(context.Context) error { return nil }
+	slow := func(context.Context) error { return degraded{errors.New(`rule "x" went over its run-time budget`)} }
+	down := func(context.Context) error { return errors.New("not connected") }
+	code, got := serve([]readyCheck{{"store", ok}, {"rule_budgets", slow}})
+	if code != http.StatusOK || got["rule_budgets"] != `degraded: rule "x" went over its run-time budget` || got["store"] != "ok" {
+		t.Errorf("degraded: %d %v", code, got)
+	}
+	code, got = serve([]readyCheck{{"chat", down}, {"rule_budgets", slow}})
+	if code != http.StatusServiceUnavailable || got["chat"] != "not connected" {
+		t.Errorf("failing: %d %v", code, got)
+	}
+}
