@@ -19,9 +19,9 @@ COPY --from=build --chown=65532:65532 /out/data /data
 WORKDIR /data
 VOLUME ["/data"]
 ENV DESKBOT_STATE=/data/deskbot.db \
-    DESKBOT_HTTP_ADDR=0.0.0.0:9090 \
+    DESKBOT_HTTP_ADDR=0.0.0.0:9717 \
     DESKBOT_LOG_FORMAT=json
-EXPOSE 9090
+EXPOSE 9717
 USER nonroot:nonroot
 ENTRYPOINT ["/usr/local/bin/deskbot"]
 CMD ["run"]

@@ -287,8 +287,22 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("rules why: %w", err)
 	}
-	fmt.Fprint(e.stdout, text)
+	fmt.Fprint(e.stdout, whichDesk(cfg, client.BaseURL())+text)
 	return nil
+}
+
+// whichDesk is the first line of `rules why`: the desk it asked and the
+// state it read, loudly when that is the throwaway embedded simulator,
+// whose tickets have nothing to do with any ledger on disk.
+func whichDesk(cfg *config, base string) string {
+	if cfg.DeskURL == "" {
+		state := "its state is in memory, so the ledger is empty"
+		if !cfg.stateInMemory {
+			state = fmt.Sprintf("the ledger read from %s is about other tickets than this desk's", cfg.State)
+		}
+		return fmt.Sprintf("NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours; %s.\n\n", state)
+	}
+	return fmt.Sprintf("Desk %s; ledger and mirror from DESKBOT_STATE.\n", strings.TrimSuffix(base, "/api/v2/"))
 }
 
 // noMirror is the mirror of a state store that does not exist yet.

@@ -54,8 +54,9 @@ environment (an empty variable counts as unset):
   SLACK_APP_TOKEN            xapp- token for socket mode
   DESKBOT_SLACK_API_URL      Slack Web API base (default https://slack.com/api/)
   DESKBOT_RULES              rules file (default rules.yaml if present, else none)
-  DESKBOT_STATE              state: a file, sqlite:PATH or postgres://... (default deskbot.db)
-  DESKBOT_HTTP_ADDR          listen address of /healthz /readyz /metrics (default 127.0.0.1:9090)
+  DESKBOT_STATE              state: a file, sqlite:PATH or postgres://... (default deskbot.db;
+                             in memory with the embedded simulator)
+  DESKBOT_HTTP_ADDR          listen address of /healthz /readyz /metrics (default 127.0.0.1:9717)
   DESKBOT_DRY_RUN            true: log decisions instead of acting (default false)
   DESKBOT_LOG_LEVEL          debug, info, warn or error (default info)
   DESKBOT_LOG_FORMAT         text or json (default text)
@@ -111,6 +112,12 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	defer stopDesk()
 	if cfg.DeskURL == "" {
 		logger.Info("no DESKBOT_DESK_URL: running the embedded desk simulator", "url", deskURL, "tickets", embeddedTickets)
+		if cfg.stateInMemory {
+			logger.Info("state kept in memory with the embedded simulator: every run starts like the first (set DESKBOT_STATE to keep it)")
+		} else {
+			logger.Warn("DESKBOT_STATE persists, but the embedded simulator's desk is generated afresh on every start: "+
+				"the ledger and on-call pages there refer to an earlier desk's tickets", "state", cfg.State)
+		}
 	}
 	client, err := sdclient.New(deskURL, apiKey,
 		sdclient.WithRatePerMinute(cfg.RatePerMin),

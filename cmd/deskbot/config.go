@@ -25,11 +25,14 @@ type config struct {
 	SlackAppToken  secret     `env:"SLACK_APP_TOKEN"`
 	SlackAPIURL    string     `env:"DESKBOT_SLACK_API_URL, default=https://slack.com/api/"`
 	Rules          string     `env:"DESKBOT_RULES"`
-	State          string     `env:"DESKBOT_STATE, default=deskbot.db"`
-	HTTPAddr       string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9090"`
+	State          string     `env:"DESKBOT_STATE"` // see defaultState
+	HTTPAddr       string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9717"`
 	DryRun         bool       `env:"DESKBOT_DRY_RUN, default=false"`
 	LogLevel       slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
 	LogFormat      string     `env:"DESKBOT_LOG_FORMAT, default=text"`
+
+	// stateInMemory: DESKBOT_STATE was unset with the embedded simulator.
+	stateInMemory bool
 }
 
 // secret holds a credential. Every way of printing it prints a placeholder,
@@ -114,7 +117,22 @@ func loadConfig(ctx context.Context, getenv func(string) string) (*config, error
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.State == "" {
+		cfg.State, cfg.stateInMemory = defaultState(cfg.DeskURL)
+	}
 	return &cfg, nil
+}
+
+// defaultState is the state store when DESKBOT_STATE is unset: deskbot.db
+// in the working directory for a real desk; in memory for the embedded
+// simulator, whose desk is generated afresh on every start, so that every
+// demo run behaves like the first instead of finding a ledger (and on-call
+// pages) about tickets of a desk that no longer exists.
+func defaultState(deskURL string) (dsn string, inMemory bool) {
+	if deskURL == "" {
+		return ":memory:", true
+	}
+	return "deskbot.db", false
 }
 
 func (c *config) validate() error {

@@ -16,7 +16,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DeskURL != "" || cfg.RatePerMin != 60 || cfg.State != "deskbot.db" || cfg.HTTPAddr != "127.0.0.1:9090" ||
+	if cfg.DeskURL != "" || cfg.RatePerMin != 60 || cfg.State != ":memory:" || !cfg.stateInMemory || cfg.HTTPAddr != "127.0.0.1:9717" ||
 		cfg.SlackAPIURL != "https://slack.com/api/" || cfg.DryRun || cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" || cfg.slackEnabled() {
 		t.Fatalf("unexpected defaults: %+v", cfg)
 	}
@@ -62,6 +62,29 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 				t.Fatalf("error shows Go internals: %q", err)
 			}
 		})
+	}
+}
+
+// The state defaults to deskbot.db for a real desk and to memory for the
+// embedded simulator, whose desk is new on every start.
+func TestStateDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		env      map[string]string
+		want     string
+		inMemory bool
+	}{
+		{nil, ":memory:", true},
+		{map[string]string{"DESKBOT_STATE": "demo.db"}, "demo.db", false},
+		{map[string]string{"DESKBOT_DESK_URL": "https://acme.example", "DESKBOT_DESK_API_KEY": "k"}, "deskbot.db", false},
+		{map[string]string{"DESKBOT_DESK_URL": "https://acme.example", "DESKBOT_DESK_API_KEY": "k", "DESKBOT_STATE": "postgres://db/x"}, "postgres://db/x", false},
+	} {
+		cfg, err := loadConfig(t.Context(), envOf(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.State != tc.want || cfg.stateInMemory != tc.inMemory {
+			t.Errorf("%v: state %q (in memory %v), want %q (%v)", tc.env, cfg.State, cfg.stateInMemory, tc.want, tc.inMemory)
+		}
 	}
 }
 

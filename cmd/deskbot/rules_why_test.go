@@ -102,6 +102,11 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 	env := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey, "DESKBOT_STATE": state}
 	sim.Desk.ResetRequests()
 	code, stdout, stderr := runRules(t, env, "rules", "why", file, "--ticket", fmt.Sprint(mirrored))
+	// First, the desk it asked.
+	header, stdout, _ := strings.Cut(stdout, "\n")
+	if want := "Desk " + sim.URL + "; ledger and mirror from DESKBOT_STATE."; header != want {
+		t.Errorf("first line %q, want %q", header, want)
+	}
 	first, _, _ := strings.Cut(stdout, "\n")
 	if code != 0 || !strings.HasPrefix(first, "From deskbot's mirror, as of ") ||
 		!strings.HasSuffix(first, cursor.Format(time.TimeOnly)+" UTC (change feed cursor); the desk was not asked.") ||
@@ -115,6 +120,7 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 
 	sim.Desk.ResetRequests()
 	code, stdout, stderr = runRules(t, env, "rules", "why", file, "--ticket", fmt.Sprint(other))
+	_, stdout, _ = strings.Cut(stdout, "\n")
 	if want := fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.\n", other); code != 0 || !strings.HasPrefix(stdout, want) ||
 		!strings.Contains(stdout, `"Printer jam"`) {
 		t.Errorf("ticket not mirrored: exit %d, want %q first\n%s\n%s", code, want, stdout, stderr)
@@ -125,6 +131,10 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 
 	// The embedded simulator and a fresh state: no mirror.
 	code, stdout, stderr = runRules(t, map[string]string{}, "rules", "why", file, "--ticket", "1")
+	if note := "NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours;"; !strings.HasPrefix(stdout, note) {
+		t.Errorf("embedded simulator: not said loudly first:\n%s", stdout)
+	}
+	_, stdout, _ = strings.Cut(stdout, "\n\n")
 	if want := "Read from the desk: the mirror is not built yet.\n"; code != 0 || !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "Ticket #1 ") {
 		t.Errorf("embedded simulator: exit %d, want %q first\n%s\n%s", code, want, stdout, stderr)
 	}
