@@ -76,13 +76,16 @@ type Router struct {
 	link      string // ticket link template with {id}
 	table     []*command
 	maxRetry  int
+	budget    int        // desk credits a minute for commands; 0: unchecked
+	meter     *deskMeter // what r.desk spent in the last minute
 
-	mu       sync.Mutex
-	agents   map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
-	lookups  flight[*sdclient.Agent]
-	names    map[int64]cached[string]
-	statuses cached[[]sdclient.FieldChoice]
-	groups   cached[[]*sdclient.Group]
+	mu            sync.Mutex
+	agents        map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
+	lookups       flight[*sdclient.Agent]
+	names         map[int64]cached[string]
+	statuses      cached[[]sdclient.FieldChoice]
+	statusLookups flight[[]sdclient.FieldChoice]
+	groups        cached[[]*sdclient.Group]
 }
 
 type cached[T any] struct {
@@ -204,6 +207,8 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 	if err := checkTable(r.table); err != nil {
 		return nil, err
 	}
+	r.meter = &deskMeter{}
+	r.desk = &meteredDesk{Desk: desk, meter: r.meter}
 	return r, nil
 }
 
@@ -439,11 +444,15 @@ func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
 	if s.ok && now.Sub(s.at) < 10*time.Minute {
 		return s.v
 	}
-	var v []sdclient.FieldChoice
-	err := r.retrying(ctx, true, func(ctx context.Context) error {
-		var err error
-		v, err = r.desk.Statuses(ctx)
-		return err
+	// One request for a burst of commands on a cold cache, not one each.
+	v, err := r.statusLookups.do("", func() ([]sdclient.FieldChoice, error) {
+		var v []sdclient.FieldChoice
+		err := r.retrying(ctx, true, func(ctx context.Context) error {
+			var err error
+			v, err = r.desk.Statuses(ctx)
+			return err
+		})
+		return v, err
 	})
 	if err != nil || len(v) == 0 {
 		r.log.Warn("read statuses", "err", err)

@@ -39,10 +39,15 @@ type Slack struct {
 	pingEvery time.Duration
 	groupTTL  time.Duration
 	groupWait time.Duration
+	gate      *gate // bounds the commands run at once (gate.go)
 
-	ready atomic.Bool
-	team  atomic.Value // string: the team served
-	wg    sync.WaitGroup
+	ready    atomic.Bool
+	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
+	jobs     atomic.Int64 // envelope jobs not finished (tests)
+	arrived  atomic.Int64 // when the last command envelope came (unix ns)
+	busyLane chan struct{}
+	team     atomic.Value // string: the team served
+	wg       sync.WaitGroup
 
 	mu            sync.Mutex
 	emails        map[string]cached[string] // users.info cache by user id
@@ -94,7 +99,8 @@ func WithSlackAPIURL(u string) SlackOption {
 }
 
 // WithSlackHTTPClient sets the HTTP client for the Web API and response_url
-// posts (default: a client with a 15 s timeout).
+// posts (default: a client with a 15 s timeout). The transport uses a copy
+// of it whose calls are bounded and retried (slackhttp.go).
 func WithSlackHTTPClient(h *http.Client) SlackOption {
 	return func(c *slackConfig) error {
 		if h == nil {
@@ -178,7 +184,6 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 	}
 	cfg := slackConfig{
 		apiURL:   slack.APIURL,
-		http:     &http.Client{Timeout: 15 * time.Second},
 		now:      time.Now,
 		minWait:  time.Second,
 		maxWait:  2 * time.Minute,
@@ -195,7 +200,7 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 	s := &Slack{
 		router:    router,
 		log:       log,
-		http:      cfg.http,
+		http:      slackHTTPClient(cfg.http, log),
 		envelopes: cfg.envelopes,
 		teamID:    cfg.teamID,
 		now:       cfg.now,
@@ -212,11 +217,13 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 		userIDs:   make(map[string]cached[string]),
 		cards:     make(map[string]cardLoc),
 		members:   make(map[string]cached[[]string]),
+		gate:      newGate(router.budget, router.meter, time.Now),
+		busyLane:  make(chan struct{}, maxSlackCalls),
 	}
 	s.api = slack.New(botToken,
 		slack.OptionAppLevelToken(appToken),
 		slack.OptionAPIURL(cfg.apiURL),
-		slack.OptionHTTPClient(cfg.http),
+		slack.OptionHTTPClient(s.http),
 		slack.OptionLog(slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
 	)
 	s.team.Store(cfg.teamID)
@@ -251,8 +258,10 @@ func isAuthError(err error) bool {
 // when it gives up, Run starts it again with backoff, except when Slack
 // refuses the tokens: then Run returns an error wrapping ErrSlackAuth.
 func (s *Slack) Run(ctx context.Context) error {
+	defer s.http.CloseIdleConnections()
 	defer s.wg.Wait()
 	defer s.ready.Store(false)
+	s.wg.Go(func() { s.router.Warm(ctx) })
 	wait := s.minWait
 	for {
 		err := s.runOnce(ctx)
@@ -303,72 +312,191 @@ func (s *Slack) runOnce(ctx context.Context) error {
 	}
 }
 
-// event handles one socket-mode event; it never blocks on desk work.
-func (s *Slack) event(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
+// event handles one socket-mode event; it never blocks on desk work. Every
+// envelope with an envelope_id is acked exactly once, those the client
+// could not parse included (Slack redelivers an envelope it saw no ack
+// for, for ever and on every connection).
+func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
 		s.ready.Store(true)
 	case socketmode.EventTypeConnecting, socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect, socketmode.EventTypeInvalidAuth:
 		s.ready.Store(false)
+	case socketmode.EventTypeErrorBadMessage:
+		s.badEnvelope(sm, evt)
+	case socketmode.EventTypeIncomingError:
+		// A frame that is not JSON at all: there is no envelope id to ack.
+		err := errors.New("unknown")
+		if e, ok := evt.Data.(*slack.IncomingEventError); ok && e != nil {
+			err = e.ErrorObj
+		}
+		s.log.Warn("dropped an unreadable socket-mode frame (no envelope id to ack)", "err", err)
 	case socketmode.EventTypeSlashCommand:
+		s.arrived.Store(time.Now().UnixNano())
 		cmd, ok := evt.Data.(slack.SlashCommand)
-		if !ok || evt.Request == nil {
+		if evt.Request == nil {
 			return
 		}
-		sm.Ack(*evt.Request)
-		s.spawn(ctx, evt.Request, func(ctx context.Context) { s.slash(ctx, cmd) }, func(ctx context.Context) {
-			s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(panicText(cmd.Command)), false)
-		})
+		_ = sm.Ack(*evt.Request)
+		if !ok {
+			s.log.Warn("acked a slash command envelope without a command", "envelope", evt.Request.EnvelopeID)
+			return
+		}
+		j := job{
+			run: func(ctx context.Context) { s.slash(ctx, cmd) },
+			sorry: func(ctx context.Context) {
+				s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(panicText(cmd.Command)), false)
+			},
+		}
+		if needsDesk(cmd) {
+			j.busy = func(ctx context.Context, text string) {
+				s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(text), false)
+			}
+		}
+		s.spawn(ctx, evt.Request, j)
 	case socketmode.EventTypeInteractive:
+		s.arrived.Store(time.Now().UnixNano())
 		cb, ok := evt.Data.(slack.InteractionCallback)
-		if !ok || evt.Request == nil {
+		if evt.Request == nil {
+			return
+		}
+		if !ok {
+			_ = sm.Ack(*evt.Request)
+			s.log.Warn("acked an interactive envelope without an interaction", "envelope", evt.Request.EnvelopeID)
 			return
 		}
 		switch cb.Type {
 		case slack.InteractionTypeViewSubmission:
 			if cb.View.CallbackID != formCallbackID {
-				sm.Ack(*evt.Request)
+				_ = sm.Ack(*evt.Request)
 				return
 			}
 			v := formValues(cb.View.State)
 			if strings.TrimSpace(v.Subject) == "" {
-				sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: "a ticket needs a subject"}))
+				_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: "a ticket needs a subject"}))
 				return
 			}
-			sm.Ack(*evt.Request)
-			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.submit(ctx, cb, v) }, func(ctx context.Context) {
-				s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(panicText("/ticket new")), false)
+			// Admitted before the ack: when busy, the form stays open with
+			// what was typed, and the ack says when to submit it again.
+			p, busy := s.gate.enter()
+			if p == nil {
+				_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: busy}))
+				return
+			}
+			_ = sm.Ack(*evt.Request)
+			s.spawn(ctx, evt.Request, job{
+				pass: p,
+				run:  func(ctx context.Context) { s.submit(ctx, cb, v) },
+				busy: func(ctx context.Context, text string) {
+					s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(text+" (your ticket was not opened: "+v.Subject+")"), false)
+				},
+				sorry: func(ctx context.Context) {
+					s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(panicText("/ticket new")), false)
+				},
 			})
 		case slack.InteractionTypeBlockActions:
-			sm.Ack(*evt.Request)
-			s.spawn(ctx, evt.Request, func(ctx context.Context) { s.click(ctx, cb) }, func(ctx context.Context) {
-				s.answer(ctx, "", cmp.Or(cb.Channel.ID, cb.Container.ChannelID), cb.User.ID, failed(panicText("that button")), false)
+			_ = sm.Ack(*evt.Request)
+			channel := cmp.Or(cb.Channel.ID, cb.Container.ChannelID)
+			s.spawn(ctx, evt.Request, job{
+				run: func(ctx context.Context) { s.click(ctx, cb) },
+				busy: func(ctx context.Context, text string) {
+					s.answer(ctx, "", channel, cb.User.ID, failed(text), false)
+				},
+				sorry: func(ctx context.Context) {
+					s.answer(ctx, "", channel, cb.User.ID, failed(panicText("that button")), false)
+				},
 			})
 		default:
-			sm.Ack(*evt.Request)
+			_ = sm.Ack(*evt.Request)
 		}
 	case socketmode.EventTypeEventsAPI:
 		if evt.Request != nil {
-			sm.Ack(*evt.Request)
+			_ = sm.Ack(*evt.Request)
+		}
+	default:
+		if evt.Request != nil && evt.Request.EnvelopeID != "" {
+			_ = sm.Ack(*evt.Request)
 		}
 	}
 }
 
-// spawn runs f in its own goroutine after dropping a redelivered envelope.
-// A panic in f (the router recovers its own; this catches the transport's)
-// is logged and answered with sorry, which may be nil, and the bot stays up.
-func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, f func(context.Context), sorry func(context.Context)) {
+// acker is the part of *socketmode.Client that event uses.
+type acker interface {
+	Ack(req socketmode.Request, payload ...any) error
+}
+
+// badEnvelope acks a message the socket-mode client could not parse (a
+// payload that does not decode as its type says, a type it does not know,
+// an envelope with a field of the wrong type) when it has an envelope id,
+// and logs it: its size and why, not its content.
+func (s *Slack) badEnvelope(sm acker, evt socketmode.Event) {
+	bad, _ := evt.Data.(*socketmode.ErrorBadMessage)
+	if bad == nil {
+		s.log.Warn("dropped an unparseable socket-mode message", "data", fmt.Sprintf("%T", evt.Data))
+		return
+	}
+	var env struct {
+		ID   json.RawMessage `json:"envelope_id"`
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(bad.Message, &env)
+	var id, typ string
+	_ = json.Unmarshal(env.ID, &id)
+	_ = json.Unmarshal(env.Type, &typ)
+	if len(typ) > 64 {
+		typ = typ[:64] + "…"
+	}
+	if id == "" {
+		s.log.Warn("dropped an unparseable socket-mode message without an envelope id", "type", typ, "bytes", len(bad.Message), "err", bad.Cause)
+		return
+	}
+	_ = sm.Ack(socketmode.Request{EnvelopeID: id})
+	s.log.Warn("acked an envelope that could not be parsed; it is dropped", "envelope", id, "type", typ, "bytes", len(bad.Message), "err", bad.Cause)
+}
+
+// needsDesk reports whether a slash command may call the desk; help and
+// a command line that does not parse are answered without it, and never
+// busy.
+func needsDesk(cmd slack.SlashCommand) bool {
+	p, err := ParseCommand(cmd.Command, cmd.Text)
+	return err == nil && p.Name != "ticket help"
+}
+
+// job is the work an envelope asks for.
+type job struct {
+	run func(ctx context.Context)
+	// busy answers a command the gate refused; nil: the work is not
+	// gated (it makes no desk call).
+	busy func(ctx context.Context, text string)
+	// sorry answers after a panic; may be nil.
+	sorry func(ctx context.Context)
+	// pass is the admission when the gate was asked before the ack.
+	pass *pass
+}
+
+// spawn runs a job in its own goroutine after dropping a redelivered
+// envelope, through the gate when the job is gated: it runs on one of the
+// gate's workers, or is answered busy. A panic in the job (the router
+// recovers its own; this catches the transport's) is logged and answered
+// with sorry, and the bot stays up.
+func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
 	id, retry := req.EnvelopeID, req.RetryAttempt
+	s.jobs.Add(1)
 	s.wg.Go(func() {
+		defer s.jobs.Add(-1)
 		// The work outlives the connection it came on, but not shutdown.
 		ctx := context.WithoutCancel(ctx)
+		p := j.pass
 		defer func() {
+			if p != nil {
+				p.done()
+			}
 			v := recover()
 			if v == nil {
 				return
 			}
 			s.log.Error("envelope handler panicked", "envelope", id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			if sorry == nil {
+			if j.sorry == nil {
 				return
 			}
 			defer func() {
@@ -376,7 +504,7 @@ func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, f func(conte
 					s.log.Error("answering a panicked envelope panicked too", "envelope", id, "panic", fmt.Sprint(v))
 				}
 			}()
-			sorry(ctx)
+			j.sorry(ctx)
 		}()
 		dup, err := s.envelopes.SeenEnvelope(ctx, id, s.now(), s.dedupTTL)
 		if err != nil {
@@ -386,8 +514,59 @@ func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, f func(conte
 			s.log.Info("dropped a redelivered envelope", "envelope", id, "retry_attempt", retry)
 			return
 		}
-		f(ctx)
+		if j.busy != nil {
+			if p == nil {
+				var busy string
+				if p, busy = s.gate.enter(); p == nil {
+					s.refused(id, busy)
+					s.answerBusy(ctx, j, busy)
+					return
+				}
+			}
+			if ok, busy := p.wait(); !ok {
+				s.refused(id, busy)
+				s.answerBusy(ctx, j, busy)
+				return
+			}
+			s.refusing.Store(false)
+			ctx = withAccount(ctx, &p.acct)
+		}
+		j.run(ctx)
 	})
+}
+
+// While a burst of envelopes is arriving, its busy answers wait for a
+// pause (ackQuiet without a new envelope), at most maxAckYield: the acks of
+// the burst go first (Slack drops an ack after 3 s; a busy answer has
+// seconds). Measured with BenchmarkSlashBurst: without the wait the busy
+// answers, sent while the burst still arrives, double the acks' p99.
+const (
+	ackQuiet    = 5 * time.Millisecond
+	maxAckYield = 250 * time.Millisecond
+)
+
+// answerBusy sends a busy answer once the envelopes stopped arriving (see
+// ackQuiet); at most maxSlackCalls are waiting or being sent at once.
+func (s *Slack) answerBusy(ctx context.Context, j job, text string) {
+	s.busyLane <- struct{}{}
+	defer func() { <-s.busyLane }()
+	for start := time.Now(); time.Since(start) < maxAckYield; {
+		if time.Since(time.Unix(0, s.arrived.Load())) >= ackQuiet {
+			break
+		}
+		time.Sleep(ackQuiet)
+	}
+	j.busy(ctx, text)
+}
+
+// refused logs a command answered busy: each at debug level, the first of
+// a burst as a warning.
+func (s *Slack) refused(envelope, answer string) {
+	if s.refusing.CompareAndSwap(false, true) {
+		s.log.Warn("more commands than the desk can serve in time: answering busy", "envelope", envelope, "answer", answer)
+		return
+	}
+	s.log.Debug("answered busy", "envelope", envelope, "answer", answer)
 }
 
 // foreignTeam refuses envelopes from a team the bot does not serve.

@@ -22,6 +22,7 @@ type Message struct {
 	Ephemeral bool
 	Updated   bool
 	Deleted   bool
+	At        time.Time // wall time the fake applied it
 }
 
 // View is one views.open, views.push or views.update as recorded.
@@ -51,6 +52,7 @@ type Response struct {
 	DeleteOriginal  bool
 	ThreadTS        string
 	Body            json.RawMessage
+	At              time.Time // wall time the fake accepted it
 }
 
 // Call is one Web API request. The token is redacted from Form and

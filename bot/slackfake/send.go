@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -70,6 +73,34 @@ func (s *Server) Send(ctx context.Context, typ string, payload any) (*Envelope, 
 		env.AcceptsResponsePayload = true
 	}
 	return env, s.deliver(ctx, env)
+}
+
+// SendRaw writes frame to one connection exactly as given, for envelopes a
+// well-behaved Slack would not send: a payload that does not decode as
+// its type says, a field of the wrong type, an unknown type. The frame's
+// envelope_id, when it has a string one, names the returned Envelope so
+// that WaitAck and AcksOf work.
+func (s *Server) SendRaw(ctx context.Context, frame []byte) (*Envelope, error) {
+	var head struct {
+		ID   json.RawMessage `json:"envelope_id"`
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(frame, &head)
+	env := &Envelope{Payload: nil, s: s}
+	_ = json.Unmarshal(head.ID, &env.ID)
+	_ = json.Unmarshal(head.Type, &env.Type)
+	return env, s.deliverFrame(ctx, env, frame)
+}
+
+// NewEnvelopeID returns a fresh envelope id, as Slack makes them.
+func NewEnvelopeID() string { return newEnvelopeID() }
+
+// AcksOf returns the acks read for an envelope id (every delivery of it),
+// in arrival order; acks Slack would drop (MaxAckSize or more) excluded.
+func (s *Server) AcksOf(id string) []Ack {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.acks[id])
 }
 
 // Redeliver sends the same envelope again with retry_attempt incremented
@@ -461,6 +492,19 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, req *http.Request) {
 		reply(http.StatusMethodNotAllowed, "method_not_allowed")
 		return
 	}
+	if f, ok := s.takeFault(ResponseURLMethod); ok {
+		_, _ = io.Copy(io.Discard, io.LimitReader(req.Body, 4<<20))
+		switch {
+		case f.rateLimit:
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.retryAfter.Seconds()))))
+			reply(http.StatusTooManyRequests, ErrRateLimited)
+		case f.status != 0:
+			reply(f.status, "service_unavailable")
+		default:
+			reply(http.StatusOK, f.err)
+		}
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, 4<<20))
 	if err != nil {
 		reply(http.StatusBadRequest, "invalid_payload")
@@ -511,7 +555,7 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, req *http.Request) {
 	s.responses = append(s.responses, Response{
 		URL: s.URL + req.URL.Path, EnvelopeID: ru.envelopeID, Text: msg.Text, Blocks: msg.Blocks,
 		ResponseType: respType, ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal,
-		ThreadTS: msg.ThreadTS, Body: body,
+		ThreadTS: msg.ThreadTS, Body: body, At: time.Now(),
 	})
 	// Apply the effect on the channel so conversations.history sees it.
 	if orig := s.findMessageLocked(ru.channel, ru.messageTS); orig != nil && ru.messageTS != "" {

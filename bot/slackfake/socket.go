@@ -42,6 +42,19 @@ func (c *wsConn) writeJSON(v any) error {
 	return writeFrame(c.ws, v)
 }
 
+// writeRaw sends one text frame as given.
+func (c *wsConn) writeRaw(b []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	select {
+	case <-c.done:
+		return errConnClosed
+	default:
+	}
+	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
 // writeFrame sends one text frame on a socket whose write lock the caller
 // holds.
 func writeFrame(ws *websocket.Conn, v any) error {
@@ -247,6 +260,17 @@ func (s *Server) deliver(ctx context.Context, env *Envelope) error {
 		frame["retry_attempt"] = env.RetryAttempt
 		frame["retry_reason"] = env.RetryReason
 	}
+	b, err := json.Marshal(frame)
+	if err != nil {
+		// Checked before any connection is used: a frame that cannot be
+		// written would otherwise be retried on every reconnect.
+		return fmt.Errorf("deliver %s envelope: %w", env.Type, err)
+	}
+	return s.deliverFrame(ctx, env, b)
+}
+
+// deliverFrame writes one text frame, exactly as given, for env.
+func (s *Server) deliverFrame(ctx context.Context, env *Envelope, frame []byte) error {
 	for {
 		var c *wsConn
 		err := s.waitFor(ctx, "a socket-mode connection", func() bool {
@@ -264,7 +288,7 @@ func (s *Server) deliver(ctx context.Context, env *Envelope) error {
 		if err != nil {
 			return fmt.Errorf("deliver %s envelope: %w", env.Type, err)
 		}
-		if err := c.writeJSON(frame); err != nil {
+		if err := c.writeRaw(frame); err != nil {
 			c.close(websocketGoingAway)
 			s.removeConn(c)
 			continue

@@ -92,7 +92,34 @@ var apiMethods = map[string]apiHandler{
 type fault struct {
 	retryAfter time.Duration // > 0 or rateLimit: answer 429
 	rateLimit  bool
+	status     int // an HTTP 5xx status to answer
 	err        string
+}
+
+// ResponseURLMethod is the method name under which faults for response_url
+// posts are injected (RateLimitNext, ServerErrorNext, FailNext).
+const ResponseURLMethod = "response_url"
+
+// ServerErrorNext makes the next n calls of method answer with HTTP status
+// (a 5xx) without acting on them, as Slack does when it has a bad moment.
+func (s *Server) ServerErrorNext(method string, n, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.faults[method] = append(s.faults[method], fault{status: status})
+	}
+}
+
+// takeFault pops the next injected fault of method.
+func (s *Server) takeFault(method string) (fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := s.faults[method]
+	if len(fs) == 0 {
+		return fault{}, false
+	}
+	s.faults[method] = fs[1:]
+	return fs[0], true
 }
 
 // RateLimitNext makes the next n calls of method answer HTTP 429 with a
@@ -188,6 +215,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request) {
 			secs := int(math.Ceil(f.retryAfter.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			s.answer(w, &call, http.StatusTooManyRequests, nil, ErrRateLimited)
+			return
+		}
+		if f.status != 0 {
+			s.answer(w, &call, f.status, nil, "service_unavailable")
 			return
 		}
 		s.answer(w, &call, http.StatusOK, nil, apiError(f.err))
@@ -415,7 +446,7 @@ func (m *storedMessage) inHistory() bool {
 
 func (m *storedMessage) record(method string, updated bool) Message {
 	return Message{Method: method, Channel: m.channel, TS: m.ts, ThreadTS: m.threadTS,
-		Text: m.text, Blocks: m.blocks, Updated: updated, Deleted: m.deleted}
+		Text: m.text, Blocks: m.blocks, Updated: updated, Deleted: m.deleted, At: time.Now()}
 }
 
 // json renders a message as conversations.history and chat.* answers do.
@@ -513,7 +544,7 @@ func (s *Server) chatPostEphemeral(r *apiRequest) (map[string]any, apiError) {
 	}
 	ts := s.nextTSLocked()
 	s.messages = append(s.messages, Message{Method: "chat.postEphemeral", Channel: channel, TS: ts,
-		ThreadTS: r.param("thread_ts"), Text: text, Blocks: blocks, User: user, Ephemeral: true})
+		ThreadTS: r.param("thread_ts"), Text: text, Blocks: blocks, User: user, Ephemeral: true, At: time.Now()})
 	s.notifyLocked()
 	return map[string]any{"message_ts": ts}, ""
 }

@@ -183,6 +183,9 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 		bot.WithDeskURL(deskURL),
 		bot.WithExplainer(expl),
 		bot.WithAcks(storeAcks{st}),
+		// Commands may spend the whole rate (the interactive twin uses the
+		// reserve too): the Slack transport sizes its workers to it.
+		bot.WithDeskBudget(cfg.RatePerMin),
 	}
 	if esc != nil {
 		ropts = append(ropts, bot.WithOnCall(esc))
