@@ -14,21 +14,29 @@ import (
 type AgentsService service
 
 // AgentRequest is the body of POST /agents and PUT /agents/{id}. Only set
-// fields are sent. Creating needs FirstName and Email.
+// fields are sent. Creating needs FirstName, Email and at least one of Roles
+// (the desk's documentation marks roles mandatory). There is no RoleIDs or
+// GroupIDs: the desk dropped role_ids and group_ids in 2023 and answers 400
+// to them; use Roles, MemberOf and ObserverOf (see decisions.md).
 type AgentRequest struct {
-	FirstName     *string        `json:"first_name,omitempty"`
-	LastName      *string        `json:"last_name,omitempty"`
-	Email         *string        `json:"email,omitempty"`
-	Occasional    *bool          `json:"occasional,omitempty"`
-	JobTitle      *string        `json:"job_title,omitempty"`
-	DepartmentIDs []int64        `json:"department_ids,omitempty"`
-	TimeZone      *string        `json:"time_zone,omitempty"`
-	Language      *string        `json:"language,omitempty"`
-	MemberOf      []int64        `json:"member_of,omitempty"`
-	ObserverOf    []int64        `json:"observer_of,omitempty"`
-	Roles         []AgentRole    `json:"roles,omitempty"`
-	WorkspaceIDs  []int64        `json:"workspace_ids,omitempty"`
-	CustomFields  map[string]any `json:"custom_fields,omitempty"`
+	FirstName          *string        `json:"first_name,omitempty"`
+	LastName           *string        `json:"last_name,omitempty"`
+	Email              *string        `json:"email,omitempty"`
+	Occasional         *bool          `json:"occasional,omitempty"`
+	JobTitle           *string        `json:"job_title,omitempty"`
+	WorkPhoneNumber    *string        `json:"work_phone_number,omitempty"`
+	MobilePhoneNumber  *string        `json:"mobile_phone_number,omitempty"`
+	DepartmentIDs      []int64        `json:"department_ids,omitempty"`
+	ReportingManagerID *int64         `json:"reporting_manager_id,omitempty"`
+	LocationID         *int64         `json:"location_id,omitempty"`
+	Address            *string        `json:"address,omitempty"`
+	TimeZone           *string        `json:"time_zone,omitempty"`
+	Language           *string        `json:"language,omitempty"`
+	MemberOf           []int64        `json:"member_of,omitempty"`
+	ObserverOf         []int64        `json:"observer_of,omitempty"`
+	Roles              []AgentRole    `json:"roles,omitempty"`
+	WorkspaceIDs       []int64        `json:"workspace_ids,omitempty"`
+	CustomFields       map[string]any `json:"custom_fields,omitempty"`
 }
 
 // AgentListOptions are the query parameters of GET /agents.
@@ -88,6 +96,14 @@ func (s *AgentsService) Create(ctx context.Context, a *AgentRequest) (*Agent, *R
 		}
 		if _, err := mail.ParseAddress(*a.Email); err != nil {
 			return fmt.Errorf("email %q is not an e-mail address", *a.Email)
+		}
+		if len(a.Roles) == 0 {
+			return errors.New("an agent needs at least one role (roles[].role_id)")
+		}
+		for _, r := range a.Roles {
+			if r.RoleID <= 0 {
+				return errors.New("every role needs a positive role_id")
+			}
 		}
 		return nil
 	})

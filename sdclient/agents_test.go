@@ -10,7 +10,7 @@ import (
 func TestAgents(t *testing.T) {
 	c, mux, _ := setup(t)
 	route(t, mux, "GET /agents", "active=true&state=fulltime", "", 200, `{"agents":[{"id":1,"first_name":"Ada","last_name":null,"workspace_ids":[2,3]}]}`)
-	route(t, mux, "POST /agents", "", `{"first_name":"Bob","email":"bob@example.com","occasional":false}`, 201, `{"agent":{"id":2,"first_name":"Bob","last_name":"Stone"}}`)
+	route(t, mux, "POST /agents", "", `{"first_name":"Bob","email":"bob@example.com","occasional":false,"roles":[{"role_id":7,"assignment_scope":"member_groups","groups":null}]}`, 201, `{"agent":{"id":2,"first_name":"Bob","last_name":"Stone"}}`)
 	route(t, mux, "GET /agents/2", "", "", 200, `{"agent":{"id":2}}`)
 	route(t, mux, "PUT /agents/2", "", `{"job_title":"Lead"}`, 200, `{"agent":{"id":2,"job_title":"Lead"}}`)
 
@@ -18,7 +18,7 @@ func TestAgents(t *testing.T) {
 	if err != nil || list[0].Name() != "Ada" || len(list[0].WorkspaceIDs) != 2 {
 		t.Fatalf("list: %v %+v", err, list)
 	}
-	a, _, err := c.Agents.Create(t.Context(), &AgentRequest{FirstName: Ptr("Bob"), Email: Ptr("bob@example.com"), Occasional: Ptr(false)})
+	a, _, err := c.Agents.Create(t.Context(), &AgentRequest{FirstName: Ptr("Bob"), Email: Ptr("bob@example.com"), Occasional: Ptr(false), Roles: []AgentRole{{RoleID: 7, AssignmentScope: "member_groups"}}})
 	if err != nil || a.Name() != "Bob Stone" {
 		t.Fatalf("create: %v", err)
 	}
@@ -28,8 +28,14 @@ func TestAgents(t *testing.T) {
 	if a, _, err := c.Agents.Update(t.Context(), 2, &AgentRequest{JobTitle: Ptr("Lead")}); err != nil || *a.JobTitle != "Lead" {
 		t.Fatalf("update: %v", err)
 	}
-	if _, _, err := c.Agents.Create(t.Context(), &AgentRequest{FirstName: Ptr("x"), Email: Ptr("nope")}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("bad email: %v", err)
+	for name, bad := range map[string]*AgentRequest{
+		"bad email": {FirstName: Ptr("x"), Email: Ptr("nope"), Roles: []AgentRole{{RoleID: 7}}},
+		"no roles":  {FirstName: Ptr("x"), Email: Ptr("x@example.com")},
+		"role id 0": {FirstName: Ptr("x"), Email: Ptr("x@example.com"), Roles: []AgentRole{{AssignmentScope: "entire_helpdesk"}}},
+	} {
+		if _, _, err := c.Agents.Create(t.Context(), bad); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 

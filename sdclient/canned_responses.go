@@ -8,7 +8,7 @@ import (
 // CannedResponsesService reads canned responses (GET /canned_responses).
 type CannedResponsesService service
 
-// List reads one page of canned responses.
+// List reads one page of canned responses (GET /canned_responses).
 func (s *CannedResponsesService) List(ctx context.Context, opts *ListOptions) ([]*CannedResponse, *Response, error) {
 	return list[CannedResponse](ctx, s.client, "list canned responses", "canned_responses", "canned_responses", opts)
 }

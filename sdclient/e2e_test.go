@@ -43,8 +43,10 @@ func e2e(t testing.TB, key string, opts ...sdsim.Option) (*sdsim.Server, *sdclie
 	s := sdsim.NewServer(opts...)
 	t.Cleanup(s.Close)
 	w := &waits{}
+	// Every exchange is checked against the vendor schema's digest
+	// (contract_test.go).
 	c, err := sdclient.New(s.URL, key, sdclient.WithRatePerMinute(1_000_000), sdclient.WithSleep(w.sleep),
-		sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+		sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second, Transport: &contractTransport{t: t, inner: http.DefaultTransport}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,14 +217,14 @@ func TestE2EResources(t *testing.T) {
 	if me.ID != sdsim.DefaultAgentID {
 		t.Errorf("me = %d", me.ID)
 	}
-	a := must(c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("Kim"), Email: sdclient.Ptr("kim@example.com")})).get(t)
+	a := must(c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("Kim"), Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}})).get(t)
 	if byMail := must(c.Agents.GetByEmail(ctx, "kim@example.com")).get(t); byMail.ID != a.ID {
 		t.Errorf("GetByEmail = %d", byMail.ID)
 	}
 	if _, _, err := c.Agents.GetByEmail(ctx, "nobody@example.com"); !errors.Is(err, sdclient.ErrNotFound) {
 		t.Errorf("unknown e-mail: %v", err)
 	}
-	if _, _, err := c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("K"), Email: sdclient.Ptr("kim@example.com")}); !errors.Is(err, sdclient.ErrConflict) {
+	if _, _, err := c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("K"), Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}}); !errors.Is(err, sdclient.ErrConflict) {
 		t.Errorf("duplicate agent: %v", err)
 	}
 	must(c.Agents.Update(ctx, a.ID, &sdclient.AgentRequest{JobTitle: sdclient.Ptr("Engineer")})).get(t)

@@ -8,7 +8,7 @@ import (
 // ProductsService reads the product catalogue (GET /products).
 type ProductsService service
 
-// List reads one page of products.
+// List reads one page of products (GET /products).
 func (s *ProductsService) List(ctx context.Context, opts *ListOptions) ([]*Product, *Response, error) {
 	return list[Product](ctx, s.client, "list products", "products", "products", opts)
 }

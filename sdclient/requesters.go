@@ -13,17 +13,20 @@ type RequestersService service
 // Only set fields are sent. Creating needs FirstName and PrimaryEmail (or a
 // phone number).
 type RequesterRequest struct {
-	FirstName         *string        `json:"first_name,omitempty"`
-	LastName          *string        `json:"last_name,omitempty"`
-	JobTitle          *string        `json:"job_title,omitempty"`
-	PrimaryEmail      *string        `json:"primary_email,omitempty"`
-	SecondaryEmails   []string       `json:"secondary_emails,omitempty"`
-	WorkPhoneNumber   *string        `json:"work_phone_number,omitempty"`
-	MobilePhoneNumber *string        `json:"mobile_phone_number,omitempty"`
-	DepartmentIDs     []int64        `json:"department_ids,omitempty"`
-	TimeZone          *string        `json:"time_zone,omitempty"`
-	Language          *string        `json:"language,omitempty"`
-	CustomFields      map[string]any `json:"custom_fields,omitempty"`
+	FirstName          *string        `json:"first_name,omitempty"`
+	LastName           *string        `json:"last_name,omitempty"`
+	JobTitle           *string        `json:"job_title,omitempty"`
+	PrimaryEmail       *string        `json:"primary_email,omitempty"`
+	SecondaryEmails    []string       `json:"secondary_emails,omitempty"`
+	WorkPhoneNumber    *string        `json:"work_phone_number,omitempty"`
+	MobilePhoneNumber  *string        `json:"mobile_phone_number,omitempty"`
+	DepartmentIDs      []int64        `json:"department_ids,omitempty"`
+	ReportingManagerID *int64         `json:"reporting_manager_id,omitempty"`
+	LocationID         *int64         `json:"location_id,omitempty"`
+	Address            *string        `json:"address,omitempty"`
+	TimeZone           *string        `json:"time_zone,omitempty"`
+	Language           *string        `json:"language,omitempty"`
+	CustomFields       map[string]any `json:"custom_fields,omitempty"`
 }
 
 // RequesterListOptions are the query parameters of GET /requesters.

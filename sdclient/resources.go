@@ -112,26 +112,27 @@ type SolutionFolder struct {
 
 // SolutionArticle is a knowledge-base article (envelope "article").
 type SolutionArticle struct {
-	ID              int64      `json:"id"`
-	Title           string     `json:"title"`
-	Description     string     `json:"description"`
-	DescriptionText string     `json:"description_text"`
-	Position        int        `json:"position"`
-	ArticleType     int        `json:"article_type"` // 1 permanent, 2 workaround
-	FolderID        int64      `json:"folder_id"`
-	CategoryID      int64      `json:"category_id"`
-	Status          int        `json:"status"` // 1 draft, 2 published
-	ApprovalStatus  *int       `json:"approval_status"`
-	AgentID         *int64     `json:"agent_id"`
-	Views           int        `json:"views"`
-	ThumbsUp        int        `json:"thumbs_up"`
-	ThumbsDown      int        `json:"thumbs_down"`
-	Tags            []string   `json:"tags"`
-	Keywords        []string   `json:"keywords"`
-	ReviewDate      *time.Time `json:"review_date"`
-	WorkspaceID     *int64     `json:"workspace_id"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
+	ID              int64         `json:"id"`
+	Title           string        `json:"title"`
+	Description     string        `json:"description"`
+	DescriptionText string        `json:"description_text"`
+	Position        int           `json:"position"`
+	ArticleType     int           `json:"article_type"` // 1 permanent, 2 workaround
+	FolderID        int64         `json:"folder_id"`
+	CategoryID      int64         `json:"category_id"`
+	Status          int           `json:"status"` // 1 draft, 2 published
+	ApprovalStatus  *int          `json:"approval_status"`
+	AgentID         *int64        `json:"agent_id"`
+	Views           int           `json:"views"`
+	ThumbsUp        int           `json:"thumbs_up"`
+	ThumbsDown      int           `json:"thumbs_down"`
+	Tags            []string      `json:"tags"`
+	Keywords        []string      `json:"keywords"`
+	Attachments     []*Attachment `json:"attachments"`
+	ReviewDate      *time.Time    `json:"review_date"`
+	WorkspaceID     *int64        `json:"workspace_id"`
+	CreatedAt       time.Time     `json:"created_at"`
+	UpdatedAt       time.Time     `json:"updated_at"`
 }
 
 // Product is a product of the asset catalogue (envelope "product").
@@ -189,12 +190,13 @@ type TimeEntry struct {
 
 // CannedResponse is a saved reply text (envelope "canned_responses").
 type CannedResponse struct {
-	ID          int64     `json:"id"`
-	Title       string    `json:"title"`
-	FolderID    int64     `json:"folder_id"`
-	Content     string    `json:"content"`
-	ContentHTML string    `json:"content_html"`
-	WorkspaceID *int64    `json:"workspace_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          int64         `json:"id"`
+	Title       string        `json:"title"`
+	FolderID    int64         `json:"folder_id"`
+	Content     string        `json:"content"`
+	ContentHTML string        `json:"content_html"`
+	WorkspaceID *int64        `json:"workspace_id"`
+	Attachments []*Attachment `json:"attachments"`
+	CreatedAt   time.Time     `json:"created_at"`
+	UpdatedAt   time.Time     `json:"updated_at"`
 }

@@ -11,6 +11,13 @@
 // that may have reached the desk. It decodes 2xx bodies up to a size limit
 // (WithMaxResponseBytes) and follows redirects only for reads within the
 // desk's origin, so the API key goes nowhere else (redirect.go).
+//
+// Where the vendor's own sources (its Swagger schema, its SDK's recorded
+// example responses in testdata/vendor, its documentation's examples) differ
+// from our API description or from each other, decisions.md in this
+// directory records which form the client sends and accepts, and why: our
+// description wins where it speaks, the vendor's examples outweigh its
+// schema, and where nothing decides both forms are accepted.
 package sdclient
 
 import (

@@ -10,7 +10,8 @@ import (
 // (GET /tickets/{id}/time_entries).
 type TimeEntriesService service
 
-// List reads one page of a ticket's time entries.
+// List reads one page of a ticket's time entries
+// (GET /tickets/{id}/time_entries).
 func (s *TimeEntriesService) List(ctx context.Context, ticketID int64, opts *ListOptions) ([]*TimeEntry, *Response, error) {
 	op := fmt.Sprintf("list time entries of ticket %d", ticketID)
 	if ticketID <= 0 {

@@ -67,6 +67,7 @@ type Ticket struct {
 	ToEmails        []string       `json:"to_emails"`
 	Tags            []string       `json:"tags"`
 	CustomFields    map[string]any `json:"custom_fields"`
+	Attachments     []*Attachment  `json:"attachments"`
 	CreatedAt       time.Time      `json:"created_at"`
 	UpdatedAt       time.Time      `json:"updated_at"`
 
@@ -95,21 +96,36 @@ type TicketStats struct {
 
 // Conversation is a reply or a note on a ticket.
 type Conversation struct {
-	ID           int64     `json:"id"`
-	TicketID     int64     `json:"ticket_id"`
-	UserID       int64     `json:"user_id"`
-	Body         string    `json:"body"`
-	BodyText     string    `json:"body_text"`
-	Incoming     bool      `json:"incoming"`
-	Private      bool      `json:"private"`
-	Source       int       `json:"source"`
-	SupportEmail *string   `json:"support_email"`
-	FromEmail    *string   `json:"from_email"`
-	ToEmails     []string  `json:"to_emails"`
-	CCEmails     []string  `json:"cc_emails"`
-	BCCEmails    []string  `json:"bcc_emails"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID           int64         `json:"id"`
+	TicketID     int64         `json:"ticket_id"`
+	UserID       int64         `json:"user_id"`
+	Body         string        `json:"body"`
+	BodyText     string        `json:"body_text"`
+	Incoming     bool          `json:"incoming"`
+	Private      bool          `json:"private"`
+	Source       int           `json:"source"`
+	SupportEmail *string       `json:"support_email"`
+	FromEmail    *string       `json:"from_email"`
+	ToEmails     []string      `json:"to_emails"`
+	CCEmails     []string      `json:"cc_emails"`
+	BCCEmails    []string      `json:"bcc_emails"`
+	Attachments  []*Attachment `json:"attachments"`
+	CreatedAt    time.Time     `json:"created_at"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+}
+
+// Attachment is a file attached to a ticket, a conversation, a canned
+// response or an article. The desk's examples spell the URL key
+// attachment_url (one shows Attachment_url; encoding/json matches keys
+// case-insensitively, so both decode).
+type Attachment struct {
+	ID            int64      `json:"id"`
+	Name          string     `json:"name"`
+	ContentType   string     `json:"content_type"`
+	Size          int64      `json:"size"`
+	AttachmentURL string     `json:"attachment_url"`
+	CreatedAt     *time.Time `json:"created_at,omitempty"`
+	UpdatedAt     *time.Time `json:"updated_at,omitempty"`
 }
 
 // Conversation source codes.
@@ -138,6 +154,21 @@ type Agent struct {
 	LastLoginAt   *time.Time     `json:"last_login_at"`
 	CreatedAt     time.Time      `json:"created_at"`
 	UpdatedAt     time.Time      `json:"updated_at"`
+
+	WorkPhoneNumber       *string `json:"work_phone_number"`
+	MobilePhoneNumber     *string `json:"mobile_phone_number"`
+	ReportingManagerID    *int64  `json:"reporting_manager_id"`
+	LocationID            *int64  `json:"location_id"`
+	Address               *string `json:"address"`
+	TimeFormat            *string `json:"time_format"`
+	BackgroundInformation *string `json:"background_information"`
+	ScoreboardLevelID     *int64  `json:"scoreboard_level_id"`
+	HasLoggedIn           bool    `json:"has_logged_in"`
+	// CanSeeAllTicketsFromAssociatedDepartments lets the agent see every
+	// ticket of its departments.
+	CanSeeAllTicketsFromAssociatedDepartments bool    `json:"can_see_all_tickets_from_associated_departments"`
+	MemberOfPendingApproval                   []int64 `json:"member_of_pending_approval"`
+	ObserverOfPendingApproval                 []int64 `json:"observer_of_pending_approval"`
 }
 
 // AgentRole is one role assignment of an agent.
@@ -169,6 +200,20 @@ type Requester struct {
 	CustomFields    map[string]any `json:"custom_fields"`
 	CreatedAt       time.Time      `json:"created_at"`
 	UpdatedAt       time.Time      `json:"updated_at"`
+
+	WorkPhoneNumber       *string `json:"work_phone_number"`
+	MobilePhoneNumber     *string `json:"mobile_phone_number"`
+	ReportingManagerID    *int64  `json:"reporting_manager_id"`
+	LocationID            *int64  `json:"location_id"`
+	Address               *string `json:"address"`
+	TimeZone              *string `json:"time_zone"`
+	TimeFormat            *string `json:"time_format"`
+	Language              *string `json:"language"`
+	BackgroundInformation *string `json:"background_information"`
+	HasLoggedIn           bool    `json:"has_logged_in"`
+	// CanSeeAllTicketsFromAssociatedDepartments lets the requester see every
+	// ticket of its departments.
+	CanSeeAllTicketsFromAssociatedDepartments bool `json:"can_see_all_tickets_from_associated_departments"`
 }
 
 // Group is an agent group.
@@ -184,6 +229,14 @@ type Group struct {
 	Leaders       []int64   `json:"leaders"`
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
+
+	BusinessHoursID          *int64  `json:"business_hours_id"`
+	AutoTicketAssign         bool    `json:"auto_ticket_assign"`
+	Restricted               bool    `json:"restricted"`
+	ApprovalRequired         bool    `json:"approval_required"`
+	MembersPendingApproval   []int64 `json:"members_pending_approval"`
+	ObserversPendingApproval []int64 `json:"observers_pending_approval"`
+	LeadersPendingApproval   []int64 `json:"leaders_pending_approval"`
 }
 
 // Department is a department of the organisation.

@@ -8,7 +8,7 @@ import (
 // VendorsService reads vendors (GET /vendors).
 type VendorsService service
 
-// List reads one page of vendors.
+// List reads one page of vendors (GET /vendors).
 func (s *VendorsService) List(ctx context.Context, opts *ListOptions) ([]*Vendor, *Response, error) {
 	return list[Vendor](ctx, s.client, "list vendors", "vendors", "vendors", opts)
 }

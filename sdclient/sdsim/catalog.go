@@ -73,10 +73,7 @@ type vendor struct {
 	Name           string    `json:"name"`
 	Description    string    `json:"description"`
 	PrimaryContact *int64    `json:"primary_contact_id"`
-	Email          string    `json:"email"`
-	Phone          string    `json:"phone"`
-	Mobile         *string   `json:"mobile"`
-	Address        any       `json:"address"`
+	Address        any       `json:"address"` // nested, as the docs' examples (sdclient/decisions.md)
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
 }
@@ -147,9 +144,11 @@ func newCatalog(now time.Time) catalog {
 		c.products = append(c.products, product{ID: 21000600001 + int64(i), Name: p[0], AssetTypeID: 21000000100 + int64(i), Manufacturer: p[1],
 			Status: "In Production", ModeOfProcurement: "Buy", Description: p[0], DescriptionText: p[0], CreatedAt: t, UpdatedAt: t})
 	}
-	for i, v := range [][2]string{{"Apple", "apple-business@example.com"}, {"Lenovo", "support@lenovo.example.com"}, {"Dell", "prosupport@dell.example.com"}, {"Cisco", "tac@cisco.example.com"}} {
-		c.vendors = append(c.vendors, vendor{ID: 21000700001 + int64(i), Name: v[0], Description: v[0] + " (hardware vendor)",
-			Email: v[1], Phone: "+1 800 555 01" + strconv.Itoa(10+i), Address: map[string]any{"line1": nil, "city": nil, "country": nil}, CreatedAt: t, UpdatedAt: t})
+	// Vendors carry the fields of the docs' examples (#view_a_vendor): no
+	// e-mail or phone, an address of five keys.
+	for i, v := range []string{"Apple", "Lenovo", "Dell", "Cisco"} {
+		c.vendors = append(c.vendors, vendor{ID: 21000700001 + int64(i), Name: v, Description: v + " (hardware vendor)",
+			Address: map[string]any{"line1": nil, "city": nil, "state": nil, "country": nil, "zipcode": nil}, CreatedAt: t, UpdatedAt: t})
 	}
 	for i, cr := range [][2]string{
 		{"Password reset done", "Your password has been reset. You will be asked to choose a new one at next login."},

@@ -312,6 +312,8 @@ func (st *state) addAgent(a Agent, now time.Time) *Agent {
 	a.DepartmentIDs = nonNil(a.DepartmentIDs)
 	a.MemberOf = nonNil(a.MemberOf)
 	a.ObserverOf = nonNil(a.ObserverOf)
+	a.MemberOfPending = nonNil(a.MemberOfPending)
+	a.ObserverOfPending = nonNil(a.ObserverOfPending)
 	a.Roles = nonNil(a.Roles)
 	a.CustomFields = nonNilMap(a.CustomFields)
 	seed(st, &st.agents, &st.next.user, &a, now)
@@ -335,6 +337,9 @@ func (st *state) addRequester(r Requester, now time.Time) *Requester {
 	if r.Language == "" {
 		r.Language = "en"
 	}
+	if r.TimeFormat == "" {
+		r.TimeFormat = "12h"
+	}
 	r.SecondaryEmails = nonNil(r.SecondaryEmails)
 	r.DepartmentIDs = nonNil(r.DepartmentIDs)
 	r.CustomFields = nonNilMap(r.CustomFields)
@@ -353,6 +358,7 @@ func (d *Desk) AddGroup(g Group) Group {
 		g.WorkspaceID = d.st.primaryWorkspace()
 	}
 	g.Members, g.Observers, g.Leaders = nonNil(g.Members), nonNil(g.Observers), nonNil(g.Leaders)
+	g.MembersPending, g.ObserversPending, g.LeadersPending = nonNil(g.MembersPending), nonNil(g.ObserversPending), nonNil(g.LeadersPending)
 	seed(&d.st, &d.st.groups, &d.st.next.group, &g, d.now())
 	for _, id := range g.Members {
 		if a, ok := d.st.agents.get(id); ok && !slices.Contains(a.MemberOf, g.ID) {

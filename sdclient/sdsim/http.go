@@ -108,7 +108,10 @@ func (d *Desk) routes() []route {
 		r("tickets", H{"GET": listTickets, "POST": createTicket}),
 		r("tickets/filter", H{"GET": filterTickets}),
 		r("tickets/*", H{"GET": viewTicket, "PUT": updateTicket, "DELETE": deleteTicket}),
-		r("tickets/*/restore", H{"PUT": restoreTicket}),
+		// The documentation's curl example restores with PUT; its header, the
+		// vendor schema and the vendor SDK's tests use GET: both are served
+		// (sdclient/decisions.md).
+		r("tickets/*/restore", H{"PUT": restoreTicket, "GET": restoreTicket}),
 		r("tickets/*/conversations", H{"GET": listConversations}),
 		r("tickets/*/reply", H{"POST": createReply}),
 		r("tickets/*/notes", H{"POST": createNote}),

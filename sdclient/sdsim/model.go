@@ -125,8 +125,14 @@ type Agent struct {
 	TimeZone           string         `json:"time_zone"`
 	TimeFormat         string         `json:"time_format"`
 	Language           string         `json:"language"`
+	Address            *string        `json:"address"`
+	BackgroundInfo     string         `json:"background_information"`
+	ScoreboardLevelID  *int64         `json:"scoreboard_level_id"`
+	CanSeeAllTickets   bool           `json:"can_see_all_tickets_from_associated_departments"`
 	MemberOf           []int64        `json:"member_of"`
 	ObserverOf         []int64        `json:"observer_of"`
+	MemberOfPending    []int64        `json:"member_of_pending_approval"`
+	ObserverOfPending  []int64        `json:"observer_of_pending_approval"`
 	Roles              []AgentRole    `json:"roles"`
 	WorkspaceIDs       []int64        `json:"workspace_ids"`
 	CustomFields       map[string]any `json:"custom_fields"`
@@ -143,24 +149,29 @@ func (a *Agent) Name() string { return strings.TrimSpace(a.FirstName + " " + a.L
 
 // Requester is a person who raises tickets (note primary_email, not email).
 type Requester struct {
-	ID                int64          `json:"id"`
-	IsAgent           bool           `json:"is_agent"`
-	FirstName         string         `json:"first_name"`
-	LastName          string         `json:"last_name"`
-	JobTitle          *string        `json:"job_title"`
-	PrimaryEmail      string         `json:"primary_email"`
-	SecondaryEmails   []string       `json:"secondary_emails"`
-	WorkPhoneNumber   *string        `json:"work_phone_number"`
-	MobilePhoneNumber *string        `json:"mobile_phone_number"`
-	DepartmentIDs     []int64        `json:"department_ids"`
-	LocationID        *int64         `json:"location_id"`
-	TimeZone          string         `json:"time_zone"`
-	Language          string         `json:"language"`
-	Active            bool           `json:"active"`
-	HasLoggedIn       bool           `json:"has_logged_in"`
-	CustomFields      map[string]any `json:"custom_fields"`
-	CreatedAt         time.Time      `json:"created_at"`
-	UpdatedAt         time.Time      `json:"updated_at"`
+	ID                 int64          `json:"id"`
+	IsAgent            bool           `json:"is_agent"`
+	FirstName          string         `json:"first_name"`
+	LastName           string         `json:"last_name"`
+	JobTitle           *string        `json:"job_title"`
+	PrimaryEmail       string         `json:"primary_email"`
+	SecondaryEmails    []string       `json:"secondary_emails"`
+	WorkPhoneNumber    *string        `json:"work_phone_number"`
+	MobilePhoneNumber  *string        `json:"mobile_phone_number"`
+	DepartmentIDs      []int64        `json:"department_ids"`
+	CanSeeAllTickets   bool           `json:"can_see_all_tickets_from_associated_departments"`
+	ReportingManagerID *int64         `json:"reporting_manager_id"`
+	Address            *string        `json:"address"`
+	LocationID         *int64         `json:"location_id"`
+	TimeZone           string         `json:"time_zone"`
+	TimeFormat         string         `json:"time_format"`
+	Language           string         `json:"language"`
+	BackgroundInfo     string         `json:"background_information"`
+	Active             bool           `json:"active"`
+	HasLoggedIn        bool           `json:"has_logged_in"`
+	CustomFields       map[string]any `json:"custom_fields"`
+	CreatedAt          time.Time      `json:"created_at"`
+	UpdatedAt          time.Time      `json:"updated_at"`
 }
 
 // Name is the requester's display name.
@@ -181,6 +192,9 @@ type Group struct {
 	Members          []int64   `json:"members"`
 	Observers        []int64   `json:"observers"`
 	Leaders          []int64   `json:"leaders"`
+	MembersPending   []int64   `json:"members_pending_approval"`
+	ObserversPending []int64   `json:"observers_pending_approval"`
+	LeadersPending   []int64   `json:"leaders_pending_approval"`
 	CreatedAt        time.Time `json:"created_at"`
 	UpdatedAt        time.Time `json:"updated_at"`
 }

@@ -156,6 +156,7 @@ func agentKind() kind[Agent, *Agent] {
 		template: func(c *call) *Agent {
 			return &Agent{Active: true, TimeZone: "Eastern Time (US & Canada)", TimeFormat: "24h", Language: "en",
 				DepartmentIDs: []int64{}, MemberOf: []int64{}, ObserverOf: []int64{}, Roles: []AgentRole{},
+				MemberOfPending: []int64{}, ObserverOfPending: []int64{},
 				WorkspaceIDs: []int64{c.st.primaryWorkspace()}, CustomFields: map[string]any{}}
 		},
 		validate: func(c *call, a *Agent, create bool) []fieldError {
@@ -167,6 +168,16 @@ func agentKind() kind[Agent, *Agent] {
 				errs = append(errs, required("email"))
 			} else if !strings.Contains(a.Email, "@") {
 				errs = append(errs, fieldError{"email", "It should be in the 'valid email address' format", "invalid_value"})
+			}
+			// The documentation marks roles mandatory (#create_an_agent).
+			if create && len(a.Roles) == 0 {
+				errs = append(errs, required("roles"))
+			}
+			for _, r := range a.Roles {
+				if r.RoleID <= 0 {
+					errs = append(errs, fieldError{"roles", "role_id should be a positive integer", "invalid_value"})
+					break
+				}
 			}
 			for _, w := range a.WorkspaceIDs {
 				if !c.st.workspace(w) {
@@ -203,7 +214,7 @@ func agentKind() kind[Agent, *Agent] {
 		sort: func(a, b *Agent) int {
 			return cmp.Or(strings.Compare(strings.ToLower(a.FirstName), strings.ToLower(b.FirstName)), cmp.Compare(a.ID, b.ID))
 		},
-		readOnly: append([]string{"last_login_at", "has_logged_in"}, baseReadOnly...),
+		readOnly: append([]string{"last_login_at", "has_logged_in", "member_of_pending_approval", "observer_of_pending_approval", "scoreboard_level_id"}, baseReadOnly...),
 	}
 }
 
@@ -226,7 +237,7 @@ func requesterKind() kind[Requester, *Requester] {
 		single: "requester", plural: "requesters",
 		tab: func(st *state) *table[Requester, *Requester] { return &st.requesters },
 		template: func(c *call) *Requester {
-			return &Requester{Active: true, TimeZone: "Eastern Time (US & Canada)", Language: "en",
+			return &Requester{Active: true, TimeZone: "Eastern Time (US & Canada)", TimeFormat: "12h", Language: "en",
 				SecondaryEmails: []string{}, DepartmentIDs: []int64{}, CustomFields: map[string]any{}}
 		},
 		validate: func(c *call, r *Requester, create bool) []fieldError {
@@ -270,7 +281,8 @@ func groupKind() kind[Group, *Group] {
 		single: "group", plural: "groups",
 		tab: func(st *state) *table[Group, *Group] { return &st.groups },
 		template: func(c *call) *Group {
-			return &Group{WorkspaceID: c.st.primaryWorkspace(), Members: []int64{}, Observers: []int64{}, Leaders: []int64{}}
+			return &Group{WorkspaceID: c.st.primaryWorkspace(), Members: []int64{}, Observers: []int64{}, Leaders: []int64{},
+				MembersPending: []int64{}, ObserversPending: []int64{}, LeadersPending: []int64{}}
 		},
 		validate: func(c *call, g *Group, create bool) []fieldError {
 			var errs []fieldError
@@ -286,6 +298,8 @@ func groupKind() kind[Group, *Group] {
 		},
 		assign: func(c *call, g *Group) { g.ID = nextID(&c.st.next.group) },
 		keep:   func(old, g *Group) { g.WorkspaceID = old.WorkspaceID },
+		// The pending-approval lists are read-only (#group_attributes).
+		readOnly: append([]string{"members_pending_approval", "observers_pending_approval", "leaders_pending_approval"}, baseReadOnly...),
 	}
 }
 

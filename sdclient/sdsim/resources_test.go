@@ -23,7 +23,7 @@ func TestCRUD(t *testing.T) {
 		deletable            bool
 		pathID               string // JSON field used in the path
 	}{
-		{"/agents", "agent", "agents", `{"first_name":"Kim","last_name":"Lee","email":"kim@example.com"}`, `{"job_title":"Engineer"}`, "job_title", `{"last_name":"x"}`, "first_name", false, "id"},
+		{"/agents", "agent", "agents", `{"first_name":"Kim","last_name":"Lee","email":"kim@example.com","roles":[{"role_id":1,"assignment_scope":"entire_helpdesk"}]}`, `{"job_title":"Engineer"}`, "job_title", `{"last_name":"x"}`, "first_name", false, "id"},
 		{"/requesters", "requester", "requesters", `{"first_name":"Ola","primary_email":"ola@example.com"}`, `{"job_title":"Accountant"}`, "job_title", `{"first_name":"Ola"}`, "primary_email", false, "id"},
 		{"/groups", "group", "groups", `{"name":"Hardware"}`, `{"description":"desks"}`, "description", `{"description":"x"}`, "name", true, "id"},
 		{"/departments", "department", "departments", `{"name":"Finance"}`, `{"description":"money"}`, "description", `{}`, "name", true, "id"},
@@ -93,12 +93,19 @@ func TestAgentsLookup(t *testing.T) {
 	if a.ID <= 1<<32 {
 		t.Errorf("agent id %d should exceed 32 bits", a.ID)
 	}
-	dup := do(t, s, req{method: "POST", path: "/agents", body: `{"first_name":"Z","email":"zed@example.com"}`}).want(t, 409)
+	dup := do(t, s, req{method: "POST", path: "/agents", body: `{"first_name":"Z","email":"zed@example.com","roles":[{"role_id":1,"assignment_scope":"entire_helpdesk"}]}`}).want(t, 409)
 	if dup.fieldErr("email") != "duplicate_value" {
 		t.Errorf("duplicate: %s", dup.raw)
 	}
 	if r := do(t, s, req{method: "POST", path: "/agents", body: `{"first_name":"Q","email":"q@example.com","group_ids":[1]}`}).want(t, 400); r.fieldErr("group_ids") != "invalid_field" {
 		t.Errorf("removed field group_ids: %s", r.raw)
+	}
+	// Roles are mandatory on create (#create_an_agent); role_ids was removed.
+	if r := do(t, s, req{method: "POST", path: "/agents", body: `{"first_name":"Q","email":"q@example.com"}`}).want(t, 400); r.fieldErr("roles") != "missing_field" {
+		t.Errorf("agent without roles: %s", r.raw)
+	}
+	if r := do(t, s, req{method: "POST", path: "/agents", body: `{"first_name":"Q","email":"q@example.com","role_ids":[1]}`}).want(t, 400); r.fieldErr("role_ids") != "invalid_field" {
+		t.Errorf("removed field role_ids: %s", r.raw)
 	}
 	if l := get(t, s, "/requesters?email=nobody@example.com").want(t, 200).list("requesters"); len(l) != 0 {
 		t.Errorf("requesters by unknown email = %v", l)

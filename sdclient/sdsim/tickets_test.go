@@ -371,6 +371,12 @@ func TestSoftDeleteAndRestore(t *testing.T) {
 	if got := listed(""); len(got) != 2 {
 		t.Errorf("list after restore = %v", got)
 	}
+	// The vendor schema and SDK restore with GET; the simulator accepts it too.
+	do(t, sd.s, req{method: "DELETE", path: path}).want(t, 204)
+	do(t, sd.s, req{method: "GET", path: path + "/restore"}).want(t, 204)
+	if v := get(t, sd.s, path).want(t, 200).obj("ticket")["deleted"]; v != false {
+		t.Errorf("deleted = %v after GET restore", v)
+	}
 	do(t, sd.s, req{method: "DELETE", path: "/tickets/424242"}).want(t, 404)
 }
 
