@@ -55,6 +55,7 @@ type Slack struct {
 	channels      map[string]string           // channel name -> id
 	userIDs       map[string]cached[string]   // users.lookupByEmail cache by lower-case e-mail
 	cards         map[string]cardLoc          // page key -> where its card is
+	draws         cardDraws                   // orders the redraws of each page card
 	groups        groupCache                  // usergroups.list: @handle -> id
 	members       map[string]cached[[]string] // usergroups.users.list by group id
 	memberLookups flight[[]string]

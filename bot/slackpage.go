@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -247,7 +248,10 @@ func (s *Slack) drawPage(ctx context.Context, p oncall.Page, channel string) err
 		s.log.Warn("cannot look for the page card; posting a new one", "page", p.Key, "err", err)
 	}
 	if found {
-		_, _, _, err := s.api.UpdateMessageContext(ctx, loc.channel, loc.ts, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+		err := s.draws.ordered(p.Key, p.Version, func() error {
+			_, _, _, err := s.api.UpdateMessageContext(ctx, loc.channel, loc.ts, slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+			return err
+		})
 		if err == nil {
 			return nil
 		}
@@ -334,7 +338,10 @@ func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, cha
 		card = s.router.PageCardContent(ctx, p.TicketID)
 	}
 	v := renderPage(p, card, func(t oncall.Target) string { return s.mention(ctx, t) })
-	_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escapeFit(pageText(p), maxMessageText), false), slack.MsgOptionBlocks(pageBlocks(v)...))
+	err := s.draws.ordered(p.Key, p.Version, func() error {
+		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escapeFit(pageText(p), maxMessageText), false), slack.MsgOptionBlocks(pageBlocks(v)...))
+		return err
+	})
 	if err != nil {
 		s.log.Error("update page card", "channel", channel, "ts", ts, "err", err)
 		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text + " (the card could not be updated)"}, false)
@@ -343,4 +350,45 @@ func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, cha
 	if res.Text != "" {
 		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text}, false)
 	}
+}
+
+// cardDraws orders the redraws of each page card. A click and the
+// escalator both redraw a card, each from the page as it read it; without
+// order, a click's redraw of an older state could land after the
+// escalator's of a newer one and leave the card showing the past (level 2
+// paged while level 3 already was). Redraws of one card take turns, and
+// one of an older version of the page than the card shows is skipped.
+type cardDraws struct {
+	mu    sync.Mutex
+	cards map[string]*cardDraw
+}
+
+type cardDraw struct {
+	mu      sync.Mutex // held while the card is redrawn
+	version int64      // the page version the card shows
+}
+
+// ordered runs draw for version of page key unless the card already shows
+// a newer version, one draw of the card at a time.
+func (c *cardDraws) ordered(key string, version int64, draw func() error) error {
+	c.mu.Lock()
+	if c.cards == nil {
+		c.cards = map[string]*cardDraw{}
+	}
+	d := c.cards[key]
+	if d == nil {
+		d = &cardDraw{}
+		c.cards[key] = d
+	}
+	c.mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if version < d.version {
+		return nil
+	}
+	if err := draw(); err != nil {
+		return err
+	}
+	d.version = version
+	return nil
 }
