@@ -76,14 +76,12 @@ func TestStopLetsInFlightActionsFinish(t *testing.T) {
 // done so far, for the next start to resume.
 func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 	e := newEnv(t, urgentRules)
-	ids := []int64{
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
-	}
-	// 6 requests a minute: statuses, the full sync's filter, the change
-	// feed, and per ticket a re-read and a note; the second note has to
-	// wait a minute for budget.
-	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(6), sdclient.WithReserve(0))
+	// 7 requests a minute: statuses, the full sync's filter and the change
+	// feed of the cycle it kicks (an empty desk), then the next cycle's
+	// feed and, per ticket, a re-read and a note: the second note has to
+	// wait a minute for budget. (The tickets come after the first full
+	// sync, so that no cycle can act on them while it runs.)
+	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
 	s, err := New(testLogger(t), ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +89,13 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 	if err := s.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
+	s.inflight.Wait()
+	ids := []int64{
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
+	}
+	go s.runCycle(s.baseCtx, kicked)
 	waitFor(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
