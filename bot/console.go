@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -218,6 +219,52 @@ func (c *Console) Alert(ctx context.Context, m AlertMessage) error {
 	c.mu.Unlock()
 	c.printf("%s\n", card.Text())
 	return nil
+}
+
+// AlertGroup prints the alerts of g as one text message naming every
+// ticket, and remembers each alert's key.
+func (c *Console) AlertGroup(_ context.Context, g AlertGroupMessage) error {
+	if err := g.check(); err != nil {
+		return fmt.Errorf("print alert group: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "ALERT %s: rule %s, %d tickets in one message", g.Channel, g.Rule, len(g.Alerts))
+	var mentions []string
+	for _, a := range g.Alerts {
+		if a.Mention != "" && !slices.Contains(mentions, a.Mention) {
+			mentions = append(mentions, a.Mention)
+		}
+	}
+	if len(mentions) > 0 {
+		b.WriteString(" (" + strings.Join(mentions, " ") + ")")
+	}
+	b.WriteString(":\n")
+	for _, a := range g.Alerts {
+		b.WriteString("  " + consoleGroupLine(a) + "\n")
+	}
+	b.WriteString("  act with /ticket show N, /assign N me, /ticket resolve N\n")
+	c.mu.Lock()
+	for _, a := range g.Alerts {
+		c.alerts[g.Channel+"\x00"+a.Key] = true
+	}
+	c.mu.Unlock()
+	c.printf("%s", b.String())
+	return nil
+}
+
+// consoleGroupLine is one ticket's line of a grouped alert: the rule's
+// text when it names the ticket's number and subject, else the number,
+// the subject and the text.
+func consoleGroupLine(a AlertMessage) string {
+	text := strings.Join(strings.Fields(a.Text), " ")
+	if ticketNumberAt(text, a.Ticket.ID) >= 0 && strings.Contains(text, a.Ticket.Subject) {
+		return text
+	}
+	line := fmt.Sprintf("#%d %s", a.Ticket.ID, a.Ticket.Subject)
+	if text != "" {
+		line += " — " + text
+	}
+	return line
 }
 
 // Page implements oncall.Pager: it prints the page; acknowledge it with

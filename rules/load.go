@@ -83,7 +83,7 @@ const anchorKeys = "x-*"
 
 var (
 	topKeys   = []string{"version", "channels", "oncall", "rules", anchorKeys}
-	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "actions"}
+	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "group_over", "max_firings_per_cycle", "actions"}
 	alertKeys = []string{"channel", "text", "mention"}
 	pageKeys  = []string{"policy", "channel", "text"}
 	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "custom_fields"}
@@ -447,7 +447,7 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]*yaml.Node, merrs []m
 		return nil
 	}
 	// Find the name first so every other message can carry it.
-	r := &Rule{Line: n.Line, Every: DefaultEvery}
+	r := &Rule{Line: n.Line, Every: DefaultEvery, GroupOver: DefaultGroupOver, MaxFiringsPerCycle: DefaultMaxFiringsPerCycle}
 	nameOK := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
@@ -510,6 +510,12 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]*yaml.Node, merrs []m
 	}
 	if p, has := byKey["once"]; has {
 		ok = l.loadOnce(p.val, r) && ok
+	}
+	if p, has := byKey["group_over"]; has {
+		ok = l.positive(p.val, "group_over", "alerts of more tickets than this in one poll are posted as one message", &r.GroupOver) && ok
+	}
+	if p, has := byKey["max_firings_per_cycle"]; has {
+		ok = l.positive(p.val, "max_firings_per_cycle", "the rule fires on at most this many tickets a poll; the rest wait for later polls", &r.MaxFiringsPerCycle) && ok
 	}
 	if p, has := byKey["actions"]; has {
 		ok = l.loadActions(p.val, r) && ok
@@ -691,6 +697,24 @@ func (l *loader) loadCron(n *yaml.Node, r *Rule) bool {
 	r.Every = 0
 	return true
 }
+
+// positive reads a whole number of at least 1 into dst; meaning says
+// what the setting does, for the error.
+func (l *loader) positive(n *yaml.Node, what, meaning string, dst *int) bool {
+	v, ok := l.intValue(n, what)
+	if !ok {
+		return false
+	}
+	if v < 1 || v > maxCount {
+		l.errNode(n, "%s: %d: want a whole number from 1 to %d (%s)", what, v, maxCount, meaning)
+		return false
+	}
+	*dst = int(v)
+	return true
+}
+
+// maxCount bounds group_over and max_firings_per_cycle.
+const maxCount = 100000
 
 func (l *loader) loadOnce(n *yaml.Node, r *Rule) bool {
 	const want = "want episode, ticket or every <duration> (e.g. every 4h)"

@@ -49,7 +49,7 @@ func TestLoadErrors(t *testing.T) {
 			"    query: status:open",
 			"    whne: ticket.priority > 2",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, actions)`}},
+			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions)`}},
 		{"name wrong type", ruleFile(
 			"  - name: [a]",
 			"    query: status:open",
@@ -425,7 +425,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:2:20: merge key <<: *a (a mapping) merges a mapping into itself (an alias cycle)`}},
 		{"unknown key in a merged mapping names the merging rule", "version: 1\nx-defaults: &defaults\n  evry: 5m\n  once: ticket\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n", []string{
-			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, actions)`}},
+			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions)`}},
 		{"bad merged value is reported for each rule merging it", "version: 1\nx-defaults: &defaults {every: 5x}\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n" +
 			"  - <<: *defaults\n    name: b\n    query: status:open\n    actions: [{note: hi}]\n", []string{
@@ -461,6 +461,21 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:6:9: rule "a": if: ticket.responder_id is never nil: a null from the desk becomes a zero value; write ticket.responder_id == 0 (0 when unassigned)`,
 			`f.yaml:6:46: rule "a": if: ticket.due_by is never nil: a null from the desk becomes a zero value; write !has_due(ticket)`,
 			`f.yaml:12:19: rule "b": note: template: ticket.category is never nil: a null from the desk becomes a zero value; write ticket.category == "" ("" when unset)`}},
+		{"storm control settings of the wrong type or range", ruleFile(
+			"  - name: a",
+			"    query: status:open",
+			"    group_over: 0",
+			"    max_firings_per_cycle: many",
+			"    actions: [{note: hi}]",
+			"  - name: b",
+			"    query: status:open",
+			"    group_over: 2.5",
+			"    max_firings_per_cycle: -3",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:17: rule "a": group_over: 0: want a whole number from 1 to 100000 (alerts of more tickets than this in one poll are posted as one message)`,
+			`f.yaml:7:28: rule "a": max_firings_per_cycle: want an integer, got the string "many"`,
+			`f.yaml:11:17: rule "b": group_over: want an integer, got the number 2.5`,
+			`f.yaml:12:28: rule "b": max_firings_per_cycle: -3: want a whole number from 1 to 100000 (the rule fires on at most this many tickets a poll; the rest wait for later polls)`}},
 		{"query naming a status, a priority or a custom field", ruleFile(
 			"  - name: a",
 			`    query: "status:pending AND priority:Urgent AND location:'HQ' AND priorty:4"`,
@@ -492,5 +507,27 @@ func wantLoadErrors(t *testing.T, src string, want []string) {
 	}
 	if got, want := err.Error(), strings.Join(want, "\n"); got != want {
 		t.Errorf("errors:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestLoadStormControl(t *testing.T) {
+	s, err := Load("f.yaml", []byte(ruleFile(
+		"  - name: a",
+		"    query: status:open",
+		"    actions: [{note: hi}]",
+		"  - name: b",
+		"    query: status:open",
+		"    group_over: 3",
+		"    max_firings_per_cycle: 7",
+		"    actions: [{note: hi}]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Rule("a"); a.GroupOver != DefaultGroupOver || a.MaxFiringsPerCycle != DefaultMaxFiringsPerCycle {
+		t.Errorf("rule a: group_over %d, max_firings_per_cycle %d; want the defaults %d and %d",
+			a.GroupOver, a.MaxFiringsPerCycle, DefaultGroupOver, DefaultMaxFiringsPerCycle)
+	}
+	if b := s.Rule("b"); b.GroupOver != 3 || b.MaxFiringsPerCycle != 7 {
+		t.Errorf("rule b: group_over %d, max_firings_per_cycle %d; want 3 and 7", b.GroupOver, b.MaxFiringsPerCycle)
 	}
 }

@@ -53,6 +53,18 @@ import (
 // cron:.
 const DefaultEvery = time.Minute
 
+// Storm control defaults: a first run on a busy desk stays calm.
+const (
+	// DefaultGroupOver is a rule's group_over: when one poll would alert
+	// about more tickets than this, each alert action of the rule posts one
+	// message naming them all instead of a card each.
+	DefaultGroupOver = 5
+	// DefaultMaxFiringsPerCycle is a rule's max_firings_per_cycle: the
+	// rule fires on at most this many tickets a poll, the rest in later
+	// polls.
+	DefaultMaxFiringsPerCycle = 20
+)
+
 // Set is a loaded rules file. It is immutable and safe for concurrent use.
 type Set struct {
 	file     string
@@ -78,6 +90,14 @@ type Rule struct {
 	Cron string
 	// Once says how often the rule may act on one ticket.
 	Once Once
+	// GroupOver: when one poll would alert about more tickets than this,
+	// each alert action posts one message naming them all (group_over:,
+	// default DefaultGroupOver).
+	GroupOver int
+	// MaxFiringsPerCycle bounds the rule's firings in one poll; the rest
+	// wait for later polls (max_firings_per_cycle:, default
+	// DefaultMaxFiringsPerCycle).
+	MaxFiringsPerCycle int
 	// Line is the line of the rule in the file.
 	Line int
 

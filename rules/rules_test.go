@@ -552,9 +552,9 @@ func TestWritePlanErrorsAndEmpty(t *testing.T) {
 func TestExplainClosedTicket(t *testing.T) {
 	s := loadExample(t)
 	tk := ticket(9, func(t *sdclient.Ticket) { t.Status = sdclient.StatusResolved; t.Priority = 4 })
-	x := s.Explain(tk, fixtureNow)[0]
-	want := []TermResult{{"status:open", false}, {"agent_id:0", true}, {"priority:4", true}}
-	if x.Rule != "page-urgent-unassigned" || x.QueryHolds || x.Fires || !reflect.DeepEqual(x.Terms, want) {
+	x := s.Explain(tk, fixtureNow)[2] // unassigned-15m: status:open AND agent_id:0
+	want := []TermResult{{"status:open", false}, {"agent_id:0", true}}
+	if x.Rule != "unassigned-15m" || x.QueryHolds || x.Fires || !reflect.DeepEqual(x.Terms, want) {
 		t.Errorf("%+v", x)
 	}
 }

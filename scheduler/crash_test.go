@@ -29,7 +29,7 @@ import (
 // right after an action reached its target and before the ledger recorded
 // it. The parent then resumes and checks nothing was done twice.
 const (
-	crashAtEnv     = "DESKBOT_SCHED_CRASH_AT" // note | alert
+	crashAtEnv     = "DESKBOT_SCHED_CRASH_AT" // note | alert | update | group | group-mid
 	crashURLEnv    = "DESKBOT_SCHED_CRASH_URL"
 	crashDBEnv     = "DESKBOT_SCHED_CRASH_DB"
 	crashAlertsEnv = "DESKBOT_SCHED_CRASH_ALERTS"
@@ -89,16 +89,35 @@ type fileNotifier struct {
 	mu        sync.Mutex
 }
 
-type alertLine struct{ Channel, Key, Text string }
+// alertLine is one message: an alert, or a group naming the Keys of its
+// alerts.
+type alertLine struct {
+	Channel, Key, Text string
+	Keys               []string `json:",omitempty"`
+}
+
+// AlertGroup appends one line for the whole group.
+func (n *fileNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
+	l := alertLine{Channel: g.Channel, Text: g.Rule}
+	for _, a := range g.Alerts {
+		l.Keys = append(l.Keys, a.Key)
+	}
+	return n.write(l)
+}
 
 func (n *fileNotifier) Alert(_ context.Context, a Alert) error {
+	return n.write(alertLine{Channel: a.Channel, Key: a.Key, Text: a.Text})
+}
+
+// write appends l (synced), and dies after it when killAfter.
+func (n *fileNotifier) write(l alertLine) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	f, err := os.OpenFile(n.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(alertLine{a.Channel, a.Key, a.Text})
+	b, _ := json.Marshal(l)
 	if _, err := f.Write(append(b, '\n')); err != nil {
 		f.Close()
 		return err
@@ -143,7 +162,28 @@ func (n *fileNotifier) AlreadyAlerted(_ context.Context, channel, key string) (b
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(ls, func(l alertLine) bool { return l.Channel == channel && l.Key == key }), nil
+	return slices.ContainsFunc(ls, func(l alertLine) bool {
+		return l.Channel == channel && (l.Key == key || slices.Contains(l.Keys, key))
+	}), nil
+}
+
+// killLedger SIGKILLs the process right after it recorded the alert
+// (action 0) of its third firing as done: in the middle of recording the
+// members of a grouped alert.
+type killLedger struct {
+	*store.Store
+	alerts int
+}
+
+func (l *killLedger) ActionDone(ctx context.Context, firingID int64, i int) error {
+	err := l.Store.ActionDone(ctx, firingID, i)
+	if err == nil && i == 0 {
+		if l.alerts++; l.alerts == 3 {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+	return err
 }
 
 // TestCrashChild is the child half of TestCrashResume; it does nothing in
@@ -162,15 +202,18 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var desk Desk = ClientDesk(client)
+	var ledger rules.Ledger = st
 	ruleFile := crashRules
 	switch at {
 	case "note":
 		desk = killDesk{desk}
 	case "update":
 		desk, ruleFile = killUpdateDesk{desk}, crashRouteRules
+	case "group-mid":
+		ledger = &killLedger{Store: st}
 	}
-	notif := &fileNotifier{path: os.Getenv(crashAlertsEnv), killAfter: at == "alert"}
-	s, err := New(testLogger(t), desk, mustRules(t, ruleFile), st, notif, WithClock(clockwork.NewFakeClockAt(t0)))
+	notif := &fileNotifier{path: os.Getenv(crashAlertsEnv), killAfter: at == "alert" || at == "group"}
+	s, err := New(testLogger(t), desk, mustRules(t, ruleFile), ledger, notif, WithClock(clockwork.NewFakeClockAt(t0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,5 +379,101 @@ func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
 	}
 	if info.Open {
 		t.Errorf("the finished firing's episode is still open; the ticket no longer matches")
+	}
+}
+
+// TestCrashInAGroupedAlert: eight urgent tickets make one grouped alert.
+// The process is killed right after the message was posted (before any
+// ticket's alert was recorded), or in the middle of recording them (two
+// firings finished, the third's alert recorded). The next process, after
+// the lease, finds every remaining ticket's key in the posted message:
+// the group is not posted again, no ticket is lost from it, and every
+// firing finishes with its note and update exactly once.
+func TestCrashInAGroupedAlert(t *testing.T) {
+	for _, at := range []string{"group", "group-mid"} {
+		t.Run("kill at "+at, func(t *testing.T) {
+			sim := sdsim.NewServer(sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now))
+			defer sim.Close()
+			var ids []int64
+			for i := range 8 {
+				ids = append(ids, sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4}).ID)
+			}
+			dir := t.TempDir()
+			db, alerts := filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+			if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
+			}
+			st, err := store.Open(t.Context(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			notes := func(id int64) int {
+				n := 0
+				for _, c := range sim.Desk.Conversations(id) {
+					if strings.HasPrefix(c.Body, "Paged the on-call.") {
+						n++
+					}
+				}
+				return n
+			}
+			// The crash happened where intended.
+			finished := 0
+			if at == "group-mid" {
+				finished = 2
+			}
+			for i, id := range ids {
+				info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "page", TicketID: id})
+				wantState, wantNotes := store.StatePending, 0
+				if i < finished {
+					wantState, wantNotes = store.StateDone, 1
+				}
+				if info.State != wantState || notes(id) != wantNotes {
+					t.Fatalf("after the crash, ticket #%d: %+v with %d notes, want %s with %d", id, info, notes(id), wantState, wantNotes)
+				}
+			}
+			ls, err := (&fileNotifier{path: alerts}).lines()
+			if err != nil || len(ls) != 1 || len(ls[0].Keys) != 8 {
+				t.Fatalf("after the crash: messages %+v (%v), want one group of 8", ls, err)
+			}
+
+			notif := &fileNotifier{path: alerts}
+			s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), mustRules(t, crashRules), st, notif,
+				WithClock(clockwork.NewFakeClockAt(t0.Add(DefaultLease+time.Minute))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.RunOnce(t.Context())
+			if err != nil || res[0].Fired != 8-finished {
+				t.Fatalf("resume: %+v %v, want the %d other firings finished", res, err, 8-finished)
+			}
+			ls, err = notif.lines()
+			if err != nil || len(ls) != 1 {
+				t.Errorf("messages after the resume %+v (%v), want the one group only", ls, err)
+			}
+			for _, id := range ids {
+				key := fmt.Sprintf("deskbot:f=page/%d/1.1/0", id)
+				if !slices.Contains(ls[0].Keys, key) {
+					t.Errorf("the group lacks ticket #%d's key %s", id, key)
+				}
+				if n := notes(id); n != 1 {
+					t.Errorf("ticket #%d has %d notes, want 1", id, n)
+				}
+				info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "page", TicketID: id})
+				if info.State != store.StateDone || !slices.Equal(info.Done, []int{0, 1, 2}) {
+					t.Errorf("ticket #%d: firing %+v, want done with its 3 actions", id, info)
+				}
+				if got, _ := sim.Desk.Ticket(id); !slices.Contains(got.Tags, "paged") {
+					t.Errorf("ticket #%d: tags %v, the update was not applied", id, got.Tags)
+				}
+			}
+		})
 	}
 }

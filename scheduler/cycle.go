@@ -34,6 +34,12 @@ type cycle struct {
 	begun    map[rules.FiringKey]bool   // firings under way: finish them, no re-check
 	firedBy  map[string]int             // finished firings by rule
 
+	// Storm control (storm.go).
+	admitted map[rules.FiringKey]bool  // decisions the cycle executes
+	held     map[string]map[int64]Held // decisions held back by a cap, by rule and ticket
+	grouping map[string]bool           // rules whose alerts are grouped in this cycle
+	groups   map[groupKey][]*run       // firings waiting for their grouped alert
+
 	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
 	// states are the ledger states of the cycle's decisions, by rule and
 	// ticket, read at once by prefetchStates.
@@ -224,6 +230,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 			res.Fired += cy.firedBy[r.Name]
 		}
 		res.Requests = cy.requests
+		res.HeldBack = cy.heldCount(j)
 		s.finishJob(j, res, now, dur, cy.requests)
 	}
 	s.plan.record(s.tick, cy.requests, synced.Requests, now)
@@ -253,6 +260,11 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 	}
 	j.stat.Unlock()
 	j.scheduleNext(now)
+	if res.HeldBack > 0 {
+		// A cap held decisions back: the job runs again at the next tick
+		// rather than after its whole interval, so the backlog drains.
+		j.dueBy(now.Add(s.tickEvery()))
+	}
 	if !res.Complete {
 		s.logger.Warn("cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
@@ -282,6 +294,15 @@ func (j *job) scheduleNext(now time.Time) {
 		base = now
 	}
 	j.next = base.Add(j.every)
+}
+
+// dueBy makes j due at t at the latest.
+func (j *job) dueBy(t time.Time) {
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	if j.next.IsZero() || t.Before(j.next) {
+		j.next = t
+	}
 }
 
 // mirrorSnapshot returns the tickets of every workspace's mirror, by id.

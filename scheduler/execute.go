@@ -32,11 +32,14 @@ func withMarker(body, marker string) string {
 }
 
 // execute acts on decisions: per ticket, skip what the ledger shows as
-// fired, re-read the ticket once, re-check each rule on the fresh ticket and
-// fire the ones that still hold. It returns how many firings finished.
+// fired and what the per-cycle caps hold back (admit), re-read the ticket
+// once, re-check each rule on the fresh ticket and fire the ones that still
+// hold; then post the cycle's grouped alerts and finish the firings that
+// waited for them (flushGroups). It returns how many firings finished.
 func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.Decision) int {
 	sortDecisions(cy.set, decisions)
 	s.prefetchStates(ctx, cy, decisions)
+	s.admit(ctx, cy, decisions)
 	fired := 0
 	for start := 0; start < len(decisions); {
 		end := start + 1
@@ -47,38 +50,31 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.De
 		start = end
 		if ctx.Err() != nil || s.stopping.Load() {
 			for _, d := range group {
-				s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+				if cy.admitted[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
+					s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+				}
 			}
 			continue
 		}
 		fired += s.executeTicket(ctx, cy, group)
 	}
+	// Firings waiting for their grouped alert have begun: they finish even
+	// when the scheduler is stopping (each action bounded, as in fire).
+	fired += s.flushGroups(ctx, cy)
+	if !s.cfg.dryRun {
+		s.noteHeld(cy)
+	}
 	return fired
 }
 
-// executeTicket handles the decisions of one ticket.
+// executeTicket handles the decisions of one ticket that admit let through.
 func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.Decision) int {
 	id := group[0].TicketID
 	var todo []rules.Decision
 	for _, d := range group {
-		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
-		switch {
-		case d.Err != nil:
-			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
-			if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
-				log.Error("rule failed on ticket", slog.Any("error", d.Err))
-			}
-			continue
-		case s.cfg.dryRun:
-			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
-			log.Info("dry run: rule would fire", slog.String("actions", describeActions(d.Actions)))
-			continue
+		if cy.admitted[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
+			todo = append(todo, d)
 		}
-		if s.alreadyFired(ctx, cy, d, log) {
-			s.m.decisions.WithLabelValues(d.Rule, "already_fired").Inc()
-			continue
-		}
-		todo = append(todo, d)
 	}
 	if len(todo) == 0 {
 		return 0
@@ -140,10 +136,9 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 			continue
 		}
 		cy.fired[key] = true
-		ok, updated := s.fire(ctx, cy, r, again[0], ticket, log)
-		if ok {
+		out, updated := s.fire(ctx, cy, r, again[0], ticket, decided, log)
+		if out == finished {
 			fired++
-			cy.firedBy[d.Rule]++
 		}
 		if updated != nil {
 			ticket = updated
@@ -260,41 +255,81 @@ func (s *Scheduler) reread(ctx context.Context, cy *cycle, id int64) (*sdclient.
 	return t, nil
 }
 
-// fire claims the decision and performs its actions. ok is true when the
-// firing finished; updated is the ticket after an update action.
-func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, log *slog.Logger) (ok bool, updated *sdclient.Ticket) {
-	key := rules.FiringKey{Rule: r.Name, TicketID: t.ID}
-	// The firing's writes must not be cut in half by a shutdown: they get
-	// their own bounded context.
+// outcome is how far a firing got in one go.
+type outcome int
+
+const (
+	failed    outcome = iota // stopped: pending until its retry or lease
+	finished                 // every action done, the firing recorded
+	suspended                // waiting at an alert for the cycle's grouped message
+)
+
+// run is a firing being performed: claimed, with the actions done so far.
+type run struct {
+	r       *rules.Rule
+	d       rules.Decision
+	f       rules.Firing
+	t       *sdclient.Ticket
+	log     *slog.Logger
+	done    map[int]bool
+	checked map[int]bool // actions of a resumed firing found not to have happened
+	alone   map[int]bool // alerts posted alone in a grouped cycle
+	next    int          // the next action to perform
+	convs   []*sdclient.Conversation
+	updated *sdclient.Ticket // the ticket after the firing's update, if any
+	decided map[string]bool  // the rules decided on the ticket (cascades)
+}
+
+// actionContext bounds a firing's writes: a shutdown must not cut them in
+// half, so they get their own context, but a stop lets the request under
+// way finish and starts no new one (a request still waiting for rate budget
+// gives up with sdclient.ErrStopped and the firing is released).
+func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
-	// A stop lets the request under way finish but starts no new one: a
-	// request still waiting for rate budget gives up (sdclient.ErrStopped)
-	// and the firing is released for the next start.
-	actx = sdclient.WithStop(actx, ctx)
-	defer cancel()
+	return sdclient.WithStop(actx, ctx), cancel
+}
+
+// fire claims the decision and performs its actions (proceed). updated is
+// the ticket after an update action.
+func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, decided map[string]bool, log *slog.Logger) (out outcome, updated *sdclient.Ticket) {
+	key := rules.FiringKey{Rule: r.Name, TicketID: t.ID}
+	actx, cancel := s.actionContext(ctx)
 	f, err := s.ledger.Claim(actx, key, r.Once, cy.now, s.cfg.lease)
+	cancel()
 	if err != nil {
 		s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
 		log.Error("claim failed; retrying next cycle", slog.Any("error", err))
-		return false, nil
+		return failed, nil
 	}
 	if !f.Won {
 		s.m.decisions.WithLabelValues(r.Name, "already_fired").Inc()
 		log.Debug("not claimed: already fired in this episode or claimed elsewhere", slog.Int64("episode", f.Episode))
-		return false, nil
+		return failed, nil
 	}
 	log = log.With(slog.Int64("episode", f.Episode), slog.Int64("seq", f.Seq))
 	if f.Resumed {
 		log.Info("resuming a firing left pending", slog.Any("done", f.Done))
 	}
-	done := map[int]bool{}
+	ru := &run{r: r, d: d, f: f, t: t, log: log, done: map[int]bool{}, checked: map[int]bool{}, alone: map[int]bool{}, decided: decided}
 	for _, i := range f.Done {
-		done[i] = true
+		ru.done[i] = true
 	}
-	var convs []*sdclient.Conversation // listed once, when resuming
-	for i, a := range d.Actions {
+	out = s.proceed(ctx, cy, ru)
+	return out, ru.updated
+}
+
+// proceed performs a firing's actions from ru.next on, and records the
+// firing when the last is done. In a cycle that groups the rule's alerts,
+// it stops at an alert and leaves the firing waiting for the group
+// (cy.join); flushGroups goes on with it.
+func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) outcome {
+	actx, cancel := s.actionContext(ctx)
+	defer cancel()
+	r, f, t, log := ru.r, ru.f, ru.t, ru.log
+	for i := ru.next; i < len(ru.d.Actions); i++ {
+		a := ru.d.Actions[i]
 		alog := log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
-		if done[i] {
+		if ru.done[i] {
 			s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
 			continue
 		}
@@ -306,70 +341,92 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 				alog.Info("the update's values already hold: it happened before the crash, or somebody made it; not repeating it")
 				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
 					alog.Error("record action done", slog.Any("error", err))
-					return false, updated
+					return failed
 				}
+				ru.done[i] = true
 				continue
 			}
 		}
-		if f.Resumed && a.Kind != rules.ActionUpdate {
-			there, err := s.alreadyThere(actx, cy, t.ID, f, a, marker, &convs)
+		if f.Resumed && a.Kind != rules.ActionUpdate && !ru.checked[i] {
+			there, err := s.alreadyThere(actx, cy, t.ID, f, a, marker, &ru.convs)
 			if err != nil {
 				s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
 				s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
 				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
-				return false, updated
+				return failed
 			}
 			if there {
 				s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
 				alog.Info("action already happened before the crash; not repeating it")
 				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
 					alog.Error("record action done", slog.Any("error", err))
-					return false, updated
+					return failed
 				}
+				ru.done[i] = true
 				continue
 			}
+			ru.checked[i] = true
+		}
+		if a.Kind == rules.ActionAlert && cy.grouping[r.Name] && !ru.alone[i] {
+			ru.next = i
+			cy.join(ru, i)
+			alog.Debug("alert waits for the rule's grouped message of this cycle")
+			return suspended
 		}
 		u, err := s.perform(actx, cy, r, f, t, a, marker)
 		if err != nil {
-			s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
-			s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
-			if notSent(err) {
-				// This action certainly did not happen and those before it
-				// are recorded as done: give the claim up until the retry.
-				wait := retryDelay(err, f.Attempts)
-				var at time.Time
-				if wait > 0 {
-					at = cy.now.Add(wait) // the poll's time: the next poll at +1m is due
-				}
-				if rerr := s.ledger.Release(actx, f.ID, at, err.Error()); rerr != nil {
-					alog.Error("release claim", slog.Any("error", rerr))
-				}
-				alog.Error("action refused; the firing is retried later", slog.Any("error", err),
-					slog.Int("attempt", f.Attempts), slog.Duration("retry_in", wait))
-			} else {
-				alog.Error("action failed; the firing resumes when its lease ends", slog.Any("error", err),
-					slog.Duration("lease", s.cfg.lease))
-			}
-			return false, updated
+			s.actionFailed(actx, cy, ru, i, err)
+			return failed
 		}
 		s.m.actions.WithLabelValues(string(a.Kind), "ok").Inc()
 		if u != nil {
-			updated, t = u, u
+			ru.updated, t, ru.t = u, u, u
 		}
 		if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
 			alog.Error("record action done; the firing resumes when its lease ends", slog.Any("error", err))
-			return false, updated
+			return failed
 		}
+		ru.done[i] = true
 		alog.Debug("action done")
 	}
+	ru.next = len(ru.d.Actions)
 	if err := s.ledger.Finish(actx, f.ID, s.cfg.clock.Now()); err != nil {
 		s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
 		log.Error("finish firing; it resumes when its lease ends", slog.Any("error", err))
-		return false, updated
+		return failed
 	}
 	s.m.decisions.WithLabelValues(r.Name, "fired").Inc()
-	log.Info("rule fired", slog.String("actions", describeActions(d.Actions)))
-	return true, updated
+	cy.firedBy[r.Name]++
+	log.Info("rule fired", slog.String("actions", describeActions(ru.d.Actions)))
+	return finished
+}
+
+// actionFailed records that action i of a firing failed with err: a
+// refusal (the action certainly did not happen) releases the claim until
+// its retry; anything else leaves it pending until its lease ends, when a
+// resumed firing checks whether the action happened.
+func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int, err error) {
+	a := ru.d.Actions[i]
+	alog := ru.log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
+	s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
+	s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
+	if !notSent(err) {
+		alog.Error("action failed; the firing resumes when its lease ends", slog.Any("error", err),
+			slog.Duration("lease", s.cfg.lease))
+		return
+	}
+	// This action certainly did not happen and those before it are
+	// recorded as done: give the claim up until the retry.
+	wait := retryDelay(err, ru.f.Attempts)
+	var at time.Time
+	if wait > 0 {
+		at = cy.now.Add(wait) // the poll's time: the next poll at +1m is due
+	}
+	if rerr := s.ledger.Release(actx, ru.f.ID, at, err.Error()); rerr != nil {
+		alog.Error("release claim", slog.Any("error", rerr))
+	}
+	alog.Error("action refused; the firing is retried later", slog.Any("error", err),
+		slog.Int("attempt", ru.f.Attempts), slog.Duration("retry_in", wait))
 }
 
 // ErrNotDelivered may be wrapped by a Notifier's error to say that the

@@ -36,7 +36,21 @@ type Explainer struct {
 	rules  func() *rules.Set
 	ledger FiringStates
 	now    func() time.Time
-	mirror MirrorReader // nil: Explain reads the desk
+	mirror MirrorReader   // nil: Explain reads the desk
+	held   HeldBackReader // nil: caps are not mentioned
+}
+
+// HeldBackReader tells whether the last cycle of a rule held its decision
+// on a ticket back by a per-cycle cap (*Scheduler implements it).
+type HeldBackReader interface {
+	HeldBack(key rules.FiringKey) (Held, bool)
+}
+
+// ExplainHeldBack makes the explanation say, for a rule whose last cycle
+// held the ticket back by a per-cycle cap, that it fires in a later cycle.
+// Only the process running the scheduler knows: give it that scheduler.
+func ExplainHeldBack(h HeldBackReader) ExplainerOption {
+	return func(e *Explainer) { e.held = h }
 }
 
 // MirrorReader reads the ticket mirror that the scheduler keeps in the
@@ -179,7 +193,13 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 		if err != nil {
 			return "", fmt.Errorf("read the ledger for rule %q: %w", r.Name, err)
 		}
-		b.WriteString("  " + ledgerLine(r, info, ok) + "\n")
+		line := ledgerLine(r, info, ok)
+		if e.held != nil {
+			if h, held := e.held.HeldBack(rules.FiringKey{Rule: r.Name, TicketID: t.ID}); held {
+				line += "; " + h.String()
+			}
+		}
+		b.WriteString("  " + line + "\n")
 	}
 	return b.String(), nil
 }

@@ -23,11 +23,67 @@ import (
 
 var t0 = time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC)
 
-// recNotifier records alerts and answers AlreadyAlerted from them.
+// recNotifier records alerts and answers AlreadyAlerted from them (and
+// from the groups a groupNotifier over it posted).
 type recNotifier struct {
 	mu     sync.Mutex
 	alerts []Alert
+	groups []AlertGroup
 	fail   int // fail this many alerts (not delivered)
+	// loseGroups: post this many groups, then answer with an error as if
+	// the answer was lost (the message is there).
+	loseGroups int
+}
+
+// groupNotifier is a recNotifier that posts grouped alerts as one message.
+type groupNotifier struct{ *recNotifier }
+
+func (n groupNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fail > 0 {
+		n.fail--
+		return ErrNotDelivered
+	}
+	n.groups = append(n.groups, g)
+	if n.loseGroups > 0 {
+		n.loseGroups--
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// groupList returns the groups posted.
+func (n *recNotifier) groupList() []AlertGroup {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]AlertGroup(nil), n.groups...)
+}
+
+// messages is how many top-level messages were posted: single alerts and
+// groups.
+func (n *recNotifier) messages() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.alerts) + len(n.groups)
+}
+
+// named counts, per ticket, the messages that name it for rule ("": any).
+func (n *recNotifier) named(rule string) map[int64]int {
+	out := map[int64]int{}
+	for _, a := range n.list() {
+		if rule == "" || a.Rule == rule {
+			out[a.Ticket.ID]++
+		}
+	}
+	for _, g := range n.groupList() {
+		for _, a := range g.Alerts {
+			if rule == "" || a.Rule == rule {
+				out[a.Ticket.ID]++
+			}
+		}
+	}
+	return out
 }
 
 func (n *recNotifier) Alert(_ context.Context, a Alert) error {
@@ -47,6 +103,13 @@ func (n *recNotifier) AlreadyAlerted(_ context.Context, channel, key string) (bo
 	for _, a := range n.alerts {
 		if a.Channel == channel && a.Key == key {
 			return true, nil
+		}
+	}
+	for _, g := range n.groups {
+		for _, a := range g.Alerts {
+			if g.Channel == channel && a.Key == key {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
@@ -118,7 +181,24 @@ func newEnv(t *testing.T, rulesYAML string, opts ...Option) *env {
 // newEnvSim is newEnv with options for the simulated desk.
 func newEnvSim(t *testing.T, simOpts []sdsim.Option, rulesYAML string, opts ...Option) *env {
 	t.Helper()
+	return newEnvNotifier(t, simOpts, false, rulesYAML, opts...)
+}
+
+// newGroupEnv is newEnv with a notifier that posts grouped alerts
+// (GroupNotifier).
+func newGroupEnv(t *testing.T, rulesYAML string, opts ...Option) *env {
+	t.Helper()
+	return newEnvNotifier(t, nil, true, rulesYAML, opts...)
+}
+
+// newEnvNotifier is newEnvSim whose notifier groups alerts when grouping.
+func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYAML string, opts ...Option) *env {
+	t.Helper()
 	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), notif: &recNotifier{}, reg: prometheus.NewRegistry()}
+	var notifier Notifier = e.notif
+	if grouping {
+		notifier = groupNotifier{e.notif}
+	}
 	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
 	t.Cleanup(e.sim.Close)
 	e.client = clientFor(t, e.sim)
@@ -130,7 +210,7 @@ func newEnvSim(t *testing.T, simOpts []sdsim.Option, rulesYAML string, opts ...O
 	t.Cleanup(func() { st.Close() })
 	e.st = st
 	base := []Option{WithClock(e.clk), WithRegistry(e.reg), WithSingleton(false)}
-	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, rulesYAML), st, e.notif, append(base, opts...)...)
+	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, rulesYAML), st, notifier, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

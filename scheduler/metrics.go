@@ -31,6 +31,8 @@ type metrics struct {
 	endChecks        *prometheus.CounterVec // job, outcome
 	cascades         *prometheus.CounterVec // rule
 	pages            *prometheus.CounterVec // rule, outcome
+	deferredByCap    *prometheus.CounterVec // rule
+	alertGroups      *prometheus.CounterVec // rule
 	ticks            prometheus.Counter
 	pruned           prometheus.Counter
 	rateRemaining    prometheus.Gauge
@@ -103,7 +105,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"job", "reason"}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_decisions_total",
-			Help: "Decisions by rule and outcome (fired, already_fired, stale, error, failed, dry_run, deferred).",
+			Help: "Decisions by rule and outcome (fired, already_fired, stale, error, failed, dry_run, deferred: stopping, or held back by a per-cycle cap).",
 		}, []string{"rule", "outcome"}),
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_actions_total",
@@ -125,6 +127,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "deskbot_scheduler_pages_total",
 			Help: "Page actions by rule and outcome (started: a new on-call page; existing: the episode's page was already started).",
 		}, []string{"rule", "outcome"}),
+		deferredByCap: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_deferred_by_cap_total",
+			Help: "Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.",
+		}, []string{"rule"}),
+		alertGroups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "deskbot_scheduler_alert_groups_total",
+			Help: "Grouped alert messages posted (one message naming every ticket a rule alerted about in a cycle, when more than its group_over), by rule.",
+		}, []string{"rule"}),
 		ticks: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "deskbot_scheduler_oncall_ticks_total",
 			Help: "Runs of the on-call escalator's tick (due escalation steps taken).",
@@ -151,7 +161,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.skipped, m.cycleRequestsAll, m.overBudget, m.mirrorTickets,
 			m.feedDecoded, m.feedUnordered, m.feedLag, m.fullSyncs, m.fullSyncRequests, m.fullSyncProgress, m.fullSyncTotal,
-			m.decisions, m.actions, m.episodesEnded, m.endChecks, m.cascades, m.pages, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
+			m.decisions, m.actions, m.episodesEnded, m.endChecks, m.cascades, m.pages, m.deferredByCap, m.alertGroups, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
 	}
 	return m
 }

@@ -92,8 +92,9 @@ func TestFeedManyChangesInOneSecond(t *testing.T) {
 rules:
   - name: vip
     query: "status:open AND priority:4"
+    max_firings_per_cycle: 1000
     actions: [{note: "vip"}]
-`)
+`, WithMaxFiringsPerCycle(0))
 	var ids []int64
 	for i := range 250 {
 		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1}).ID)
@@ -134,14 +135,17 @@ func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
 rules:
   - name: vip
     query: "status:open AND priority:4"
+    max_firings_per_cycle: 1000
     actions: [{note: "vip"}]
-`)
+`, WithMaxFiringsPerCycle(0))
 	s, err := New(testLogger(t), unorderedDesk{ClientDesk(e.client)}, mustRules(t, `version: 1
 rules:
   - name: vip
     query: "status:open AND priority:4"
+    max_firings_per_cycle: 1000
     actions: [{note: "vip"}]
-`), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()))
+`), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()),
+		WithMaxFiringsPerCycle(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,32 @@ type AlertChecker interface {
 	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
 }
 
+// AlertGroup is one chat message about several tickets: the alerts that
+// one alert action of one rule makes in one cycle when they are more than
+// the rule's group_over. The scheduler sends it, instead of one alert per
+// ticket, to a Notifier that implements GroupNotifier.
+type AlertGroup struct {
+	Channel string // resolved channel, the same for every alert
+	Rule    string
+	// Alerts are the tickets' alerts in ticket order, each with its own
+	// Key, Text, Mention and Ticket, as they would have been posted alone.
+	Alerts []Alert
+}
+
+// GroupNotifier is optionally implemented by a Notifier that posts an
+// AlertGroup as one message naming every ticket (long lists may continue
+// in a thread, but the message itself names them all).
+//
+// The message must carry the Key of every alert it holds, so that once it
+// is posted AlreadyAlerted(channel, key) is true for each of them: a
+// firing resumed after a crash or a lost answer then finds its ticket
+// named, and neither posts the group again nor loses the ticket from it.
+// AlertGroup wraps ErrNotDelivered when the message was certainly not
+// posted.
+type GroupNotifier interface {
+	AlertGroup(ctx context.Context, g AlertGroup) error
+}
+
 // LogNotifier writes alerts to a logger instead of chat (dry runs, tests,
 // running without Slack).
 type LogNotifier struct {
@@ -55,3 +81,25 @@ func (n LogNotifier) Alert(ctx context.Context, a Alert) error {
 		slog.String("text", a.Text), slog.String("key", a.Key))
 	return nil
 }
+
+// AlertGroup logs g as one line naming every ticket and key.
+func (n LogNotifier) AlertGroup(ctx context.Context, g AlertGroup) error {
+	l := n.Logger
+	if l == nil {
+		return nil
+	}
+	ids := make([]int64, 0, len(g.Alerts))
+	keys := make([]string, 0, len(g.Alerts))
+	for _, a := range g.Alerts {
+		if a.Ticket != nil {
+			ids = append(ids, a.Ticket.ID)
+		}
+		keys = append(keys, a.Key)
+	}
+	l.LogAttrs(ctx, slog.LevelInfo, "alert group",
+		slog.String("rule", g.Rule), slog.String("channel", g.Channel), slog.Int("tickets", len(g.Alerts)),
+		slog.Any("ids", ids), slog.Any("keys", keys))
+	return nil
+}
+
+var _ GroupNotifier = LogNotifier{}

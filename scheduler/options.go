@@ -36,6 +36,10 @@ const (
 	DefaultRetention = 30 * 24 * time.Hour
 	// PruneEvery is how often the ledger is pruned.
 	PruneEvery = 6 * time.Hour
+	// DefaultMaxFiringsPerCycle bounds the firings of one cycle across
+	// every rule (each rule has its own bound too, max_firings_per_cycle):
+	// a first run on a busy desk stays calm, the rest fires in later cycles.
+	DefaultMaxFiringsPerCycle = 50
 )
 
 // Option configures New.
@@ -63,6 +67,7 @@ type config struct {
 	escalator     Escalator
 	tickEvery     time.Duration
 	retention     time.Duration
+	maxFirings    int
 }
 
 // WithClock sets the clock of the scheduler (gocron's timers and each
@@ -163,3 +168,12 @@ func WithStopTimeout(d time.Duration) Option { return func(cfg *config) { cfg.st
 // the ledger is pruned; the current firing of every (rule, ticket) is kept
 // for ever. Default DefaultRetention; a negative value turns pruning off.
 func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.retention = d } }
+
+// WithMaxFiringsPerCycle bounds the firings one cycle starts across every
+// rule (default DefaultMaxFiringsPerCycle; 0: no bound beyond each rule's
+// own max_firings_per_cycle). The decisions over the bound are not
+// executed in this cycle: their tickets still match, and the next cycles
+// fire them (the rules they belong to are due again at the next tick).
+// They are counted in deskbot_scheduler_deferred_by_cap_total and shown
+// by the explainer (see HeldBack).
+func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.maxFirings = n } }

@@ -57,6 +57,7 @@ type Scheduler struct {
 
 	running sync.Mutex // held while a cycle runs
 	budgets budgets    // rules over their run-time budget
+	held    heldBack   // decisions the per-cycle caps held back
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
@@ -94,6 +95,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		actionTimeout: DefaultActionTimeout,
 		stopTimeout:   DefaultStopTimeout,
 		retention:     DefaultRetention,
+		maxFirings:    DefaultMaxFiringsPerCycle,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -116,6 +118,8 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 		return nil, errors.New("new scheduler: status refresh, action timeout and stop timeout must be positive")
 	case cfg.retention == 0:
 		return nil, errors.New("new scheduler: retention 0: want a positive duration, or negative to keep every firing")
+	case cfg.maxFirings < 0:
+		return nil, fmt.Errorf("new scheduler: max firings per cycle %d: want 0 (no bound across rules) or more", cfg.maxFirings)
 	case cfg.tickEvery < 0:
 		return nil, fmt.Errorf("new scheduler: on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
 	}
@@ -428,7 +432,10 @@ type CycleResult struct {
 	// Fired how many firings finished in this cycle.
 	Decisions int
 	Fired     int
-	Ended     int // episodes ended
+	// HeldBack is how many decisions of the job's rules the per-cycle
+	// caps held back for later cycles.
+	HeldBack int
+	Ended    int // episodes ended
 	// Kept is how many episodes of tickets missing from the mirror stayed
 	// open: a re-read showed the ticket still matching, or it could not be
 	// re-read in this cycle.

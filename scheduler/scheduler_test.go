@@ -22,6 +22,7 @@ rules:
   - name: page-urgent
     query: "status:open AND agent_id:0 AND priority:4"
     every: 1m
+    max_firings_per_cycle: 100 # tests of the caps: storm_test.go
     actions:
       - alert: {channel: oncall, text: "Urgent #{{ ticket.id }}: {{ ticket.subject }}"}
       - note: "Paged on-call."

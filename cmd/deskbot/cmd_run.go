@@ -58,6 +58,9 @@ environment (an empty variable counts as unset):
                              in memory with the embedded simulator)
   DESKBOT_HTTP_ADDR          listen address of /healthz /readyz /metrics (default 127.0.0.1:9717)
   DESKBOT_DRY_RUN            true: log decisions instead of acting (default false)
+  DESKBOT_MAX_FIRINGS_PER_CYCLE
+                             firings one poll starts across rules; the rest fire in later
+                             polls (default 50; 0: only each rule's max_firings_per_cycle)
   DESKBOT_LOG_LEVEL          debug, info, warn or error (default info)
   DESKBOT_LOG_FORMAT         text or json (default text)
 `
@@ -178,7 +181,10 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	}
 
 	// Chat: Slack when configured, else the console on stdin/stdout.
-	expl := scheduler.NewExplainer(scheduler.ClientDesk(interactive), set.Load, st, nil)
+	// The scheduler, built below, tells which decisions its caps held back.
+	var sched *scheduler.Scheduler
+	expl := scheduler.NewExplainer(scheduler.ClientDesk(interactive), set.Load, st, nil,
+		scheduler.ExplainHeldBack(heldBackOf(func() *scheduler.Scheduler { return sched })))
 	ropts := []bot.Option{
 		bot.WithDeskURL(deskURL),
 		bot.WithExplainer(expl),
@@ -213,7 +219,6 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	pager.chat = chat // before anything runs: the escalator pages only once started
 
 	// The scheduler, on one leader.
-	var sched *scheduler.Scheduler
 	if s := set.Load(); s != nil {
 		var opts []scheduler.Option
 		opts = append(opts,
@@ -222,6 +227,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 			scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
 			scheduler.WithRegistry(reg),
 			scheduler.WithDryRun(cfg.DryRun),
+			scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		)
 		if esc != nil {
 			opts = append(opts, scheduler.WithEscalator(esc, 0))
@@ -353,6 +359,7 @@ type chatTransport interface {
 	Run(ctx context.Context) error
 	Ready() bool
 	Alert(ctx context.Context, m bot.AlertMessage) error
+	AlertGroup(ctx context.Context, g bot.AlertGroupMessage) error
 	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
 	Page(ctx context.Context, r oncall.PageRequest) error
 }
@@ -380,17 +387,39 @@ func (p *chatPager) PageStopped(ctx context.Context, pg oncall.Page) error {
 var _ oncall.StopNotifier = (*chatPager)(nil)
 
 // chatNotifier fits a chat transport to the scheduler's Notifier (and its
-// optional AlertChecker, so resumed firings never post an alert twice).
+// optional AlertChecker, so resumed firings never post an alert twice, and
+// GroupNotifier, so a rule alerting about many tickets posts one message).
 type chatNotifier struct{ chat chatTransport }
 
 func (n chatNotifier) Alert(ctx context.Context, a scheduler.Alert) error {
-	return n.chat.Alert(ctx, bot.AlertMessage{
-		Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key,
-	})
+	return n.chat.Alert(ctx, alertMessage(a))
+}
+
+func (n chatNotifier) AlertGroup(ctx context.Context, g scheduler.AlertGroup) error {
+	m := bot.AlertGroupMessage{Channel: g.Channel, Rule: g.Rule, Alerts: make([]bot.AlertMessage, len(g.Alerts))}
+	for i, a := range g.Alerts {
+		m.Alerts[i] = alertMessage(a)
+	}
+	return n.chat.AlertGroup(ctx, m)
+}
+
+func alertMessage(a scheduler.Alert) bot.AlertMessage {
+	return bot.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key}
 }
 
 func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
 	return n.chat.AlreadyAlerted(ctx, channel, key)
+}
+
+// heldBackOf asks the scheduler sched returns (none before it is built, or
+// without rules) which decisions its per-cycle caps held back.
+type heldBackOf func() *scheduler.Scheduler
+
+func (h heldBackOf) HeldBack(key rules.FiringKey) (scheduler.Held, bool) {
+	if s := h(); s != nil {
+		return s.HeldBack(key)
+	}
+	return scheduler.Held{}, false
 }
 
 // storeAcks records alert acknowledgements in the store.

@@ -16,20 +16,21 @@ import (
 // config is deskbot's environment contract (DESIGN.md section 3): names,
 // defaults and meanings must stay exactly as documented there.
 type config struct {
-	DeskURL        string     `env:"DESKBOT_DESK_URL"`
-	DeskAPIKey     secret     `env:"DESKBOT_DESK_API_KEY"`
-	RatePerMin     int        `env:"DESKBOT_DESK_RATE_PER_MIN, default=60"`
-	ListRatePerMin int        `env:"DESKBOT_DESK_LIST_RATE_PER_MIN, default=0"`
-	WorkspaceIDs   idList     `env:"DESKBOT_WORKSPACE_IDS"`
-	SlackBotToken  secret     `env:"SLACK_BOT_TOKEN"`
-	SlackAppToken  secret     `env:"SLACK_APP_TOKEN"`
-	SlackAPIURL    string     `env:"DESKBOT_SLACK_API_URL, default=https://slack.com/api/"`
-	Rules          string     `env:"DESKBOT_RULES"`
-	State          string     `env:"DESKBOT_STATE"` // see defaultState
-	HTTPAddr       string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9717"`
-	DryRun         bool       `env:"DESKBOT_DRY_RUN, default=false"`
-	LogLevel       slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
-	LogFormat      string     `env:"DESKBOT_LOG_FORMAT, default=text"`
+	DeskURL            string     `env:"DESKBOT_DESK_URL"`
+	DeskAPIKey         secret     `env:"DESKBOT_DESK_API_KEY"`
+	RatePerMin         int        `env:"DESKBOT_DESK_RATE_PER_MIN, default=60"`
+	ListRatePerMin     int        `env:"DESKBOT_DESK_LIST_RATE_PER_MIN, default=0"`
+	WorkspaceIDs       idList     `env:"DESKBOT_WORKSPACE_IDS"`
+	SlackBotToken      secret     `env:"SLACK_BOT_TOKEN"`
+	SlackAppToken      secret     `env:"SLACK_APP_TOKEN"`
+	SlackAPIURL        string     `env:"DESKBOT_SLACK_API_URL, default=https://slack.com/api/"`
+	Rules              string     `env:"DESKBOT_RULES"`
+	State              string     `env:"DESKBOT_STATE"` // see defaultState
+	HTTPAddr           string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9717"`
+	DryRun             bool       `env:"DESKBOT_DRY_RUN, default=false"`
+	MaxFiringsPerCycle int        `env:"DESKBOT_MAX_FIRINGS_PER_CYCLE, default=50"`
+	LogLevel           slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
+	LogFormat          string     `env:"DESKBOT_LOG_FORMAT, default=text"`
 
 	// stateInMemory: DESKBOT_STATE was unset with the embedded simulator.
 	stateInMemory bool
@@ -92,6 +93,8 @@ func want(name string) (string, bool) {
 		return "a whole number of ticket lists per minute such as 24, or 0 for two fifths of DESKBOT_DESK_RATE_PER_MIN", true
 	case "DESKBOT_DRY_RUN":
 		return "true or false", true
+	case "DESKBOT_MAX_FIRINGS_PER_CYCLE":
+		return "a whole number of firings per poll such as 50, or 0 for no bound across rules", true
 	case "DESKBOT_LOG_LEVEL":
 		return "debug, info, warn or error", true
 	}
@@ -158,6 +161,9 @@ func (c *config) validate() error {
 		return fmt.Errorf("DESKBOT_DESK_LIST_RATE_PER_MIN: must be 0 (two fifths of DESKBOT_DESK_RATE_PER_MIN) or at least 2, got %d", c.ListRatePerMin)
 	case c.ListRatePerMin > c.RatePerMin:
 		return fmt.Errorf("DESKBOT_DESK_LIST_RATE_PER_MIN: %d is more than DESKBOT_DESK_RATE_PER_MIN (%d), which it is part of", c.ListRatePerMin, c.RatePerMin)
+	}
+	if c.MaxFiringsPerCycle < 0 {
+		return fmt.Errorf("DESKBOT_MAX_FIRINGS_PER_CYCLE: must be 0 (no bound across rules) or more, got %d", c.MaxFiringsPerCycle)
 	}
 	switch {
 	case c.SlackBotToken == "" && c.SlackAppToken != "":

@@ -17,8 +17,18 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.DeskURL != "" || cfg.RatePerMin != 60 || cfg.State != ":memory:" || !cfg.stateInMemory || cfg.HTTPAddr != "127.0.0.1:9717" ||
-		cfg.SlackAPIURL != "https://slack.com/api/" || cfg.DryRun || cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" || cfg.slackEnabled() {
+		cfg.SlackAPIURL != "https://slack.com/api/" || cfg.DryRun || cfg.LogLevel != slog.LevelInfo || cfg.LogFormat != "text" || cfg.slackEnabled() ||
+		cfg.MaxFiringsPerCycle != 50 {
 		t.Fatalf("unexpected defaults: %+v", cfg)
+	}
+}
+
+func TestConfigMaxFiringsPerCycle(t *testing.T) {
+	for v, want := range map[string]int{"0": 0, "7": 7, "": 50} {
+		cfg, err := loadConfig(t.Context(), envOf(map[string]string{"DESKBOT_MAX_FIRINGS_PER_CYCLE": v}))
+		if err != nil || cfg.MaxFiringsPerCycle != want {
+			t.Errorf("DESKBOT_MAX_FIRINGS_PER_CYCLE=%q: %v, %v; want %d", v, cfg, err, want)
+		}
 	}
 }
 
@@ -48,6 +58,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"DESKBOT_DRY_RUN": "perhaps"}, `DESKBOT_DRY_RUN: want true or false, got "perhaps"`},
 		{map[string]string{"DESKBOT_LOG_LEVEL": "loud"}, `DESKBOT_LOG_LEVEL: want debug, info, warn or error, got "loud"`},
 		{map[string]string{"DESKBOT_LOG_FORMAT": "xml"}, "DESKBOT_LOG_FORMAT: must be text or json"},
+		{map[string]string{"DESKBOT_MAX_FIRINGS_PER_CYCLE": "lots"}, `DESKBOT_MAX_FIRINGS_PER_CYCLE: want a whole number of firings per poll such as 50, or 0 for no bound across rules, got "lots"`},
+		{map[string]string{"DESKBOT_MAX_FIRINGS_PER_CYCLE": "-1"}, "DESKBOT_MAX_FIRINGS_PER_CYCLE: must be 0 (no bound across rules) or more, got -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
