@@ -322,9 +322,23 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 // firing when the last is done. In a cycle that groups the rule's alerts,
 // it stops at an alert and leaves the firing waiting for the group
 // (cy.join); flushGroups goes on with it.
-func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) outcome {
+func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcome) {
 	actx, cancel := s.actionContext(ctx)
 	defer cancel()
+	// One line per firing at info, whatever became of it, so that an
+	// operator can follow a ticket with grep or a log query (the causes
+	// of a stop have their own lines at warn or error).
+	defer func() {
+		if out == suspended {
+			return // it goes on with the cycle's grouped message
+		}
+		result := "fired"
+		if out == failed {
+			result = "pending"
+		}
+		ru.log.Info("firing", slog.String("outcome", result), slog.Int("actions_done", len(ru.done)),
+			slog.Int("actions", len(ru.d.Actions)), slog.Bool("resumed", ru.f.Resumed), slog.String("what", describeActions(ru.d.Actions)))
+	}()
 	r, f, t, log := ru.r, ru.f, ru.t, ru.log
 	for i := ru.next; i < len(ru.d.Actions); i++ {
 		a := ru.d.Actions[i]
@@ -397,7 +411,6 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) outcome {
 	}
 	s.m.decisions.WithLabelValues(r.Name, "fired").Inc()
 	cy.firedBy[r.Name]++
-	log.Info("rule fired", slog.String("actions", describeActions(ru.d.Actions)))
 	return finished
 }
 
