@@ -119,7 +119,8 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		}
 	}
 	now := s.cfg.clock.Now()
-	if mode != once && !s.plan.due(s.tick, now) {
+	tick := s.currentTick()
+	if mode != once && !s.plan.due(tick, now) {
 		s.m.skipped.WithLabelValues("cycle", "stretched").Inc()
 		s.logger.Debug("cycle skipped to stay within the request budget", slog.Float64("stretch", s.plan.stretch()))
 		return Cycle{Skipped: "stretched"}
@@ -233,7 +234,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		res.HeldBack = cy.heldCount(j)
 		s.finishJob(j, res, now, dur, cy.requests)
 	}
-	s.plan.record(s.tick, cy.requests, synced.Requests, now)
+	s.plan.record(tick, cy.requests, synced.Requests, now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
 	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),

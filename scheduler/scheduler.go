@@ -156,7 +156,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 	for _, ws := range cfg.workspaces {
 		s.mirrors = append(s.mirrors, newWSMirror(&ws))
 	}
-	s.tick = &job{key: "cycle", name: "cycle", every: rules.DefaultEvery}
+	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
 	return s, nil
@@ -312,6 +312,18 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
+// newTick is the cycle as the planner sees it, ticking every d. A tick is
+// never changed: a new one replaces it (under mu), so that a cycle under
+// way keeps a consistent one; the planner keys its history by the name.
+func newTick(d time.Duration) *job { return &job{key: "cycle", name: "cycle", every: d} }
+
+// currentTick is the cycle's tick now.
+func (s *Scheduler) currentTick() *job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tick
+}
+
 // tickEvery is the cycle's current tick.
 func (s *Scheduler) tickEvery() time.Duration {
 	s.mu.Lock()
@@ -321,7 +333,7 @@ func (s *Scheduler) tickEvery() time.Duration {
 
 // addCycleJob schedules the cycle at the tick of s.jobs (caller holds mu).
 func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
-	s.tick.every = tickFor(s.jobs)
+	s.tick = newTick(tickFor(s.jobs))
 	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
 	opts := []gocron.JobOption{gocron.WithName("cycle"), gocron.WithContext(s.baseCtx),
 		gocron.WithStartAt(gocron.WithStartImmediately())}
@@ -459,7 +471,7 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 		return nil, err
 	}
 	s.jobs = jobs
-	s.tick.every = tickFor(jobs)
+	s.tick = newTick(tickFor(jobs))
 	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
 	return jobs, nil
 }

@@ -829,3 +829,31 @@ rules:
 		t.Errorf("rules why does not say why the firing is stuck:\n%s", out)
 	}
 }
+
+// TestReloadWhileCyclesRun: a reload that changes the cycle's tick while
+// cycles run shares no field unguarded with them (run with -race).
+func TestReloadWhileCyclesRun(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
+	if err := e.s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.s.Stop(context.Background()) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20 {
+			e.s.runCycle(t.Context(), scheduled)
+		}
+	}()
+	for i := range 20 {
+		every := []string{"1m", "30s"}[i%2]
+		if err := e.s.Reload(mustRules(t, strings.Replace(urgentRules, "every: 1m", "every: "+every, 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if got := e.s.tickEvery(); got != 30*time.Second {
+		t.Errorf("tick %v after the last reload, want 30s", got)
+	}
+}
