@@ -161,6 +161,27 @@ func (d *meteredDesk) Agent(ctx context.Context, id int64) (*sdclient.Agent, err
 	return d.Desk.Agent(ctx, id)
 }
 
+// Requester implements RequesterDesk when the desk does.
+func (d *meteredDesk) Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error) {
+	rd, ok := d.Desk.(RequesterDesk)
+	if !ok {
+		return nil, errNoRequesters
+	}
+	d.spend(ctx, creditsRequest)
+	return rd.Requester(ctx, id)
+}
+
+// Agents implements AgentLister when the desk does; counted as one page
+// of 100.
+func (d *meteredDesk) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {
+	al, ok := d.Desk.(AgentLister)
+	if !ok {
+		return nil, false, errNoAgentList
+	}
+	d.spend(ctx, creditsRequest)
+	return al.Agents(ctx, limit)
+}
+
 func (d *meteredDesk) Me(ctx context.Context) (*sdclient.Agent, error) {
 	d.spend(ctx, creditsRequest)
 	return d.Desk.Me(ctx)

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"fmt"
+	"html"
+	"regexp"
 	"strings"
 	"time"
 
@@ -80,6 +82,19 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 		{"Due", formatTime(t.DueBy)},
 		{"First response due", formatTime(t.FrDueBy)},
 	}
+	// Slack shows at most ten fields: these three fit beside the seven.
+	if t.Type != "" {
+		c.Fields = append(c.Fields, Field{"Type", t.Type})
+	}
+	if cat := category(t); cat != "" {
+		c.Fields = append(c.Fields, Field{"Category", cat})
+	}
+	if len(t.Tags) > 0 {
+		c.Fields = append(c.Fields, Field{"Tags", strings.Join(t.Tags, ", ")})
+	}
+	if d := descriptionText(t); d != "" {
+		c.Lines = append(c.Lines, "description: "+truncate(d, maxDescription))
+	}
 	convs := t.Conversations
 	if len(convs) > lastConversations {
 		convs = convs[len(convs)-lastConversations:]
@@ -99,6 +114,35 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 	}
 	c.Notes = []string{fmt.Sprintf("created %s · updated %s", t.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), t.UpdatedAt.UTC().Format("2006-01-02 15:04 UTC"))}
 	return c
+}
+
+// maxDescription is how much of a ticket's description a card shows, in
+// characters: a few lines; the link opens the rest.
+const maxDescription = 300
+
+// descriptionText is the ticket's description as one line of plain text:
+// the desk's description_text, else its HTML description without tags.
+func descriptionText(t *sdclient.Ticket) string {
+	d := t.DescriptionText
+	if strings.TrimSpace(d) == "" && t.Description != "" {
+		d = html.UnescapeString(htmlTag.ReplaceAllString(strings.NewReplacer("<br>", "\n", "</p>", "\n", "</div>", "\n").Replace(t.Description), " "))
+	}
+	return strings.Join(strings.Fields(d), " ")
+}
+
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
+
+// category is "Hardware › Printer › Toner" from the ticket's category,
+// sub-category and item category; "" when it has none.
+func category(t *sdclient.Ticket) string {
+	var parts []string
+	for _, p := range []*string{t.Category, t.SubCategory, t.ItemCategory} {
+		if p == nil || strings.TrimSpace(*p) == "" {
+			break
+		}
+		parts = append(parts, strings.TrimSpace(*p))
+	}
+	return strings.Join(parts, " › ")
 }
 
 func formatTime(t *time.Time) string {

@@ -2,8 +2,10 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
 )
 
 // command is one row of the command table; help, usage lines and parsing
@@ -64,7 +67,8 @@ var commandTable = []*command{
 	{name: "ticket unassigned", summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
 	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, mirrored: true, run: (*Router).cmdWhy},
 	{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
-	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
+	{name: "ticket agents", args: []argSpec{{argOptText, "words"}}, summary: "agents (name, e-mail) and groups to assign to, e.g. /ticket agents alice; also /assign list [words]", verb: "list agents", agentOnly: true, run: (*Router).cmdAgents},
+	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent (see /assign list)", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
 	{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
 	{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", brief: true, run: (*Router).cmdOnCallAck},
 }
@@ -238,6 +242,15 @@ func (r *Router) ticketCard(ctx context.Context, t *sdclient.Ticket) *Card {
 			}
 		}
 	}
+	if t.Requester == nil && t.RequesterID != 0 {
+		// A ticket read without its requester (alerts, pages): the card
+		// shows the name /ticket show shows, not "requester #N".
+		if rq := r.requester(ctx, t.RequesterID); rq != nil {
+			cp := *t
+			cp.Requester = rq
+			t = &cp
+		}
+	}
 	card := TicketCard(t, n, r.TicketLink(t.ID))
 	card.Buttons = ticketButtons(t, false)
 	return card
@@ -328,7 +341,7 @@ func (r *Router) cmdAssign(ctx context.Context, c *call) (Response, error) {
 			return Response{}, err
 		}
 		if a == nil {
-			return Response{}, refuse("%s is not an agent of the desk, so tickets cannot be assigned to them", email)
+			return Response{}, refuse("%s has no agent account on the desk, so tickets cannot be assigned to them: name an agent by e-mail (/assign %d someone@example.com)", email, c.p.ID)
 		}
 		agent = a
 	}
@@ -352,10 +365,20 @@ func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (str
 		}
 		email, err := c.req.Users.Email(ctx, id)
 		if err != nil {
-			return "", fmt.Errorf("look up e-mail of %s: %w", id, err)
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("look up e-mail of %s: %w", id, err)
+			}
+			// The chat does not know the person (the console knows only
+			// its own user; Slack: user_not_found), or cannot say now:
+			// either way an e-mail address names them.
+			r.log.Warn("assign: cannot resolve the person named", "user", id, "err", err)
+			if _, network := networkCause(err); network {
+				return "", refuse("could not look up <@%s> in the chat just now: name them by e-mail (/assign %d someone@example.com)", id, c.p.ID)
+			}
+			return "", refuse("that person has no agent account on the desk: name them by e-mail (/assign %d someone@example.com)", c.p.ID)
 		}
 		if email == "" {
-			return "", refuse("<@%s> has no e-mail address in their chat profile", id)
+			return "", refuse("<@%s> has no e-mail address in their chat profile: name them by e-mail (/assign %d someone@example.com)", id, c.p.ID)
 		}
 		return email, nil
 	case strings.HasPrefix(target, "<mailto:") && strings.HasSuffix(target, ">"):
@@ -387,26 +410,101 @@ func (r *Router) cmdWhy(ctx context.Context, c *call) (Response, error) {
 }
 
 func (r *Router) cmdSearch(ctx context.Context, c *call) (Response, error) {
-	typed := strings.TrimSpace(c.p.Text)
+	typed, page, err := cutPage(strings.TrimSpace(c.p.Text))
+	if err != nil {
+		return Response{}, err
+	}
+	if words := searchWords(typed); words != nil {
+		return r.searchWords(ctx, c, typed, words, page)
+	}
 	q, err := prepareQuery(typed, r.statusChoices(ctx))
 	if err != nil {
-		return Response{}, refuse("bad filter expression: %v", err)
+		return Response{}, refuse("bad filter expression: %v. %s", err, filterHint)
 	}
-	return r.list(ctx, c, q, "Tickets matching "+typed, nil)
+	return r.list(ctx, c, q, "Tickets matching "+typed, listOpts{page: page, more: "/ticket search " + typed})
+}
+
+// filterHint explains the desk's filter syntax to someone who typed
+// something else.
+var filterHint = "Search with field:value terms joined by AND/OR, e.g. priority:4 AND agent_id:0, tag:'printer', type:'Incident', status:open; fields: " + filterFields() +
+	". Plain words (/ticket search printer jam) search the subject and description of open tickets"
+
+func filterFields() string {
+	var names []string
+	for _, f := range filter.TicketSchema(nil).Fields() {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// maxPage bounds /ticket search ... page N: the desk answers a search with
+// one page of at most 30 tickets (100 on some desks), which deskbot does
+// not page through for a chat answer.
+const maxPage = 10
+
+var pageSuffix = regexp.MustCompile(`(?i)\s+page\s+(\S+)\s*$`)
+
+// cutPage takes "page N" off the end of a search.
+func cutPage(s string) (string, int, error) {
+	m := pageSuffix.FindStringSubmatchIndex(s)
+	if m == nil {
+		return s, 1, nil
+	}
+	n, err := strconv.Atoi(s[m[2]:m[3]])
+	if err != nil || n < 1 || n > maxPage {
+		return "", 0, refuse("%q is not a page number: pages are 1 to %d (10 tickets each)", s[m[2]:m[3]], maxPage)
+	}
+	return strings.TrimSpace(s[:m[0]]), n, nil
+}
+
+// searchWords returns the words of a search that is not a filter
+// expression (no field:value term), lower-cased; nil for a filter
+// expression. AND between words is implied and may be typed.
+func searchWords(s string) []string {
+	if strings.ContainsAny(s, ":()'\"") {
+		return nil
+	}
+	var words []string
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		if w != "and" {
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// searchWords answers a search for plain words. The desk's filter has no
+// free-text field, so the words are looked up in deskbot's mirror of the
+// open tickets (subject and description, each word somewhere in either);
+// without a usable mirror the answer explains the field:value syntax.
+func (r *Router) searchWords(ctx context.Context, c *call, typed string, words []string, page int) (Response, error) {
+	match := func(t *sdclient.Ticket) bool {
+		if !sdclient.IsOpenStatus(t.Status) {
+			return false
+		}
+		text := strings.ToLower(t.Subject + "\n" + t.DescriptionText)
+		for _, w := range words {
+			if !strings.Contains(text, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return r.list(ctx, c, "", "Open tickets with "+typed+" in subject or description", listOpts{page: page, mirrored: match, mirrorOnly: true, more: "/ticket search " + typed})
 }
 
 func (r *Router) cmdMine(ctx context.Context, c *call) (Response, error) {
 	q := fmt.Sprintf("agent_id:%d AND %s", c.agent.ID, openClause(r.statusChoices(ctx)))
-	return r.list(ctx, c, q, "Your open tickets", func(t *sdclient.Ticket) bool {
+	return r.list(ctx, c, q, "Your open tickets", listOpts{mirrored: func(t *sdclient.Ticket) bool {
 		return sdclient.IsOpenStatus(t.Status) && t.ResponderID != nil && *t.ResponderID == c.agent.ID
-	})
+	}})
 }
 
 func (r *Router) cmdUnassigned(ctx context.Context, c *call) (Response, error) {
 	q := "agent_id:0 AND " + openClause(r.statusChoices(ctx))
-	return r.list(ctx, c, q, "Open unassigned tickets", func(t *sdclient.Ticket) bool {
+	return r.list(ctx, c, q, "Open unassigned tickets", listOpts{mirrored: func(t *sdclient.Ticket) bool {
 		return sdclient.IsOpenStatus(t.Status) && (t.ResponderID == nil || *t.ResponderID == 0)
-	})
+	}})
 }
 
 // maxQuery is the desk's limit on a filter query.
@@ -425,12 +523,26 @@ const maxSearchRequests = 10
 // the caller's groups is counted without asking the desk again.
 const minePage = 100
 
-// list runs q in each of the caller's workspaces and renders the result.
-// mirrored, when not nil, is q as a test of one ticket: then a workspace
-// the ticket mirror can answer for is answered from it instead, in the
-// desk's order and the caller's scope, and the answer says how fresh it
-// is (or why it read the desk).
-func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored func(*sdclient.Ticket) bool) (Response, error) {
+// listOpts are the knobs of one list answer.
+type listOpts struct {
+	// mirrored, when not nil, is q as a test of one ticket: then a
+	// workspace the ticket mirror can answer for is answered from it
+	// instead, in the desk's order and the caller's scope, and the answer
+	// says how fresh it is (or why it read the desk).
+	mirrored func(*sdclient.Ticket) bool
+	// mirrorOnly: only the mirror can answer (a search for words); a
+	// workspace it cannot answer for is refused with the reason.
+	mirrorOnly bool
+	page       int    // 1-based page of listLimit tickets; 0 is 1
+	more       string // the command that asks for more, without "page N"
+}
+
+// list runs q in each of the caller's workspaces and renders one page of
+// the result.
+func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts) (Response, error) {
+	mirrored := o.mirrored
+	page := max(o.page, 1)
+	want := page * listLimit // tickets to read from each workspace
 	if len(q) > maxQuery {
 		return Response{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
 	}
@@ -443,6 +555,19 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 	var source string
 	if mirrored != nil {
 		fromMirror, source = r.mirrorLists(ctx, workspaces)
+	}
+	if o.mirrorOnly {
+		if len(fromMirror) == 0 {
+			why := strings.TrimPrefix(source, "read from the desk: ")
+			if r.mirror == nil {
+				why = "deskbot keeps a mirror of the tickets only while rules are loaded, and none are"
+			}
+			return Response{}, refuse("the desk cannot search for words (its filter has no free-text field), and deskbot's mirror of the open tickets cannot answer: %s. %s", why, filterHint)
+		}
+		// Search the workspaces the mirror holds; name the others.
+		workspaces = slices.DeleteFunc(slices.Clone(workspaces), func(ws int64) bool { return fromMirror[ws] == nil })
+		source = "searched deskbot's mirror of the open tickets (the desk cannot search words), " +
+			strings.TrimPrefix(strings.Replace(source, "; read from the desk for ", "; not searched: ", 1), "from deskbot's mirror, ")
 	}
 	// The desk narrows the search to what the caller may act on (see
 	// access.go); the results are checked again with the same rule.
@@ -467,12 +592,12 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 	total := 0
 	for _, ws := range workspaces {
 		if m := fromMirror[ws]; m != nil {
-			ts, n := mirrorList(m, ws, ac, mirrored, listLimit)
+			ts, n := mirrorList(m, ws, ac, mirrored, want)
 			all = append(all, ts...)
 			total += n
 			continue
 		}
-		ts, n, err := r.searchScoped(ctx, sq, ws, ac)
+		ts, n, err := r.searchScoped(ctx, sq, ws, ac, want)
 		if err != nil {
 			return Response{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
 		}
@@ -481,10 +606,14 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 	}
 	choices := r.statusChoices(ctx)
 	card := &Card{Title: fmt.Sprintf("%s: %d", title, total)}
-	for i, t := range all {
-		if i == listLimit {
-			break
+	from := (page - 1) * listLimit
+	if from >= len(all) && page > 1 {
+		if from < total {
+			return Response{}, refuse("the desk answers a search with its first %d tickets only, so page %d cannot be shown; narrow the search", len(all), page)
 		}
+		return Response{}, refuse("%s: %d, so there is no page %d", title, total, page)
+	}
+	for _, t := range all[min(from, len(all)):min(from+listLimit, len(all))] {
 		who := "unassigned"
 		switch {
 		case t.ResponderID == nil || *t.ResponderID == 0:
@@ -497,7 +626,11 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 		card.Lines = append(card.Lines, line)
 	}
 	if total > len(card.Lines) {
-		card.Notes = append(card.Notes, fmt.Sprintf("showing %d of %d", len(card.Lines), total))
+		note := fmt.Sprintf("showing %d–%d of %d", from+1, from+len(card.Lines), total)
+		if from+len(card.Lines) < total && o.more != "" && page < maxPage {
+			note += fmt.Sprintf("; next: %s page %d", o.more, page+1)
+		}
+		card.Notes = append(card.Notes, note)
 	}
 	if source != "" {
 		card.Notes = append(card.Notes, source)
@@ -515,7 +648,7 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, mirrored fu
 // parts' totals less the caller's own tickets in their groups, which
 // both mine and a chunk count. Those are counted from mine's page when it
 // holds all of mine, else asked of the desk chunk by chunk.
-func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac access) ([]*sdclient.Ticket, int, error) {
+func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac access, want int) ([]*sdclient.Ticket, int, error) {
 	search := func(q string, limit int) ([]*sdclient.Ticket, int, error) {
 		var ts []*sdclient.Ticket
 		var n int
@@ -529,7 +662,7 @@ func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac 
 	var found []*sdclient.Ticket
 	total := 0
 	if sq.whole != "" {
-		ts, n, err := search(sq.whole, listLimit)
+		ts, n, err := search(sq.whole, want)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -565,7 +698,7 @@ func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac 
 		total = nMine
 		add(mine, nMine)
 		for _, ch := range sq.chunks {
-			ts, n, err := search(ch.query, listLimit)
+			ts, n, err := search(ch.query, want)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -609,7 +742,7 @@ func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac 
 		}
 		shown = append(shown, t)
 	}
-	return shown[:min(len(shown), listLimit)], max(total, len(shown)), nil
+	return shown[:min(len(shown), want)], max(total, len(shown)), nil
 }
 
 // openClause is (status:2 OR status:3 OR ...) over every open status.
@@ -702,4 +835,128 @@ func priorityName(p int) string {
 // htmlText turns typed text into the desk's HTML body.
 func htmlText(s string) string {
 	return strings.ReplaceAll(html.EscapeString(s), "\n", "<br>")
+}
+
+// maxAgentsRead bounds the agents /ticket agents reads from the desk (5
+// pages of 100); maxAgentsShown how many one answer lists.
+const (
+	maxAgentsRead  = 500
+	maxAgentsShown = 15
+	maxGroupsShown = 15
+)
+
+// cmdAgents lists the active agents who share a workspace with the caller,
+// and the groups, whose name (or e-mail) holds every word typed: whom
+// /assign can name. The list is cached like the groups (ten minutes).
+func (r *Router) cmdAgents(ctx context.Context, c *call) (Response, error) {
+	words := strings.Fields(strings.ToLower(c.p.Text))
+	has := func(s string) bool {
+		s = strings.ToLower(s)
+		for _, w := range words {
+			if !strings.Contains(s, w) {
+				return false
+			}
+		}
+		return true
+	}
+	agents, truncated, err := r.agentList(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	var match []*sdclient.Agent
+	for _, a := range agents {
+		if a.Active && sharesWorkspace(c.agent, a) && has(a.Name()+" "+a.Email) {
+			match = append(match, a)
+		}
+	}
+	var groups []string
+	for _, g := range r.cachedGroups(ctx, 5*time.Second) {
+		if has(g.Name) {
+			groups = append(groups, g.Name)
+		}
+	}
+	title := "Agents to assign to"
+	if len(words) > 0 {
+		title += " matching " + strings.Join(words, " ")
+	}
+	card := &Card{Title: fmt.Sprintf("%s: %d", title, len(match))}
+	for i, a := range match {
+		if i == maxAgentsShown {
+			card.Notes = append(card.Notes, fmt.Sprintf("%d more: add a word of the name or e-mail to narrow, e.g. /assign list smith", len(match)-maxAgentsShown))
+			break
+		}
+		card.Lines = append(card.Lines, fmt.Sprintf("%s — %s", a.Name(), a.Email))
+	}
+	if len(match) == 0 {
+		card.Lines = []string{"no agent found"}
+	}
+	if len(groups) > 0 {
+		more := ""
+		if len(groups) > maxGroupsShown {
+			more = fmt.Sprintf(" and %d more", len(groups)-maxGroupsShown)
+			groups = groups[:maxGroupsShown]
+		}
+		card.Fields = append(card.Fields, Field{"Groups", strings.Join(groups, ", ") + more})
+	}
+	if truncated {
+		card.Notes = append(card.Notes, fmt.Sprintf("read the first %d agents of the desk only", maxAgentsRead))
+	}
+	card.Notes = append(card.Notes, "assign with /assign N e-mail, /assign N @person or /assign N me")
+	return Response{Text: card.Title, Card: card}, nil
+}
+
+// sharesWorkspace: an agent of the caller's workspaces (either without
+// workspaces: yes).
+func sharesWorkspace(caller, a *sdclient.Agent) bool {
+	if len(caller.WorkspaceIDs) == 0 || len(a.WorkspaceIDs) == 0 {
+		return true
+	}
+	for _, ws := range a.WorkspaceIDs {
+		if slices.Contains(caller.WorkspaceIDs, ws) {
+			return true
+		}
+	}
+	return false
+}
+
+// errNoAgentList: the desk cannot list agents (see AgentLister).
+var errNoAgentList = errors.New("the desk does not list agents")
+
+// agentList is the desk's agents sorted by name, cached for ten minutes.
+func (r *Router) agentList(ctx context.Context) ([]*sdclient.Agent, bool, error) {
+	now := r.now()
+	r.mu.Lock()
+	l := r.agentsList
+	r.mu.Unlock()
+	if l.ok && now.Sub(l.at) < 10*time.Minute {
+		return l.v.agents, l.v.more, nil
+	}
+	al, _ := r.desk.(AgentLister)
+	if al == nil {
+		return nil, false, nil
+	}
+	var v agentPage
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		v.agents, v.more, err = al.Agents(ctx, maxAgentsRead)
+		return err
+	})
+	if errors.Is(err, errNoAgentList) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("list agents: %w", err)
+	}
+	slices.SortFunc(v.agents, func(a, b *sdclient.Agent) int {
+		return strings.Compare(strings.ToLower(a.Name()), strings.ToLower(b.Name()))
+	})
+	r.mu.Lock()
+	r.agentsList = cached[agentPage]{v: v, at: now, ok: true}
+	r.mu.Unlock()
+	return v.agents, v.more, nil
+}
+
+type agentPage struct {
+	agents []*sdclient.Agent
+	more   bool
 }

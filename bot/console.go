@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -26,7 +27,17 @@ type Console struct {
 	mu     sync.Mutex // serialises writes to out
 	out    io.Writer
 	alerts map[string]bool
+
+	// The buttons of the cards printed, by number: typing the number (or
+	// /press N) presses it. Numbers only grow, so that a card printed
+	// meanwhile (an alert) never changes what a number means.
+	choices    map[int]Button
+	nextChoice int
 }
+
+// maxConsoleChoices bounds the buttons the console remembers; the oldest
+// numbers are forgotten first.
+const maxConsoleChoices = 1000
 
 var (
 	_ Notifier     = (*Console)(nil)
@@ -47,7 +58,7 @@ func NewConsole(router *Router, in io.Reader, out io.Writer, opts ...ConsoleOpti
 	if router == nil || in == nil || out == nil {
 		return nil, errors.New("bot: NewConsole: nil router, reader or writer")
 	}
-	c := &Console{router: router, in: in, out: out, alerts: make(map[string]bool)}
+	c := &Console{router: router, in: in, out: out, alerts: make(map[string]bool), choices: make(map[int]Button), nextChoice: 1}
 	for _, o := range opts {
 		o(c)
 	}
@@ -173,7 +184,20 @@ func (c *Console) line(ctx context.Context, line string) {
 	if line == "help" || line == "?" {
 		line = "/ticket help"
 	}
+	if n, ok := choiceNumber(line); ok {
+		c.press(ctx, n)
+		return
+	}
 	cmd, text := splitWord(line)
+	if cmd == "/press" {
+		n, ok := choiceNumber(text)
+		if !ok {
+			c.printf("usage: /press N, N being the number of a button, e.g. [1]\n")
+			return
+		}
+		c.press(ctx, n)
+		return
+	}
 	if !strings.HasPrefix(cmd, "/") {
 		c.printf("commands start with /ticket, /assign or /oncall; try /ticket help\n")
 		return
@@ -191,9 +215,96 @@ func (c *Console) printResponse(resp Response) {
 		b.WriteString(resp.Text + "\n")
 	}
 	if resp.Card != nil {
-		b.WriteString(resp.Card.Text() + "\n")
+		b.WriteString(c.cardText(resp.Card) + "\n")
 	}
 	c.printf("%s", b.String())
+}
+
+// cardText renders a card as text, its buttons numbered for press.
+func (c *Console) cardText(card *Card) string {
+	cp := *card
+	buttons := cp.Buttons
+	cp.Buttons = nil
+	text := cp.Text()
+	if line := c.numbered(buttons); line != "" {
+		text += "\n" + line
+	}
+	return text
+}
+
+// numbered gives each button a number to press it by and returns the
+// line listing them: "  [1] Assign to me  [2] Resolve  (type a number to
+// press it)"; "" for no buttons.
+func (c *Console) numbered(buttons []Button) string {
+	if len(buttons) == 0 {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(" ")
+	for _, bt := range buttons {
+		n := c.nextChoice
+		c.nextChoice++
+		c.choices[n] = bt
+		delete(c.choices, n-maxConsoleChoices)
+		fmt.Fprintf(&b, " [%d] %s", n, bt.Label)
+	}
+	b.WriteString("  (type a number to press it)")
+	return b.String()
+}
+
+// choiceNumber reads a button number: "3" or "[3]".
+func choiceNumber(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	if s == "" || len(s) > 9 || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n > 0
+}
+
+// press presses button n of a card printed before, as a click on Slack
+// would, and prints what it did.
+func (c *Console) press(ctx context.Context, n int) {
+	c.mu.Lock()
+	bt, ok := c.choices[n]
+	c.mu.Unlock()
+	if !ok {
+		c.printf("there is no button [%d]; press one of the numbers listed under a card\n", n)
+		return
+	}
+	idv, rule, key := splitButtonValue(bt.Value)
+	req := ActionRequest{ActionID: bt.ActionID, Value: idv, AlertKey: key, UserID: consoleUser, TeamID: consoleUser, Users: c}
+	if IsPageAction(bt.ActionID) {
+		res := c.router.ActPage(ctx, req)
+		if res.Failed {
+			c.printResponse(failed(res.Text))
+			return
+		}
+		var card *Card
+		if res.Card != nil {
+			cp := *res.Card
+			cp.Buttons = pageButtons(res.Page)
+			card = &cp
+		}
+		c.printResponse(Response{Text: res.Text, Card: card})
+		return
+	}
+	res := c.router.Act(ctx, req)
+	if res.Failed || res.Card == nil {
+		c.printResponse(Response{Text: res.Text, Failed: res.Failed})
+		return
+	}
+	card := *res.Card
+	if key != "" {
+		card.Buttons = alertButtons(res.Ticket, rule, key)
+	} else {
+		card.Buttons = ticketButtons(res.Ticket, false)
+	}
+	card.Notes = append(card.Notes, res.Activity)
+	c.printResponse(Response{Text: res.Text, Card: &card})
 }
 
 func (c *Console) printf(format string, a ...any) {
@@ -208,7 +319,7 @@ func (c *Console) Alert(ctx context.Context, m AlertMessage) error {
 		return fmt.Errorf("print alert: %w", err)
 	}
 	card := c.router.ticketCard(ctx, m.Ticket)
-	card.Buttons = nil
+	card.Buttons = alertButtons(m.Ticket, m.Rule, m.Key)
 	card.Headline = fmt.Sprintf("ALERT %s: %s", m.Channel, m.Text)
 	if m.Mention != "" {
 		card.Headline += " (" + m.Mention + ")"
@@ -217,7 +328,7 @@ func (c *Console) Alert(ctx context.Context, m AlertMessage) error {
 	c.mu.Lock()
 	c.alerts[m.Channel+"\x00"+m.Key] = true
 	c.mu.Unlock()
-	c.printf("%s\n", card.Text())
+	c.printf("%s\n", c.cardText(card))
 	return nil
 }
 
@@ -274,8 +385,12 @@ func (c *Console) Page(_ context.Context, r oncall.PageRequest) error {
 	if r.Retry {
 		what = fmt.Sprintf("paged again (attempt %d)", r.Attempt)
 	}
-	c.printf("PAGE %s: %s %s (level %d of %s%s): %s\n  (ticket #%d · acknowledge with /oncall ack %d)\n",
+	text := fmt.Sprintf("PAGE %s: %s %s (level %d of %s%s): %s\n  (ticket #%d · acknowledge with /oncall ack %d)\n",
 		r.Channel, what, r.Target, r.Level+1, r.Page.Policy, roundSuffix(r.Round), r.Text, r.TicketID, r.TicketID)
+	if line := c.numbered(pageButtons(r.Page)); line != "" {
+		text += line + "\n"
+	}
+	c.printf("%s", text)
 	return nil
 }
 

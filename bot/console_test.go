@@ -150,3 +150,54 @@ func TestConsolePageStopped(t *testing.T) {
 		}
 	}
 }
+
+// The console numbers the buttons of the cards it prints, alerts and
+// /ticket show alike, and typing the number (or /press N) presses it, as
+// a click would on Slack. Numbers only grow, so an alert printed meanwhile
+// never changes what a number means.
+func TestConsoleButtons(t *testing.T) {
+	d := newFakeDesk()
+	r := newTestRouter(t, d)
+	in := strings.NewReader("/ticket show 43\n2\n[4]\n/press 12\n99\n/press x\n")
+	var out syncBuffer
+	c, err := NewConsole(r, in, &out, WithConsoleEmail("bob@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tk := d.ticket(42)
+	if err := c.Alert(ctx, AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Ticket: &tk, Rule: "page", Key: "page/42/1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"  [1] Assign to me [2] Acknowledge [3] Resolve  (type a number to press it)", // the alert on #42
+		"  [4] Assign to me [5] Resolve [6] Close  (type a number to press it)",       // /ticket show 43
+		"Done: Bob Builder acknowledged (ticket #42).",                                // 2
+		"Done: Bob Builder assigned the ticket to themself (ticket #43).",             // [4]
+		"there is no button [99]",
+		"usage: /press N",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("console output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "[Assign to me]") {
+		t.Errorf("buttons shown without numbers:\n%s", got)
+	}
+	var assigned, closed bool
+	for _, u := range d.updates {
+		if u.ID == 43 && u.U.ResponderID != nil && *u.U.ResponderID == 8 {
+			assigned = true
+		}
+		if u.ID == 43 && u.U.Status != nil && *u.U.Status == 5 {
+			closed = true
+		}
+	}
+	if !assigned || !closed {
+		t.Errorf("updates %+v, want #43 assigned to Bob (8) and closed ([12] of the card after the assignment):\n%s", d.updates, got)
+	}
+}

@@ -45,6 +45,24 @@ type Desk interface {
 	Groups(ctx context.Context) ([]*sdclient.Group, error)
 }
 
+// RequesterDesk is an optional Desk method: the requester of a ticket read
+// without the requester embedded (alerts and pages get such tickets from
+// the rules), so that its card shows a name, not "requester #N". A Desk
+// without it leaves those cards with the id.
+type RequesterDesk interface {
+	// Requester reads the person with this id (a requester, or an agent
+	// who asked for help); ErrNotFound if none.
+	Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error)
+}
+
+// AgentLister is an optional Desk method: every agent, for /ticket agents
+// (/assign list). A Desk without it lists groups only.
+type AgentLister interface {
+	// Agents lists the desk's agents, at most limit of them; more reports
+	// that there were more.
+	Agents(ctx context.Context, limit int) (agents []*sdclient.Agent, more bool, err error)
+}
+
 // NewTicket is what /ticket new sends to the desk.
 type NewTicket struct {
 	Subject     string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
@@ -125,6 +126,46 @@ func (a *DeskAdapter) AgentByEmail(ctx context.Context, email string) (*sdclient
 func (a *DeskAdapter) Agent(ctx context.Context, id int64) (*sdclient.Agent, error) {
 	ag, _, err := a.c.Agents.Get(ctx, id)
 	return ag, mapDeskError(err)
+}
+
+// Requester implements RequesterDesk (GET /requesters/{id}; an agent who
+// asked for help is not a requester: then GET /agents/{id}).
+func (a *DeskAdapter) Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error) {
+	rq, _, err := a.c.Requesters.Get(ctx, id)
+	if err == nil {
+		out := &sdclient.TicketRequester{ID: rq.ID, Name: rq.FirstName}
+		if rq.LastName != nil {
+			out.Name = strings.TrimSpace(out.Name + " " + *rq.LastName)
+		}
+		if rq.PrimaryEmail != nil {
+			out.Email = *rq.PrimaryEmail
+		}
+		return out, nil
+	}
+	if !errors.Is(err, sdclient.ErrNotFound) {
+		return nil, mapDeskError(err)
+	}
+	ag, _, err := a.c.Agents.Get(ctx, id)
+	if err != nil {
+		return nil, mapDeskError(err)
+	}
+	return &sdclient.TicketRequester{ID: ag.ID, Name: ag.Name(), Email: ag.Email}, nil
+}
+
+// Agents implements AgentLister (GET /agents?per_page=100, page by page,
+// up to limit agents).
+func (a *DeskAdapter) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {
+	var out []*sdclient.Agent
+	for ag, err := range a.c.Agents.ListAll(ctx, &sdclient.AgentListOptions{ListOptions: sdclient.ListOptions{PerPage: 100}}) {
+		if err != nil {
+			return nil, false, fmt.Errorf("list agents: %w", mapDeskError(err))
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, ag)
+	}
+	return out, false, nil
 }
 
 // Me implements Desk (GET /agents/me).

@@ -310,7 +310,7 @@ func TestMirrorListsMatchTheDesk(t *testing.T) {
 			t.Errorf("%s: notes %q, want %q", text, mr.Card.Notes, want)
 		}
 	}
-	if d := handle(fromDesk, "UALICE", "/ticket", "unassigned"); !slices.Contains(d.Card.Notes, "showing 10 of 13") {
+	if d := handle(fromDesk, "UALICE", "/ticket", "unassigned"); !slices.Contains(d.Card.Notes, "showing 1–10 of 13") {
 		t.Errorf("the test does not reach the limit: %q", d.Card.Notes)
 	}
 }

@@ -117,7 +117,8 @@ func TestConsolePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "PAGE #it-oncall: paged bob@example.com (level 2 of it-urgent): Urgent #42 unassigned: Printer on fire <now>\n  (ticket #42 · acknowledge with /oncall ack 42)\n"
+	want := "PAGE #it-oncall: paged bob@example.com (level 2 of it-urgent): Urgent #42 unassigned: Printer on fire <now>\n  (ticket #42 · acknowledge with /oncall ack 42)\n" +
+		"  [1] Acknowledge [2] Take it [3] Escalate now  (type a number to press it)\n"
 	if out.String() != want {
 		t.Fatalf("console page:\n%q\nwant\n%q", out.String(), want)
 	}

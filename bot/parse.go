@@ -78,7 +78,10 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 	text = strings.TrimSpace(text)
 	var cmd *command
 	var rest string
-	if hasSubcommands(table, slash) {
+	if w, r := splitWord(text); slash == "assign" && strings.EqualFold(w, "list") && lookup(table, "ticket agents") != nil {
+		// /assign list [words] is /ticket agents [words]: whom to assign to.
+		cmd, rest = lookup(table, "ticket agents"), r
+	} else if hasSubcommands(table, slash) {
 		sub, r := splitWord(text)
 		sub = strings.ToLower(sub)
 		if sub == "" {

@@ -83,9 +83,11 @@ type Router struct {
 	agents        map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
 	lookups       flight[*sdclient.Agent]
 	names         map[int64]cached[string]
+	requesters    map[int64]cached[*sdclient.TicketRequester] // v nil: unknown
 	statuses      cached[[]sdclient.FieldChoice]
 	statusLookups flight[[]sdclient.FieldChoice]
 	groups        cached[[]*sdclient.Group]
+	agentsList    cached[agentPage]
 }
 
 type cached[T any] struct {
@@ -189,14 +191,15 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 		return nil, errors.New("bot: NewRouter: nil logger")
 	}
 	r := &Router{
-		desk:     desk,
-		log:      log,
-		now:      time.Now,
-		timeout:  30 * time.Second,
-		agentTTL: 10 * time.Minute,
-		maxRetry: 2,
-		agents:   make(map[string]cached[*sdclient.Agent]),
-		names:    make(map[int64]cached[string]),
+		desk:       desk,
+		log:        log,
+		now:        time.Now,
+		timeout:    30 * time.Second,
+		agentTTL:   10 * time.Minute,
+		maxRetry:   2,
+		agents:     make(map[string]cached[*sdclient.Agent]),
+		names:      make(map[int64]cached[string]),
+		requesters: make(map[int64]cached[*sdclient.TicketRequester]),
 	}
 	for _, o := range opts {
 		if err := o(r); err != nil {
@@ -304,7 +307,6 @@ func refuse(format string, a ...any) error { return &refusal{msg: fmt.Sprintf(fo
 func (r *Router) explain(ctx context.Context, c *call, err error) Response {
 	var ref *refusal
 	var use *UsageError
-	var busy *BusyError
 	what := c.cmd.verb
 	if c.ticket != 0 {
 		what = strings.ReplaceAll(what, "N", fmt.Sprintf("ticket %d", c.ticket))
@@ -314,18 +316,18 @@ func (r *Router) explain(ctx context.Context, c *call, err error) Response {
 		return failed(ref.msg)
 	case errors.As(err, &use):
 		return failed(use.Error())
+	}
+	if msg, ok := r.deskTrouble(err, c.ticket); ok {
+		r.log.Warn("command failed at the desk", "command", c.cmd.name, "user", c.req.UserID, "err", err)
+		return failed(fmt.Sprintf("could not %s: %s", what, msg))
+	}
+	switch {
 	case errors.Is(err, ErrNotFound) && c.ticket != 0:
 		return failed(fmt.Sprintf("ticket %d not found", c.ticket))
 	case errors.Is(err, ErrNotFound):
 		return failed(fmt.Sprintf("could not %s: not found", what))
 	case errors.Is(err, ErrForbidden):
 		return failed(fmt.Sprintf("the desk does not let you %s", what))
-	case errors.As(err, &busy):
-		wait := busy.RetryAfter.Round(time.Second)
-		if wait <= 0 {
-			wait = time.Minute
-		}
-		return failed(fmt.Sprintf("the desk is busy (rate limited) and could not %s; try again in %s", what, wait))
 	case errors.Is(err, ErrInvalid):
 		return failed(fmt.Sprintf("the desk refused to %s: %v", what, err))
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
@@ -523,4 +525,42 @@ func (r *Router) agentName(ctx context.Context, id int64) string {
 	r.names[id] = cached[string]{v: a.Name(), at: now, ok: true}
 	r.mu.Unlock()
 	return a.Name()
+}
+
+// errNoRequesters: the desk cannot look requesters up (see RequesterDesk).
+var errNoRequesters = errors.New("the desk does not look up requesters")
+
+// requester is the person with this id for a ticket card, cached like
+// agent names; nil when the desk cannot say (the card shows the id).
+func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketRequester {
+	now := r.now()
+	r.mu.Lock()
+	n, ok := r.requesters[id]
+	r.mu.Unlock()
+	if ok && now.Sub(n.at) < r.agentTTL {
+		return n.v
+	}
+	rd, _ := r.desk.(RequesterDesk)
+	if rd == nil {
+		return nil
+	}
+	var rq *sdclient.TicketRequester
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		rq, err = rd.Requester(ctx, id)
+		return err
+	})
+	switch {
+	case errors.Is(err, errNoRequesters):
+		return nil
+	case errors.Is(err, ErrNotFound):
+		rq = nil // remembered: not asked again for a while
+	case err != nil:
+		r.log.Warn("look up requester", "requester", id, "err", err)
+		return nil
+	}
+	r.mu.Lock()
+	r.requesters[id] = cached[*sdclient.TicketRequester]{v: rq, at: now, ok: true}
+	r.mu.Unlock()
+	return rq
 }

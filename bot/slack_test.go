@@ -242,7 +242,7 @@ func TestSlackDeskErrors(t *testing.T) {
 		t.Errorf("429 on a read was not retried: %q", r.Text)
 	}
 	h.fdesk.failNext("create", &BusyError{RetryAfter: 20 * time.Second})
-	if r := h.slash("UCAROL", "/ticket", "new Mouse broken"); !strings.Contains(r.Text, "the desk is busy (rate limited) and could not open a ticket; try again in 20s") {
+	if r := h.slash("UCAROL", "/ticket", "new Mouse broken"); !strings.Contains(r.Text, "could not open a ticket: the desk is rate-limiting deskbot: retry in 20 s") {
 		t.Errorf("429 answer %q", r.Text)
 	}
 	if n := h.fdesk.count("create"); n != 1 {

@@ -18,7 +18,7 @@ func (s *Set) RenderActions(r *Rule, t *sdclient.Ticket, now time.Time) ([]Actio
 	m := s.getVM()
 	defer s.putVM(m)
 	now = now.UTC()
-	env := Env{Ticket: NewTicketEnv(t), Now: func() time.Time { return now }}
+	env := Env{Ticket: s.ticketEnv(t, s.peopleFor()), Now: func() time.Time { return now }}
 	acts, err := r.render(m, env)
 	if err != nil {
 		return nil, fmt.Errorf("rule %q on ticket %d: %w", r.Name, t.ID, err)

@@ -181,7 +181,7 @@ func toExprError(src string, err error) exprError {
 	if n := len([]rune(src)); off > n {
 		off = n
 	}
-	return exprError{Off: off, Msg: cleanExprMsg(fe.Message)}
+	return exprError{Off: off, Msg: exprHint(cleanExprMsg(fe.Message))}
 }
 
 // offsetOf converts a 1-based line and 0-based rune column to a rune offset.

@@ -38,6 +38,17 @@ type TicketEnv struct {
 	UpdatedAt    time.Time      `expr:"updated_at"`
 	WorkspaceID  int64          `expr:"workspace_id"`
 
+	// DescriptionText is the ticket's description as plain text, at most
+	// MaxDescriptionText characters (the mirror keeps no more).
+	DescriptionText string `expr:"description_text"`
+	// Requester, Agent and Group name the ticket's requester_id,
+	// responder_id and group_id, when the evaluation has People (the
+	// scheduler's looks them up on the desk); else, and for an id not
+	// known yet, their fields are "".
+	Requester Person    `expr:"requester"`
+	Agent     Person    `expr:"agent"`
+	Group     GroupInfo `expr:"group"`
+
 	// steps counts the loop steps of the expression running on this
 	// ticket (expressions cannot see it): past MaxSteps it stops with
 	// ErrBudget. NewTicketEnv sets it; without it nothing is counted.
@@ -84,6 +95,7 @@ func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
 		WorkspaceID:  deref(t.WorkspaceID),
 		steps:        &stepCounter{},
 	}
+	e.DescriptionText = TrimDescription(t.DescriptionText)
 	if e.Tags == nil {
 		e.Tags = []string{}
 	}
@@ -91,6 +103,25 @@ func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
 		e.CustomFields = map[string]any{}
 	}
 	return e
+}
+
+// MaxDescriptionText is how much of a ticket's description_text rules see,
+// in characters: the scheduler's mirror keeps no more of it.
+const MaxDescriptionText = 2000
+
+// TrimDescription cuts a description to MaxDescriptionText characters.
+func TrimDescription(s string) string {
+	if len(s) <= MaxDescriptionText {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == MaxDescriptionText {
+			return s[:i]
+		}
+		n++
+	}
+	return s
 }
 
 func deref[T any](p *T) T {
@@ -117,23 +148,27 @@ var namedCodes = map[string]int{
 // ticketFieldGetters read one field of a TicketEnv by its expression name;
 // Explain uses them to show the values an `if` referenced.
 var ticketFieldGetters = map[string]func(*TicketEnv) any{
-	"id":            func(t *TicketEnv) any { return t.ID },
-	"subject":       func(t *TicketEnv) any { return t.Subject },
-	"status":        func(t *TicketEnv) any { return t.Status },
-	"priority":      func(t *TicketEnv) any { return t.Priority },
-	"source":        func(t *TicketEnv) any { return t.Source },
-	"requester_id":  func(t *TicketEnv) any { return t.RequesterID },
-	"responder_id":  func(t *TicketEnv) any { return t.ResponderID },
-	"group_id":      func(t *TicketEnv) any { return t.GroupID },
-	"department_id": func(t *TicketEnv) any { return t.DepartmentID },
-	"type":          func(t *TicketEnv) any { return t.Type },
-	"tags":          func(t *TicketEnv) any { return t.Tags },
-	"category":      func(t *TicketEnv) any { return t.Category },
-	"sub_category":  func(t *TicketEnv) any { return t.SubCategory },
-	"custom_fields": func(t *TicketEnv) any { return t.CustomFields },
-	"due_by":        func(t *TicketEnv) any { return t.DueBy },
-	"fr_due_by":     func(t *TicketEnv) any { return t.FrDueBy },
-	"created_at":    func(t *TicketEnv) any { return t.CreatedAt },
-	"updated_at":    func(t *TicketEnv) any { return t.UpdatedAt },
-	"workspace_id":  func(t *TicketEnv) any { return t.WorkspaceID },
+	"id":               func(t *TicketEnv) any { return t.ID },
+	"subject":          func(t *TicketEnv) any { return t.Subject },
+	"status":           func(t *TicketEnv) any { return t.Status },
+	"priority":         func(t *TicketEnv) any { return t.Priority },
+	"source":           func(t *TicketEnv) any { return t.Source },
+	"requester_id":     func(t *TicketEnv) any { return t.RequesterID },
+	"responder_id":     func(t *TicketEnv) any { return t.ResponderID },
+	"group_id":         func(t *TicketEnv) any { return t.GroupID },
+	"department_id":    func(t *TicketEnv) any { return t.DepartmentID },
+	"type":             func(t *TicketEnv) any { return t.Type },
+	"tags":             func(t *TicketEnv) any { return t.Tags },
+	"category":         func(t *TicketEnv) any { return t.Category },
+	"sub_category":     func(t *TicketEnv) any { return t.SubCategory },
+	"custom_fields":    func(t *TicketEnv) any { return t.CustomFields },
+	"due_by":           func(t *TicketEnv) any { return t.DueBy },
+	"fr_due_by":        func(t *TicketEnv) any { return t.FrDueBy },
+	"created_at":       func(t *TicketEnv) any { return t.CreatedAt },
+	"updated_at":       func(t *TicketEnv) any { return t.UpdatedAt },
+	"workspace_id":     func(t *TicketEnv) any { return t.WorkspaceID },
+	"description_text": func(t *TicketEnv) any { return t.DescriptionText },
+	"requester":        func(t *TicketEnv) any { return t.Requester },
+	"agent":            func(t *TicketEnv) any { return t.Agent },
+	"group":            func(t *TicketEnv) any { return t.Group },
 }

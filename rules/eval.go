@@ -41,6 +41,7 @@ func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time)
 	var out []Decision
 	rec := &ticketRecord{}
 	cache := &termCache{terms: s.terms.terms, state: make([]uint8, len(s.terms.terms))}
+	people := s.peopleFor()
 	for _, t := range tickets {
 		if t == nil {
 			continue
@@ -57,7 +58,7 @@ func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time)
 				continue
 			}
 			if env == nil {
-				env = Env{Ticket: NewTicketEnv(t), Now: nowFn}
+				env = Env{Ticket: s.ticketEnv(t, people), Now: nowFn}
 			}
 			if d, fire := r.decide(m, t, env); fire {
 				out = append(out, d)
@@ -122,6 +123,7 @@ func (r *Rule) render(m *vm.VM, env any) ([]Action, error) {
 		case ActionUpdate:
 			out.Update = cloneUpdate(a.update)
 			out.AssignEmail = a.assignEmail
+			err = renderSetTemplates(m, env, a.setTemplates, out.Update)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.kind, err)

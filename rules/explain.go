@@ -54,7 +54,7 @@ func (s *Set) Explain(t *sdclient.Ticket, now time.Time) []Explanation {
 	m := s.getVM()
 	defer s.putVM(m)
 	now = now.UTC() // as in Evaluate
-	env := Env{Ticket: NewTicketEnv(t), Now: func() time.Time { return now }}
+	env := Env{Ticket: s.ticketEnv(t, s.peopleFor()), Now: func() time.Time { return now }}
 	var boxed any = env
 	rec := &ticketRecord{}
 	out := make([]Explanation, 0, len(s.rules))

@@ -25,6 +25,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add("version: 1\nrules:\n  - name: a\n    query: >\n      status:open AND\n      agnet_id:0\n    actions: [{alert: {channel: '#x', text: \"\\u00e9{{ ticket.nope }}\"}}]\n")
 	f.Add("version: 1\nx-d: &d {every: 5m, once: ticket}\nx-a: &a {channel: '#x', text: \"{{ ticket.nope }}\"}\nrules:\n  - <<: [*d, {if: 'true'}]\n    name: a\n    query: status:open\n    actions: [{alert: {<<: *a, mention: x}}, {set: {<<: *d}}]\n  - &r {name: b, <<: *r, query: *d}\n")
 	f.Add("version: 1\nrules:\n  - name: a\n    query: status:open\n    if: &c\n      |2\n          ticket.nope &&\n        true\n    actions:\n      - note: >-1\n           x {{ ticket.nope }}\n")
+	f.Add(ruleFile("  - name: a", "    query: status:open", "    actions:", "      - note: {{ ticket.id }} late # c", "      - set: {tags: [{{ ticket.type }}], category: {{ ticket.subject }}}", `      - alert: {channel: oncall, text: {{ ticket.id }} x, mention: "{{ ticket.subject }}"}`))
 	f.Add("")
 	f.Add("version: [")
 	f.Fuzz(func(t *testing.T, src string) {

@@ -86,7 +86,7 @@ var (
 	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "group_over", "max_firings_per_cycle", "actions"}
 	alertKeys = []string{"channel", "text", "mention"}
 	pageKeys  = []string{"policy", "channel", "text"}
-	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "custom_fields"}
+	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "category", "sub_category", "custom_fields"}
 	actKeys   = []string{"note", "reply", "set", "assign", "alert", "page"}
 )
 
@@ -109,6 +109,7 @@ func Load(filename string, data []byte, opts ...Option) (*Set, error) {
 		})
 		return nil, &LoadError{Errors: l.errs}
 	}
+	s.needsPeople = usesPeople(s.rules)
 	return s, nil
 }
 
@@ -178,6 +179,9 @@ func (l *loader) errNode(n *yaml.Node, format string, args ...any) {
 func (l *loader) load(data []byte) (set *Set) {
 	var doc yaml.Node
 	if err := safeUnmarshal(data, &doc); err != nil {
+		if l.syntaxHints(data) {
+			return nil
+		}
 		line, msg := 1, err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
@@ -341,7 +345,7 @@ func (l *loader) mapping(n *yaml.Node, what string, allowed []string) ([]pair, b
 			if last := len(allowed) - 1; allowed[last] == anchorKeys {
 				want = strings.Join(allowed[:last], ", ") + ", or x-NAME to hold anchors"
 			}
-			l.errNode(k, "unknown key %q in %s (want one of %s)", k.Value, what, want)
+			l.errNode(k, "unknown key %q in %s (want one of %s)%s", k.Value, what, want, keyHint(what, k.Value))
 			continue
 		}
 		out = append(out, pair{k, v})
@@ -385,6 +389,10 @@ func describe(n *yaml.Node) string {
 
 // str returns the value of a string scalar.
 func (l *loader) str(n *yaml.Node, what string) (string, bool) {
+	if isUnquotedTemplate(n) {
+		l.errNode(n, "%s: %s", what, l.templateHint(n))
+		return "", false
+	}
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
 		l.errNode(n, "%s: want a string, got %s", what, describe(n))
 		return "", false
@@ -587,6 +595,9 @@ func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
 // a status or priority by name, or a custom field the loader was not told
 // about (see WithCustomFields).
 func (l *loader) queryHint(q filter.Expr, fe *filter.FieldError) string {
+	if fe.Field == "responder_id" && strings.HasPrefix(fe.Msg, "unknown field ") {
+		return `unknown field "responder_id": in queries the assigned agent is agent_id (agent_id:0 or agent_id:null when unassigned); responder_id is its name in expressions (ticket.responder_id) and in set: {responder_id: ID}`
+	}
 	if strings.HasPrefix(fe.Msg, "unknown field ") && !strings.Contains(fe.Msg, "did you mean") && len(l.cfg.custom) == 0 {
 		return fe.Msg + " (a custom field? deskbot reads them from the desk; rules check and test need --custom-field " +
 			fe.Field + ":KIND; or test it in if: with ticket.custom_fields." + fe.Field + ")"
@@ -1051,6 +1062,7 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 	if updateAt >= 0 {
 		r.actions[updateAt].update = &m.upd
 		r.actions[updateAt].assignEmail = m.email
+		r.actions[updateAt].setTemplates = m.tmpls
 	}
 	return ok
 }
@@ -1065,6 +1077,11 @@ func (l *loader) text(n *yaml.Node, what string, kind textKind) (*template, bool
 		l.errNode(n, "%s: empty text", what)
 		return nil, false
 	}
+	return l.compileText(n, s, what, kind)
+}
+
+// compileText compiles template s, the value of scalar n.
+func (l *loader) compileText(n *yaml.Node, s, what string, kind textKind) (*template, bool) {
 	t, errs := parseTemplate(s)
 	for _, e := range errs {
 		l.errIn(n, e.Off, "%s: %s", what, e.Msg)
@@ -1232,6 +1249,23 @@ type updateMerger struct {
 	email string
 	// at records where each field was first set, and its value for messages.
 	at map[string]setAt
+	// tmpls are the values that are templates.
+	tmpls []setTemplate
+}
+
+// template compiles the value src of a set: field (key names a custom
+// field, index >= 0 a tag) from node n when it has {{ }}, to be rendered
+// per ticket; it reports false (with the errors) when it does not compile.
+func (m *updateMerger) template(field, key string, index int, src string, n *yaml.Node, what string) bool {
+	if !strings.Contains(src, "{{") {
+		return true
+	}
+	t, ok := m.l.compileText(n, src, what, textPlain)
+	if !ok {
+		return false
+	}
+	m.tmpls = append(m.tmpls, setTemplate{field: field, key: key, index: index, tmpl: t})
+	return true
 }
 
 type setAt struct {
@@ -1316,13 +1350,20 @@ func (m *updateMerger) set(n *yaml.Node) bool {
 			case "responder_id":
 				m.upd.ResponderID = sdclient.Ptr(x)
 			}
-		case "type":
+		case "type", "category", "sub_category":
 			s, ok := l.str(v, what)
-			if !ok || !m.claim(f, s, v, "set") {
+			if !ok || !m.claim(f, s, v, "set") || !m.template(f, "", -1, s, v, what) {
 				good = false
 				continue
 			}
-			m.upd.Type = sdclient.Ptr(s)
+			switch f {
+			case "type":
+				m.upd.Type = sdclient.Ptr(s)
+			case "category":
+				m.upd.Category = sdclient.Ptr(s)
+			default:
+				m.upd.SubCategory = sdclient.Ptr(s)
+			}
 		case "tags":
 			if v.Kind != yaml.SequenceNode {
 				l.errNode(v, "set tags: want a list of strings, got %s", describe(v))
@@ -1332,7 +1373,7 @@ func (m *updateMerger) set(n *yaml.Node) bool {
 			tags := []string{}
 			for _, t := range v.Content {
 				s, ok := l.str(resolve(t), "set tags")
-				if !ok {
+				if !ok || !m.template("tags", "", len(tags), s, resolve(t), "set tags") {
 					good = false
 					continue
 				}
@@ -1362,6 +1403,10 @@ func (m *updateMerger) set(n *yaml.Node) bool {
 					continue
 				}
 				if !m.claim("custom_fields."+c.key.Value, x, c.val, "set") {
+					good = false
+					continue
+				}
+				if str, isStr := x.(string); isStr && !m.template("custom_fields", c.key.Value, -1, str, c.val, "set custom_fields "+c.key.Value) {
 					good = false
 					continue
 				}

@@ -297,7 +297,7 @@ func TestLoadErrors(t *testing.T) {
 			"    query: status:open",
 			"    actions:",
 			"      - set: {priority: 4, subject: x}"), []string{
-			`f.yaml:7:28: rule "a": unknown key "subject" in set (want one of status, priority, group_id, responder_id, tags, type, custom_fields)`}},
+			`f.yaml:7:28: rule "a": unknown key "subject" in set (want one of status, priority, group_id, responder_id, tags, type, category, sub_category, custom_fields)`}},
 		{"set wrong type", ruleFile(
 			"  - name: a",
 			"    query: status:open",
@@ -436,7 +436,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:5:27: rule "a": alert text: template: type ticket has no field nope`}},
 		{"unknown field in a merged set", "version: 1\nx-set: &set {priority: 4, subject: x}\nrules:\n" +
 			"  - name: a\n    query: status:open\n    actions:\n      - set: {<<: *set, status: 2}\n", []string{
-			`f.yaml:2:27: rule "a": unknown key "subject" in set (want one of status, priority, group_id, responder_id, tags, type, custom_fields)`}},
+			`f.yaml:2:27: rule "a": unknown key "subject" in set (want one of status, priority, group_id, responder_id, tags, type, category, sub_category, custom_fields)`}},
 		{"explicit duplicate key beside a merge", "version: 1\nx-d: &d {every: 5m}\nrules:\n" +
 			"  - <<: *d\n    name: a\n    every: 1m\n    every: 2m\n    query: status:open\n    actions: [{note: hi}]\n", []string{
 			`f.yaml:7:5: rule "a": duplicate key "every" (first at line 6)`}},

@@ -118,8 +118,19 @@ func describeUpdate(u *sdclient.TicketUpdate, email string) string {
 	return strings.Join(parts, " ")
 }
 
+// RequiredTicketFields are the fields every ticket of a `rules test`
+// fixture must have (not null): the desk always sends them, and a fixture
+// without them would test rules on tickets no desk has (status 0, created
+// at the zero time), where a forgotten field passes for a rule that holds.
+var RequiredTicketFields = []string{"id", "subject", "status", "priority", "requester_id", "created_at", "updated_at"}
+
+// maxTicketProblems caps the problems ReadTickets lists.
+const maxTicketProblems = 10
+
 // ReadTickets reads tickets for `deskbot rules test`: a JSON array of
-// tickets, or the API's envelope {"tickets": [...]}.
+// tickets, or the API's envelope {"tickets": [...]}. Each ticket must have
+// the RequiredTicketFields; the error names every ticket that does not, by
+// its index in the list (from 0) and its id, one per line.
 func ReadTickets(r io.Reader) ([]*sdclient.Ticket, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -129,15 +140,15 @@ func ReadTickets(r io.Reader) ([]*sdclient.Ticket, error) {
 	if len(data) == 0 {
 		return nil, errors.New("read tickets: empty input: want a JSON array of tickets or {\"tickets\": [...]}")
 	}
-	var tickets []*sdclient.Ticket
+	var raw []json.RawMessage
 	switch data[0] {
 	case '[':
-		if err := json.Unmarshal(data, &tickets); err != nil {
+		if err := json.Unmarshal(data, &raw); err != nil {
 			return nil, fmt.Errorf("read tickets: %w", err)
 		}
 	case '{':
 		var env struct {
-			Tickets *[]*sdclient.Ticket `json:"tickets"`
+			Tickets *[]json.RawMessage `json:"tickets"`
 		}
 		if err := json.Unmarshal(data, &env); err != nil {
 			return nil, fmt.Errorf("read tickets: %w", err)
@@ -145,14 +156,74 @@ func ReadTickets(r io.Reader) ([]*sdclient.Ticket, error) {
 		if env.Tickets == nil {
 			return nil, errors.New(`read tickets: object without "tickets": want a JSON array of tickets or {"tickets": [...]}`)
 		}
-		tickets = *env.Tickets
+		raw = *env.Tickets
 	default:
 		return nil, errors.New("read tickets: want a JSON array of tickets or {\"tickets\": [...]}")
 	}
-	for i, t := range tickets {
-		if t == nil {
-			return nil, fmt.Errorf("read tickets: ticket %d is null", i)
+	tickets := make([]*sdclient.Ticket, len(raw))
+	var problems []string
+	for i, m := range raw {
+		p := checkTicket(i, m, &tickets[i])
+		if p == "" {
+			continue
 		}
+		if len(problems) == maxTicketProblems {
+			problems = append(problems, "read tickets: and more")
+			break
+		}
+		problems = append(problems, "read tickets: "+p)
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "\n"))
 	}
 	return tickets, nil
+}
+
+// checkTicket decodes ticket i of a fixture into *dst, or says what is
+// wrong with it.
+func checkTicket(i int, m json.RawMessage, dst **sdclient.Ticket) string {
+	if string(m) == "null" {
+		return fmt.Sprintf("ticket [%d] is null", i)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(m, &fields); err != nil {
+		return fmt.Sprintf("ticket [%d]: want an object, got %s", i, jsonKind(m))
+	}
+	who := fmt.Sprintf("ticket [%d]", i)
+	if id, ok := fields["id"]; ok && string(id) != "null" {
+		who += " (id " + string(id) + ")"
+	}
+	var missing []string
+	for _, f := range RequiredTicketFields {
+		if v, ok := fields[f]; !ok || string(v) == "null" {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		s := "field"
+		if len(missing) > 1 {
+			s = "fields"
+		}
+		return fmt.Sprintf("%s: missing required %s %s (every ticket needs %s, as the desk sends them)",
+			who, s, strings.Join(missing, ", "), strings.Join(RequiredTicketFields, ", "))
+	}
+	t := new(sdclient.Ticket)
+	if err := json.Unmarshal(m, t); err != nil {
+		return fmt.Sprintf("%s: %v", who, err)
+	}
+	*dst = t
+	return ""
+}
+
+// jsonKind names the JSON type of a value for messages.
+func jsonKind(m json.RawMessage) string {
+	switch m[0] {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }

@@ -40,6 +40,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/expr-lang/expr/vm"
@@ -74,6 +75,10 @@ type Set struct {
 	terms    termTable // distinct query terms of all rules
 	oncall   *oncall.Config
 	vms      sync.Pool // *vm.VM
+	// needsPeople is set when an expression reads ticket.requester,
+	// agent or group; people is what fills them (UsePeople).
+	needsPeople bool
+	people      atomic.Pointer[peopleBox]
 }
 
 // Rule is one rule of a rules file.
@@ -118,6 +123,9 @@ type actionSpec struct {
 	update      *sdclient.TicketUpdate
 	assignEmail string
 	policy      string // page
+	// setTemplates are the values of set: that are templates, rendered
+	// into update per ticket.
+	setTemplates []setTemplate
 }
 
 // Option configures Load.

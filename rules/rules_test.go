@@ -489,9 +489,11 @@ rules:
 }
 
 func TestReadTickets(t *testing.T) {
+	const a = `{"id": 1, "subject": "a", "status": 2, "priority": 1, "requester_id": 5, "created_at": "2025-03-10T09:00:00Z", "updated_at": "2025-03-10T09:00:00Z"}`
+	const b = `{"id": 2, "subject": "", "status": 2, "priority": 1, "requester_id": 5, "created_at": "2025-03-10T09:00:00Z", "updated_at": "2025-03-10T09:00:00Z"}`
 	for _, in := range []string{
-		`[{"id": 1, "subject": "a"}, {"id": 2}]`,
-		` {"tickets": [{"id": 1, "subject": "a"}, {"id": 2}], "total": 2}`,
+		`[` + a + `, ` + b + `]`,
+		` {"tickets": [` + a + `, ` + b + `], "total": 2}`,
 	} {
 		ts, err := ReadTickets(strings.NewReader(in))
 		if err != nil || len(ts) != 2 || ts[0].ID != 1 || ts[0].Subject != "a" || ts[1].ID != 2 {
@@ -502,6 +504,36 @@ func TestReadTickets(t *testing.T) {
 		if _, err := ReadTickets(strings.NewReader(in)); err == nil {
 			t.Errorf("%q: no error", in)
 		}
+	}
+}
+
+// A fixture ticket without a field the desk always sends is refused, with
+// the ticket's index and id and the fields it lacks.
+func TestReadTicketsRequiredFields(t *testing.T) {
+	const ok = `{"id": 1, "subject": "a", "status": 2, "priority": 1, "requester_id": 5, "created_at": "2025-03-10T09:00:00Z", "updated_at": "2025-03-10T09:00:00Z"}`
+	tests := []struct{ in, want string }{
+		{`[` + ok + `, {"id": 2, "subject": "b", "status": 2, "priority": 1, "requester_id": 5, "created_at": "2025-03-10T09:00:00Z"}]`,
+			`read tickets: ticket [1] (id 2): missing required field updated_at (every ticket needs id, subject, status, priority, requester_id, created_at, updated_at, as the desk sends them)`},
+		{`{"tickets": [{"subject": "a", "status": null}]}`,
+			`read tickets: ticket [0]: missing required fields id, status, priority, requester_id, created_at, updated_at (every ticket needs id, subject, status, priority, requester_id, created_at, updated_at, as the desk sends them)`},
+		{`[` + ok + `, null, 3]`,
+			"read tickets: ticket [1] is null\nread tickets: ticket [2]: want an object, got a number"},
+		{`[{"id": 7, "subject": "a", "status": "open", "priority": 1, "requester_id": 5, "created_at": "2025-03-10T09:00:00Z", "updated_at": "2025-03-10T09:00:00Z"}]`,
+			`read tickets: ticket [0] (id 7): json: cannot unmarshal string into Go struct field Ticket.status of type int`},
+	}
+	for _, tt := range tests {
+		_, err := ReadTickets(strings.NewReader(tt.in))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s:\n got %v\nwant %s", tt.in, err, tt.want)
+		}
+	}
+	many := make([]string, 15)
+	for i := range many {
+		many[i] = `{"id": 1}`
+	}
+	_, err := ReadTickets(strings.NewReader("[" + strings.Join(many, ",") + "]"))
+	if err == nil || strings.Count(err.Error(), "\n") != 10 || !strings.HasSuffix(err.Error(), "read tickets: and more") {
+		t.Errorf("many: %v", err)
 	}
 }
 

@@ -34,6 +34,9 @@ const (
 	// mention that a value turns into @here, @channel or @everyone is
 	// dropped: a value may name a user or a group, not everyone.
 	textMention
+	// textPlain is a value of set: (a type, a category, a tag, a custom
+	// field): values are written as they are.
+	textPlain
 )
 
 // mentionValue removes from a value what could make Slack markup of it.

@@ -64,6 +64,43 @@ func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
 	}
 }
 
+// errFirstSync says that a mirror's first full sync is still under way:
+// expected on a first start, so that a cycle incomplete for it alone is
+// logged at info, not warn.
+var errFirstSync = errors.New("the first full sync of the mirror is under way")
+
+// incompleteLevel is the level of a line about an incomplete sync or
+// cycle: info when the only cause is a first full sync under way.
+func incompleteLevel(err error) slog.Level {
+	if onlyFirstSync(err) {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
+}
+
+// onlyFirstSync reports whether err is errFirstSync, wrapped, or errors
+// joined that all are.
+func onlyFirstSync(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, x := range errs {
+			if !onlyFirstSync(x) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	case interface{ Unwrap() error }:
+		return onlyFirstSync(e.Unwrap())
+	}
+	return err == errFirstSync
+}
+
+// persistTimeout bounds the save of a cycle's re-read tickets to the mirror.
+const persistTimeout = 10 * time.Second
+
 // RunCycle runs one cycle now with every job due, ignoring the schedule
 // and the budget's stretch, and waiting for a full sync the mirror needs
 // (tests, benchmarks). With an elector it first asks it, and returns
@@ -178,7 +215,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	// 1. Sync the mirror.
 	synced := s.sync(ctx, cy, mode == once)
 	if synced.Err != nil {
-		cy.log.Warn("mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
+		cy.log.Log(ctx, incompleteLevel(synced.Err), "mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
 	}
 	tickets := s.mirrorSnapshot()
 	cy.inMirror = make(map[int64]bool, len(tickets))
@@ -187,6 +224,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	}
 
 	// 2. Evaluate.
+	s.lookupPeople(ctx, cy, set, tickets)
 	decisions, err := evaluate(ctx, set, cy.rules, tickets, now)
 	if err != nil {
 		// Stopping: nothing half-evaluated reconciles or acts.
@@ -219,8 +257,13 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 
 	// 4. Execute.
 	s.execute(ctx, cy, decisions)
-	if err := s.persistMirrors(ctx); err != nil {
-		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", err))
+	// A local write, finished even when a stop (SIGTERM, Ctrl-C) cancelled
+	// the cycle: what it re-read is kept, and a stop logs no warning.
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	perr := s.persistMirrors(pctx)
+	pcancel()
+	if perr != nil {
+		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
 	}
 
 	out.Requests = cy.requests
@@ -267,7 +310,7 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 		j.dueBy(now.Add(s.tickEvery()))
 	}
 	if !res.Complete {
-		s.logger.Warn("cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
+		s.logger.Log(context.Background(), incompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
 	}
 }

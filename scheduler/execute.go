@@ -366,6 +366,9 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 			if err != nil {
 				s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
 				s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
+				if s.yieldFiring(actx, cy, ru, alog, err) {
+					return failed
+				}
 				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
 				return failed
 			}
@@ -423,6 +426,9 @@ func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int
 	alog := ru.log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
 	s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
 	s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
+	if s.yieldFiring(actx, cy, ru, alog, err) {
+		return
+	}
 	if !notSent(err) {
 		alog.Error("action failed; the firing resumes when its lease ends", slog.Any("error", err),
 			slog.Duration("lease", s.cfg.lease))
@@ -441,6 +447,47 @@ func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int
 	alog.Error("action refused; the firing is retried later", slog.Any("error", err),
 		slog.Int("attempt", ru.f.Attempts), slog.Duration("retry_in", wait))
 }
+
+// yieldFiring gives a firing's claim up for the next cycle when its
+// action was held back by deskbot itself, not refused by the desk: a stop
+// (SIGTERM, SIGHUP) cut it before its request was sent (sdclient.ErrStopped),
+// or its action context ran out while the request waited for deskbot's own
+// request budget (sdclient.ErrBudgetWait). Nothing was sent, so the claim
+// is released at once instead of held for the lease, with no back-off, and
+// the log says so at info or warn: neither is an error. It reports whether
+// err was such a case.
+func (s *Scheduler) yieldFiring(actx context.Context, cy *cycle, ru *run, alog *slog.Logger, err error) bool {
+	var why, msg string
+	level := slog.LevelInfo
+	switch {
+	case errors.Is(err, sdclient.ErrStopped):
+		why, msg = ledgerStopped, "stopped, will resume"
+	case errors.Is(err, sdclient.ErrBudgetWait) || errors.Is(err, sdclient.ErrListBudgetWait):
+		why, msg, level = ledgerBudgetWait, "waiting for the request budget; the firing goes on next cycle", slog.LevelWarn
+	default:
+		return false
+	}
+	// The action context may be the one that ran out (waiting for budget):
+	// the release gets time of its own.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(actx), releaseTimeout)
+	defer cancel()
+	if rerr := s.ledger.Release(rctx, ru.f.ID, time.Time{}, why+": "+err.Error()); rerr != nil {
+		alog.Error("release claim; the firing resumes when its lease ends", slog.Any("error", rerr),
+			slog.Duration("lease", s.cfg.lease))
+	}
+	alog.Log(actx, level, msg, slog.Any("error", err), slog.Int("attempt", ru.f.Attempts))
+	return true
+}
+
+// releaseTimeout bounds the release of a firing whose action context ran out.
+const releaseTimeout = 10 * time.Second
+
+// What the ledger's last error of a firing released by yieldFiring starts
+// with, for /ticket why and rules why to show plainly (see ledgerLine).
+const (
+	ledgerStopped    = "stopped by a shutdown"
+	ledgerBudgetWait = "waited for deskbot's request budget"
+)
 
 // ErrNotDelivered may be wrapped by a Notifier's error to say that the
 // alert was certainly not posted (the chat refused it), so that the firing

@@ -224,7 +224,7 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		}
 		s.WriteString(")")
 		if info.LastError != "" {
-			fmt.Fprintf(&s, "; last attempt refused: %s", info.LastError)
+			s.WriteString("; " + lastAttempt(info.LastError))
 		}
 	case store.StateDone:
 		fmt.Fprintf(&s, ", fired %s", stamp(info.FiredAt))
@@ -245,6 +245,19 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		s.WriteString("; fires again only after a complete poll in which it no longer holds")
 	}
 	return s.String()
+}
+
+// lastAttempt says plainly why a pending firing's last attempt stopped,
+// from the ledger's last error: a stop or deskbot's own request budget
+// (released by yieldFiring; the raw error is in the log) is not a refusal.
+func lastAttempt(lastError string) string {
+	switch {
+	case strings.HasPrefix(lastError, ledgerStopped) || strings.Contains(lastError, sdclient.ErrStopped.Error()):
+		return "stopped by a shutdown; resumes next cycle"
+	case strings.HasPrefix(lastError, ledgerBudgetWait):
+		return "waited for deskbot's request budget; goes on next cycle"
+	}
+	return "last attempt refused: " + lastError
 }
 
 func stamp(t time.Time) string {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
@@ -74,10 +75,12 @@ func newWSMirror(ws *int64) *wsMirror {
 func (m *wsMirror) name() string { return wsName(m.param) }
 
 // slim is the copy of t the mirror keeps: the fields rules and commands
-// use, without the description and embeds that can make a ticket large.
+// use, without the HTML description and embeds that can make a ticket
+// large; of the description's text, what rules see of it
+// (rules.MaxDescriptionText characters).
 func slim(t *sdclient.Ticket) *sdclient.Ticket {
 	c := *t
-	c.Description, c.DescriptionText = "", ""
+	c.Description, c.DescriptionText = "", rules.TrimDescription(t.DescriptionText)
 	c.Conversations, c.Requester, c.Stats, c.Assets = nil, nil, nil, nil
 	return &c
 }

@@ -68,6 +68,7 @@ type config struct {
 	tickEvery     time.Duration
 	retention     time.Duration
 	maxFirings    int
+	outlook       func(Outlook) // dry runs: see WithOutlook
 }
 
 // WithClock sets the clock of the scheduler (gocron's timers and each

@@ -55,9 +55,11 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex // held while a cycle runs
-	budgets budgets    // rules over their run-time budget
-	held    heldBack   // decisions the per-cycle caps held back
+	running sync.Mutex  // held while a cycle runs
+	budgets budgets     // rules over their run-time budget
+	held    heldBack    // decisions the per-cycle caps held back
+	dry     dryMemory   // what earlier dry-run cycles would have fired
+	people  peopleCache // names of requesters, agents and groups for the rules
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
@@ -420,7 +422,8 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 			return fmt.Errorf("reload rules: %w", err)
 		}
 	}
-	s.logger.Info("rules reloaded", slog.Int("rules", len(set.Rules())), slog.Int("jobs", len(jobs)))
+	// At debug: the caller logs the reload once, at info.
+	s.logger.Debug("rules reloaded", slog.Int("rules", len(set.Rules())), slog.Int("jobs", len(jobs)))
 	return nil
 }
 

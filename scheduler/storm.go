@@ -115,6 +115,10 @@ func (s *Scheduler) admit(ctx context.Context, cy *cycle, decisions []rules.Deci
 	cy.admitted = map[rules.FiringKey]bool{}
 	cy.held = map[string]map[int64]Held{}
 	cy.grouping = map[string]bool{}
+	if s.cfg.dryRun {
+		s.dryRun(ctx, cy, decisions) // says what it would have done, admits nothing
+		return
+	}
 	perRule := map[string]int{}
 	total := 0
 	consider := func(d rules.Decision) {
@@ -126,10 +130,6 @@ func (s *Scheduler) admit(ctx context.Context, cy *cycle, decisions []rules.Deci
 			if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
 				log.Error("rule failed on ticket", slog.Any("error", d.Err))
 			}
-			return
-		case s.cfg.dryRun:
-			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
-			log.Info("dry run: rule would fire", slog.String("actions", describeActions(d.Actions)))
 			return
 		case cy.admitted[key]:
 			return

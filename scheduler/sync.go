@@ -130,7 +130,7 @@ func (s *Scheduler) syncWS(ctx context.Context, cy *cycle, m *wsMirror, stored i
 				}
 			}()
 			if first {
-				return fmt.Errorf("the %s: the first full sync of the mirror is under way", m.name())
+				return fmt.Errorf("the %s: %w", m.name(), errFirstSync)
 			}
 		}
 	}

@@ -32,6 +32,14 @@ var (
 	// not applied, so it matches ErrInvalidInput too; a POST answered 303
 	// may have been, so it wraps ErrNotRetried.
 	ErrRedirected = errors.New("redirected")
+	// ErrBudgetWait: the request was never sent because its context ended
+	// while it waited for the client's own rate budget (WithRatePerMinute):
+	// the desk was not asked, and no earlier attempt of it can have been
+	// applied. The context's error is wrapped too.
+	ErrBudgetWait = errors.New("waiting for rate budget")
+	// ErrListBudgetWait: the same for the separate ticket list budget
+	// (WithListRatePerMinute).
+	ErrListBudgetWait = errors.New("waiting for the ticket list budget")
 )
 
 // FieldError is one entry of the desk's "errors" array.

@@ -441,14 +441,14 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 				if stopped(ctx) && !applied {
 					return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
 				}
-				return nil, c.redact(fmt.Errorf("sdclient: %s: waiting for the ticket list budget: %w", r.op, err))
+				return nil, c.redact(budgetWait(r.op, ErrListBudgetWait, err, applied))
 			}
 		}
 		if _, err := c.limiter.acquire(wctx, c.interactive, cost); err != nil {
 			if stopped(ctx) && !applied {
 				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
 			}
-			return nil, c.redact(fmt.Errorf("sdclient: %s: waiting for rate budget: %w", r.op, err))
+			return nil, c.redact(budgetWait(r.op, ErrBudgetWait, err, applied))
 		}
 		var bodyReader io.Reader
 		if payload != nil {

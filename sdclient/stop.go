@@ -3,6 +3,7 @@ package sdclient
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // ErrStopped is wrapped by the error of a request that was never sent
@@ -39,4 +40,15 @@ func waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
 func stopped(ctx context.Context) bool {
 	stop, ok := ctx.Value(stopKey{}).(context.Context)
 	return ok && stop != nil && stop.Err() != nil && ctx.Err() == nil
+}
+
+// budgetWait is the error of a request that gave up waiting for budget
+// (ErrBudgetWait or ErrListBudgetWait, with err, the context's error). An
+// earlier attempt of it that may have been applied (applied) rules out the
+// sentinel, which promises that nothing reached the desk.
+func budgetWait(op string, budget, err error, applied bool) error {
+	if applied {
+		return fmt.Errorf("sdclient: %s: %s: %w", op, budget, err)
+	}
+	return fmt.Errorf("sdclient: %s: %w: %w", op, budget, err)
 }

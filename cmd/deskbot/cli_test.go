@@ -30,6 +30,8 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{args: []string{"rules", "check", "--help"}, stdout: "-custom-field"},
 		{args: []string{"rules", "test", "--help"}, stdout: "-tickets"},
 		{args: []string{"rules", "why", "-help"}, stdout: "-ticket"},
+		{args: []string{"rules", "plan", "--help"}, stdout: "Usage: deskbot rules plan [FILE]"},
+		{args: []string{"help"}, stdout: "deskbot rules plan [FILE]"},
 		{args: []string{"sim", "--help"}, stdout: "-addr"},
 		{args: []string{"version"}, stdout: "deskbot dev"},
 		{args: []string{"bogus"}, code: 1, stderr: "Usage:", stderrLast: `deskbot: unknown command "bogus"`},
@@ -37,6 +39,7 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{args: []string{"sim", "--tickets", "many"}, code: 1, stderr: "-tickets", stderrLast: `deskbot: sim: invalid value "many" for flag -tickets: parse error`},
 		{args: []string{"sim", "--tickets", "100000000"}, code: 1, stderr: "Usage: deskbot sim", stderrLast: "deskbot: sim: --tickets must be between 0 and 100000, got 100000000"},
 		{args: []string{"sim", "--rate", "-5"}, code: 1, stderr: "Usage: deskbot sim", stderrLast: "deskbot: sim: --rate must not be negative (0: unlimited), got -5"},
+		{args: []string{"rules", "plan", "a.yaml", "b.yaml"}, code: 1, stderr: "Usage: deskbot rules plan [FILE]", stderrLast: `deskbot: rules plan: unexpected argument "b.yaml"`},
 		{args: []string{"rules", "frobnicate"}, code: 1, stderr: "Usage:", stderrLast: `deskbot: rules: unknown subcommand "frobnicate"`},
 	}
 	for _, tc := range tests {

@@ -22,17 +22,20 @@ const rulesUsage = `Usage:
   deskbot rules check FILE [--custom-field NAME:KIND ...]
   deskbot rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...]
   deskbot rules why FILE --ticket N
+  deskbot rules plan [FILE]
 
 check and test work offline: name the desk's custom ticket fields that
 queries filter on with --custom-field (KIND: text, number, checkbox or
-date); why and deskbot itself read them from the desk.
+date); why, plan and deskbot itself read them from the desk. plan says
+what the rules would do on the desk now (first run, caps, grouping,
+requests an hour); FILE defaults to DESKBOT_RULES, else rules.yaml.
 `
 
-// cmdRules dispatches `deskbot rules check|test|why`.
+// cmdRules dispatches `deskbot rules check|test|why|plan`.
 func cmdRules(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, rulesUsage)
-		return errors.New("rules: missing subcommand (check, test or why)")
+		return errors.New("rules: missing subcommand (check, test, why or plan)")
 	}
 	switch args[0] {
 	case "check":
@@ -41,6 +44,8 @@ func cmdRules(ctx context.Context, e env, args []string) error {
 		return cmdRulesTest(e, args[1:])
 	case "why":
 		return cmdRulesWhy(ctx, e, args[1:])
+	case "plan":
+		return cmdRulesPlan(ctx, e, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(e.stdout, rulesUsage)
 		return nil

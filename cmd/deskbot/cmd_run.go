@@ -57,7 +57,7 @@ environment (an empty variable counts as unset):
   DESKBOT_STATE              state: a file, sqlite:PATH or postgres://... (default deskbot.db;
                              in memory with the embedded simulator)
   DESKBOT_HTTP_ADDR          listen address of /healthz /readyz /metrics (default 127.0.0.1:9717)
-  DESKBOT_DRY_RUN            true: log decisions instead of acting (default false)
+  DESKBOT_DRY_RUN            true: act on nothing, log what it would have done (default false)
   DESKBOT_MAX_FIRINGS_PER_CYCLE
                              firings one poll starts across rules; the rest fire in later
                              polls (default 50; 0: only each rule's max_firings_per_cycle)
@@ -259,7 +259,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 		}))
 		var notifier scheduler.Notifier = chatNotifier{chat}
 		if cfg.DryRun {
-			notifier = scheduler.LogNotifier{Logger: logger}
+			notifier = dryRunNotifier{LogNotifier: scheduler.LogNotifier{Logger: logger}, chat: chat}
 		}
 		sched, err = scheduler.New(logger, scheduler.ClientDesk(client), s, st, notifier, opts...)
 		if err != nil {
@@ -267,6 +267,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 		}
 	}
 
+	reloads := newReloadStatus(reg, time.Now)
 	checks := []readyCheck{
 		{"desk", cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, interactive); return err })},
 		{"store", st.Ping},
@@ -276,11 +277,11 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 			}
 			return nil
 		}},
-		{"rules", func(context.Context) error {
+		{"rules", func(ctx context.Context) error {
 			if rulesPath != "" && set.Load() == nil {
 				return errors.New("not loaded")
 			}
-			return nil
+			return reloads.check(ctx)
 		}},
 	}
 	if sched != nil {
@@ -304,8 +305,19 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	wg.Go(func() { errc <- ops.serve(runCtx) })
 	wg.Go(func() {
 		err := chat.Run(runCtx)
-		if err == nil && sched == nil && runCtx.Err() == nil {
-			logger.Info("console input closed and no rules loaded: stopping")
+		if err == nil && runCtx.Err() == nil && !cfg.slackEnabled() {
+			switch {
+			case sched == nil:
+				logger.Info("console input closed and no rules loaded: stopping")
+			case isTerminal(e.stdin):
+				// Ctrl-D at a terminal: the person leaves, rules or not.
+				logger.Info("console closed (Ctrl-D): stopping")
+			default:
+				// No one at a terminal (stdin is /dev/null in a container,
+				// or a pipe that ended): the rules keep running.
+				logger.Info("console input closed; the rules keep running until SIGTERM or Ctrl-C")
+				return
+			}
 			cancel()
 			return
 		}
@@ -337,7 +349,7 @@ loop:
 				break loop
 			}
 		case <-hup:
-			reloadRules(ctx, logger, loader, rulesPath, &set, sched, esc != nil)
+			reloadRules(ctx, logger, loader, rulesPath, &set, sched, esc != nil, reloads)
 		}
 	}
 	logger.Info("stopping: finishing in-flight work; signal again to stop at once", "timeout", stopTimeout)
@@ -431,22 +443,25 @@ func (a storeAcks) Acknowledge(ctx context.Context, key, by string, at time.Time
 }
 
 // reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old
-// rules and logs every error.
-func reloadRules(ctx context.Context, logger *slog.Logger, loader *rulesLoader, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool) {
+// rules, logs every error and records the failure in rs (/metrics,
+// /readyz). A good reload is logged once, by the last line.
+func reloadRules(ctx context.Context, logger *slog.Logger, loader *rulesLoader, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool, rs *reloadStatus) {
 	if path == "" {
 		logger.Warn("SIGHUP: no rules file to reload")
 		return
 	}
-	logger.Info("SIGHUP: reloading the rules file", "file", path)
+	logger.Debug("SIGHUP: reloading the rules file", "file", path)
 	s, err := loader.load(ctx, path)
 	if err != nil {
 		var le *rules.LoadError
-		if errors.As(err, &le) {
+		if errors.As(err, &le) && len(le.Errors) > 0 {
 			for _, e := range le.Errors {
 				logger.Error("SIGHUP: rules file has an error; keeping the old rules", "error", e.Error())
 			}
+			rs.failed(le.Errors[0].Error())
 		} else {
 			logger.Error("SIGHUP: cannot read the rules file; keeping the old rules", "file", path, "err", err)
+			rs.failed(err.Error())
 		}
 		return
 	}
@@ -454,6 +469,7 @@ func reloadRules(ctx context.Context, logger *slog.Logger, loader *rulesLoader, 
 		// The scheduler hands the new oncall: section to the escalator.
 		if err := sched.Reload(s); err != nil {
 			logger.Error("SIGHUP: the new rules cannot run; keeping the old rules", "err", err)
+			rs.failed(err.Error())
 			return
 		}
 		if !oncallOn && s.OnCall() != nil {
@@ -463,6 +479,7 @@ func reloadRules(ctx context.Context, logger *slog.Logger, loader *rulesLoader, 
 		logger.Warn("SIGHUP: rules loaded, but the scheduler starts only at start-up; restart deskbot to run them")
 	}
 	set.Store(s)
+	rs.succeeded()
 	logger.Info("SIGHUP: rules reloaded", "file", path, "rules", len(s.Rules()))
 }
 
@@ -628,16 +645,24 @@ func deskEndpoint(cfg *config, logger *slog.Logger) (url, apiKey string, stop fu
 	if cfg.DeskURL != "" {
 		return cfg.DeskURL, cfg.DeskAPIKey.reveal(), func() {}, nil
 	}
-	url, stop, err = startEmbeddedDesk(logger)
+	// The simulator limits requests as a real desk does (the smallest
+	// plan's 100 a minute, or deskbot's own budget when that is larger), so
+	// that its X-Ratelimit-* headers, and deskbot_desk_rate_limit_remaining,
+	// are real.
+	url, stop, err = startEmbeddedDesk(logger, sdsim.WithRateLimit(max(embeddedRateLimit, cfg.RatePerMin)))
 	if err != nil {
 		return "", "", nil, err
 	}
 	return url, sdsim.DefaultAPIKey, stop, nil
 }
 
+// embeddedRateLimit is the embedded simulator's account-wide rate limit,
+// in requests a minute: the desk's smallest plan.
+const embeddedRateLimit = 100
+
 // startEmbeddedDesk serves a seeded simulator on a loopback port.
-func startEmbeddedDesk(logger *slog.Logger) (string, func(), error) {
-	desk := sdsim.New(sdsim.WithGenerated(embeddedSeed, embeddedTickets))
+func startEmbeddedDesk(logger *slog.Logger, opts ...sdsim.Option) (string, func(), error) {
+	desk := sdsim.New(append([]sdsim.Option{sdsim.WithGenerated(embeddedSeed, embeddedTickets)}, opts...)...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		desk.Close()

@@ -79,6 +79,7 @@ Usage:
   deskbot rules check FILE             validate a rules file
   deskbot rules test FILE --tickets T  show which rules would fire on the tickets in T (JSON)
   deskbot rules why FILE --ticket N    explain every rule against one live ticket
+  deskbot rules plan [FILE]            plan the rules on the desk: matches, first run, requests an hour
   deskbot sim [--addr A] [--tickets N] serve the desk simulator alone
   deskbot version                      print the version
 

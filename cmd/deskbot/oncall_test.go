@@ -93,6 +93,15 @@ func TestOnCallPagesOnConsole(t *testing.T) {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, "reload error", p.stderr, regexp.MustCompile(`keeping the old rules.*rules\.yaml:21:24: rule \\?"page-urgent\\?": page: unknown escalation policy`), 20*time.Second)
+	// The failed reload shows in /metrics and /readyz (degraded: the old
+	// rules run on).
+	if m := get(t, "http://"+httpAddr+"/metrics"); !strings.Contains(m, "\ndeskbot_rules_reload_failures_total 1\n") ||
+		!strings.Contains(m, "\ndeskbot_rules_last_reload_success 0\n") {
+		t.Errorf("/metrics does not show the failed reload")
+	}
+	if r := get(t, "http://"+httpAddr+"/readyz"); !regexp.MustCompile(`"rules":"degraded: last reload failed at \d\d:\d\d: [^"]*rules\.yaml:21:24: `).MatchString(r) {
+		t.Errorf("/readyz = %s, want the rules check to say the last reload failed", r)
+	}
 
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.wait(30 * time.Second); code != 0 {

@@ -83,8 +83,8 @@ rules:
     if: "ticket.custom_fields.seats > 10"
     actions: [{note: "big"}]
 `), 0o600)
-	os.WriteFile(tickets, []byte(`[{"id": 1, "subject": "a", "priority": 4, "status": 2, "custom_fields": {"seats": 20}},
- {"id": 2, "subject": "b", "priority": 4, "status": 2, "custom_fields": {}}]`), 0o600)
+	os.WriteFile(tickets, []byte(`[{"id": 1, "subject": "a", "priority": 4, "status": 2, "requester_id": 5, "created_at": "2025-03-10T09:00:00Z", "updated_at": "2025-03-10T09:00:00Z", "custom_fields": {"seats": 20}},
+ {"id": 2, "subject": "b", "priority": 4, "status": 2, "requester_id": 5, "created_at": "2025-03-10T09:00:00Z", "updated_at": "2025-03-10T09:00:00Z", "custom_fields": {}}]`), 0o600)
 	code, stdout, stderr := runRules(t, map[string]string{}, "rules", "test", file, "--tickets", tickets, "--now", "2025-03-10T10:00:00Z")
 	if code != 1 || !strings.Contains(stderr, "1 rule evaluations failed") || !strings.Contains(stdout, "seats fires") {
 		t.Errorf("rules test with a failing ticket: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)

@@ -2,6 +2,7 @@ package sdsim
 
 import (
 	"encoding/json"
+	"html"
 	"strings"
 	"time"
 )
@@ -572,6 +573,7 @@ func stripTags(s string) string {
 			b.WriteRune(r)
 		}
 	}
-	r := strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#39;", "'", "&nbsp;", " ")
-	return strings.TrimSpace(r.Replace(b.String()))
+	// Every character reference, named or numeric: html.EscapeString
+	// writes a quote as &#34;, not &quot;.
+	return strings.TrimSpace(html.UnescapeString(strings.ReplaceAll(b.String(), "&nbsp;", " ")))
 }

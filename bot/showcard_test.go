@@ -1,0 +1,73 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+// Issue 17, 6: /ticket show has the description (as text, trimmed), the
+// type, the category and the tags the desk returns.
+func TestShowHasDescriptionTypeCategoryTags(t *testing.T) {
+	d, _ := newTroubledDesk(t)
+	carol := d.sim.AddRequester(sdsim.Requester{FirstName: "Carol", LastName: "Requester", PrimaryEmail: "carol2@example.com"})
+	long := strings.Repeat("It keeps jamming. ", 40)
+	tk := d.sim.AddTicket(sdsim.Ticket{
+		Subject: "Printer smokes", Priority: 3, RequesterID: carol.ID,
+		Description: "<p>The printer on floor 3 is <b>smoking</b> &amp; beeping.</p><p>" + long + "</p>",
+		Type:        "Incident", Category: "Hardware", SubCategory: "Printer",
+		Tags: []string{"printer", "floor-3"},
+	})
+	r := deskRouter(t, d.url, nil)
+	resp := handle(r, "UALICE", "/ticket", "show "+itoa(tk.ID))
+	if resp.Failed || resp.Card == nil {
+		t.Fatalf("show: %+v", resp)
+	}
+	text := resp.Card.Text()
+	for _, want := range []string{
+		"Type:               Incident",
+		"Category:           Hardware › Printer",
+		"Tags:               printer, floor-3",
+		"• description: The printer on floor 3 is smoking & beeping. It keeps jamming.",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("card lacks %q:\n%s", want, text)
+		}
+	}
+	for _, l := range resp.Card.Lines {
+		if d, ok := strings.CutPrefix(l, "description: "); ok {
+			if n := len([]rune(d)); n > maxDescription || !strings.HasSuffix(d, "…") {
+				t.Errorf("description of %d characters, not trimmed to %d: %q", n, maxDescription, d)
+			}
+		}
+	}
+}
+
+// Alert cards name the requester as /ticket show does, though the rules
+// hand them the ticket without its requester embedded.
+func TestAlertCardNamesRequester(t *testing.T) {
+	_, desk, id := simDesk(t)
+	h := newE2E(t, desk, nil)
+	tk, err := desk.TicketBrief(h.ctx, id) // as the scheduler reads it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Requester != nil {
+		t.Fatalf("brief ticket has its requester: %+v", tk.Requester)
+	}
+	if err := h.slack.Alert(h.ctx, AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Ticket: tk, Rule: "page-urgent", Key: "names/1"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.fake.WaitMessage(h.ctx, func(m slackfake.Message) bool {
+		return m.Method == "chat.postMessage" && strings.Contains(string(m.Blocks), markerBlockID("names/1"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := unescaped(m.Blocks)
+	if !strings.Contains(b, `*Requester*\nCarol &lt;carol@example.com&gt;`) || strings.Contains(b, "requester #") {
+		t.Fatalf("alert card does not name the requester: %s", b)
+	}
+}

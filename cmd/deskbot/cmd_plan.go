@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
+)
+
+// cmdRulesPlan says what the rules of FILE would do on the configured desk
+// (the embedded simulator when none is configured, said loudly): per rule,
+// the tickets that match now, the first run as it would be posted (grouped,
+// capped), and the requests it will spend. It runs one dry-run cycle of the
+// scheduler over a mirror in memory: nothing changes on the desk, nothing
+// is written to the state store.
+func cmdRulesPlan(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "rules plan", "rules plan [FILE]")
+	if err := parseFlags(fs, args); err != nil {
+		return usageErr(fs, "rules plan", err)
+	}
+	rest := fs.Args()
+	if len(rest) > 1 {
+		return usageErr(fs, "rules plan", fmt.Errorf("unexpected argument %q", rest[1]))
+	}
+	cfg, err := loadConfig(ctx, e.getenv)
+	if err != nil {
+		return err
+	}
+	file := ""
+	if len(rest) == 1 {
+		file = rest[0]
+	} else if file, err = rulesFile(cfg.Rules); err != nil {
+		return err
+	} else if file == "" {
+		return usageErr(fs, "rules plan", errors.New("missing FILE (DESKBOT_RULES is unset and there is no rules.yaml here)"))
+	}
+	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
+	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopDesk()
+	client, err := sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin),
+		sdclient.WithListRatePerMinute(cfg.listRate()), sdclient.WithLogger(logger))
+	if err != nil {
+		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
+	}
+	if _, err := checkDesk(ctx, client); err != nil {
+		return err
+	}
+	custom, err := client.CustomFields(ctx)
+	if err != nil {
+		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
+	}
+	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
+	if err != nil {
+		return err
+	}
+
+	// The ledger: with a desk of yours, what the state store says has
+	// fired (read only); with the embedded simulator, nothing (the store
+	// on disk is about other tickets).
+	ledger := readOnlyLedger{}
+	ledgerNote := "no ledger: every matching ticket counts as not fired yet"
+	if cfg.DeskURL != "" {
+		if path := sqlitePath(cfg.State); path != "" && !fileExists(path) {
+			ledgerNote = fmt.Sprintf("no ledger yet (%s does not exist): every matching ticket counts as not fired yet", path)
+		} else if st, err := store.Open(ctx, cfg.State); err != nil {
+			logger.Warn("no ledger to read", "err", err)
+			ledgerNote = "the ledger could not be read: every matching ticket counts as not fired yet"
+		} else {
+			defer st.Close()
+			ledger.fs = st
+			ledgerNote = "tickets the ledger in DESKBOT_STATE shows as fired are left out"
+		}
+	}
+
+	var outlook *scheduler.Outlook
+	quiet := newLogger(e.stderr, max(cfg.LogLevel, slog.LevelWarn), cfg.LogFormat)
+	opts := []scheduler.Option{
+		scheduler.WithDryRun(true),
+		scheduler.WithOutlook(func(o scheduler.Outlook) { outlook = &o }),
+		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
+		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
+		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
+	}
+	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, ledger, scheduler.LogNotifier{}, opts...)
+	if err != nil {
+		return fmt.Errorf("rules plan: %w", err)
+	}
+	cy, err := sched.RunCycle(ctx)
+	if err != nil {
+		return fmt.Errorf("rules plan: %w", err)
+	}
+	if cy.Sync != nil && cy.Sync.Err != nil {
+		return fmt.Errorf("rules plan: read the desk's open tickets: %w", cy.Sync.Err)
+	}
+	if outlook == nil {
+		return errors.New("rules plan: the cycle evaluated no rule")
+	}
+	p := planReport{
+		file: file, set: set, o: *outlook, cycle: cy, ledgerNote: ledgerNote,
+		workspaces: max(1, len(cfg.WorkspaceIDs)), budget: client.BackgroundBudget(), rate: cfg.RatePerMin,
+	}
+	head := whichDesk(cfg, client.BaseURL())
+	if cfg.DeskURL != "" {
+		head = fmt.Sprintf("Desk %s (DESKBOT_DESK_URL); nothing on it is changed.\n\n", strings.TrimSuffix(client.BaseURL(), "/api/v2/"))
+	}
+	fmt.Fprint(e.stdout, head)
+	return p.write(e.stdout)
+}
+
+// planReport is what `rules plan` prints.
+type planReport struct {
+	file       string
+	set        *rules.Set
+	o          scheduler.Outlook
+	cycle      scheduler.Cycle
+	ledgerNote string
+	workspaces int
+	budget     int // background requests per minute
+	rate       int // DESKBOT_DESK_RATE_PER_MIN
+}
+
+// Request costs of a firing: the re-read before acting, then one request
+// per note, reply or update (alerts and pages go to chat, not the desk).
+func firingWrites(r *rules.Rule) int {
+	n := 0
+	for _, k := range r.ActionKinds() {
+		switch k {
+		case rules.ActionNote, rules.ActionReply, rules.ActionUpdate:
+			n++
+		}
+	}
+	return n
+}
+
+func (p planReport) write(w io.Writer) error {
+	var b strings.Builder
+	o := p.o
+	mirrored, full := 0, 0
+	if s := p.cycle.Sync; s != nil {
+		mirrored, full = s.Tickets, s.FullSyncRequests
+	}
+	fmt.Fprintf(&b, "Plan for %s: %s on %s mirrored (%s read them), at %s.\n",
+		p.file, plural(len(o.Rules), "rule"), plural(mirrored, "ticket"), plural(full, "request"), o.At.UTC().Format(time.RFC3339))
+	caps := "no cap across rules"
+	if o.CycleCap > 0 {
+		caps = fmt.Sprintf("at most %d firings per cycle across rules (DESKBOT_MAX_FIRINGS_PER_CYCLE)", o.CycleCap)
+	}
+	fmt.Fprintf(&b, "Cycles tick every %s; %s; %s.\n", shortDur(o.Tick), caps, p.ledgerNote)
+
+	firstRun := 0 // requests of the first run's firings
+	waves := 0
+	for _, ro := range o.Rules {
+		r := ro.Rule
+		sched := "every " + shortDur(r.Every)
+		if r.Cron != "" {
+			sched = "cron " + r.Cron
+			if c, err := cron.ParseStandard(r.Cron); err == nil {
+				sched += ", next at " + c.Next(o.At).UTC().Format(time.RFC3339)
+			}
+		}
+		fmt.Fprintf(&b, "\nrule %s (%s, once: %s, group_over %d, max_firings_per_cycle %d)\n",
+			r.Name, sched, onceText(r.Once), ro.GroupOver(), ro.RuleCap())
+		matches := len(ro.Fires) + ro.AlreadyFired + ro.Failed
+		line := fmt.Sprintf("  matches now: %s", plural(matches, "ticket"))
+		var extra []string
+		if ro.AlreadyFired > 0 {
+			extra = append(extra, fmt.Sprintf("%d fired already", ro.AlreadyFired))
+		}
+		if ro.Failed > 0 {
+			extra = append(extra, fmt.Sprintf("%d fail to evaluate (see rules why)", ro.Failed))
+		}
+		if len(extra) > 0 {
+			line += " (" + strings.Join(extra, ", ") + ")"
+		}
+		if len(ro.Fires) > 0 {
+			line += ": " + ticketList(ro.Fires, 10)
+		}
+		fmt.Fprintln(&b, line)
+		if len(ro.Fires) == 0 {
+			fmt.Fprintln(&b, "  first run: nothing")
+			continue
+		}
+		waves = max(waves, len(ro.Waves))
+		fmt.Fprintf(&b, "  first run: %s\n", firstCycle(ro))
+		if len(ro.Waves) > 1 {
+			fmt.Fprintf(&b, "  capped: %s; the backlog drains in %s (%d cycles)\n", waveText(ro), shortDur(ro.Drain(o.Tick)), len(ro.Waves))
+		} else {
+			fmt.Fprintf(&b, "  capped: no, all %d fire in the first cycle\n", len(ro.Fires))
+		}
+		cost := 1 + firingWrites(r)
+		firstRun += len(ro.Fires) * cost
+		fmt.Fprintf(&b, "  desk requests: %d a firing (1 re-read + %s): %d for the first run\n",
+			cost, plural(firingWrites(r), "write"), len(ro.Fires)*cost)
+	}
+
+	// Requests per hour, and the assumptions behind them.
+	cycles := cyclesPerHour(p.set)
+	feed := cycles * p.workspaces
+	sweep := 2 * p.workspaces * int(time.Hour/scheduler.DefaultTrashEvery)
+	fullPerHour := float64(full) / (scheduler.DefaultFullSyncEvery.Hours())
+	fmt.Fprintf(&b, "\nRequests (budget: %d a minute, %d of them for the rules, the rest kept for people's commands):\n", p.rate, p.budget)
+	fmt.Fprintf(&b, "  change feed: %d an hour (%d cycles an hour × %s, one page per 100 changed tickets: more on a busy desk)\n",
+		feed, cycles, plural(p.workspaces, "workspace"))
+	fmt.Fprintf(&b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, shortDur(scheduler.DefaultTrashEvery))
+	fmt.Fprintf(&b, "  full sync: %d requests every %s, about %.1f an hour\n", full, shortDur(scheduler.DefaultFullSyncEvery), fullPerHour)
+	fmt.Fprintf(&b, "  steady state: about %d an hour before firings; each firing adds its re-read and writes (above)\n",
+		feed+sweep+int(fullPerHour+0.5))
+	if firstRun > 0 {
+		// The busiest cycle: its firings' requests and the feed.
+		busiest := 0
+		for i := range waves {
+			n := p.workspaces
+			for _, ro := range o.Rules {
+				if i < len(ro.Waves) {
+					n += ro.Waves[i] * (1 + firingWrites(ro.Rule))
+				}
+			}
+			busiest = max(busiest, n)
+		}
+		perCycle := float64(busiest)
+		budgetPerCycle := float64(p.budget) * o.Tick.Minutes()
+		fmt.Fprintf(&b, "  first run: %d requests for its firings over %s (at most %d in one cycle, against a budget of %.0f a cycle)",
+			firstRun, plural(max(waves, 1), "cycle"), busiest, budgetPerCycle)
+		if budgetPerCycle > 0 && perCycle > budgetPerCycle {
+			fmt.Fprintf(&b, ": over it, cycles stretch to about every %s until it drains", shortDur(time.Duration(perCycle/float64(p.budget)*float64(time.Minute)).Round(time.Second)))
+		}
+		b.WriteString("\n")
+	}
+	if waves > 1 {
+		fmt.Fprintf(&b, "  backlog: every rule has fired on what matches now after %s (%d cycles, a tick apart)\n", shortDur(time.Duration(waves-1)*o.Tick), waves)
+	}
+	b.WriteString("\nAssumes the tickets keep matching and no new ones arrive; a firing's own updates (which may make other rules match) are not simulated.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// firstCycle says what a rule's first cycle posts and writes: "1 grouped
+// message in #it-desk naming 12 tickets, 12 notes".
+func firstCycle(ro scheduler.RuleOutlook) string {
+	now := ro.Now()
+	n := len(now)
+	var parts []string
+	for _, a := range now[0].Actions {
+		switch a.Kind {
+		case rules.ActionAlert:
+			if ro.Grouped() {
+				parts = append(parts, fmt.Sprintf("1 grouped message in %s naming %d tickets", a.Channel, n))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s in %s", plural(n, "alert"), a.Channel))
+			}
+		case rules.ActionPage:
+			parts = append(parts, fmt.Sprintf("%s (policy %s, cards in %s)", plural(n, "page"), a.Policy, a.Channel))
+		case rules.ActionNote:
+			parts = append(parts, plural(n, "private note"))
+		case rules.ActionReply:
+			parts = append(parts, plural(n, "public reply")+" (e-mailed to the requesters)")
+		case rules.ActionUpdate:
+			parts = append(parts, plural(n, "update"))
+		}
+	}
+	return fmt.Sprintf("fires on %d now: %s", n, strings.Join(parts, ", "))
+}
+
+// waveText is "20 now, 13 in the next cycle" or "20 now, then 20, 20 and 3
+// in the next 3 cycles", saying which later cycles post a grouped message.
+func waveText(ro scheduler.RuleOutlook) string {
+	ws := ro.Waves
+	rest := ws[1:]
+	parts := make([]string, len(rest))
+	for i, n := range rest {
+		parts[i] = fmt.Sprint(n)
+		if ro.GroupedIn(i + 1) {
+			parts[i] += " (grouped)"
+		}
+	}
+	if len(rest) == 1 {
+		return fmt.Sprintf("%d now, %s in the next cycle", ws[0], parts[0])
+	}
+	return fmt.Sprintf("%d now, then %s and %s in the next %d cycles", ws[0], strings.Join(parts[:len(parts)-1], ", "), parts[len(parts)-1], len(rest))
+}
+
+// ticketList names the first n tickets of ds: "#1, #4, #9 and 12 more".
+func ticketList(ds []rules.Decision, n int) string {
+	ids := make([]string, 0, n)
+	for _, d := range ds[:min(n, len(ds))] {
+		ids = append(ids, fmt.Sprintf("#%d", d.TicketID))
+	}
+	s := strings.Join(ids, ", ")
+	if len(ds) > n {
+		s += fmt.Sprintf(" and %d more", len(ds)-n)
+	}
+	return s
+}
+
+// cyclesPerHour counts the instants of an hour at which some rule is due:
+// each every-rule at its multiples, each cron rule at its times.
+func cyclesPerHour(set *rules.Set) int {
+	start := time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC) // a Monday, on the hour
+	end := start.Add(time.Hour)
+	at := map[time.Time]bool{}
+	for _, r := range set.Rules() {
+		if r.Cron != "" {
+			sched, err := cron.ParseStandard(r.Cron)
+			if err != nil {
+				continue
+			}
+			for t := sched.Next(start.Add(-time.Second)); t.Before(end); t = sched.Next(t) {
+				at[t] = true
+			}
+			continue
+		}
+		every := r.Every
+		if every <= 0 {
+			every = rules.DefaultEvery
+		}
+		for t := start; t.Before(end); t = t.Add(every) {
+			at[t] = true
+		}
+	}
+	return len(at)
+}
+
+func onceText(o rules.Once) string {
+	switch o.Mode {
+	case rules.OnceTicket:
+		return "ticket"
+	case rules.OnceEvery:
+		return "every " + shortDur(o.Period)
+	}
+	return "episode"
+}
+
+// shortDur prints d without zero units: 1m, 1h30m, 24h.
+func shortDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// readOnlyLedger is the ledger of a plan: it reads what fired (when it has
+// a store) and refuses every write, so a plan can never claim a firing.
+type readOnlyLedger struct{ fs scheduler.FiringStates }
+
+var errReadOnly = errors.New("rules plan: the ledger is read only")
+
+func (readOnlyLedger) Claim(context.Context, rules.FiringKey, rules.Once, time.Time, time.Duration) (rules.Firing, error) {
+	return rules.Firing{}, errReadOnly
+}
+func (readOnlyLedger) ActionDone(context.Context, int64, int) error            { return errReadOnly }
+func (readOnlyLedger) Finish(context.Context, int64, time.Time) error          { return errReadOnly }
+func (readOnlyLedger) Release(context.Context, int64, time.Time, string) error { return errReadOnly }
+func (readOnlyLedger) OpenEpisodes(context.Context, string) ([]int64, error)   { return nil, nil }
+func (readOnlyLedger) EndEpisodes(context.Context, string, []int64, time.Time) (int, error) {
+	return 0, errReadOnly
+}
+
+func (l readOnlyLedger) FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error) {
+	if l.fs == nil {
+		return store.FiringInfo{}, false, nil
+	}
+	return l.fs.FiringState(ctx, key)
+}
+
+// noEscalator lets a plan load rules that page: a dry run starts no page.
+type noEscalator struct{}
+
+func (noEscalator) Start(context.Context, oncall.PageSpec, time.Time) (oncall.Page, bool, error) {
+	return oncall.Page{}, false, errReadOnly
+}
+func (noEscalator) Tick(context.Context, time.Time) (oncall.TickStats, error) {
+	return oncall.TickStats{}, nil
+}
+func (noEscalator) SetConfig(*oncall.Config) {}

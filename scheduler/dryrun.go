@@ -1,0 +1,434 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+)
+
+// Dry runs and plans: what a cycle would do with its decisions, told the
+// way people read it in chat ("would have ..."), with the same storm
+// control as a real cycle (the per-rule and per-cycle caps, grouped
+// alerts).
+//
+// A dry run changes nothing on the desk and writes nothing to the ledger,
+// so without a memory every cycle would report the same firings again and
+// a capped backlog would never seem to drain. The scheduler therefore
+// remembers, in memory only, what each dry-run cycle would have fired, and
+// treats it as fired in later dry-run cycles (per the rule's once:), until
+// a complete cycle shows the ticket no longer matching the rule. What a
+// firing's own actions would have changed on the ticket (a rule raising
+// the priority another rule watches) is not simulated.
+
+// Outlook is what one cycle would do with its decisions: per rule of the
+// cycle, in file order, the firings it would start now and the ones its
+// caps would leave to later cycles.
+type Outlook struct {
+	At time.Time
+	// Tick is the time between two cycles: a capped backlog drains one
+	// wave a tick.
+	Tick time.Duration
+	// CycleCap is the bound across rules (WithMaxFiringsPerCycle; 0: none).
+	CycleCap int
+	Rules    []RuleOutlook
+}
+
+// RuleOutlook is one rule's part of an Outlook.
+type RuleOutlook struct {
+	Rule *rules.Rule
+	// Fires are the decisions that would fire (not failed, not fired
+	// already per the ledger), in ticket order; the first Waves[0] fire in
+	// this cycle, the next Waves[1] in the next one, and so on.
+	Fires        []rules.Decision
+	Waves        []int
+	AlreadyFired int // decisions the ledger (or an earlier dry-run cycle) shows as fired
+	Failed       int // decisions whose if or templates failed
+}
+
+// Now is the decisions that fire in this cycle.
+func (ro RuleOutlook) Now() []rules.Decision {
+	if len(ro.Waves) == 0 {
+		return nil
+	}
+	return ro.Fires[:ro.Waves[0]]
+}
+
+// Grouped reports whether this cycle would post the rule's alerts as one
+// message per alert action (more firings than its group_over).
+func (ro RuleOutlook) Grouped() bool {
+	return len(ro.Waves) > 0 && ro.Waves[0] > groupOver(ro.Rule) && slices.Contains(ro.Rule.ActionKinds(), rules.ActionAlert)
+}
+
+// GroupedIn reports whether wave i would be grouped.
+func (ro RuleOutlook) GroupedIn(i int) bool {
+	return i < len(ro.Waves) && ro.Waves[i] > groupOver(ro.Rule) && slices.Contains(ro.Rule.ActionKinds(), rules.ActionAlert)
+}
+
+// Drain is how long the rule's capped backlog takes to fire: the cycles
+// after this one, a tick apart (0 when everything fires now).
+func (ro RuleOutlook) Drain(tick time.Duration) time.Duration {
+	if len(ro.Waves) <= 1 {
+		return 0
+	}
+	return time.Duration(len(ro.Waves)-1) * tick
+}
+
+// RuleCap is the rule's max_firings_per_cycle.
+func (ro RuleOutlook) RuleCap() int { return ruleCap(ro.Rule) }
+
+// GroupOver is the rule's group_over.
+func (ro RuleOutlook) GroupOver() int { return groupOver(ro.Rule) }
+
+// WithOutlook makes every dry-run cycle hand its Outlook to f (deskbot
+// rules plan). It is called on the cycle's goroutine.
+func WithOutlook(f func(Outlook)) Option { return func(cfg *config) { cfg.outlook = f } }
+
+// dryMemory is what earlier dry-run cycles would have fired.
+type dryMemory struct {
+	mu    sync.Mutex
+	fired map[rules.FiringKey]time.Time
+}
+
+// waves splits the firings of every rule into cycles by the caps, as admit
+// would over successive cycles, assuming every ticket keeps matching: in
+// ticket order (then file order), at most each rule's cap and at most
+// cycleCap (0: none) in all per cycle.
+func waves(fires []rules.Decision, set *rules.Set, cycleCap int) map[string][]int {
+	out := map[string][]int{}
+	left := fires
+	for cycle := 0; len(left) > 0; cycle++ {
+		perRule := map[string]int{}
+		total := 0
+		var rest []rules.Decision
+		for _, d := range left {
+			if perRule[d.Rule] >= ruleCap(set.Rule(d.Rule)) || (cycleCap > 0 && total >= cycleCap) {
+				rest = append(rest, d)
+				continue
+			}
+			perRule[d.Rule]++
+			total++
+		}
+		for name, n := range perRule {
+			w := out[name]
+			for len(w) < cycle {
+				w = append(w, 0)
+			}
+			out[name] = append(w, n)
+		}
+		left = rest
+	}
+	return out
+}
+
+// outlook is what cy would do with decisions (sorted by ticket, then file
+// order); fired says whether the ledger or memory shows a decision as
+// fired.
+func (s *Scheduler) outlook(cy *cycle, decisions []rules.Decision, fired func(rules.Decision) bool) Outlook {
+	o := Outlook{At: cy.now, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings}
+	idx := map[string]int{}
+	for _, r := range cy.rules {
+		idx[r.Name] = len(o.Rules)
+		o.Rules = append(o.Rules, RuleOutlook{Rule: r})
+	}
+	var fires []rules.Decision
+	seen := map[rules.FiringKey]bool{}
+	for _, d := range decisions {
+		i, ok := idx[d.Rule]
+		key := rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
+		switch {
+		case !ok || seen[key]:
+			continue
+		case d.Err != nil:
+			o.Rules[i].Failed++
+			continue
+		case fired(d):
+			o.Rules[i].AlreadyFired++
+			continue
+		}
+		seen[key] = true
+		fires = append(fires, d)
+		o.Rules[i].Fires = append(o.Rules[i].Fires, d)
+	}
+	w := waves(fires, cy.set, s.cfg.maxFirings)
+	for i := range o.Rules {
+		o.Rules[i].Waves = w[o.Rules[i].Rule.Name]
+	}
+	return o
+}
+
+// dryRun is admit's dry-run branch: it logs, one line per decision, what
+// the cycle would have done ("would have ..."), as a real cycle would do
+// it (caps, grouped alerts), remembers it for the next dry-run cycles and
+// executes nothing.
+func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Decision) {
+	s.dry.mu.Lock()
+	defer s.dry.mu.Unlock()
+	if s.dry.fired == nil {
+		s.dry.fired = map[rules.FiringKey]time.Time{}
+	}
+	for _, d := range decisions {
+		if d.Err != nil {
+			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+			if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
+				cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
+			}
+		}
+	}
+	// Episodes end, in memory, when a complete cycle no longer decides
+	// the ticket for the rule.
+	if cy.inMirror != nil && s.syncComplete(cy) {
+		decided := map[rules.FiringKey]bool{}
+		for _, d := range decisions {
+			decided[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = true
+		}
+		inCycle := map[string]bool{}
+		for _, r := range cy.rules {
+			inCycle[r.Name] = true
+		}
+		for k := range s.dry.fired {
+			if r := cy.set.Rule(k.Rule); inCycle[k.Rule] && !decided[k] && r != nil && r.Once.Mode != rules.OnceTicket {
+				delete(s.dry.fired, k)
+			}
+		}
+	}
+	o := s.outlook(cy, decisions, func(d rules.Decision) bool {
+		if at, ok := s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]; ok {
+			return d.Once.Mode != rules.OnceEvery || cy.now.Before(at.Add(d.Once.Period))
+		}
+		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
+		return s.alreadyFired(ctx, cy, d, log)
+	})
+	for _, line := range o.Lines() {
+		cy.log.Info(line.Text, line.Attrs...)
+	}
+	for _, ro := range o.Rules {
+		for _, d := range ro.Now() {
+			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
+			s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = cy.now
+		}
+		for _, d := range ro.Fires[len(ro.Now()):] {
+			// As in a real cycle, a rule with firings held back is due
+			// again at the next tick (finishJob), so the dry run drains.
+			s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+			if cy.held[d.Rule] == nil {
+				cy.held[d.Rule] = map[int64]Held{}
+			}
+			cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: capRule, Limit: ro.RuleCap()}
+		}
+	}
+	if s.cfg.outlook != nil {
+		s.cfg.outlook(o)
+	}
+	if p, ok := s.notifier.(DryRunPoster); ok {
+		if ch, text := o.ChatSummary(cy.set, dryRunChatLines); text != "" {
+			actx, cancel := s.actionContext(ctx)
+			defer cancel()
+			if err := p.PostDryRun(actx, ch, text); err != nil {
+				cy.log.Warn("dry run: cannot post what the cycle would have done to chat", slog.String("channel", ch), slog.Any("error", err))
+			}
+		}
+	}
+}
+
+// DryRunPoster is optionally implemented by a Notifier that posts plain
+// text to a channel. In a dry run, each cycle that would have done
+// something posts one message there saying what ("would have ..."), at
+// most dryRunChatLines lines and "and N more".
+type DryRunPoster interface {
+	PostDryRun(ctx context.Context, channel, text string) error
+}
+
+// dryRunChatLines bounds a dry run's chat message.
+const dryRunChatLines = 10
+
+// ChatSummary is a dry-run cycle's message for chat and its channel: the
+// channel of the first alert or page it would have sent, else the rules
+// file's "desk" alias; "" when the cycle would have done nothing or there
+// is no channel.
+func (o Outlook) ChatSummary(set *rules.Set, max int) (channel, text string) {
+	lines := o.Lines()
+	if len(lines) == 0 {
+		return "", ""
+	}
+	for _, ro := range o.Rules {
+		for _, d := range ro.Now() {
+			for _, a := range d.Actions {
+				if channel == "" && (a.Kind == rules.ActionAlert || a.Kind == rules.ActionPage) {
+					channel = a.Channel
+				}
+			}
+		}
+	}
+	if channel == "" && set != nil {
+		channel = set.Channels()["desk"]
+	}
+	if channel == "" {
+		return "", ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "deskbot dry run (DESKBOT_DRY_RUN): this cycle changed nothing, but would have:")
+	for i, l := range lines {
+		if i == max {
+			fmt.Fprintf(&b, "\n… and %d more (see the log)", len(lines)-max)
+			break
+		}
+		b.WriteString("\n• " + strings.TrimPrefix(l.Text, "dry run: would have "))
+	}
+	return channel, b.String()
+}
+
+// syncComplete reports whether the cycle's mirror holds every open ticket
+// (a ticket's absence from the decisions then means it no longer matches).
+func (s *Scheduler) syncComplete(cy *cycle) bool {
+	for _, m := range s.mirrors {
+		m.mu.Lock()
+		ok := m.state.Complete
+		m.mu.Unlock()
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// LogLine is one "would have" line of a dry run: a message for a person
+// and the attributes for a machine.
+type LogLine struct {
+	Text  string
+	Attrs []any
+}
+
+// Lines says what the cycle would have done, one line per decision that
+// fires now, one per grouped message and one per rule whose caps hold
+// firings back, in file order then ticket order.
+func (o Outlook) Lines() []LogLine {
+	var out []LogLine
+	for _, ro := range o.Rules {
+		now := ro.Now()
+		if len(now) == 0 {
+			continue
+		}
+		grouped := ro.Grouped()
+		for _, d := range now {
+			out = append(out, LogLine{
+				Text: fmt.Sprintf("dry run: would have fired %s on #%d: %s", d.Rule, d.TicketID, WouldHave(d.Actions, grouped)),
+				Attrs: []any{slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID),
+					slog.String("actions", describeActions(d.Actions))},
+			})
+		}
+		if grouped {
+			for i, a := range now[0].Actions {
+				if a.Kind != rules.ActionAlert {
+					continue
+				}
+				ids := make([]int64, len(now))
+				for j, d := range now {
+					ids[j] = d.TicketID
+				}
+				out = append(out, LogLine{
+					Text: fmt.Sprintf("dry run: would have posted one grouped message in %s naming %d tickets (rule %s, over its group_over %d)",
+						a.Channel, len(now), ro.Rule.Name, ro.GroupOver()),
+					Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), slog.String("channel", a.Channel), slog.Any("tickets", ids)},
+				})
+			}
+		}
+		if held := len(ro.Fires) - len(now); held > 0 {
+			out = append(out, LogLine{
+				Text: fmt.Sprintf("dry run: would have held %d firings of %s back for later cycles (%s); %s",
+					held, ro.Rule.Name, ro.capsText(o.CycleCap), ro.drainText(o.Tick)),
+				Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("firing", len(now)), slog.Int("held_back", held),
+					slog.Int("rule_cap", ro.RuleCap()), slog.Int("cycle_cap", o.CycleCap)},
+			})
+		}
+	}
+	return out
+}
+
+func (ro RuleOutlook) capsText(cycleCap int) string {
+	s := fmt.Sprintf("max_firings_per_cycle %d", ro.RuleCap())
+	if cycleCap > 0 {
+		s += fmt.Sprintf(", %d per cycle across rules", cycleCap)
+	}
+	return s
+}
+
+// drainText says how the backlog drains: "13 in the next cycle", or "20,
+// 20 and 5 in the next 3 cycles (2m)".
+func (ro RuleOutlook) drainText(tick time.Duration) string {
+	rest := ro.Waves[1:]
+	if len(rest) == 1 {
+		return fmt.Sprintf("%d in the next cycle, %s from now", rest[0], shortDur(tick))
+	}
+	parts := make([]string, len(rest))
+	for i, n := range rest {
+		parts[i] = fmt.Sprint(n)
+	}
+	list := strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	return fmt.Sprintf("%s in the next %d cycles, drained in %s", list, len(rest), shortDur(ro.Drain(tick)))
+}
+
+// WouldHave renders a firing's actions as people read them: `alert
+// #it-desk "Urgent #12 unassigned"; note "..."`; with grouped, the alerts
+// go in the grouped message.
+func WouldHave(as []rules.Action, grouped bool) string {
+	parts := make([]string, 0, len(as))
+	for _, a := range as {
+		switch {
+		case a.Kind == rules.ActionAlert && grouped:
+			parts = append(parts, fmt.Sprintf("name it in the grouped message in %s", a.Channel))
+		case a.Kind == rules.ActionAlert:
+			s := fmt.Sprintf("alert %s", a.Channel)
+			if a.Mention != "" {
+				s += " " + a.Mention
+			}
+			parts = append(parts, fmt.Sprintf("%s %q", s, a.Text))
+		case a.Kind == rules.ActionNote:
+			parts = append(parts, fmt.Sprintf("add the note %q", a.Text))
+		case a.Kind == rules.ActionReply:
+			parts = append(parts, fmt.Sprintf("reply %q", a.Text))
+		case a.Kind == rules.ActionPage:
+			parts = append(parts, fmt.Sprintf("page %s in %s %q", a.Policy, a.Channel, a.Text))
+		case a.Kind == rules.ActionUpdate:
+			parts = append(parts, "set "+describeSet(a))
+		}
+	}
+	return strings.Join(parts, ", then ")
+}
+
+// describeSet renders an update's fields as the API gets them:
+// {"priority":4,"tags":["x"]}, and the agent it assigns by e-mail.
+func describeSet(a rules.Action) string {
+	var parts []string
+	if a.Update != nil {
+		if b, err := json.Marshal(a.Update); err == nil && string(b) != "{}" {
+			parts = append(parts, string(b))
+		}
+	}
+	if a.AssignEmail != "" {
+		parts = append(parts, "assign to "+a.AssignEmail)
+	}
+	if len(parts) == 0 {
+		return "fields"
+	}
+	return strings.Join(parts, " ")
+}
+
+// shortDur prints d without zero units: 1m, 1h30m, 45s.
+func shortDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
