@@ -290,15 +290,25 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 	}
 }
 
-// gateDesk holds the full sync's second filter page until released.
+// gateDesk holds the full sync's first filter page until first closes
+// (so that the cycle that starts the sync sees nothing mirrored yet: it
+// would race the sync), and its second page until released.
 type gateDesk struct {
 	Desk
 	once    sync.Once
+	first   chan struct{}
 	reached chan struct{}
 	release chan struct{}
 }
 
 func (d *gateDesk) FilterTickets(ctx context.Context, query string, opts *sdclient.FilterOptions) (*sdclient.FilterPage, *sdclient.Response, error) {
+	if opts != nil && opts.Page <= 1 {
+		select {
+		case <-d.first:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
 	if opts != nil && opts.Page == 2 {
 		d.once.Do(func() { close(d.reached) })
 		select {
@@ -320,7 +330,7 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 		at := t0.Add(-time.Hour + time.Duration(i)*time.Second)
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4, CreatedAt: at, UpdatedAt: at})
 	}
-	d := &gateDesk{Desk: ClientDesk(e.client), reached: make(chan struct{}), release: make(chan struct{})}
+	d := &gateDesk{Desk: ClientDesk(e.client), first: make(chan struct{}), reached: make(chan struct{}), release: make(chan struct{})}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
 		WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
@@ -330,9 +340,11 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.baseCtx = t.Context()
-	if c := s.runCycle(t.Context(), scheduled); c.Sync == nil || c.Sync.Complete {
-		t.Fatalf("first cycle %+v, want it to start the full sync and stay incomplete", c)
+	first := s.runCycle(t.Context(), scheduled)
+	if first.Sync == nil || first.Sync.Complete || first.Jobs[0].Ended != 0 || first.Jobs[0].Fired != 0 {
+		t.Fatalf("first cycle %+v, want it to start the full sync, stay incomplete and find nothing mirrored yet", first)
 	}
+	close(d.first) // now the sync may read its first page
 	<-d.reached
 	r := s.Ready()
 	if len(r.Mirror) != 1 || !r.Mirror[0].Syncing || r.Mirror[0].Seen != 30 || r.Mirror[0].Total != 45 {
