@@ -231,11 +231,6 @@ func groupLine(a AlertMessage, link string) string {
 	return fitMarkup(line, groupLineMax)
 }
 
-// hasBlock reports whether blocks hold one with block id id.
-func hasBlock(blocks []slack.Block, id string) bool {
-	return slices.ContainsFunc(blocks, func(b slack.Block) bool { return b.ID() == id })
-}
-
 // groupNumbers names tickets by their linked numbers.
 func groupNumbers(as []AlertMessage, link func(int64) string) string {
 	parts := make([]string, len(as))
@@ -259,12 +254,21 @@ type groupView struct {
 // groupBlocks renders one message of at most groupMaxTickets alerts;
 // mention is the markup of the alerts' distinct mentions.
 func groupBlocks(g AlertGroupMessage, mention string, link func(int64) string) groupView {
-	as := g.Alerts
-	n := len(as)
-	head := fmt.Sprintf("*%s* — %d tickets:", escape(g.Rule), n)
+	head := fmt.Sprintf("*%s* — %d tickets:", escape(g.Rule), len(g.Alerts))
 	if mention != "" {
 		head = mention + " " + head
 	}
+	foot := "deskbot alert · rule " + escape(g.Rule) + " · grouped: more tickets than its group_over in one poll · act with /ticket show N, /assign N me"
+	return listBlocks(g.Alerts, head, foot, g.Rule, link)
+}
+
+// listBlocks renders one message naming the tickets of as (at most
+// groupMaxTickets): head (mrkdwn) above, foot (mrkdwn) below, the lines of
+// the first groupPreview tickets, the others by number and their lines in
+// the thread; the blocks that show or name tickets pack the tokens of
+// their Keys. title starts the notification text.
+func listBlocks(as []AlertMessage, head, foot, title string, link func(int64) string) groupView {
+	n := len(as)
 	var v groupView
 	v.blocks = append(v.blocks, slack.NewSectionBlock(mrkdwn(fitMarkup(head, maxSectionText)), nil, nil, slack.SectionBlockOptionBlockID(groupHead)))
 	preview := as[:min(n, groupPreview)]
@@ -288,14 +292,13 @@ func groupBlocks(g AlertGroupMessage, mention string, link func(int64) string) g
 		}
 		v.blocks = append(v.blocks, slack.NewContextBlock(groupBlockID(ck), mrkdwn(fitMarkup(text, maxSectionText))))
 	}
-	foot := "deskbot alert · rule " + escape(g.Rule) + " · grouped: more tickets than its group_over in one poll · act with /ticket show N, /assign N me"
 	v.blocks = append(v.blocks, slack.NewContextBlock(groupFooter, mrkdwn(foot)))
 
 	plain := make([]string, 0, n)
 	for _, a := range as {
 		plain = append(plain, fmt.Sprintf("#%d %s", a.Ticket.ID, a.Ticket.Subject))
 	}
-	v.text = escapeFit(fmt.Sprintf("%s — %d tickets: %s", g.Rule, n, strings.Join(plain, "; ")), maxMessageText)
+	v.text = escapeFit(fmt.Sprintf("%s — %d tickets: %s", title, n, strings.Join(plain, "; ")), maxMessageText)
 
 	for i := 0; i < len(rest); i += groupThreadLines {
 		chunk := rest[i:min(len(rest), i+groupThreadLines)]

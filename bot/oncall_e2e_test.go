@@ -56,6 +56,10 @@ func (f *forwardPager) Page(ctx context.Context, r oncall.PageRequest) error {
 	return f.p.Load().Page(ctx, r)
 }
 
+func (f *forwardPager) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error {
+	return f.p.Load().PageGroup(ctx, rs)
+}
+
 func (f *forwardPager) PageStopped(ctx context.Context, p oncall.Page) error {
 	return f.p.Load().PageStopped(ctx, p)
 }
@@ -83,14 +87,21 @@ func newPageEnv(t *testing.T) *pageEnv {
 // newPageEnvRules is newPageEnv over another rules file.
 func newPageEnvRules(t *testing.T, rulesYAML string) *pageEnv {
 	t.Helper()
+	return newPageEnvWith(t, rulesYAML, nil, nil)
+}
+
+// newPageEnvWith is newPageEnvRules with more options for the desk
+// simulator and the client.
+func newPageEnvWith(t *testing.T, rulesYAML string, simOpts []sdsim.Option, clientOpts []sdclient.Option) *pageEnv {
+	t.Helper()
 	clk := clockwork.NewFakeClockAt(pageT0)
-	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
+	sim := sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(clk.Now)}, simOpts...)...)
 	t.Cleanup(sim.Close)
 	alice := sim.Desk.AddAgent(sdsim.Agent{FirstName: "Alice", LastName: "Agent", Email: "alice@example.com"})
 	sim.Desk.AddAgent(sdsim.Agent{FirstName: "Bob", LastName: "Builder", Email: "bob@example.com"})
 	requester := sim.Desk.AddRequester(sdsim.Requester{FirstName: "Dora", PrimaryEmail: "dora@example.com"})
 	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Core switch down", Priority: 4, RequesterID: requester.ID})
-	client, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, sdclient.WithHTTPClient(sim.Client()))
+	client, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, append([]sdclient.Option{sdclient.WithHTTPClient(sim.Client())}, clientOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/sdclient"
 )
 
 var _ oncall.Pager = (*Slack)(nil)
@@ -109,11 +111,167 @@ func (s *Slack) findPageDM(ctx context.Context, userID, marker string) (bool, er
 		return false, fmt.Errorf("conversations.history %s: %w", ch.ID, err)
 	}
 	for _, msg := range h.Messages {
-		if hasBlock(msg.Blocks.BlockSet, marker) {
+		if dmHolds(msg.Blocks.BlockSet, marker) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// dmHolds reports whether the blocks of a direct message hold the step
+// marked marker: its own message, or a grouped one naming it.
+func dmHolds(blocks []slack.Block, marker string) bool {
+	tok := groupToken(marker)
+	return slices.ContainsFunc(blocks, func(b slack.Block) bool { return b.ID() == marker || groupHolds(b.ID(), tok) })
+}
+
+// dmHistory reads the latest messages of the bot's DM with user (as
+// findPageDM does), for PageGroup to check several steps at once.
+func (s *Slack) dmHistory(ctx context.Context, userID string) ([]slack.Message, error) {
+	ch, _, _, err := s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}})
+	if err != nil {
+		return nil, fmt.Errorf("conversations.open %s: %w", userID, err)
+	}
+	h, err := s.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: ch.ID, Limit: dmHistoryLimit})
+	if err != nil {
+		return nil, fmt.Errorf("conversations.history %s: %w", ch.ID, err)
+	}
+	return h.Messages, nil
+}
+
+var _ oncall.PageGrouper = (*Slack)(nil)
+
+// PageGroup implements oncall.PageGrouper: the escalator pages one person
+// for many pages in one tick (more than its group_over). Each page's card
+// is drawn as Page draws it; the person gets ONE direct message naming
+// every ticket (number, subject, link; beyond the first lines, the list
+// continues in its thread, never cut). The blocks that name the tickets
+// carry the tokens of the steps' DM markers, so that a step retried after
+// a crash or a lost answer, alone (Page) or grouped, finds it and is not
+// sent again. The result holds one error per request.
+func (s *Slack) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error {
+	errs := make([]error, len(rs))
+	if len(rs) == 0 {
+		return errs
+	}
+	who := rs[0].Target
+	for i, r := range rs {
+		if r.Target.Kind != oncall.TargetPerson || !strings.EqualFold(r.Target.ID, who.ID) {
+			errs[i] = s.Page(ctx, r) // not the same person: on its own
+		}
+	}
+	userID, dmErr := s.slackUser(ctx, who.ID)
+	type member struct {
+		i int
+		t *sdclient.Ticket
+	}
+	var members []member
+	for i, r := range rs {
+		if r.Target.Kind != oncall.TargetPerson || !strings.EqualFold(r.Target.ID, who.ID) {
+			continue
+		}
+		if r.Channel == "" {
+			errs[i] = fmt.Errorf("page %s: no on-call channel", r.Page.Key)
+			continue
+		}
+		t, card := s.router.pageTicketCard(ctx, r.TicketID)
+		if err := s.drawPageCard(ctx, r.Page, r.Channel, card); err != nil {
+			errs[i] = err
+			continue
+		}
+		switch {
+		case errors.Is(dmErr, oncall.ErrUnreachable):
+			errs[i] = dmErr
+		case dmErr != nil:
+			errs[i] = fmt.Errorf("page %s: direct message to %s: %w", r.Page.Key, who.ID, dmErr)
+		default:
+			if t == nil {
+				t = &sdclient.Ticket{ID: r.TicketID}
+			}
+			members = append(members, member{i: i, t: t})
+		}
+	}
+	if len(members) == 0 {
+		return errs
+	}
+	slices.SortStableFunc(members, func(a, b member) int { return cmp.Compare(a.t.ID, b.t.ID) })
+	if slices.ContainsFunc(members, func(m member) bool { return rs[m.i].Retry }) {
+		// Some steps were claimed before and never confirmed: the process
+		// that claimed them may have died after Slack took their message.
+		msgs, err := s.dmHistory(ctx, userID)
+		if err != nil {
+			s.log.Warn("cannot look for pages' earlier direct messages; sending them", "target", who.ID, "err", err)
+		}
+		members = slices.DeleteFunc(members, func(m member) bool {
+			r := rs[m.i]
+			if !r.Retry {
+				return false
+			}
+			marker := pageDMMarkerID(r.Page.Key, r.Step)
+			if slices.ContainsFunc(msgs, func(msg slack.Message) bool { return dmHolds(msg.Blocks.BlockSet, marker) }) {
+				s.log.Info("page's direct message already sent; not sending it again", "page", r.Page.Key, "step", r.Step, "target", who.ID)
+				return true
+			}
+			return false
+		})
+		if len(members) == 0 {
+			return errs
+		}
+	}
+	as := make([]AlertMessage, len(members))
+	for j, m := range members {
+		r := rs[m.i]
+		as[j] = AlertMessage{Channel: r.Channel, Text: r.Text, Ticket: m.t, Rule: r.Page.Rule, Key: pageDMMarkerID(r.Page.Key, r.Step)}
+	}
+	for start := 0; start < len(as); start += groupMaxTickets {
+		end := min(len(as), start+groupMaxTickets)
+		part := as[start:end]
+		sent := make([]oncall.PageRequest, 0, end-start)
+		for _, m := range members[start:end] {
+			sent = append(sent, rs[m.i])
+		}
+		v := listBlocks(part, s.pageGroupHead(ctx, sent), pageGroupFoot, "You are on call", s.router.TicketLink)
+		ch, ts, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(v.text, false), slack.MsgOptionBlocks(v.blocks...))
+		if err != nil {
+			var se slack.SlackErrorResponse
+			if errors.As(err, &se) && (se.Err == "channel_not_found" || se.Err == "user_not_found") {
+				err = fmt.Errorf("%s is not a user of this Slack workspace (chat.postMessage: %s): %w", who.ID, se.Err, oncall.ErrUnreachable)
+			} else {
+				err = fmt.Errorf("page %d tickets: direct message to %s: %w", len(part), who.ID, err)
+			}
+			for _, m := range members[start:end] {
+				errs[m.i] = err
+			}
+			continue
+		}
+		for k, reply := range v.replies {
+			text := fmt.Sprintf("You are on call, part %d of the list", k+2)
+			if _, _, err := s.api.PostMessageContext(ctx, cmp.Or(ch, userID), slack.MsgOptionText(text, false),
+				slack.MsgOptionBlocks(reply...), slack.MsgOptionTS(ts)); err != nil {
+				s.log.Warn("page group: a thread reply failed; the message still names every ticket",
+					"target", who.ID, "part", k+2, "err", err)
+			}
+		}
+	}
+	return errs
+}
+
+// pageGroupFoot is the small print of a grouped page DM.
+const pageGroupFoot = "deskbot on-call · grouped: more pages to you at once than group_over · each ticket has its own card, escalation and acknowledgement"
+
+// pageGroupHead is the first line of a grouped page DM of the steps rs.
+func (s *Slack) pageGroupHead(ctx context.Context, rs []oncall.PageRequest) string {
+	var pols, chans []string
+	for _, r := range rs {
+		if p := escape(r.Page.Policy); !slices.Contains(pols, p) {
+			pols = append(pols, p)
+		}
+		if c := s.channelRef(ctx, r.Channel); !slices.Contains(chans, c) {
+			chans = append(chans, c)
+		}
+	}
+	return fmt.Sprintf(":rotating_light: You are on call for %d tickets (%s). Acknowledge each on its card in %s or with /oncall ack N:",
+		len(rs), strings.Join(pols, ", "), strings.Join(chans, ", "))
 }
 
 // channelRef is a clickable reference to a channel when its id is known.
@@ -239,7 +397,11 @@ func (s *Slack) mention(ctx context.Context, t oncall.Target) string {
 
 // drawPage posts or updates the card of page p in channel.
 func (s *Slack) drawPage(ctx context.Context, p oncall.Page, channel string) error {
-	card := s.router.PageCardContent(ctx, p.TicketID)
+	return s.drawPageCard(ctx, p, channel, s.router.PageCardContent(ctx, p.TicketID))
+}
+
+// drawPageCard is drawPage with the ticket's card already read.
+func (s *Slack) drawPageCard(ctx context.Context, p oncall.Page, channel string, card *Card) error {
 	v := renderPage(p, card, func(t oncall.Target) string { return s.mention(ctx, t) })
 	blocks := pageBlocks(v)
 	text := escapeFit(pageText(p), maxMessageText)

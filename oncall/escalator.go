@@ -1,6 +1,7 @@
 package oncall
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,26 @@ var ErrUnreachable = errors.New("nobody to page in the chat")
 type Pager interface {
 	Page(ctx context.Context, r PageRequest) error
 }
+
+// PageGrouper is optionally implemented by a Pager. When one Tick has more
+// than the escalator's group_over steps (WithGroupOver) paging the same
+// person, it hands them to PageGroup at once instead of one Page each: the
+// chat draws each page's card as Page does, but sends the person ONE direct
+// message naming every ticket. Each page keeps its own escalation; only the
+// notification is grouped. The message must carry the (page key, step) of
+// each member, so that a step retried after a crash or a lost answer
+// (PageRequest.Retry) finds it and is not sent again, alone or grouped.
+// PageGroup returns one error per request, in order (nil: delivered); an
+// error is handled as Page's would be (retried, or the next level at once
+// for ErrUnreachable).
+type PageGrouper interface {
+	PageGroup(ctx context.Context, rs []PageRequest) []error
+}
+
+// DefaultGroupOver is the escalator's group_over: more steps than this to
+// one person in one tick are sent as one direct message (rules'
+// DefaultGroupOver, the same default as grouped alerts).
+const DefaultGroupOver = 5
 
 // StopNotifier is optionally implemented by a Pager. The Escalator hands
 // it a page that stopped without anyone clicking on its card: every level
@@ -75,6 +96,7 @@ type Escalator struct {
 	lease time.Duration
 	retry time.Duration
 	batch int
+	group int
 	reg   *prometheus.Registry
 	m     *metrics
 }
@@ -100,6 +122,12 @@ func WithRetry(d time.Duration) Option { return func(e *Escalator) { e.retry = d
 // WithBatch sets how many due pages one store read returns (default 100).
 func WithBatch(n int) Option { return func(e *Escalator) { e.batch = n } }
 
+// WithGroupOver sets the escalator's group_over (default
+// DefaultGroupOver): when one Tick pages one person for more pages than n,
+// and the Pager is a PageGrouper, the person gets one direct message naming
+// them all.
+func WithGroupOver(n int) Option { return func(e *Escalator) { e.group = n } }
+
 // WithRegistry registers the on-call metrics on reg: pages, escalations,
 // acknowledgements, failures, exhausted pages, time to acknowledge, and
 // who is on call now and next per schedule.
@@ -111,7 +139,7 @@ func WithRegistry(reg *prometheus.Registry) Option {
 // SetConfig, e.g. on SIGHUP) and st. desk may be nil (no notes, no
 // resolution check).
 func NewEscalator(cfg *Config, st PageStore, pager Pager, desk Desk, opts ...Option) (*Escalator, error) {
-	e := &Escalator{store: st, pager: pager, desk: desk, now: time.Now, lease: 2 * time.Minute, retry: 30 * time.Second, batch: 100}
+	e := &Escalator{store: st, pager: pager, desk: desk, now: time.Now, lease: 2 * time.Minute, retry: 30 * time.Second, batch: 100, group: DefaultGroupOver}
 	for _, o := range opts {
 		o(e)
 	}
@@ -120,8 +148,8 @@ func NewEscalator(cfg *Config, st PageStore, pager Pager, desk Desk, opts ...Opt
 		return nil, errors.New("new escalator: nil page store")
 	case pager == nil:
 		return nil, errors.New("new escalator: nil pager")
-	case e.lease <= 0 || e.retry <= 0 || e.batch <= 0:
-		return nil, fmt.Errorf("new escalator: lease %v, retry %v, batch %d: want positive values", e.lease, e.retry, e.batch)
+	case e.lease <= 0 || e.retry <= 0 || e.batch <= 0 || e.group <= 0:
+		return nil, fmt.Errorf("new escalator: lease %v, retry %v, batch %d, group_over %d: want positive values", e.lease, e.retry, e.batch, e.group)
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -155,7 +183,8 @@ func (e *Escalator) Config() *Config { return e.cfg.Load() }
 func (e *Escalator) WhoIsOnCall(now time.Time) []Status { return e.Config().WhoIsOnCall(now) }
 
 // Start begins paging for spec at now (the rules executor's page action)
-// and takes the first step at once. A page with the same key (same rule,
+// and takes the first step at once, or leaves it to the next Tick when
+// spec.Defer. A page with the same key (same rule,
 // ticket and episode) is never started twice: created is false then.
 func (e *Escalator) Start(ctx context.Context, spec PageSpec, now time.Time) (p Page, created bool, err error) {
 	if e.Config().Policy(spec.Policy) == nil {
@@ -175,6 +204,9 @@ func (e *Escalator) Start(ctx context.Context, spec PageSpec, now time.Time) (p 
 	}
 	p.Version = 1
 	e.m.started.WithLabelValues(p.Policy).Inc()
+	if spec.Defer {
+		return p, true, nil
+	}
 	err = e.process(ctx, p, now)
 	if cur, ok, gerr := e.store.Page(ctx, p.Key); gerr == nil && ok {
 		p = cur
@@ -205,34 +237,114 @@ type TickStats struct {
 func (e *Escalator) Tick(ctx context.Context, now time.Time) (TickStats, error) {
 	var st TickStats
 	var errs []error
+	var held []pending
 	for round := 0; round < 10; round++ {
 		due, err := e.store.DuePages(ctx, now.Add(tickGrace), e.batch)
 		if err != nil {
-			return st, fmt.Errorf("oncall tick: read due pages: %w", err)
+			errs = append(errs, fmt.Errorf("oncall tick: read due pages: %w", err))
+			break
 		}
 		st.Due += len(due)
 		for _, p := range due {
 			if err := ctx.Err(); err != nil {
-				return st, err
+				errs = append(errs, err)
+				break
 			}
-			if err := e.processStats(ctx, p, now, &st); err != nil {
+			if err := e.processStats(ctx, p, now, &st, &held); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		if len(due) < e.batch {
+		if len(due) < e.batch || ctx.Err() != nil {
 			break
 		}
+	}
+	// The steps claimed above are delivered now, those to one person
+	// together when there are more than group_over of them. A claimed step
+	// is always delivered (or its claim runs out and it is retried).
+	if err := e.deliver(ctx, held, now, &st); err != nil {
+		errs = append(errs, err)
 	}
 	return st, errors.Join(errs...)
 }
 
-func (e *Escalator) process(ctx context.Context, p Page, now time.Time) error {
-	var st TickStats
-	return e.processStats(ctx, p, now, &st)
+// pending is a step claimed by a Tick and not yet delivered.
+type pending struct {
+	p    Page // the page as read before the claim
+	step Step
+	req  PageRequest
 }
 
-// processStats does the work of one due page.
-func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st *TickStats) error {
+// deliver sends the claimed steps held: grouped by person when the Pager
+// can (PageGrouper) and one person has more than group_over of them (the
+// smallest group_over of their pages, each its rule's or else the
+// escalator's), one by one otherwise; then it records each outcome.
+func (e *Escalator) deliver(ctx context.Context, held []pending, now time.Time, st *TickStats) error {
+	var errs []error
+	byPerson := map[string][]int{}
+	var order []string
+	for i, h := range held {
+		if h.step.Target.Kind != TargetPerson {
+			continue
+		}
+		id := strings.ToLower(h.step.Target.ID)
+		if _, ok := byPerson[id]; !ok {
+			order = append(order, id)
+		}
+		byPerson[id] = append(byPerson[id], i)
+	}
+	results := make([]error, len(held))
+	done := make([]bool, len(held))
+	if g, ok := e.pager.(PageGrouper); ok {
+		for _, id := range order {
+			idx := byPerson[id]
+			over := 0
+			for _, i := range idx {
+				g := cmp.Or(held[i].p.GroupOver, e.group)
+				if over == 0 || g < over {
+					over = g
+				}
+			}
+			if len(idx) <= over {
+				continue
+			}
+			rs := make([]PageRequest, len(idx))
+			for j, i := range idx {
+				rs[j] = held[i].req
+			}
+			out := g.PageGroup(ctx, rs)
+			if len(out) != len(rs) {
+				err := fmt.Errorf("page group to %s: the chat answered %d results for %d pages", id, len(out), len(rs))
+				out = make([]error, len(rs))
+				for j := range out {
+					out[j] = err
+				}
+			}
+			e.log.Info("on-call: one direct message for several pages", "target", held[idx[0]].step.Target.ID, "pages", len(idx), "group_over", over)
+			for j, i := range idx {
+				results[i], done[i] = out[j], true
+			}
+		}
+	}
+	for i, h := range held {
+		if !done[i] {
+			results[i] = e.pager.Page(ctx, h.req)
+		}
+		if err := e.finish(ctx, h, results[i], now, st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Escalator) process(ctx context.Context, p Page, now time.Time) error {
+	var st TickStats
+	return e.processStats(ctx, p, now, &st, nil)
+}
+
+// processStats does the work of one due page. With held non-nil, a step
+// claimed for a person is appended to it, for Tick to deliver with the
+// others of the tick; otherwise it is delivered at once.
+func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st *TickStats, held *[]pending) error {
 	if p.NoteDue() || p.ExhaustNoteDue() {
 		return e.note(ctx, p, now, st)
 	}
@@ -302,7 +414,18 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 	}
 	req := PageRequest{Page: q, Target: step.Target, Step: step.Number, Level: step.Level, Round: step.Round,
 		Attempt: step.Attempt, Retry: step.Retry, TicketID: q.TicketID, Channel: q.Channel, Text: q.Text}
-	if perr := e.pager.Page(ctx, req); perr != nil {
+	h := pending{p: p, step: step, req: req}
+	if held != nil && step.Target.Kind == TargetPerson {
+		*held = append(*held, h)
+		return nil
+	}
+	return e.finish(ctx, h, e.pager.Page(ctx, req), now, st)
+}
+
+// finish records the outcome perr of delivering the claimed step h.
+func (e *Escalator) finish(ctx context.Context, h pending, perr error, now time.Time, st *TickStats) error {
+	p, step := h.p, h.step
+	if perr != nil {
 		st.Failed++
 		e.m.failures.WithLabelValues(p.Policy).Inc()
 		if errors.Is(perr, ErrUnreachable) {
@@ -313,7 +436,7 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 			if err != nil || !won {
 				return err
 			}
-			return e.processStats(ctx, cur, now, st)
+			return e.processStats(ctx, cur, now, st, nil)
 		}
 		e.log.Warn("on-call page failed", "page", p.Key, "step", step.Number, "target", step.Target.ID, "attempt", step.Attempt, "err", perr)
 		_, _, err := e.update(ctx, p.Key, func(x *Page) bool { return x.Failed(step.Number, perr.Error(), e.retry, now) })
@@ -322,7 +445,7 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 	st.Paged++
 	e.m.pages.WithLabelValues(p.Policy).Inc()
 	e.log.Info("on-call paged", "page", p.Key, "ticket", p.TicketID, "step", step.Number, "level", step.Level+1, "round", step.Round+1, "target", step.Target.ID)
-	_, _, err = e.update(ctx, p.Key, func(x *Page) bool { return x.Sent(step.Number, step.After, now) })
+	_, _, err := e.update(ctx, p.Key, func(x *Page) bool { return x.Sent(step.Number, step.After, now) })
 	return err
 }
 

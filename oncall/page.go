@@ -88,6 +88,10 @@ type Page struct {
 	Channel   string    `json:"channel,omitempty"` // the on-call channel the alert card goes to
 	Text      string    `json:"text,omitempty"`    // what the page says (the alert's text)
 	StartedAt time.Time `json:"started_at"`
+	// GroupOver is the rule's group_over (0: the escalator's): when a tick
+	// pages one person for more pages than this, the person gets one
+	// direct message naming them all.
+	GroupOver int `json:"group_over,omitempty"`
 
 	Step     int       `json:"step"`
 	Level    int       `json:"level"`
@@ -124,6 +128,13 @@ type PageSpec struct {
 	Policy   string
 	Channel  string
 	Text     string
+	// GroupOver is the rule's group_over (see Page.GroupOver).
+	GroupOver int
+	// Defer leaves the first step to the next Tick instead of taking it in
+	// Start: a cycle starting many pages at once (more than group_over)
+	// ticks once after them, so that the person paged gets one direct
+	// message naming them all.
+	Defer bool
 }
 
 // NewPage returns the page for spec, started at now, with its first step
@@ -136,6 +147,7 @@ func NewPage(spec PageSpec, now time.Time) Page {
 		TicketID:  spec.TicketID,
 		Channel:   spec.Channel,
 		Text:      spec.Text,
+		GroupOver: spec.GroupOver,
 		StartedAt: now,
 		Level:     -1,
 		NextAt:    now,

@@ -38,7 +38,12 @@ type cycle struct {
 	admitted map[rules.FiringKey]bool  // decisions the cycle executes
 	held     map[string]map[int64]Held // decisions held back by a cap, by rule and ticket
 	grouping map[string]bool           // rules whose alerts are grouped in this cycle
-	groups   map[groupKey][]*run       // firings waiting for their grouped alert
+	// pageGrouping are the rules whose pages this cycle starts without
+	// their first step; the cycle then ticks the escalator once, which
+	// sends one direct message per person for them all.
+	pageGrouping  map[string]bool
+	deferredPages int                 // pages started without their first step
+	groups        map[groupKey][]*run // firings waiting for their grouped alert
 
 	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
 	// states are the ledger states of the cycle's decisions, by rule and

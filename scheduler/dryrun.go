@@ -340,6 +340,22 @@ func (o Outlook) Lines() []LogLine {
 				})
 			}
 		}
+		if len(now) > ro.GroupOver() {
+			for i, a := range now[0].Actions {
+				if a.Kind != rules.ActionPage {
+					continue
+				}
+				ids := make([]int64, len(now))
+				for j, d := range now {
+					ids[j] = d.TicketID
+				}
+				out = append(out, LogLine{
+					Text: fmt.Sprintf("dry run: would have paged %s for %d tickets with one direct message to the person paged, each ticket its own page and card (rule %s, over its group_over %d)",
+						a.Policy, len(now), ro.Rule.Name, ro.GroupOver()),
+					Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), slog.String("policy", a.Policy), slog.Any("tickets", ids)},
+				})
+			}
+		}
 		if held := len(ro.Fires) - len(now); held > 0 {
 			out = append(out, LogLine{
 				Text: fmt.Sprintf("dry run: would have held %d firings of %s back for later cycles (%s); %s",

@@ -61,6 +61,15 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.De
 	// Firings waiting for their grouped alert have begun: they finish even
 	// when the scheduler is stopping (each action bounded, as in fire).
 	fired += s.flushGroups(ctx, cy)
+	if cy.deferredPages > 0 {
+		// The pages of rules paging more tickets than their group_over were
+		// started without their first step: one tick takes those steps,
+		// one direct message per person. Were the tick busy (or this
+		// process to die), the scheduled tick takes them.
+		if _, err := s.tickPages(ctx); err != nil {
+			cy.log.Warn("on-call tick after starting pages had errors; the escalator retries", slog.Any("error", err))
+		}
+	}
 	if !s.cfg.dryRun {
 		s.noteHeld(cy)
 	}
@@ -550,7 +559,7 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 		}
 		return nil, nil
 	case rules.ActionPage:
-		return nil, s.startPage(ctx, r, f, t.ID, a)
+		return nil, s.startPage(ctx, cy, r, f, t.ID, a)
 	case rules.ActionUpdate:
 		u := sdclient.TicketUpdate{}
 		if a.Update != nil {

@@ -52,17 +52,21 @@ func checkPages(set *rules.Set, esc Escalator) error {
 // ticket and episode, so a resumed or repeated firing of the same episode
 // finds the page already started.
 func pageSpec(r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) oncall.PageSpec {
-	return oncall.PageSpec{Rule: r.Name, TicketID: ticketID, Episode: f.Episode, Policy: a.Policy, Channel: a.Channel, Text: a.Text}
+	return oncall.PageSpec{Rule: r.Name, TicketID: ticketID, Episode: f.Episode, Policy: a.Policy, Channel: a.Channel, Text: a.Text,
+		GroupOver: groupOver(r)}
 }
 
 // startPage performs a page action. The page is durable once created: a
 // failure of its first step is retried by the escalator's ticks, so the
-// action counts as done.
-func (s *Scheduler) startPage(ctx context.Context, r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) error {
+// action counts as done. When the cycle pages more tickets of r than its
+// group_over, the page is started without its first step, which the tick
+// after the cycle takes with the others (one direct message per person).
+func (s *Scheduler) startPage(ctx context.Context, cy *cycle, r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) error {
 	if s.cfg.escalator == nil {
 		return fmt.Errorf("page %s: %w: no on-call escalator configured", a.Policy, ErrNotDelivered)
 	}
 	spec := pageSpec(r, f, ticketID, a)
+	spec.Defer = cy != nil && cy.pageGrouping[r.Name]
 	p, created, err := s.cfg.escalator.Start(ctx, spec, s.cfg.clock.Now())
 	log := s.logger.With(slog.String("rule", r.Name), slog.Int64("ticket", ticketID))
 	switch {
@@ -77,6 +81,9 @@ func (s *Scheduler) startPage(ctx context.Context, r *rules.Rule, f rules.Firing
 		return nil
 	}
 	s.m.pages.WithLabelValues(r.Name, "started").Inc()
+	if spec.Defer {
+		cy.deferredPages++
+	}
 	return nil
 }
 

@@ -115,6 +115,7 @@ func (s *Scheduler) admit(ctx context.Context, cy *cycle, decisions []rules.Deci
 	cy.admitted = map[rules.FiringKey]bool{}
 	cy.held = map[string]map[int64]Held{}
 	cy.grouping = map[string]bool{}
+	cy.pageGrouping = map[string]bool{}
 	if s.cfg.dryRun {
 		s.dryRun(ctx, cy, decisions) // says what it would have done, admits nothing
 		return
@@ -172,6 +173,12 @@ func (s *Scheduler) admit(ctx context.Context, cy *cycle, decisions []rules.Deci
 		cy.log.Info("per-cycle cap reached: the rest of the rule's firings wait for the next cycles",
 			slog.String("rule", name), slog.Int("firing", perRule[name]), slog.Int("held_back", len(held)),
 			slog.Int("rule_cap", ruleCap(cy.set.Rule(name))), slog.Int("cycle_cap", s.cfg.maxFirings))
+	}
+	for name, n := range perRule {
+		r := cy.set.Rule(name)
+		if r != nil && n > groupOver(r) && slices.Contains(r.ActionKinds(), rules.ActionPage) {
+			cy.pageGrouping[name] = true
+		}
 	}
 	if _, ok := s.notifier.(GroupNotifier); !ok {
 		return

@@ -387,6 +387,22 @@ func (p *chatPager) Page(ctx context.Context, r oncall.PageRequest) error {
 	return p.chat.Page(ctx, r)
 }
 
+// PageGroup hands the steps paging one person in one tick (more than the
+// escalator's group_over) to the transport, as one direct message when it
+// can group them, else one by one.
+func (p *chatPager) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error {
+	if g, ok := p.chat.(oncall.PageGrouper); ok {
+		return g.PageGroup(ctx, rs)
+	}
+	errs := make([]error, len(rs))
+	for i, r := range rs {
+		errs[i] = p.Page(ctx, r)
+	}
+	return errs
+}
+
+var _ oncall.PageGrouper = (*chatPager)(nil)
+
 // PageStopped hands a page that stopped without a click (nobody acknowledged,
 // or the ticket was resolved) to the transport, when it can redraw the card.
 func (p *chatPager) PageStopped(ctx context.Context, pg oncall.Page) error {
