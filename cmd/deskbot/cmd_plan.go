@@ -14,7 +14,6 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
-	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -46,27 +45,11 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 		return usageErr(fs, "rules plan", errors.New("missing FILE (DESKBOT_RULES is unset and there is no rules.yaml here)"))
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
-	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	client, set, stopDesk, err := cliDeskAndRules(ctx, e, cfg, logger, file)
 	if err != nil {
 		return err
 	}
 	defer stopDesk()
-	client, err := sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin),
-		sdclient.WithListRatePerMinute(cfg.listRate()), sdclient.WithLogger(logger))
-	if err != nil {
-		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
-	}
-	if _, err := checkDesk(ctx, client); err != nil {
-		return err
-	}
-	custom, err := client.CustomFields(ctx)
-	if err != nil {
-		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
-	}
-	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
-	if err != nil {
-		return err
-	}
 
 	// The ledger: with a desk of yours, what the state store says has
 	// fired (read only); with the embedded simulator, nothing (the store

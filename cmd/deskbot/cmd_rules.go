@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -251,27 +252,11 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
-	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	client, set, stopDesk, err := cliDeskAndRules(ctx, e, cfg, logger, file)
 	if err != nil {
 		return err
 	}
 	defer stopDesk()
-	client, err := sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin),
-		sdclient.WithListRatePerMinute(cfg.listRate()), sdclient.WithLogger(logger))
-	if err != nil {
-		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
-	}
-	if _, err := checkDesk(ctx, client); err != nil {
-		return err
-	}
-	custom, err := client.CustomFields(ctx)
-	if err != nil {
-		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
-	}
-	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
-	if err != nil {
-		return err
-	}
 	// The ledger and the ticket mirror are in the state store; the ticket
 	// is read from the mirror when it holds it (and the desk is asked
 	// only when it does not).
@@ -322,4 +307,36 @@ func (noMirror) MirrorLoad(context.Context, int64) ([]*sdclient.Ticket, store.Mi
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// cliDeskAndRules connects `rules why` and `rules plan` to the configured
+// desk (or the embedded simulator), checks the key, and loads the rules
+// file with the desk's custom ticket fields. stop ends the simulator.
+func cliDeskAndRules(ctx context.Context, e env, cfg *config, logger *slog.Logger, file string) (client *sdclient.Client, set *rules.Set, stop func(), err error) {
+	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			stopDesk()
+		}
+	}()
+	client, err = sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin),
+		sdclient.WithListRatePerMinute(cfg.listRate()), sdclient.WithLogger(logger))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("DESKBOT_DESK_URL: %w", err)
+	}
+	if _, err = checkDesk(ctx, client); err != nil {
+		return nil, nil, nil, err
+	}
+	custom, cerr := client.CustomFields(ctx)
+	if cerr != nil {
+		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", cerr)
+	}
+	set, err = loadRulesForCLI(e, file, rules.WithCustomFields(custom))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return client, set, stopDesk, nil
 }
