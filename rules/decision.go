@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"context"
 	"time"
 
 	"github.com/deskbot/deskbot/sdclient"
@@ -97,26 +96,4 @@ type Firing struct {
 	// by the process that crashed): none of its actions reached a target
 	// before it.
 	Started time.Time
-}
-
-// Ledger is the durable record of which rule fired on which ticket. Every
-// method must be atomic across processes sharing the store.
-type Ledger interface {
-	// Claim reserves the right to fire key at now under once. The claim is
-	// pending until Finish; a pending claim older than lease may be taken
-	// over by another caller (Resumed).
-	Claim(ctx context.Context, key FiringKey, once Once, now time.Time, lease time.Duration) (Firing, error)
-	// ActionDone records that action number i of the firing reached its target.
-	ActionDone(ctx context.Context, firingID int64, i int) error
-	// Finish marks the firing done at now.
-	Finish(ctx context.Context, firingID int64, now time.Time) error
-	// Release gives a pending claim up until retryAt (the zero time: at
-	// once) instead of until its lease runs out, keeping reason as the
-	// firing's last error: the next cycle from retryAt on retries it.
-	Release(ctx context.Context, firingID int64, retryAt time.Time, reason string) error
-	// EndEpisodes closes the open episodes of rule whose ticket is not in
-	// matching. Call it only after a complete poll of the rule's query.
-	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)
-	// OpenEpisodes returns the tickets on which rule has an open episode.
-	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
 }

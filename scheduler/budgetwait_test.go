@@ -12,7 +12,6 @@ import (
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/deskbot/deskbot/store"
 )
 
 // text is what the buffer holds.
@@ -63,7 +62,7 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 		}
 		key := rules.FiringKey{Rule: "page-urgent", TicketID: id}
 		info, ok, err := e.st.FiringState(t.Context(), key)
-		if err != nil || !ok || info.State != store.StatePending || !info.LeaseUntil.IsZero() || len(info.Done) != 1 {
+		if err != nil || !ok || info.State != rules.FiringPending || !info.LeaseUntil.IsZero() || len(info.Done) != 1 {
 			t.Errorf("ticket %d without its note: firing %+v (%v), want pending, released (no lease), alert done", id, info, err)
 		}
 		if line := ledgerLine(r, info, ok); !strings.Contains(line, "waited for deskbot's request budget; goes on next cycle") || strings.Contains(line, "refused") {
@@ -91,13 +90,13 @@ func TestLedgerLineSaysStoppedPlainly(t *testing.T) {
 		ledgerStopped + ": alert #it-oncall: sdclient: add note: " + sdclient.ErrStopped.Error(),
 		"sdclient: add note: " + sdclient.ErrStopped.Error(), // released before the plain prefix
 	} {
-		info := store.FiringInfo{Episode: 1, Seq: 1, Open: true, State: store.StatePending, LastError: last}
+		info := rules.FiringRecord{Episode: 1, Seq: 1, Open: true, State: rules.FiringPending, LastError: last}
 		line := ledgerLine(r, info, true)
 		if !strings.Contains(line, "stopped by a shutdown; resumes next cycle") || strings.Contains(line, "refused") || strings.Contains(line, "sdclient") {
 			t.Errorf("why line %q, want it to say plainly that a shutdown stopped it", line)
 		}
 	}
-	info := store.FiringInfo{Episode: 1, Seq: 1, Open: true, State: store.StatePending, LastError: "There is no agent with this id"}
+	info := rules.FiringRecord{Episode: 1, Seq: 1, Open: true, State: rules.FiringPending, LastError: "There is no agent with this id"}
 	if line := ledgerLine(r, info, true); !strings.Contains(line, "last attempt refused: There is no agent with this id") {
 		t.Errorf("why line %q, want the refusal", line)
 	}

@@ -254,7 +254,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 				continue
 			}
 			info, ok, err := st.FiringState(t.Context(), rules.FiringKey{Rule: r.Name, TicketID: id})
-			if err != nil || !ok || !info.Open || info.State != store.StateDone {
+			if err != nil || !ok || !info.Open || info.State != rules.FiringDone {
 				t.Errorf("rule %s holds on ticket %d but its firing is %+v (found %v, %v)", r.Name, id, info, ok, err)
 				continue
 			}
@@ -311,7 +311,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok && info.State != store.StateDone {
+		if ok && info.State != rules.FiringDone {
 			lost++
 			t.Errorf("ticket %d: route firing %+v still pending after the calm", id, info)
 		}

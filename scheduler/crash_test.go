@@ -202,7 +202,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var desk Desk = ClientDesk(client)
-	var ledger rules.Ledger = st
+	var ledger Ledger = st
 	ruleFile := crashRules
 	switch at {
 	case "note":
@@ -274,7 +274,7 @@ func TestCrashResume(t *testing.T) {
 			}
 			// The crash happened exactly where intended.
 			info, found, err := st.FiringState(t.Context(), key)
-			if err != nil || !found || info.State != store.StatePending {
+			if err != nil || !found || info.State != rules.FiringPending {
 				t.Fatalf("after the crash: firing %+v found=%v err=%v, want pending", info, found, err)
 			}
 			wantDone, wantNotes := []int{0}, 1
@@ -305,7 +305,7 @@ func TestCrashResume(t *testing.T) {
 				t.Errorf("alerts %+v (%v), want exactly one with the firing's key", ls, err)
 			}
 			info, _, _ = st.FiringState(t.Context(), key)
-			if info.State != store.StateDone || info.Attempts != 2 || !slices.Equal(info.Done, []int{0, 1, 2}) {
+			if info.State != rules.FiringDone || info.Attempts != 2 || !slices.Equal(info.Done, []int{0, 1, 2}) {
 				t.Errorf("firing after resume: %+v, want done after 2 attempts with all 3 actions", info)
 			}
 			got, _ := sim.Desk.Ticket(tk.ID)
@@ -374,7 +374,7 @@ func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
 		}
 	}
 	info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "route", TicketID: tk.ID})
-	if info.State != store.StateDone || !slices.Equal(info.Done, []int{0, 1, 2}) || info.Episode != 1 {
+	if info.State != rules.FiringDone || !slices.Equal(info.Done, []int{0, 1, 2}) || info.Episode != 1 {
 		t.Errorf("firing %+v, want episode 1 done with its 3 actions", info)
 	}
 	if info.Open {
@@ -431,9 +431,9 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			}
 			for i, id := range ids {
 				info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "page", TicketID: id})
-				wantState, wantNotes := store.StatePending, 0
+				wantState, wantNotes := rules.FiringPending, 0
 				if i < finished {
-					wantState, wantNotes = store.StateDone, 1
+					wantState, wantNotes = rules.FiringDone, 1
 				}
 				if info.State != wantState || notes(id) != wantNotes {
 					t.Fatalf("after the crash, ticket #%d: %+v with %d notes, want %s with %d", id, info, notes(id), wantState, wantNotes)
@@ -467,7 +467,7 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 					t.Errorf("ticket #%d has %d notes, want 1", id, n)
 				}
 				info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "page", TicketID: id})
-				if info.State != store.StateDone || !slices.Equal(info.Done, []int{0, 1, 2}) {
+				if info.State != rules.FiringDone || !slices.Equal(info.Done, []int{0, 1, 2}) {
 					t.Errorf("ticket #%d: firing %+v, want done with its 3 actions", id, info)
 				}
 				if got, _ := sim.Desk.Ticket(id); !slices.Contains(got.Tags, "paged") {

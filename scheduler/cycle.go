@@ -10,7 +10,6 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
-	"github.com/deskbot/deskbot/store"
 )
 
 // A cycle is four steps in order, each in its own file: sync the mirror
@@ -48,7 +47,7 @@ type cycle struct {
 	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
 	// states are the ledger states of the cycle's decisions, by rule and
 	// ticket, read at once by prefetchStates.
-	states map[string]map[int64]store.FiringInfo
+	states map[string]map[int64]rules.FiringRecord
 }
 
 // Cycle says what one cycle did: its sync and, per due job, its rules.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
-	"github.com/deskbot/deskbot/store"
 )
 
 // Marker returns the invisible marker that names action i of firing f.
@@ -176,20 +175,13 @@ func (s *Scheduler) noteCascade(cy *cycle, t *sdclient.Ticket, decided map[strin
 	}
 }
 
-// firingStatesReader reads many firing states of one rule at once
-// (implemented by *store.Store).
-type firingStatesReader interface {
-	FiringStates(ctx context.Context, rule string, ticketIDs []int64) (map[int64]store.FiringInfo, error)
-}
-
 // prefetchStates reads, one statement per rule, the ledger states that
 // alreadyFired checks for the cycle's decisions: a rule still matching
 // thousands of tickets it already fired on would otherwise cost one ledger
 // transaction per ticket every cycle. A failed read leaves the rule to the
 // one-by-one path.
 func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []rules.Decision) {
-	fr, ok := s.ledger.(firingStatesReader)
-	if !ok || s.cfg.dryRun {
+	if s.cfg.dryRun {
 		return
 	}
 	byRule := map[string][]int64{}
@@ -198,9 +190,9 @@ func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []r
 			byRule[d.Rule] = append(byRule[d.Rule], d.TicketID)
 		}
 	}
-	cy.states = make(map[string]map[int64]store.FiringInfo, len(byRule))
+	cy.states = make(map[string]map[int64]rules.FiringRecord, len(byRule))
 	for rule, ids := range byRule {
-		states, err := fr.FiringStates(ctx, rule, ids)
+		states, err := s.ledger.FiringStates(ctx, rule, ids)
 		if err != nil {
 			cy.log.Warn("read firing states", slog.String("rule", rule), slog.Any("error", err))
 			continue
@@ -210,31 +202,24 @@ func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []r
 }
 
 // alreadyFired is the cheap pre-check: true when the ledger shows that a
-// Claim could not win now.
+// Claim could not win now (the same rules.Once.MayFire the Claim decides
+// with).
 func (s *Scheduler) alreadyFired(ctx context.Context, cy *cycle, d rules.Decision, log *slog.Logger) bool {
 	var (
-		info  store.FiringInfo
+		info  rules.FiringRecord
 		found bool
 	)
 	if states, ok := cy.states[d.Rule]; ok {
 		info, found = states[d.TicketID]
 	} else {
-		fs, ok := s.ledger.(FiringStates)
-		if !ok {
-			return false
-		}
 		var err error
-		info, found, err = fs.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
+		info, found, err = s.ledger.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
 		if err != nil {
 			log.Warn("read firing state", slog.Any("error", err))
 			return false // let Claim decide
 		}
 	}
-	if !found {
-		return false
-	}
-	at, can := info.NextEligible(d.Once)
-	return !can || cy.now.Before(at)
+	return found && !d.Once.MayFire(info, cy.now)
 }
 
 // reread returns the ticket as the desk has it now (once per cycle), nil

@@ -20,13 +20,6 @@ type TicketReader interface {
 	GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error)
 }
 
-// FiringStates is the cheap read of the ledger (*store.Store implements
-// it). Explanations read it; with it, the scheduler also skips decisions
-// the ledger already shows as fired before re-reading their ticket.
-type FiringStates interface {
-	FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error)
-}
-
 // Explainer answers `/ticket why N` and `deskbot rules why`: for one live
 // ticket, every rule, whether its query and `if` hold with the values that
 // decided, and what the ledger says of its episode and when the rule can
@@ -205,7 +198,7 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 }
 
 // ledgerLine says in one line what the ledger knows of a rule on a ticket.
-func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
+func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
 	if !ok {
 		return fmt.Sprintf("%s: never fired; can fire on the next poll where it holds", r.Name)
 	}
@@ -217,7 +210,7 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		fmt.Fprintf(&s, "ended %s", stamp(info.EpisodeEnded))
 	}
 	switch info.State {
-	case store.StatePending:
+	case rules.FiringPending:
 		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v", info.Seq, stamp(info.ClaimedAt), info.Done)
 		if info.Attempts > 1 {
 			fmt.Fprintf(&s, ", %d attempts", info.Attempts)
@@ -226,7 +219,7 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		if info.LastError != "" {
 			s.WriteString("; " + lastAttempt(info.LastError))
 		}
-	case store.StateDone:
+	case rules.FiringDone:
 		fmt.Fprintf(&s, ", fired %s", stamp(info.FiredAt))
 	}
 	if !info.Open {
@@ -237,7 +230,7 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		}
 		return s.String()
 	}
-	if next, can := info.NextEligible(r.Once); can {
+	if next, can := r.Once.NextEligible(info); can {
 		fmt.Fprintf(&s, "; can fire again from %s", stamp(next))
 	} else if r.Once.Mode == rules.OnceTicket {
 		s.WriteString("; once: ticket, so it never fires again")

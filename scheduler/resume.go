@@ -11,12 +11,6 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// begunReader lists the firings that have begun and must finish
-// (*store.Store implements it).
-type begunReader interface {
-	BegunFirings(ctx context.Context) (map[string][]int64, error)
-}
-
 // withBegun adds to decisions a decision for every firing that has begun
 // (an action done) and is still pending, whether or not its rule matches
 // the ticket now: its first actions may have moved the ticket out of the
@@ -24,11 +18,10 @@ type begunReader interface {
 // The executor renders their actions on the re-read ticket and does not
 // re-check the rule (cy.begun).
 func (s *Scheduler) withBegun(ctx context.Context, cy *cycle, decisions []rules.Decision) []rules.Decision {
-	br, ok := s.ledger.(begunReader)
-	if !ok || s.cfg.dryRun {
+	if s.cfg.dryRun {
 		return decisions
 	}
-	begun, err := br.BegunFirings(ctx)
+	begun, err := s.ledger.BegunFirings(ctx)
 	if err != nil {
 		cy.log.Warn("read the firings under way; they are finished next cycle", slog.Any("error", err))
 		return decisions

@@ -36,7 +36,7 @@ var ErrNotLeader = errors.New("not the leader")
 type Scheduler struct {
 	logger   *slog.Logger
 	desk     Desk
-	ledger   rules.Ledger
+	ledger   Ledger
 	notifier Notifier
 	cfg      config
 	m        *metrics
@@ -67,9 +67,10 @@ type Scheduler struct {
 }
 
 // New returns a scheduler for the rules of set over desk (see ClientDesk),
-// recording firings in ledger and sending alerts through notifier (nil:
-// LogNotifier on logger). Nothing is sent before Start or RunOnce.
-func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
+// recording firings in ledger (a Ledger; see ledgerCore) and sending alerts
+// through notifier (nil: LogNotifier on logger). Nothing is sent before
+// Start or RunOnce.
+func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger ledgerCore, notifier Notifier, opts ...Option) (*Scheduler, error) {
 	if logger == nil {
 		return nil, errors.New("new scheduler: logger is nil")
 	}
@@ -137,7 +138,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 	s := &Scheduler{
 		logger:   logger,
 		desk:     desk,
-		ledger:   ledger,
+		ledger:   wholeLedger(ledger),
 		notifier: notifier,
 		cfg:      cfg,
 		m:        newMetrics(cfg.reg),

@@ -9,7 +9,6 @@ import (
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/deskbot/deskbot/store"
 )
 
 // blockingDesk holds AddNote until released.
@@ -62,7 +61,7 @@ func TestStopLetsInFlightActionsFinish(t *testing.T) {
 		t.Errorf("%d notes, want the in-flight one", n)
 	}
 	info, _, err := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "page-urgent", TicketID: tk.ID})
-	if err != nil || info.State != store.StateDone {
+	if err != nil || info.State != rules.FiringDone {
 		t.Errorf("firing %+v (%v), want done", info, err)
 	}
 	if err := s.Start(t.Context()); err == nil {
@@ -109,7 +108,7 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 			continue
 		}
 		info, _, err := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "page-urgent", TicketID: id})
-		if err != nil || info.State != store.StatePending || !info.LeaseUntil.IsZero() ||
+		if err != nil || info.State != rules.FiringPending || !info.LeaseUntil.IsZero() ||
 			!strings.Contains(info.LastError, "stopping") || len(info.Done) != 1 {
 			t.Errorf("ticket %d without its note: firing %+v (%v), want pending, released, alert done", id, info, err)
 		}
