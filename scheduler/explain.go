@@ -29,6 +29,11 @@ type Explainer struct {
 	rules  func() *rules.Set
 	ledger FiringStates
 	now    func() time.Time
+	cfg    explainerConfig
+}
+
+// explainerConfig is what ExplainerOptions set.
+type explainerConfig struct {
 	mirror MirrorReader   // nil: Explain reads the desk
 	held   HeldBackReader // nil: caps are not mentioned
 }
@@ -43,7 +48,7 @@ type HeldBackReader interface {
 // held the ticket back by a per-cycle cap, that it fires in a later cycle.
 // Only the process running the scheduler knows: give it that scheduler.
 func ExplainHeldBack(h HeldBackReader) ExplainerOption {
-	return func(e *Explainer) { e.held = h }
+	return func(c *explainerConfig) { c.held = h }
 }
 
 // MirrorReader reads the ticket mirror that the scheduler keeps in the
@@ -53,15 +58,15 @@ type MirrorReader interface {
 	MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error)
 }
 
-// ExplainerOption configures an Explainer.
-type ExplainerOption func(*Explainer)
+// ExplainerOption configures NewExplainer.
+type ExplainerOption func(*explainerConfig)
 
 // ExplainFromMirror makes Explain read the ticket from the mirror, at no
 // desk request, and say how fresh it is; it reads the desk, saying why,
 // when the mirror is not built yet, does not hold the ticket, or is more
 // than 15 minutes behind (nobody keeps it up to date).
 func ExplainFromMirror(m MirrorReader) ExplainerOption {
-	return func(e *Explainer) { e.mirror = m }
+	return func(c *explainerConfig) { c.mirror = m }
 }
 
 // mirrorMaxLag is how far the mirror's cursor may be behind the clock for
@@ -80,7 +85,9 @@ func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates,
 	}
 	e := &Explainer{desk: desk, rules: set, ledger: ledger, now: now}
 	for _, o := range opts {
-		o(e)
+		if o != nil {
+			o(&e.cfg)
+		}
 	}
 	return e
 }
@@ -94,7 +101,7 @@ func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error)
 	}
 	var t *sdclient.Ticket
 	var source string
-	if e.mirror != nil {
+	if e.cfg.mirror != nil {
 		t, source = e.fromMirror(ctx, ticketID)
 	}
 	if t == nil {
@@ -116,7 +123,7 @@ func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error)
 // fromMirror reads ticket id from the mirror. Without it, source says why
 // the ticket is to be read from the desk; with it, how fresh the copy is.
 func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticket, source string) {
-	states, err := e.mirror.MirrorStates(ctx)
+	states, err := e.cfg.mirror.MirrorStates(ctx)
 	if err != nil {
 		return nil, fmt.Sprintf("Read from the desk: deskbot's mirror could not be read (%v).", err)
 	}
@@ -129,7 +136,7 @@ func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticke
 	}
 	now := e.now()
 	for _, ws := range slices.Sorted(maps.Keys(states)) {
-		tickets, st, err := e.mirror.MirrorLoad(ctx, ws)
+		tickets, st, err := e.cfg.mirror.MirrorLoad(ctx, ws)
 		if err != nil {
 			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror could not be read (%v).", err)
 		}
@@ -187,8 +194,8 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 			return "", fmt.Errorf("read the ledger for rule %q: %w", r.Name, err)
 		}
 		line := ledgerLine(r, info, ok)
-		if e.held != nil {
-			if h, held := e.held.HeldBack(rules.FiringKey{Rule: r.Name, TicketID: t.ID}); held {
+		if e.cfg.held != nil {
+			if h, held := e.cfg.held.HeldBack(rules.FiringKey{Rule: r.Name, TicketID: t.ID}); held {
 				line += "; " + h.String()
 			}
 		}
