@@ -546,16 +546,9 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 	case rules.ActionPage:
 		return nil, s.startPage(ctx, cy, r, f, t.ID, a)
 	case rules.ActionUpdate:
-		u := sdclient.TicketUpdate{}
-		if a.Update != nil {
-			u = *a.Update
-		}
-		if a.AssignEmail != "" {
-			id, err := s.agentID(ctx, cy, a.AssignEmail)
-			if err != nil {
-				return nil, err
-			}
-			u.ResponderID = &id
+		u, err := s.resolveUpdate(ctx, cy, a)
+		if err != nil {
+			return nil, err
 		}
 		if u.Tags != nil {
 			// The desk replaces the whole tag list on update; a rule's

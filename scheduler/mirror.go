@@ -194,6 +194,18 @@ type memMirrorStore struct {
 	states  map[int64]store.MirrorState
 }
 
+// mirrorStoreFor is where the mirror is kept: ms (WithMirrorStore), else
+// the ledger when it keeps mirrors too (*store.Store does), else memory.
+func mirrorStoreFor(ms MirrorStore, ledger any) MirrorStore {
+	if ms != nil {
+		return ms
+	}
+	if ms, ok := ledger.(MirrorStore); ok {
+		return ms
+	}
+	return newMemMirrorStore()
+}
+
 func newMemMirrorStore() *memMirrorStore {
 	return &memMirrorStore{tickets: map[int64]map[int64]*sdclient.Ticket{}, states: map[int64]store.MirrorState{}}
 }

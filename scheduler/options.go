@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -178,3 +180,53 @@ func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.rete
 // They are counted in deskbot_scheduler_deferred_by_cap_total and shown
 // by the explainer (see HeldBack).
 func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.maxFirings = n } }
+
+// defaultConfig is New's configuration before its options.
+func defaultConfig() config {
+	return config{
+		singleton:     true,
+		lease:         DefaultLease,
+		feedOverlap:   DefaultFeedOverlap,
+		fullSyncEvery: DefaultFullSyncEvery,
+		trashEvery:    DefaultTrashEvery,
+		closedKeep:    DefaultClosedRetention,
+		maxEndChecks:  DefaultMaxEndChecks,
+		statusRefresh: DefaultStatusRefresh,
+		actionTimeout: DefaultActionTimeout,
+		stopTimeout:   DefaultStopTimeout,
+		retention:     DefaultRetention,
+		maxFirings:    DefaultMaxFiringsPerCycle,
+	}
+}
+
+// validate checks the options and fills in the defaults that depend on
+// them.
+func (cfg *config) validate() error {
+	switch {
+	case cfg.lease <= 0:
+		return fmt.Errorf("lease %v: want a positive duration", cfg.lease)
+	case cfg.listBudget < 0:
+		return fmt.Errorf("list budget %d: want 0 (not planned apart) or more ticket lists per minute", cfg.listBudget)
+	case cfg.budget < 0:
+		return fmt.Errorf("budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
+	case cfg.maxEndChecks < 0:
+		return fmt.Errorf("max end checks %d: want 0 or more", cfg.maxEndChecks)
+	case cfg.feedOverlap < 0 || cfg.fullSyncEvery <= 0 || cfg.trashEvery <= 0 || cfg.closedKeep <= 0:
+		return errors.New("the feed overlap must be 0 or more, the full sync and sweep intervals and the closed retention positive")
+	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
+		return errors.New("status refresh, action timeout and stop timeout must be positive")
+	case cfg.retention == 0:
+		return errors.New("retention 0: want a positive duration, or negative to keep every firing")
+	case cfg.maxFirings < 0:
+		return fmt.Errorf("max firings per cycle %d: want 0 (no bound across rules) or more", cfg.maxFirings)
+	case cfg.tickEvery < 0:
+		return fmt.Errorf("on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
+	}
+	if cfg.tickEvery == 0 {
+		cfg.tickEvery = DefaultTickEvery
+	}
+	if cfg.clock == nil {
+		cfg.clock = clockwork.NewRealClock()
+	}
+	return nil
+}

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
-	"github.com/jonboulle/clockwork"
 	"github.com/robfig/cron/v3"
 
 	"github.com/deskbot/deskbot/rules"
@@ -86,54 +85,18 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger ledgerCore, noti
 	if notifier == nil {
 		notifier = LogNotifier{Logger: logger}
 	}
-	cfg := config{
-		singleton:     true,
-		lease:         DefaultLease,
-		feedOverlap:   DefaultFeedOverlap,
-		fullSyncEvery: DefaultFullSyncEvery,
-		trashEvery:    DefaultTrashEvery,
-		closedKeep:    DefaultClosedRetention,
-		maxEndChecks:  DefaultMaxEndChecks,
-		statusRefresh: DefaultStatusRefresh,
-		actionTimeout: DefaultActionTimeout,
-		stopTimeout:   DefaultStopTimeout,
-		retention:     DefaultRetention,
-		maxFirings:    DefaultMaxFiringsPerCycle,
-	}
+	cfg := defaultConfig()
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("new scheduler: nil option")
 		}
 		o(&cfg)
 	}
-	switch {
-	case cfg.lease <= 0:
-		return nil, fmt.Errorf("new scheduler: lease %v: want a positive duration", cfg.lease)
-	case cfg.listBudget < 0:
-		return nil, fmt.Errorf("new scheduler: list budget %d: want 0 (not planned apart) or more ticket lists per minute", cfg.listBudget)
-	case cfg.budget < 0:
-		return nil, fmt.Errorf("new scheduler: budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
-	case cfg.maxEndChecks < 0:
-		return nil, fmt.Errorf("new scheduler: max end checks %d: want 0 or more", cfg.maxEndChecks)
-	case cfg.feedOverlap < 0 || cfg.fullSyncEvery <= 0 || cfg.trashEvery <= 0 || cfg.closedKeep <= 0:
-		return nil, errors.New("new scheduler: the feed overlap must be 0 or more, the full sync and sweep intervals and the closed retention positive")
-	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
-		return nil, errors.New("new scheduler: status refresh, action timeout and stop timeout must be positive")
-	case cfg.retention == 0:
-		return nil, errors.New("new scheduler: retention 0: want a positive duration, or negative to keep every firing")
-	case cfg.maxFirings < 0:
-		return nil, fmt.Errorf("new scheduler: max firings per cycle %d: want 0 (no bound across rules) or more", cfg.maxFirings)
-	case cfg.tickEvery < 0:
-		return nil, fmt.Errorf("new scheduler: on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
-	}
-	if cfg.tickEvery == 0 {
-		cfg.tickEvery = DefaultTickEvery
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	if err := checkPages(set, cfg.escalator); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
-	}
-	if cfg.clock == nil {
-		cfg.clock = clockwork.NewRealClock()
 	}
 	s := &Scheduler{
 		logger:   logger,
@@ -145,14 +108,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger ledgerCore, noti
 		set:      set,
 		baseCtx:  context.Background(),
 	}
-	s.ms = cfg.mirrorStore
-	if s.ms == nil {
-		if ms, ok := ledger.(MirrorStore); ok {
-			s.ms = ms
-		} else {
-			s.ms = newMemMirrorStore()
-		}
-	}
+	s.ms = mirrorStoreFor(cfg.mirrorStore, ledger)
 	if len(cfg.workspaces) == 0 {
 		s.mirrors = []*wsMirror{newWSMirror(nil)}
 	}
