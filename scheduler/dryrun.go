@@ -176,32 +176,17 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 	}
 	for _, d := range decisions {
 		if d.Err != nil {
-			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
-			if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
-				cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
-			}
+			s.noteFailed(cy, d)
 		}
 	}
-	// Episodes end, in memory, when a complete cycle no longer decides
-	// the ticket for the rule.
 	if cy.inMirror != nil && s.syncComplete(cy) {
-		decided := map[rules.FiringKey]bool{}
-		for _, d := range decisions {
-			decided[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = true
-		}
-		inCycle := map[string]bool{}
-		for _, r := range cy.rules {
-			inCycle[r.Name] = true
-		}
-		for k := range s.dry.fired {
-			if r := cy.set.Rule(k.Rule); inCycle[k.Rule] && !decided[k] && r != nil && r.Once.Mode != rules.OnceTicket {
-				delete(s.dry.fired, k)
-			}
-		}
+		s.dry.endEpisodes(cy, decisions)
 	}
 	o := s.outlook(cy, decisions, func(d rules.Decision) bool {
 		if at, ok := s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]; ok {
-			return d.Once.Mode != rules.OnceEvery || cy.now.Before(at.Add(d.Once.Period))
+			// What an earlier dry-run cycle would have fired, as the
+			// ledger would record it.
+			return !d.Once.MayFire(rules.FiringRecord{Open: true, FiringID: 1, State: rules.FiringDone, FiredAt: at}, cy.now)
 		}
 		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
 		return s.alreadyFired(ctx, cy, d, log)
@@ -209,6 +194,42 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 	for _, line := range o.Lines() {
 		cy.log.Info(line.Text, line.Attrs...)
 	}
+	s.dryRemember(cy, o)
+	if s.cfg.outlook != nil {
+		s.cfg.outlook(o)
+	}
+	s.postDryRun(ctx, cy, o)
+}
+
+// noteFailed counts and logs a decision that failed.
+func (s *Scheduler) noteFailed(cy *cycle, d rules.Decision) {
+	s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+	if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
+		cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
+	}
+}
+
+// endEpisodes ends, in memory, the episodes of the cycle's rules that a
+// complete cycle no longer decides (caller holds mu).
+func (dm *dryMemory) endEpisodes(cy *cycle, decisions []rules.Decision) {
+	decided := map[rules.FiringKey]bool{}
+	for _, d := range decisions {
+		decided[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = true
+	}
+	inCycle := map[string]bool{}
+	for _, r := range cy.rules {
+		inCycle[r.Name] = true
+	}
+	for k := range dm.fired {
+		if r := cy.set.Rule(k.Rule); inCycle[k.Rule] && !decided[k] && r != nil && r.Once.Mode != rules.OnceTicket {
+			delete(dm.fired, k)
+		}
+	}
+}
+
+// dryRemember notes what the dry-run cycle would have fired now, and
+// holds the rest back as a real cycle's caps would (caller holds s.dry.mu).
+func (s *Scheduler) dryRemember(cy *cycle, o Outlook) {
 	for _, ro := range o.Rules {
 		for _, d := range ro.Now() {
 			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
@@ -224,17 +245,23 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 			cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: capRule, Limit: ro.RuleCap()}
 		}
 	}
-	if s.cfg.outlook != nil {
-		s.cfg.outlook(o)
+}
+
+// postDryRun posts what the cycle would have done to chat, when the
+// notifier can (DryRunPoster).
+func (s *Scheduler) postDryRun(ctx context.Context, cy *cycle, o Outlook) {
+	p, ok := s.notifier.(DryRunPoster)
+	if !ok {
+		return
 	}
-	if p, ok := s.notifier.(DryRunPoster); ok {
-		if ch, text := o.ChatSummary(cy.set, dryRunChatLines); text != "" {
-			actx, cancel := s.actionContext(ctx)
-			defer cancel()
-			if err := p.PostDryRun(actx, ch, text); err != nil {
-				cy.log.Warn("dry run: cannot post what the cycle would have done to chat", slog.String("channel", ch), slog.Any("error", err))
-			}
-		}
+	ch, text := o.ChatSummary(cy.set, dryRunChatLines)
+	if text == "" {
+		return
+	}
+	actx, cancel := s.actionContext(ctx)
+	defer cancel()
+	if err := p.PostDryRun(actx, ch, text); err != nil {
+		cy.log.Warn("dry run: cannot post what the cycle would have done to chat", slog.String("channel", ch), slog.Any("error", err))
 	}
 }
 
