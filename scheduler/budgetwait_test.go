@@ -46,7 +46,7 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 		defer cancel()
 		_ = s.Stop(ctx)
 	})
-	waitFor(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
+	eventually(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
 	s.inflight.Wait()
 	ids := []int64{
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
@@ -117,12 +117,12 @@ func TestStopLogsStoppedWillResume(t *testing.T) {
 	if err := s.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
+	eventually(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
 	s.inflight.Wait()
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4})
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4})
 	go s.runCycle(s.baseCtx, kicked)
-	waitFor(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
+	eventually(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.Stop(ctx); err != nil {

@@ -265,3 +265,22 @@ func metricValue(t testing.TB, m prometheus.Metric) float64 {
 	t.Fatalf("metric is neither a counter nor a gauge")
 	return 0
 }
+
+// eventually waits until cond holds, checking it every 10ms on a ticker,
+// and fails the test after timeout. The conditions it waits for are set
+// by goroutines the scheduler starts (a background full sync, the cycle it
+// kicks, gocron's runs), which signal nothing a test could receive.
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+	}
+}

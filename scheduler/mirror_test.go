@@ -362,7 +362,7 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 		t.Fatalf("cycle during the sync: %+v %+v, want 29 fired on the mirrored page, nothing ended", c.Sync, c.Jobs)
 	}
 	close(d.release)
-	waitFor(t, "the full sync and the cycle it kicks", 10*time.Second, func() bool { return len(e.notif.list()) == 44 })
+	eventually(t, "the full sync and the cycle it kicks", 10*time.Second, func() bool { return len(e.notif.list()) == 44 })
 	s.inflight.Wait()
 	if r := s.Ready(); !r.Mirror[0].Complete || r.Mirror[0].Syncing || r.Mirror[0].Tickets != 45 {
 		t.Errorf("after the sync: %+v", r.Mirror)

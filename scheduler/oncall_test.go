@@ -164,9 +164,9 @@ func TestTickJobEscalatesOnSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.s.Stop(context.Background()) })
-	waitFor(t, "the first page", 20*time.Second, func() bool { return len(pager.sent()) == 1 })
+	eventually(t, "the first page", 20*time.Second, func() bool { return len(pager.sent()) == 1 })
 	want := fmt.Sprintf("#%d L2 boss@example.com", tk.ID)
-	waitFor(t, "level 2 from the scheduled ticks", 20*time.Second, func() bool {
+	eventually(t, "level 2 from the scheduled ticks", 20*time.Second, func() bool {
 		if len(pager.sent()) >= 2 {
 			return true
 		}

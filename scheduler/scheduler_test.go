@@ -543,7 +543,7 @@ rules:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.s.Stop(context.Background()) })
-	waitFor(t, "the first scheduled cycles", 20*time.Second, func() bool {
+	eventually(t, "the first scheduled cycles", 20*time.Second, func() bool {
 		for _, j := range e.s.Ready().Jobs {
 			if j.LastComplete.IsZero() {
 				return false

@@ -47,7 +47,7 @@ func TestStopLetsInFlightActionsFinish(t *testing.T) {
 		stopped <- s.Stop(ctx)
 	}()
 	// Stop cancels the job's context; the note under way must still finish.
-	waitFor(t, "Stop to begin", 10*time.Second, func() bool { return s.stopping.Load() })
+	eventually(t, "Stop to begin", 10*time.Second, func() bool { return s.stopping.Load() })
 	select {
 	case err := <-stopped:
 		t.Fatalf("Stop returned (%v) while an action was under way", err)
@@ -88,14 +88,14 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 	if err := s.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
+	eventually(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
 	s.inflight.Wait()
 	ids := []int64{
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
 	}
 	go s.runCycle(s.baseCtx, kicked)
-	waitFor(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
+	eventually(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.Stop(ctx); err != nil {
