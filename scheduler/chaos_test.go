@@ -18,7 +18,6 @@ import (
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/deskbot/deskbot/store"
 )
 
 // chaosRules' last rule routes a ticket: its first action takes the
@@ -120,11 +119,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 	// One store for both: two connections to one SQLite file would spend
 	// the test in SQLite's busy sleeps; PostgreSQL replicas have their own
 	// tests. The replicas still race for every claim.
-	st, err := store.Open(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, db)
 	var scheds []*Scheduler
 	for range 2 {
 		s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), set, st, notif, WithClock(clk), WithSingleton(false))

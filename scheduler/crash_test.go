@@ -239,26 +239,8 @@ func TestCrashResume(t *testing.T) {
 			sim := sdsim.NewServer(simOpts...)
 			defer sim.Close()
 			tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4})
-			dir := t.TempDir()
-			db := filepath.Join(dir, "state.db")
-			alerts := filepath.Join(dir, "alerts.jsonl")
-
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-			}
-
-			st, err := store.Open(t.Context(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			db, alerts := crashChild(t, at, sim.URL)
+			st := openStore(t, db)
 			key := rules.FiringKey{Rule: "page", TicketID: tk.ID}
 			noteMarker := fmt.Sprintf("<!-- deskbot:f=page/%d/1.1/1 -->", tk.ID)
 			notes := func() int {
@@ -325,26 +307,11 @@ func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
 	sim := sdsim.NewServer(sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now))
 	defer sim.Close()
 	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
-	dir := t.TempDir()
-	db, alerts := filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashAtEnv+"=update", crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-	}
+	db, alerts := crashChild(t, "update", sim.URL)
 	if got, _ := sim.Desk.Ticket(tk.ID); got.ResponderID != sdsim.DefaultAgentID {
 		t.Fatalf("after the crash the ticket is assigned to %d: the update did not reach the desk", got.ResponderID)
 	}
-	st, err := store.Open(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, db)
 	notif := &fileNotifier{path: alerts}
 	clk := clockwork.NewFakeClockAt(t0.Add(DefaultLease + time.Minute))
 	s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), mustRules(t, crashRouteRules), st, notif, WithClock(clk))
@@ -398,23 +365,8 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			for i := range 8 {
 				ids = append(ids, sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4}).ID)
 			}
-			dir := t.TempDir()
-			db, alerts := filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-			}
-			st, err := store.Open(t.Context(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			db, alerts := crashChild(t, at, sim.URL)
+			st := openStore(t, db)
 			notes := func(id int64) int {
 				n := 0
 				for _, c := range sim.Desk.Conversations(id) {
@@ -476,4 +428,24 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crashChild runs TestCrashChild in a child process that dies of SIGKILL
+// at the crash point at, over the desk at url, and returns the paths of
+// its state store and of its alerts file.
+func crashChild(t *testing.T, at, url string) (db, alerts string) {
+	t.Helper()
+	dir := t.TempDir()
+	db, alerts = filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+url, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
+	}
+	return db, alerts
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/deskbot/deskbot/store"
 )
 
 // ticketReads are the ticket requests the desk got.
@@ -63,11 +62,7 @@ func TestExplainerReadsTheMirror(t *testing.T) {
 	e.clk.Advance(20 * time.Minute) // nobody syncs
 	explain("mirror too old", id, "Read from the desk: deskbot's mirror is too old to trust (as of 08:59:30 UTC, more than 15 minutes ago).", 1)
 
-	empty, err := store.Open(t.Context(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer empty.Close()
+	empty := openStore(t, ":memory:")
 	ex = NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, ExplainFromMirror(empty))
 	explain("no mirror yet", id, "Read from the desk: the mirror is not built yet.", 1)
 }

@@ -203,11 +203,7 @@ func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYA
 	t.Cleanup(e.sim.Close)
 	e.client = clientFor(t, e.sim)
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
-	st, err := store.Open(t.Context(), e.stPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, e.stPath)
 	e.st = st
 	base := []Option{WithClock(e.clk), WithRegistry(e.reg), WithSingleton(false)}
 	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, rulesYAML), st, notifier, append(base, opts...)...)
@@ -283,4 +279,15 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() bo
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 	}
+}
+
+// openStore opens the state store at dsn, closed when the test ends.
+func openStore(t *testing.T, dsn string) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/deskbot/deskbot/store"
 )
 
 // requestsTo counts the desk requests since the last reset whose path is
@@ -255,11 +254,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 		e.runOnce()
 		e.clk.Advance(time.Minute)
 	}
-	st2, err := store.Open(t.Context(), e.stPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
+	st2 := openStore(t, e.stPath)
 	s2, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), st2, e.notif, WithClock(e.clk),
 		WithSingleton(false), WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
