@@ -11,7 +11,6 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
-	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
 // text is what the buffer holds.
@@ -30,28 +29,9 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 	// 7 requests a minute (see TestStopAbandonsActionsWaitingForBudget):
 	// the second ticket's note waits a minute for budget, longer than the
 	// action timeout.
-	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	s, err := New(log, ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
-		WithSingleton(false), WithActionTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = s.Stop(ctx)
-	})
-	eventually(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
-	s.inflight.Wait()
-	ids := []int64{
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
-	}
+	s, ids := startOnTightBudget(t, e, log, WithActionTimeout(time.Second))
 	s.runCycle(s.baseCtx, kicked)
 	var noted, released int
 	r := mustRules(t, urgentRules).Rules()[0]
@@ -107,20 +87,9 @@ func TestLedgerLineSaysStoppedPlainly(t *testing.T) {
 // as an error or a refusal.
 func TestStopLogsStoppedWillResume(t *testing.T) {
 	e := newEnv(t, urgentRules)
-	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	s, err := New(log, ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
-	s.inflight.Wait()
-	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4})
-	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4})
+	s, _ := startOnTightBudget(t, e, log)
 	go s.runCycle(s.baseCtx, kicked)
 	eventually(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -333,6 +333,26 @@ type LogLine struct {
 	Attrs []any
 }
 
+// groupedLines says, for each action of kind of a rule's firings now, the
+// one grouped message (or direct message) it would have sent: line gives
+// its text and the attribute naming where it goes.
+func groupedLines(ro RuleOutlook, now []rules.Decision, kind rules.ActionKind, line func(rules.Action) (string, slog.Attr)) []LogLine {
+	ids := make([]int64, len(now))
+	for j, d := range now {
+		ids[j] = d.TicketID
+	}
+	var out []LogLine
+	for i, a := range now[0].Actions {
+		if a.Kind != kind {
+			continue
+		}
+		text, where := line(a)
+		out = append(out, LogLine{Text: text,
+			Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), where, slog.Any("tickets", ids)}})
+	}
+	return out
+}
+
 // Lines says what the cycle would have done, one line per decision that
 // fires now, one per grouped message and one per rule whose caps hold
 // firings back, in file order then ticket order.
@@ -352,36 +372,16 @@ func (o Outlook) Lines() []LogLine {
 			})
 		}
 		if grouped {
-			for i, a := range now[0].Actions {
-				if a.Kind != rules.ActionAlert {
-					continue
-				}
-				ids := make([]int64, len(now))
-				for j, d := range now {
-					ids[j] = d.TicketID
-				}
-				out = append(out, LogLine{
-					Text: fmt.Sprintf("dry run: would have posted one grouped message in %s naming %d tickets (rule %s, over its group_over %d)",
-						a.Channel, len(now), ro.Rule.Name, ro.GroupOver()),
-					Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), slog.String("channel", a.Channel), slog.Any("tickets", ids)},
-				})
-			}
+			out = append(out, groupedLines(ro, now, rules.ActionAlert, func(a rules.Action) (string, slog.Attr) {
+				return fmt.Sprintf("dry run: would have posted one grouped message in %s naming %d tickets (rule %s, over its group_over %d)",
+					a.Channel, len(now), ro.Rule.Name, ro.GroupOver()), slog.String("channel", a.Channel)
+			})...)
 		}
 		if len(now) > ro.GroupOver() {
-			for i, a := range now[0].Actions {
-				if a.Kind != rules.ActionPage {
-					continue
-				}
-				ids := make([]int64, len(now))
-				for j, d := range now {
-					ids[j] = d.TicketID
-				}
-				out = append(out, LogLine{
-					Text: fmt.Sprintf("dry run: would have paged %s for %d tickets with one direct message to the person paged, each ticket its own page and card (rule %s, over its group_over %d)",
-						a.Policy, len(now), ro.Rule.Name, ro.GroupOver()),
-					Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), slog.String("policy", a.Policy), slog.Any("tickets", ids)},
-				})
-			}
+			out = append(out, groupedLines(ro, now, rules.ActionPage, func(a rules.Action) (string, slog.Attr) {
+				return fmt.Sprintf("dry run: would have paged %s for %d tickets with one direct message to the person paged, each ticket its own page and card (rule %s, over its group_over %d)",
+					a.Policy, len(now), ro.Rule.Name, ro.GroupOver()), slog.String("policy", a.Policy)
+			})...)
 		}
 		if held := len(ro.Fires) - len(now); held > 0 {
 			out = append(out, LogLine{

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -290,4 +291,19 @@ func openStore(t *testing.T, dsn string) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// noteFault makes the desk answer the notes POSTed to ticket id with a
+// fault of kind, count times (0: once).
+func (e *env) noteFault(id int64, kind sdsim.FaultKind, count int) {
+	e.sim.Desk.InjectFault(sdsim.Fault{Kind: kind, Count: count, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+}
+
+// afterLeases runs n cycles, each a lease after the one before: pending
+// firings are taken over and resumed.
+func (e *env) afterLeases(n int) {
+	for range n {
+		e.clk.Advance(DefaultLease)
+		e.runOnce()
+	}
 }

@@ -736,17 +736,14 @@ func TestLostNoteAnswerIsNotRepeated(t *testing.T) {
 			}
 			e := newEnvSim(t, simOpts, urgentRules)
 			id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
-			e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDropAfter, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+			e.noteFault(id, sdsim.FaultDropAfter, 0)
 			if res := e.runOnce(); res[0].Fired != 0 {
 				t.Fatalf("first cycle fired %d; want the firing left pending by the lost answer", res[0].Fired)
 			}
 			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
 				t.Fatalf("%d notes after the lost answer, want the 1 the desk committed", n)
 			}
-			for range 3 {
-				e.clk.Advance(DefaultLease)
-				e.runOnce()
-			}
+			e.afterLeases(3)
 			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
 				t.Errorf("%d notes, want exactly 1", n)
 			}
@@ -778,7 +775,7 @@ func TestMarkerlessNoteOfAnEarlierEpisodeHidesNothing(t *testing.T) {
 	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = 0 })
 	// The second episode's note never reaches the desk, and deskbot cannot
 	// know it: the connection drops.
-	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDrop, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+	e.noteFault(id, sdsim.FaultDrop, 0)
 	e.runOnce()
 	e.clk.Advance(DefaultLease)
 	e.runOnce()

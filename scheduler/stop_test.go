@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -80,20 +81,7 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 	// feed and, per ticket, a re-read and a note: the second note has to
 	// wait a minute for budget. (The tickets come after the first full
 	// sync, so that no cycle can act on them while it runs.)
-	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
-	s, err := New(testLogger(t), ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
-	s.inflight.Wait()
-	ids := []int64{
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
-		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
-	}
+	s, ids := startOnTightBudget(t, e, testLogger(t))
 	go s.runCycle(s.baseCtx, kicked)
 	eventually(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -116,5 +104,34 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 	}
 	if noted != 1 || released != 1 {
 		t.Errorf("%d tickets noted and %d released, want 1 and 1", noted, released)
+	}
+}
+
+// startOnTightBudget starts a scheduler over e's desk through a client
+// allowed 7 requests a minute (see TestStopAbandonsActionsWaitingForBudget),
+// waits for its first full sync and the cycle it kicks, then adds two
+// urgent tickets, a and b: the next cycle's second note waits a minute for
+// budget. The scheduler is stopped when the test ends.
+func startOnTightBudget(t *testing.T, e *env, log *slog.Logger, opts ...Option) (*Scheduler, []int64) {
+	t.Helper()
+	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
+	s, err := New(log, ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif,
+		append([]Option{WithClock(e.clk), WithSingleton(false)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = s.Stop(ctx)
+	})
+	eventually(t, "the first full sync and the cycle it kicks", 30*time.Second, func() bool { return len(e.sim.Desk.Requests()) == 3 })
+	s.inflight.Wait()
+	return s, []int64{
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4}).ID,
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "b", Priority: 4}).ID,
 	}
 }
