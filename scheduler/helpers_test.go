@@ -42,8 +42,7 @@ type groupNotifier struct{ *recNotifier }
 func (n groupNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.fail > 0 {
-		n.fail--
+	if n.failNext() {
 		return ErrNotDelivered
 	}
 	n.groups = append(n.groups, g)
@@ -90,8 +89,7 @@ func (n *recNotifier) named(rule string) map[int64]int {
 func (n *recNotifier) Alert(_ context.Context, a Alert) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.fail > 0 {
-		n.fail--
+	if n.failNext() {
 		return ErrNotDelivered
 	}
 	n.alerts = append(n.alerts, a)
@@ -306,4 +304,32 @@ func (e *env) afterLeases(n int) {
 		e.clk.Advance(DefaultLease)
 		e.runOnce()
 	}
+}
+
+// addTickets adds n tickets of priority to the desk, subjects t0, t1, ...
+func (e *env) addTickets(n, priority int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: priority}).ID
+	}
+	return ids
+}
+
+// vipRules note every open ticket of priority 4, any number per cycle.
+const vipRules = `version: 1
+rules:
+  - name: vip
+    query: "status:open AND priority:4"
+    max_firings_per_cycle: 1000
+    actions: [{note: "vip"}]
+`
+
+// failNext reports whether the next message fails, counting it (caller
+// holds mu).
+func (n *recNotifier) failNext() bool {
+	if n.fail > 0 {
+		n.fail--
+		return true
+	}
+	return false
 }

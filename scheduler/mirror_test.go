@@ -87,17 +87,8 @@ func TestUrgentOnABusyDeskAlertsWithinTwoIntervals(t *testing.T) {
 // within one second (a bulk update); the feed pages by number within the
 // second and mirrors every one of them.
 func TestFeedManyChangesInOneSecond(t *testing.T) {
-	e := newEnv(t, `version: 1
-rules:
-  - name: vip
-    query: "status:open AND priority:4"
-    max_firings_per_cycle: 1000
-    actions: [{note: "vip"}]
-`, WithMaxFiringsPerCycle(0))
-	var ids []int64
-	for i := range 250 {
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1}).ID)
-	}
+	e := newEnv(t, vipRules, WithMaxFiringsPerCycle(0))
+	ids := e.addTickets(250, 1)
 	e.runOnce()
 	e.clk.Advance(time.Minute)
 	for _, id := range ids {
@@ -130,28 +121,13 @@ func (d unorderedDesk) ListTickets(ctx context.Context, opts *sdclient.TicketLis
 // takes the newest updated_at of the whole answer as its cursor; every
 // change arrives once, and the next cycle asks from the new cursor.
 func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
-	e := newEnv(t, `version: 1
-rules:
-  - name: vip
-    query: "status:open AND priority:4"
-    max_firings_per_cycle: 1000
-    actions: [{note: "vip"}]
-`, WithMaxFiringsPerCycle(0))
-	s, err := New(testLogger(t), unorderedDesk{ClientDesk(e.client)}, mustRules(t, `version: 1
-rules:
-  - name: vip
-    query: "status:open AND priority:4"
-    max_firings_per_cycle: 1000
-    actions: [{note: "vip"}]
-`), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()),
+	e := newEnv(t, vipRules, WithMaxFiringsPerCycle(0))
+	s, err := New(testLogger(t), unorderedDesk{ClientDesk(e.client)}, mustRules(t, vipRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()),
 		WithMaxFiringsPerCycle(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []int64
-	for i := range 230 {
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1}).ID)
-	}
+	ids := e.addTickets(230, 1)
 	if _, err := s.RunOnce(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -655,10 +655,7 @@ func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 // later cycles.
 func TestEndChecksAreBounded(t *testing.T) {
 	e := newEnv(t, urgentRules)
-	var ids []int64
-	for i := range 40 {
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
-	}
+	ids := e.addTickets(40, 4)
 	if res := e.runOnce(); res[0].Fired != 40 {
 		t.Fatalf("first cycle fired %d, want 40", res[0].Fired)
 	}

@@ -197,11 +197,7 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 	ordered := true
 	page := 1
 	for n := 1; ; n++ {
-		opts := &sdclient.TicketListOptions{UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
-			WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
-		list, resp, err := s.desk.ListTickets(ctx, opts)
-		s.count(cy, resp, err)
-		res.Requests += attempts(resp, err)
+		list, resp, err := s.listChanged(ctx, cy, m, res, "", since, page)
 		if err != nil {
 			// What arrived is applied; the cursor stays, so it is asked again.
 			return fmt.Errorf("follow the change feed of the %s: %w", m.name(), err)
@@ -209,7 +205,6 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 		if n == 1 {
 			asked = deskDate(resp)
 		}
-		res.Decoded += len(list)
 		s.m.feedDecoded.Add(float64(len(list)))
 		m.mu.Lock()
 		for i, t := range list {
@@ -263,6 +258,21 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 	return nil
 }
 
+// listChanged reads one page of m's tickets updated since, oldest first:
+// the change feed (preset "") or a trash preset (deleted, spam). It counts
+// the requests and the tickets decoded.
+func (s *Scheduler) listChanged(ctx context.Context, cy *cycle, m *wsMirror, res *SyncResult, preset string, since time.Time, page int) ([]*sdclient.Ticket, *sdclient.Response, error) {
+	opts := &sdclient.TicketListOptions{Filter: preset, UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
+		WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
+	list, resp, err := s.desk.ListTickets(ctx, opts)
+	s.count(cy, resp, err)
+	res.Requests += attempts(resp, err)
+	if err == nil {
+		res.Decoded += len(list)
+	}
+	return list, resp, err
+}
+
 // sweepTrash removes the tickets the desk soft-deleted or marked as spam
 // since the last sweep: they vanish from the change feed without a trace.
 func (s *Scheduler) sweepTrash(ctx context.Context, cy *cycle, m *wsMirror, res *SyncResult) error {
@@ -272,18 +282,13 @@ func (s *Scheduler) sweepTrash(ctx context.Context, cy *cycle, m *wsMirror, res 
 	var newest, asked time.Time
 	for _, preset := range []string{"deleted", "spam"} {
 		for page := 1; page <= maxFeedPages; page++ {
-			opts := &sdclient.TicketListOptions{Filter: preset, UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
-				WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
-			list, resp, err := s.desk.ListTickets(ctx, opts)
-			s.count(cy, resp, err)
-			res.Requests += attempts(resp, err)
+			list, resp, err := s.listChanged(ctx, cy, m, res, preset, since, page)
 			if err != nil {
 				return fmt.Errorf("read the %s tickets of the %s: %w", preset, m.name(), err)
 			}
 			if asked.IsZero() {
 				asked = deskDate(resp)
 			}
-			res.Decoded += len(list)
 			m.mu.Lock()
 			for _, t := range list {
 				if t == nil {
