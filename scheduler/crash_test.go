@@ -50,10 +50,7 @@ type killDesk struct{ Desk }
 
 func (d killDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error) {
 	c, resp, err := d.Desk.AddNote(ctx, id, n)
-	if err == nil && resp != nil && resp.StatusCode == 201 {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {}
-	}
+	killOn(resp, err, 201)
 	return c, resp, err
 }
 
@@ -74,11 +71,16 @@ type killUpdateDesk struct{ Desk }
 
 func (d killUpdateDesk) UpdateTicket(ctx context.Context, id int64, u *sdclient.TicketUpdate) (*sdclient.Ticket, *sdclient.Response, error) {
 	t, resp, err := d.Desk.UpdateTicket(ctx, id, u)
-	if err == nil && resp != nil && resp.StatusCode == 200 {
+	killOn(resp, err, 200)
+	return t, resp, err
+}
+
+// killOn SIGKILLs the process when a desk call succeeded with status.
+func killOn(resp *sdclient.Response, err error, status int) {
+	if err == nil && resp != nil && resp.StatusCode == status {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	return t, resp, err
 }
 
 // fileNotifier is a fake chat that survives the crash: it appends each

@@ -72,7 +72,7 @@ func TestExplainerFollowsTheLedger(t *testing.T) {
 		"remind: episode 1 open, fired "+ts(0)+"; can fire again from "+ts(30*time.Minute),
 		"welcome: episode 1 open, fired "+ts(0)+"; once: ticket, so it never fires again")
 
-	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(id, sdsim.DefaultAgentID)
 	e.runOnce()
 	wantLines("after assignment", explain(),
 		fmt.Sprintf("rule page-urgent on ticket #%d: does not fire", id),

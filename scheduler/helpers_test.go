@@ -333,3 +333,14 @@ func (n *recNotifier) failNext() bool {
 	}
 	return false
 }
+
+// next runs the cycle a minute later.
+func (e *env) next() []CycleResult {
+	e.clk.Advance(time.Minute)
+	return e.runOnce()
+}
+
+// assign assigns ticket id to agent on the desk (0: unassigns it).
+func (e *env) assign(id, agent int64) {
+	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = agent })
+}

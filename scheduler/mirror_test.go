@@ -251,7 +251,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 	// The first scheduler leads again: it must see the urgent ticket as
 	// mirrored and fired, not fire again.
 	e.clk.Advance(time.Minute)
-	e.sim.Desk.UpdateTicket(urgent.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(urgent.ID, sdsim.DefaultAgentID)
 	res := e.runOnce()
 	if res[0].Fired != 0 || res[0].Ended != 1 {
 		t.Errorf("old leader again: %+v, want the urgent ticket's episode ended, nothing fired", res[0])
@@ -326,7 +326,7 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	}
 	// A page-1 ticket is assigned meanwhile: the feed sees it, but the
 	// episode must not end on an incomplete mirror.
-	e.sim.Desk.UpdateTicket(45, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(45, sdsim.DefaultAgentID)
 	e.clk.Advance(time.Minute)
 	c := s.runCycle(t.Context(), scheduled)
 	if c.Sync.Complete || c.Jobs[0].Fired != 29 || c.Jobs[0].Ended != 0 {

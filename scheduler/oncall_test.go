@@ -127,11 +127,10 @@ func TestPageActionStartsOnePagePerEpisode(t *testing.T) {
 
 	// The ticket stops matching (assigned) and matches again (unassigned):
 	// a new episode starts a new page.
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(tk.ID, sdsim.DefaultAgentID)
 	e.runOnce()
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.assign(tk.ID, 0)
+	e.next()
 	if got := pager.sent(); len(got) != 3 || got[2] != fmt.Sprintf("#%d L1 alice@example.com", tk.ID) {
 		t.Fatalf("second episode: %q", got)
 	}

@@ -166,16 +166,15 @@ func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
 	e.runOnce()
 	e.clk.Advance(time.Minute)
 	// Assigned: the next complete poll does not match it and ends the episode.
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(tk.ID, sdsim.DefaultAgentID)
 	res := e.runOnce()
 	if !allComplete(res) || res[0].Ended != 1 {
 		t.Fatalf("cycle after assignment: %+v, want complete with 1 episode ended", res)
 	}
 	e.clk.Advance(time.Minute)
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	e.assign(tk.ID, 0)
 	e.runOnce()
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	alerts := e.notif.forTicket(tk.ID)
 	if len(alerts) != 2 {
 		t.Fatalf("%d alerts, want 2 (one per episode): %+v", len(alerts), alerts)
@@ -193,7 +192,7 @@ func TestIncompleteCycleDoesNotEndEpisodes(t *testing.T) {
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
 	e.runOnce()
 	e.clk.Advance(time.Minute)
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(tk.ID, sdsim.DefaultAgentID)
 	// Every attempt of this cycle's change feed fails (the client tries
 	// twice), so the mirror cannot know of the assignment.
 	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2, Method: "GET", PathPrefix: "/api/v2/tickets"})
@@ -204,10 +203,9 @@ func TestIncompleteCycleDoesNotEndEpisodes(t *testing.T) {
 	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "incomplete")); got != 1 {
 		t.Errorf("incomplete cycles metric = %v", got)
 	}
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	e.assign(tk.ID, 0)
 	for range 3 {
-		e.clk.Advance(time.Minute)
-		e.runOnce()
+		e.next()
 	}
 	if n := len(e.notif.forTicket(tk.ID)); n != 1 {
 		t.Fatalf("%d alerts, want 1: the incomplete poll must not have ended the episode", n)
@@ -285,7 +283,7 @@ func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
 	d := &hookDesk{Desk: ClientDesk(e.client)}
 	d.afterList = func() {
-		e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+		e.assign(tk.ID, sdsim.DefaultAgentID)
 	}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
 		WithRegistry(prometheus.NewRegistry()))
@@ -366,8 +364,7 @@ rules:
 	if got := metricValue(t, e.s.m.cascades.WithLabelValues("urgent")); got != 1 {
 		t.Errorf("cascade metric = %v, want 1", got)
 	}
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	if n := len(e.notesWith(tk.ID, "urgent now")); n != 1 {
 		t.Fatalf("next cycle: %d notes, want 1", n)
 	}
@@ -764,12 +761,12 @@ func TestMarkerlessNoteOfAnEarlierEpisodeHidesNothing(t *testing.T) {
 		t.Fatalf("first episode fired %d, want 1", res[0].Fired)
 	}
 	e.clk.Advance(10 * time.Minute)
-	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(id, sdsim.DefaultAgentID)
 	if res := e.runOnce(); res[0].Ended != 1 {
 		t.Fatalf("assigning ended %d episodes, want 1", res[0].Ended)
 	}
 	e.clk.Advance(10 * time.Minute)
-	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	e.assign(id, 0)
 	// The second episode's note never reaches the desk, and deskbot cannot
 	// know it: the connection drops.
 	e.noteFault(id, sdsim.FaultDrop, 0)

@@ -84,11 +84,7 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 	// wait a minute for budget. (The tickets come after the first full
 	// sync, so that no cycle can act on them while it runs.)
 	s, ids := startOnTightBudget(t, e, testLogger(t))
-	go s.runCycle(s.baseCtx, kicked)
-	eventually(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := s.Stop(ctx); err != nil {
+	if err := stopAfterBothAlerts(t, e, s); err != nil {
 		t.Fatalf("Stop: %v (an action waiting for budget held it)", err)
 	}
 	var noted, released int
@@ -215,11 +211,7 @@ func TestStopLogsStoppedWillResume(t *testing.T) {
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	s, _ := startOnTightBudget(t, e, log)
-	go s.runCycle(s.baseCtx, kicked)
-	eventually(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := s.Stop(ctx); err != nil {
+	if err := stopAfterBothAlerts(t, e, s); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	out := logs.text()
@@ -250,4 +242,16 @@ func TestIncompleteLevel(t *testing.T) {
 			t.Errorf("incompleteLevel(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
+}
+
+// stopAfterBothAlerts runs a cycle over the two tickets of
+// startOnTightBudget and stops the scheduler once both alerts went out:
+// the second ticket's note is then waiting for budget.
+func stopAfterBothAlerts(t *testing.T, e *env, s *Scheduler) error {
+	t.Helper()
+	go s.runCycle(s.baseCtx, kicked)
+	eventually(t, "both alerts", 30*time.Second, func() bool { return len(e.notif.list()) == 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return s.Stop(ctx)
 }
