@@ -312,6 +312,50 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 	return out, ru.updated
 }
 
+// resumedDone reports whether action i of a resumed firing already reached
+// its target before the crash (an update whose values hold, a note, reply
+// or alert found there), and records it as done. stop is true when the
+// firing must stop here, left pending.
+func (s *Scheduler) resumedDone(ctx context.Context, cy *cycle, ru *run, i int, marker string, alog *slog.Logger) (done, stop bool) {
+	a := ru.d.Actions[i]
+	if !ru.f.Resumed {
+		return false, false
+	}
+	var why string
+	if a.Kind == rules.ActionUpdate {
+		if holds, err := s.updateHolds(ctx, cy, ru.t, a); err != nil || !holds {
+			return false, false
+		}
+		why = "the update's values already hold: it happened before the crash, or somebody made it; not repeating it"
+	} else {
+		if ru.checked[i] {
+			return false, false
+		}
+		there, err := s.alreadyThere(ctx, cy, ru.t.ID, ru.f, a, marker, &ru.convs)
+		if err != nil {
+			s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
+			s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
+			if !s.yieldFiring(ctx, cy, ru, alog, err) {
+				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
+			}
+			return false, true
+		}
+		if !there {
+			ru.checked[i] = true
+			return false, false
+		}
+		why = "action already happened before the crash; not repeating it"
+	}
+	s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
+	alog.Info(why)
+	if err := s.ledger.ActionDone(ctx, ru.f.ID, i); err != nil {
+		alog.Error("record action done", slog.Any("error", err))
+		return false, true
+	}
+	ru.done[i] = true
+	return true, false
+}
+
 // proceed performs a firing's actions from ru.next on, and records the
 // firing when the last is done. In a cycle that groups the rule's alerts,
 // it stops at an alert and leaves the firing waiting for the group
@@ -342,41 +386,10 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 			continue
 		}
 		marker := Marker(f, i)
-		if f.Resumed && a.Kind == rules.ActionUpdate {
-			holds, err := s.updateHolds(actx, cy, t, a)
-			if err == nil && holds {
-				s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
-				alog.Info("the update's values already hold: it happened before the crash, or somebody made it; not repeating it")
-				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
-					alog.Error("record action done", slog.Any("error", err))
-					return failed
-				}
-				ru.done[i] = true
-				continue
-			}
-		}
-		if f.Resumed && a.Kind != rules.ActionUpdate && !ru.checked[i] {
-			there, err := s.alreadyThere(actx, cy, t.ID, f, a, marker, &ru.convs)
-			if err != nil {
-				s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
-				s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
-				if s.yieldFiring(actx, cy, ru, alog, err) {
-					return failed
-				}
-				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
-				return failed
-			}
-			if there {
-				s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
-				alog.Info("action already happened before the crash; not repeating it")
-				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
-					alog.Error("record action done", slog.Any("error", err))
-					return failed
-				}
-				ru.done[i] = true
-				continue
-			}
-			ru.checked[i] = true
+		if done, stop := s.resumedDone(actx, cy, ru, i, marker, alog); stop {
+			return failed
+		} else if done {
+			continue
 		}
 		if a.Kind == rules.ActionAlert && cy.grouping[r.Name] && !ru.alone[i] {
 			ru.next = i

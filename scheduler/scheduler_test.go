@@ -160,11 +160,19 @@ func TestOpenStatusesRefreshPeriodically(t *testing.T) {
 	}
 }
 
-func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
+// firedOnVPN is a desk with one urgent ticket, VPN, that the cycle of
+// urgentRules fired on, a minute later.
+func firedOnVPN(t *testing.T) (*env, sdsim.Ticket) {
+	t.Helper()
 	e := newEnv(t, urgentRules)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
 	e.runOnce()
 	e.clk.Advance(time.Minute)
+	return e, tk
+}
+
+func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
+	e, tk := firedOnVPN(t)
 	// Assigned: the next complete poll does not match it and ends the episode.
 	e.assign(tk.ID, sdsim.DefaultAgentID)
 	res := e.runOnce()
@@ -188,10 +196,7 @@ func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
 }
 
 func TestIncompleteCycleDoesNotEndEpisodes(t *testing.T) {
-	e := newEnv(t, urgentRules)
-	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
-	e.runOnce()
-	e.clk.Advance(time.Minute)
+	e, tk := firedOnVPN(t)
 	e.assign(tk.ID, sdsim.DefaultAgentID)
 	// Every attempt of this cycle's change feed fails (the client tries
 	// twice), so the mirror cannot know of the assignment.
