@@ -148,16 +148,17 @@ func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticke
 			return nil, "Read from the desk: the mirror is not built yet."
 		case now.Sub(st.Cursor) > mirrorMaxLag:
 			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror is too old to trust (%s, more than %s ago).",
-				asOf(st.Cursor, now), minutes(mirrorMaxLag))
+				MirrorAsOf(st.Cursor, now), minutes(mirrorMaxLag))
 		}
-		return tickets[i], fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", asOf(st.Cursor, now))
+		return tickets[i], fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", MirrorAsOf(st.Cursor, now))
 	}
 	return nil, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", id)
 }
 
-// asOf says when the mirror was complete up to: "as of 09:41:12 UTC", with
-// the date when it is not today's.
-func asOf(cursor, now time.Time) string {
+// MirrorAsOf says when a mirror whose change feed cursor is cursor was
+// complete up to, at now: "as of 09:41:12 UTC", with the date when it is
+// not today's. Whoever tells a person how fresh the mirror is says it so.
+func MirrorAsOf(cursor, now time.Time) string {
 	c, n := cursor.UTC(), now.UTC()
 	if c.Format(time.DateOnly) == n.Format(time.DateOnly) {
 		return "as of " + c.Format(time.TimeOnly) + " UTC"

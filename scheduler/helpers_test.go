@@ -344,3 +344,13 @@ func (e *env) next() []CycleResult {
 func (e *env) assign(id, agent int64) {
 	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = agent })
 }
+
+// testdata returns the text of testdata/name; it panics when the file
+// cannot be read (the tests cannot run without it).
+func testdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

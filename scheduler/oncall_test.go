@@ -16,29 +16,10 @@ import (
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
-const pageRules = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: UTC
-      rotation: 1d
-      handoff: "09:00"
-      start: 2025-03-10
-      members: [alice@example.com, bob@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-rules:
-  - name: page-urgent
-    query: "status:open AND agent_id:0 AND priority:4"
-    every: 1m
-    actions:
-      - page: {policy: it-urgent, text: "Urgent #{{ ticket.id }}: {{ ticket.subject }}"}
-      - note: "Paged on-call."
-`
+// pageRules page the on-call of policy it-urgent (schedule it-primary:
+// alice, then bob, daily from 2025-03-10 09:00 UTC; then boss) for every
+// urgent unassigned ticket, and note it.
+var pageRules = testdata("page_rules.yaml")
 
 // recPager records the escalation steps delivered.
 type recPager struct {

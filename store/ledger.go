@@ -428,18 +428,9 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 		for len(end) > 0 {
 			batch := end[:min(len(end), endBatch)]
 			end = end[len(batch):]
-			args := make([]any, 0, len(batch)+2)
-			args = append(args, rule, now)
-			var in strings.Builder
-			for i, id := range batch {
-				if i > 0 {
-					in.WriteByte(',')
-				}
-				fmt.Fprintf(&in, "$%d", i+3)
-				args = append(args, id)
-			}
+			in, args := inList(batch, rule, now)
 			n, err := affected(ctx, tx, `UPDATE ledger_episodes SET is_open = FALSE, ended_at = $2
-				WHERE rule = $1 AND is_open AND ticket_id IN (`+in.String()+`)`, args...)
+				WHERE rule = $1 AND is_open AND ticket_id IN (`+in+`)`, args...)
 			if err != nil {
 				return fmt.Errorf("close episodes: %w", err)
 			}
@@ -451,6 +442,23 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 		return 0, s.wrap(op, err)
 	}
 	return closed, nil
+}
+
+// inList returns the placeholders of ids for an IN (...) list that
+// follows the statement's first parameters, and the statement's arguments:
+// first, then ids.
+func inList(ids []int64, first ...any) (string, []any) {
+	args := make([]any, 0, len(first)+len(ids))
+	args = append(args, first...)
+	var in strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			in.WriteByte(',')
+		}
+		fmt.Fprintf(&in, "$%d", len(first)+i+1)
+		args = append(args, id)
+	}
+	return in.String(), args
 }
 
 // begun is the SQL condition on a firing f that it has begun: pending,
@@ -559,19 +567,10 @@ func (s *Store) FiringStates(ctx context.Context, rule string, ticketIDs []int64
 	for len(ticketIDs) > 0 {
 		batch := ticketIDs[:min(len(ticketIDs), endBatch)]
 		ticketIDs = ticketIDs[len(batch):]
-		args := make([]any, 0, len(batch)+1)
-		args = append(args, rule)
-		var in strings.Builder
-		for i, id := range batch {
-			if i > 0 {
-				in.WriteByte(',')
-			}
-			fmt.Fprintf(&in, "$%d", i+2)
-			args = append(args, id)
-		}
+		in, args := inList(batch, rule)
 		if err := s.scanFirings(ctx, out, rule, `SELECT `+firingCols+`
 			FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
-			WHERE e.rule = $1 AND e.ticket_id IN (`+in.String()+`)`, args); err != nil {
+			WHERE e.rule = $1 AND e.ticket_id IN (`+in+`)`, args); err != nil {
 			return nil, s.wrap(fmt.Sprintf("read firing states of rule %q", rule), err)
 		}
 	}
