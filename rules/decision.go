@@ -21,7 +21,7 @@ const (
 
 // Once is a rule's `once:` setting.
 type Once struct {
-	Mode   OnceMode
+	Mode   OnceMode      // episode, ticket or every
 	Period time.Duration // OnceEvery only
 }
 
@@ -40,7 +40,7 @@ const (
 // Action is one rendered action of a decision: templates already expanded,
 // channel aliases already resolved.
 type Action struct {
-	Kind ActionKind
+	Kind ActionKind // what the action does
 
 	// Text is the rendered body of a note, reply or alert.
 	Text string
@@ -49,7 +49,7 @@ type Action struct {
 	// (an alias of the rules file replaced by its value); pages set Channel
 	// too (where the page card goes) and Text (what the page says).
 	Channel string
-	Mention string
+	Mention string // who the alert mentions; may be empty
 
 	// Policy is the escalation policy of a page (ActionPage), a name the
 	// rules file's oncall: section defines.
@@ -58,24 +58,24 @@ type Action struct {
 	// Update is set for ActionUpdate. AssignEmail, when not empty, names the
 	// agent to assign by e-mail; the executor resolves it to responder_id.
 	Update      *sdclient.TicketUpdate
-	AssignEmail string
+	AssignEmail string // see Update
 }
 
 // Decision is what evaluation produced for one (rule, ticket): the actions to
 // take, or the run-time error that stopped the rule on this ticket.
 type Decision struct {
-	Rule     string
-	Once     Once
-	TicketID int64
-	Ticket   *sdclient.Ticket
-	Actions  []Action
-	Err      error
+	Rule     string           // the rule's name
+	Once     Once             // the rule's once:
+	TicketID int64            // the ticket
+	Ticket   *sdclient.Ticket // the ticket as evaluated; nil for a firing under way not yet re-read
+	Actions  []Action         // the rendered actions, in the rule's order
+	Err      error            // why the rule stopped on the ticket; nil when it decided
 }
 
 // FiringKey names one (rule, ticket) pair in the ledger.
 type FiringKey struct {
-	Rule     string
-	TicketID int64
+	Rule     string // the rule's name
+	TicketID int64  // the ticket's id
 }
 
 // Firing is the result of a claim. Won is true when this caller may act;
@@ -83,13 +83,13 @@ type FiringKey struct {
 // (crashed or timed out) and must check, for each action not in Done,
 // whether it already reached the desk before performing it again.
 type Firing struct {
-	ID      int64
-	Key     FiringKey
-	Episode int64
-	Seq     int64 // 1 for the first firing of an episode; more with OnceEvery
-	Won     bool
-	Resumed bool
-	Done    []int // indexes of actions already recorded as done
+	ID      int64     // the ledger's id of the firing
+	Key     FiringKey // the (rule, ticket)
+	Episode int64     // the episode, 1 for the first
+	Seq     int64     // 1 for the first firing of an episode; more with OnceEvery
+	Won     bool      // this caller may act
+	Resumed bool      // this caller took over a firing left pending
+	Done    []int     // indexes of actions already recorded as done
 	// Attempts is 1 for a new firing, plus one per take-over.
 	Attempts int
 	// Started is when the firing was first claimed (for a resumed firing,

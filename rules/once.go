@@ -18,23 +18,23 @@ const (
 // episode and current firing. The ledger's claim decides with it (through
 // Once.NextEligible), and explanations such as `/ticket why` print it.
 type FiringRecord struct {
-	Key            FiringKey
-	Episode        int64 // 1 for the first episode
-	Open           bool  // the episode is open: the ticket matched at the last complete poll
-	EpisodeStarted time.Time
+	Key            FiringKey // the (rule, ticket)
+	Episode        int64     // 1 for the first episode
+	Open           bool      // the episode is open: the ticket matched at the last complete poll
+	EpisodeStarted time.Time // when the episode opened
 	EpisodeEnded   time.Time // zero while open
 
 	// The current firing: the latest one claimed in the episode; FiringID
 	// is 0 when there is none.
-	FiringID   int64
-	Seq        int64
-	State      FiringStatus
-	ClaimedAt  time.Time // when the current holder claimed it
-	LeaseUntil time.Time // zero once released or done
-	FiredAt    time.Time // zero while pending
-	Attempts   int       // 1, plus one per take-over of a stale claim
-	Done       []int     // indexes of the actions recorded as done
-	LastError  string    // why the last attempt failed; "" once done
+	FiringID   int64        // the ledger's id of the firing
+	Seq        int64        // 1 for the first firing of the episode; more with OnceEvery
+	State      FiringStatus // pending or done
+	ClaimedAt  time.Time    // when the current holder claimed it
+	LeaseUntil time.Time    // zero once released or done
+	FiredAt    time.Time    // zero while pending
+	Attempts   int          // 1, plus one per take-over of a stale claim
+	Done       []int        // indexes of the actions recorded as done
+	LastError  string       // why the last attempt failed; "" once done
 
 	// LastFiredAt is when any firing of this rule on this ticket last
 	// finished, whatever the episode; zero if none did.

@@ -52,10 +52,10 @@ type cycle struct {
 
 // Cycle says what one cycle did: its sync and, per due job, its rules.
 type Cycle struct {
-	Skipped  string // why nothing ran: stopping, stretched, running, idle
-	Sync     *SyncResult
-	Jobs     []CycleResult
-	Requests int // every desk request of the cycle: sync, re-reads, actions
+	Skipped  string        // why nothing ran: stopping, stretched, running, idle
+	Sync     *SyncResult   // the cycle's sync, shared by its jobs
+	Jobs     []CycleResult // per due job
+	Requests int           // every desk request of the cycle: sync, re-reads, actions
 }
 
 // count adds the requests behind one desk call and notes the rate state.

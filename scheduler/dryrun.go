@@ -32,25 +32,25 @@ import (
 // cycle, in file order, the firings it would start now and the ones its
 // caps would leave to later cycles.
 type Outlook struct {
-	At time.Time
+	At time.Time // the cycle's time
 	// Tick is the time between two cycles: a capped backlog drains one
 	// wave a tick.
 	Tick time.Duration
 	// CycleCap is the bound across rules (WithMaxFiringsPerCycle; 0: none).
 	CycleCap int
-	Rules    []RuleOutlook
+	Rules    []RuleOutlook // the cycle's rules, in file order
 }
 
 // RuleOutlook is one rule's part of an Outlook.
 type RuleOutlook struct {
-	Rule *rules.Rule
+	Rule *rules.Rule // the rule
 	// Fires are the decisions that would fire (not failed, not fired
 	// already per the ledger), in ticket order; the first Waves[0] fire in
 	// this cycle, the next Waves[1] in the next one, and so on.
 	Fires        []rules.Decision
-	Waves        []int
-	AlreadyFired int // decisions the ledger (or an earlier dry-run cycle) shows as fired
-	Failed       int // decisions whose if or templates failed
+	Waves        []int // how many of Fires each cycle from this one starts
+	AlreadyFired int   // decisions the ledger (or an earlier dry-run cycle) shows as fired
+	Failed       int   // decisions whose if or templates failed
 }
 
 // Now is the decisions that fire in this cycle.
@@ -270,6 +270,7 @@ func (s *Scheduler) postDryRun(ctx context.Context, cy *cycle, o Outlook) {
 // something posts one message there saying what ("would have ..."), at
 // most dryRunChatLines lines and "and N more".
 type DryRunPoster interface {
+	// PostDryRun posts text to channel.
 	PostDryRun(ctx context.Context, channel, text string) error
 }
 
@@ -329,8 +330,8 @@ func (s *Scheduler) syncComplete(cy *cycle) bool {
 // LogLine is one "would have" line of a dry run: a message for a person
 // and the attributes for a machine.
 type LogLine struct {
-	Text  string
-	Attrs []any
+	Text  string // for a person
+	Attrs []any  // slog attributes, for a machine
 }
 
 // groupedLines says, for each action of kind of a rule's firings now, the

@@ -17,6 +17,7 @@ import (
 
 // TicketReader reads one ticket (ClientDesk satisfies it).
 type TicketReader interface {
+	// GetTicket reads ticket id.
 	GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error)
 }
 
@@ -41,6 +42,7 @@ type explainerConfig struct {
 // HeldBackReader tells whether the last cycle of a rule held its decision
 // on a ticket back by a per-cycle cap (*Scheduler implements it).
 type HeldBackReader interface {
+	// HeldBack reports why key was held back in its rule's last cycle.
 	HeldBack(key rules.FiringKey) (Held, bool)
 }
 
@@ -54,7 +56,9 @@ func ExplainHeldBack(h HeldBackReader) ExplainerOption {
 // MirrorReader reads the ticket mirror that the scheduler keeps in the
 // state store (*store.Store implements it).
 type MirrorReader interface {
+	// MirrorStates reads every workspace's mirror state.
 	MirrorStates(ctx context.Context) (map[int64]store.MirrorState, error)
+	// MirrorLoad reads workspace ws's mirror, ordered by ticket id.
 	MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error)
 }
 

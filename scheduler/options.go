@@ -12,6 +12,7 @@ import (
 
 // Defaults of New.
 const (
+	// DefaultLease is how long a claim stays reserved (WithLease).
 	DefaultLease = 2 * time.Minute
 	// DefaultFeedOverlap is how far before the newest updated_at it saw
 	// the change feed asks again: a change committed with an earlier
@@ -29,10 +30,14 @@ const (
 	DefaultClosedRetention = 30 * 24 * time.Hour
 	// DefaultMaxEndChecks bounds the re-reads one cycle spends confirming
 	// that tickets a multi-page poll missed really left their rules.
-	DefaultMaxEndChecks  = 50
+	DefaultMaxEndChecks = 50
+	// DefaultStatusRefresh is how often the open statuses are re-read
+	// (WithStatusRefresh).
 	DefaultStatusRefresh = 10 * time.Minute
+	// DefaultActionTimeout bounds one firing's actions (WithActionTimeout).
 	DefaultActionTimeout = 30 * time.Second
-	DefaultStopTimeout   = 30 * time.Second
+	// DefaultStopTimeout bounds how long Stop waits (WithStopTimeout).
+	DefaultStopTimeout = 30 * time.Second
 	// DefaultRetention is how long finished firings that are no longer the
 	// current one of their (rule, ticket) stay in the ledger.
 	DefaultRetention = 30 * 24 * time.Hour

@@ -1,12 +1,3 @@
-// Package scheduler runs deskbot's automation rules. It follows the desk's
-// change feed into a local mirror of the open tickets (kept in the state
-// store, rebuilt by a periodic full sync), evaluates every due rule on the
-// mirror, ends the episodes of tickets that left a rule, and executes the
-// decisions: a re-read of each ticket before acting, each firing claimed
-// in the ledger so that it happens once per episode even across crashes
-// and replicas. A cycle costs about one request per hundred changed
-// tickets, whatever the desk's size, plus the re-reads before actions;
-// cycles are stretched to stay within the background request budget.
 package scheduler
 
 import (
@@ -387,14 +378,14 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 // CycleResult says what one cycle did for one job (rules sharing a query
 // and schedule).
 type CycleResult struct {
-	Job   string
-	Rules []string
+	Job   string   // the job's name: its first rule, +N for the others
+	Rules []string // the job's rules
 	// Complete is true when the sync was complete (the mirror holds every
 	// open ticket as fresh as the feed) and the episodes were reconciled.
 	Complete bool
-	Err      error // why the cycle is incomplete
-	Skipped  string
-	Tickets  int // tickets in the mirror the rules were evaluated on
+	Err      error  // why the cycle is incomplete
+	Skipped  string // why the job did not run (stopping), or ""
+	Tickets  int    // tickets in the mirror the rules were evaluated on
 	// Requests is every desk request of the cycle (sync, re-reads,
 	// actions, retries included): the same in each job of one cycle.
 	Requests int
@@ -403,7 +394,7 @@ type CycleResult struct {
 	// Decisions is how many (rule, ticket) decisions evaluation produced;
 	// Fired how many firings finished in this cycle.
 	Decisions int
-	Fired     int
+	Fired     int // see Decisions
 	// HeldBack is how many decisions of the job's rules the per-cycle
 	// caps held back for later cycles.
 	HeldBack int
@@ -444,15 +435,15 @@ type Readiness struct {
 	LastComplete time.Time
 	// Stretch is the factor the budget stretches intervals by (1: none).
 	Stretch float64
-	Jobs    []JobStatus
+	Jobs    []JobStatus // one per poll job
 	// Mirror is the state of each workspace's ticket mirror.
 	Mirror []MirrorStatus
 }
 
 // MirrorStatus is the state of one workspace's ticket mirror.
 type MirrorStatus struct {
-	Workspace string
-	Tickets   int
+	Workspace string // the workspace's name in logs
+	Tickets   int    // tickets mirrored
 	// Complete is true once a full sync finished.
 	Complete bool
 	// Cursor is the change feed's cursor (the desk's clock).
@@ -462,20 +453,20 @@ type MirrorStatus struct {
 	// Syncing is true while a full sync runs; Seen of Total (-1: not
 	// known yet) is how far it came.
 	Syncing     bool
-	Seen, Total int
+	Seen, Total int // see Syncing
 }
 
 // JobStatus describes one poll job.
 type JobStatus struct {
-	Name         string
-	Rules        []string
-	Query        string // unexpanded
-	Every        time.Duration
-	Cron         string
-	LastStart    time.Time
-	LastComplete time.Time
-	LastOutcome  string // complete, incomplete or ""
-	LastRequests int
+	Name         string        // the job's name: its first rule, +N for the others
+	Rules        []string      // the job's rules
+	Query        string        // unexpanded
+	Every        time.Duration // the interval, when not a cron schedule
+	Cron         string        // the cron schedule, if any
+	LastStart    time.Time     // when its last cycle started
+	LastComplete time.Time     // when its last complete cycle started
+	LastOutcome  string        // complete, incomplete or ""
+	LastRequests int           // desk requests of its last cycle
 }
 
 // Ready reports the jobs and their last cycles.

@@ -26,8 +26,8 @@ type SyncResult struct {
 	// mirror holds all open tickets (a full sync finished): only then may
 	// a ticket's absence from a rule's matches end its episode.
 	Complete bool
-	Err      error
-	Requests int // desk requests of the feed and the sweeps (retries included)
+	Err      error // why the sync is incomplete
+	Requests int   // desk requests of the feed and the sweeps (retries included)
 	// FullSyncRequests is what a full sync the cycle waited for spent
 	// (RunCycle); a scheduled cycle leaves full syncs to the background.
 	FullSyncRequests int
@@ -42,9 +42,9 @@ type SyncResult struct {
 
 // FullSyncProgress is the progress of one workspace's full sync.
 type FullSyncProgress struct {
-	Workspace string
-	Seen      int
-	Total     int
+	Workspace string // the workspace's name in logs
+	Seen      int    // tickets read so far
+	Total     int    // open tickets the desk reported; -1 before the first page
 }
 
 // sync brings every workspace's mirror up to date: it reloads a mirror
