@@ -280,6 +280,8 @@ type run struct {
 // gives up with sdclient.ErrStopped and the firing is released).
 func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
+	// The one use of sdclient.WithStop (a stop passed in a context value):
+	// an explicit sdclient API replaces it (issue 12).
 	return sdclient.WithStop(actx, ctx), cancel
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -353,4 +354,16 @@ func testdata(name string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// lastFilterQuery is the query of the last filter search the desk
+// answered (unescaped), "" when none.
+func (e *env) lastFilterQuery() string {
+	var q string
+	for _, r := range e.sim.Desk.Requests() {
+		if r.Path == "/api/v2/tickets/filter" {
+			q, _ = url.QueryUnescape(r.RawQuery)
+		}
+	}
+	return q
 }

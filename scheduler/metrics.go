@@ -140,6 +140,9 @@ func collect[C prometheus.Collector](all *[]prometheus.Collector, c C) C {
 // request to the desk is counted in deskbot_desk_requests_total by endpoint
 // (the API path with ids replaced by {id}) and status ("error" when no
 // response came). Give the result to sdclient.WithHTTPClient.
+//
+// Transitional: request metrics move to sdclient, wired in cmd (issue 12);
+// this goes once cmd uses them.
 func InstrumentTransport(rt http.RoundTripper, reg prometheus.Registerer) http.RoundTripper {
 	if rt == nil {
 		rt = http.DefaultTransport

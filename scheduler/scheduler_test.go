@@ -83,12 +83,7 @@ rules:
 	if res := e.runOnce(); !allComplete(res) {
 		t.Fatalf("incomplete: %+v", res)
 	}
-	var filterQuery string
-	for _, r := range e.sim.Desk.Requests() {
-		if r.Path == "/api/v2/tickets/filter" {
-			filterQuery, _ = url.QueryUnescape(r.RawQuery)
-		}
-	}
+	filterQuery := e.lastFilterQuery()
 	if !strings.Contains(filterQuery, "status:7") {
 		t.Errorf("filter query %q does not include the custom open status 7", filterQuery)
 	}
@@ -149,12 +144,7 @@ func TestOpenStatusesRefreshPeriodically(t *testing.T) {
 	if got := e.s.statuses.current(); !slices.Contains(got, 8) {
 		t.Fatalf("open statuses %v after the refresh interval, want 8 among them", got)
 	}
-	var filterQuery string
-	for _, r := range e.sim.Desk.Requests() {
-		if r.Path == "/api/v2/tickets/filter" {
-			filterQuery, _ = url.QueryUnescape(r.RawQuery)
-		}
-	}
+	filterQuery := e.lastFilterQuery()
 	if !strings.Contains(filterQuery, "status:8") {
 		t.Errorf("the full sync's filter query %q does not read the new open status", filterQuery)
 	}
