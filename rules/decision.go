@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"context"
 	"time"
 
 	"github.com/deskbot/deskbot/sdclient"
@@ -22,7 +21,7 @@ const (
 
 // Once is a rule's `once:` setting.
 type Once struct {
-	Mode   OnceMode
+	Mode   OnceMode      // episode, ticket or every
 	Period time.Duration // OnceEvery only
 }
 
@@ -41,7 +40,7 @@ const (
 // Action is one rendered action of a decision: templates already expanded,
 // channel aliases already resolved.
 type Action struct {
-	Kind ActionKind
+	Kind ActionKind // what the action does
 
 	// Text is the rendered body of a note, reply or alert.
 	Text string
@@ -50,7 +49,7 @@ type Action struct {
 	// (an alias of the rules file replaced by its value); pages set Channel
 	// too (where the page card goes) and Text (what the page says).
 	Channel string
-	Mention string
+	Mention string // who the alert mentions; may be empty
 
 	// Policy is the escalation policy of a page (ActionPage), a name the
 	// rules file's oncall: section defines.
@@ -59,24 +58,24 @@ type Action struct {
 	// Update is set for ActionUpdate. AssignEmail, when not empty, names the
 	// agent to assign by e-mail; the executor resolves it to responder_id.
 	Update      *sdclient.TicketUpdate
-	AssignEmail string
+	AssignEmail string // see Update
 }
 
 // Decision is what evaluation produced for one (rule, ticket): the actions to
 // take, or the run-time error that stopped the rule on this ticket.
 type Decision struct {
-	Rule     string
-	Once     Once
-	TicketID int64
-	Ticket   *sdclient.Ticket
-	Actions  []Action
-	Err      error
+	Rule     string           // the rule's name
+	Once     Once             // the rule's once:
+	TicketID int64            // the ticket
+	Ticket   *sdclient.Ticket // the ticket as evaluated; nil for a firing under way not yet re-read
+	Actions  []Action         // the rendered actions, in the rule's order
+	Err      error            // why the rule stopped on the ticket; nil when it decided
 }
 
 // FiringKey names one (rule, ticket) pair in the ledger.
 type FiringKey struct {
-	Rule     string
-	TicketID int64
+	Rule     string // the rule's name
+	TicketID int64  // the ticket's id
 }
 
 // Firing is the result of a claim. Won is true when this caller may act;
@@ -84,39 +83,17 @@ type FiringKey struct {
 // (crashed or timed out) and must check, for each action not in Done,
 // whether it already reached the desk before performing it again.
 type Firing struct {
-	ID      int64
-	Key     FiringKey
-	Episode int64
-	Seq     int64 // 1 for the first firing of an episode; more with OnceEvery
-	Won     bool
-	Resumed bool
-	Done    []int // indexes of actions already recorded as done
+	ID      int64     // the ledger's id of the firing
+	Key     FiringKey // the (rule, ticket)
+	Episode int64     // the episode, 1 for the first
+	Seq     int64     // 1 for the first firing of an episode; more with OnceEvery
+	Won     bool      // this caller may act
+	Resumed bool      // this caller took over a firing left pending
+	Done    []int     // indexes of actions already recorded as done
 	// Attempts is 1 for a new firing, plus one per take-over.
 	Attempts int
 	// Started is when the firing was first claimed (for a resumed firing,
 	// by the process that crashed): none of its actions reached a target
 	// before it.
 	Started time.Time
-}
-
-// Ledger is the durable record of which rule fired on which ticket. Every
-// method must be atomic across processes sharing the store.
-type Ledger interface {
-	// Claim reserves the right to fire key at now under once. The claim is
-	// pending until Finish; a pending claim older than lease may be taken
-	// over by another caller (Resumed).
-	Claim(ctx context.Context, key FiringKey, once Once, now time.Time, lease time.Duration) (Firing, error)
-	// ActionDone records that action number i of the firing reached its target.
-	ActionDone(ctx context.Context, firingID int64, i int) error
-	// Finish marks the firing done at now.
-	Finish(ctx context.Context, firingID int64, now time.Time) error
-	// Release gives a pending claim up until retryAt (the zero time: at
-	// once) instead of until its lease runs out, keeping reason as the
-	// firing's last error: the next cycle from retryAt on retries it.
-	Release(ctx context.Context, firingID int64, retryAt time.Time, reason string) error
-	// EndEpisodes closes the open episodes of rule whose ticket is not in
-	// matching. Call it only after a complete poll of the rule's query.
-	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)
-	// OpenEpisodes returns the tickets on which rule has an open episode.
-	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
 }

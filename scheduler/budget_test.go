@@ -17,7 +17,10 @@ func changeAll(e *env, ids []int64) {
 	}
 }
 
-func TestBudgetStretchesIntervals(t *testing.T) {
+// sweepEnv is a desk of 250 tickets that one rule polls every minute,
+// never acting, under a budget of budget requests a minute.
+func sweepEnv(t *testing.T, budget int) (*env, []int64) {
+	t.Helper()
 	e := newEnv(t, `version: 1
 rules:
   - name: sweep
@@ -25,11 +28,16 @@ rules:
     if: ticket.subject == "never"
     every: 1m
     actions: [{note: "x"}]
-`, WithBudget(1), WithTrashEvery(24*time.Hour))
+`, WithBudget(budget), WithTrashEvery(24*time.Hour))
 	var ids []int64
 	for range 250 {
 		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "t", Priority: 1}).ID)
 	}
+	return e, ids
+}
+
+func TestBudgetStretchesIntervals(t *testing.T) {
+	e, ids := sweepEnv(t, 1)
 	e.runOnce() // the full sync
 	var sent []int
 	for range historyLen {
@@ -125,18 +133,7 @@ func TestStretchKeepsTheAverageWithinBudget(t *testing.T) {
 }
 
 func TestStretchRecoversWhenLoadDrops(t *testing.T) {
-	e := newEnv(t, `version: 1
-rules:
-  - name: sweep
-    query: "priority:1"
-    if: ticket.subject == "never"
-    every: 1m
-    actions: [{note: "x"}]
-`, WithBudget(2), WithTrashEvery(24*time.Hour))
-	var ids []int64
-	for range 250 {
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "t", Priority: 1}).ID)
-	}
+	e, ids := sweepEnv(t, 2)
 	e.runOnce()
 	e.clk.Advance(time.Minute)
 	changeAll(e, ids)

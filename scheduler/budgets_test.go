@@ -45,8 +45,7 @@ rules:
 		t.Errorf("RuleHealth = %v", err)
 	}
 	e.sim.Desk.UpdateTicket(big, func(x *sdsim.Ticket) { x.Tags = tags[:5] })
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	if err := e.s.RuleHealth(t.Context()); err != nil {
 		t.Errorf("RuleHealth after the ticket shrank = %v, want nil", err)
 	}

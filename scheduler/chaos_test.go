@@ -18,7 +18,6 @@ import (
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/deskbot/deskbot/store"
 )
 
 // chaosRules' last rule routes a ticket: its first action takes the
@@ -120,11 +119,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 	// One store for both: two connections to one SQLite file would spend
 	// the test in SQLite's busy sleeps; PostgreSQL replicas have their own
 	// tests. The replicas still race for every claim.
-	st, err := store.Open(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, db)
 	var scheds []*Scheduler
 	for range 2 {
 		s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), set, st, notif, WithClock(clk), WithSingleton(false))
@@ -254,7 +249,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 				continue
 			}
 			info, ok, err := st.FiringState(t.Context(), rules.FiringKey{Rule: r.Name, TicketID: id})
-			if err != nil || !ok || !info.Open || info.State != store.StateDone {
+			if err != nil || !ok || !info.Open || info.State != rules.FiringDone {
 				t.Errorf("rule %s holds on ticket %d but its firing is %+v (found %v, %v)", r.Name, id, info, ok, err)
 				continue
 			}
@@ -311,7 +306,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok && info.State != store.StateDone {
+		if ok && info.State != rules.FiringDone {
 			lost++
 			t.Errorf("ticket %d: route firing %+v still pending after the calm", id, info)
 		}

@@ -50,10 +50,7 @@ type killDesk struct{ Desk }
 
 func (d killDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error) {
 	c, resp, err := d.Desk.AddNote(ctx, id, n)
-	if err == nil && resp != nil && resp.StatusCode == 201 {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {}
-	}
+	killOn(resp, err, 201)
 	return c, resp, err
 }
 
@@ -74,11 +71,16 @@ type killUpdateDesk struct{ Desk }
 
 func (d killUpdateDesk) UpdateTicket(ctx context.Context, id int64, u *sdclient.TicketUpdate) (*sdclient.Ticket, *sdclient.Response, error) {
 	t, resp, err := d.Desk.UpdateTicket(ctx, id, u)
-	if err == nil && resp != nil && resp.StatusCode == 200 {
+	killOn(resp, err, 200)
+	return t, resp, err
+}
+
+// killOn SIGKILLs the process when a desk call succeeded with status.
+func killOn(resp *sdclient.Response, err error, status int) {
+	if err == nil && resp != nil && resp.StatusCode == status {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	return t, resp, err
 }
 
 // fileNotifier is a fake chat that survives the crash: it appends each
@@ -202,7 +204,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var desk Desk = ClientDesk(client)
-	var ledger rules.Ledger = st
+	var ledger Ledger = st
 	ruleFile := crashRules
 	switch at {
 	case "note":
@@ -239,26 +241,8 @@ func TestCrashResume(t *testing.T) {
 			sim := sdsim.NewServer(simOpts...)
 			defer sim.Close()
 			tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4})
-			dir := t.TempDir()
-			db := filepath.Join(dir, "state.db")
-			alerts := filepath.Join(dir, "alerts.jsonl")
-
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-			}
-
-			st, err := store.Open(t.Context(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			db, alerts := crashChild(t, at, sim.URL)
+			st := openStore(t, db)
 			key := rules.FiringKey{Rule: "page", TicketID: tk.ID}
 			noteMarker := fmt.Sprintf("<!-- deskbot:f=page/%d/1.1/1 -->", tk.ID)
 			notes := func() int {
@@ -274,7 +258,7 @@ func TestCrashResume(t *testing.T) {
 			}
 			// The crash happened exactly where intended.
 			info, found, err := st.FiringState(t.Context(), key)
-			if err != nil || !found || info.State != store.StatePending {
+			if err != nil || !found || info.State != rules.FiringPending {
 				t.Fatalf("after the crash: firing %+v found=%v err=%v, want pending", info, found, err)
 			}
 			wantDone, wantNotes := []int{0}, 1
@@ -305,7 +289,7 @@ func TestCrashResume(t *testing.T) {
 				t.Errorf("alerts %+v (%v), want exactly one with the firing's key", ls, err)
 			}
 			info, _, _ = st.FiringState(t.Context(), key)
-			if info.State != store.StateDone || info.Attempts != 2 || !slices.Equal(info.Done, []int{0, 1, 2}) {
+			if info.State != rules.FiringDone || info.Attempts != 2 || !slices.Equal(info.Done, []int{0, 1, 2}) {
 				t.Errorf("firing after resume: %+v, want done after 2 attempts with all 3 actions", info)
 			}
 			got, _ := sim.Desk.Ticket(tk.ID)
@@ -325,26 +309,11 @@ func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
 	sim := sdsim.NewServer(sdsim.WithClock(clockwork.NewFakeClockAt(t0).Now))
 	defer sim.Close()
 	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
-	dir := t.TempDir()
-	db, alerts := filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashAtEnv+"=update", crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-	}
+	db, alerts := crashChild(t, "update", sim.URL)
 	if got, _ := sim.Desk.Ticket(tk.ID); got.ResponderID != sdsim.DefaultAgentID {
 		t.Fatalf("after the crash the ticket is assigned to %d: the update did not reach the desk", got.ResponderID)
 	}
-	st, err := store.Open(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, db)
 	notif := &fileNotifier{path: alerts}
 	clk := clockwork.NewFakeClockAt(t0.Add(DefaultLease + time.Minute))
 	s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), mustRules(t, crashRouteRules), st, notif, WithClock(clk))
@@ -374,7 +343,7 @@ func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
 		}
 	}
 	info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "route", TicketID: tk.ID})
-	if info.State != store.StateDone || !slices.Equal(info.Done, []int{0, 1, 2}) || info.Episode != 1 {
+	if info.State != rules.FiringDone || !slices.Equal(info.Done, []int{0, 1, 2}) || info.Episode != 1 {
 		t.Errorf("firing %+v, want episode 1 done with its 3 actions", info)
 	}
 	if info.Open {
@@ -398,23 +367,8 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			for i := range 8 {
 				ids = append(ids, sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4}).ID)
 			}
-			dir := t.TempDir()
-			db, alerts := filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+sim.URL, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
-			if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-			}
-			st, err := store.Open(t.Context(), db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			db, alerts := crashChild(t, at, sim.URL)
+			st := openStore(t, db)
 			notes := func(id int64) int {
 				n := 0
 				for _, c := range sim.Desk.Conversations(id) {
@@ -431,9 +385,9 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			}
 			for i, id := range ids {
 				info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "page", TicketID: id})
-				wantState, wantNotes := store.StatePending, 0
+				wantState, wantNotes := rules.FiringPending, 0
 				if i < finished {
-					wantState, wantNotes = store.StateDone, 1
+					wantState, wantNotes = rules.FiringDone, 1
 				}
 				if info.State != wantState || notes(id) != wantNotes {
 					t.Fatalf("after the crash, ticket #%d: %+v with %d notes, want %s with %d", id, info, notes(id), wantState, wantNotes)
@@ -467,7 +421,7 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 					t.Errorf("ticket #%d has %d notes, want 1", id, n)
 				}
 				info, _, _ := st.FiringState(t.Context(), rules.FiringKey{Rule: "page", TicketID: id})
-				if info.State != store.StateDone || !slices.Equal(info.Done, []int{0, 1, 2}) {
+				if info.State != rules.FiringDone || !slices.Equal(info.Done, []int{0, 1, 2}) {
 					t.Errorf("ticket #%d: firing %+v, want done with its 3 actions", id, info)
 				}
 				if got, _ := sim.Desk.Ticket(id); !slices.Contains(got.Tags, "paged") {
@@ -476,4 +430,24 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crashChild runs TestCrashChild in a child process that dies of SIGKILL
+// at the crash point at, over the desk at url, and returns the paths of
+// its state store and of its alerts file.
+func crashChild(t *testing.T, at, url string) (db, alerts string) {
+	t.Helper()
+	dir := t.TempDir()
+	db, alerts = filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+url, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
+	}
+	return db, alerts
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
-	"github.com/deskbot/deskbot/store"
 )
 
 // A cycle is four steps in order, each in its own file: sync the mirror
@@ -48,15 +47,15 @@ type cycle struct {
 	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
 	// states are the ledger states of the cycle's decisions, by rule and
 	// ticket, read at once by prefetchStates.
-	states map[string]map[int64]store.FiringInfo
+	states map[string]map[int64]rules.FiringRecord
 }
 
 // Cycle says what one cycle did: its sync and, per due job, its rules.
 type Cycle struct {
-	Skipped  string // why nothing ran: stopping, stretched, running, idle
-	Sync     *SyncResult
-	Jobs     []CycleResult
-	Requests int // every desk request of the cycle: sync, re-reads, actions
+	Skipped  string        // why nothing ran: stopping, stretched, running, idle
+	Sync     *SyncResult   // the cycle's sync, shared by its jobs
+	Jobs     []CycleResult // per due job
+	Requests int           // every desk request of the cycle: sync, re-reads, actions
 }
 
 // count adds the requests behind one desk call and notes the rate state.
@@ -151,21 +150,9 @@ func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
 
 // runCycle runs one cycle (see cycleMode).
 func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
-	if s.stopping.Load() && mode != once {
-		return Cycle{Skipped: "stopping"}
-	}
-	if mode == kicked && s.cfg.elector != nil {
-		// gocron asks the elector before its runs; a kick must too.
-		if err := s.cfg.elector.IsLeader(ctx); err != nil {
-			return Cycle{Skipped: "not the leader"}
-		}
-	}
-	now := s.cfg.clock.Now()
 	tick := s.currentTick()
-	if mode != once && !s.plan.due(tick, now) {
-		s.m.skipped.WithLabelValues("cycle", "stretched").Inc()
-		s.logger.Debug("cycle skipped to stay within the request budget", slog.Float64("stretch", s.plan.stretch()))
-		return Cycle{Skipped: "stretched"}
+	if skip := s.cycleGate(ctx, mode, tick); skip != "" {
+		return Cycle{Skipped: skip}
 	}
 	if mode == scheduled {
 		if !s.running.TryLock() {
@@ -182,39 +169,12 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	s.mu.Lock()
 	set, jobs := s.set, s.jobs
 	s.mu.Unlock()
-	now = s.cfg.clock.Now()
-	var due []*job
-	for _, j := range jobs {
-		if mode != scheduled || j.dueAt(now, s.tickEvery()) {
-			due = append(due, j)
-		}
-	}
+	now := s.cfg.clock.Now()
+	due := s.dueJobs(jobs, mode, now)
 	if len(due) == 0 {
 		return Cycle{Skipped: "idle"}
 	}
-	cy := &cycle{
-		now: now, set: set, due: due,
-		log:     s.logger,
-		fresh:   map[int64]*sdclient.Ticket{},
-		gone:    map[int64]bool{},
-		agents:  map[string]int64{},
-		fired:   map[rules.FiringKey]bool{},
-		firedBy: map[string]int{},
-	}
-	inDue := map[string]bool{}
-	for _, j := range due {
-		for _, r := range j.rules {
-			inDue[r.Name] = true
-		}
-		j.stat.Lock()
-		j.lastStart = now
-		j.stat.Unlock()
-	}
-	for _, r := range set.Rules() {
-		if inDue[r.Name] {
-			cy.rules = append(cy.rules, r)
-		}
-	}
+	cy := newCycle(now, set, due, s.logger)
 	started := time.Now()
 
 	// 1. Sync the mirror.
@@ -234,11 +194,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	if err != nil {
 		// Stopping: nothing half-evaluated reconciles or acts.
 		cy.log.Info("cycle stopped while evaluating the rules", slog.Any("error", err))
-		out := Cycle{Sync: synced, Skipped: "stopping"}
-		for _, j := range due {
-			out.Jobs = append(out.Jobs, CycleResult{Job: j.name, Rules: j.ruleNames(), Err: err, Skipped: "stopping", Sync: synced})
-		}
-		return out
+		return stoppedCycle(due, synced, err)
 	}
 	s.noteBudgets(cy, decisions)
 	byRule := map[string][]rules.Decision{}
@@ -262,6 +218,86 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 
 	// 4. Execute.
 	s.execute(ctx, cy, decisions)
+	s.endCycle(ctx, cy, &out, tick, started)
+	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
+		slog.Int("changed", synced.Changed), slog.Int("decisions", len(decisions)), slog.Int("requests", cy.requests),
+		slog.Bool("complete", synced.Complete))
+	return out
+}
+
+// cycleGate says why a cycle does not run now ("" when it does): the
+// scheduler is stopping, another replica leads (a kicked cycle asks the
+// elector, as gocron does before its runs), or the budget stretches the
+// tick.
+func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) string {
+	if s.stopping.Load() && mode != once {
+		return "stopping"
+	}
+	if mode == kicked && s.cfg.elector != nil {
+		if err := s.cfg.elector.IsLeader(ctx); err != nil {
+			return "not the leader"
+		}
+	}
+	if mode != once && !s.plan.due(tick, s.cfg.clock.Now()) {
+		s.m.skipped.WithLabelValues("cycle", "stretched").Inc()
+		s.logger.Debug("cycle skipped to stay within the request budget", slog.Float64("stretch", s.plan.stretch()))
+		return "stretched"
+	}
+	return ""
+}
+
+// dueJobs are the jobs a cycle in mode runs at now: every job, except in a
+// scheduled cycle the ones whose time has come.
+func (s *Scheduler) dueJobs(jobs []*job, mode cycleMode, now time.Time) []*job {
+	var due []*job
+	for _, j := range jobs {
+		if mode != scheduled || j.dueAt(now, s.tickEvery()) {
+			due = append(due, j)
+		}
+	}
+	return due
+}
+
+// newCycle starts a cycle of the due jobs at now, noting their start.
+func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycle {
+	cy := &cycle{
+		now: now, set: set, due: due,
+		log:     log,
+		fresh:   map[int64]*sdclient.Ticket{},
+		gone:    map[int64]bool{},
+		agents:  map[string]int64{},
+		fired:   map[rules.FiringKey]bool{},
+		firedBy: map[string]int{},
+	}
+	inDue := map[string]bool{}
+	for _, j := range due {
+		for _, r := range j.rules {
+			inDue[r.Name] = true
+		}
+		j.stat.Lock()
+		j.lastStart = now
+		j.stat.Unlock()
+	}
+	for _, r := range set.Rules() {
+		if inDue[r.Name] {
+			cy.rules = append(cy.rules, r)
+		}
+	}
+	return cy
+}
+
+// stoppedCycle is the result of a cycle stopped while evaluating.
+func stoppedCycle(due []*job, synced *SyncResult, err error) Cycle {
+	out := Cycle{Sync: synced, Skipped: "stopping"}
+	for _, j := range due {
+		out.Jobs = append(out.Jobs, CycleResult{Job: j.name, Rules: j.ruleNames(), Err: err, Skipped: "stopping", Sync: synced})
+	}
+	return out
+}
+
+// endCycle saves what the cycle re-read to the mirror and records each
+// job's result, the planner's history and the metrics.
+func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, out *Cycle, tick *job, started time.Time) {
 	// A local write, finished even when a stop (SIGTERM, Ctrl-C) cancelled
 	// the cycle: what it re-read is kept, and a stop logs no warning.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
@@ -270,25 +306,20 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	if perr != nil {
 		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
 	}
-
 	out.Requests = cy.requests
 	dur := time.Since(started)
-	for i, j := range due {
+	for i, j := range cy.due {
 		res := &out.Jobs[i]
 		for _, r := range j.rules {
 			res.Fired += cy.firedBy[r.Name]
 		}
 		res.Requests = cy.requests
 		res.HeldBack = cy.heldCount(j)
-		s.finishJob(j, res, now, dur, cy.requests)
+		s.finishJob(j, res, cy.now, dur, cy.requests)
 	}
-	s.plan.record(tick, cy.requests, synced.Requests, now)
+	s.plan.record(tick, cy.requests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
-	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
-		slog.Int("changed", synced.Changed), slog.Int("decisions", len(decisions)), slog.Int("requests", cy.requests),
-		slog.Bool("complete", synced.Complete))
-	return out
 }
 
 // finishJob records a job's cycle in its status and metrics, and sets when

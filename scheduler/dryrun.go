@@ -32,25 +32,25 @@ import (
 // cycle, in file order, the firings it would start now and the ones its
 // caps would leave to later cycles.
 type Outlook struct {
-	At time.Time
+	At time.Time // the cycle's time
 	// Tick is the time between two cycles: a capped backlog drains one
 	// wave a tick.
 	Tick time.Duration
 	// CycleCap is the bound across rules (WithMaxFiringsPerCycle; 0: none).
 	CycleCap int
-	Rules    []RuleOutlook
+	Rules    []RuleOutlook // the cycle's rules, in file order
 }
 
 // RuleOutlook is one rule's part of an Outlook.
 type RuleOutlook struct {
-	Rule *rules.Rule
+	Rule *rules.Rule // the rule
 	// Fires are the decisions that would fire (not failed, not fired
 	// already per the ledger), in ticket order; the first Waves[0] fire in
 	// this cycle, the next Waves[1] in the next one, and so on.
 	Fires        []rules.Decision
-	Waves        []int
-	AlreadyFired int // decisions the ledger (or an earlier dry-run cycle) shows as fired
-	Failed       int // decisions whose if or templates failed
+	Waves        []int // how many of Fires each cycle from this one starts
+	AlreadyFired int   // decisions the ledger (or an earlier dry-run cycle) shows as fired
+	Failed       int   // decisions whose if or templates failed
 }
 
 // Now is the decisions that fire in this cycle.
@@ -176,32 +176,17 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 	}
 	for _, d := range decisions {
 		if d.Err != nil {
-			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
-			if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
-				cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
-			}
+			s.noteFailed(cy, d)
 		}
 	}
-	// Episodes end, in memory, when a complete cycle no longer decides
-	// the ticket for the rule.
 	if cy.inMirror != nil && s.syncComplete(cy) {
-		decided := map[rules.FiringKey]bool{}
-		for _, d := range decisions {
-			decided[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = true
-		}
-		inCycle := map[string]bool{}
-		for _, r := range cy.rules {
-			inCycle[r.Name] = true
-		}
-		for k := range s.dry.fired {
-			if r := cy.set.Rule(k.Rule); inCycle[k.Rule] && !decided[k] && r != nil && r.Once.Mode != rules.OnceTicket {
-				delete(s.dry.fired, k)
-			}
-		}
+		s.dry.endEpisodes(cy, decisions)
 	}
 	o := s.outlook(cy, decisions, func(d rules.Decision) bool {
 		if at, ok := s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]; ok {
-			return d.Once.Mode != rules.OnceEvery || cy.now.Before(at.Add(d.Once.Period))
+			// What an earlier dry-run cycle would have fired, as the
+			// ledger would record it.
+			return !d.Once.MayFire(rules.FiringRecord{Open: true, FiringID: 1, State: rules.FiringDone, FiredAt: at}, cy.now)
 		}
 		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
 		return s.alreadyFired(ctx, cy, d, log)
@@ -209,6 +194,42 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 	for _, line := range o.Lines() {
 		cy.log.Info(line.Text, line.Attrs...)
 	}
+	s.dryRemember(cy, o)
+	if s.cfg.outlook != nil {
+		s.cfg.outlook(o)
+	}
+	s.postDryRun(ctx, cy, o)
+}
+
+// noteFailed counts and logs a decision that failed.
+func (s *Scheduler) noteFailed(cy *cycle, d rules.Decision) {
+	s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+	if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
+		cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
+	}
+}
+
+// endEpisodes ends, in memory, the episodes of the cycle's rules that a
+// complete cycle no longer decides (caller holds mu).
+func (dm *dryMemory) endEpisodes(cy *cycle, decisions []rules.Decision) {
+	decided := map[rules.FiringKey]bool{}
+	for _, d := range decisions {
+		decided[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = true
+	}
+	inCycle := map[string]bool{}
+	for _, r := range cy.rules {
+		inCycle[r.Name] = true
+	}
+	for k := range dm.fired {
+		if r := cy.set.Rule(k.Rule); inCycle[k.Rule] && !decided[k] && r != nil && r.Once.Mode != rules.OnceTicket {
+			delete(dm.fired, k)
+		}
+	}
+}
+
+// dryRemember notes what the dry-run cycle would have fired now, and
+// holds the rest back as a real cycle's caps would (caller holds s.dry.mu).
+func (s *Scheduler) dryRemember(cy *cycle, o Outlook) {
 	for _, ro := range o.Rules {
 		for _, d := range ro.Now() {
 			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
@@ -224,17 +245,23 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 			cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: capRule, Limit: ro.RuleCap()}
 		}
 	}
-	if s.cfg.outlook != nil {
-		s.cfg.outlook(o)
+}
+
+// postDryRun posts what the cycle would have done to chat, when the
+// notifier can (DryRunPoster).
+func (s *Scheduler) postDryRun(ctx context.Context, cy *cycle, o Outlook) {
+	p, ok := s.notifier.(DryRunPoster)
+	if !ok {
+		return
 	}
-	if p, ok := s.notifier.(DryRunPoster); ok {
-		if ch, text := o.ChatSummary(cy.set, dryRunChatLines); text != "" {
-			actx, cancel := s.actionContext(ctx)
-			defer cancel()
-			if err := p.PostDryRun(actx, ch, text); err != nil {
-				cy.log.Warn("dry run: cannot post what the cycle would have done to chat", slog.String("channel", ch), slog.Any("error", err))
-			}
-		}
+	ch, text := o.ChatSummary(cy.set, dryRunChatLines)
+	if text == "" {
+		return
+	}
+	actx, cancel := s.actionContext(ctx)
+	defer cancel()
+	if err := p.PostDryRun(actx, ch, text); err != nil {
+		cy.log.Warn("dry run: cannot post what the cycle would have done to chat", slog.String("channel", ch), slog.Any("error", err))
 	}
 }
 
@@ -243,6 +270,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 // something posts one message there saying what ("would have ..."), at
 // most dryRunChatLines lines and "and N more".
 type DryRunPoster interface {
+	// PostDryRun posts text to channel.
 	PostDryRun(ctx context.Context, channel, text string) error
 }
 
@@ -302,8 +330,28 @@ func (s *Scheduler) syncComplete(cy *cycle) bool {
 // LogLine is one "would have" line of a dry run: a message for a person
 // and the attributes for a machine.
 type LogLine struct {
-	Text  string
-	Attrs []any
+	Text  string // for a person
+	Attrs []any  // slog attributes, for a machine
+}
+
+// groupedLines says, for each action of kind of a rule's firings now, the
+// one grouped message (or direct message) it would have sent: line gives
+// its text and the attribute naming where it goes.
+func groupedLines(ro RuleOutlook, now []rules.Decision, kind rules.ActionKind, line func(rules.Action) (string, slog.Attr)) []LogLine {
+	ids := make([]int64, len(now))
+	for j, d := range now {
+		ids[j] = d.TicketID
+	}
+	var out []LogLine
+	for i, a := range now[0].Actions {
+		if a.Kind != kind {
+			continue
+		}
+		text, where := line(a)
+		out = append(out, LogLine{Text: text,
+			Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), where, slog.Any("tickets", ids)}})
+	}
+	return out
 }
 
 // Lines says what the cycle would have done, one line per decision that
@@ -325,36 +373,16 @@ func (o Outlook) Lines() []LogLine {
 			})
 		}
 		if grouped {
-			for i, a := range now[0].Actions {
-				if a.Kind != rules.ActionAlert {
-					continue
-				}
-				ids := make([]int64, len(now))
-				for j, d := range now {
-					ids[j] = d.TicketID
-				}
-				out = append(out, LogLine{
-					Text: fmt.Sprintf("dry run: would have posted one grouped message in %s naming %d tickets (rule %s, over its group_over %d)",
-						a.Channel, len(now), ro.Rule.Name, ro.GroupOver()),
-					Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), slog.String("channel", a.Channel), slog.Any("tickets", ids)},
-				})
-			}
+			out = append(out, groupedLines(ro, now, rules.ActionAlert, func(a rules.Action) (string, slog.Attr) {
+				return fmt.Sprintf("dry run: would have posted one grouped message in %s naming %d tickets (rule %s, over its group_over %d)",
+					a.Channel, len(now), ro.Rule.Name, ro.GroupOver()), slog.String("channel", a.Channel)
+			})...)
 		}
 		if len(now) > ro.GroupOver() {
-			for i, a := range now[0].Actions {
-				if a.Kind != rules.ActionPage {
-					continue
-				}
-				ids := make([]int64, len(now))
-				for j, d := range now {
-					ids[j] = d.TicketID
-				}
-				out = append(out, LogLine{
-					Text: fmt.Sprintf("dry run: would have paged %s for %d tickets with one direct message to the person paged, each ticket its own page and card (rule %s, over its group_over %d)",
-						a.Policy, len(now), ro.Rule.Name, ro.GroupOver()),
-					Attrs: []any{slog.String("rule", ro.Rule.Name), slog.Int("action", i), slog.String("policy", a.Policy), slog.Any("tickets", ids)},
-				})
-			}
+			out = append(out, groupedLines(ro, now, rules.ActionPage, func(a rules.Action) (string, slog.Attr) {
+				return fmt.Sprintf("dry run: would have paged %s for %d tickets with one direct message to the person paged, each ticket its own page and card (rule %s, over its group_over %d)",
+					a.Policy, len(now), ro.Rule.Name, ro.GroupOver()), slog.String("policy", a.Policy)
+			})...)
 		}
 		if held := len(ro.Fires) - len(now); held > 0 {
 			out = append(out, LogLine{

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestDryRunSaysWouldHave: a dry run says, one line per decision, what it
@@ -37,17 +36,14 @@ func TestDryRunSaysWouldHave(t *testing.T) {
 		"dry run: would have posted one grouped message in #it-oncall naming 4 tickets (rule urgent, over its group_over 3)",
 		"dry run: would have held 2 firings of urgent back for later cycles (max_firings_per_cycle 4, 50 per cycle across rules); 2 in the next cycle, 1m from now",
 	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("lines lack %q:\n%s", want, all)
-		}
+		wantIn(t, "lines", all, want)
 	}
 	if len(text) != 4+1+1 {
 		t.Errorf("%d lines, want 6 (4 firings, 1 group, 1 held):\n%s", len(text), all)
 	}
 
 	// The next cycle fires the two held back, alone (not over group_over).
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	ro = outlooks[1].Rules[0]
 	if !slices.Equal(ro.Waves, []int{2}) || ro.Grouped() || ro.AlreadyFired != 4 {
 		t.Fatalf("second cycle: waves %v grouped %v already %d, want [2], alone, 4", ro.Waves, ro.Grouped(), ro.AlreadyFired)
@@ -57,8 +53,7 @@ func TestDryRunSaysWouldHave(t *testing.T) {
 	}
 
 	// Then nothing, until a ticket leaves the rule and comes back.
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	if n := len(outlooks[2].Lines()); n != 0 {
 		t.Errorf("third cycle says %d lines, want none", n)
 	}
@@ -76,9 +71,7 @@ func TestDryRunSaysWouldHave(t *testing.T) {
 		"\n• posted one grouped message in #it-oncall naming 4 tickets",
 		"\n• held 2 firings of urgent back",
 	} {
-		if !strings.Contains(first, want) {
-			t.Errorf("first post lacks %q:\n%s", want, first)
-		}
+		wantIn(t, "first post", first, want)
 	}
 }
 
@@ -104,4 +97,12 @@ type dryPoster struct {
 func (p *dryPoster) PostDryRun(_ context.Context, channel, text string) error {
 	p.posts = append(p.posts, channel+"\n"+text)
 	return nil
+}
+
+// wantIn fails the test when text (named what) lacks want.
+func wantIn(t *testing.T, what, text, want string) {
+	t.Helper()
+	if !strings.Contains(text, want) {
+		t.Errorf("%s: no %q in:\n%s", what, want, text)
+	}
 }

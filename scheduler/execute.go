@@ -11,7 +11,6 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
-	"github.com/deskbot/deskbot/store"
 )
 
 // Marker returns the invisible marker that names action i of firing f.
@@ -176,20 +175,13 @@ func (s *Scheduler) noteCascade(cy *cycle, t *sdclient.Ticket, decided map[strin
 	}
 }
 
-// firingStatesReader reads many firing states of one rule at once
-// (implemented by *store.Store).
-type firingStatesReader interface {
-	FiringStates(ctx context.Context, rule string, ticketIDs []int64) (map[int64]store.FiringInfo, error)
-}
-
 // prefetchStates reads, one statement per rule, the ledger states that
 // alreadyFired checks for the cycle's decisions: a rule still matching
 // thousands of tickets it already fired on would otherwise cost one ledger
 // transaction per ticket every cycle. A failed read leaves the rule to the
 // one-by-one path.
 func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []rules.Decision) {
-	fr, ok := s.ledger.(firingStatesReader)
-	if !ok || s.cfg.dryRun {
+	if s.cfg.dryRun {
 		return
 	}
 	byRule := map[string][]int64{}
@@ -198,9 +190,9 @@ func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []r
 			byRule[d.Rule] = append(byRule[d.Rule], d.TicketID)
 		}
 	}
-	cy.states = make(map[string]map[int64]store.FiringInfo, len(byRule))
+	cy.states = make(map[string]map[int64]rules.FiringRecord, len(byRule))
 	for rule, ids := range byRule {
-		states, err := fr.FiringStates(ctx, rule, ids)
+		states, err := s.ledger.FiringStates(ctx, rule, ids)
 		if err != nil {
 			cy.log.Warn("read firing states", slog.String("rule", rule), slog.Any("error", err))
 			continue
@@ -210,31 +202,24 @@ func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []r
 }
 
 // alreadyFired is the cheap pre-check: true when the ledger shows that a
-// Claim could not win now.
+// Claim could not win now (the same rules.Once.MayFire the Claim decides
+// with).
 func (s *Scheduler) alreadyFired(ctx context.Context, cy *cycle, d rules.Decision, log *slog.Logger) bool {
 	var (
-		info  store.FiringInfo
+		info  rules.FiringRecord
 		found bool
 	)
 	if states, ok := cy.states[d.Rule]; ok {
 		info, found = states[d.TicketID]
 	} else {
-		fs, ok := s.ledger.(FiringStates)
-		if !ok {
-			return false
-		}
 		var err error
-		info, found, err = fs.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
+		info, found, err = s.ledger.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
 		if err != nil {
 			log.Warn("read firing state", slog.Any("error", err))
 			return false // let Claim decide
 		}
 	}
-	if !found {
-		return false
-	}
-	at, can := info.NextEligible(d.Once)
-	return !can || cy.now.Before(at)
+	return found && !d.Once.MayFire(info, cy.now)
 }
 
 // reread returns the ticket as the desk has it now (once per cycle), nil
@@ -295,6 +280,8 @@ type run struct {
 // gives up with sdclient.ErrStopped and the firing is released).
 func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
+	// The one use of sdclient.WithStop (a stop passed in a context value):
+	// an explicit sdclient API replaces it (issue 12).
 	return sdclient.WithStop(actx, ctx), cancel
 }
 
@@ -327,6 +314,50 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 	return out, ru.updated
 }
 
+// resumedDone reports whether action i of a resumed firing already reached
+// its target before the crash (an update whose values hold, a note, reply
+// or alert found there), and records it as done. stop is true when the
+// firing must stop here, left pending.
+func (s *Scheduler) resumedDone(ctx context.Context, cy *cycle, ru *run, i int, marker string, alog *slog.Logger) (done, stop bool) {
+	a := ru.d.Actions[i]
+	if !ru.f.Resumed {
+		return false, false
+	}
+	var why string
+	if a.Kind == rules.ActionUpdate {
+		if holds, err := s.updateHolds(ctx, cy, ru.t, a); err != nil || !holds {
+			return false, false
+		}
+		why = "the update's values already hold: it happened before the crash, or somebody made it; not repeating it"
+	} else {
+		if ru.checked[i] {
+			return false, false
+		}
+		there, err := s.alreadyThere(ctx, cy, ru.t.ID, ru.f, a, marker, &ru.convs)
+		if err != nil {
+			s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
+			s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
+			if !s.yieldFiring(ctx, cy, ru, alog, err) {
+				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
+			}
+			return false, true
+		}
+		if !there {
+			ru.checked[i] = true
+			return false, false
+		}
+		why = "action already happened before the crash; not repeating it"
+	}
+	s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
+	alog.Info(why)
+	if err := s.ledger.ActionDone(ctx, ru.f.ID, i); err != nil {
+		alog.Error("record action done", slog.Any("error", err))
+		return false, true
+	}
+	ru.done[i] = true
+	return true, false
+}
+
 // proceed performs a firing's actions from ru.next on, and records the
 // firing when the last is done. In a cycle that groups the rule's alerts,
 // it stops at an alert and leaves the firing waiting for the group
@@ -357,41 +388,10 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 			continue
 		}
 		marker := Marker(f, i)
-		if f.Resumed && a.Kind == rules.ActionUpdate {
-			holds, err := s.updateHolds(actx, cy, t, a)
-			if err == nil && holds {
-				s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
-				alog.Info("the update's values already hold: it happened before the crash, or somebody made it; not repeating it")
-				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
-					alog.Error("record action done", slog.Any("error", err))
-					return failed
-				}
-				ru.done[i] = true
-				continue
-			}
-		}
-		if f.Resumed && a.Kind != rules.ActionUpdate && !ru.checked[i] {
-			there, err := s.alreadyThere(actx, cy, t.ID, f, a, marker, &ru.convs)
-			if err != nil {
-				s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
-				s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
-				if s.yieldFiring(actx, cy, ru, alog, err) {
-					return failed
-				}
-				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
-				return failed
-			}
-			if there {
-				s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
-				alog.Info("action already happened before the crash; not repeating it")
-				if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
-					alog.Error("record action done", slog.Any("error", err))
-					return failed
-				}
-				ru.done[i] = true
-				continue
-			}
-			ru.checked[i] = true
+		if done, stop := s.resumedDone(actx, cy, ru, i, marker, alog); stop {
+			return failed
+		} else if done {
+			continue
 		}
 		if a.Kind == rules.ActionAlert && cy.grouping[r.Name] && !ru.alone[i] {
 			ru.next = i
@@ -561,16 +561,9 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 	case rules.ActionPage:
 		return nil, s.startPage(ctx, cy, r, f, t.ID, a)
 	case rules.ActionUpdate:
-		u := sdclient.TicketUpdate{}
-		if a.Update != nil {
-			u = *a.Update
-		}
-		if a.AssignEmail != "" {
-			id, err := s.agentID(ctx, cy, a.AssignEmail)
-			if err != nil {
-				return nil, err
-			}
-			u.ResponderID = &id
+		u, err := s.resolveUpdate(ctx, cy, a)
+		if err != nil {
+			return nil, err
 		}
 		if u.Tags != nil {
 			// The desk replaces the whole tag list on update; a rule's

@@ -17,14 +17,8 @@ import (
 
 // TicketReader reads one ticket (ClientDesk satisfies it).
 type TicketReader interface {
+	// GetTicket reads ticket id.
 	GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error)
-}
-
-// FiringStates is the cheap read of the ledger (*store.Store implements
-// it). Explanations read it; with it, the scheduler also skips decisions
-// the ledger already shows as fired before re-reading their ticket.
-type FiringStates interface {
-	FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error)
 }
 
 // Explainer answers `/ticket why N` and `deskbot rules why`: for one live
@@ -36,6 +30,11 @@ type Explainer struct {
 	rules  func() *rules.Set
 	ledger FiringStates
 	now    func() time.Time
+	cfg    explainerConfig
+}
+
+// explainerConfig is what ExplainerOptions set.
+type explainerConfig struct {
 	mirror MirrorReader   // nil: Explain reads the desk
 	held   HeldBackReader // nil: caps are not mentioned
 }
@@ -43,6 +42,7 @@ type Explainer struct {
 // HeldBackReader tells whether the last cycle of a rule held its decision
 // on a ticket back by a per-cycle cap (*Scheduler implements it).
 type HeldBackReader interface {
+	// HeldBack reports why key was held back in its rule's last cycle.
 	HeldBack(key rules.FiringKey) (Held, bool)
 }
 
@@ -50,25 +50,27 @@ type HeldBackReader interface {
 // held the ticket back by a per-cycle cap, that it fires in a later cycle.
 // Only the process running the scheduler knows: give it that scheduler.
 func ExplainHeldBack(h HeldBackReader) ExplainerOption {
-	return func(e *Explainer) { e.held = h }
+	return func(c *explainerConfig) { c.held = h }
 }
 
 // MirrorReader reads the ticket mirror that the scheduler keeps in the
 // state store (*store.Store implements it).
 type MirrorReader interface {
+	// MirrorStates reads every workspace's mirror state.
 	MirrorStates(ctx context.Context) (map[int64]store.MirrorState, error)
+	// MirrorLoad reads workspace ws's mirror, ordered by ticket id.
 	MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error)
 }
 
-// ExplainerOption configures an Explainer.
-type ExplainerOption func(*Explainer)
+// ExplainerOption configures NewExplainer.
+type ExplainerOption func(*explainerConfig)
 
 // ExplainFromMirror makes Explain read the ticket from the mirror, at no
 // desk request, and say how fresh it is; it reads the desk, saying why,
 // when the mirror is not built yet, does not hold the ticket, or is more
 // than 15 minutes behind (nobody keeps it up to date).
 func ExplainFromMirror(m MirrorReader) ExplainerOption {
-	return func(e *Explainer) { e.mirror = m }
+	return func(c *explainerConfig) { c.mirror = m }
 }
 
 // mirrorMaxLag is how far the mirror's cursor may be behind the clock for
@@ -87,7 +89,9 @@ func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates,
 	}
 	e := &Explainer{desk: desk, rules: set, ledger: ledger, now: now}
 	for _, o := range opts {
-		o(e)
+		if o != nil {
+			o(&e.cfg)
+		}
 	}
 	return e
 }
@@ -101,7 +105,7 @@ func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error)
 	}
 	var t *sdclient.Ticket
 	var source string
-	if e.mirror != nil {
+	if e.cfg.mirror != nil {
 		t, source = e.fromMirror(ctx, ticketID)
 	}
 	if t == nil {
@@ -123,7 +127,7 @@ func (e *Explainer) Explain(ctx context.Context, ticketID int64) (string, error)
 // fromMirror reads ticket id from the mirror. Without it, source says why
 // the ticket is to be read from the desk; with it, how fresh the copy is.
 func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticket, source string) {
-	states, err := e.mirror.MirrorStates(ctx)
+	states, err := e.cfg.mirror.MirrorStates(ctx)
 	if err != nil {
 		return nil, fmt.Sprintf("Read from the desk: deskbot's mirror could not be read (%v).", err)
 	}
@@ -136,7 +140,7 @@ func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticke
 	}
 	now := e.now()
 	for _, ws := range slices.Sorted(maps.Keys(states)) {
-		tickets, st, err := e.mirror.MirrorLoad(ctx, ws)
+		tickets, st, err := e.cfg.mirror.MirrorLoad(ctx, ws)
 		if err != nil {
 			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror could not be read (%v).", err)
 		}
@@ -148,16 +152,17 @@ func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticke
 			return nil, "Read from the desk: the mirror is not built yet."
 		case now.Sub(st.Cursor) > mirrorMaxLag:
 			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror is too old to trust (%s, more than %s ago).",
-				asOf(st.Cursor, now), minutes(mirrorMaxLag))
+				MirrorAsOf(st.Cursor, now), minutes(mirrorMaxLag))
 		}
-		return tickets[i], fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", asOf(st.Cursor, now))
+		return tickets[i], fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", MirrorAsOf(st.Cursor, now))
 	}
 	return nil, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", id)
 }
 
-// asOf says when the mirror was complete up to: "as of 09:41:12 UTC", with
-// the date when it is not today's.
-func asOf(cursor, now time.Time) string {
+// MirrorAsOf says when a mirror whose change feed cursor is cursor was
+// complete up to, at now: "as of 09:41:12 UTC", with the date when it is
+// not today's. Whoever tells a person how fresh the mirror is says it so.
+func MirrorAsOf(cursor, now time.Time) string {
 	c, n := cursor.UTC(), now.UTC()
 	if c.Format(time.DateOnly) == n.Format(time.DateOnly) {
 		return "as of " + c.Format(time.TimeOnly) + " UTC"
@@ -194,8 +199,8 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 			return "", fmt.Errorf("read the ledger for rule %q: %w", r.Name, err)
 		}
 		line := ledgerLine(r, info, ok)
-		if e.held != nil {
-			if h, held := e.held.HeldBack(rules.FiringKey{Rule: r.Name, TicketID: t.ID}); held {
+		if e.cfg.held != nil {
+			if h, held := e.cfg.held.HeldBack(rules.FiringKey{Rule: r.Name, TicketID: t.ID}); held {
 				line += "; " + h.String()
 			}
 		}
@@ -205,7 +210,7 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 }
 
 // ledgerLine says in one line what the ledger knows of a rule on a ticket.
-func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
+func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
 	if !ok {
 		return fmt.Sprintf("%s: never fired; can fire on the next poll where it holds", r.Name)
 	}
@@ -217,7 +222,7 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		fmt.Fprintf(&s, "ended %s", stamp(info.EpisodeEnded))
 	}
 	switch info.State {
-	case store.StatePending:
+	case rules.FiringPending:
 		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v", info.Seq, stamp(info.ClaimedAt), info.Done)
 		if info.Attempts > 1 {
 			fmt.Fprintf(&s, ", %d attempts", info.Attempts)
@@ -226,7 +231,7 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		if info.LastError != "" {
 			s.WriteString("; " + lastAttempt(info.LastError))
 		}
-	case store.StateDone:
+	case rules.FiringDone:
 		fmt.Fprintf(&s, ", fired %s", stamp(info.FiredAt))
 	}
 	if !info.Open {
@@ -237,7 +242,7 @@ func ledgerLine(r *rules.Rule, info store.FiringInfo, ok bool) string {
 		}
 		return s.String()
 	}
-	if next, can := info.NextEligible(r.Once); can {
+	if next, can := r.Once.NextEligible(info); can {
 		fmt.Fprintf(&s, "; can fire again from %s", stamp(next))
 	} else if r.Once.Mode == rules.OnceTicket {
 		s.WriteString("; once: ticket, so it never fires again")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -47,7 +46,7 @@ func TestOneInfoLinePerFiring(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	ok := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "fine", Priority: 4}).ID
 	bad := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "5xx", Priority: 4}).ID
-	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", bad)})
+	e.noteFault(bad, sdsim.FaultServerError, 2)
 	var buf syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	s, err := New(logger, ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),

@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +43,7 @@ type groupNotifier struct{ *recNotifier }
 func (n groupNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.fail > 0 {
-		n.fail--
+	if n.failNext() {
 		return ErrNotDelivered
 	}
 	n.groups = append(n.groups, g)
@@ -89,8 +90,7 @@ func (n *recNotifier) named(rule string) map[int64]int {
 func (n *recNotifier) Alert(_ context.Context, a Alert) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.fail > 0 {
-		n.fail--
+	if n.failNext() {
 		return ErrNotDelivered
 	}
 	n.alerts = append(n.alerts, a)
@@ -203,11 +203,7 @@ func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYA
 	t.Cleanup(e.sim.Close)
 	e.client = clientFor(t, e.sim)
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
-	st, err := store.Open(t.Context(), e.stPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, e.stPath)
 	e.st = st
 	base := []Option{WithClock(e.clk), WithRegistry(e.reg), WithSingleton(false)}
 	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, rulesYAML), st, notifier, append(base, opts...)...)
@@ -264,4 +260,110 @@ func metricValue(t testing.TB, m prometheus.Metric) float64 {
 	}
 	t.Fatalf("metric is neither a counter nor a gauge")
 	return 0
+}
+
+// eventually waits until cond holds, checking it every 10ms on a ticker,
+// and fails the test after timeout. The conditions it waits for are set
+// by goroutines the scheduler starts (a background full sync, the cycle it
+// kicks, gocron's runs), which signal nothing a test could receive.
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+	}
+}
+
+// openStore opens the state store at dsn, closed when the test ends.
+func openStore(t *testing.T, dsn string) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// noteFault makes the desk answer the notes POSTed to ticket id with a
+// fault of kind, count times (0: once).
+func (e *env) noteFault(id int64, kind sdsim.FaultKind, count int) {
+	e.sim.Desk.InjectFault(sdsim.Fault{Kind: kind, Count: count, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+}
+
+// afterLeases runs n cycles, each a lease after the one before: pending
+// firings are taken over and resumed.
+func (e *env) afterLeases(n int) {
+	for range n {
+		e.clk.Advance(DefaultLease)
+		e.runOnce()
+	}
+}
+
+// addTickets adds n tickets of priority to the desk, subjects t0, t1, ...
+func (e *env) addTickets(n, priority int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: priority}).ID
+	}
+	return ids
+}
+
+// vipRules note every open ticket of priority 4, any number per cycle.
+const vipRules = `version: 1
+rules:
+  - name: vip
+    query: "status:open AND priority:4"
+    max_firings_per_cycle: 1000
+    actions: [{note: "vip"}]
+`
+
+// failNext reports whether the next message fails, counting it (caller
+// holds mu).
+func (n *recNotifier) failNext() bool {
+	if n.fail > 0 {
+		n.fail--
+		return true
+	}
+	return false
+}
+
+// next runs the cycle a minute later.
+func (e *env) next() []CycleResult {
+	e.clk.Advance(time.Minute)
+	return e.runOnce()
+}
+
+// assign assigns ticket id to agent on the desk (0: unassigns it).
+func (e *env) assign(id, agent int64) {
+	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = agent })
+}
+
+// testdata returns the text of testdata/name; it panics when the file
+// cannot be read (the tests cannot run without it).
+func testdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// lastFilterQuery is the query of the last filter search the desk
+// answered (unescaped), "" when none.
+func (e *env) lastFilterQuery() string {
+	var q string
+	for _, r := range e.sim.Desk.Requests() {
+		if r.Path == "/api/v2/tickets/filter" {
+			q, _ = url.QueryUnescape(r.RawQuery)
+		}
+	}
+	return q
 }

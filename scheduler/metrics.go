@@ -41,135 +41,108 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
+	var all []prometheus.Collector
 	m := &metrics{
-		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_cycles_total",
-			Help: "Poll cycles by job and outcome (complete: every page of every workspace arrived; incomplete: cut short).",
-		}, []string{"job", "outcome"}),
-		cycleDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "deskbot_scheduler_cycle_duration_seconds",
-			Help:    "Duration of poll cycles, polling and executing decisions.",
-			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
-		}, []string{"job"}),
-		cycleRequests: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "deskbot_scheduler_cycle_requests",
-			Help: "Desk requests the last cycle of a job sent (retries included).",
-		}, []string{"job"}),
-		lastComplete: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
-			Help: "When a job last finished a complete poll (Unix seconds).",
-		}, []string{"job"}),
-		overBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_rule_over_budget_total",
-			Help: "Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule.",
-		}, []string{"rule"}),
-		cycleRequestsAll: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "deskbot_scheduler_last_cycle_requests",
-			Help: "Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included).",
-		}),
-		mirrorTickets: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "deskbot_mirror_tickets",
-			Help: "Tickets in the local mirror the rules are evaluated on.",
-		}),
-		feedDecoded: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "deskbot_mirror_feed_tickets_total",
-			Help: "Tickets the change feed returned (the overlap's duplicates included).",
-		}),
-		feedUnordered: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "deskbot_mirror_feed_unordered_total",
-			Help: "Change feed syncs whose answer ignored order_by=updated_at (paged by number instead).",
-		}),
-		feedLag: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "deskbot_mirror_feed_cursor_age_seconds",
-			Help: "How far the change feed's cursor lies behind deskbot's clock (the overlap included).",
-		}),
-		fullSyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_mirror_full_syncs_total",
-			Help: "Full syncs of the mirror by outcome (complete, failed).",
-		}, []string{"outcome"}),
-		fullSyncRequests: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "deskbot_mirror_full_sync_requests_total",
-			Help: "Desk requests spent on full syncs.",
-		}),
-		fullSyncProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "deskbot_mirror_full_sync_seen_tickets",
-			Help: "Tickets the current or last full sync has read, by workspace.",
-		}, []string{"workspace"}),
-		fullSyncTotal: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "deskbot_mirror_full_sync_total_tickets",
-			Help: "Open tickets the desk reported to the current or last full sync, by workspace.",
-		}, []string{"workspace"}),
-		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_skipped_runs_total",
-			Help: "Job runs skipped: stretched by the request budget, or still running.",
-		}, []string{"job", "reason"}),
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_decisions_total",
-			Help: "Decisions by rule and outcome (fired, already_fired, stale, error, failed, dry_run, deferred: stopping, or held back by a per-cycle cap).",
-		}, []string{"rule", "outcome"}),
-		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_actions_total",
-			Help: "Actions by kind (note, reply, update, alert, page) and outcome (ok, error, already_done).",
-		}, []string{"kind", "outcome"}),
-		episodesEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_episodes_ended_total",
-			Help: "Episodes ended by complete polls, by rule.",
-		}, []string{"rule"}),
-		endChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_episode_end_checks_total",
-			Help: "Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle) or error.",
-		}, []string{"rule", "outcome"}),
-		cascades: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_cascades_deferred_total",
-			Help: "Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.",
-		}, []string{"rule"}),
-		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_pages_total",
-			Help: "Page actions by rule and outcome (started: a new on-call page; existing: the episode's page was already started).",
-		}, []string{"rule", "outcome"}),
-		deferredByCap: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_deferred_by_cap_total",
-			Help: "Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.",
-		}, []string{"rule"}),
-		alertGroups: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_alert_groups_total",
-			Help: "Grouped alert messages posted (one message naming every ticket a rule alerted about in a cycle, when more than its group_over), by rule.",
-		}, []string{"rule"}),
-		ticks: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_oncall_ticks_total",
-			Help: "Runs of the on-call escalator's tick (due escalation steps taken).",
-		}),
-		pruned: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "deskbot_scheduler_ledger_pruned_total",
-			Help: "Finished firings older than the ledger retention deleted from the ledger (current firings are kept).",
-		}),
-		rateRemaining: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "deskbot_desk_rate_limit_remaining",
-			Help: "X-Ratelimit-Remaining of the last desk response the scheduler saw.",
-		}),
-		stretch: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "deskbot_scheduler_interval_stretch_ratio",
-			Help: "Factor by which poll intervals are stretched to stay within the background request budget (1: not stretched).",
-		}),
-		plannedRPM: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "deskbot_scheduler_planned_requests_per_minute",
-			Help: "Requests per minute the jobs would send at their nominal intervals, from recent cycles.",
-		}),
+		cycles: counterVec(&all, "deskbot_scheduler_cycles_total",
+			"Poll cycles by job and outcome (complete: every page of every workspace arrived; incomplete: cut short).", "job", "outcome"),
+		cycleDuration: histogramVec(&all, "deskbot_scheduler_cycle_duration_seconds",
+			"Duration of poll cycles, polling and executing decisions.", []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}, "job"),
+		cycleRequests: gaugeVec(&all, "deskbot_scheduler_cycle_requests",
+			"Desk requests the last cycle of a job sent (retries included).", "job"),
+		lastComplete: gaugeVec(&all, "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
+			"When a job last finished a complete poll (Unix seconds).", "job"),
+		overBudget: counterVec(&all, "deskbot_rule_over_budget_total",
+			"Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule.", "rule"),
+		cycleRequestsAll: gauge(&all, "deskbot_scheduler_last_cycle_requests",
+			"Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."),
+		mirrorTickets: gauge(&all, "deskbot_mirror_tickets",
+			"Tickets in the local mirror the rules are evaluated on."),
+		feedDecoded: counter(&all, "deskbot_mirror_feed_tickets_total",
+			"Tickets the change feed returned (the overlap's duplicates included)."),
+		feedUnordered: counter(&all, "deskbot_mirror_feed_unordered_total",
+			"Change feed syncs whose answer ignored order_by=updated_at (paged by number instead)."),
+		feedLag: gauge(&all, "deskbot_mirror_feed_cursor_age_seconds",
+			"How far the change feed's cursor lies behind deskbot's clock (the overlap included)."),
+		fullSyncs: counterVec(&all, "deskbot_mirror_full_syncs_total",
+			"Full syncs of the mirror by outcome (complete, failed).", "outcome"),
+		fullSyncRequests: counter(&all, "deskbot_mirror_full_sync_requests_total",
+			"Desk requests spent on full syncs."),
+		fullSyncProgress: gaugeVec(&all, "deskbot_mirror_full_sync_seen_tickets",
+			"Tickets the current or last full sync has read, by workspace.", "workspace"),
+		fullSyncTotal: gaugeVec(&all, "deskbot_mirror_full_sync_total_tickets",
+			"Open tickets the desk reported to the current or last full sync, by workspace.", "workspace"),
+		skipped: counterVec(&all, "deskbot_scheduler_skipped_runs_total",
+			"Job runs skipped: stretched by the request budget, or still running.", "job", "reason"),
+		decisions: counterVec(&all, "deskbot_scheduler_decisions_total",
+			"Decisions by rule and outcome (fired, already_fired, stale, error, failed, dry_run, deferred: stopping, or held back by a per-cycle cap).", "rule", "outcome"),
+		actions: counterVec(&all, "deskbot_scheduler_actions_total",
+			"Actions by kind (note, reply, update, alert, page) and outcome (ok, error, already_done).", "kind", "outcome"),
+		episodesEnded: counterVec(&all, "deskbot_scheduler_episodes_ended_total",
+			"Episodes ended by complete polls, by rule.", "rule"),
+		endChecks: counterVec(&all, "deskbot_scheduler_episode_end_checks_total",
+			"Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle) or error.", "rule", "outcome"),
+		cascades: counterVec(&all, "deskbot_scheduler_cascades_deferred_total",
+			"Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.", "rule"),
+		pages: counterVec(&all, "deskbot_scheduler_pages_total",
+			"Page actions by rule and outcome (started: a new on-call page; existing: the episode's page was already started).", "rule", "outcome"),
+		deferredByCap: counterVec(&all, "deskbot_scheduler_deferred_by_cap_total",
+			"Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.", "rule"),
+		alertGroups: counterVec(&all, "deskbot_scheduler_alert_groups_total",
+			"Grouped alert messages posted (one message naming every ticket a rule alerted about in a cycle, when more than its group_over), by rule.", "rule"),
+		ticks: counter(&all, "deskbot_scheduler_oncall_ticks_total",
+			"Runs of the on-call escalator's tick (due escalation steps taken)."),
+		pruned: counter(&all, "deskbot_scheduler_ledger_pruned_total",
+			"Finished firings older than the ledger retention deleted from the ledger (current firings are kept)."),
+		rateRemaining: gauge(&all, "deskbot_desk_rate_limit_remaining",
+			"X-Ratelimit-Remaining of the last desk response the scheduler saw."),
+		stretch: gauge(&all, "deskbot_scheduler_interval_stretch_ratio",
+			"Factor by which poll intervals are stretched to stay within the background request budget (1: not stretched)."),
+		plannedRPM: gauge(&all, "deskbot_scheduler_planned_requests_per_minute",
+			"Requests per minute the jobs would send at their nominal intervals, from recent cycles."),
 	}
 	m.stretch.Set(1)
 	m.rateRemaining.Set(-1)
 	if reg != nil {
-		reg.MustRegister(m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.skipped, m.cycleRequestsAll, m.overBudget, m.mirrorTickets,
-			m.feedDecoded, m.feedUnordered, m.feedLag, m.fullSyncs, m.fullSyncRequests, m.fullSyncProgress, m.fullSyncTotal,
-			m.decisions, m.actions, m.episodesEnded, m.endChecks, m.cascades, m.pages, m.deferredByCap, m.alertGroups, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)
+		reg.MustRegister(all...)
 	}
 	return m
+}
+
+// The constructors of newMetrics: each makes one collector and adds it to
+// *all, the collectors to register.
+
+func counter(all *[]prometheus.Collector, name, help string) prometheus.Counter {
+	return collect(all, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
+}
+
+func gauge(all *[]prometheus.Collector, name, help string) prometheus.Gauge {
+	return collect(all, prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help}))
+}
+
+func counterVec(all *[]prometheus.Collector, name, help string, labels ...string) *prometheus.CounterVec {
+	return collect(all, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels))
+}
+
+func gaugeVec(all *[]prometheus.Collector, name, help string, labels ...string) *prometheus.GaugeVec {
+	return collect(all, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels))
+}
+
+func histogramVec(all *[]prometheus.Collector, name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return collect(all, prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels))
+}
+
+func collect[C prometheus.Collector](all *[]prometheus.Collector, c C) C {
+	*all = append(*all, c)
+	return c
 }
 
 // InstrumentTransport wraps rt (nil: http.DefaultTransport) so that every
 // request to the desk is counted in deskbot_desk_requests_total by endpoint
 // (the API path with ids replaced by {id}) and status ("error" when no
 // response came). Give the result to sdclient.WithHTTPClient.
+//
+// Transitional: request metrics move to sdclient, wired in cmd (issue 12);
+// this goes once cmd uses them.
 func InstrumentTransport(rt http.RoundTripper, reg prometheus.Registerer) http.RoundTripper {
 	if rt == nil {
 		rt = http.DefaultTransport

@@ -22,8 +22,12 @@ import (
 // one stopped. Without one (New's ledger is not a MirrorStore and
 // WithMirrorStore is not given) the mirror lives in memory only.
 type MirrorStore interface {
+	// MirrorLoad reads workspace ws's mirror, ordered by ticket id.
 	MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error)
+	// MirrorStates reads every workspace's mirror state.
 	MirrorStates(ctx context.Context) (map[int64]store.MirrorState, error)
+	// MirrorApply stores put, deletes del and saves st for workspace ws,
+	// returning the mirror's new version.
 	MirrorApply(ctx context.Context, ws int64, put []*sdclient.Ticket, del []int64, st store.MirrorState) (int64, error)
 }
 
@@ -192,6 +196,18 @@ type memMirrorStore struct {
 	mu      sync.Mutex
 	tickets map[int64]map[int64]*sdclient.Ticket
 	states  map[int64]store.MirrorState
+}
+
+// mirrorStoreFor is where the mirror is kept: ms (WithMirrorStore), else
+// the ledger when it keeps mirrors too (*store.Store does), else memory.
+func mirrorStoreFor(ms MirrorStore, ledger any) MirrorStore {
+	if ms != nil {
+		return ms
+	}
+	if ms, ok := ledger.(MirrorStore); ok {
+		return ms
+	}
+	return newMemMirrorStore()
 }
 
 func newMemMirrorStore() *memMirrorStore {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/deskbot/deskbot/store"
 )
 
 // requestsTo counts the desk requests since the last reset whose path is
@@ -88,17 +87,8 @@ func TestUrgentOnABusyDeskAlertsWithinTwoIntervals(t *testing.T) {
 // within one second (a bulk update); the feed pages by number within the
 // second and mirrors every one of them.
 func TestFeedManyChangesInOneSecond(t *testing.T) {
-	e := newEnv(t, `version: 1
-rules:
-  - name: vip
-    query: "status:open AND priority:4"
-    max_firings_per_cycle: 1000
-    actions: [{note: "vip"}]
-`, WithMaxFiringsPerCycle(0))
-	var ids []int64
-	for i := range 250 {
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1}).ID)
-	}
+	e := newEnv(t, vipRules, WithMaxFiringsPerCycle(0))
+	ids := e.addTickets(250, 1)
 	e.runOnce()
 	e.clk.Advance(time.Minute)
 	for _, id := range ids {
@@ -131,28 +121,13 @@ func (d unorderedDesk) ListTickets(ctx context.Context, opts *sdclient.TicketLis
 // takes the newest updated_at of the whole answer as its cursor; every
 // change arrives once, and the next cycle asks from the new cursor.
 func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
-	e := newEnv(t, `version: 1
-rules:
-  - name: vip
-    query: "status:open AND priority:4"
-    max_firings_per_cycle: 1000
-    actions: [{note: "vip"}]
-`, WithMaxFiringsPerCycle(0))
-	s, err := New(testLogger(t), unorderedDesk{ClientDesk(e.client)}, mustRules(t, `version: 1
-rules:
-  - name: vip
-    query: "status:open AND priority:4"
-    max_firings_per_cycle: 1000
-    actions: [{note: "vip"}]
-`), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()),
+	e := newEnv(t, vipRules, WithMaxFiringsPerCycle(0))
+	s, err := New(testLogger(t), unorderedDesk{ClientDesk(e.client)}, mustRules(t, vipRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()),
 		WithMaxFiringsPerCycle(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []int64
-	for i := range 230 {
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1}).ID)
-	}
+	ids := e.addTickets(230, 1)
 	if _, err := s.RunOnce(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +230,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 		e.runOnce()
 		e.clk.Advance(time.Minute)
 	}
-	st2, err := store.Open(t.Context(), e.stPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
+	st2 := openStore(t, e.stPath)
 	s2, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), st2, e.notif, WithClock(e.clk),
 		WithSingleton(false), WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
@@ -280,7 +251,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 	// The first scheduler leads again: it must see the urgent ticket as
 	// mirrored and fired, not fire again.
 	e.clk.Advance(time.Minute)
-	e.sim.Desk.UpdateTicket(urgent.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(urgent.ID, sdsim.DefaultAgentID)
 	res := e.runOnce()
 	if res[0].Fired != 0 || res[0].Ended != 1 {
 		t.Errorf("old leader again: %+v, want the urgent ticket's episode ended, nothing fired", res[0])
@@ -355,14 +326,14 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	}
 	// A page-1 ticket is assigned meanwhile: the feed sees it, but the
 	// episode must not end on an incomplete mirror.
-	e.sim.Desk.UpdateTicket(45, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(45, sdsim.DefaultAgentID)
 	e.clk.Advance(time.Minute)
 	c := s.runCycle(t.Context(), scheduled)
 	if c.Sync.Complete || c.Jobs[0].Fired != 29 || c.Jobs[0].Ended != 0 {
 		t.Fatalf("cycle during the sync: %+v %+v, want 29 fired on the mirrored page, nothing ended", c.Sync, c.Jobs)
 	}
 	close(d.release)
-	waitFor(t, "the full sync and the cycle it kicks", 10*time.Second, func() bool { return len(e.notif.list()) == 44 })
+	eventually(t, "the full sync and the cycle it kicks", 10*time.Second, func() bool { return len(e.notif.list()) == 44 })
 	s.inflight.Wait()
 	if r := s.Ready(); !r.Mirror[0].Complete || r.Mirror[0].Syncing || r.Mirror[0].Tickets != 45 {
 		t.Errorf("after the sync: %+v", r.Mirror)

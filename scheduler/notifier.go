@@ -10,18 +10,20 @@ import (
 // Alert is one chat alert a rule asks for.
 type Alert struct {
 	Channel string // resolved channel (alias already replaced)
-	Text    string
+	Text    string // the rendered alert
 	Mention string // user, user group or on-call schedule; may be empty
-	Rule    string
+	Rule    string // the rule that alerts
 	// Key names the firing and the action:
 	// "deskbot:f=<rule>/<ticket>/<episode>.<seq>/<action>". It is the same
 	// for a retry of the same alert, so a notifier can deduplicate on it.
 	Key    string
-	Ticket *sdclient.Ticket
+	Ticket *sdclient.Ticket // the ticket as the firing saw it
 }
 
 // Notifier sends alerts to chat; the chat side implements it.
 type Notifier interface {
+	// Alert posts a; an error wrapping ErrNotDelivered says it certainly
+	// was not posted.
 	Alert(ctx context.Context, a Alert) error
 }
 
@@ -30,6 +32,7 @@ type Notifier interface {
 // asks it before re-sending an alert of a firing it resumes after a crash;
 // without it a resumed alert may be posted twice.
 type AlertChecker interface {
+	// AlreadyAlerted reports whether an alert with key is in channel.
 	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
 }
 
@@ -39,7 +42,7 @@ type AlertChecker interface {
 // ticket, to a Notifier that implements GroupNotifier.
 type AlertGroup struct {
 	Channel string // resolved channel, the same for every alert
-	Rule    string
+	Rule    string // the rule that alerts
 	// Alerts are the tickets' alerts in ticket order, each with its own
 	// Key, Text, Mention and Ticket, as they would have been posted alone.
 	Alerts []Alert
@@ -56,13 +59,14 @@ type AlertGroup struct {
 // AlertGroup wraps ErrNotDelivered when the message was certainly not
 // posted.
 type GroupNotifier interface {
+	// AlertGroup posts g as one message naming every ticket.
 	AlertGroup(ctx context.Context, g AlertGroup) error
 }
 
 // LogNotifier writes alerts to a logger instead of chat (dry runs, tests,
 // running without Slack).
 type LogNotifier struct {
-	Logger *slog.Logger
+	Logger *slog.Logger // where alerts go; nil: nowhere
 }
 
 // Alert logs a.

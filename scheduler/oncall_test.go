@@ -16,29 +16,10 @@ import (
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
-const pageRules = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: UTC
-      rotation: 1d
-      handoff: "09:00"
-      start: 2025-03-10
-      members: [alice@example.com, bob@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-rules:
-  - name: page-urgent
-    query: "status:open AND agent_id:0 AND priority:4"
-    every: 1m
-    actions:
-      - page: {policy: it-urgent, text: "Urgent #{{ ticket.id }}: {{ ticket.subject }}"}
-      - note: "Paged on-call."
-`
+// pageRules page the on-call of policy it-urgent (schedule it-primary:
+// alice, then bob, daily from 2025-03-10 09:00 UTC; then boss) for every
+// urgent unassigned ticket, and note it.
+var pageRules = testdata("page_rules.yaml")
 
 // recPager records the escalation steps delivered.
 type recPager struct {
@@ -127,11 +108,10 @@ func TestPageActionStartsOnePagePerEpisode(t *testing.T) {
 
 	// The ticket stops matching (assigned) and matches again (unassigned):
 	// a new episode starts a new page.
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(tk.ID, sdsim.DefaultAgentID)
 	e.runOnce()
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.assign(tk.ID, 0)
+	e.next()
 	if got := pager.sent(); len(got) != 3 || got[2] != fmt.Sprintf("#%d L1 alice@example.com", tk.ID) {
 		t.Fatalf("second episode: %q", got)
 	}
@@ -164,9 +144,9 @@ func TestTickJobEscalatesOnSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.s.Stop(context.Background()) })
-	waitFor(t, "the first page", 20*time.Second, func() bool { return len(pager.sent()) == 1 })
+	eventually(t, "the first page", 20*time.Second, func() bool { return len(pager.sent()) == 1 })
 	want := fmt.Sprintf("#%d L2 boss@example.com", tk.ID)
-	waitFor(t, "level 2 from the scheduled ticks", 20*time.Second, func() bool {
+	eventually(t, "level 2 from the scheduled ticks", 20*time.Second, func() bool {
 		if len(pager.sent()) >= 2 {
 			return true
 		}

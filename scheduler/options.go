@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -10,6 +12,7 @@ import (
 
 // Defaults of New.
 const (
+	// DefaultLease is how long a claim stays reserved (WithLease).
 	DefaultLease = 2 * time.Minute
 	// DefaultFeedOverlap is how far before the newest updated_at it saw
 	// the change feed asks again: a change committed with an earlier
@@ -27,10 +30,14 @@ const (
 	DefaultClosedRetention = 30 * 24 * time.Hour
 	// DefaultMaxEndChecks bounds the re-reads one cycle spends confirming
 	// that tickets a multi-page poll missed really left their rules.
-	DefaultMaxEndChecks  = 50
+	DefaultMaxEndChecks = 50
+	// DefaultStatusRefresh is how often the open statuses are re-read
+	// (WithStatusRefresh).
 	DefaultStatusRefresh = 10 * time.Minute
+	// DefaultActionTimeout bounds one firing's actions (WithActionTimeout).
 	DefaultActionTimeout = 30 * time.Second
-	DefaultStopTimeout   = 30 * time.Second
+	// DefaultStopTimeout bounds how long Stop waits (WithStopTimeout).
+	DefaultStopTimeout = 30 * time.Second
 	// DefaultRetention is how long finished firings that are no longer the
 	// current one of their (rule, ticket) stay in the ledger.
 	DefaultRetention = 30 * 24 * time.Hour
@@ -178,3 +185,53 @@ func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.rete
 // They are counted in deskbot_scheduler_deferred_by_cap_total and shown
 // by the explainer (see HeldBack).
 func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.maxFirings = n } }
+
+// defaultConfig is New's configuration before its options.
+func defaultConfig() config {
+	return config{
+		singleton:     true,
+		lease:         DefaultLease,
+		feedOverlap:   DefaultFeedOverlap,
+		fullSyncEvery: DefaultFullSyncEvery,
+		trashEvery:    DefaultTrashEvery,
+		closedKeep:    DefaultClosedRetention,
+		maxEndChecks:  DefaultMaxEndChecks,
+		statusRefresh: DefaultStatusRefresh,
+		actionTimeout: DefaultActionTimeout,
+		stopTimeout:   DefaultStopTimeout,
+		retention:     DefaultRetention,
+		maxFirings:    DefaultMaxFiringsPerCycle,
+	}
+}
+
+// validate checks the options and fills in the defaults that depend on
+// them.
+func (cfg *config) validate() error {
+	switch {
+	case cfg.lease <= 0:
+		return fmt.Errorf("lease %v: want a positive duration", cfg.lease)
+	case cfg.listBudget < 0:
+		return fmt.Errorf("list budget %d: want 0 (not planned apart) or more ticket lists per minute", cfg.listBudget)
+	case cfg.budget < 0:
+		return fmt.Errorf("budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
+	case cfg.maxEndChecks < 0:
+		return fmt.Errorf("max end checks %d: want 0 or more", cfg.maxEndChecks)
+	case cfg.feedOverlap < 0 || cfg.fullSyncEvery <= 0 || cfg.trashEvery <= 0 || cfg.closedKeep <= 0:
+		return errors.New("the feed overlap must be 0 or more, the full sync and sweep intervals and the closed retention positive")
+	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
+		return errors.New("status refresh, action timeout and stop timeout must be positive")
+	case cfg.retention == 0:
+		return errors.New("retention 0: want a positive duration, or negative to keep every firing")
+	case cfg.maxFirings < 0:
+		return fmt.Errorf("max firings per cycle %d: want 0 (no bound across rules) or more", cfg.maxFirings)
+	case cfg.tickEvery < 0:
+		return fmt.Errorf("on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
+	}
+	if cfg.tickEvery == 0 {
+		cfg.tickEvery = DefaultTickEvery
+	}
+	if cfg.clock == nil {
+		cfg.clock = clockwork.NewRealClock()
+	}
+	return nil
+}

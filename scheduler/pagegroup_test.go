@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -72,8 +71,7 @@ func TestCyclePagesGroupedToOnePerson(t *testing.T) {
 	}
 
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer on fire", Priority: 4})
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	if got := pager.sent(); len(got) != 1 || got[0] != fmt.Sprintf("#%d L1 alice@example.com", tk.ID) {
 		t.Fatalf("a single new page: %q", got)
 	}

@@ -16,8 +16,11 @@ import (
 // a ticket for rules (ticket.requester, ticket.agent, ticket.group).
 // ClientDesk has it; a Desk without it leaves the names empty.
 type PeopleDesk interface {
+	// GetRequester reads requester id.
 	GetRequester(ctx context.Context, id int64) (*sdclient.Requester, *sdclient.Response, error)
+	// GetAgent reads agent id.
 	GetAgent(ctx context.Context, id int64) (*sdclient.Agent, *sdclient.Response, error)
+	// GetGroup reads group id.
 	GetGroup(ctx context.Context, id int64) (*sdclient.Group, *sdclient.Response, error)
 }
 

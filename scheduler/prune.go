@@ -5,29 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/go-co-op/gocron/v2"
 )
 
-// Pruner is optionally implemented by the Ledger: it deletes the firings
-// that no longer decide anything. Without pruning the ledger grows by one
-// row per firing for ever (every `once: every` repeat, every episode).
-type Pruner interface {
-	PruneFirings(ctx context.Context, before time.Time) (int, error)
-}
-
 // PruneLedger deletes the finished firings older than the retention that
 // are no longer the current one of their (rule, ticket), as the scheduled
 // prune does every PruneEvery; it returns how many went. It does nothing
-// when the ledger cannot prune or pruning is off.
+// when pruning is off (and in a dry run). Without pruning the ledger grows
+// by one row per firing for ever (every `once: every` repeat, every
+// episode).
 func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
-	p, ok := s.ledger.(Pruner)
-	if !ok || s.cfg.retention < 0 || s.cfg.dryRun {
+	if s.cfg.retention < 0 || s.cfg.dryRun {
 		return 0, nil
 	}
 	before := s.cfg.clock.Now().Add(-s.cfg.retention)
-	n, err := p.PruneFirings(ctx, before)
+	n, err := s.ledger.PruneFirings(ctx, before)
 	if err != nil {
 		return n, fmt.Errorf("prune ledger: %w", err)
 	}
@@ -42,7 +35,7 @@ func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
 // one idempotent statement, so the job needs no leader, but gocron asks the
 // elector for every job, so in practice the leader prunes.
 func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
-	if _, ok := s.ledger.(Pruner); !ok || s.cfg.retention < 0 || s.cfg.dryRun {
+	if s.cfg.retention < 0 || s.cfg.dryRun {
 		return nil
 	}
 	_, err := gs.NewJob(gocron.DurationJob(PruneEvery), gocron.NewTask(func(ctx context.Context) {

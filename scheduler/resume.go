@@ -6,16 +6,11 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 )
-
-// begunReader lists the firings that have begun and must finish
-// (*store.Store implements it).
-type begunReader interface {
-	BegunFirings(ctx context.Context) (map[string][]int64, error)
-}
 
 // withBegun adds to decisions a decision for every firing that has begun
 // (an action done) and is still pending, whether or not its rule matches
@@ -24,11 +19,10 @@ type begunReader interface {
 // The executor renders their actions on the re-read ticket and does not
 // re-check the rule (cy.begun).
 func (s *Scheduler) withBegun(ctx context.Context, cy *cycle, decisions []rules.Decision) []rules.Decision {
-	br, ok := s.ledger.(begunReader)
-	if !ok || s.cfg.dryRun {
+	if s.cfg.dryRun {
 		return decisions
 	}
-	begun, err := br.BegunFirings(ctx)
+	begun, err := s.ledger.BegunFirings(ctx)
 	if err != nil {
 		cy.log.Warn("read the firings under way; they are finished next cycle", slog.Any("error", err))
 		return decisions
@@ -58,6 +52,16 @@ func (s *Scheduler) withBegun(ctx context.Context, cy *cycle, decisions []rules.
 // holds on t: a resumed firing counts such an update as done instead of
 // sending it again over a change somebody made since.
 func (s *Scheduler) updateHolds(ctx context.Context, cy *cycle, t *sdclient.Ticket, a rules.Action) (bool, error) {
+	u, err := s.resolveUpdate(ctx, cy, a)
+	if err != nil {
+		return false, err
+	}
+	return fieldsHold(&u, t) && tagsHold(u.Tags, t.Tags) && customHold(u.CustomFields, t.CustomFields), nil
+}
+
+// resolveUpdate is the update an action sends: its set: values, and the
+// agent of its assign: e-mail (looked up once per cycle).
+func (s *Scheduler) resolveUpdate(ctx context.Context, cy *cycle, a rules.Action) (sdclient.TicketUpdate, error) {
 	u := sdclient.TicketUpdate{}
 	if a.Update != nil {
 		u = *a.Update
@@ -65,62 +69,70 @@ func (s *Scheduler) updateHolds(ctx context.Context, cy *cycle, t *sdclient.Tick
 	if a.AssignEmail != "" {
 		id, err := s.agentID(ctx, cy, a.AssignEmail)
 		if err != nil {
-			return false, err
+			return u, err
 		}
 		u.ResponderID = &id
 	}
-	same := func(set, have any) bool { return reflect.DeepEqual(set, have) }
-	id64 := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return *p
+	return u, nil
+}
+
+// holds reports whether an update's value set (nil: not set) is have.
+func holds[T comparable](set *T, have T) bool { return set == nil || *set == have }
+
+// holdsPtr is holds for a ticket field that may be missing (nil): a value
+// set never holds on a missing one.
+func holdsPtr[T comparable](set, have *T) bool {
+	return set == nil || (have != nil && *set == *have)
+}
+
+// deref is *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
+	return *p
+}
+
+// fieldsHold reports whether each plain field u sets already holds on t.
+func fieldsHold(u *sdclient.TicketUpdate, t *sdclient.Ticket) bool {
+	timeHolds := func(set, have *time.Time) bool { return set == nil || (have != nil && set.Equal(*have)) }
+	return holds(u.Subject, t.Subject) && holds(u.Description, t.Description) &&
+		holds(u.Status, t.Status) && holds(u.Priority, t.Priority) && holds(u.Source, t.Source) &&
+		holdsPtr(u.Urgency, t.Urgency) && holdsPtr(u.Impact, t.Impact) && holds(u.Type, t.Type) &&
+		holds(u.GroupID, deref(t.GroupID)) && holds(u.ResponderID, deref(t.ResponderID)) &&
+		holds(u.DepartmentID, deref(t.DepartmentID)) && holds(u.Category, deref(t.Category)) &&
+		holds(u.SubCategory, deref(t.SubCategory)) && holds(u.ItemCategory, deref(t.ItemCategory)) &&
+		timeHolds(u.DueBy, t.DueBy) && timeHolds(u.FrDueBy, t.FrDueBy)
+}
+
+// tagsHold reports whether the ticket has every tag of set (nil: tags not
+// set), compared case-insensitively as the desk's tag filter does.
+func tagsHold(set *[]string, have []string) bool {
+	if set == nil {
+		return true
 	}
-	checks := []bool{
-		u.Subject == nil || *u.Subject == t.Subject,
-		u.Description == nil || *u.Description == t.Description,
-		u.Status == nil || *u.Status == t.Status,
-		u.Priority == nil || *u.Priority == t.Priority,
-		u.Source == nil || *u.Source == t.Source,
-		u.Urgency == nil || (t.Urgency != nil && *u.Urgency == *t.Urgency),
-		u.Impact == nil || (t.Impact != nil && *u.Impact == *t.Impact),
-		u.Type == nil || *u.Type == t.Type,
-		u.GroupID == nil || *u.GroupID == id64(t.GroupID),
-		u.ResponderID == nil || *u.ResponderID == id64(t.ResponderID),
-		u.DepartmentID == nil || *u.DepartmentID == id64(t.DepartmentID),
-		u.Category == nil || *u.Category == str(t.Category),
-		u.SubCategory == nil || *u.SubCategory == str(t.SubCategory),
-		u.ItemCategory == nil || *u.ItemCategory == str(t.ItemCategory),
-		u.DueBy == nil || (t.DueBy != nil && u.DueBy.Equal(*t.DueBy)),
-		u.FrDueBy == nil || (t.FrDueBy != nil && u.FrDueBy.Equal(*t.FrDueBy)),
+	has := make(map[string]bool, len(have))
+	for _, tag := range have {
+		has[strings.ToLower(tag)] = true
 	}
-	for _, ok := range checks {
-		if !ok {
-			return false, nil
-		}
-	}
-	if u.Tags != nil {
-		have := map[string]bool{}
-		for _, tag := range t.Tags {
-			have[strings.ToLower(tag)] = true
-		}
-		for _, tag := range *u.Tags {
-			if !have[strings.ToLower(tag)] {
-				return false, nil
-			}
-		}
-	}
-	for k, v := range u.CustomFields {
-		hv, ok := t.CustomFields[k]
-		if !ok || !(same(v, hv) || fmt.Sprint(v) == fmt.Sprint(hv)) {
-			return false, nil
+	for _, tag := range *set {
+		if !has[strings.ToLower(tag)] {
+			return false
 		}
 	}
-	return true, nil
+	return true
+}
+
+// customHold reports whether every custom field set has its value in have
+// (deeply equal, or printing the same: the desk's JSON numbers and the
+// rules' YAML ones differ in type).
+func customHold(set, have map[string]any) bool {
+	for k, v := range set {
+		hv, ok := have[k]
+		if !ok || !(reflect.DeepEqual(v, hv) || fmt.Sprint(v) == fmt.Sprint(hv)) {
+			return false
+		}
+	}
+	return true
 }

@@ -88,17 +88,14 @@ rules:
     actions: [{note: "Escalated."}]
 `)
 	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4}).ID
-	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDrop, Count: 1, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+	e.noteFault(id, sdsim.FaultDrop, 1)
 	if res := e.runOnce(); res[0].Fired != 1 {
 		t.Fatalf("first cycle fired %d, want only the second rule", res[0].Fired)
 	}
 	if n := len(e.notesWith(id, "Escalated.")); n != 1 {
 		t.Fatalf("%d notes after the drop, want the second rule's only", n)
 	}
-	for range 2 {
-		e.clk.Advance(DefaultLease)
-		e.runOnce()
-	}
+	e.afterLeases(2)
 	if n := len(e.notesWith(id, "Escalated.")); n != 2 {
 		t.Errorf("%d notes, want 2: the first rule's lost note must be written on resume", n)
 	}

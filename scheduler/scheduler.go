@@ -1,12 +1,3 @@
-// Package scheduler runs deskbot's automation rules. It follows the desk's
-// change feed into a local mirror of the open tickets (kept in the state
-// store, rebuilt by a periodic full sync), evaluates every due rule on the
-// mirror, ends the episodes of tickets that left a rule, and executes the
-// decisions: a re-read of each ticket before acting, each firing claimed
-// in the ledger so that it happens once per episode even across crashes
-// and replicas. A cycle costs about one request per hundred changed
-// tickets, whatever the desk's size, plus the re-reads before actions;
-// cycles are stretched to stay within the background request budget.
 package scheduler
 
 import (
@@ -20,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
-	"github.com/jonboulle/clockwork"
 	"github.com/robfig/cron/v3"
 
 	"github.com/deskbot/deskbot/rules"
@@ -36,7 +26,7 @@ var ErrNotLeader = errors.New("not the leader")
 type Scheduler struct {
 	logger   *slog.Logger
 	desk     Desk
-	ledger   rules.Ledger
+	ledger   Ledger
 	notifier Notifier
 	cfg      config
 	m        *metrics
@@ -67,9 +57,10 @@ type Scheduler struct {
 }
 
 // New returns a scheduler for the rules of set over desk (see ClientDesk),
-// recording firings in ledger and sending alerts through notifier (nil:
-// LogNotifier on logger). Nothing is sent before Start or RunOnce.
-func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
+// recording firings in ledger (a Ledger; see ledgerCore) and sending alerts
+// through notifier (nil: LogNotifier on logger). Nothing is sent before
+// Start or RunOnce.
+func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger ledgerCore, notifier Notifier, opts ...Option) (*Scheduler, error) {
 	if logger == nil {
 		return nil, errors.New("new scheduler: logger is nil")
 	}
@@ -85,73 +76,30 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger rules.Ledger, no
 	if notifier == nil {
 		notifier = LogNotifier{Logger: logger}
 	}
-	cfg := config{
-		singleton:     true,
-		lease:         DefaultLease,
-		feedOverlap:   DefaultFeedOverlap,
-		fullSyncEvery: DefaultFullSyncEvery,
-		trashEvery:    DefaultTrashEvery,
-		closedKeep:    DefaultClosedRetention,
-		maxEndChecks:  DefaultMaxEndChecks,
-		statusRefresh: DefaultStatusRefresh,
-		actionTimeout: DefaultActionTimeout,
-		stopTimeout:   DefaultStopTimeout,
-		retention:     DefaultRetention,
-		maxFirings:    DefaultMaxFiringsPerCycle,
-	}
+	cfg := defaultConfig()
 	for _, o := range opts {
 		if o == nil {
 			return nil, errors.New("new scheduler: nil option")
 		}
 		o(&cfg)
 	}
-	switch {
-	case cfg.lease <= 0:
-		return nil, fmt.Errorf("new scheduler: lease %v: want a positive duration", cfg.lease)
-	case cfg.listBudget < 0:
-		return nil, fmt.Errorf("new scheduler: list budget %d: want 0 (not planned apart) or more ticket lists per minute", cfg.listBudget)
-	case cfg.budget < 0:
-		return nil, fmt.Errorf("new scheduler: budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
-	case cfg.maxEndChecks < 0:
-		return nil, fmt.Errorf("new scheduler: max end checks %d: want 0 or more", cfg.maxEndChecks)
-	case cfg.feedOverlap < 0 || cfg.fullSyncEvery <= 0 || cfg.trashEvery <= 0 || cfg.closedKeep <= 0:
-		return nil, errors.New("new scheduler: the feed overlap must be 0 or more, the full sync and sweep intervals and the closed retention positive")
-	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
-		return nil, errors.New("new scheduler: status refresh, action timeout and stop timeout must be positive")
-	case cfg.retention == 0:
-		return nil, errors.New("new scheduler: retention 0: want a positive duration, or negative to keep every firing")
-	case cfg.maxFirings < 0:
-		return nil, fmt.Errorf("new scheduler: max firings per cycle %d: want 0 (no bound across rules) or more", cfg.maxFirings)
-	case cfg.tickEvery < 0:
-		return nil, fmt.Errorf("new scheduler: on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
-	}
-	if cfg.tickEvery == 0 {
-		cfg.tickEvery = DefaultTickEvery
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	if err := checkPages(set, cfg.escalator); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
-	if cfg.clock == nil {
-		cfg.clock = clockwork.NewRealClock()
-	}
 	s := &Scheduler{
 		logger:   logger,
 		desk:     desk,
-		ledger:   ledger,
+		ledger:   wholeLedger(ledger),
 		notifier: notifier,
 		cfg:      cfg,
 		m:        newMetrics(cfg.reg),
 		set:      set,
 		baseCtx:  context.Background(),
 	}
-	s.ms = cfg.mirrorStore
-	if s.ms == nil {
-		if ms, ok := ledger.(MirrorStore); ok {
-			s.ms = ms
-		} else {
-			s.ms = newMemMirrorStore()
-		}
-	}
+	s.ms = mirrorStoreFor(cfg.mirrorStore, ledger)
 	if len(cfg.workspaces) == 0 {
 		s.mirrors = []*wsMirror{newWSMirror(nil)}
 	}
@@ -430,14 +378,14 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 // CycleResult says what one cycle did for one job (rules sharing a query
 // and schedule).
 type CycleResult struct {
-	Job   string
-	Rules []string
+	Job   string   // the job's name: its first rule, +N for the others
+	Rules []string // the job's rules
 	// Complete is true when the sync was complete (the mirror holds every
 	// open ticket as fresh as the feed) and the episodes were reconciled.
 	Complete bool
-	Err      error // why the cycle is incomplete
-	Skipped  string
-	Tickets  int // tickets in the mirror the rules were evaluated on
+	Err      error  // why the cycle is incomplete
+	Skipped  string // why the job did not run (stopping), or ""
+	Tickets  int    // tickets in the mirror the rules were evaluated on
 	// Requests is every desk request of the cycle (sync, re-reads,
 	// actions, retries included): the same in each job of one cycle.
 	Requests int
@@ -446,7 +394,7 @@ type CycleResult struct {
 	// Decisions is how many (rule, ticket) decisions evaluation produced;
 	// Fired how many firings finished in this cycle.
 	Decisions int
-	Fired     int
+	Fired     int // see Decisions
 	// HeldBack is how many decisions of the job's rules the per-cycle
 	// caps held back for later cycles.
 	HeldBack int
@@ -487,15 +435,15 @@ type Readiness struct {
 	LastComplete time.Time
 	// Stretch is the factor the budget stretches intervals by (1: none).
 	Stretch float64
-	Jobs    []JobStatus
+	Jobs    []JobStatus // one per poll job
 	// Mirror is the state of each workspace's ticket mirror.
 	Mirror []MirrorStatus
 }
 
 // MirrorStatus is the state of one workspace's ticket mirror.
 type MirrorStatus struct {
-	Workspace string
-	Tickets   int
+	Workspace string // the workspace's name in logs
+	Tickets   int    // tickets mirrored
 	// Complete is true once a full sync finished.
 	Complete bool
 	// Cursor is the change feed's cursor (the desk's clock).
@@ -505,20 +453,20 @@ type MirrorStatus struct {
 	// Syncing is true while a full sync runs; Seen of Total (-1: not
 	// known yet) is how far it came.
 	Syncing     bool
-	Seen, Total int
+	Seen, Total int // see Syncing
 }
 
 // JobStatus describes one poll job.
 type JobStatus struct {
-	Name         string
-	Rules        []string
-	Query        string // unexpanded
-	Every        time.Duration
-	Cron         string
-	LastStart    time.Time
-	LastComplete time.Time
-	LastOutcome  string // complete, incomplete or ""
-	LastRequests int
+	Name         string        // the job's name: its first rule, +N for the others
+	Rules        []string      // the job's rules
+	Query        string        // unexpanded
+	Every        time.Duration // the interval, when not a cron schedule
+	Cron         string        // the cron schedule, if any
+	LastStart    time.Time     // when its last cycle started
+	LastComplete time.Time     // when its last complete cycle started
+	LastOutcome  string        // complete, incomplete or ""
+	LastRequests int           // desk requests of its last cycle
 }
 
 // Ready reports the jobs and their last cycles.

@@ -83,12 +83,7 @@ rules:
 	if res := e.runOnce(); !allComplete(res) {
 		t.Fatalf("incomplete: %+v", res)
 	}
-	var filterQuery string
-	for _, r := range e.sim.Desk.Requests() {
-		if r.Path == "/api/v2/tickets/filter" {
-			filterQuery, _ = url.QueryUnescape(r.RawQuery)
-		}
-	}
+	filterQuery := e.lastFilterQuery()
 	if !strings.Contains(filterQuery, "status:7") {
 		t.Errorf("filter query %q does not include the custom open status 7", filterQuery)
 	}
@@ -149,33 +144,35 @@ func TestOpenStatusesRefreshPeriodically(t *testing.T) {
 	if got := e.s.statuses.current(); !slices.Contains(got, 8) {
 		t.Fatalf("open statuses %v after the refresh interval, want 8 among them", got)
 	}
-	var filterQuery string
-	for _, r := range e.sim.Desk.Requests() {
-		if r.Path == "/api/v2/tickets/filter" {
-			filterQuery, _ = url.QueryUnescape(r.RawQuery)
-		}
-	}
+	filterQuery := e.lastFilterQuery()
 	if !strings.Contains(filterQuery, "status:8") {
 		t.Errorf("the full sync's filter query %q does not read the new open status", filterQuery)
 	}
 }
 
-func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
+// firedOnVPN is a desk with one urgent ticket, VPN, that the cycle of
+// urgentRules fired on, a minute later.
+func firedOnVPN(t *testing.T) (*env, sdsim.Ticket) {
+	t.Helper()
 	e := newEnv(t, urgentRules)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
 	e.runOnce()
 	e.clk.Advance(time.Minute)
+	return e, tk
+}
+
+func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
+	e, tk := firedOnVPN(t)
 	// Assigned: the next complete poll does not match it and ends the episode.
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(tk.ID, sdsim.DefaultAgentID)
 	res := e.runOnce()
 	if !allComplete(res) || res[0].Ended != 1 {
 		t.Fatalf("cycle after assignment: %+v, want complete with 1 episode ended", res)
 	}
 	e.clk.Advance(time.Minute)
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	e.assign(tk.ID, 0)
 	e.runOnce()
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	alerts := e.notif.forTicket(tk.ID)
 	if len(alerts) != 2 {
 		t.Fatalf("%d alerts, want 2 (one per episode): %+v", len(alerts), alerts)
@@ -189,11 +186,8 @@ func TestSecondEpisodeAfterCompletePollWithoutMatch(t *testing.T) {
 }
 
 func TestIncompleteCycleDoesNotEndEpisodes(t *testing.T) {
-	e := newEnv(t, urgentRules)
-	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
-	e.runOnce()
-	e.clk.Advance(time.Minute)
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e, tk := firedOnVPN(t)
+	e.assign(tk.ID, sdsim.DefaultAgentID)
 	// Every attempt of this cycle's change feed fails (the client tries
 	// twice), so the mirror cannot know of the assignment.
 	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2, Method: "GET", PathPrefix: "/api/v2/tickets"})
@@ -204,10 +198,9 @@ func TestIncompleteCycleDoesNotEndEpisodes(t *testing.T) {
 	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "incomplete")); got != 1 {
 		t.Errorf("incomplete cycles metric = %v", got)
 	}
-	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	e.assign(tk.ID, 0)
 	for range 3 {
-		e.clk.Advance(time.Minute)
-		e.runOnce()
+		e.next()
 	}
 	if n := len(e.notif.forTicket(tk.ID)); n != 1 {
 		t.Fatalf("%d alerts, want 1: the incomplete poll must not have ended the episode", n)
@@ -285,7 +278,7 @@ func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
 	d := &hookDesk{Desk: ClientDesk(e.client)}
 	d.afterList = func() {
-		e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+		e.assign(tk.ID, sdsim.DefaultAgentID)
 	}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
 		WithRegistry(prometheus.NewRegistry()))
@@ -366,8 +359,7 @@ rules:
 	if got := metricValue(t, e.s.m.cascades.WithLabelValues("urgent")); got != 1 {
 		t.Errorf("cascade metric = %v, want 1", got)
 	}
-	e.clk.Advance(time.Minute)
-	e.runOnce()
+	e.next()
 	if n := len(e.notesWith(tk.ID, "urgent now")); n != 1 {
 		t.Fatalf("next cycle: %d notes, want 1", n)
 	}
@@ -543,7 +535,7 @@ rules:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.s.Stop(context.Background()) })
-	waitFor(t, "the first scheduled cycles", 20*time.Second, func() bool {
+	eventually(t, "the first scheduled cycles", 20*time.Second, func() bool {
 		for _, j := range e.s.Ready().Jobs {
 			if j.LastComplete.IsZero() {
 				return false
@@ -655,10 +647,7 @@ func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 // later cycles.
 func TestEndChecksAreBounded(t *testing.T) {
 	e := newEnv(t, urgentRules)
-	var ids []int64
-	for i := range 40 {
-		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4}).ID)
-	}
+	ids := e.addTickets(40, 4)
 	if res := e.runOnce(); res[0].Fired != 40 {
 		t.Fatalf("first cycle fired %d, want 40", res[0].Fired)
 	}
@@ -736,17 +725,14 @@ func TestLostNoteAnswerIsNotRepeated(t *testing.T) {
 			}
 			e := newEnvSim(t, simOpts, urgentRules)
 			id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
-			e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDropAfter, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+			e.noteFault(id, sdsim.FaultDropAfter, 0)
 			if res := e.runOnce(); res[0].Fired != 0 {
 				t.Fatalf("first cycle fired %d; want the firing left pending by the lost answer", res[0].Fired)
 			}
 			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
 				t.Fatalf("%d notes after the lost answer, want the 1 the desk committed", n)
 			}
-			for range 3 {
-				e.clk.Advance(DefaultLease)
-				e.runOnce()
-			}
+			e.afterLeases(3)
 			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
 				t.Errorf("%d notes, want exactly 1", n)
 			}
@@ -770,15 +756,15 @@ func TestMarkerlessNoteOfAnEarlierEpisodeHidesNothing(t *testing.T) {
 		t.Fatalf("first episode fired %d, want 1", res[0].Fired)
 	}
 	e.clk.Advance(10 * time.Minute)
-	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = sdsim.DefaultAgentID })
+	e.assign(id, sdsim.DefaultAgentID)
 	if res := e.runOnce(); res[0].Ended != 1 {
 		t.Fatalf("assigning ended %d episodes, want 1", res[0].Ended)
 	}
 	e.clk.Advance(10 * time.Minute)
-	e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.ResponderID = 0 })
+	e.assign(id, 0)
 	// The second episode's note never reaches the desk, and deskbot cannot
 	// know it: the connection drops.
-	e.sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultDrop, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)})
+	e.noteFault(id, sdsim.FaultDrop, 0)
 	e.runOnce()
 	e.clk.Advance(DefaultLease)
 	e.runOnce()

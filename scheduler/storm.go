@@ -3,7 +3,6 @@ package scheduler
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -120,75 +119,79 @@ func (s *Scheduler) admit(ctx context.Context, cy *cycle, decisions []rules.Deci
 		s.dryRun(ctx, cy, decisions) // says what it would have done, admits nothing
 		return
 	}
-	perRule := map[string]int{}
-	total := 0
-	consider := func(d rules.Decision) {
-		key := rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
-		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
-		switch {
-		case d.Err != nil:
-			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
-			if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
-				log.Error("rule failed on ticket", slog.Any("error", d.Err))
-			}
-			return
-		case cy.admitted[key]:
-			return
-		}
-		if s.alreadyFired(ctx, cy, d, log) {
-			s.m.decisions.WithLabelValues(d.Rule, "already_fired").Inc()
-			return
-		}
-		limit, over := ruleCap(cy.set.Rule(d.Rule)), ""
-		switch {
-		case perRule[d.Rule] >= limit:
-			over = capRule
-		case s.cfg.maxFirings > 0 && total >= s.cfg.maxFirings:
-			over, limit = capCycle, s.cfg.maxFirings
-		}
-		if over != "" {
-			if cy.held[d.Rule] == nil {
-				cy.held[d.Rule] = map[int64]Held{}
-			}
-			cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: over, Limit: limit}
-			s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
-			s.m.deferredByCap.WithLabelValues(d.Rule).Inc()
-			return
-		}
-		cy.admitted[key] = true
-		perRule[d.Rule]++
-		total++
-	}
+	adm := &admission{perRule: map[string]int{}}
 	for _, d := range decisions {
 		if cy.begun[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
-			consider(d)
+			s.consider(ctx, cy, adm, d)
 		}
 	}
 	for _, d := range decisions {
 		if !cy.begun[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
-			consider(d)
+			s.consider(ctx, cy, adm, d)
 		}
 	}
 	for name, held := range cy.held {
 		cy.log.Info("per-cycle cap reached: the rest of the rule's firings wait for the next cycles",
-			slog.String("rule", name), slog.Int("firing", perRule[name]), slog.Int("held_back", len(held)),
+			slog.String("rule", name), slog.Int("firing", adm.perRule[name]), slog.Int("held_back", len(held)),
 			slog.Int("rule_cap", ruleCap(cy.set.Rule(name))), slog.Int("cycle_cap", s.cfg.maxFirings))
 	}
-	for name, n := range perRule {
+	_, groups := s.notifier.(GroupNotifier)
+	for name, n := range adm.perRule {
 		r := cy.set.Rule(name)
-		if r != nil && n > groupOver(r) && slices.Contains(r.ActionKinds(), rules.ActionPage) {
+		if r == nil || n <= groupOver(r) {
+			continue
+		}
+		kinds := r.ActionKinds()
+		if slices.Contains(kinds, rules.ActionPage) {
 			cy.pageGrouping[name] = true
 		}
-	}
-	if _, ok := s.notifier.(GroupNotifier); !ok {
-		return
-	}
-	for name, n := range perRule {
-		r := cy.set.Rule(name)
-		if r != nil && n > groupOver(r) && slices.Contains(r.ActionKinds(), rules.ActionAlert) {
+		if groups && slices.Contains(kinds, rules.ActionAlert) {
 			cy.grouping[name] = true
 		}
 	}
+}
+
+// admission counts what admit let through so far.
+type admission struct {
+	perRule map[string]int // by rule
+	total   int
+}
+
+// consider admits d unless it failed, was admitted already, the ledger
+// shows it fired, or a cap holds it back (noted in cy.held).
+func (s *Scheduler) consider(ctx context.Context, cy *cycle, adm *admission, d rules.Decision) {
+	key := rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
+	switch {
+	case d.Err != nil:
+		s.noteFailed(cy, d)
+		return
+	case cy.admitted[key]:
+		return
+	}
+	log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
+	if s.alreadyFired(ctx, cy, d, log) {
+		s.m.decisions.WithLabelValues(d.Rule, "already_fired").Inc()
+		return
+	}
+	limit, over := ruleCap(cy.set.Rule(d.Rule)), ""
+	switch {
+	case adm.perRule[d.Rule] >= limit:
+		over = capRule
+	case s.cfg.maxFirings > 0 && adm.total >= s.cfg.maxFirings:
+		over, limit = capCycle, s.cfg.maxFirings
+	}
+	if over != "" {
+		if cy.held[d.Rule] == nil {
+			cy.held[d.Rule] = map[int64]Held{}
+		}
+		cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: over, Limit: limit}
+		s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+		s.m.deferredByCap.WithLabelValues(d.Rule).Inc()
+		return
+	}
+	cy.admitted[key] = true
+	adm.perRule[d.Rule]++
+	adm.total++
 }
 
 // heldCount is how many decisions of j's rules the cycle held back.

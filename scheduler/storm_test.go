@@ -51,7 +51,7 @@ func wantFiringsDone(t *testing.T, st *store.Store, rule string, ids []int64, n 
 	}
 	for _, id := range ids {
 		info, ok, err := st.FiringState(t.Context(), rules.FiringKey{Rule: rule, TicketID: id})
-		if err != nil || !ok || info.State != store.StateDone || !slices.Equal(info.Done, all) {
+		if err != nil || !ok || info.State != rules.FiringDone || !slices.Equal(info.Done, all) {
 			t.Errorf("ticket #%d: firing %+v (found %v, %v), want done with actions %v", id, info, ok, err, all)
 		}
 	}
@@ -271,7 +271,7 @@ func TestGroupLostAnswerResumesWithoutRepost(t *testing.T) {
 	e.runOnce()
 	for _, id := range ids {
 		info, _, _ := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "urgent", TicketID: id})
-		if info.State != store.StatePending || len(info.Done) != 0 {
+		if info.State != rules.FiringPending || len(info.Done) != 0 {
 			t.Fatalf("after the lost answer, ticket #%d: %+v, want pending with nothing done", id, info)
 		}
 	}

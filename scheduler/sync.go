@@ -26,8 +26,8 @@ type SyncResult struct {
 	// mirror holds all open tickets (a full sync finished): only then may
 	// a ticket's absence from a rule's matches end its episode.
 	Complete bool
-	Err      error
-	Requests int // desk requests of the feed and the sweeps (retries included)
+	Err      error // why the sync is incomplete
+	Requests int   // desk requests of the feed and the sweeps (retries included)
 	// FullSyncRequests is what a full sync the cycle waited for spent
 	// (RunCycle); a scheduled cycle leaves full syncs to the background.
 	FullSyncRequests int
@@ -42,9 +42,9 @@ type SyncResult struct {
 
 // FullSyncProgress is the progress of one workspace's full sync.
 type FullSyncProgress struct {
-	Workspace string
-	Seen      int
-	Total     int
+	Workspace string // the workspace's name in logs
+	Seen      int    // tickets read so far
+	Total     int    // open tickets the desk reported; -1 before the first page
 }
 
 // sync brings every workspace's mirror up to date: it reloads a mirror
@@ -87,9 +87,34 @@ func (s *Scheduler) sync(ctx context.Context, cy *cycle, inline bool) *SyncResul
 	return res
 }
 
+// syncWS brings one workspace's mirror up to date: it reloads the mirror
+// when another replica wrote it, runs a full sync when one is due (inline,
+// or in the background), then follows the change feed and sweeps the trash.
 func (s *Scheduler) syncWS(ctx context.Context, cy *cycle, m *wsMirror, stored int64, inline bool, res *SyncResult) error {
 	now := s.cfg.clock.Now()
+	due, err := s.prepareMirror(ctx, cy, m, stored, now)
+	if err != nil {
+		return err
+	}
+	if due {
+		if err := s.startFullSync(ctx, m, inline, res); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
+	started := !m.state.Cursor.IsZero()
+	m.mu.Unlock()
+	if !started {
+		return fmt.Errorf("the %s: the first full sync has not read its first page yet", m.name())
+	}
+	return s.followFeed(ctx, cy, m, now, res)
+}
+
+// prepareMirror (re)loads m from the store when needed, and reports
+// whether a full sync is due at now (then marked under way).
+func (s *Scheduler) prepareMirror(ctx context.Context, cy *cycle, m *wsMirror, stored int64, now time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	// Versions only grow: a stored one above ours, or one skipped by our
 	// own last write (see persist), means another replica wrote.
 	if !m.loaded || m.stale || stored > m.state.Version {
@@ -97,8 +122,7 @@ func (s *Scheduler) syncWS(ctx context.Context, cy *cycle, m *wsMirror, stored i
 			cy.log.Info("the mirror changed in the store (another replica led); reloading it", slog.String("workspace", m.name()))
 		}
 		if err := m.load(ctx, s.ms); err != nil {
-			m.mu.Unlock()
-			return err
+			return false, err
 		}
 		if m.nextFull.IsZero() && !m.state.FullSyncAt.IsZero() {
 			m.nextFull = m.state.FullSyncAt.Add(s.cfg.fullSyncEvery)
@@ -110,36 +134,37 @@ func (s *Scheduler) syncWS(ctx context.Context, cy *cycle, m *wsMirror, stored i
 		m.full = &fullProgress{started: now, total: -1}
 		m.nextTrash = now.Add(s.cfg.trashEvery) // the full sync drops them
 	}
-	m.mu.Unlock()
-	if due {
-		if inline {
-			n, err := s.fullSync(ctx, m)
-			res.FullSyncRequests += n
-			if err != nil {
-				return err
-			}
-		} else {
-			first := !m.state.Complete && m.state.Cursor.IsZero()
-			s.inflight.Add(1)
-			go func() {
-				defer s.inflight.Done()
-				if _, err := s.fullSync(s.baseCtx, m); err == nil && first {
-					// Run every rule on the whole mirror now rather than
-					// at the next tick.
-					s.runCycle(s.baseCtx, kicked)
-				}
-			}()
-			if first {
-				return fmt.Errorf("the %s: %w", m.name(), errFirstSync)
-			}
+	return due, nil
+}
+
+// startFullSync runs a due full sync of m: inline (RunCycle), or in the
+// background, kicking a cycle when a first full sync finishes. A first
+// full sync in the background makes the cycle's sync incomplete.
+func (s *Scheduler) startFullSync(ctx context.Context, m *wsMirror, inline bool, res *SyncResult) error {
+	if inline {
+		n, err := s.fullSync(ctx, m)
+		res.FullSyncRequests += n
+		return err
+	}
+	first := !m.state.Complete && m.state.Cursor.IsZero()
+	s.inflight.Add(1)
+	go func() {
+		defer s.inflight.Done()
+		if _, err := s.fullSync(s.baseCtx, m); err == nil && first {
+			// Run every rule on the whole mirror now rather than
+			// at the next tick.
+			s.runCycle(s.baseCtx, kicked)
 		}
+	}()
+	if first {
+		return fmt.Errorf("the %s: %w", m.name(), errFirstSync)
 	}
-	m.mu.Lock()
-	started := !m.state.Cursor.IsZero()
-	m.mu.Unlock()
-	if !started {
-		return fmt.Errorf("the %s: the first full sync has not read its first page yet", m.name())
-	}
+	return nil
+}
+
+// followFeed reads the change feed into m, sweeps the trash when due, and
+// saves what changed.
+func (s *Scheduler) followFeed(ctx context.Context, cy *cycle, m *wsMirror, now time.Time, res *SyncResult) error {
 	err := s.feed(ctx, cy, m, res)
 	if err == nil && !now.Before(m.nextTrash) {
 		if err = s.sweepTrash(ctx, cy, m, res); err == nil {
@@ -172,11 +197,7 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 	ordered := true
 	page := 1
 	for n := 1; ; n++ {
-		opts := &sdclient.TicketListOptions{UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
-			WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
-		list, resp, err := s.desk.ListTickets(ctx, opts)
-		s.count(cy, resp, err)
-		res.Requests += attempts(resp, err)
+		list, resp, err := s.listChanged(ctx, cy, m, res, "", since, page)
 		if err != nil {
 			// What arrived is applied; the cursor stays, so it is asked again.
 			return fmt.Errorf("follow the change feed of the %s: %w", m.name(), err)
@@ -184,7 +205,6 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 		if n == 1 {
 			asked = deskDate(resp)
 		}
-		res.Decoded += len(list)
 		s.m.feedDecoded.Add(float64(len(list)))
 		m.mu.Lock()
 		for i, t := range list {
@@ -238,6 +258,21 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 	return nil
 }
 
+// listChanged reads one page of m's tickets updated since, oldest first:
+// the change feed (preset "") or a trash preset (deleted, spam). It counts
+// the requests and the tickets decoded.
+func (s *Scheduler) listChanged(ctx context.Context, cy *cycle, m *wsMirror, res *SyncResult, preset string, since time.Time, page int) ([]*sdclient.Ticket, *sdclient.Response, error) {
+	opts := &sdclient.TicketListOptions{Filter: preset, UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
+		WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
+	list, resp, err := s.desk.ListTickets(ctx, opts)
+	s.count(cy, resp, err)
+	res.Requests += attempts(resp, err)
+	if err == nil {
+		res.Decoded += len(list)
+	}
+	return list, resp, err
+}
+
 // sweepTrash removes the tickets the desk soft-deleted or marked as spam
 // since the last sweep: they vanish from the change feed without a trace.
 func (s *Scheduler) sweepTrash(ctx context.Context, cy *cycle, m *wsMirror, res *SyncResult) error {
@@ -247,18 +282,13 @@ func (s *Scheduler) sweepTrash(ctx context.Context, cy *cycle, m *wsMirror, res 
 	var newest, asked time.Time
 	for _, preset := range []string{"deleted", "spam"} {
 		for page := 1; page <= maxFeedPages; page++ {
-			opts := &sdclient.TicketListOptions{Filter: preset, UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
-				WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
-			list, resp, err := s.desk.ListTickets(ctx, opts)
-			s.count(cy, resp, err)
-			res.Requests += attempts(resp, err)
+			list, resp, err := s.listChanged(ctx, cy, m, res, preset, since, page)
 			if err != nil {
 				return fmt.Errorf("read the %s tickets of the %s: %w", preset, m.name(), err)
 			}
 			if asked.IsZero() {
 				asked = deskDate(resp)
 			}
-			res.Decoded += len(list)
 			m.mu.Lock()
 			for _, t := range list {
 				if t == nil {
@@ -304,28 +334,12 @@ const shiftedFullSyncAgain = time.Hour
 // desk may have deleted them, or the paging skipped them. Resolved and
 // closed tickets unchanged for the closed retention leave the mirror.
 func (s *Scheduler) fullSync(ctx context.Context, m *wsMirror) (requests int, err error) {
-	log := s.logger.With(slog.String("workspace", m.name()))
-	started := time.Now()
+	fs := &fullSyncRun{log: s.logger.With(slog.String("workspace", m.name())), started: time.Now(), seen: map[int64]bool{}}
 	m.mu.Lock()
-	prog := m.full
-	startCursor := m.state.Cursor
+	fs.prog = m.full
+	fs.startCursor = m.state.Cursor
 	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		m.full = nil
-		if err != nil {
-			m.fullFailed = s.cfg.clock.Now()
-		} else {
-			m.fullFailed = time.Time{}
-		}
-		m.mu.Unlock()
-		s.m.fullSyncRequests.Add(float64(requests))
-		if err != nil {
-			s.m.fullSyncs.WithLabelValues("failed").Inc()
-			log.Error("full sync of the mirror failed; retrying later", slog.Any("error", err),
-				slog.Int("requests", requests), slog.Duration("retry_in", fullSyncRetry))
-		}
-	}()
+	defer func() { s.fullSyncEnded(m, fs.log, fs.requests, err) }()
 	open, err := s.statuses.get(ctx, s, nil, false)
 	if err != nil {
 		return 0, err
@@ -334,80 +348,132 @@ func (s *Scheduler) fullSync(ctx context.Context, m *wsMirror) (requests int, er
 	if err != nil {
 		return 0, err
 	}
-	log.Info("full sync of the mirror started", slog.Bool("first", !m.state.Complete))
-	seen := map[int64]bool{}
-	shifted := false
-	var newest, deskStart time.Time
-	done := 0 // tickets of the queries before this one
+	fs.log.Info("full sync of the mirror started", slog.Bool("first", !m.state.Complete))
 	for _, q := range queries {
-		total, pageSize, got := -1, 0, 0
-		for page := 1; ; page++ {
-			p, resp, err := s.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
-			requests += attempts(resp, err)
-			if err != nil {
-				return requests, fmt.Errorf("full sync of the %s, page %d: %w", m.name(), page, err)
-			}
-			if deskStart.IsZero() {
-				deskStart = deskDate(resp)
-			}
-			if total >= 0 && p.Total != total {
-				shifted = true
-			}
-			total = p.Total
-			m.mu.Lock()
-			if m.state.Cursor.IsZero() && !deskStart.IsZero() {
-				// The feed can start at once: from the desk's time at
-				// the first page, every change reaches it.
-				m.state.Cursor = deskStart.Add(-s.cfg.feedOverlap)
-				m.state.TrashCursor = m.state.Cursor
-			}
-			for _, t := range p.Tickets {
-				if t == nil {
-					continue
-				}
-				if seen[t.ID] {
-					shifted = true
-					continue
-				}
-				seen[t.ID] = true
-				got++
-				newest = maxTime(newest, t.UpdatedAt)
-				m.put(t)
-			}
-			prog.seen, prog.total = len(seen), done+total
-			perr := m.persist(ctx, s.ms)
-			m.mu.Unlock()
-			if perr != nil {
-				return requests, perr
-			}
-			s.m.fullSyncProgress.WithLabelValues(m.name()).Set(float64(len(seen)))
-			s.m.fullSyncTotal.WithLabelValues(m.name()).Set(float64(done + total))
-			if page%50 == 0 {
-				log.Info("full sync of the mirror under way", slog.Int("seen", len(seen)), slog.Int("total", done+total))
-			}
-			pageSize = max(pageSize, len(p.Tickets))
-			if len(p.Tickets) == 0 || len(p.Tickets) < pageSize || got >= total {
-				break
-			}
+		if err := s.fullSyncQuery(ctx, m, q, fs); err != nil {
+			return fs.requests, err
 		}
-		done += max(total, 0)
 	}
+	err = s.fullSyncFinish(ctx, m, fs)
+	return fs.requests, err
+}
 
+// fullSyncRun is the state of one full sync.
+type fullSyncRun struct {
+	log         *slog.Logger
+	started     time.Time // on the local clock, for durations
+	prog        *fullProgress
+	startCursor time.Time
+	seen        map[int64]bool
+	shifted     bool      // the result moved while it was paged
+	newest      time.Time // the newest updated_at seen
+	deskStart   time.Time // the desk's clock at the first page
+	done        int       // tickets of the queries before the current one
+	requests    int
+}
+
+// fullSyncEnded records the end of a full sync of m (err: failed).
+func (s *Scheduler) fullSyncEnded(m *wsMirror, log *slog.Logger, requests int, err error) {
+	m.mu.Lock()
+	m.full = nil
+	if err != nil {
+		m.fullFailed = s.cfg.clock.Now()
+	} else {
+		m.fullFailed = time.Time{}
+	}
+	m.mu.Unlock()
+	s.m.fullSyncRequests.Add(float64(requests))
+	if err != nil {
+		s.m.fullSyncs.WithLabelValues("failed").Inc()
+		log.Error("full sync of the mirror failed; retrying later", slog.Any("error", err),
+			slog.Int("requests", requests), slog.Duration("retry_in", fullSyncRetry))
+	}
+}
+
+// fullSyncQuery pages one filter query of a full sync into m until the
+// total.
+func (s *Scheduler) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs *fullSyncRun) error {
+	total, pageSize, got := -1, 0, 0
+	for page := 1; ; page++ {
+		p, resp, err := s.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
+		fs.requests += attempts(resp, err)
+		if err != nil {
+			return fmt.Errorf("full sync of the %s, page %d: %w", m.name(), page, err)
+		}
+		if fs.deskStart.IsZero() {
+			fs.deskStart = deskDate(resp)
+		}
+		if total >= 0 && p.Total != total {
+			fs.shifted = true
+		}
+		total = p.Total
+		n, err := s.fullSyncPage(ctx, m, p.Tickets, fs, fs.done+total)
+		if err != nil {
+			return err
+		}
+		got += n
+		s.m.fullSyncProgress.WithLabelValues(m.name()).Set(float64(len(fs.seen)))
+		s.m.fullSyncTotal.WithLabelValues(m.name()).Set(float64(fs.done + total))
+		if page%50 == 0 {
+			fs.log.Info("full sync of the mirror under way", slog.Int("seen", len(fs.seen)), slog.Int("total", fs.done+total))
+		}
+		pageSize = max(pageSize, len(p.Tickets))
+		if len(p.Tickets) == 0 || len(p.Tickets) < pageSize || got >= total {
+			break
+		}
+	}
+	fs.done += max(total, 0)
+	return nil
+}
+
+// fullSyncPage puts one page of a full sync into m and saves it; it
+// returns how many tickets were new to this sync.
+func (s *Scheduler) fullSyncPage(ctx context.Context, m *wsMirror, tickets []*sdclient.Ticket, fs *fullSyncRun, total int) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state.Cursor.IsZero() && !fs.deskStart.IsZero() {
+		// The feed can start at once: from the desk's time at the first
+		// page, every change reaches it.
+		m.state.Cursor = fs.deskStart.Add(-s.cfg.feedOverlap)
+		m.state.TrashCursor = m.state.Cursor
+	}
+	got := 0
+	for _, t := range tickets {
+		if t == nil {
+			continue
+		}
+		if fs.seen[t.ID] {
+			fs.shifted = true
+			continue
+		}
+		fs.seen[t.ID] = true
+		got++
+		fs.newest = maxTime(fs.newest, t.UpdatedAt)
+		m.put(t)
+	}
+	fs.prog.seen, fs.prog.total = len(fs.seen), total
+	return got, m.persist(ctx, s.ms)
+}
+
+// fullSyncFinish ends a full sync whose pages are all read: it starts the
+// feed's cursor if no page could, re-reads the open tickets the sync did
+// not return, drops old closed ones, and marks the mirror complete.
+func (s *Scheduler) fullSyncFinish(ctx context.Context, m *wsMirror, fs *fullSyncRun) error {
 	now := s.cfg.clock.Now()
 	m.mu.Lock()
 	if m.state.Cursor.IsZero() {
 		// The desk sent no Date header: start from the newest change it
 		// showed, less the time the sync took (a duration, so whatever
 		// the offset between the clocks) and the overlap.
-		m.state.Cursor = newest.Add(-time.Since(started) - s.cfg.feedOverlap)
+		m.state.Cursor = fs.newest.Add(-time.Since(fs.started) - s.cfg.feedOverlap)
 		m.state.TrashCursor = m.state.Cursor
 	}
 	var suspects []int64
 	for id, t := range m.tickets {
 		switch {
-		case seen[id]:
+		case fs.seen[id]:
 		case sdclient.IsOpenStatus(t.Status):
-			if !startCursor.IsZero() && t.UpdatedAt.Before(startCursor) {
+			if !fs.startCursor.IsZero() && t.UpdatedAt.Before(fs.startCursor) {
 				suspects = append(suspects, id)
 			}
 		case t.UpdatedAt.Before(m.state.Cursor.Add(-s.cfg.closedKeep)):
@@ -416,38 +482,42 @@ func (s *Scheduler) fullSync(ctx context.Context, m *wsMirror) (requests int, er
 	}
 	m.mu.Unlock()
 	slices.Sort(suspects)
-	for _, id := range suspects {
-		t, resp, err := s.desk.GetTicket(ctx, id)
-		requests += attempts(resp, err)
-		m.mu.Lock()
-		switch {
-		case errors.Is(err, sdclient.ErrNotFound):
-			m.remove(id)
-		case err != nil:
-			m.mu.Unlock()
-			return requests, fmt.Errorf("full sync of the %s: re-read ticket %d it did not return: %w", m.name(), id, err)
-		default:
-			if !m.put(t) && t.Deleted {
-				m.remove(id)
-			}
-		}
-		m.mu.Unlock()
+	if err := s.rereadSuspects(ctx, m, suspects, fs); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.state.Complete, m.state.FullSyncAt = true, now
 	m.nextFull = now.Add(s.cfg.fullSyncEvery)
-	if shifted {
+	if fs.shifted {
 		m.nextFull = now.Add(min(s.cfg.fullSyncEvery, shiftedFullSyncAgain))
 	}
 	if err := m.persist(ctx, s.ms); err != nil {
-		return requests, err
+		return err
 	}
 	s.m.fullSyncs.WithLabelValues("complete").Inc()
-	log.Info("full sync of the mirror complete", slog.Int("tickets", len(m.tickets)), slog.Int("requests", requests),
-		slog.Int("re_read", len(suspects)), slog.Bool("result_moved_while_paging", shifted),
-		slog.Duration("took", time.Since(started).Round(time.Millisecond)), slog.Time("next", m.nextFull))
-	return requests, nil
+	fs.log.Info("full sync of the mirror complete", slog.Int("tickets", len(m.tickets)), slog.Int("requests", fs.requests),
+		slog.Int("re_read", len(suspects)), slog.Bool("result_moved_while_paging", fs.shifted),
+		slog.Duration("took", time.Since(fs.started).Round(time.Millisecond)), slog.Time("next", m.nextFull))
+	return nil
+}
+
+// rereadSuspects re-reads the mirrored open tickets a full sync did not
+// return: gone ones leave the mirror, the others are refreshed.
+func (s *Scheduler) rereadSuspects(ctx context.Context, m *wsMirror, suspects []int64, fs *fullSyncRun) error {
+	for _, id := range suspects {
+		t, resp, err := s.desk.GetTicket(ctx, id)
+		fs.requests += attempts(resp, err)
+		if err != nil && !errors.Is(err, sdclient.ErrNotFound) {
+			return fmt.Errorf("full sync of the %s: re-read ticket %d it did not return: %w", m.name(), id, err)
+		}
+		m.mu.Lock()
+		if err != nil || (!m.put(t) && t.Deleted) {
+			m.remove(id)
+		}
+		m.mu.Unlock()
+	}
+	return nil
 }
 
 // openQueries returns filter queries that together select every open

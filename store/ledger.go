@@ -11,79 +11,44 @@ import (
 	"github.com/deskbot/deskbot/rules"
 )
 
-var _ rules.Ledger = (*Store)(nil)
-
 // ErrUnknownFiring is returned (wrapped) by ActionDone, Finish and Release
 // for a firing id the ledger never issued.
 var ErrUnknownFiring = errors.New("unknown firing")
 
-// State is the state of a firing.
-type State string
+// State is the state of a firing: rules.FiringStatus, which the
+// scheduler's Ledger contract names. Transitional: kept while cmd/deskbot
+// names it.
+type State = rules.FiringStatus
 
-// The states of a firing.
+// The states of a firing: rules.FiringPending and rules.FiringDone.
+// Transitional, as State.
 const (
-	// StatePending: claimed, actions possibly under way; it can be taken
-	// over once its lease runs out.
-	StatePending State = "pending"
-	// StateDone: every action performed (Finish was called).
-	StateDone State = "done"
+	// StatePending is rules.FiringPending.
+	StatePending = rules.FiringPending
+	// StateDone is rules.FiringDone.
+	StateDone = rules.FiringDone
 )
 
-// FiringInfo is what the ledger knows about one (rule, ticket), for
-// explanations such as `/ticket why` and `deskbot rules why`.
-type FiringInfo struct {
-	Key            rules.FiringKey
-	Episode        int64 // 1 for the first episode
-	Open           bool  // the episode is open: the ticket matched at the last complete poll
-	EpisodeStarted time.Time
-	EpisodeEnded   time.Time // zero while open
-
-	// The current firing: the latest one claimed in the episode.
-	FiringID   int64
-	Seq        int64
-	State      State
-	ClaimedAt  time.Time // when the current holder claimed it
-	LeaseUntil time.Time // zero once released or done
-	FiredAt    time.Time // zero while pending
-	Attempts   int       // 1, plus one per take-over of a stale claim
-	Done       []int     // indexes of the actions recorded as done
-	LastError  string    // why the last attempt failed; "" once done
-
-	// LastFiredAt is when any firing of this rule on this ticket last
-	// finished, whatever the episode; zero if none did.
-	LastFiredAt time.Time
-}
-
-// NextEligible says when, under once, a Claim at or after the returned time
-// could win while the episode stays open (OnceEvery), and false when it never
-// can until the episode ends (OnceEpisode) or at all (OnceTicket). A pending
-// firing is eligible when its lease runs out.
-func (fi FiringInfo) NextEligible(once rules.Once) (time.Time, bool) {
-	switch {
-	case fi.State == StatePending:
-		return fi.LeaseUntil, true
-	case once.Mode == rules.OnceTicket:
-		return time.Time{}, false
-	case !fi.Open:
-		return time.Time{}, true
-	case once.Mode == rules.OnceEvery:
-		return fi.FiredAt.Add(once.Period), true
-	}
-	return time.Time{}, false
-}
+// FiringInfo is what the ledger knows about one (rule, ticket):
+// rules.FiringRecord. Transitional: kept while cmd/deskbot names it.
+type FiringInfo = rules.FiringRecord
 
 type currentFiring struct {
 	id         int64
 	episode    int64
 	seq        int64
-	state      State
+	state      rules.FiringStatus
 	leaseUntil sql.NullTime
 	firedAt    sql.NullTime
 	startedAt  sql.NullTime
 	attempts   int
 }
 
-// Claim reserves the right to fire key at now under once; see rules.Ledger.
+// Claim reserves the right to fire key at now under once. The claim is
+// pending until Finish; a pending claim older than lease may be taken over
+// by another caller (Resumed). Whether a claim may win is rules'
+// Once.NextEligible on the (rule, ticket)'s record; this says what it then
+// does.
 //
 // In one transaction (the (rule, ticket) row locked FOR UPDATE on
 // PostgreSQL, the database write-locked by BEGIN IMMEDIATE on SQLite):
@@ -207,7 +172,7 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 	}
 	ep.exists = true
 	if id.Valid {
-		c.id, c.episode, c.seq, c.state = id.Int64, fep.Int64, seq.Int64, State(state.String)
+		c.id, c.episode, c.seq, c.state = id.Int64, fep.Int64, seq.Int64, rules.FiringStatus(state.String)
 		ep.cur = &c
 	}
 	return ep, nil
@@ -227,28 +192,34 @@ type decision struct {
 	seq  int64
 }
 
-// decide is the ledger's rule book (see Claim), applied to a row.
+// record is the row as the rules' once logic sees it.
+func (e episodeRow) record() rules.FiringRecord {
+	r := rules.FiringRecord{Episode: e.episode, Open: e.open}
+	if c := e.cur; c != nil {
+		r.FiringID, r.Seq, r.State = c.id, c.seq, c.state
+		r.LeaseUntil, r.FiredAt = utc(c.leaseUntil), utc(c.firedAt)
+	}
+	return r
+}
+
+// decide applies the ledger's rule book (see Claim) to a row: whether a
+// claim wins is once.MayFire; what it then does follows from the row.
 func decide(ep episodeRow, once rules.Once, now time.Time) decision {
 	cur := ep.cur
-	expired := func() bool { return !cur.leaseUntil.Valid || !now.Before(cur.leaseUntil.Time) }
 	switch {
-	case once.Mode == rules.OnceTicket && cur != nil:
-		if cur.state == StatePending && expired() {
-			return decision{kind: takeOver}
-		}
+	case !once.MayFire(ep.record(), now):
+		return decision{kind: stayPut}
+	case cur != nil && cur.state == rules.FiringPending && (ep.open || once.Mode == rules.OnceTicket):
+		// Under OnceTicket even a closed episode's stale firing is
+		// completed (reopening it) rather than a new one started.
+		return decision{kind: takeOver}
 	case !ep.open:
 		return decision{kind: newEpisode}
 	case cur == nil:
 		// An open episode always has a firing; repair rather than fail.
 		return decision{kind: newFiring, seq: 1}
-	case cur.state == StatePending:
-		if expired() {
-			return decision{kind: takeOver}
-		}
-	case once.Mode == rules.OnceEvery && cur.firedAt.Valid && !now.Before(cur.firedAt.Time.Add(once.Period)):
-		return decision{kind: newFiring, seq: cur.seq + 1}
 	}
-	return decision{kind: stayPut}
+	return decision{kind: newFiring, seq: cur.seq + 1}
 }
 
 // startFiring inserts a pending firing (episode, seq) and makes it current;
@@ -457,18 +428,9 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 		for len(end) > 0 {
 			batch := end[:min(len(end), endBatch)]
 			end = end[len(batch):]
-			args := make([]any, 0, len(batch)+2)
-			args = append(args, rule, now)
-			var in strings.Builder
-			for i, id := range batch {
-				if i > 0 {
-					in.WriteByte(',')
-				}
-				fmt.Fprintf(&in, "$%d", i+3)
-				args = append(args, id)
-			}
+			in, args := inList(batch, rule, now)
 			n, err := affected(ctx, tx, `UPDATE ledger_episodes SET is_open = FALSE, ended_at = $2
-				WHERE rule = $1 AND is_open AND ticket_id IN (`+in.String()+`)`, args...)
+				WHERE rule = $1 AND is_open AND ticket_id IN (`+in+`)`, args...)
 			if err != nil {
 				return fmt.Errorf("close episodes: %w", err)
 			}
@@ -480,6 +442,23 @@ func (s *Store) EndEpisodes(ctx context.Context, rule string, matching []int64, 
 		return 0, s.wrap(op, err)
 	}
 	return closed, nil
+}
+
+// inList returns the placeholders of ids for an IN (...) list that
+// follows the statement's first parameters, and the statement's arguments:
+// first, then ids.
+func inList(ids []int64, first ...any) (string, []any) {
+	args := make([]any, 0, len(first)+len(ids))
+	args = append(args, first...)
+	var in strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			in.WriteByte(',')
+		}
+		fmt.Fprintf(&in, "$%d", len(first)+i+1)
+		args = append(args, id)
+	}
+	return in.String(), args
 }
 
 // begun is the SQL condition on a firing f that it has begun: pending,
@@ -533,7 +512,7 @@ const firingCols = `e.ticket_id, e.episode, e.is_open, e.started_at, e.ended_at,
 
 // scanFiring reads one row of firingCols into fi (all but Done); false
 // when the row says the rule never fired on the ticket.
-func scanFiring(row interface{ Scan(...any) error }, fi *FiringInfo) (bool, error) {
+func scanFiring(row interface{ Scan(...any) error }, fi *rules.FiringRecord) (bool, error) {
 	var (
 		started, ended, lastFired, claimed, leaseUntil, firedAt sql.NullTime
 		firingID, seq, attempts                                 sql.NullInt64
@@ -548,15 +527,15 @@ func scanFiring(row interface{ Scan(...any) error }, fi *FiringInfo) (bool, erro
 	}
 	fi.EpisodeStarted, fi.EpisodeEnded, fi.LastFiredAt = utc(started), utc(ended), utc(lastFired)
 	fi.FiringID, fi.Seq, fi.Attempts = firingID.Int64, seq.Int64, int(attempts.Int64)
-	fi.State, fi.LastError = State(state.String), lastErr.String
+	fi.State, fi.LastError = rules.FiringStatus(state.String), lastErr.String
 	fi.ClaimedAt, fi.LeaseUntil, fi.FiredAt = utc(claimed), utc(leaseUntil), utc(firedAt)
 	return true, nil
 }
 
 // FiringState reports the ledger's record of key; false when the rule never
 // claimed the ticket.
-func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInfo, bool, error) {
-	fi := FiringInfo{Key: key}
+func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (rules.FiringRecord, bool, error) {
+	fi := rules.FiringRecord{Key: key}
 	found := false
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -573,7 +552,7 @@ func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInf
 		return err
 	})
 	if err != nil {
-		return FiringInfo{}, false, s.wrap(fmt.Sprintf("read firing state of rule %q ticket %d", key.Rule, key.TicketID), err)
+		return rules.FiringRecord{}, false, s.wrap(fmt.Sprintf("read firing state of rule %q ticket %d", key.Rule, key.TicketID), err)
 	}
 	return fi, found, nil
 }
@@ -583,38 +562,29 @@ func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (FiringInf
 // scheduler's pre-check of a cycle's decisions reads a rule's states at
 // once instead of one transaction per decision. Tickets the rule never
 // fired on are absent from the map.
-func (s *Store) FiringStates(ctx context.Context, rule string, ticketIDs []int64) (map[int64]FiringInfo, error) {
-	out := make(map[int64]FiringInfo, len(ticketIDs))
+func (s *Store) FiringStates(ctx context.Context, rule string, ticketIDs []int64) (map[int64]rules.FiringRecord, error) {
+	out := make(map[int64]rules.FiringRecord, len(ticketIDs))
 	for len(ticketIDs) > 0 {
 		batch := ticketIDs[:min(len(ticketIDs), endBatch)]
 		ticketIDs = ticketIDs[len(batch):]
-		args := make([]any, 0, len(batch)+1)
-		args = append(args, rule)
-		var in strings.Builder
-		for i, id := range batch {
-			if i > 0 {
-				in.WriteByte(',')
-			}
-			fmt.Fprintf(&in, "$%d", i+2)
-			args = append(args, id)
-		}
+		in, args := inList(batch, rule)
 		if err := s.scanFirings(ctx, out, rule, `SELECT `+firingCols+`
 			FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
-			WHERE e.rule = $1 AND e.ticket_id IN (`+in.String()+`)`, args); err != nil {
+			WHERE e.rule = $1 AND e.ticket_id IN (`+in+`)`, args); err != nil {
 			return nil, s.wrap(fmt.Sprintf("read firing states of rule %q", rule), err)
 		}
 	}
 	return out, nil
 }
 
-func (s *Store) scanFirings(ctx context.Context, out map[int64]FiringInfo, rule, query string, args []any) error {
+func (s *Store) scanFirings(ctx context.Context, out map[int64]rules.FiringRecord, rule, query string, args []any) error {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		fi := FiringInfo{Key: rules.FiringKey{Rule: rule}}
+		fi := rules.FiringRecord{Key: rules.FiringKey{Rule: rule}}
 		found, err := scanFiring(rows, &fi)
 		if err != nil {
 			return err

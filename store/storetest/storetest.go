@@ -145,7 +145,7 @@ func mustLose(t *testing.T, f rules.Firing) {
 	}
 }
 
-func state(t *testing.T, s *store.Store, key rules.FiringKey) store.FiringInfo {
+func state(t *testing.T, s *store.Store, key rules.FiringKey) rules.FiringRecord {
 	t.Helper()
 	fi, ok, err := s.FiringState(t.Context(), key)
 	if err != nil || !ok {
@@ -170,8 +170,8 @@ func testFirstClaim(t *testing.T, open Open) {
 		t.Errorf("Key = %v, Started = %v, Attempts = %d; want %v, %v, 1", f.Key, f.Started, f.Attempts, key, t0)
 	}
 	fi := state(t, s, key)
-	want := store.FiringInfo{Key: key, Episode: 1, Open: true, EpisodeStarted: t0, FiringID: f.ID, Seq: 1,
-		State: store.StatePending, ClaimedAt: t0, LeaseUntil: t0.Add(lease), Attempts: 1}
+	want := rules.FiringRecord{Key: key, Episode: 1, Open: true, EpisodeStarted: t0, FiringID: f.ID, Seq: 1,
+		State: rules.FiringPending, ClaimedAt: t0, LeaseUntil: t0.Add(lease), Attempts: 1}
 	if fmt.Sprint(fi) != fmt.Sprint(want) {
 		t.Errorf("FiringState =\n%+v\nwant\n%+v", fi, want)
 	}
@@ -216,7 +216,7 @@ func testPendingLeaseExpired(t *testing.T, open Open) {
 		t.Errorf("resumed firing id %d started %v; want the pending one %d, started at the first claim %v", g.ID, g.Started, f.ID, t0)
 	}
 	fi := state(t, s, key)
-	if fi.Attempts != 2 || !fi.ClaimedAt.Equal(at) || !fi.LeaseUntil.Equal(at.Add(lease)) || fi.State != store.StatePending {
+	if fi.Attempts != 2 || !fi.ClaimedAt.Equal(at) || !fi.LeaseUntil.Equal(at.Add(lease)) || fi.State != rules.FiringPending {
 		t.Errorf("after take-over FiringState = %+v; want attempts 2, claimed at %v, lease until %v", fi, at, at.Add(lease))
 	}
 	// The take-over renewed the lease: the first holder cannot take it back.
@@ -230,7 +230,7 @@ func testPendingLeaseExpired(t *testing.T, open Open) {
 	do(t, other.ActionDone(t.Context(), g.ID, 1))
 	do(t, other.Finish(t.Context(), g.ID, at.Add(time.Second)))
 	fi = state(t, s, key)
-	if fi.State != store.StateDone || !slices.Equal(fi.Done, []int{0, 1, 2}) || !fi.FiredAt.Equal(at.Add(time.Second)) || !fi.LastFiredAt.Equal(at.Add(time.Second)) {
+	if fi.State != rules.FiringDone || !slices.Equal(fi.Done, []int{0, 1, 2}) || !fi.FiredAt.Equal(at.Add(time.Second)) || !fi.LastFiredAt.Equal(at.Add(time.Second)) {
 		t.Errorf("after Finish FiringState = %+v; want done, Done [0 1 2], fired at +%v", fi, at.Add(time.Second).Sub(t0))
 	}
 	mustLose(t, claim(t, s, key, episode, at.Add(time.Hour)))
@@ -242,7 +242,7 @@ func testRelease(t *testing.T, open Open) {
 	f := claim(t, s, key, episode, t0)
 	do(t, s.ActionDone(t.Context(), f.ID, 1))
 	do(t, s.Release(t.Context(), f.ID, time.Time{}, ""))
-	if fi := state(t, s, key); !fi.LeaseUntil.IsZero() || fi.State != store.StatePending || fi.LastError != "" {
+	if fi := state(t, s, key); !fi.LeaseUntil.IsZero() || fi.State != rules.FiringPending || fi.LastError != "" {
 		t.Errorf("after Release FiringState = %+v; want pending with no lease and no error", fi)
 	}
 	g := claim(t, s, key, episode, t0.Add(time.Second))
@@ -266,7 +266,7 @@ func testRelease(t *testing.T, open Open) {
 		t.Errorf("take-over at the retry time: attempts %d, want 3", h.Attempts)
 	}
 	do(t, s.Finish(t.Context(), h.ID, retry))
-	if fi := state(t, s, key); fi.LastError != "" || fi.State != store.StateDone {
+	if fi := state(t, s, key); fi.LastError != "" || fi.State != rules.FiringDone {
 		t.Errorf("after Finish FiringState = %+v; want done with no error", fi)
 	}
 }
@@ -391,7 +391,7 @@ func testOnceTicket(t *testing.T, open Open) {
 		}
 		mustLose(t, claim(t, s, key, ticket, at.Add(time.Minute)))
 	}
-	if fi := state(t, s, key); fi.Episode != 1 || fi.State != store.StateDone {
+	if fi := state(t, s, key); fi.Episode != 1 || fi.State != rules.FiringDone {
 		t.Errorf("FiringState = %+v; want episode 1 done", fi)
 	}
 	// A ticket that never fired does fire once.
@@ -454,7 +454,7 @@ func testOnceEvery(t *testing.T, open Open) {
 	if fi.Seq != 3 || !fi.LastFiredAt.Equal(fired2) {
 		t.Errorf("FiringState = %+v; want seq 3, last fired at %v", fi, fired2)
 	}
-	if next, ok := fi.NextEligible(every(time.Hour)); !ok || !next.Equal(fi.LeaseUntil) {
+	if next, ok := every(time.Hour).NextEligible(fi); !ok || !next.Equal(fi.LeaseUntil) {
 		t.Errorf("NextEligible of pending = %v, %v; want lease end %v", next, ok, fi.LeaseUntil)
 	}
 	// A new episode starts at seq 1 without waiting for the period.
@@ -489,7 +489,7 @@ func testFiringEdges(t *testing.T, open Open) {
 	do(t, s.Finish(ctx, f.ID, t0.Add(time.Hour))) // idempotent: keeps the first time
 	do(t, s.Release(ctx, f.ID, time.Time{}, "x")) // a done firing stays done
 	fi := state(t, s, key)
-	if fi.State != store.StateDone || !fi.FiredAt.Equal(t0.Add(time.Second)) || !slices.Equal(fi.Done, []int{3}) {
+	if fi.State != rules.FiringDone || !fi.FiredAt.Equal(t0.Add(time.Second)) || !slices.Equal(fi.Done, []int{3}) {
 		t.Errorf("FiringState = %+v; want done at +1s with Done [3]", fi)
 	}
 	mustLose(t, claim(t, s, key, episode, t0.Add(time.Hour)))
@@ -797,7 +797,7 @@ func testConcurrentFinishTakeover(t *testing.T, open Open) {
 		if g.Won && (!g.Resumed || g.ID != f.ID || !slices.Equal(g.Done, []int{0})) {
 			t.Fatalf("key %v: racing claim = %+v; want a resumption of firing %d or nothing", key, g, f.ID)
 		}
-		if fi := state(t, a, key); fi.State != store.StateDone {
+		if fi := state(t, a, key); fi.State != rules.FiringDone {
 			t.Fatalf("key %v: firing %+v; want done", key, fi)
 		}
 	}
@@ -936,7 +936,7 @@ func testBegunFiring(t *testing.T, open Open) {
 	if n, err := s.EndEpisodes(ctx, "r", nil, t0.Add(time.Minute)); err != nil || n != 1 {
 		t.Fatalf("EndEpisodes = %d, %v; want 1 (ticket 2 only)", n, err)
 	}
-	if fi := state(t, s, k(1)); !fi.Open || fi.State != store.StatePending {
+	if fi := state(t, s, k(1)); !fi.Open || fi.State != rules.FiringPending {
 		t.Errorf("begun firing after EndEpisodes: %+v; want its episode open, still pending", fi)
 	}
 	// Taken over when the lease ends, with its done action, and finished.

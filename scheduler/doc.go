@@ -1,0 +1,60 @@
+// Package scheduler runs deskbot's automation rules. It follows the desk's
+// change feed into a local mirror of the open tickets (kept in the state
+// store, rebuilt by a periodic full sync), evaluates every due rule on the
+// mirror, ends the episodes of tickets that left a rule, and executes the
+// decisions: a re-read of each ticket before acting, each firing claimed
+// in the ledger so that it happens once per episode even across crashes
+// and replicas. A cycle costs about one request per hundred changed
+// tickets, whatever the desk's size, plus the re-reads before actions;
+// cycles are stretched to stay within the background request budget.
+//
+// # What it owns
+//
+//   - The cycle (cycle.go): sync (sync.go, mirror.go), evaluate
+//     (evaluate.go), reconcile episodes (reconcile.go), execute
+//     (execute.go, resume.go), each step in its own file.
+//   - The firing ledger's contract, Ledger (ledger.go), declared here by
+//     its consumer: every method the scheduler calls, no optional
+//     abilities discovered by type assertion. *store.Store implements it
+//     and store/storetest checks it on SQLite and PostgreSQL. Whether a
+//     (rule, ticket) may fire again is rules.Once.NextEligible on its
+//     rules.FiringRecord, the one rule book that the store's Claim, the
+//     pre-check before a re-read (alreadyFired), the dry run and the
+//     explanation (Explainer, `/ticket why`, `deskbot rules why`) all use.
+//   - Storm control (storm.go: per-cycle caps, grouped alerts and pages),
+//     the request budget planner (budget.go), rules over their run-time
+//     budget (budgets.go), the dry run and `rules plan` (dryrun.go),
+//     on-call pages started by rules (oncall.go), ledger pruning
+//     (prune.go), and the scheduler's metrics (metrics.go).
+//
+// # What it may import
+//
+// The floors, lowest first: sdclient/filter, sdclient, store, rules,
+// oncall, scheduler, bot, cmd. The scheduler imports the floors below it
+// (sdclient and its filter, store for the mirror's types, rules, oncall)
+// and never bot or cmd; the desk is reached only through Desk
+// (ClientDesk adapts an *sdclient.Client), chat only through Notifier.
+//
+// # Patterns to copy
+//
+//   - Pure rule evaluation: evaluate (evaluate.go) is the rules over the
+//     mirrored tickets at a given now, with no I/O; everything that talks
+//     to the desk or the ledger happens before (sync) or after (execute).
+//     Tests and the dry run get the same decisions as a live cycle.
+//   - The crash-safe Scheduler.fire (execute.go): claim in the ledger
+//     (pending, with a lease), perform each action carrying an invisible
+//     marker (Marker), record each action done, then Finish. A worker
+//     that takes over a stale claim (Firing.Resumed) checks, for every
+//     action not recorded done, whether it already reached the desk or
+//     chat (alreadyThere, updateHolds) before doing it again. Actions get
+//     their own context (actionContext), so a shutdown lets the request
+//     under way finish instead of cutting a firing in half.
+//   - The limiter and the budget: the sdclient limiter enforces the hard
+//     request rate; the planner (budget.go) keeps polling within the
+//     background share of it by stretching every interval by one factor
+//     computed from recent cycles, and the per-cycle caps (storm.go) bound
+//     what one cycle may start, leaving the rest to the next ticks.
+//   - Options: Option is func(*config) over an unexported config (and
+//     ExplainerOption func(*explainerConfig)); New validates and returns
+//     the error.
+package scheduler

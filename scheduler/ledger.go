@@ -1,0 +1,137 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+)
+
+// Ledger is the durable record of which rule fired on which ticket: the
+// whole contract the scheduler needs of it (*store.Store implements it;
+// store/storetest checks it on both engines). Every method must be atomic
+// across processes sharing the store. Whether a claim may win is
+// rules.Once.NextEligible on the (rule, ticket)'s FiringRecord: the ledger's
+// Claim decides with it, and the pre-check before a re-read and `why` read
+// it the same way.
+type Ledger interface {
+	// Claim reserves the right to fire key at now under once. The claim is
+	// pending until Finish; a pending claim older than lease may be taken
+	// over by another caller (Resumed).
+	Claim(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration) (rules.Firing, error)
+	// ActionDone records that action number i of the firing reached its target.
+	ActionDone(ctx context.Context, firingID int64, i int) error
+	// Finish marks the firing done at now.
+	Finish(ctx context.Context, firingID int64, now time.Time) error
+	// Release gives a pending claim up until retryAt (the zero time: at
+	// once) instead of until its lease runs out, keeping reason as the
+	// firing's last error: the next cycle from retryAt on retries it.
+	Release(ctx context.Context, firingID int64, retryAt time.Time, reason string) error
+	// EndEpisodes closes the open episodes of rule whose ticket is not in
+	// matching. Call it only after a complete poll of the rule's query.
+	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)
+	// OpenEpisodes returns the tickets on which rule has an open episode.
+	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
+	// BegunFirings returns, by rule, the tickets whose current firing has
+	// begun and must finish although the ticket may no longer match.
+	BegunFirings(ctx context.Context) (map[string][]int64, error)
+	// FiringStates reads the records of many tickets of one rule at once,
+	// without Done; tickets the rule never claimed are absent.
+	FiringStates(ctx context.Context, rule string, ticketIDs []int64) (map[int64]rules.FiringRecord, error)
+	// PruneFirings deletes the firings that no longer decide anything and
+	// ended before before, and returns how many.
+	PruneFirings(ctx context.Context, before time.Time) (int, error)
+
+	FiringStates
+}
+
+// FiringStates is the cheap read of the ledger (*store.Store implements
+// it): explanations read it, and the scheduler's pre-check of a decision
+// that the batch read (Ledger.FiringStates) did not cover.
+type FiringStates interface {
+	// FiringState reports the ledger's record of key; false when the rule
+	// never claimed the ticket.
+	FiringState(ctx context.Context, key rules.FiringKey) (rules.FiringRecord, bool, error)
+}
+
+// ledgerCore is the part of Ledger that every ledger New accepted before
+// the contract was made whole (cmd/deskbot's read-only ledger of `rules
+// plan` implements only it).
+//
+// Transitional: once every caller passes a whole Ledger, New takes Ledger
+// and wholeLedger goes.
+type ledgerCore interface {
+	Claim(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration) (rules.Firing, error)
+	ActionDone(ctx context.Context, firingID int64, i int) error
+	Finish(ctx context.Context, firingID int64, now time.Time) error
+	Release(ctx context.Context, firingID int64, retryAt time.Time, reason string) error
+	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)
+	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
+	FiringStates
+}
+
+// wholeLedger returns l as a Ledger. A ledgerCore that is not one (only a
+// read-only ledger of a dry run, which never calls the rest) lists no
+// begun firings, reads states one by one and prunes nothing.
+//
+// Transitional: see ledgerCore.
+func wholeLedger(l ledgerCore) Ledger {
+	if w, ok := l.(Ledger); ok {
+		return w
+	}
+	return coreOnly{l}
+}
+
+type coreOnly struct{ ledgerCore }
+
+func (coreOnly) BegunFirings(context.Context) (map[string][]int64, error) { return nil, nil }
+
+func (c coreOnly) FiringStates(ctx context.Context, rule string, ids []int64) (map[int64]rules.FiringRecord, error) {
+	out := make(map[int64]rules.FiringRecord, len(ids))
+	for _, id := range ids {
+		r, ok, err := c.FiringState(ctx, rules.FiringKey{Rule: rule, TicketID: id})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[id] = r
+		}
+	}
+	return out, nil
+}
+
+func (coreOnly) PruneFirings(context.Context, time.Time) (int, error) { return 0, nil }
+
+// ReadOnlyLedger is a Ledger that reads through fs (nil: the ledger is
+// empty) and refuses every write: a dry run (`deskbot rules plan`) that
+// must never claim a firing.
+func ReadOnlyLedger(fs FiringStates) Ledger { return readOnly{fs} }
+
+type readOnly struct{ fs FiringStates }
+
+var errReadOnly = errors.New("the ledger is read only")
+
+func (readOnly) Claim(context.Context, rules.FiringKey, rules.Once, time.Time, time.Duration) (rules.Firing, error) {
+	return rules.Firing{}, errReadOnly
+}
+func (readOnly) ActionDone(context.Context, int64, int) error            { return errReadOnly }
+func (readOnly) Finish(context.Context, int64, time.Time) error          { return errReadOnly }
+func (readOnly) Release(context.Context, int64, time.Time, string) error { return errReadOnly }
+func (readOnly) EndEpisodes(context.Context, string, []int64, time.Time) (int, error) {
+	return 0, errReadOnly
+}
+func (readOnly) OpenEpisodes(context.Context, string) ([]int64, error)    { return nil, nil }
+func (readOnly) BegunFirings(context.Context) (map[string][]int64, error) { return nil, nil }
+func (readOnly) PruneFirings(context.Context, time.Time) (int, error)     { return 0, errReadOnly }
+
+func (r readOnly) FiringState(ctx context.Context, key rules.FiringKey) (rules.FiringRecord, bool, error) {
+	if r.fs == nil {
+		return rules.FiringRecord{}, false, nil
+	}
+	return r.fs.FiringState(ctx, key)
+}
+
+func (r readOnly) FiringStates(ctx context.Context, rule string, ids []int64) (map[int64]rules.FiringRecord, error) {
+	return coreOnly{r}.FiringStates(ctx, rule, ids)
+}
