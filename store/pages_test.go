@@ -3,11 +3,13 @@ package store_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/pgtest"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/store"
 )
@@ -21,8 +23,7 @@ func pagesSQLite(t *testing.T) (*store.Store, *store.Store) {
 }
 
 func pagesPostgres(t *testing.T) (*store.Store, *store.Store) {
-	dsn := pgDSN(t)
-	schema := pgSchema(t, dsn)
+	dsn, schema := pgtest.Schema(t)
 	return openPages(t, dsn, store.WithSchema(schema)), openPages(t, dsn, store.WithSchema(schema))
 }
 
@@ -102,7 +103,7 @@ func testDuePages(t *testing.T, open pagesOpen) {
 	for _, p := range due {
 		keys = append(keys, p.Key)
 	}
-	if want := []string{"r/2/1", "r/3/1", "r/1/1"}; !equal(keys, want) {
+	if want := []string{"r/2/1", "r/3/1", "r/1/1"}; !slices.Equal(keys, want) {
 		t.Errorf("due = %v; want %v (earliest first, done and future left out)", keys, want)
 	}
 	if due, _ := b.DuePages(ctx, pageT0.Add(3*time.Minute), 2); len(due) != 2 {
@@ -116,18 +117,6 @@ func testDuePages(t *testing.T, open pagesOpen) {
 	if err != nil || len(tp) != 2 || tp[0].Key != "r/1/2" || tp[1].Key != "r/1/1" {
 		t.Errorf("TicketPages = %+v, %v", tp, err)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func testSwapPage(t *testing.T, open pagesOpen) {
