@@ -4,29 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/deskbot/deskbot/bot"
-	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
-	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Embedded-default settings: the simulated desk a new user meets.
@@ -79,10 +70,8 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if path := sqlitePath(cfg.State); path != "" && !strings.Contains(path, "://") { // not postgres:// (or a scheme the store refuses)
-		if err := checkStateFile(path); err != nil {
-			return fmt.Errorf("DESKBOT_STATE: %w", err)
-		}
+	if err := store.CheckStateFile(cfg.State); err != nil {
+		return fmt.Errorf("DESKBOT_STATE: %w", err)
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
 	// Listen first: an address in use is a configuration error, said
@@ -103,359 +92,36 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 }
 
 // serve wires the desk, the store, the rules, the chat and the scheduler,
-// and runs them with the ops endpoints until ctx ends.
+// and runs them with the ops endpoints until ctx ends. It only wires: what
+// to build is decided by the constructors it calls.
 func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slog.Logger) error {
 	reg := newRegistry()
-
-	// The desk: a real one, or the embedded simulator.
-	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	d, err := connectDesk(ctx, cfg, logger, announceDesk(cfg, logger), sdclient.WithHTTPClient(instrumentedHTTPClient(reg)))
 	if err != nil {
 		return err
 	}
-	defer stopDesk()
-	if cfg.DeskURL == "" {
-		logger.Info("no DESKBOT_DESK_URL: running the embedded desk simulator", "url", deskURL, "tickets", embeddedTickets)
-		if cfg.stateInMemory {
-			logger.Info("state kept in memory with the embedded simulator: every run starts like the first (set DESKBOT_STATE to keep it)")
-		} else {
-			logger.Warn("DESKBOT_STATE persists, but the embedded simulator's desk is generated afresh on every start: "+
-				"the ledger and on-call pages there refer to an earlier desk's tickets", "state", cfg.State)
-		}
-	}
-	client, err := sdclient.New(deskURL, apiKey,
-		sdclient.WithRatePerMinute(cfg.RatePerMin),
-		sdclient.WithListRatePerMinute(cfg.listRate()),
-		sdclient.WithLogger(logger),
-		sdclient.WithHTTPClient(&http.Client{
-			Timeout:   30 * time.Second,
-			Transport: scheduler.InstrumentTransport(http.DefaultTransport.(*http.Transport).Clone(), reg),
-		}),
-	)
-	if err != nil {
-		return fmt.Errorf("DESKBOT_DESK_URL: %w", err)
-	}
-	// People's requests (chat, a reload, /readyz) go through the interactive
-	// twin, which keeps the reserve; the scheduler polls with client itself.
-	interactive := client.Interactive()
-	me, err := checkDesk(ctx, interactive)
-	if err != nil {
-		return err
-	}
-	logger.Info("connected to the desk", "url", client.BaseURL(), "agent", me.Email)
-
+	defer d.stop()
+	logger.Info("connected to the desk", "url", d.client.BaseURL(), "agent", d.me.Email)
 	st, err := store.Open(ctx, cfg.State)
 	if err != nil {
 		return fmt.Errorf("DESKBOT_STATE: %w", err)
 	}
 	defer st.Close()
-
-	rulesPath, err := rulesFile(cfg.Rules)
+	live, err := loadLiveRules(ctx, cfg, d.interactive, reg, logger)
 	if err != nil {
 		return err
 	}
-	loader := &rulesLoader{client: interactive, logger: logger}
-	var set atomic.Pointer[rules.Set]
-	if rulesPath == "" {
-		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
-	} else {
-		s, err := loader.load(ctx, rulesPath)
-		if err != nil {
-			return fmt.Errorf("DESKBOT_RULES: %w", err)
-		}
-		set.Store(s)
-		logger.Info("rules loaded", "file", rulesPath, "rules", len(s.Rules()))
-	}
-
-	// On-call: an escalator over the store when the rules have an oncall:
-	// section. It pages through the chat transport, built below (the
-	// transport needs the router, which needs the escalator).
-	pager := &chatPager{}
-	var esc *oncall.Escalator
-	if s := set.Load(); s != nil && s.OnCall() != nil {
-		esc, err = oncall.NewEscalator(s.OnCall(), st, pager, bot.NewOnCallDesk(client),
-			oncall.WithLogger(logger.With("component", "oncall")), oncall.WithRegistry(reg))
-		if err != nil {
-			return err
-		}
-		logger.Info("on-call paging on", "schedules", len(s.OnCall().Schedules), "policies", len(s.OnCall().Policies))
-	}
-
-	// Chat: Slack when configured, else the console on stdin/stdout.
-	// The scheduler, built below, tells which decisions its caps held back.
-	var sched *scheduler.Scheduler
-	expl := scheduler.NewExplainer(scheduler.ClientDesk(interactive), set.Load, st, nil,
-		scheduler.ExplainHeldBack(heldBackOf(func() *scheduler.Scheduler { return sched })))
-	ropts := []bot.Option{
-		bot.WithDeskURL(deskURL),
-		bot.WithExplainer(expl),
-		bot.WithAcks(storeAcks{st}),
-		// Commands may spend the whole rate (the interactive twin uses the
-		// reserve too): the Slack transport sizes its workers to it.
-		bot.WithDeskBudget(cfg.RatePerMin),
-	}
-	if esc != nil {
-		ropts = append(ropts, bot.WithOnCall(esc))
-	}
-	if set.Load() != nil {
-		// The scheduler (of this replica or the leader) keeps the ticket
-		// mirror in the store: /ticket why, mine and unassigned read it.
-		ropts = append(ropts, bot.WithMirror(st))
-	}
-	router, err := bot.NewRouter(bot.NewDeskAdapter(interactive), logger, ropts...)
+	parts, err := newChatAndScheduler(ctx, e, cfg, d, st, live, reg, logger)
 	if err != nil {
 		return err
 	}
-	var chat chatTransport
-	if cfg.slackEnabled() {
-		chat, err = bot.NewSlack(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
-			bot.WithSlackAPIURL(cfg.SlackAPIURL), bot.WithEnvelopeStore(st))
-	} else {
-		logger.Info("no SLACK_BOT_TOKEN: chat runs on this console; type /ticket help")
-		chat, err = bot.NewConsole(router, e.stdin, e.stdout)
-	}
-	if err != nil {
-		return err
-	}
-	pager.chat = chat // before anything runs: the escalator pages only once started
-
-	// The scheduler, on one leader.
-	if s := set.Load(); s != nil {
-		var opts []scheduler.Option
-		opts = append(opts,
-			scheduler.WithBudget(client.BackgroundBudget()),
-			scheduler.WithListBudget(client.BackgroundListBudget()),
-			scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
-			scheduler.WithRegistry(reg),
-			scheduler.WithDryRun(cfg.DryRun),
-			scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
-		)
-		if esc != nil {
-			opts = append(opts, scheduler.WithEscalator(esc, 0))
-		}
-		leads := func() bool { return true } // SQLite: the file lock decides before start
-		switch st.Engine() {
-		case store.Postgres:
-			el := scheduler.NewPGElector(cfg.State, schedulerLockKey(cfg.State), logger)
-			defer el.Close(context.WithoutCancel(ctx))
-			opts = append(opts, scheduler.WithElector(el))
-			leads = el.Leader
-		case store.SQLite:
-			if path := sqlitePath(cfg.State); path != "" {
-				lock, err := scheduler.LockFile(path)
-				if err != nil {
-					return fmt.Errorf("DESKBOT_STATE: %w", err)
-				}
-				defer lock.Unlock()
-			}
-		}
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "deskbot_scheduler_leader",
-			Help: "1 when this replica runs the rules scheduler, 0 while another replica leads (PostgreSQL leader election).",
-		}, func() float64 {
-			if leads() {
-				return 1
-			}
-			return 0
-		}))
-		var notifier scheduler.Notifier = chatNotifier{chat}
-		if cfg.DryRun {
-			notifier = dryRunNotifier{LogNotifier: scheduler.LogNotifier{Logger: logger}, chat: chat}
-		}
-		sched, err = scheduler.New(logger, scheduler.ClientDesk(client), s, st, notifier, opts...)
-		if err != nil {
-			return err
-		}
-	}
-
-	reloads := newReloadStatus(reg, time.Now)
-	checks := []readyCheck{
-		{"desk", cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, interactive); return err })},
-		{"store", st.Ping},
-		{"chat", func(context.Context) error {
-			if !chat.Ready() {
-				return errors.New("not connected")
-			}
-			return nil
-		}},
-		{"rules", func(ctx context.Context) error {
-			if rulesPath != "" && set.Load() == nil {
-				return errors.New("not loaded")
-			}
-			return reloads.check(ctx)
-		}},
-	}
-	if sched != nil {
-		// The ticket mirror the rules run on: built, and its feed current.
-		checks = append(checks, readyCheck{"mirror", sched.MirrorHealth})
-		// Rules over their run-time budget: shown, the process stays ready.
-		checks = append(checks, readyCheck{"rule_budgets", func(ctx context.Context) error {
-			if err := sched.RuleHealth(ctx); err != nil {
-				return degraded{err}
-			}
-			return nil
-		}})
-	}
-	ops := newOpsServer(ln, reg, checks, logger)
+	defer parts.close(ctx)
+	ops := newOpsServer(ln, reg, readyChecks(d, st, live, parts), logger)
 	logger.Info("serving /healthz /readyz /metrics", "addr", ops.Addr())
-
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errc := make(chan error, 3)
-	wg.Go(func() { errc <- ops.serve(runCtx) })
-	wg.Go(func() {
-		err := chat.Run(runCtx)
-		if err == nil && runCtx.Err() == nil && !cfg.slackEnabled() {
-			switch {
-			case sched == nil:
-				logger.Info("console input closed and no rules loaded: stopping")
-			case isTerminal(e.stdin):
-				// Ctrl-D at a terminal: the person leaves, rules or not.
-				logger.Info("console closed (Ctrl-D): stopping")
-			default:
-				// No one at a terminal (stdin is /dev/null in a container,
-				// or a pipe that ended): the rules keep running.
-				logger.Info("console input closed; the rules keep running until SIGTERM or Ctrl-C")
-				return
-			}
-			cancel()
-			return
-		}
-		if err != nil && runCtx.Err() == nil {
-			errc <- fmt.Errorf("chat: %w", err)
-		}
-	})
-	if sched != nil {
-		if err := sched.Start(runCtx); err != nil {
-			cancel()
-			wg.Wait()
-			return fmt.Errorf("scheduler: %w", err)
-		}
-	}
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-
-	var runErr error
-loop:
-	for {
-		select {
-		case <-runCtx.Done():
-			break loop
-		case err := <-errc:
-			if err != nil {
-				runErr = err
-				break loop
-			}
-		case <-hup:
-			reloadRules(ctx, logger, loader, rulesPath, &set, sched, esc != nil, reloads)
-		}
-	}
-	logger.Info("stopping: finishing in-flight work; signal again to stop at once", "timeout", stopTimeout)
-	cancel()
-	if sched != nil {
-		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
-		if err := sched.Stop(sctx); err != nil {
-			logger.Warn("scheduler did not stop cleanly", "err", err)
-		}
-		scancel()
-	}
-	wg.Wait()
-	logger.Info("stopped")
-	return runErr
-}
-
-// chatTransport is what run needs of the Slack and console transports.
-type chatTransport interface {
-	Run(ctx context.Context) error
-	Ready() bool
-	Alert(ctx context.Context, m bot.AlertMessage) error
-	AlertGroup(ctx context.Context, g bot.AlertGroupMessage) error
-	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
-	Page(ctx context.Context, r oncall.PageRequest) error
-}
-
-// chatPager is the escalator's oncall.Pager: the chat transport, set once
-// it is built and before anything pages.
-type chatPager struct{ chat chatTransport }
-
-func (p *chatPager) Page(ctx context.Context, r oncall.PageRequest) error {
-	if p.chat == nil {
-		return errors.New("page: no chat transport yet")
-	}
-	return p.chat.Page(ctx, r)
-}
-
-// PageGroup hands the steps paging one person in one tick (more than the
-// escalator's group_over) to the transport, as one direct message when it
-// can group them, else one by one.
-func (p *chatPager) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error {
-	if g, ok := p.chat.(oncall.PageGrouper); ok {
-		return g.PageGroup(ctx, rs)
-	}
-	errs := make([]error, len(rs))
-	for i, r := range rs {
-		errs[i] = p.Page(ctx, r)
-	}
-	return errs
-}
-
-var _ oncall.PageGrouper = (*chatPager)(nil)
-
-// PageStopped hands a page that stopped without a click (nobody acknowledged,
-// or the ticket was resolved) to the transport, when it can redraw the card.
-func (p *chatPager) PageStopped(ctx context.Context, pg oncall.Page) error {
-	if n, ok := p.chat.(oncall.StopNotifier); ok {
-		return n.PageStopped(ctx, pg)
-	}
-	return nil
-}
-
-var _ oncall.StopNotifier = (*chatPager)(nil)
-
-// chatNotifier fits a chat transport to the scheduler's Notifier (and its
-// optional AlertChecker, so resumed firings never post an alert twice, and
-// GroupNotifier, so a rule alerting about many tickets posts one message).
-type chatNotifier struct{ chat chatTransport }
-
-func (n chatNotifier) Alert(ctx context.Context, a scheduler.Alert) error {
-	return n.chat.Alert(ctx, alertMessage(a))
-}
-
-func (n chatNotifier) AlertGroup(ctx context.Context, g scheduler.AlertGroup) error {
-	m := bot.AlertGroupMessage{Channel: g.Channel, Rule: g.Rule, Alerts: make([]bot.AlertMessage, len(g.Alerts))}
-	for i, a := range g.Alerts {
-		m.Alerts[i] = alertMessage(a)
-	}
-	return n.chat.AlertGroup(ctx, m)
-}
-
-func alertMessage(a scheduler.Alert) bot.AlertMessage {
-	return bot.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key}
-}
-
-func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
-	return n.chat.AlreadyAlerted(ctx, channel, key)
-}
-
-// heldBackOf asks the scheduler sched returns (none before it is built, or
-// without rules) which decisions its per-cycle caps held back.
-type heldBackOf func() *scheduler.Scheduler
-
-func (h heldBackOf) HeldBack(key rules.FiringKey) (scheduler.Held, bool) {
-	if s := h(); s != nil {
-		return s.HeldBack(key)
-	}
-	return scheduler.Held{}, false
-}
-
-// storeAcks records alert acknowledgements in the store.
-type storeAcks struct{ st *store.Store }
-
-func (a storeAcks) Acknowledge(ctx context.Context, key, by string, at time.Time) error {
-	_, err := a.st.SetAck(ctx, key, by, at)
-	return err
+	return runComponents(ctx, logger, ops,
+		chatRunner{chat: parts.chat, console: !cfg.slackEnabled(), rulesRun: parts.sched != nil, stdin: e.stdin, logger: logger},
+		schedulerRunner{sched: parts.sched, logger: logger},
+		reloader{live: live, sched: parts.sched, oncallOn: parts.esc != nil, logger: logger})
 }
 
 // reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old
@@ -588,71 +254,6 @@ func cachedCheck(okTTL, failTTL time.Duration, now func() time.Time, check func(
 		err, last = check(ctx), now()
 		return err
 	}
-}
-
-// schedulerLockKey is the advisory lock the replicas sharing the PostgreSQL
-// state at dsn elect their scheduler leader with. Advisory locks are per
-// database, so deskbots that keep separate states in separate schemas of one
-// database (search_path) get separate keys and each polls; without a
-// search_path the key is the historical one, so a rolling upgrade keeps one
-// leader.
-func schedulerLockKey(dsn string) int64 {
-	const name = "deskbot-scheduler"
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return scheduler.LockKey(name) // the store opened it; cannot happen
-	}
-	sp := cfg.RuntimeParams["search_path"]
-	if sp == "" {
-		// options=-c search_path=x (libpq style)
-		if _, rest, ok := strings.Cut(cfg.RuntimeParams["options"], "search_path="); ok {
-			sp, _, _ = strings.Cut(rest, " ")
-		}
-	}
-	sp = strings.Join(strings.Fields(strings.ReplaceAll(sp, ",", " ")), ",")
-	if sp == "" {
-		return scheduler.LockKey(name)
-	}
-	return scheduler.LockKey(name + "/" + sp)
-}
-
-// checkStateFile says plainly what is wrong with a SQLite state path before
-// SQLite's own "unable to open database file" would: a directory, a missing
-// or unwritable directory (SQLite writes a journal and deskbot a lock file
-// next to the database).
-func checkStateFile(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory; want a database file such as %s", path, filepath.Join(path, "deskbot.db"))
-	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("the directory %s of %s does not exist", dir, path)
-	case err != nil:
-		return fmt.Errorf("check the directory of %s: %w", path, err)
-	case !fi.IsDir():
-		return fmt.Errorf("%s is not a directory, so %s cannot be created", dir, path)
-	case syscall.Access(dir, 2 /* W_OK */) != nil:
-		return fmt.Errorf("the directory %s is not writable by this user; SQLite keeps its journal next to %s", dir, path)
-	}
-	return nil
-}
-
-// sqlitePath extracts the file of a SQLite DSN ("" for in-memory).
-func sqlitePath(dsn string) string {
-	p := dsn
-	for _, prefix := range []string{"sqlite://", "sqlite:", "file:"} {
-		if rest, ok := strings.CutPrefix(p, prefix); ok {
-			p = rest
-			break
-		}
-	}
-	p, _, _ = strings.Cut(p, "?")
-	if p == "" || p == ":memory:" {
-		return ""
-	}
-	return p
 }
 
 // deskEndpoint is the desk to talk to: DESKBOT_DESK_URL with its key, or,
