@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -176,24 +174,11 @@ func deskbotMetrics(t *testing.T) map[string]*metricFamily {
 	}
 
 	addr := freeAddr(t)
-	p := start(t, map[string]string{"DESKBOT_RULES": rulesPath, "DESKBOT_HTTP_ADDR": addr})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		text := ""
-		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			text = string(b)
-		}
-		if strings.Contains(text, "\ndeskbot_scheduler_leader ") && strings.Contains(text, "\ndeskbot_oncall_on_call{") {
-			scrapeFamilies(fams, text)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no deskbot_scheduler_leader and deskbot_oncall_on_call on /metrics within 30s:\n%s\nstderr:\n%s", text, p.stderr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	start(t, map[string]string{"DESKBOT_RULES": rulesPath, "DESKBOT_HTTP_ADDR": addr})
+	text := pollMetrics(t, addr, 30*time.Second, func(text string) bool {
+		return strings.Contains(text, "\ndeskbot_scheduler_leader ") && strings.Contains(text, "\ndeskbot_oncall_on_call{")
+	})
+	scrapeFamilies(fams, text)
 	return fams
 }
 
