@@ -158,3 +158,33 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 		t.Fatal("the graceful stop completed despite the second signal")
 	}
 }
+
+// With SQLite one process runs the scheduler: a second deskbot with rules
+// on the same file is refused at start with one line naming DESKBOT_STATE,
+// the lock file and the first one's pid.
+func TestSecondProcessOnOneSQLiteFileIsRefused(t *testing.T) {
+	sim := sdsim.NewServer(sdsim.WithGenerated(1, 5))
+	defer sim.Close()
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state.db")
+	env := map[string]string{
+		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": state,
+	}
+	first := start(t, env)
+	waitFor(t, "scheduler start", first.stderr, regexp.MustCompile(`scheduler started`), 60*time.Second)
+	second := start(t, env)
+	if code := second.wait(60 * time.Second); code != 1 {
+		t.Fatalf("second process: exit %d, want 1", code)
+	}
+	want := fmt.Sprintf("deskbot: DESKBOT_STATE: lock scheduler state %s.lock: another deskbot (pid %d) already runs the scheduler on this database; with SQLite only one process may, use PostgreSQL for several replicas: locked by another process",
+		state, first.cmd.Process.Pid)
+	lines := strings.Split(strings.TrimSpace(second.stderr.String()), "\n")
+	if last := lines[len(lines)-1]; last != want {
+		t.Fatalf("second process's last line:\n%s\nwant\n%s", last, want)
+	}
+}
