@@ -355,13 +355,7 @@ func TestDeployMonitoringMetricsExist(t *testing.T) {
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	data, err = os.ReadFile(filepath.Join(dir, "alerts.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, &alerts); err != nil {
-		t.Fatalf("alerts.yaml: %v", err)
-	}
+	readYAML(t, filepath.Join(dir, "alerts.yaml"), &alerts)
 	var names []string
 	for _, g := range alerts.Groups {
 		for _, r := range g.Rules {
@@ -388,13 +382,7 @@ func TestDeployMonitoringMetricsExist(t *testing.T) {
 			} `yaml:"alert_rule_test"`
 		} `yaml:"tests"`
 	}
-	data, err = os.ReadFile(filepath.Join(dir, "alerts_test.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, &tests); err != nil {
-		t.Fatalf("alerts_test.yaml: %v", err)
-	}
+	readYAML(t, filepath.Join(dir, "alerts_test.yaml"), &tests)
 	fires := map[string]bool{}
 	for _, tc := range tests.Tests {
 		for _, s := range tc.InputSeries {
@@ -421,5 +409,17 @@ func TestDeployMonitoringMetricsExist(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("alerts.yaml: no alert %s", want)
 		}
+	}
+}
+
+// readYAML decodes the YAML file at path into v, failing t.
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
 }

@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -46,16 +43,10 @@ func TestOnCallPagesOnConsole(t *testing.T) {
 	sim := sdsim.NewServer()
 	defer sim.Close()
 	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Core switch down", Priority: 4})
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(oncallRules), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	httpAddr := freeAddr(t)
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": httpAddr,
-	})
+	env, _ := deskOn(t, sim.URL, oncallRules, "DESKBOT_HTTP_ADDR", httpAddr)
+	rulesFile := env["DESKBOT_RULES"]
+	p := start(t, env)
 	waitFor(t, "the page on the console", p.stdout,
 		regexp.MustCompile(fmt.Sprintf(`PAGE #it-oncall: paged alice@example.com \(on call in it-primary\) \(level 1 of it-urgent\): urgent #%d`, tk.ID)), 30*time.Second)
 
@@ -109,14 +100,9 @@ func TestOnCallPagesOnConsole(t *testing.T) {
 	}
 }
 
+// get returns the body of a GET of url.
 func get(t *testing.T, url string) string {
 	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	_, body := httpGetBody(t, url)
+	return body
 }

@@ -130,6 +130,27 @@ func start(t *testing.T, env map[string]string, args ...string) *proc {
 	return p
 }
 
+// deskOn is the environment of a deskbot on the desk at deskURL (with the
+// simulator's API key), running rules (written to rules.yaml in a new
+// directory) with its SQLite state next to them, plus the extra variables,
+// given as name, value pairs (which may replace DESKBOT_STATE). It returns
+// the directory too.
+func deskOn(t *testing.T, deskURL, rules string, extra ...string) (map[string]string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{
+		"DESKBOT_DESK_URL": deskURL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"DESKBOT_RULES": filepath.Join(dir, "rules.yaml"), "DESKBOT_STATE": filepath.Join(dir, "state.db"),
+	}
+	if err := os.WriteFile(env["DESKBOT_RULES"], []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return env, dir
+}
+
 // wait waits for the process to exit and returns its exit code.
 func (p *proc) wait(timeout time.Duration) int {
 	p.t.Helper()
@@ -334,9 +355,8 @@ func TestSlackSimRulesReloadAndShutdown(t *testing.T) {
 	)
 	defer slack.Close()
 
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	os.WriteFile(rulesFile, []byte(`version: 1
+	httpAddr := freeAddr(t)
+	vars, _ := deskOn(t, sim.URL, `version: 1
 channels: {desk: "#it-desk"}
 rules:
   - name: alert-urgent
@@ -344,15 +364,11 @@ rules:
     every: 1s
     actions:
       - alert: {channel: desk, text: "urgent #{{ ticket.id }}"}
-`), 0o600)
-	httpAddr := freeAddr(t)
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"SLACK_BOT_TOKEN": slack.BotToken(), "SLACK_APP_TOKEN": slack.AppToken(),
-		"DESKBOT_SLACK_API_URL": slack.APIURL(), "DESKBOT_RULES": rulesFile,
-		"DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": httpAddr,
-		"DESKBOT_LOG_LEVEL": "debug", "DESKBOT_LOG_FORMAT": "json",
-	})
+`, "SLACK_BOT_TOKEN", slack.BotToken(), "SLACK_APP_TOKEN", slack.AppToken(),
+		"DESKBOT_SLACK_API_URL", slack.APIURL(), "DESKBOT_HTTP_ADDR", httpAddr,
+		"DESKBOT_LOG_LEVEL", "debug", "DESKBOT_LOG_FORMAT", "json")
+	rulesFile := vars["DESKBOT_RULES"]
+	p := start(t, vars)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := slack.WaitConnected(ctx, 1); err != nil {

@@ -7,7 +7,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -33,16 +32,11 @@ func TestReplicasElectOneLeaderPerSchema(t *testing.T) {
 	dsnB := pgtest.SchemaDSN(t)
 	sim := sdsim.NewServer(sdsim.WithGenerated(1, 20))
 	defer sim.Close()
-	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	replica := func(dsn string) (*proc, string) {
 		addr := freeAddr(t)
-		return start(t, map[string]string{
-			"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-			"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": dsn, "DESKBOT_HTTP_ADDR": addr,
-		}), addr
+		env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n",
+			"DESKBOT_STATE", dsn, "DESKBOT_HTTP_ADDR", addr)
+		return start(t, env), addr
 	}
 	first, firstAddr := replica(dsnA)
 	waitLeaderMetric(t, firstAddr, 1)
@@ -65,18 +59,12 @@ func TestReplicasElectOneLeaderPerSchema(t *testing.T) {
 func TestReloadDoesNotWaitForTheBackgroundBudget(t *testing.T) {
 	sim := sdsim.NewServer(sdsim.WithGenerated(1, 300))
 	defer sim.Close()
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
 	rule := "  - name: %s\n    query: \"priority:1 OR priority:2 OR priority:3 OR priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n"+fmt.Sprintf(rule, "busy")), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	addr := freeAddr(t)
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": addr,
-		"DESKBOT_DESK_RATE_PER_MIN": "10", "DESKBOT_DESK_LIST_RATE_PER_MIN": "10",
-	})
+	env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n"+fmt.Sprintf(rule, "busy"),
+		"DESKBOT_HTTP_ADDR", addr, "DESKBOT_DESK_RATE_PER_MIN", "10", "DESKBOT_DESK_LIST_RATE_PER_MIN", "10")
+	rulesFile := env["DESKBOT_RULES"]
+	p := start(t, env)
 	// Wait until the background budget is spent (the mirror's full sync
 	// has 10 pages to read): of 10 requests a minute, 2 are the
 	// interactive reserve, so background callers stop at 8.
@@ -132,15 +120,8 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	defer desk.Close()
 	defer close(release)
 
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"agent_id:0\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": desk.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
-	})
+	env, _ := deskOn(t, desk.URL, "version: 1\nrules:\n  - name: n\n    query: \"agent_id:0\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n")
+	p := start(t, env)
 	select {
 	case <-noted:
 	case <-time.After(60 * time.Second):
@@ -165,16 +146,8 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 func TestSecondProcessOnOneSQLiteFileIsRefused(t *testing.T) {
 	sim := sdsim.NewServer(sdsim.WithGenerated(1, 5))
 	defer sim.Close()
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state.db")
-	env := map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": state,
-	}
+	env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    actions: [{note: \"seen\"}]\n")
+	state := env["DESKBOT_STATE"]
 	first := start(t, env)
 	waitFor(t, "scheduler start", first.stderr, regexp.MustCompile(`scheduler started`), 60*time.Second)
 	second := start(t, env)

@@ -121,15 +121,8 @@ func TestDryRunSaysWouldHaveInLogAndChat(t *testing.T) {
 	for i := range 4 {
 		sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4})
 	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(file, []byte(strings.Replace(planRules, "group_over: 3", "group_over: 3\n    every: 1s", 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": file, "DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_DRY_RUN": "true",
-	})
+	env, _ := deskOn(t, sim.URL, strings.Replace(planRules, "group_over: 3", "group_over: 3\n    every: 1s", 1), "DESKBOT_DRY_RUN", "true")
+	p := start(t, env)
 	waitFor(t, "the log's would-have line", p.stderr, regexp.MustCompile(`dry run: would have posted one grouped message in #it-oncall naming 4 tickets`), 30*time.Second)
 	waitFor(t, "the chat's would-have message", p.stdout, regexp.MustCompile(`DRY RUN #it-oncall: deskbot dry run \(DESKBOT_DRY_RUN\): this cycle changed nothing, but would have:\n• fired urgent on #1: name it in the grouped message in #it-oncall, then add the note`), 30*time.Second)
 	for _, r := range sim.Desk.Requests() {

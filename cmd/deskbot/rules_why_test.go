@@ -39,15 +39,8 @@ func TestChatAnswersFromTheMirror(t *testing.T) {
 	sim := sdsim.NewServer()
 	defer sim.Close()
 	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer on fire", Priority: 2})
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: urgent\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"urgent\"}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
-	})
+	env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n  - name: urgent\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"urgent\"}]\n")
+	p := start(t, env)
 	waitFor(t, "the first full sync", p.stderr, regexp.MustCompile(`full sync of the mirror complete`), 30*time.Second)
 	fmt.Fprintln(p.stdin, "/ticket unassigned")
 	waitFor(t, "/ticket unassigned", p.stdout, regexp.MustCompile(fmt.Sprintf(`(?s)Open unassigned tickets: 1\n.*#%d Open · Medium · unassigned — Printer on fire\n.*\(from deskbot's mirror, as of \d\d:\d\d:\d\d UTC\)`, tk.ID)), 20*time.Second)
