@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/internal/pgtest"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 // pagesOpen opens two handles on one fresh database, like two replicas.
@@ -19,22 +20,12 @@ type pagesOpen func(t *testing.T) (a, b *store.Store)
 
 func pagesSQLite(t *testing.T) (*store.Store, *store.Store) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	return openPages(t, path), openPages(t, path)
+	return storetest.OpenStore(t, path), storetest.OpenStore(t, path)
 }
 
 func pagesPostgres(t *testing.T) (*store.Store, *store.Store) {
 	dsn, schema := pgtest.Schema(t)
-	return openPages(t, dsn, store.WithSchema(schema)), openPages(t, dsn, store.WithSchema(schema))
-}
-
-func openPages(t *testing.T, dsn string, opts ...store.Option) *store.Store {
-	t.Helper()
-	s, err := store.Open(t.Context(), dsn, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.OpenStore(t, dsn, store.WithSchema(schema)), storetest.OpenStore(t, dsn, store.WithSchema(schema))
 }
 
 func TestPagesSQLite(t *testing.T)   { runPages(t, pagesSQLite) }

@@ -12,29 +12,6 @@ import (
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
-const oncallRules = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1w
-      handoff: "09:00"
-      start: 2026-01-05
-      members: [alice@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: bob@example.com, after: 10m}
-rules:
-  - name: page-urgent
-    query: "priority:4 AND agent_id:0"
-    every: 1s
-    actions:
-      - page: {policy: it-urgent, text: "urgent #{{ ticket.id }}"}
-`
-
 // TestOnCallPagesOnConsole runs the binary with an oncall: section and the
 // console chat: the rule pages, /oncall answers, /oncall ack N stops the
 // page and notes it on the ticket, /metrics shows it, and a reload with an
@@ -44,6 +21,7 @@ func TestOnCallPagesOnConsole(t *testing.T) {
 	defer sim.Close()
 	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Core switch down", Priority: 4})
 	httpAddr := freeAddr(t)
+	oncallRules := readFile(t, "testdata/oncall_rules.yaml")
 	env, _ := deskOn(t, sim.URL, oncallRules, "DESKBOT_HTTP_ADDR", httpAddr)
 	rulesFile := env["DESKBOT_RULES"]
 	p := start(t, env)
@@ -105,4 +83,14 @@ func get(t *testing.T, url string) string {
 	t.Helper()
 	_, body := httpGetBody(t, url)
 	return body
+}
+
+// readFile returns the text of the file at path, failing t.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
