@@ -1,13 +1,3 @@
-// Package store keeps deskbot's durable state: the episode ledger that makes
-// every automation rule act exactly once per episode across restarts, crashes
-// and replicas, the per-workspace ticket mirror and its change-feed cursors,
-// the poll cursors, on-call acknowledgements and the Slack envelopes already
-// handled.
-//
-// One Store type runs on two engines chosen by the DSN: SQLite (a file, the
-// embedded default for a single replica) and PostgreSQL (shared by several
-// replicas). Both go through database/sql with the same SQL text ($N
-// placeholders); only the schema files and a few clauses differ.
 package store
 
 import (

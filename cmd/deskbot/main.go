@@ -1,7 +1,3 @@
-// Command deskbot puts an IT service desk into team chat and automates it.
-//
-// main only hands the process's environment to run; everything else is
-// wired in run and the cmd* functions, so tests drive the whole program.
 package main
 
 import (
