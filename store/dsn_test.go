@@ -11,35 +11,25 @@ import (
 	"time"
 )
 
-// engineOf, and StateFile after it, read every DSN form DESKBOT_STATE
-// takes.
 func TestEngineOf(t *testing.T) {
 	for _, tc := range []struct {
 		dsn    string
 		engine Engine
 		rest   string
-		file   string // StateFile
 		err    string
 	}{
-		{"deskbot.db", SQLite, "deskbot.db", "deskbot.db", ""},
-		{"/var/lib/deskbot/state.db", SQLite, "/var/lib/deskbot/state.db", "/var/lib/deskbot/state.db", ""},
-		{"sqlite:state.db", SQLite, "state.db", "state.db", ""},
-		{"sqlite:///var/lib/state.db", SQLite, "/var/lib/state.db", "/var/lib/state.db", ""},
-		{"SQLITE:x.db", SQLite, "x.db", "x.db", ""},
-		{"file:x.db?mode=rwc", SQLite, "file:x.db?mode=rwc", "x.db", ""},
-		{"x.db?_pragma=busy_timeout(100)", SQLite, "x.db?_pragma=busy_timeout(100)", "x.db", ""},
-		{":memory:", SQLite, ":memory:", "", ""},
-		{"sqlite::memory:", SQLite, ":memory:", "", ""},
-		{"file::memory:?cache=shared", SQLite, "file::memory:?cache=shared", "", ""},
-		{"postgres://u@h/db", Postgres, "postgres://u@h/db", "", ""},
-		{"postgresql://u@h/db", Postgres, "postgresql://u@h/db", "", ""},
-		{"  ", "", "", "", "empty DSN"},
-		{"mysql://u@h/db", "", "", "", `unsupported scheme "mysql"`},
-		{"sqlite:", "", "", "", "no file"},
+		{"deskbot.db", SQLite, "deskbot.db", ""},
+		{"/var/lib/deskbot/state.db", SQLite, "/var/lib/deskbot/state.db", ""},
+		{"sqlite:state.db", SQLite, "state.db", ""},
+		{"sqlite:///var/lib/state.db", SQLite, "/var/lib/state.db", ""},
+		{"SQLITE:x.db", SQLite, "x.db", ""},
+		{"file:x.db?mode=rwc", SQLite, "file:x.db?mode=rwc", ""},
+		{"postgres://u@h/db", Postgres, "postgres://u@h/db", ""},
+		{"postgresql://u@h/db", Postgres, "postgresql://u@h/db", ""},
+		{"  ", "", "", "empty DSN"},
+		{"mysql://u@h/db", "", "", `unsupported scheme "mysql"`},
+		{"sqlite:", "", "", "no file"},
 	} {
-		if got := StateFile(tc.dsn); got != tc.file {
-			t.Errorf("StateFile(%q) = %q, want %q", tc.dsn, got, tc.file)
-		}
 		e, rest, err := engineOf(tc.dsn)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -49,6 +39,22 @@ func TestEngineOf(t *testing.T) {
 		}
 		if err != nil || e != tc.engine || rest != tc.rest {
 			t.Errorf("engineOf(%q) = %q, %q, %v; want %q, %q", tc.dsn, e, rest, err, tc.engine, tc.rest)
+		}
+	}
+}
+
+// StateFile names the SQLite file of every DSN form that has one.
+func TestStateFile(t *testing.T) {
+	for _, c := range [][2]string{
+		{"sqlite:///var/lib/x.db", "/var/lib/x.db"},
+		{"SQLITE:x.db", "x.db"},
+		{"file:x.db?mode=rwc", "x.db"},
+		{"x.db?_pragma=busy_timeout(100)", "x.db"},
+		{":memory:", ""}, {"file::memory:?cache=shared", ""},
+		{"postgres://u:p@h/db", ""}, {"mysql://u@h/db", ""},
+	} {
+		if got := StateFile(c[0]); got != c[1] {
+			t.Errorf("StateFile(%q) = %q, want %q", c[0], got, c[1])
 		}
 	}
 }
