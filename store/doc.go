@@ -35,7 +35,8 @@
 //     through (*Store).wrap, which names the engine and the operation and
 //     removes each form of the password from the text, keeping errors.Is
 //     for the cause but never unwrapping to the unmasked error. The
-//     Leadership's errors are scrubbed the same way.
+//     Leadership's errors are scrubbed the same way, and Redacted is the
+//     form of a DSN that callers may log or print.
 //
 // # What it may import
 //

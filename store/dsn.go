@@ -152,6 +152,17 @@ func CheckStateFile(dsn string) error {
 	return nil
 }
 
+// Redacted is dsn as logs and output may show it: a PostgreSQL DSN with
+// its password masked (in the user info or the query), any other DSN as it
+// is.
+func Redacted(dsn string) string {
+	if engine, _, err := engineOf(dsn); err != nil || engine != Postgres {
+		return dsn
+	}
+	shown, _ := redactURL(strings.TrimSpace(dsn))
+	return shown
+}
+
 // redactURL returns dsn with its password masked, and the forms in which the
 // password could show up in an error message.
 func redactURL(dsn string) (string, []string) {

@@ -124,6 +124,20 @@ func TestPostgresErrorsHidePassword(t *testing.T) {
 	}
 }
 
+// Redacted masks a PostgreSQL password and leaves file paths alone.
+func TestRedacted(t *testing.T) {
+	for _, c := range [][2]string{
+		{"postgres://u:hunter2@h/db", "postgres://u:xxxxx@h/db"},
+		{"postgresql://h/db?password=hunter2", "postgresql://h/db?password=xxxxx"},
+		{"/d/x #1.db", "/d/x #1.db"},
+		{"sqlite:state.db?_pragma=busy_timeout(100)", "sqlite:state.db?_pragma=busy_timeout(100)"},
+	} {
+		if got := Redacted(c[0]); got != c[1] {
+			t.Errorf("Redacted(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+}
+
 func TestWrapScrubsAndKeepsIs(t *testing.T) {
 	s := &Store{engine: Postgres}
 	s.display, s.secrets = redactURL("postgres://u:hunter2@h/db")

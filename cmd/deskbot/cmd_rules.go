@@ -288,7 +288,7 @@ func whichDesk(cfg *config, base string) string {
 	if cfg.DeskURL == "" {
 		state := "its state is in memory, so the ledger is empty"
 		if !cfg.stateInMemory {
-			state = fmt.Sprintf("the ledger read from %s is about other tickets than this desk's", cfg.State)
+			state = fmt.Sprintf("the ledger read from %s is about other tickets than this desk's", store.Redacted(cfg.State))
 		}
 		return fmt.Sprintf("NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours; %s.\n\n", state)
 	}

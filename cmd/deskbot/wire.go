@@ -83,7 +83,7 @@ func announceDesk(cfg *config, logger *slog.Logger) func(url string) {
 			logger.Info("state kept in memory with the embedded simulator: every run starts like the first (set DESKBOT_STATE to keep it)")
 		} else {
 			logger.Warn("DESKBOT_STATE persists, but the embedded simulator's desk is generated afresh on every start: "+
-				"the ledger and on-call pages there refer to an earlier desk's tickets", "state", cfg.State)
+				"the ledger and on-call pages there refer to an earlier desk's tickets", "state", store.Redacted(cfg.State))
 		}
 	}
 }
