@@ -121,7 +121,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	return runComponents(ctx, logger, ops,
 		chatRunner{chat: parts.chat, console: !cfg.slackEnabled(), rulesRun: parts.sched != nil, stdin: e.stdin, logger: logger},
 		schedulerRunner{sched: parts.sched, logger: logger},
-		reloader{live: live, sched: parts.sched, oncallOn: parts.esc != nil, logger: logger})
+		newReloader(live, parts.sched, parts.esc != nil, logger))
 }
 
 // reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old

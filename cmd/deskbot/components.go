@@ -128,21 +128,28 @@ func (r schedulerRunner) Run(ctx context.Context) error {
 
 // reloader reloads the rules file on SIGHUP.
 type reloader struct {
+	hup      chan os.Signal
 	live     *liveRules
 	sched    *scheduler.Scheduler
 	oncallOn bool
 	logger   *slog.Logger
 }
 
+// newReloader catches SIGHUP from now on (before any component runs, so
+// that an early SIGHUP does not end the process), until its Run returns.
+func newReloader(live *liveRules, sched *scheduler.Scheduler, oncallOn bool, logger *slog.Logger) reloader {
+	r := reloader{hup: make(chan os.Signal, 1), live: live, sched: sched, oncallOn: oncallOn, logger: logger}
+	signal.Notify(r.hup, syscall.SIGHUP)
+	return r
+}
+
 func (r reloader) Run(ctx context.Context) error {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	defer signal.Stop(r.hup)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-hup:
+		case <-r.hup:
 			reloadRules(ctx, r.logger, r.live.loader, r.live.path, &r.live.set, r.sched, r.oncallOn, r.live.reloads)
 		}
 	}
