@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,5 +106,29 @@ func (o *opsServer) serve(ctx context.Context) error {
 			return err
 		}
 		return nil
+	}
+}
+
+// cachedCheck runs check at most once per okTTL while it passes, so that
+// frequent /readyz probes do not spend the desk's request budget, and at most
+// once per failTTL while it fails, so that a desk that is back is seen soon.
+func cachedCheck(okTTL, failTTL time.Duration, now func() time.Time, check func(context.Context) error) func(context.Context) error {
+	var (
+		mu   sync.Mutex
+		last time.Time
+		err  error
+	)
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ttl := okTTL
+		if err != nil {
+			ttl = failTTL
+		}
+		if !last.IsZero() && now().Sub(last) < ttl {
+			return err
+		}
+		err, last = check(ctx), now()
+		return err
 	}
 }

@@ -5,11 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/oncall"
@@ -17,114 +13,11 @@ import (
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The constructors serve wires: each decides what to build from the
 // configuration, so that serve itself holds no policy.
-
-// desk is the service desk deskbot talks to.
-type desk struct {
-	url         string           // the desk's base URL: DESKBOT_DESK_URL or the embedded simulator's
-	client      *sdclient.Client // the scheduler polls with it
-	interactive *sdclient.Client // people's requests (chat, a reload, /readyz): its twin that keeps the reserve
-	me          *sdclient.Agent  // the agent who owns the API key
-	stop        func()           // ends the embedded simulator
-}
-
-// instrumentedHTTPClient is the desk client's HTTP client, its requests
-// counted on reg.
-func instrumentedHTTPClient(reg *prometheus.Registry) *http.Client {
-	return &http.Client{
-		Timeout:   30 * time.Second,
-		Transport: scheduler.InstrumentTransport(http.DefaultTransport.(*http.Transport).Clone(), reg),
-	}
-}
-
-// connectDesk starts the embedded simulator when DESKBOT_DESK_URL is unset,
-// builds the desk client with the configured budget and opts, and asks the
-// desk who owns the key (the start-up check that turns a wrong key into one
-// clear line). started, when not nil, hears the desk's URL before the first
-// request.
-func connectDesk(ctx context.Context, cfg *config, logger *slog.Logger, started func(url string), opts ...sdclient.Option) (d *desk, err error) {
-	url, apiKey, stop, err := deskEndpoint(cfg, logger)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			stop()
-		}
-	}()
-	if started != nil {
-		started(url)
-	}
-	opts = append([]sdclient.Option{sdclient.WithRatePerMinute(cfg.RatePerMin),
-		sdclient.WithListRatePerMinute(cfg.listRate()), sdclient.WithLogger(logger)}, opts...)
-	client, err := sdclient.New(url, apiKey, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("DESKBOT_DESK_URL: %w", err)
-	}
-	d = &desk{url: url, client: client, interactive: client.Interactive(), stop: stop}
-	if d.me, err = checkDesk(ctx, d.interactive); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// announceDesk says, at start-up, that the desk is the embedded simulator
-// and what becomes of the state with it.
-func announceDesk(cfg *config, logger *slog.Logger) func(url string) {
-	return func(url string) {
-		if cfg.DeskURL != "" {
-			return
-		}
-		logger.Info("no DESKBOT_DESK_URL: running the embedded desk simulator", "url", url, "tickets", embeddedTickets)
-		if cfg.stateInMemory {
-			logger.Info("state kept in memory with the embedded simulator: every run starts like the first (set DESKBOT_STATE to keep it)")
-		} else {
-			logger.Warn("DESKBOT_STATE persists, but the embedded simulator's desk is generated afresh on every start: "+
-				"the ledger and on-call pages there refer to an earlier desk's tickets", "state", store.Redacted(cfg.State))
-		}
-	}
-}
-
-// liveRules is the rules file and the set that runs: loaded at start,
-// swapped on SIGHUP.
-type liveRules struct {
-	path    string // "": no rules file, automation is off
-	loader  *rulesLoader
-	set     atomic.Pointer[rules.Set]
-	reloads *reloadStatus
-}
-
-// loadLiveRules loads DESKBOT_RULES (or rules.yaml) when there is one.
-func loadLiveRules(ctx context.Context, cfg *config, client *sdclient.Client, reg *prometheus.Registry, logger *slog.Logger) (*liveRules, error) {
-	path, err := rulesFile(cfg.Rules)
-	if err != nil {
-		return nil, err
-	}
-	live := &liveRules{path: path, loader: &rulesLoader{client: client, logger: logger}}
-	if path == "" {
-		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
-	} else {
-		s, err := live.loader.load(ctx, path)
-		if err != nil {
-			return nil, fmt.Errorf("DESKBOT_RULES: %w", err)
-		}
-		live.set.Store(s)
-		logger.Info("rules loaded", "file", path, "rules", len(s.Rules()))
-	}
-	live.reloads = newReloadStatus(reg, time.Now)
-	return live, nil
-}
-
-// check is the "rules" finding of /readyz.
-func (l *liveRules) check(ctx context.Context) error {
-	if l.path != "" && l.set.Load() == nil {
-		return errors.New("not loaded")
-	}
-	return l.reloads.check(ctx)
-}
 
 // chatParts are the parts that page, alert and answer through the chat.
 type chatParts struct {
