@@ -7,9 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 
 	"github.com/deskbot/deskbot/scheduler"
 )
@@ -126,31 +124,18 @@ func (r schedulerRunner) Run(ctx context.Context) error {
 	return nil
 }
 
-// reloader reloads the rules file on SIGHUP.
-type reloader struct {
-	hup      chan os.Signal
-	live     *liveRules
-	sched    *scheduler.Scheduler
-	oncallOn bool
-	logger   *slog.Logger
-}
-
-// newReloader catches SIGHUP from now on (before any component runs, so
-// that an early SIGHUP does not end the process), until its Run returns.
-func newReloader(live *liveRules, sched *scheduler.Scheduler, oncallOn bool, logger *slog.Logger) reloader {
-	r := reloader{hup: make(chan os.Signal, 1), live: live, sched: sched, oncallOn: oncallOn, logger: logger}
-	signal.Notify(r.hup, syscall.SIGHUP)
-	return r
-}
-
-func (r reloader) Run(ctx context.Context) error {
-	defer signal.Stop(r.hup)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.hup:
-			reloadRules(ctx, r.logger, r.live.loader, r.live.path, &r.live.set, r.sched, r.oncallOn, r.live.reloads)
-		}
+// isTerminal reports whether r is a terminal: a character device other
+// than the null device (which is what a container without -i, or a
+// service manager, gives as stdin).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
 	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }

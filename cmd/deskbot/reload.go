@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
@@ -92,22 +93,6 @@ func (r *reloadStatus) check(context.Context) error {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// isTerminal reports whether r is a terminal: a character device other
-// than the null device (which is what a container without -i, or a
-// service manager, gives as stdin).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(fi, null)
 }
 
 // liveRules is the rules file and the set that runs: loaded at start,
@@ -234,4 +219,33 @@ func rulesFile(configured string) (string, error) {
 		return "rules.yaml", nil
 	}
 	return "", nil
+}
+
+// reloader reloads the rules file on SIGHUP.
+type reloader struct {
+	hup      chan os.Signal
+	live     *liveRules
+	sched    *scheduler.Scheduler
+	oncallOn bool
+	logger   *slog.Logger
+}
+
+// newReloader catches SIGHUP from now on (before any component runs, so
+// that an early SIGHUP does not end the process), until its Run returns.
+func newReloader(live *liveRules, sched *scheduler.Scheduler, oncallOn bool, logger *slog.Logger) reloader {
+	r := reloader{hup: make(chan os.Signal, 1), live: live, sched: sched, oncallOn: oncallOn, logger: logger}
+	signal.Notify(r.hup, syscall.SIGHUP)
+	return r
+}
+
+func (r reloader) Run(ctx context.Context) error {
+	defer signal.Stop(r.hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.hup:
+			reloadRules(ctx, r.logger, r.live.loader, r.live.path, &r.live.set, r.sched, r.oncallOn, r.live.reloads)
+		}
+	}
 }
