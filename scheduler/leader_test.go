@@ -1,51 +1,15 @@
 package scheduler
 
 import (
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver for the schema setup
-
+	"github.com/deskbot/deskbot/internal/pgtest"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
-
-const pgEnv = "DESKBOT_TEST_POSTGRES"
-
-// pgSchema returns the test DSN and a fresh schema dropped at the end, or
-// skips the test.
-func pgSchema(t *testing.T) (string, string) {
-	t.Helper()
-	dsn := os.Getenv(pgEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set; set it to a PostgreSQL DSN (e.g. postgres://postgres:postgres@127.0.0.1:5432/deskbot_test?sslmode=disable) to run the leader-election tests", pgEnv)
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "schedtest_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(t.Context(), "CREATE SCHEMA "+name); err != nil {
-		db.Close()
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		defer db.Close()
-		if _, err := db.Exec("DROP SCHEMA " + name + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-		}
-	})
-	return dsn, name
-}
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
@@ -59,17 +23,17 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 }
 
 func TestLeaderFailover(t *testing.T) {
-	dsn, schema := pgSchema(t)
+	dsn, schema := pgtest.Schema(t)
 	sim := sdsim.NewServer()
 	defer sim.Close()
 	first := sim.Desk.AddTicket(sdsim.Ticket{Subject: "first", Priority: 4})
 	set := mustRules(t, strings.Replace(urgentRules, "every: 1m", "every: 1s", 1))
 	notif := &recNotifier{}
-	key := LockKey("deskbot-scheduler/" + schema)
 
 	type replica struct {
 		s  *Scheduler
-		el *PGElector
+		el *store.Leadership
+		st *store.Store
 	}
 	newReplica := func() replica {
 		st, err := store.Open(t.Context(), dsn, store.WithSchema(schema))
@@ -77,13 +41,16 @@ func TestLeaderFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		el := NewPGElector(dsn, key, testLogger(t))
+		el, err := st.Leadership(testLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() { el.Close(t.Context()) })
 		s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), set, st, notif, WithElector(el))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return replica{s, el}
+		return replica{s, el, st}
 	}
 	polled := func(r replica) int {
 		n := 0
@@ -117,21 +84,10 @@ func TestLeaderFailover(t *testing.T) {
 
 	// The leader dies: its process stops polling and its connection is
 	// killed on the server (no unlock, no goodbye), as when a host drops.
-	a.el.mu.Lock()
-	pid := a.el.conn.PgConn().PID()
-	a.el.mu.Unlock()
 	if err := a.s.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var killedOK bool
-	if err := admin.QueryRowContext(t.Context(), "SELECT pg_terminate_backend($1)", pid).Scan(&killedOK); err != nil || !killedOK {
-		t.Fatalf("terminate the leader's backend %d: %v %v", pid, killedOK, err)
-	}
+	pgtest.KillLockHolder(t, a.st.LockKey())
 	killed := time.Now()
 	second := sim.Desk.AddTicket(sdsim.Ticket{Subject: "second", Priority: 4})
 	waitFor(t, "the follower to take over", 30*time.Second, func() bool { return polled(b) > 0 && len(notif.forTicket(second.ID)) == 1 })
@@ -147,7 +103,7 @@ func TestLeaderFailover(t *testing.T) {
 	if err := a.el.IsLeader(t.Context()); err == nil || a.el.Leader() {
 		t.Errorf("old leader with its connection killed: IsLeader = %v, Leader() = %v, want an error and false", err, a.el.Leader())
 	}
-	if err := a.el.IsLeader(t.Context()); !errors.Is(err, ErrNotLeader) {
+	if err := a.el.IsLeader(t.Context()); !errors.Is(err, store.ErrNotLeader) {
 		t.Errorf("old leader after the take-over: IsLeader = %v, want ErrNotLeader", err)
 	}
 	if !b.el.Leader() {
@@ -164,24 +120,4 @@ func TestLeaderFailover(t *testing.T) {
 	if n := len(notif.forTicket(second.ID)); n != 1 {
 		t.Errorf("second ticket alerted %d times, want 1", n)
 	}
-}
-
-func TestLockFileRefusesASecondHolder(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "state.db")
-	l, err := LockFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = LockFile(db)
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "state.db.lock") {
-		t.Fatalf("second lock: %v, want ErrLocked naming the lock file", err)
-	}
-	if err := l.Unlock(); err != nil {
-		t.Fatal(err)
-	}
-	l2, err := LockFile(db)
-	if err != nil {
-		t.Fatalf("lock after unlock: %v", err)
-	}
-	l2.Unlock()
 }

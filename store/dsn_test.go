@@ -43,6 +43,32 @@ func TestEngineOf(t *testing.T) {
 	}
 }
 
+// StateFile names the SQLite file of every DSN form that has one, and
+// Redacted shows each DSN without its password.
+func TestStateFileAndRedacted(t *testing.T) {
+	for _, c := range [][3]string{ // DSN, StateFile, Redacted ("": the DSN)
+		{"sqlite:///var/lib/x.db", "/var/lib/x.db", ""},
+		{"SQLITE:x.db", "x.db", ""},
+		{"file:x.db?mode=rwc", "x.db", ""},
+		{"/d/x #1.db", "/d/x #1.db", ""},
+		{"x.db?_pragma=busy_timeout(100)", "x.db", ""},
+		{":memory:", "", ""}, {"file::memory:?cache=shared", "", ""}, {"mysql://u@h/db", "", ""},
+		{"postgres://u:hunter2@h/db", "", "postgres://u:xxxxx@h/db"},
+		{"postgresql://h/db?password=hunter2", "", "postgresql://h/db?password=xxxxx"},
+	} {
+		if got := StateFile(c[0]); got != c[1] {
+			t.Errorf("StateFile(%q) = %q, want %q", c[0], got, c[1])
+		}
+		want := c[2]
+		if want == "" {
+			want = c[0]
+		}
+		if got := Redacted(c[0]); got != want {
+			t.Errorf("Redacted(%q) = %q, want %q", c[0], got, want)
+		}
+	}
+}
+
 func TestSQLiteDSN(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"/d/state.db", "file:/d/state.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_time_format=sqlite&_txlock=immediate"},

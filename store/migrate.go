@@ -147,7 +147,13 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 
 // inTx runs fn in a transaction (BEGIN IMMEDIATE on SQLite) and commits it.
 func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	return s.tx(ctx, nil, fn)
+}
+
+// tx runs fn in a transaction with opts and commits it; an error of fn
+// rolls it back.
+func (s *Store) tx(ctx context.Context, opts *sql.TxOptions, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

@@ -229,18 +229,7 @@ func (s *Store) MirrorApply(ctx context.Context, ws int64, put []*sdclient.Ticke
 // IMMEDIATE) transaction, which in WAL mode reads one snapshot without
 // taking the write lock.
 func (s *Store) readTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return s.tx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}, fn)
 }
 
 // nullTime stores the zero time as NULL.

@@ -3,13 +3,16 @@ package store_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/pgtest"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 // pagesOpen opens two handles on one fresh database, like two replicas.
@@ -17,23 +20,12 @@ type pagesOpen func(t *testing.T) (a, b *store.Store)
 
 func pagesSQLite(t *testing.T) (*store.Store, *store.Store) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	return openPages(t, path), openPages(t, path)
+	return storetest.OpenStore(t, path), storetest.OpenStore(t, path)
 }
 
 func pagesPostgres(t *testing.T) (*store.Store, *store.Store) {
-	dsn := pgDSN(t)
-	schema := pgSchema(t, dsn)
-	return openPages(t, dsn, store.WithSchema(schema)), openPages(t, dsn, store.WithSchema(schema))
-}
-
-func openPages(t *testing.T, dsn string, opts ...store.Option) *store.Store {
-	t.Helper()
-	s, err := store.Open(t.Context(), dsn, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	dsn, schema := pgtest.Schema(t)
+	return storetest.OpenStore(t, dsn, store.WithSchema(schema)), storetest.OpenStore(t, dsn, store.WithSchema(schema))
 }
 
 func TestPagesSQLite(t *testing.T)   { runPages(t, pagesSQLite) }
@@ -102,7 +94,7 @@ func testDuePages(t *testing.T, open pagesOpen) {
 	for _, p := range due {
 		keys = append(keys, p.Key)
 	}
-	if want := []string{"r/2/1", "r/3/1", "r/1/1"}; !equal(keys, want) {
+	if want := []string{"r/2/1", "r/3/1", "r/1/1"}; !slices.Equal(keys, want) {
 		t.Errorf("due = %v; want %v (earliest first, done and future left out)", keys, want)
 	}
 	if due, _ := b.DuePages(ctx, pageT0.Add(3*time.Minute), 2); len(due) != 2 {
@@ -116,18 +108,6 @@ func testDuePages(t *testing.T, open pagesOpen) {
 	if err != nil || len(tp) != 2 || tp[0].Key != "r/1/2" || tp[1].Key != "r/1/1" {
 		t.Errorf("TicketPages = %+v, %v", tp, err)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func testSwapPage(t *testing.T, open pagesOpen) {

@@ -1,67 +1,28 @@
 package store_test
 
 import (
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/pgtest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
-const pgEnv = "DESKBOT_TEST_POSTGRES"
-
-// pgDSN returns the test server's DSN, or skips t.
-func pgDSN(t testing.TB) string {
-	dsn := os.Getenv(pgEnv)
-	if dsn == "" {
-		t.Skipf("%s is not set; set it to a PostgreSQL DSN, e.g. postgres://postgres:postgres@127.0.0.1:5432/deskbot_test?sslmode=disable, to run the PostgreSQL tests", pgEnv)
-	}
-	return dsn
-}
-
-// pgSchema creates a schema of its own for t and drops it when t ends, so
-// that parallel tests and packages never see each other's tables.
-func pgSchema(t testing.TB, dsn string) string {
-	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "storetest_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(t.Context(), "CREATE SCHEMA "+name); err != nil {
-		db.Close()
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		defer db.Close()
-		if _, err := db.Exec("DROP SCHEMA " + name + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-		}
-	})
-	return name
-}
-
 var pgOpen = storetest.PerTest(func(t *testing.T) (string, []store.Option) {
-	dsn := pgDSN(t)
-	return dsn, []store.Option{store.WithSchema(pgSchema(t, dsn))}
+	dsn, schema := pgtest.Schema(t)
+	return dsn, []store.Option{store.WithSchema(schema)}
 })
 
 func TestPostgresConformance(t *testing.T) {
-	pgDSN(t)
+	pgtest.DSN(t)
 	storetest.Run(t, pgOpen)
 }
 
 // The schema can also be chosen with search_path in the DSN itself.
 func TestPostgresSearchPathInDSN(t *testing.T) {
-	dsn := pgDSN(t)
-	schema := pgSchema(t, dsn)
+	dsn, schema := pgtest.Schema(t)
 	sep := "?"
 	if strings.Contains(dsn, "?") {
 		sep = "&"
@@ -89,27 +50,12 @@ func TestPostgresSearchPathInDSN(t *testing.T) {
 
 // Several processes starting at once migrate the same empty schema once.
 func TestPostgresConcurrentMigrations(t *testing.T) {
-	dsn := pgDSN(t)
-	schema := pgSchema(t, dsn)
-	errs := make(chan error, 6)
-	for range 6 {
-		go func() {
-			s, err := store.Open(t.Context(), dsn, store.WithSchema(schema))
-			if err == nil {
-				err = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	for range 6 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
+	dsn, schema := pgtest.Schema(t)
+	openConcurrently(t, 6, dsn, store.WithSchema(schema))
 }
 
 func TestPostgresMissingSchema(t *testing.T) {
-	dsn := pgDSN(t)
+	dsn := pgtest.DSN(t)
 	_, err := store.Open(t.Context(), dsn, store.WithSchema("no_such_schema_here"))
 	if err == nil || !strings.Contains(err.Error(), "postgres") || !strings.Contains(err.Error(), "search_path") {
 		t.Errorf("Open with a missing schema = %v; want an error naming postgres and search_path", err)

@@ -152,18 +152,24 @@ func TestSQLiteKilledMidFiring(t *testing.T) {
 
 // Several processes starting at once on a new file migrate it once.
 func TestSQLiteConcurrentMigrations(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	errs := make(chan error, 6)
-	for range 6 {
+	openConcurrently(t, 6, filepath.Join(t.TempDir(), "state.db"))
+}
+
+// openConcurrently opens n stores on dsn at once, as n processes starting
+// together would, and closes them: each must migrate or find migrated.
+func openConcurrently(t *testing.T, n int, dsn string, opts ...store.Option) {
+	t.Helper()
+	errs := make(chan error, n)
+	for range n {
 		go func() {
-			s, err := store.Open(t.Context(), path)
+			s, err := store.Open(t.Context(), dsn, opts...)
 			if err == nil {
 				err = s.Close()
 			}
 			errs <- err
 		}()
 	}
-	for range 6 {
+	for range n {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}

@@ -1,13 +1,3 @@
-// Package store keeps deskbot's durable state: the episode ledger that makes
-// every automation rule act exactly once per episode across restarts, crashes
-// and replicas, the per-workspace ticket mirror and its change-feed cursors,
-// the poll cursors, on-call acknowledgements and the Slack envelopes already
-// handled.
-//
-// One Store type runs on two engines chosen by the DSN: SQLite (a file, the
-// embedded default for a single replica) and PostgreSQL (shared by several
-// replicas). Both go through database/sql with the same SQL text ($N
-// placeholders); only the schema files and a few clauses differ.
 package store
 
 import (
@@ -15,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -43,6 +32,10 @@ type Store struct {
 	engine  Engine
 	display string   // the DSN with any password replaced, for errors
 	secrets []string // strings that must never appear in an error
+
+	file     string          // SQLite: the database file ("" in memory)
+	pgConfig *pgx.ConnConfig // PostgreSQL: the connection settings (Leadership connects with them)
+	lockKey  int64           // PostgreSQL: the scheduler's advisory lock key
 
 	now        func() time.Time
 	purgeEvery time.Duration
@@ -148,94 +141,8 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// engineOf picks the engine from a DSN and returns, for SQLite, the part
-// after any "sqlite:" prefix.
-func engineOf(dsn string) (Engine, string, error) {
-	d := strings.TrimSpace(dsn)
-	lower := strings.ToLower(d)
-	switch {
-	case d == "":
-		return "", "", errors.New("open state store: empty DSN; want a file path, sqlite:PATH, file:PATH or postgres://URL")
-	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
-		return Postgres, d, nil
-	case strings.HasPrefix(lower, "sqlite:"):
-		rest := strings.TrimPrefix(d[len("sqlite:"):], "//")
-		if rest == "" {
-			return "", "", errors.New("open sqlite state store: no file after \"sqlite:\"; want e.g. sqlite:/var/lib/deskbot/state.db")
-		}
-		return SQLite, rest, nil
-	case strings.HasPrefix(lower, "file:"):
-		return SQLite, d, nil
-	}
-	if i := strings.Index(d, "://"); i > 0 && !strings.ContainsAny(d[:i], `/\`) {
-		return "", "", fmt.Errorf("open state store: unsupported scheme %q; want a file path, sqlite:PATH, file:PATH or postgres://URL", d[:i])
-	}
-	return SQLite, d, nil
-}
-
-// sqliteDefaults are applied unless the DSN sets the same pragma itself.
-var sqliteDefaults = []struct{ name, value string }{
-	{"journal_mode", "WAL"},
-	{"synchronous", "FULL"}, // a claim acknowledged is on disk, even after a power cut
-	{"foreign_keys", "1"},
-}
-
-// sqliteDSN turns a path or file: URI into the DSN modernc.org/sqlite wants,
-// with the settings the ledger's guarantees depend on.
-func sqliteDSN(rest string, busy time.Duration) (string, error) {
-	var base, query string
-	if strings.HasPrefix(strings.ToLower(rest), "file:") {
-		base, query, _ = strings.Cut(rest, "?")
-		base = "file:" + base[len("file:"):]
-	} else {
-		path, q, _ := strings.Cut(rest, "?")
-		query = q
-		if path == ":memory:" {
-			base = "file::memory:"
-		} else {
-			// In a URI these characters would end or escape the path.
-			base = "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-		}
-	}
-	if base == "file:" {
-		return "", errors.New("no database file in DSN")
-	}
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return "", fmt.Errorf("parse DSN parameters %q: %w", query, err)
-	}
-	for key, want := range map[string]string{"_txlock": "immediate", "_time_format": "sqlite"} {
-		if v := q.Get(key); v != "" && !strings.EqualFold(v, want) {
-			return "", fmt.Errorf("DSN sets %s=%s; deskbot needs %s=%s", key, v, key, want)
-		}
-		q.Del(key)
-	}
-	set := map[string]bool{}
-	for _, p := range q["_pragma"] {
-		name := strings.ToLower(strings.TrimSpace(p))
-		if i := strings.IndexAny(name, "(= "); i >= 0 {
-			name = name[:i]
-		}
-		set[name] = true
-	}
-	var parts []string
-	if !set["busy_timeout"] && q.Get("_busy_timeout") == "" && q.Get("_timeout") == "" {
-		parts = append(parts, fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds()))
-	}
-	for _, d := range sqliteDefaults {
-		if !set[d.name] {
-			parts = append(parts, "_pragma="+d.name+"("+d.value+")")
-		}
-	}
-	parts = append(parts, "_time_format=sqlite", "_txlock=immediate")
-	if extra := q.Encode(); extra != "" {
-		parts = append(parts, extra)
-	}
-	return base + "?" + strings.Join(parts, "&"), nil
-}
-
 func (s *Store) openSQLite(rest string, cfg config) error {
-	s.display = rest
+	s.display, s.file = rest, sqliteFile(rest)
 	if cfg.schema != "" {
 		return s.wrap("open "+rest, errors.New("WithSchema applies to PostgreSQL only"))
 	}
@@ -284,58 +191,13 @@ func (s *Store) openPostgres(dsn string, cfg config) error {
 	if cfg.maxConns < 1 {
 		return fail("max conns %d: want at least 1", cfg.maxConns)
 	}
+	s.pgConfig, s.lockKey = pc, lockKey(pc)
 	db := stdlib.OpenDB(*pc)
 	db.SetMaxOpenConns(cfg.maxConns)
 	db.SetMaxIdleConns(cfg.maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s.db = db
 	return nil
-}
-
-// redactURL returns dsn with its password masked, and the forms in which the
-// password could show up in an error message.
-func redactURL(dsn string) (string, []string) {
-	var secrets []string
-	add := func(v string) {
-		if v == "" {
-			return
-		}
-		secrets = append(secrets, v, url.QueryEscape(v), url.PathEscape(v))
-	}
-	// The raw userinfo password, even if the URL does not parse.
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest := dsn[i+3:]
-		if j := strings.IndexAny(rest, "/?"); j >= 0 {
-			rest = rest[:j]
-		}
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
-				add(pw)
-				if dec, err := url.PathUnescape(pw); err == nil {
-					add(dec)
-				}
-			}
-		}
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		shown := dsn
-		for _, sec := range secrets {
-			shown = strings.ReplaceAll(shown, sec, "xxxxx")
-		}
-		return shown, secrets
-	}
-	if pw, ok := u.User.Password(); ok {
-		add(pw)
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	q := u.Query()
-	if pw := q.Get("password"); pw != "" {
-		add(pw)
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String(), secrets
 }
 
 // wrap names the engine and the operation, and removes any secret of the DSN
@@ -348,15 +210,30 @@ func (s *Store) wrap(op string, err error) error {
 	if op != "" {
 		prefix += op + ": "
 	}
-	msg := err.Error()
-	scrubbed := msg
+	if msg, ok := s.mask(err.Error()); ok {
+		return &scrubbedError{msg: prefix + msg, cause: err}
+	}
+	return fmt.Errorf("%s%w", prefix, err)
+}
+
+// scrub returns err, or when its text shows a secret of the DSN an error
+// with the secrets masked that answers errors.Is for err but does not
+// unwrap to it.
+func (s *Store) scrub(err error) error {
+	if msg, ok := s.mask(err.Error()); ok {
+		return &scrubbedError{msg: msg, cause: err}
+	}
+	return err
+}
+
+// mask replaces every secret of the DSN in msg, and says whether there was
+// one.
+func (s *Store) mask(msg string) (string, bool) {
+	masked := msg
 	for _, sec := range s.secrets {
-		scrubbed = strings.ReplaceAll(scrubbed, sec, "xxxxx")
+		masked = strings.ReplaceAll(masked, sec, "xxxxx")
 	}
-	if scrubbed == msg {
-		return fmt.Errorf("%s%w", prefix, err)
-	}
-	return &scrubbedError{msg: prefix + scrubbed, cause: err}
+	return masked, masked != msg
 }
 
 // scrubbedError carries a message with secrets removed. It answers errors.Is

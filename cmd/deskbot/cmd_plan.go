@@ -57,7 +57,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 	ledger := readOnlyLedger{}
 	ledgerNote := "no ledger: every matching ticket counts as not fired yet"
 	if cfg.DeskURL != "" {
-		if path := sqlitePath(cfg.State); path != "" && !fileExists(path) {
+		if path := store.StateFile(cfg.State); path != "" && !fileExists(path) {
 			ledgerNote = fmt.Sprintf("no ledger yet (%s does not exist): every matching ticket counts as not fired yet", path)
 		} else if st, err := store.Open(ctx, cfg.State); err != nil {
 			logger.Warn("no ledger to read", "err", err)

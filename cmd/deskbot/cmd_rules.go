@@ -262,7 +262,7 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	// only when it does not).
 	var ledger scheduler.FiringStates
 	var opts []scheduler.ExplainerOption
-	if path := sqlitePath(cfg.State); path != "" && !fileExists(path) {
+	if path := store.StateFile(cfg.State); path != "" && !fileExists(path) {
 		logger.Info("no ledger and no mirror yet: the state file does not exist", "file", path)
 		opts = append(opts, scheduler.ExplainFromMirror(noMirror{}))
 	} else if st, err := store.Open(ctx, cfg.State); err != nil {
@@ -288,7 +288,7 @@ func whichDesk(cfg *config, base string) string {
 	if cfg.DeskURL == "" {
 		state := "its state is in memory, so the ledger is empty"
 		if !cfg.stateInMemory {
-			state = fmt.Sprintf("the ledger read from %s is about other tickets than this desk's", cfg.State)
+			state = fmt.Sprintf("the ledger read from %s is about other tickets than this desk's", store.Redacted(cfg.State))
 		}
 		return fmt.Sprintf("NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours; %s.\n\n", state)
 	}
@@ -313,23 +313,16 @@ func fileExists(path string) bool {
 // desk (or the embedded simulator), checks the key, and loads the rules
 // file with the desk's custom ticket fields. stop ends the simulator.
 func cliDeskAndRules(ctx context.Context, e env, cfg *config, logger *slog.Logger, file string) (client *sdclient.Client, set *rules.Set, stop func(), err error) {
-	deskURL, apiKey, stopDesk, err := deskEndpoint(cfg, logger)
+	d, err := connectDesk(ctx, cfg, logger, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer func() {
 		if err != nil {
-			stopDesk()
+			d.stop()
 		}
 	}()
-	client, err = sdclient.New(deskURL, apiKey, sdclient.WithRatePerMinute(cfg.RatePerMin),
-		sdclient.WithListRatePerMinute(cfg.listRate()), sdclient.WithLogger(logger))
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("DESKBOT_DESK_URL: %w", err)
-	}
-	if _, err = checkDesk(ctx, client); err != nil {
-		return nil, nil, nil, err
-	}
+	client = d.client
 	custom, cerr := client.CustomFields(ctx)
 	if cerr != nil {
 		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", cerr)
@@ -338,5 +331,5 @@ func cliDeskAndRules(ctx context.Context, e env, cfg *config, logger *slog.Logge
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return client, set, stopDesk, nil
+	return client, set, d.stop, nil
 }

@@ -138,59 +138,88 @@ func defaultState(deskURL string) (dsn string, inMemory bool) {
 	return "deskbot.db", false
 }
 
+// validate checks what go-envconfig cannot: the variables that go
+// together, the ranges and the URL forms. The first problem found is the
+// error, naming its variable.
 func (c *config) validate() error {
-	if c.DeskURL != "" {
-		u, err := url.Parse(c.DeskURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errors.New("DESKBOT_DESK_URL: must be an http(s) URL such as https://acme.freshservice.com")
+	for _, check := range []func() error{c.validateDesk, c.validateRates, c.validateSlack, c.validateLog} {
+		if err := check(); err != nil {
+			return err
 		}
-		if u.User != nil {
-			return errors.New("DESKBOT_DESK_URL: must not carry credentials; set DESKBOT_DESK_API_KEY")
-		}
-		if c.DeskAPIKey == "" {
-			return errors.New("DESKBOT_DESK_API_KEY: required when DESKBOT_DESK_URL is set")
-		}
-	} else if c.DeskAPIKey != "" {
-		return errors.New("DESKBOT_DESK_URL: required when DESKBOT_DESK_API_KEY is set")
 	}
-	if c.RatePerMin < 2 {
-		return fmt.Errorf("DESKBOT_DESK_RATE_PER_MIN: must be at least 2, got %d", c.RatePerMin)
+	return nil
+}
+
+// validateDesk checks DESKBOT_DESK_URL and its API key.
+func (c *config) validateDesk() error {
+	if c.DeskURL == "" {
+		if c.DeskAPIKey != "" {
+			return errors.New("DESKBOT_DESK_URL: required when DESKBOT_DESK_API_KEY is set")
+		}
+		return nil
 	}
+	u, err := url.Parse(c.DeskURL)
 	switch {
+	case err != nil || !isHTTPURL(u):
+		return errors.New("DESKBOT_DESK_URL: must be an http(s) URL such as https://acme.freshservice.com")
+	case u.User != nil:
+		return errors.New("DESKBOT_DESK_URL: must not carry credentials; set DESKBOT_DESK_API_KEY")
+	case c.DeskAPIKey == "":
+		return errors.New("DESKBOT_DESK_API_KEY: required when DESKBOT_DESK_URL is set")
+	}
+	return nil
+}
+
+// validateRates checks the request budgets and the firings bound.
+func (c *config) validateRates() error {
+	switch {
+	case c.RatePerMin < 2:
+		return fmt.Errorf("DESKBOT_DESK_RATE_PER_MIN: must be at least 2, got %d", c.RatePerMin)
 	case c.ListRatePerMin < 0 || c.ListRatePerMin == 1:
 		return fmt.Errorf("DESKBOT_DESK_LIST_RATE_PER_MIN: must be 0 (two fifths of DESKBOT_DESK_RATE_PER_MIN) or at least 2, got %d", c.ListRatePerMin)
 	case c.ListRatePerMin > c.RatePerMin:
 		return fmt.Errorf("DESKBOT_DESK_LIST_RATE_PER_MIN: %d is more than DESKBOT_DESK_RATE_PER_MIN (%d), which it is part of", c.ListRatePerMin, c.RatePerMin)
-	}
-	if c.MaxFiringsPerCycle < 0 {
+	case c.MaxFiringsPerCycle < 0:
 		return fmt.Errorf("DESKBOT_MAX_FIRINGS_PER_CYCLE: must be 0 (no bound across rules) or more, got %d", c.MaxFiringsPerCycle)
 	}
+	return nil
+}
+
+// validateSlack checks the Slack tokens, which go together, and the Web
+// API URL, which it ends with a slash.
+func (c *config) validateSlack() error {
 	switch {
 	case c.SlackBotToken == "" && c.SlackAppToken != "":
 		return errors.New("SLACK_BOT_TOKEN: required when SLACK_APP_TOKEN is set")
 	case c.SlackBotToken != "" && c.SlackAppToken == "":
 		return errors.New("SLACK_APP_TOKEN: required when SLACK_BOT_TOKEN is set")
-	case c.SlackBotToken != "":
-		if !strings.HasPrefix(c.SlackBotToken.reveal(), "xoxb-") {
-			return errors.New("SLACK_BOT_TOKEN: must be a bot token starting with xoxb-")
-		}
-		if !strings.HasPrefix(c.SlackAppToken.reveal(), "xapp-") {
-			return errors.New("SLACK_APP_TOKEN: must be an app-level token starting with xapp-")
-		}
+	case c.SlackBotToken != "" && !strings.HasPrefix(c.SlackBotToken.reveal(), "xoxb-"):
+		return errors.New("SLACK_BOT_TOKEN: must be a bot token starting with xoxb-")
+	case c.SlackBotToken != "" && !strings.HasPrefix(c.SlackAppToken.reveal(), "xapp-"):
+		return errors.New("SLACK_APP_TOKEN: must be an app-level token starting with xapp-")
 	}
-	if u, err := url.Parse(c.SlackAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if u, err := url.Parse(c.SlackAPIURL); err != nil || !isHTTPURL(u) {
 		return errors.New("DESKBOT_SLACK_API_URL: must be an http(s) URL")
 	}
 	if !strings.HasSuffix(c.SlackAPIURL, "/") {
 		// slack-go joins method names by concatenation.
 		c.SlackAPIURL += "/"
 	}
+	return nil
+}
+
+// validateLog checks DESKBOT_LOG_FORMAT (go-envconfig parses the level).
+func (c *config) validateLog() error {
 	switch c.LogFormat {
 	case "text", "json":
-	default:
-		return fmt.Errorf("DESKBOT_LOG_FORMAT: must be text or json, got %q", c.LogFormat)
+		return nil
 	}
-	return nil
+	return fmt.Errorf("DESKBOT_LOG_FORMAT: must be text or json, got %q", c.LogFormat)
+}
+
+// isHTTPURL reports whether u is an absolute http or https URL.
+func isHTTPURL(u *url.URL) bool {
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // slackEnabled reports whether the Slack transport is configured.

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -176,24 +174,11 @@ func deskbotMetrics(t *testing.T) map[string]*metricFamily {
 	}
 
 	addr := freeAddr(t)
-	p := start(t, map[string]string{"DESKBOT_RULES": rulesPath, "DESKBOT_HTTP_ADDR": addr})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		text := ""
-		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			text = string(b)
-		}
-		if strings.Contains(text, "\ndeskbot_scheduler_leader ") && strings.Contains(text, "\ndeskbot_oncall_on_call{") {
-			scrapeFamilies(fams, text)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no deskbot_scheduler_leader and deskbot_oncall_on_call on /metrics within 30s:\n%s\nstderr:\n%s", text, p.stderr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	start(t, map[string]string{"DESKBOT_RULES": rulesPath, "DESKBOT_HTTP_ADDR": addr})
+	text := pollMetrics(t, addr, 30*time.Second, func(text string) bool {
+		return strings.Contains(text, "\ndeskbot_scheduler_leader ") && strings.Contains(text, "\ndeskbot_oncall_on_call{")
+	})
+	scrapeFamilies(fams, text)
 	return fams
 }
 
@@ -370,13 +355,7 @@ func TestDeployMonitoringMetricsExist(t *testing.T) {
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	data, err = os.ReadFile(filepath.Join(dir, "alerts.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, &alerts); err != nil {
-		t.Fatalf("alerts.yaml: %v", err)
-	}
+	readYAML(t, filepath.Join(dir, "alerts.yaml"), &alerts)
 	var names []string
 	for _, g := range alerts.Groups {
 		for _, r := range g.Rules {
@@ -403,13 +382,7 @@ func TestDeployMonitoringMetricsExist(t *testing.T) {
 			} `yaml:"alert_rule_test"`
 		} `yaml:"tests"`
 	}
-	data, err = os.ReadFile(filepath.Join(dir, "alerts_test.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, &tests); err != nil {
-		t.Fatalf("alerts_test.yaml: %v", err)
-	}
+	readYAML(t, filepath.Join(dir, "alerts_test.yaml"), &tests)
 	fires := map[string]bool{}
 	for _, tc := range tests.Tests {
 		for _, s := range tc.InputSeries {
@@ -436,5 +409,17 @@ func TestDeployMonitoringMetricsExist(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("alerts.yaml: no alert %s", want)
 		}
+	}
+}
+
+// readYAML decodes the YAML file at path into v, failing t.
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
 }

@@ -1,7 +1,3 @@
-// Command deskbot puts an IT service desk into team chat and automates it.
-//
-// main only hands the process's environment to run; everything else is
-// wired in run and the cmd* functions, so tests drive the whole program.
 package main
 
 import (
@@ -10,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -163,4 +160,21 @@ func asksHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// newLogger builds the process logger from DESKBOT_LOG_LEVEL / _FORMAT.
+// JSON logs print durations as text ("15s", "1m30s") like text logs do,
+// rather than as slog's default integer nanoseconds.
+func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.StringValue(a.Value.Duration().String())
+			}
+			return a
+		}
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -5,34 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-// newLogger builds the process logger from DESKBOT_LOG_LEVEL / _FORMAT.
-// JSON logs print durations as text ("15s", "1m30s") like text logs do,
-// rather than as slog's default integer nanoseconds.
-func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	if format == "json" {
-		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
-			if a.Value.Kind() == slog.KindDuration {
-				a.Value = slog.StringValue(a.Value.Duration().String())
-			}
-			return a
-		}
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
 
 // newRegistry returns a private Prometheus registry with the process and Go
 // collectors and deskbot's build info.
@@ -123,5 +106,29 @@ func (o *opsServer) serve(ctx context.Context) error {
 			return err
 		}
 		return nil
+	}
+}
+
+// cachedCheck runs check at most once per okTTL while it passes, so that
+// frequent /readyz probes do not spend the desk's request budget, and at most
+// once per failTTL while it fails, so that a desk that is back is seen soon.
+func cachedCheck(okTTL, failTTL time.Duration, now func() time.Time, check func(context.Context) error) func(context.Context) error {
+	var (
+		mu   sync.Mutex
+		last time.Time
+		err  error
+	)
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ttl := okTTL
+		if err != nil {
+			ttl = failTTL
+		}
+		if !last.IsZero() && now().Sub(last) < ttl {
+			return err
+		}
+		err, last = check(ctx), now()
+		return err
 	}
 }

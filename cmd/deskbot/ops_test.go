@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -39,28 +38,6 @@ func TestOneLine(t *testing.T) {
 	want := "DESKBOT_STATE: failed to connect to `user=x database=y`: 127.0.0.1:1: refused; [::1]:1: refused"
 	if got := oneLine(in); got != want {
 		t.Fatalf("oneLine = %q, want %q", got, want)
-	}
-}
-
-// Deskbots whose states live in different schemas of one database must not
-// share the scheduler lock (or only one of them would ever poll); replicas
-// of one state must.
-func TestSchedulerLockKeyPerSchema(t *testing.T) {
-	const base = "postgres://u:p@db:5432/desk?sslmode=disable"
-	plain := schedulerLockKey(base)
-	if plain != scheduler.LockKey("deskbot-scheduler") {
-		t.Fatal("a DSN without search_path changed its lock key: replicas of an older deskbot would not exclude it")
-	}
-	a := schedulerLockKey(base + "&search_path=team_a")
-	b := schedulerLockKey(base + "&search_path=team_b")
-	if a == b || a == plain || b == plain {
-		t.Fatalf("keys not distinct: plain %d, team_a %d, team_b %d", plain, a, b)
-	}
-	if got := schedulerLockKey("postgres://other:q@db2:5433/desk?search_path=team_a"); got != a {
-		t.Fatal("the same schema through another user or host got another key")
-	}
-	if got := schedulerLockKey(base + "&options=-c%20search_path%3Dteam_a"); got != a {
-		t.Fatal("options=-c search_path=team_a and search_path=team_a got different keys")
 	}
 }
 

@@ -62,15 +62,21 @@ type proc struct {
 	err    error
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the process writes.
+// syncBuffer is a bytes.Buffer safe to read while the process writes, that
+// tells waiters of every write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed by the next write; nil until asked for
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -78,6 +84,17 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// snapshot returns what was written so far and a channel closed by the
+// next write.
+func (s *syncBuffer) snapshot() (string, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.b.String(), s.changed
 }
 
 // start runs the binary in a fresh working directory with exactly env (plus
@@ -113,6 +130,27 @@ func start(t *testing.T, env map[string]string, args ...string) *proc {
 	return p
 }
 
+// deskOn is the environment of a deskbot on the desk at deskURL (with the
+// simulator's API key), running rules (written to rules.yaml in a new
+// directory) with its SQLite state next to them, plus the extra variables,
+// given as name, value pairs (which may replace DESKBOT_STATE). It returns
+// the directory too.
+func deskOn(t *testing.T, deskURL, rules string, extra ...string) (map[string]string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{
+		"DESKBOT_DESK_URL": deskURL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"DESKBOT_RULES": filepath.Join(dir, "rules.yaml"), "DESKBOT_STATE": filepath.Join(dir, "state.db"),
+	}
+	if err := os.WriteFile(env["DESKBOT_RULES"], []byte(rules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return env, dir
+}
+
 // wait waits for the process to exit and returns its exit code.
 func (p *proc) wait(timeout time.Duration) int {
 	p.t.Helper()
@@ -131,18 +169,53 @@ func (p *proc) wait(timeout time.Duration) int {
 	return -1
 }
 
-// waitFor polls out until re matches, and returns the first submatch.
+// waitFor waits until out matches re (checking at every write), and
+// returns the first submatch.
 func waitFor(t *testing.T, what string, out *syncBuffer, re *regexp.Regexp, timeout time.Duration) []string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		text, changed := out.snapshot()
+		if m := re.FindStringSubmatch(text); m != nil {
 			return m
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("no %s matching %q within %s", what, re, timeout)
+			return nil
+		}
 	}
-	t.Fatalf("no %s matching %q within %s", what, re, timeout)
-	return nil
+}
+
+// pollMetrics reads http://addr/metrics until ok holds of its text, and
+// returns that text; after timeout it fails t with the last text read. The
+// deskbot under test is another process, which offers nothing to wait on
+// but its endpoint: this polls it, every 20ms.
+func pollMetrics(t testing.TB, addr string, timeout time.Duration, ok func(metrics string) bool) string {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(timeout)
+	for {
+		text := ""
+		if resp, err := client.Get("http://" + addr + "/metrics"); err == nil { // not listening yet: retry
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			text = string(body)
+		}
+		if ok(text) {
+			return text
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%s/metrics did not show what the test waits for within %s; last read:\n%.3000s", addr, timeout, text)
+			return ""
+		}
+	}
 }
 
 func TestEmbeddedDefaultOverPipe(t *testing.T) {
@@ -282,9 +355,8 @@ func TestSlackSimRulesReloadAndShutdown(t *testing.T) {
 	)
 	defer slack.Close()
 
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	os.WriteFile(rulesFile, []byte(`version: 1
+	httpAddr := freeAddr(t)
+	vars, _ := deskOn(t, sim.URL, `version: 1
 channels: {desk: "#it-desk"}
 rules:
   - name: alert-urgent
@@ -292,15 +364,11 @@ rules:
     every: 1s
     actions:
       - alert: {channel: desk, text: "urgent #{{ ticket.id }}"}
-`), 0o600)
-	httpAddr := freeAddr(t)
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"SLACK_BOT_TOKEN": slack.BotToken(), "SLACK_APP_TOKEN": slack.AppToken(),
-		"DESKBOT_SLACK_API_URL": slack.APIURL(), "DESKBOT_RULES": rulesFile,
-		"DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": httpAddr,
-		"DESKBOT_LOG_LEVEL": "debug", "DESKBOT_LOG_FORMAT": "json",
-	})
+`, "SLACK_BOT_TOKEN", slack.BotToken(), "SLACK_APP_TOKEN", slack.AppToken(),
+		"DESKBOT_SLACK_API_URL", slack.APIURL(), "DESKBOT_HTTP_ADDR", httpAddr,
+		"DESKBOT_LOG_LEVEL", "debug", "DESKBOT_LOG_FORMAT", "json")
+	rulesFile := vars["DESKBOT_RULES"]
+	p := start(t, vars)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := slack.WaitConnected(ctx, 1); err != nil {
@@ -335,16 +403,10 @@ rules:
 		t.Fatalf("/readyz = %d %s", code, body)
 	}
 	// The alert goes out before its cycle is counted: poll until it is.
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		_, body := httpGetBody(t, "http://"+httpAddr+"/metrics")
-		if strings.Contains(body, "deskbot_build_info") && strings.Contains(body, `deskbot_scheduler_cycles_total{job="alert-urgent",outcome="complete"}`) &&
-			strings.Contains(body, "deskbot_desk_requests_total") && strings.Contains(body, "\ndeskbot_scheduler_leader 1\n") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics lacks deskbot's metrics:\n%.3000s", body)
-		}
-	}
+	pollMetrics(t, httpAddr, 20*time.Second, func(body string) bool {
+		return strings.Contains(body, "deskbot_build_info") && strings.Contains(body, `deskbot_scheduler_cycles_total{job="alert-urgent",outcome="complete"}`) &&
+			strings.Contains(body, "deskbot_desk_requests_total") && strings.Contains(body, "\ndeskbot_scheduler_leader 1\n")
+	})
 
 	// SIGHUP with a bad file keeps running and logs the positioned error.
 	os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: alert-urgent\n    query: \"priority:\"\n    actions: [{note: x}]\n"), 0o600)
@@ -427,10 +489,14 @@ func BenchmarkStartup(b *testing.B) {
 			if time.Since(begin) > 30*time.Second {
 				b.Fatal("deskbot never became healthy")
 			}
+			// Another process: nothing to wait on but its endpoint. A
+			// fine poll, since the time to healthy is what is measured.
 			time.Sleep(2 * time.Millisecond)
 		}
 		total += time.Since(begin)
-		time.Sleep(500 * time.Millisecond) // idle
+		// Deliberately idle for a while: the memory measured is the idle
+		// process's, after start-up's garbage is collected.
+		time.Sleep(500 * time.Millisecond)
 		rssKiB = max(rssKiB, vmRSS(cmd.Process.Pid))
 		stdin.Close()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -463,4 +529,87 @@ func vmRSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// TestOnCallPagesOnConsole runs the binary with an oncall: section and the
+// console chat: the rule pages, /oncall answers, /oncall ack N stops the
+// page and notes it on the ticket, /metrics shows it, and a reload with an
+// unknown policy keeps the old rules.
+func TestOnCallPagesOnConsole(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Core switch down", Priority: 4})
+	httpAddr := freeAddr(t)
+	oncallRules := readFile(t, "testdata/oncall_rules.yaml")
+	env, _ := deskOn(t, sim.URL, oncallRules, "DESKBOT_HTTP_ADDR", httpAddr)
+	rulesFile := env["DESKBOT_RULES"]
+	p := start(t, env)
+	waitFor(t, "the page on the console", p.stdout,
+		regexp.MustCompile(fmt.Sprintf(`PAGE #it-oncall: paged alice@example.com \(on call in it-primary\) \(level 1 of it-urgent\): urgent #%d`, tk.ID)), 30*time.Second)
+
+	fmt.Fprintln(p.stdin, "/oncall")
+	waitFor(t, "/oncall", p.stdout, regexp.MustCompile(`it-primary: alice@example.com until \w{3} \d{4}-\d\d-\d\d 09:00 CES?T, then alice@example.com`), 20*time.Second)
+	fmt.Fprintf(p.stdin, "/oncall ack %d\n", tk.ID)
+	waitFor(t, "/oncall ack", p.stdout, regexp.MustCompile(fmt.Sprintf(`Acknowledged the page of ticket #%d \(it-urgent\)`, tk.ID)), 20*time.Second)
+	var note string
+	for _, c := range sim.Desk.Conversations(tk.ID) {
+		if c.Private && strings.Contains(c.Body, "On-call page acknowledged by") {
+			note = c.Body
+		}
+	}
+	if note == "" {
+		t.Fatalf("no acknowledgement note on ticket %d: %+v", tk.ID, sim.Desk.Conversations(tk.ID))
+	}
+
+	metrics := get(t, "http://"+httpAddr+"/metrics")
+	for _, want := range []string{
+		`deskbot_oncall_pages_total{policy="it-urgent"} 1`,
+		`deskbot_oncall_acks_total{policy="it-urgent"} 1`,
+		`deskbot_oncall_time_to_ack_seconds_count{policy="it-urgent"} 1`,
+		`deskbot_oncall_on_call{member="alice@example.com",override="false",schedule="it-primary"} 1`,
+		`deskbot_scheduler_pages_total{outcome="started",rule="page-urgent"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	// A reload naming an unknown policy keeps the old rules.
+	bad := strings.Replace(oncallRules, "{policy: it-urgent,", "{policy: it-urgnet,", 1)
+	if err := os.WriteFile(rulesFile, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, "reload error", p.stderr, regexp.MustCompile(`keeping the old rules.*rules\.yaml:21:24: rule \\?"page-urgent\\?": page: unknown escalation policy`), 20*time.Second)
+	// The failed reload shows in /metrics and /readyz (degraded: the old
+	// rules run on).
+	if m := get(t, "http://"+httpAddr+"/metrics"); !strings.Contains(m, "\ndeskbot_rules_reload_failures_total 1\n") ||
+		!strings.Contains(m, "\ndeskbot_rules_last_reload_success 0\n") {
+		t.Errorf("/metrics does not show the failed reload")
+	}
+	if r := get(t, "http://"+httpAddr+"/readyz"); !regexp.MustCompile(`"rules":"degraded: last reload failed at \d\d:\d\d: [^"]*rules\.yaml:21:24: `).MatchString(r) {
+		t.Errorf("/readyz = %s, want the rules check to say the last reload failed", r)
+	}
+
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+}
+
+// get returns the body of a GET of url.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	_, body := httpGetBody(t, url)
+	return body
+}
+
+// readFile returns the text of the file at path, failing t.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -2,13 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -87,18 +95,157 @@ func firstLine(s string) string {
 	return s
 }
 
-// isTerminal reports whether r is a terminal: a character device other
-// than the null device (which is what a container without -i, or a
-// service manager, gives as stdin).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
+// liveRules is the rules file and the set that runs: loaded at start,
+// swapped on SIGHUP.
+type liveRules struct {
+	path    string // "": no rules file, automation is off
+	loader  *rulesLoader
+	set     atomic.Pointer[rules.Set]
+	reloads *reloadStatus
+}
+
+// loadLiveRules loads DESKBOT_RULES (or rules.yaml) when there is one.
+func loadLiveRules(ctx context.Context, cfg *config, client *sdclient.Client, reg *prometheus.Registry, logger *slog.Logger) (*liveRules, error) {
+	path, err := rulesFile(cfg.Rules)
+	if err != nil {
+		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
+	live := &liveRules{path: path, loader: &rulesLoader{client: client, logger: logger}}
+	if path == "" {
+		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
+	} else {
+		s, err := live.loader.load(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("DESKBOT_RULES: %w", err)
+		}
+		live.set.Store(s)
+		logger.Info("rules loaded", "file", path, "rules", len(s.Rules()))
 	}
-	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(fi, null)
+	live.reloads = newReloadStatus(reg, time.Now)
+	return live, nil
+}
+
+// check is the "rules" finding of /readyz.
+func (l *liveRules) check(ctx context.Context) error {
+	if l.path != "" && l.set.Load() == nil {
+		return errors.New("not loaded")
+	}
+	return l.reloads.check(ctx)
+}
+
+// reloadRules swaps in a new rules file on SIGHUP; a bad file keeps the old
+// rules, logs every error and records the failure in rs (/metrics,
+// /readyz). A good reload is logged once, by the last line.
+func reloadRules(ctx context.Context, logger *slog.Logger, loader *rulesLoader, path string, set *atomic.Pointer[rules.Set], sched *scheduler.Scheduler, oncallOn bool, rs *reloadStatus) {
+	if path == "" {
+		logger.Warn("SIGHUP: no rules file to reload")
+		return
+	}
+	logger.Debug("SIGHUP: reloading the rules file", "file", path)
+	s, err := loader.load(ctx, path)
+	if err != nil {
+		var le *rules.LoadError
+		if errors.As(err, &le) && len(le.Errors) > 0 {
+			for _, e := range le.Errors {
+				logger.Error("SIGHUP: rules file has an error; keeping the old rules", "error", e.Error())
+			}
+			rs.failed(le.Errors[0].Error())
+		} else {
+			logger.Error("SIGHUP: cannot read the rules file; keeping the old rules", "file", path, "err", err)
+			rs.failed(err.Error())
+		}
+		return
+	}
+	if sched != nil {
+		// The scheduler hands the new oncall: section to the escalator.
+		if err := sched.Reload(s); err != nil {
+			logger.Error("SIGHUP: the new rules cannot run; keeping the old rules", "err", err)
+			rs.failed(err.Error())
+			return
+		}
+		if !oncallOn && s.OnCall() != nil {
+			logger.Warn("SIGHUP: the rules file now has an oncall: section; restart deskbot to turn on-call paging on")
+		}
+	} else {
+		logger.Warn("SIGHUP: rules loaded, but the scheduler starts only at start-up; restart deskbot to run them")
+	}
+	set.Store(s)
+	rs.succeeded()
+	logger.Info("SIGHUP: rules reloaded", "file", path, "rules", len(s.Rules()))
+}
+
+// customFieldsTimeout bounds the read of the desk's custom fields before a
+// rules file loads: a reload must not wait for a busy rate budget.
+const customFieldsTimeout = 10 * time.Second
+
+// rulesLoader loads the rules file with the desk's custom ticket fields
+// declared, so that queries can filter on them. It reads them through the
+// interactive budget (a reload is an operator waiting, and must not queue
+// behind the scheduler's polls) within customFieldsTimeout; when they cannot
+// be read it warns and uses the fields it read last, so a reload during a
+// desk outage does not refuse a file that loaded before. Only the run loop
+// uses it, so it needs no lock.
+type rulesLoader struct {
+	client *sdclient.Client
+	logger *slog.Logger
+	last   map[string]filter.Kind
+}
+
+func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error) {
+	fctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
+	custom, err := l.client.CustomFields(fctx)
+	cancel()
+	switch {
+	case err == nil:
+		l.last = custom
+	case l.last != nil:
+		l.logger.Warn("cannot read the desk's custom ticket fields; using those read before", "err", err)
+		custom = l.last
+	default:
+		l.logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
+	}
+	return rules.LoadFile(path, rules.WithCustomFields(custom))
+}
+
+// rulesFile resolves DESKBOT_RULES: the named file, or rules.yaml if present.
+func rulesFile(configured string) (string, error) {
+	if configured != "" {
+		if _, err := os.Stat(configured); err != nil {
+			return "", fmt.Errorf("DESKBOT_RULES: %w", err)
+		}
+		return configured, nil
+	}
+	if _, err := os.Stat("rules.yaml"); err == nil {
+		return "rules.yaml", nil
+	}
+	return "", nil
+}
+
+// reloader reloads the rules file on SIGHUP.
+type reloader struct {
+	hup      chan os.Signal
+	live     *liveRules
+	sched    *scheduler.Scheduler
+	oncallOn bool
+	logger   *slog.Logger
+}
+
+// newReloader catches SIGHUP from now on (before any component runs, so
+// that an early SIGHUP does not end the process), until its Run returns.
+func newReloader(live *liveRules, sched *scheduler.Scheduler, oncallOn bool, logger *slog.Logger) reloader {
+	r := reloader{hup: make(chan os.Signal, 1), live: live, sched: sched, oncallOn: oncallOn, logger: logger}
+	signal.Notify(r.hup, syscall.SIGHUP)
+	return r
+}
+
+func (r reloader) Run(ctx context.Context) error {
+	defer signal.Stop(r.hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.hup:
+			reloadRules(ctx, r.logger, r.live.loader, r.live.path, &r.live.set, r.sched, r.oncallOn, r.live.reloads)
+		}
+	}
 }

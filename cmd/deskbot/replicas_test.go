@@ -1,100 +1,42 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/pgtest"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
-	"github.com/jackc/pgx/v5"
 )
 
-// pgSchema creates a fresh schema for one test and returns the DSN that
-// selects it.
-func pgSchema(t *testing.T, name string) string {
-	t.Helper()
-	dsn := os.Getenv("DESKBOT_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("DESKBOT_TEST_POSTGRES is unset: no PostgreSQL to run replicas on")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("%s_%d", name, time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// leaderMetric polls /metrics until deskbot_scheduler_leader reads want.
+// waitLeaderMetric polls /metrics until deskbot_scheduler_leader reads want.
 func waitLeaderMetric(t *testing.T, addr string, want int) {
 	t.Helper()
 	line := fmt.Sprintf("\ndeskbot_scheduler_leader %d\n", want)
-	client := &http.Client{Timeout: 5 * time.Second}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if resp, err := client.Get("http://" + addr + "/metrics"); err == nil { // not listening yet: retry
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if strings.Contains(string(body), line) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: deskbot_scheduler_leader never read %d", addr, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	pollMetrics(t, addr, 60*time.Second, func(body string) bool { return strings.Contains(body, line) })
 }
 
 // Two replicas on one PostgreSQL state: exactly one runs the scheduler, and
 // the other takes over when the leader dies. A deskbot with its state in
 // another schema of the same database leads its own scheduler meanwhile.
 func TestReplicasElectOneLeaderPerSchema(t *testing.T) {
-	dsnA := pgSchema(t, "deskbot_cmd_a")
-	dsnB := pgSchema(t, "deskbot_cmd_b")
+	dsnA := pgtest.SchemaDSN(t)
+	dsnB := pgtest.SchemaDSN(t)
 	sim := sdsim.NewServer(sdsim.WithGenerated(1, 20))
 	defer sim.Close()
-	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	replica := func(dsn string) (*proc, string) {
 		addr := freeAddr(t)
-		return start(t, map[string]string{
-			"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-			"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": dsn, "DESKBOT_HTTP_ADDR": addr,
-		}), addr
+		env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n",
+			"DESKBOT_STATE", dsn, "DESKBOT_HTTP_ADDR", addr)
+		return start(t, env), addr
 	}
 	first, firstAddr := replica(dsnA)
 	waitLeaderMetric(t, firstAddr, 1)
@@ -117,41 +59,25 @@ func TestReplicasElectOneLeaderPerSchema(t *testing.T) {
 func TestReloadDoesNotWaitForTheBackgroundBudget(t *testing.T) {
 	sim := sdsim.NewServer(sdsim.WithGenerated(1, 300))
 	defer sim.Close()
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
 	rule := "  - name: %s\n    query: \"priority:1 OR priority:2 OR priority:3 OR priority:4\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n"+fmt.Sprintf(rule, "busy")), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	addr := freeAddr(t)
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"), "DESKBOT_HTTP_ADDR": addr,
-		"DESKBOT_DESK_RATE_PER_MIN": "10", "DESKBOT_DESK_LIST_RATE_PER_MIN": "10",
-	})
+	env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n"+fmt.Sprintf(rule, "busy"),
+		"DESKBOT_HTTP_ADDR", addr, "DESKBOT_DESK_RATE_PER_MIN", "10", "DESKBOT_DESK_LIST_RATE_PER_MIN", "10")
+	rulesFile := env["DESKBOT_RULES"]
+	p := start(t, env)
 	// Wait until the background budget is spent (the mirror's full sync
 	// has 10 pages to read): of 10 requests a minute, 2 are the
 	// interactive reserve, so background callers stop at 8.
-	client := &http.Client{Timeout: 5 * time.Second}
 	re := regexp.MustCompile(`(?m)^deskbot_desk_requests_total\{[^}]*\} (\d+)$`)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	pollMetrics(t, addr, 60*time.Second, func(body string) bool {
 		n := 0
-		if resp, err := client.Get("http://" + addr + "/metrics"); err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			for _, m := range re.FindAllStringSubmatch(string(body), -1) {
-				var k int
-				fmt.Sscan(m[1], &k)
-				n += k
-			}
+		for _, m := range re.FindAllStringSubmatch(body, -1) {
+			var k int
+			fmt.Sscan(m[1], &k)
+			n += k
 		}
-		if n >= 8 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the scheduler sent %d requests, never spending the budget", n)
-		}
-	}
+		return n >= 8
+	})
 	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n"+fmt.Sprintf(rule, "busy")+fmt.Sprintf(rule, "second")), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -173,12 +99,15 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	defer sim.Close()
 	// A desk that never answers a note: the action stays in flight.
 	release := make(chan struct{})
-	var notes atomic.Int32
+	noted := make(chan struct{}, 1)
 	target, _ := url.Parse(sim.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	desk := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/notes") {
-			notes.Add(1)
+			select {
+			case noted <- struct{}{}:
+			default:
+			}
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -191,19 +120,12 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	defer desk.Close()
 	defer close(release)
 
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte("version: 1\nrules:\n  - name: n\n    query: \"agent_id:0\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := start(t, map[string]string{
-		"DESKBOT_DESK_URL": desk.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
-	})
-	for deadline := time.Now().Add(60 * time.Second); notes.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the rule never sent a note")
-		}
+	env, _ := deskOn(t, desk.URL, "version: 1\nrules:\n  - name: n\n    query: \"agent_id:0\"\n    every: 1s\n    actions: [{note: \"seen\"}]\n")
+	p := start(t, env)
+	select {
+	case <-noted:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the rule never sent a note")
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	waitFor(t, "graceful stop", p.stderr, regexp.MustCompile(`stopping: finishing in-flight work`), 30*time.Second)
@@ -215,5 +137,27 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	}
 	if strings.Contains(p.stderr.String(), "msg=stopped") {
 		t.Fatal("the graceful stop completed despite the second signal")
+	}
+}
+
+// With SQLite one process runs the scheduler: a second deskbot with rules
+// on the same file is refused at start with one line naming DESKBOT_STATE,
+// the lock file and the first one's pid.
+func TestSecondProcessOnOneSQLiteFileIsRefused(t *testing.T) {
+	sim := sdsim.NewServer(sdsim.WithGenerated(1, 5))
+	defer sim.Close()
+	env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n  - name: n\n    query: \"priority:4\"\n    actions: [{note: \"seen\"}]\n")
+	state := env["DESKBOT_STATE"]
+	first := start(t, env)
+	waitFor(t, "scheduler start", first.stderr, regexp.MustCompile(`scheduler started`), 60*time.Second)
+	second := start(t, env)
+	if code := second.wait(60 * time.Second); code != 1 {
+		t.Fatalf("second process: exit %d, want 1", code)
+	}
+	want := fmt.Sprintf("deskbot: DESKBOT_STATE: lock scheduler state %s.lock: another deskbot (pid %d) already runs the scheduler on this database; with SQLite only one process may, use PostgreSQL for several replicas: locked by another process",
+		state, first.cmd.Process.Pid)
+	lines := strings.Split(strings.TrimSpace(second.stderr.String()), "\n")
+	if last := lines[len(lines)-1]; last != want {
+		t.Fatalf("second process's last line:\n%s\nwant\n%s", last, want)
 	}
 }

@@ -1,16 +1,23 @@
 package main
 
+// The rules subcommands: check, test, plan and why.
+
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
 )
 
 // runRules runs deskbot in-process and returns its exit code and output;
@@ -109,5 +116,243 @@ func TestHTTPAddrInUseBeforeTheDesk(t *testing.T) {
 	}
 	if n := len(sim.Desk.Requests()); n != 0 {
 		t.Errorf("%d requests reached the desk before the address was checked", n)
+	}
+}
+
+const planRules = `version: 1
+channels: {oncall: "#it-oncall"}
+rules:
+  - name: urgent
+    query: "status:open AND agent_id:0 AND priority:4"
+    group_over: 3
+    max_firings_per_cycle: 5
+    actions:
+      - alert: {channel: oncall, text: "Urgent #{{ ticket.id }}: {{ ticket.subject }}"}
+      - note: "Alerted the on-call."
+  - name: low
+    query: "priority:1"
+    every: 5m
+    actions:
+      - alert: {channel: oncall, text: "Low #{{ ticket.id }}"}
+`
+
+// rules plan on a desk: matches, the first run grouped and capped, the
+// drain and the requests; nothing is written to the desk or the state.
+func TestRulesPlan(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	for i := range 8 {
+		sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4})
+	}
+	low := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mouse", Priority: 1})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(file, []byte(planRules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state.db")
+	env := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey, "DESKBOT_STATE": state}
+	code, stdout, stderr := runRules(t, env, "rules", "plan", file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"Desk " + sim.URL + " (DESKBOT_DESK_URL); nothing on it is changed.\n\nPlan for " + file + ": 2 rules on 9 tickets mirrored",
+		"Cycles tick every 1m; at most 50 firings per cycle across rules (DESKBOT_MAX_FIRINGS_PER_CYCLE); no ledger yet",
+		"\nrule urgent (every 1m, once: episode, group_over 3, max_firings_per_cycle 5)\n" +
+			"  matches now: 8 tickets: #1, #2, #3, #4, #5, #6, #7, #8\n" +
+			"  first run: fires on 5 now: 1 grouped message in #it-oncall naming 5 tickets, 5 private notes\n" +
+			"  capped: 5 now, 3 in the next cycle; the backlog drains in 1m (2 cycles)\n" +
+			"  desk requests: 2 a firing (1 re-read + 1 write): 16 for the first run\n",
+		fmt.Sprintf("\nrule low (every 5m, once: episode, group_over 5, max_firings_per_cycle 20)\n"+
+			"  matches now: 1 ticket: #%d\n"+
+			"  first run: fires on 1 now: 1 alert in #it-oncall\n"+
+			"  capped: no, all 1 fire in the first cycle\n", low.ID),
+		"  change feed: 60 an hour (60 cycles an hour × 1 workspace",
+		"  deleted and spam sweep: 12 an hour",
+		"  first run: 17 requests for its firings over 2 cycles",
+		"  backlog: every rule has fired on what matches now after 1m (2 cycles, a tick apart)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, r := range sim.Desk.Requests() {
+		if r.Method != http.MethodGet {
+			t.Errorf("plan sent the desk %s %s", r.Method, r.Path)
+		}
+	}
+	if fileExists(state) {
+		t.Errorf("plan created the state file %s", state)
+	}
+}
+
+// On the embedded simulator the plan says so first; it defaults FILE to
+// DESKBOT_RULES; bad usage prints the usage.
+func TestRulesPlanEmbeddedAndUsage(t *testing.T) {
+	example, err := filepath.Abs("../../rules.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runRules(t, map[string]string{"DESKBOT_RULES": example}, "rules", "plan")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if note := "NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours;"; !strings.HasPrefix(stdout, note) {
+		t.Errorf("embedded simulator not said first:\n%s", stdout)
+	}
+	for _, want := range []string{"\nPlan for " + example + ": ", "\nrule page-urgent-unassigned (every 1m", "  matches now: ", "\nRequests (budget: 60 a minute", "  steady state: about "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	code, _, stderr = runRules(t, map[string]string{}, "rules", "plan", "a.yaml", "b.yaml")
+	if code == 0 || !strings.Contains(stderr, "Usage: deskbot rules plan [FILE]") || !strings.Contains(stderr, `unexpected argument "b.yaml"`) {
+		t.Errorf("two files: exit %d\n%s", code, stderr)
+	}
+	// --help: the usage on stdout (main exits 0 on flag.ErrHelp).
+	_, stdout, _ = runRules(t, map[string]string{}, "rules", "plan", "--help")
+	if !strings.Contains(stdout, "Usage: deskbot rules plan [FILE]") {
+		t.Errorf("--help: no usage on stdout\n%s", stdout)
+	}
+}
+
+// DESKBOT_DRY_RUN: the log says, one line per decision, what deskbot would
+// have done, and the chat (here the console) gets one message a cycle
+// saying the same; the desk gets no write.
+func TestDryRunSaysWouldHaveInLogAndChat(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	for i := range 4 {
+		sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4})
+	}
+	env, _ := deskOn(t, sim.URL, strings.Replace(planRules, "group_over: 3", "group_over: 3\n    every: 1s", 1), "DESKBOT_DRY_RUN", "true")
+	p := start(t, env)
+	waitFor(t, "the log's would-have line", p.stderr, regexp.MustCompile(`dry run: would have posted one grouped message in #it-oncall naming 4 tickets`), 30*time.Second)
+	waitFor(t, "the chat's would-have message", p.stdout, regexp.MustCompile(`DRY RUN #it-oncall: deskbot dry run \(DESKBOT_DRY_RUN\): this cycle changed nothing, but would have:\n• fired urgent on #1: name it in the grouped message in #it-oncall, then add the note`), 30*time.Second)
+	for _, r := range sim.Desk.Requests() {
+		if r.Method != http.MethodGet {
+			t.Errorf("dry run sent the desk %s %s", r.Method, r.Path)
+		}
+	}
+}
+
+const whyRules = `version: 1
+rules:
+  - name: urgent
+    query: "priority:4"
+    actions: [{note: "urgent"}]
+`
+
+// deskTicketReads are the ticket requests the desk got.
+func deskTicketReads(sim *sdsim.Server) []string {
+	var out []string
+	for _, r := range sim.Desk.Requests() {
+		if strings.Contains(r.Path, "/tickets") {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+// With rules loaded, deskbot's chat answers /ticket unassigned, mine and
+// why from the mirror its scheduler keeps, and the desk sees none of the
+// ticket requests they used to send.
+func TestChatAnswersFromTheMirror(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer on fire", Priority: 2})
+	env, _ := deskOn(t, sim.URL, "version: 1\nrules:\n  - name: urgent\n    query: \"priority:4\"\n    every: 1s\n    actions: [{note: \"urgent\"}]\n")
+	p := start(t, env)
+	waitFor(t, "the first full sync", p.stderr, regexp.MustCompile(`full sync of the mirror complete`), 30*time.Second)
+	fmt.Fprintln(p.stdin, "/ticket unassigned")
+	waitFor(t, "/ticket unassigned", p.stdout, regexp.MustCompile(fmt.Sprintf(`(?s)Open unassigned tickets: 1\n.*#%d Open · Medium · unassigned — Printer on fire\n.*\(from deskbot's mirror, as of \d\d:\d\d:\d\d UTC\)`, tk.ID)), 20*time.Second)
+	fmt.Fprintln(p.stdin, "/ticket mine")
+	waitFor(t, "/ticket mine", p.stdout, regexp.MustCompile(`(?s)Your open tickets: 0\n.*\(from deskbot's mirror, as of \d\d:\d\d:\d\d UTC\)`), 20*time.Second)
+	fmt.Fprintf(p.stdin, "/ticket why %d\n", tk.ID)
+	waitFor(t, "/ticket why", p.stdout, regexp.MustCompile(fmt.Sprintf(`From deskbot's mirror, as of \d\d:\d\d:\d\d UTC \(change feed cursor\); the desk was not asked\.\nTicket #%d "Printer on fire"`, tk.ID)), 20*time.Second)
+	for _, r := range sim.Desk.Requests() {
+		if strings.Contains(r.RawQuery, "agent_id") || r.Path == fmt.Sprintf("/api/v2/tickets/%d", tk.ID) {
+			t.Errorf("the chat sent the desk %s %s?%s", r.Method, r.Path, r.RawQuery)
+		}
+	}
+}
+
+// rules why reads the ticket from the mirror in DESKBOT_STATE and sends
+// the desk no ticket request; a ticket the mirror does not hold, and a
+// state without a mirror (the embedded simulator's fresh state), are read
+// from the desk, and the answer says so.
+func TestRulesWhyReadsTheMirror(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(file, []byte(whyRules), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	mirrored := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
+	other := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer jam", Priority: 4}).ID
+
+	// The state of a running deskbot whose scheduler mirrored the first
+	// ticket a minute ago; the desk changed the ticket since.
+	state := filepath.Join(dir, "state.db")
+	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _, err := c.Tickets.Get(t.Context(), mirrored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cursor := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	if _, err := st.MirrorApply(t.Context(), 0, []*sdclient.Ticket{tk}, nil, store.MirrorState{Cursor: cursor, Complete: true, FullSyncAt: cursor}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	sim.Desk.UpdateTicket(mirrored, func(x *sdsim.Ticket) { x.Subject = "Mail down (desk copy)" })
+
+	env := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey, "DESKBOT_STATE": state}
+	sim.Desk.ResetRequests()
+	code, stdout, stderr := runRules(t, env, "rules", "why", file, "--ticket", fmt.Sprint(mirrored))
+	// First, the desk it asked.
+	header, stdout, _ := strings.Cut(stdout, "\n")
+	if want := "Desk " + sim.URL + "; ledger and mirror from DESKBOT_STATE."; header != want {
+		t.Errorf("first line %q, want %q", header, want)
+	}
+	first, _, _ := strings.Cut(stdout, "\n")
+	if code != 0 || !strings.HasPrefix(first, "From deskbot's mirror, as of ") ||
+		!strings.HasSuffix(first, cursor.Format(time.TimeOnly)+" UTC (change feed cursor); the desk was not asked.") ||
+		!strings.Contains(stdout, fmt.Sprintf(`Ticket #%d "Mail down"`, mirrored)) ||
+		!strings.Contains(stdout, fmt.Sprintf("rule urgent on ticket #%d: FIRES", mirrored)) {
+		t.Errorf("mirrored ticket: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if reads := deskTicketReads(sim); len(reads) != 0 {
+		t.Errorf("mirrored ticket: the desk got ticket requests %v", reads)
+	}
+
+	sim.Desk.ResetRequests()
+	code, stdout, stderr = runRules(t, env, "rules", "why", file, "--ticket", fmt.Sprint(other))
+	_, stdout, _ = strings.Cut(stdout, "\n")
+	if want := fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.\n", other); code != 0 || !strings.HasPrefix(stdout, want) ||
+		!strings.Contains(stdout, `"Printer jam"`) {
+		t.Errorf("ticket not mirrored: exit %d, want %q first\n%s\n%s", code, want, stdout, stderr)
+	}
+	if reads := deskTicketReads(sim); len(reads) != 1 {
+		t.Errorf("ticket not mirrored: ticket requests %v, want the one read", reads)
+	}
+
+	// The embedded simulator and a fresh state: no mirror.
+	code, stdout, stderr = runRules(t, map[string]string{}, "rules", "why", file, "--ticket", "1")
+	if note := "NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours;"; !strings.HasPrefix(stdout, note) {
+		t.Errorf("embedded simulator: not said loudly first:\n%s", stdout)
+	}
+	_, stdout, _ = strings.Cut(stdout, "\n\n")
+	if want := "Read from the desk: the mirror is not built yet.\n"; code != 0 || !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "Ticket #1 ") {
+		t.Errorf("embedded simulator: exit %d, want %q first\n%s\n%s", code, want, stdout, stderr)
 	}
 }

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The constructors serve wires: each decides what to build from the
+// configuration, so that serve itself holds no policy.
+
+// chatParts are the parts that page, alert and answer through the chat.
+type chatParts struct {
+	chat  chatTransport
+	esc   *oncall.Escalator    // nil without an oncall: section
+	sched *scheduler.Scheduler // nil without rules
+	lead  *store.Leadership    // the scheduler's, nil without rules
+}
+
+// newChatAndScheduler builds the on-call escalator, the command router, the
+// chat transport and the scheduler. They need each other, and this is the
+// one place that closes the two cycles:
+//   - the escalator pages through the transport, which serves the router,
+//     which acknowledges pages through the escalator: the escalator gets a
+//     chatPager, filled with the transport once it is built and before
+//     anything runs (the escalator pages only once started);
+//   - /ticket why (the router's explainer) tells which decisions the
+//     scheduler's caps held back, and the scheduler alerts through the
+//     transport: the explainer asks a lateScheduler, filled once the
+//     scheduler is built (nil without rules: nothing is held back).
+func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *store.Store, live *liveRules, reg *prometheus.Registry, logger *slog.Logger) (*chatParts, error) {
+	pager := &chatPager{}
+	esc, err := newEscalator(live.set.Load(), st, pager, d.client, reg, logger)
+	if err != nil {
+		return nil, err
+	}
+	held := &lateScheduler{}
+	router, err := newRouter(cfg, d, st, live, esc, held, logger)
+	if err != nil {
+		return nil, err
+	}
+	chat, err := newTransport(e, cfg, router, st, logger)
+	if err != nil {
+		return nil, err
+	}
+	pager.chat = chat
+	p := &chatParts{chat: chat, esc: esc}
+	if s := live.set.Load(); s != nil {
+		if p.sched, p.lead, err = newScheduler(ctx, cfg, d.client, st, s, esc, chat, reg, logger); err != nil {
+			return nil, err
+		}
+		held.s = p.sched
+	}
+	return p, nil
+}
+
+// close gives the scheduler's leadership up.
+func (p *chatParts) close(ctx context.Context) {
+	if p.lead != nil {
+		_ = p.lead.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// newEscalator is the on-call escalator over the store when the rules have
+// an oncall: section, else nil.
+func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *sdclient.Client, reg *prometheus.Registry, logger *slog.Logger) (*oncall.Escalator, error) {
+	if set == nil || set.OnCall() == nil {
+		return nil, nil
+	}
+	esc, err := oncall.NewEscalator(set.OnCall(), st, pager, bot.NewOnCallDesk(client),
+		oncall.WithLogger(logger.With("component", "oncall")), oncall.WithRegistry(reg))
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("on-call paging on", "schedules", len(set.OnCall().Schedules), "policies", len(set.OnCall().Policies))
+	return esc, nil
+}
+
+// newRouter is the chat command router: the desk through the interactive
+// client, /ticket why, acknowledgements, on-call and the ticket mirror.
+func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
+	expl := scheduler.NewExplainer(scheduler.ClientDesk(d.interactive), live.set.Load, st, nil, scheduler.ExplainHeldBack(held))
+	opts := []bot.Option{
+		bot.WithDeskURL(d.url),
+		bot.WithExplainer(expl),
+		bot.WithAcks(storeAcks{st}),
+		// Commands may spend the whole rate (the interactive twin uses the
+		// reserve too): the Slack transport sizes its workers to it.
+		bot.WithDeskBudget(cfg.RatePerMin),
+	}
+	if esc != nil {
+		opts = append(opts, bot.WithOnCall(esc))
+	}
+	if live.set.Load() != nil {
+		// The scheduler (of this replica or the leader) keeps the ticket
+		// mirror in the store: /ticket why, mine and unassigned read it.
+		opts = append(opts, bot.WithMirror(st))
+	}
+	return bot.NewRouter(bot.NewDeskAdapter(d.interactive), logger, opts...)
+}
+
+// newTransport is the chat transport: Slack when configured, else the
+// console on stdin/stdout. (The one place that names the transports.)
+func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logger *slog.Logger) (chatTransport, error) {
+	if cfg.slackEnabled() {
+		return bot.NewSlack(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
+			bot.WithSlackAPIURL(cfg.SlackAPIURL), bot.WithEnvelopeStore(st))
+	}
+	logger.Info("no SLACK_BOT_TOKEN: chat runs on this console; type /ticket help")
+	return bot.NewConsole(router, e.stdin, e.stdout)
+}
+
+// newScheduler is the rules scheduler on the store's leadership (one
+// scheduler per state: a second process on a SQLite file is refused here),
+// alerting through chat, or logging only under DESKBOT_DRY_RUN.
+func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, st *store.Store, set *rules.Set, esc *oncall.Escalator, chat chatTransport, reg *prometheus.Registry, logger *slog.Logger) (*scheduler.Scheduler, *store.Leadership, error) {
+	lead, err := st.Leadership(logger)
+	if err != nil {
+		return nil, nil, fmt.Errorf("DESKBOT_STATE: %w", err)
+	}
+	registerLeaderMetric(reg, lead)
+	opts := []scheduler.Option{
+		scheduler.WithBudget(client.BackgroundBudget()),
+		scheduler.WithListBudget(client.BackgroundListBudget()),
+		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
+		scheduler.WithRegistry(reg),
+		scheduler.WithDryRun(cfg.DryRun),
+		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
+		scheduler.WithElector(lead),
+	}
+	if esc != nil {
+		opts = append(opts, scheduler.WithEscalator(esc, 0))
+	}
+	var notifier scheduler.Notifier = chatNotifier{chat}
+	if cfg.DryRun {
+		notifier = dryRunNotifier{LogNotifier: scheduler.LogNotifier{Logger: logger}, chat: chat}
+	}
+	sched, err := scheduler.New(logger, scheduler.ClientDesk(client), set, st, notifier, opts...)
+	if err != nil {
+		_ = lead.Close(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
+	return sched, lead, nil
+}
+
+// registerLeaderMetric exports whether this replica runs the scheduler.
+func registerLeaderMetric(reg *prometheus.Registry, lead *store.Leadership) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "deskbot_scheduler_leader",
+		Help: "1 when this replica runs the rules scheduler, 0 while another replica leads (PostgreSQL leader election).",
+	}, func() float64 {
+		if lead.Leader() {
+			return 1
+		}
+		return 0
+	}))
+}
+
+// readyChecks are the dependencies /readyz reports on: the desk (asked at
+// most every 30s while it answers), the store, the chat, the rules, and with
+// a scheduler its mirror and the rules' run-time budgets.
+func readyChecks(d *desk, st *store.Store, live *liveRules, p *chatParts) []readyCheck {
+	checks := []readyCheck{
+		{"desk", cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, d.interactive); return err })},
+		{"store", st.Ping},
+		{"chat", func(context.Context) error {
+			if !p.chat.Ready() {
+				return errors.New("not connected")
+			}
+			return nil
+		}},
+		{"rules", live.check},
+	}
+	if p.sched == nil {
+		return checks
+	}
+	return append(checks,
+		// The ticket mirror the rules run on: built, and its feed current.
+		readyCheck{"mirror", p.sched.MirrorHealth},
+		// Rules over their run-time budget: shown, the process stays ready.
+		readyCheck{"rule_budgets", func(ctx context.Context) error {
+			if err := p.sched.RuleHealth(ctx); err != nil {
+				return degraded{err}
+			}
+			return nil
+		}})
+}
