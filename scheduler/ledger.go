@@ -55,54 +55,6 @@ type FiringStates interface {
 	FiringState(ctx context.Context, key rules.FiringKey) (rules.FiringRecord, bool, error)
 }
 
-// ledgerCore is the part of Ledger that every ledger New accepted before
-// the contract was made whole (cmd/deskbot's read-only ledger of `rules
-// plan` implements only it).
-//
-// Transitional: once every caller passes a whole Ledger, New takes Ledger
-// and wholeLedger goes.
-type ledgerCore interface {
-	Claim(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration) (rules.Firing, error)
-	ActionDone(ctx context.Context, firingID int64, i int) error
-	Finish(ctx context.Context, firingID int64, now time.Time) error
-	Release(ctx context.Context, firingID int64, retryAt time.Time, reason string) error
-	EndEpisodes(ctx context.Context, rule string, matching []int64, now time.Time) (int, error)
-	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
-	FiringStates
-}
-
-// wholeLedger returns l as a Ledger. A ledgerCore that is not one (only a
-// read-only ledger of a dry run, which never calls the rest) lists no
-// begun firings, reads states one by one and prunes nothing.
-//
-// Transitional: see ledgerCore.
-func wholeLedger(l ledgerCore) Ledger {
-	if w, ok := l.(Ledger); ok {
-		return w
-	}
-	return coreOnly{l}
-}
-
-type coreOnly struct{ ledgerCore }
-
-func (coreOnly) BegunFirings(context.Context) (map[string][]int64, error) { return nil, nil }
-
-func (c coreOnly) FiringStates(ctx context.Context, rule string, ids []int64) (map[int64]rules.FiringRecord, error) {
-	out := make(map[int64]rules.FiringRecord, len(ids))
-	for _, id := range ids {
-		r, ok, err := c.FiringState(ctx, rules.FiringKey{Rule: rule, TicketID: id})
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out[id] = r
-		}
-	}
-	return out, nil
-}
-
-func (coreOnly) PruneFirings(context.Context, time.Time) (int, error) { return 0, nil }
-
 // ReadOnlyLedger is a Ledger that reads through fs (nil: the ledger is
 // empty) and refuses every write: a dry run (`deskbot rules plan`) that
 // must never claim a firing.
@@ -123,7 +75,9 @@ func (readOnly) EndEpisodes(context.Context, string, []int64, time.Time) (int, e
 }
 func (readOnly) OpenEpisodes(context.Context, string) ([]int64, error)    { return nil, nil }
 func (readOnly) BegunFirings(context.Context) (map[string][]int64, error) { return nil, nil }
-func (readOnly) PruneFirings(context.Context, time.Time) (int, error)     { return 0, errReadOnly }
+
+// PruneFirings prunes nothing: a dry run leaves the ledger as it is.
+func (readOnly) PruneFirings(context.Context, time.Time) (int, error) { return 0, nil }
 
 func (r readOnly) FiringState(ctx context.Context, key rules.FiringKey) (rules.FiringRecord, bool, error) {
 	if r.fs == nil {
@@ -132,6 +86,17 @@ func (r readOnly) FiringState(ctx context.Context, key rules.FiringKey) (rules.F
 	return r.fs.FiringState(ctx, key)
 }
 
+// FiringStates reads the states one by one: a dry run reads few.
 func (r readOnly) FiringStates(ctx context.Context, rule string, ids []int64) (map[int64]rules.FiringRecord, error) {
-	return coreOnly{r}.FiringStates(ctx, rule, ids)
+	out := make(map[int64]rules.FiringRecord, len(ids))
+	for _, id := range ids {
+		rec, ok, err := r.FiringState(ctx, rules.FiringKey{Rule: rule, TicketID: id})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[id] = rec
+		}
+	}
+	return out, nil
 }

@@ -89,7 +89,8 @@ func WithWorkspaces(ids ...int64) Option {
 }
 
 // WithElector makes only the replica whose elector says so poll (gocron
-// asks it before every run; RunOnce asks it too). See PGElector.
+// asks it before every run; RunOnce asks it too): store.(*Store).Leadership
+// gives one for the store's engine.
 func WithElector(e gocron.Elector) Option { return func(cfg *config) { cfg.elector = e } }
 
 // WithRegistry registers the scheduler's metrics on reg. Without it the

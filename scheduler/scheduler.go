@@ -15,11 +15,13 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
-// ErrNotLeader is returned by RunOnce (and by PGElector.IsLeader) when
-// another replica holds the leadership.
-var ErrNotLeader = errors.New("not the leader")
+// ErrNotLeader is returned by RunOnce when another replica holds the
+// leadership. It is the store's sentinel (store.(*Leadership).IsLeader
+// returns it), so errors.Is works whichever of the two wrapped it.
+var ErrNotLeader = store.ErrNotLeader
 
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
@@ -57,10 +59,10 @@ type Scheduler struct {
 }
 
 // New returns a scheduler for the rules of set over desk (see ClientDesk),
-// recording firings in ledger (a Ledger; see ledgerCore) and sending alerts
+// recording firings in ledger (a Ledger) and sending alerts
 // through notifier (nil: LogNotifier on logger). Nothing is sent before
 // Start or RunOnce.
-func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger ledgerCore, notifier Notifier, opts ...Option) (*Scheduler, error) {
+func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
 	if logger == nil {
 		return nil, errors.New("new scheduler: logger is nil")
 	}
@@ -92,7 +94,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger ledgerCore, noti
 	s := &Scheduler{
 		logger:   logger,
 		desk:     desk,
-		ledger:   wholeLedger(ledger),
+		ledger:   ledger,
 		notifier: notifier,
 		cfg:      cfg,
 		m:        newMetrics(cfg.reg),

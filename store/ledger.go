@@ -15,24 +15,6 @@ import (
 // for a firing id the ledger never issued.
 var ErrUnknownFiring = errors.New("unknown firing")
 
-// State is the state of a firing: rules.FiringStatus, which the
-// scheduler's Ledger contract names. Transitional: kept while cmd/deskbot
-// names it.
-type State = rules.FiringStatus
-
-// The states of a firing: rules.FiringPending and rules.FiringDone.
-// Transitional, as State.
-const (
-	// StatePending is rules.FiringPending.
-	StatePending = rules.FiringPending
-	// StateDone is rules.FiringDone.
-	StateDone = rules.FiringDone
-)
-
-// FiringInfo is what the ledger knows about one (rule, ticket):
-// rules.FiringRecord. Transitional: kept while cmd/deskbot names it.
-type FiringInfo = rules.FiringRecord
-
 type currentFiring struct {
 	id         int64
 	episode    int64

@@ -54,7 +54,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 	// The ledger: with a desk of yours, what the state store says has
 	// fired (read only); with the embedded simulator, nothing (the store
 	// on disk is about other tickets).
-	ledger := readOnlyLedger{}
+	var fired scheduler.FiringStates // nil: an empty ledger
 	ledgerNote := "no ledger: every matching ticket counts as not fired yet"
 	if cfg.DeskURL != "" {
 		if path := store.StateFile(cfg.State); path != "" && !fileExists(path) {
@@ -64,7 +64,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 			ledgerNote = "the ledger could not be read: every matching ticket counts as not fired yet"
 		} else {
 			defer st.Close()
-			ledger.fs = st
+			fired = st
 			ledgerNote = "tickets the ledger in DESKBOT_STATE shows as fired are left out"
 		}
 	}
@@ -78,7 +78,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
 	}
-	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, ledger, scheduler.LogNotifier{}, opts...)
+	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, scheduler.ReadOnlyLedger(fired), scheduler.LogNotifier{}, opts...)
 	if err != nil {
 		return fmt.Errorf("rules plan: %w", err)
 	}
@@ -339,35 +339,11 @@ func shortDur(d time.Duration) string {
 	return s
 }
 
-// readOnlyLedger is the ledger of a plan: it reads what fired (when it has
-// a store) and refuses every write, so a plan can never claim a firing.
-type readOnlyLedger struct{ fs scheduler.FiringStates }
-
-var errReadOnly = errors.New("rules plan: the ledger is read only")
-
-func (readOnlyLedger) Claim(context.Context, rules.FiringKey, rules.Once, time.Time, time.Duration) (rules.Firing, error) {
-	return rules.Firing{}, errReadOnly
-}
-func (readOnlyLedger) ActionDone(context.Context, int64, int) error            { return errReadOnly }
-func (readOnlyLedger) Finish(context.Context, int64, time.Time) error          { return errReadOnly }
-func (readOnlyLedger) Release(context.Context, int64, time.Time, string) error { return errReadOnly }
-func (readOnlyLedger) OpenEpisodes(context.Context, string) ([]int64, error)   { return nil, nil }
-func (readOnlyLedger) EndEpisodes(context.Context, string, []int64, time.Time) (int, error) {
-	return 0, errReadOnly
-}
-
-func (l readOnlyLedger) FiringState(ctx context.Context, key rules.FiringKey) (store.FiringInfo, bool, error) {
-	if l.fs == nil {
-		return store.FiringInfo{}, false, nil
-	}
-	return l.fs.FiringState(ctx, key)
-}
-
 // noEscalator lets a plan load rules that page: a dry run starts no page.
 type noEscalator struct{}
 
 func (noEscalator) Start(context.Context, oncall.PageSpec, time.Time) (oncall.Page, bool, error) {
-	return oncall.Page{}, false, errReadOnly
+	return oncall.Page{}, false, errors.New("rules plan: a dry run pages nobody")
 }
 func (noEscalator) Tick(context.Context, time.Time) (oncall.TickStats, error) {
 	return oncall.TickStats{}, nil
