@@ -12,22 +12,14 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deskbot/deskbot/internal/yamlpos"
 )
 
 // PosError is one problem of the oncall: section, positioned in the rules
 // file. Msg already names the schedule or policy, so Error reads
 // FILE:LINE:COL: oncall schedule "NAME": message.
-type PosError struct {
-	File string
-	Line int // 1-based
-	Col  int // 1-based
-	Msg  string
-}
-
-// Error formats the problem as FILE:LINE:COL: message.
-func (e PosError) Error() string {
-	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
-}
+type PosError = yamlpos.Error
 
 // Config is the loaded oncall: section: schedules and escalation policies,
 // every reference between them resolved.
@@ -153,139 +145,63 @@ var (
 // problem the Config is nil and the errors, in file order, say what was
 // expected and where.
 func ParseConfig(file string, n *yaml.Node) (*Config, []PosError) {
-	p := &parser{file: file}
+	p := &parser{rep: &yamlpos.Reporter{File: file, TagValues: true}}
 	cfg := p.section(n)
-	if len(p.errs) > 0 {
-		sort.SliceStable(p.errs, func(i, j int) bool {
-			a, b := p.errs[i], p.errs[j]
-			if a.Line != b.Line {
-				return a.Line < b.Line
-			}
-			return a.Col < b.Col
-		})
-		return nil, p.errs
+	if p.rep.Len() > 0 {
+		errs := p.rep.Errors()
+		for i := range errs {
+			errs[i] = errs[i].Unscoped() // Msg names the schedule or policy
+		}
+		return nil, errs
 	}
 	return cfg, nil
 }
 
+// parser reads the oncall: section. Its reporter's Scope names the part
+// being read: oncall, oncall schedule "x" and the like.
 type parser struct {
-	file   string
-	prefix string // "oncall schedule \"x\": " and the like
-	errs   []PosError
+	rep *yamlpos.Reporter
 }
 
-func (p *parser) errNode(n *yaml.Node, format string, args ...any) {
-	line, col := max(n.Line, 1), max(n.Column, 1)
-	p.errs = append(p.errs, PosError{File: p.file, Line: line, Col: col, Msg: p.prefix + fmt.Sprintf(format, args...)})
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
-}
-
-// describe names the YAML type of a node for messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!null":
-			return "nothing"
-		case "!!str":
-			return fmt.Sprintf("the string %q", n.Value)
-		case "!!int", "!!float":
-			return "the number " + n.Value
-		case "!!bool":
-			return "the boolean " + n.Value
-		}
-		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
-	}
-	return "an alias"
-}
-
-type pair struct{ key, val *yaml.Node }
-
-// mapping checks that n is a mapping of distinct keys among allowed.
-func (p *parser) mapping(n *yaml.Node, what string, allowed []string) (map[string]pair, bool) {
-	if n.Kind != yaml.MappingNode {
-		p.errNode(n, "%s: want a mapping, got %s", what, describe(n))
+// mapping checks that n is a mapping of distinct keys among allowed; ok
+// is false when any key was refused.
+func (p *parser) mapping(n *yaml.Node, what string, allowed []string) (m map[string]yamlpos.Pair, ok bool) {
+	pairs, isMapping := p.rep.Mapping(n, what, yamlpos.Keys{Allowed: allowed, ScopeDuplicates: true, UnknownTwice: true})
+	if !isMapping {
 		return nil, false
 	}
-	out := map[string]pair{}
-	ok := true
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			p.errNode(k, "%s: want a plain key, got %s", what, describe(k))
-			ok = false
-			continue
-		}
-		if prev, dup := out[k.Value]; dup {
-			p.errNode(k, "%s: duplicate key %q (first at line %d)", what, k.Value, prev.key.Line)
-			ok = false
-			continue
-		}
-		known := false
-		for _, a := range allowed {
-			known = known || a == k.Value
-		}
-		if !known {
-			p.errNode(k, "unknown key %q in %s (want one of %s)", k.Value, what, strings.Join(allowed, ", "))
-			ok = false
-			continue
-		}
-		out[k.Value] = pair{k, v}
-	}
-	return out, ok
+	return yamlpos.ByKey(pairs), yamlpos.Strict(n, pairs)
 }
 
 // list checks that n is a list (null counts as empty).
 func (p *parser) list(n *yaml.Node, what, want string) ([]*yaml.Node, bool) {
-	if isNull(n) {
+	if yamlpos.IsNull(n) {
 		return nil, true
 	}
 	if n.Kind != yaml.SequenceNode {
-		p.errNode(n, "%s: want a list of %s, got %s", what, want, describe(n))
+		p.rep.Node(n, "%s: want a list of %s, got %s", what, want, yamlpos.DescribeValue(n))
 		return nil, false
 	}
 	out := make([]*yaml.Node, len(n.Content))
 	for i, c := range n.Content {
-		out[i] = resolve(c)
+		out[i] = yamlpos.Resolve(c)
 	}
 	return out, true
 }
 
-func (p *parser) str(n *yaml.Node, what string) (string, bool) {
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		p.errNode(n, "%s: want a string, got %s", what, describe(n))
-		return "", false
-	}
-	return n.Value, true
-}
-
 func (p *parser) section(n *yaml.Node) *Config {
 	cfg := &Config{}
-	n = resolve(n)
-	if isNull(n) {
+	n = yamlpos.Resolve(n)
+	if yamlpos.IsNull(n) {
 		return cfg
 	}
-	p.prefix = "oncall: "
+	p.rep.Scope = "oncall"
 	m, _ := p.mapping(n, "the oncall section", sectionKeys)
 	if m == nil {
 		return cfg
 	}
 	if s, has := m["schedules"]; has {
-		items, _ := p.list(s.val, "schedules", "schedules")
+		items, _ := p.list(s.Val, "schedules", "schedules")
 		seen := map[string]int{}
 		for _, it := range items {
 			if sc := p.schedule(it, seen); sc != nil {
@@ -301,8 +217,8 @@ func (p *parser) section(n *yaml.Node) *Config {
 		}
 	}
 	if pol, has := m["policies"]; has {
-		p.prefix = "oncall: "
-		items, _ := p.list(pol.val, "policies", "escalation policies")
+		p.rep.Scope = "oncall"
+		items, _ := p.list(pol.Val, "policies", "escalation policies")
 		seen := map[string]int{}
 		for _, it := range items {
 			if po := p.policy(it, cfg, seen); po != nil {
@@ -314,83 +230,83 @@ func (p *parser) section(n *yaml.Node) *Config {
 }
 
 // named reads the name of a schedule or policy first, so that every other
-// message can carry it; it sets p.prefix.
+// message can carry it; it sets the reporter's Scope.
 func (p *parser) named(n *yaml.Node, kind string, seen map[string]int) (string, bool) {
-	p.prefix = "oncall " + kind + ": "
+	p.rep.Scope = "oncall " + kind
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		k, v := yamlpos.Resolve(n.Content[i]), yamlpos.Resolve(n.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.Value != "name" {
 			continue
 		}
-		name, ok := p.str(v, "name")
+		name, ok := p.rep.Str(v, "name")
 		if !ok {
 			return "", false
 		}
 		if !nameRE.MatchString(name) {
-			p.errNode(v, "name %q: want lower-case letters, digits and '-' only", name)
+			p.rep.Node(v, "name %q: want lower-case letters, digits and '-' only", name)
 			return "", false
 		}
-		p.prefix = fmt.Sprintf("oncall %s %q: ", kind, name)
+		p.rep.Scope = fmt.Sprintf("oncall %s %q", kind, name)
 		if line, dup := seen[name]; dup {
-			p.errNode(v, "duplicate %s name (first defined at line %d)", kind, line)
+			p.rep.Node(v, "duplicate %s name (first defined at line %d)", kind, line)
 			return name, false
 		}
 		seen[name] = v.Line
 		return name, true
 	}
-	p.errNode(n, "missing name")
+	p.rep.Node(n, "missing name")
 	return "", false
 }
 
 func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
-	p.prefix = "oncall schedule: "
+	p.rep.Scope = "oncall schedule"
 	if n.Kind != yaml.MappingNode {
-		p.errNode(n, "want a mapping with name, time_zone, rotation, start and members, got %s", describe(n))
+		p.rep.Node(n, "want a mapping with name, time_zone, rotation, start and members, got %s", yamlpos.DescribeValue(n))
 		return nil
 	}
 	name, ok := p.named(n, "schedule", seen)
 	m, good := p.mapping(n, "schedule", scheduleKeys)
 	ok = ok && good
 	s := &Schedule{Name: name, Line: n.Line}
-	need := func(key, what string) (pair, bool) {
+	need := func(key, what string) (yamlpos.Pair, bool) {
 		v, has := m[key]
 		if !has {
-			p.errNode(n, "missing %s: (%s)", key, what)
+			p.rep.Node(n, "missing %s: (%s)", key, what)
 			ok = false
 		}
 		return v, has
 	}
 	if v, has := need("time_zone", "an IANA time zone such as Europe/Zurich or UTC"); has {
-		if z, good := p.str(v.val, "time_zone"); !good {
+		if z, good := p.rep.Str(v.Val, "time_zone"); !good {
 			ok = false
 		} else if loc, err := loadZone(z); err != nil {
-			p.errNode(v.val, "time_zone: unknown time zone %q: want an IANA name such as Europe/Zurich or UTC", z)
+			p.rep.Node(v.Val, "time_zone: unknown time zone %q: want an IANA name such as Europe/Zurich or UTC", z)
 			ok = false
 		} else {
 			s.Location = loc
 		}
 	}
 	if v, has := need("rotation", "the length of one shift, such as 12h, 1d or 1w"); has {
-		d, good := p.rotation(v.val)
+		d, good := p.rotation(v.Val)
 		ok = ok && good
 		s.Rotation = d
 	}
 	if v, has := m["handoff"]; has {
-		d, good := p.clock(v.val)
+		d, good := p.clock(v.Val)
 		ok = ok && good
 		s.Handoff = d
 	}
 	var startDate time.Time
 	if v, has := need("start", "the date of the first shift, such as 2026-01-05"); has {
-		d, good := p.date(v.val)
+		d, good := p.date(v.Val)
 		ok = ok && good
 		startDate = d
 	}
 	if v, has := need("members", "a list of e-mail addresses or Slack user ids"); has {
-		items, good := p.list(v.val, "members", "e-mail addresses or Slack user ids")
+		items, good := p.list(v.Val, "members", "e-mail addresses or Slack user ids")
 		ok = ok && good
 		if good && len(items) == 0 {
-			p.errNode(v.val, "members: empty: want at least one e-mail address or Slack user id")
+			p.rep.Node(v.Val, "members: empty: want at least one e-mail address or Slack user id")
 			ok = false
 		}
 		for _, it := range items {
@@ -405,7 +321,7 @@ func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
 	s.anchor = startDate.Add(s.Handoff)
 	s.Start = s.instant(s.anchor)
 	if v, has := m["overrides"]; has {
-		if !p.overrides(v.val, s) {
+		if !p.overrides(v.Val, s) {
 			return nil
 		}
 	}
@@ -424,11 +340,11 @@ func loadZone(name string) (*time.Location, error) {
 func (p *parser) rotation(n *yaml.Node) (time.Duration, bool) {
 	const want = "want a length such as 12h, 1d, 1w or 1d12h (units h, d, w)"
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		p.errNode(n, "rotation: %s, got %s", want, describe(n))
+		p.rep.Node(n, "rotation: %s, got %s", want, yamlpos.DescribeValue(n))
 		return 0, false
 	}
 	if !rotationRE.MatchString(n.Value) {
-		p.errNode(n, "rotation: invalid length %q: %s", n.Value, want)
+		p.rep.Node(n, "rotation: invalid length %q: %s", n.Value, want)
 		return 0, false
 	}
 	var d time.Duration
@@ -437,12 +353,12 @@ func (p *parser) rotation(n *yaml.Node) (time.Duration, bool) {
 		unit := map[string]time.Duration{"h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[m[2]]
 		d += time.Duration(x) * unit
 		if d > MaxRotation {
-			p.errNode(n, "rotation: %s is too long: want at most 52w", n.Value)
+			p.rep.Node(n, "rotation: %s is too long: want at most 52w", n.Value)
 			return 0, false
 		}
 	}
 	if d <= 0 {
-		p.errNode(n, "rotation: %s is zero: want a positive length such as 12h, 1d or 1w", n.Value)
+		p.rep.Node(n, "rotation: %s is zero: want a positive length such as 12h, 1d or 1w", n.Value)
 		return 0, false
 	}
 	return d, true
@@ -452,7 +368,7 @@ func (p *parser) rotation(n *yaml.Node) (time.Duration, bool) {
 func (p *parser) clock(n *yaml.Node) (time.Duration, bool) {
 	t, err := time.Parse("15:04", n.Value)
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" || err != nil || len(n.Value) != 5 {
-		p.errNode(n, "handoff: want a local time of day such as \"09:00\", got %s", describe(n))
+		p.rep.Node(n, "handoff: want a local time of day such as \"09:00\", got %s", yamlpos.DescribeValue(n))
 		return 0, false
 	}
 	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, true
@@ -465,19 +381,19 @@ func (p *parser) date(n *yaml.Node) (time.Time, bool) {
 			return d, true
 		}
 	}
-	p.errNode(n, "start: want a date such as 2026-01-05, got %s", describe(n))
+	p.rep.Node(n, "start: want a date such as 2026-01-05, got %s", yamlpos.DescribeValue(n))
 	return time.Time{}, false
 }
 
 // member checks an e-mail address or a Slack user id.
 func (p *parser) member(n *yaml.Node, what string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		p.errNode(n, "%s: want an e-mail address or a Slack user id such as U0123ABC, got %s", what, describe(n))
+		p.rep.Node(n, "%s: want an e-mail address or a Slack user id such as U0123ABC, got %s", what, yamlpos.DescribeValue(n))
 		return "", false
 	}
 	v := n.Value
 	if !isPerson(v) {
-		p.errNode(n, "%s: %q is neither an e-mail address nor a Slack user id such as U0123ABC", what, v)
+		p.rep.Node(n, "%s: %q is neither an e-mail address nor a Slack user id such as U0123ABC", what, v)
 		return "", false
 	}
 	return v, true
@@ -507,7 +423,7 @@ func (p *parser) localTime(n *yaml.Node, what string, loc *time.Location) (time.
 			return t, true
 		}
 	}
-	p.errNode(n, "%s: want a local time such as \"2026-03-28T18:00\", got %s", what, describe(n))
+	p.rep.Node(n, "%s: want a local time such as \"2026-03-28T18:00\", got %s", what, yamlpos.DescribeValue(n))
 	return time.Time{}, false
 }
 
@@ -524,25 +440,25 @@ func (p *parser) overrides(n *yaml.Node, s *Schedule) bool {
 		o := Override{Line: it.Line}
 		for _, k := range overrideKeys {
 			if _, has := m[k]; !has {
-				p.errNode(it, "%s: missing %s", what, k)
+				p.rep.Node(it, "%s: missing %s", what, k)
 				good = false
 			}
 		}
 		if v, has := m["member"]; has {
-			mem, g := p.member(v.val, what+" member")
+			mem, g := p.member(v.Val, what+" member")
 			good = good && g
 			o.Member = mem
 		}
 		var fromOK, toOK bool
 		if v, has := m["from"]; has {
-			o.From, fromOK = p.localTime(v.val, what+" from", s.Location)
+			o.From, fromOK = p.localTime(v.Val, what+" from", s.Location)
 		}
 		if v, has := m["to"]; has {
-			o.To, toOK = p.localTime(v.val, what+" to", s.Location)
+			o.To, toOK = p.localTime(v.Val, what+" to", s.Location)
 		}
 		good = good && fromOK && toOK
 		if fromOK && toOK && !o.To.After(o.From) {
-			p.errNode(m["to"].val, "%s: to %s is not after from %s", what, m["to"].val.Value, m["from"].val.Value)
+			p.rep.Node(m["to"].Val, "%s: to %s is not after from %s", what, m["to"].Val.Value, m["from"].Val.Value)
 			good = false
 		}
 		if !good {
@@ -557,7 +473,7 @@ func (p *parser) overrides(n *yaml.Node, s *Schedule) bool {
 	for i, a := range s.Overrides {
 		for _, b := range s.Overrides[:i] {
 			if a.From.Before(b.To) && b.From.Before(a.To) {
-				p.errNode(items[nums[i]-1], "override %d (%s, %s to %s) overlaps the override at line %d (%s, %s to %s)",
+				p.rep.Node(items[nums[i]-1], "override %d (%s, %s to %s) overlaps the override at line %d (%s, %s to %s)",
 					nums[i], a.Member, s.fmtLocal(a.From), s.fmtLocal(a.To), b.Line, b.Member, s.fmtLocal(b.From), s.fmtLocal(b.To))
 				ok = false
 				break
@@ -571,9 +487,9 @@ func (p *parser) overrides(n *yaml.Node, s *Schedule) bool {
 func (s *Schedule) fmtLocal(t time.Time) string { return t.In(s.Location).Format("2006-01-02T15:04") }
 
 func (p *parser) policy(n *yaml.Node, cfg *Config, seen map[string]int) *Policy {
-	p.prefix = "oncall policy: "
+	p.rep.Scope = "oncall policy"
 	if n.Kind != yaml.MappingNode {
-		p.errNode(n, "want a mapping with name and levels, got %s", describe(n))
+		p.rep.Node(n, "want a mapping with name and levels, got %s", yamlpos.DescribeValue(n))
 		return nil
 	}
 	name, ok := p.named(n, "policy", seen)
@@ -582,25 +498,25 @@ func (p *parser) policy(n *yaml.Node, cfg *Config, seen map[string]int) *Policy 
 	pol := &Policy{Name: name, Line: n.Line}
 	if v, has := m["repeat"]; has {
 		var r int64
-		if v.val.Kind != yaml.ScalarNode || v.val.Tag != "!!int" || v.val.Decode(&r) != nil || r < 0 || r > MaxRepeat {
-			p.errNode(v.val, "repeat: want a whole number from 0 to %d, got %s", MaxRepeat, describe(v.val))
+		if v.Val.Kind != yaml.ScalarNode || v.Val.Tag != "!!int" || v.Val.Decode(&r) != nil || r < 0 || r > MaxRepeat {
+			p.rep.Node(v.Val, "repeat: want a whole number from 0 to %d, got %s", MaxRepeat, yamlpos.DescribeValue(v.Val))
 			ok = false
 		}
 		pol.Repeat = int(r)
 	}
 	v, has := m["levels"]
 	if !has {
-		p.errNode(n, "missing levels: (a list of {schedule|user|group: ..., after: DURATION})")
+		p.rep.Node(n, "missing levels: (a list of {schedule|user|group: ..., after: DURATION})")
 		return nil
 	}
-	items, good := p.list(v.val, "levels", "{schedule|user|group: ..., after: DURATION}")
+	items, good := p.list(v.Val, "levels", "{schedule|user|group: ..., after: DURATION}")
 	ok = ok && good
 	if good && len(items) == 0 {
-		p.errNode(v.val, "levels: empty: want at least one level")
+		p.rep.Node(v.Val, "levels: empty: want at least one level")
 		ok = false
 	}
 	if len(items) > MaxLevels {
-		p.errNode(v.val, "levels: %d levels: want at most %d", len(items), MaxLevels)
+		p.rep.Node(v.Val, "levels: %d levels: want at most %d", len(items), MaxLevels)
 		ok = false
 	}
 	for i, it := range items {
@@ -621,27 +537,27 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 	if m == nil {
 		return lv, false
 	}
-	var target *pair
+	var target *yamlpos.Pair
 	for _, k := range levelKeys[:3] {
 		v, has := m[k]
 		if !has {
 			continue
 		}
 		if target != nil {
-			p.errNode(v.key, "%s: %s and %s are mutually exclusive: one target per level", what, target.key.Value, k)
+			p.rep.Node(v.Key, "%s: %s and %s are mutually exclusive: one target per level", what, target.Key.Value, k)
 			ok = false
 			continue
 		}
 		target = &v
 	}
 	if target == nil {
-		p.errNode(n, "%s: missing schedule, user or group (whom to page)", what)
+		p.rep.Node(n, "%s: missing schedule, user or group (whom to page)", what)
 		ok = false
 	} else {
-		switch target.key.Value {
+		switch target.Key.Value {
 		case "schedule":
 			lv.Kind = TargetSchedule
-			name, good := p.str(target.val, what+" schedule")
+			name, good := p.rep.Str(target.Val, what+" schedule")
 			if good {
 				if lv.Schedule = cfg.Schedule(name); lv.Schedule == nil {
 					var names []string
@@ -653,7 +569,7 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 					if len(names) > 0 {
 						known = "known: " + strings.Join(names, ", ")
 					}
-					p.errNode(target.val, "%s: unknown schedule %q (%s)", what, name, known)
+					p.rep.Node(target.Val, "%s: unknown schedule %q (%s)", what, name, known)
 					good = false
 				}
 			}
@@ -661,14 +577,14 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 			lv.Name = name
 		case "user":
 			lv.Kind = TargetPerson
-			mem, good := p.member(target.val, what+" user")
+			mem, good := p.member(target.Val, what+" user")
 			ok = ok && good
 			lv.Name = mem
 		case "group":
 			lv.Kind = TargetGroup
-			g, good := p.str(target.val, what+" group")
+			g, good := p.rep.Str(target.Val, what+" group")
 			if good && !slackGroup.MatchString(g) {
-				p.errNode(target.val, "%s group: %q is not a Slack user group: want an id such as S0123ABC or a @handle", what, g)
+				p.rep.Node(target.Val, "%s group: %q is not a Slack user group: want an id such as S0123ABC or a @handle", what, g)
 				good = false
 			}
 			ok = ok && good
@@ -677,24 +593,24 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 	}
 	v, has := m["after"]
 	if !has {
-		p.errNode(n, "%s: missing after: (how long to wait for an acknowledgement, such as 10m)", what)
+		p.rep.Node(n, "%s: missing after: (how long to wait for an acknowledgement, such as 10m)", what)
 		return lv, false
 	}
 	const want = "want a duration such as 10m or 1h"
-	if v.val.Kind != yaml.ScalarNode || v.val.Tag != "!!str" {
-		p.errNode(v.val, "%s after: %s, got %s", what, want, describe(v.val))
+	if v.Val.Kind != yaml.ScalarNode || v.Val.Tag != "!!str" {
+		p.rep.Node(v.Val, "%s after: %s, got %s", what, want, yamlpos.DescribeValue(v.Val))
 		return lv, false
 	}
-	d, err := time.ParseDuration(v.val.Value)
+	d, err := time.ParseDuration(v.Val.Value)
 	switch {
 	case err != nil:
-		p.errNode(v.val, "%s after: invalid duration %q: %s", what, v.val.Value, want)
+		p.rep.Node(v.Val, "%s after: invalid duration %q: %s", what, v.Val.Value, want)
 		return lv, false
 	case d < MinAfter:
-		p.errNode(v.val, "%s after: %s is too short: want at least 1m", what, v.val.Value)
+		p.rep.Node(v.Val, "%s after: %s is too short: want at least 1m", what, v.Val.Value)
 		return lv, false
 	case d > MaxAfter:
-		p.errNode(v.val, "%s after: %s is too long: want at most 24h", what, v.val.Value)
+		p.rep.Node(v.Val, "%s after: %s is too long: want at most 24h", what, v.Val.Value)
 		return lv, false
 	}
 	lv.After = d
