@@ -287,34 +287,18 @@ func (c *costCheck) fail(n ast.Node, format string, args ...any) *cost {
 	return &cost{steps: math.Inf(1), kind: kScalar}
 }
 
+// visit returns the cost of evaluating n, and what its value is.
 func (c *costCheck) visit(n ast.Node) *cost {
+	if v, ok := literalCost(n); ok {
+		return v
+	}
 	switch n := n.(type) {
-	case nil:
-		return scalarCost()
-	case *ast.NilNode, *ast.FloatNode, *ast.BoolNode, *ast.ConstantNode:
-		return scalarCost()
-	case *ast.IntegerNode:
-		x := float64(n.Value)
-		return &cost{kind: kScalar, num: &x}
-	case *ast.StringNode:
-		return &cost{kind: kText, size: float64(len(n.Value)), text: srcText(n)}
-	case *ast.BytesNode:
-		return &cost{kind: kText, size: float64(len(n.Value)), text: srcText(n)}
 	case *ast.IdentifierNode:
 		return c.identifier(n)
 	case *ast.PointerNode:
 		return c.pointer(n)
 	case *ast.UnaryNode:
-		v := c.visit(n.Node)
-		out := scalarCost().withCost(v)
-		if v.num != nil && (n.Operator == "-" || n.Operator == "+") {
-			x := *v.num
-			if n.Operator == "-" {
-				x = -x
-			}
-			out.num = &x
-		}
-		return out
+		return c.unary(n)
 	case *ast.BinaryNode:
 		return c.binary(n)
 	case *ast.ChainNode:
@@ -322,72 +306,143 @@ func (c *costCheck) visit(n ast.Node) *cost {
 	case *ast.MemberNode:
 		return c.member(n)
 	case *ast.SliceNode:
-		v, from, to := c.visit(n.Node), c.visit(n.From), c.visit(n.To)
-		out := v.value().withCost(v, from, to)
-		out.num = nil
-		if out.kind == kList && from.num != nil && to.num != nil {
-			out.size = min(out.size, max(0, *to.num-*from.num))
-		}
-		return out
+		return c.slice(n)
 	case *ast.CallNode:
-		vs := []*cost{c.visit(n.Callee)}
-		for _, a := range n.Arguments {
-			vs = append(vs, c.visit(a))
-		}
-		out := scalarCost().withCost(vs...)
-		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "has_tag" {
-			out.steps += ListBound // it walks the ticket's tags
-		}
-		return out
+		return c.call(n)
 	case *ast.BuiltinNode:
 		return c.builtin(n)
 	case *ast.PredicateNode:
 		return c.visit(n.Node)
 	case *ast.VariableDeclaratorNode:
-		v := c.visit(n.Value)
-		c.vars = append(c.vars, costVar{name: n.Name, val: v.value()})
-		e := c.visit(n.Expr)
-		c.vars = c.vars[:len(c.vars)-1]
-		return e.value().withCost(v, e)
+		return c.declaration(n)
 	case *ast.SequenceNode:
-		if len(n.Nodes) == 0 {
-			return scalarCost()
-		}
-		vs := make([]*cost, len(n.Nodes))
-		for i, x := range n.Nodes {
-			vs[i] = c.visit(x)
-		}
-		return vs[len(vs)-1].value().withCost(vs...)
+		return c.sequence(n)
 	case *ast.ConditionalNode:
-		cond, a, b := c.visit(n.Cond), c.visit(n.Exp1), c.visit(n.Exp2)
-		branch := a
-		if b.steps > a.steps {
-			branch = b
-		}
-		return unionCost(a, b).withCost(cond, branch)
+		return c.conditional(n)
 	case *ast.ArrayNode:
-		out := &cost{kind: kList, size: float64(len(n.Nodes)), text: srcText(n)}
-		vs := make([]*cost, len(n.Nodes))
-		for i, x := range n.Nodes {
-			vs[i] = c.visit(x)
-			out.elem = c.union(out.elem, vs[i])
-		}
-		return out.withCost(vs...)
+		return c.array(n)
 	case *ast.MapNode:
-		out := &cost{kind: kMap, size: float64(len(n.Pairs)), text: srcText(n)}
-		var vs []*cost
-		for _, p := range n.Pairs {
-			v := c.visit(p)
-			vs = append(vs, v)
-			out.elem = c.union(out.elem, v)
-		}
-		return out.withCost(vs...)
+		return c.mapping(n)
 	case *ast.PairNode:
 		k, v := c.visit(n.Key), c.visit(n.Value)
 		return v.value().withCost(k, v)
 	}
 	// A node this check does not know: it cannot say what it costs.
 	return c.fail(n, "cannot bound the cost of %s", srcText(n))
+}
+
+// literalCost is the value of a literal (nil when n is none), which costs
+// nothing to evaluate.
+func literalCost(n ast.Node) (*cost, bool) {
+	switch n := n.(type) {
+	case nil:
+		return scalarCost(), true
+	case *ast.NilNode, *ast.FloatNode, *ast.BoolNode, *ast.ConstantNode:
+		return scalarCost(), true
+	case *ast.IntegerNode:
+		x := float64(n.Value)
+		return &cost{kind: kScalar, num: &x}, true
+	case *ast.StringNode:
+		return &cost{kind: kText, size: float64(len(n.Value)), text: srcText(n)}, true
+	case *ast.BytesNode:
+		return &cost{kind: kText, size: float64(len(n.Value)), text: srcText(n)}, true
+	}
+	return nil, false
+}
+
+// unary is the cost of -x, +x or !x; a constant stays known.
+func (c *costCheck) unary(n *ast.UnaryNode) *cost {
+	v := c.visit(n.Node)
+	out := scalarCost().withCost(v)
+	if v.num != nil && (n.Operator == "-" || n.Operator == "+") {
+		x := *v.num
+		if n.Operator == "-" {
+			x = -x
+		}
+		out.num = &x
+	}
+	return out
+}
+
+// slice is the cost of x[from:to]: a list no longer than x, nor than
+// to-from when both are constants.
+func (c *costCheck) slice(n *ast.SliceNode) *cost {
+	v, from, to := c.visit(n.Node), c.visit(n.From), c.visit(n.To)
+	out := v.value().withCost(v, from, to)
+	out.num = nil
+	if out.kind == kList && from.num != nil && to.num != nil {
+		out.size = min(out.size, max(0, *to.num-*from.num))
+	}
+	return out
+}
+
+// call is the cost of calling one of deskbot's functions: its arguments,
+// and has_tag's walk through the ticket's tags.
+func (c *costCheck) call(n *ast.CallNode) *cost {
+	vs := []*cost{c.visit(n.Callee)}
+	for _, a := range n.Arguments {
+		vs = append(vs, c.visit(a))
+	}
+	out := scalarCost().withCost(vs...)
+	if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "has_tag" {
+		out.steps += ListBound // it walks the ticket's tags
+	}
+	return out
+}
+
+// declaration is the cost of let x = v; e: x has v's value in e.
+func (c *costCheck) declaration(n *ast.VariableDeclaratorNode) *cost {
+	v := c.visit(n.Value)
+	c.vars = append(c.vars, costVar{name: n.Name, val: v.value()})
+	e := c.visit(n.Expr)
+	c.vars = c.vars[:len(c.vars)-1]
+	return e.value().withCost(v, e)
+}
+
+// sequence is the cost of a; b; c, whose value is the last's.
+func (c *costCheck) sequence(n *ast.SequenceNode) *cost {
+	if len(n.Nodes) == 0 {
+		return scalarCost()
+	}
+	vs := make([]*cost, len(n.Nodes))
+	for i, x := range n.Nodes {
+		vs[i] = c.visit(x)
+	}
+	return vs[len(vs)-1].value().withCost(vs...)
+}
+
+// conditional is the cost of cond ? a : b: the condition and the dearer
+// branch; the value may be either.
+func (c *costCheck) conditional(n *ast.ConditionalNode) *cost {
+	cond, a, b := c.visit(n.Cond), c.visit(n.Exp1), c.visit(n.Exp2)
+	branch := a
+	if b.steps > a.steps {
+		branch = b
+	}
+	return unionCost(a, b).withCost(cond, branch)
+}
+
+// array is the cost of a list literal [a, b].
+func (c *costCheck) array(n *ast.ArrayNode) *cost {
+	out := &cost{kind: kList, size: float64(len(n.Nodes)), text: srcText(n)}
+	vs := make([]*cost, len(n.Nodes))
+	for i, x := range n.Nodes {
+		vs[i] = c.visit(x)
+		out.elem = c.union(out.elem, vs[i])
+	}
+	return out.withCost(vs...)
+}
+
+// mapping is the cost of a map literal {k: v}.
+func (c *costCheck) mapping(n *ast.MapNode) *cost {
+	out := &cost{kind: kMap, size: float64(len(n.Pairs)), text: srcText(n)}
+	var vs []*cost
+	for _, p := range n.Pairs {
+		v := c.visit(p)
+		vs = append(vs, v)
+		out.elem = c.union(out.elem, v)
+	}
+	return out.withCost(vs...)
 }
 
 // union is unionCost where a may be nil (no item yet).
@@ -457,20 +512,14 @@ func (c *costCheck) member(n *ast.MemberNode) *cost {
 	return out.withCost(base, prop)
 }
 
+// binary is the cost of a binary operation: ranges and in walk through a
+// list, + may join lists or texts, arithmetic keeps constants known.
 func (c *costCheck) binary(n *ast.BinaryNode) *cost {
 	l, r := c.visit(n.Left), c.visit(n.Right)
 	out := scalarCost().withCost(l, r)
 	switch n.Operator {
 	case "..":
-		if l.num == nil || r.num == nil {
-			return c.fail(n, "the range %s has a bound that is not a constant, so its cost per ticket has no bound: write constant bounds, e.g. 1..10", srcText(n))
-		}
-		size := max(0, *r.num-*l.num+1)
-		out = (&cost{kind: kList, size: size, elem: scalarCost(), text: srcText(n)}).withCost(l, r)
-		if size > out.steps {
-			out.chain = []loopStep{{what: "the range " + srcText(n), n: size, off: startOf(n)}}
-		}
-		out.steps += size
+		return c.rangeCost(n, l, r)
 	case "in", "not in":
 		steps, chain, ok := c.walkCost(n.Operator, []ast.Node{n.Right}, []*cost{r})
 		if !ok {
@@ -478,28 +527,7 @@ func (c *costCheck) binary(n *ast.BinaryNode) *cost {
 		}
 		out.withCost(&cost{steps: steps, chain: chain}, l)
 	case "+":
-		switch {
-		case (l.kind == kList || r.kind == kList) && l.walked() && r.walked():
-			// Lists joined: ticket data counts as a list of ListBound items.
-			ln, la, lok := l.bound()
-			rn, ra, rok := r.bound()
-			if !lok || !rok {
-				out = &cost{kind: kUnbound, why: l.why + r.why}
-			} else {
-				out = &cost{kind: kList, size: ln + rn, assumed: la || ra, elem: unionCost(l.items(), r.items())}
-			}
-			out.text = srcText(n)
-		case l.kind == kText && r.kind == kText:
-			out = &cost{kind: kText, size: l.size + r.size, text: srcText(n), why: l.why + r.why}
-		case l.kind == kUnbound || r.kind == kUnbound || l.kind == kData || r.kind == kData:
-			out = unionCost(l, r)
-			out.text = srcText(n)
-		}
-		out.withCost(l, r)
-		if l.num != nil && r.num != nil {
-			x := *l.num + *r.num
-			out.num = &x
-		}
+		out = plusCost(n, l, r, out)
 	case "-", "*":
 		if l.num != nil && r.num != nil {
 			x := *l.num - *r.num
@@ -510,6 +538,49 @@ func (c *costCheck) binary(n *ast.BinaryNode) *cost {
 		}
 	case "??":
 		out = unionCost(l, r).withCost(l, r)
+	}
+	return out
+}
+
+// rangeCost is the cost of l..r: a list of r-l+1 numbers, made one by
+// one; both bounds must be constants.
+func (c *costCheck) rangeCost(n *ast.BinaryNode, l, r *cost) *cost {
+	if l.num == nil || r.num == nil {
+		return c.fail(n, "the range %s has a bound that is not a constant, so its cost per ticket has no bound: write constant bounds, e.g. 1..10", srcText(n))
+	}
+	size := max(0, *r.num-*l.num+1)
+	out := (&cost{kind: kList, size: size, elem: scalarCost(), text: srcText(n)}).withCost(l, r)
+	if size > out.steps {
+		out.chain = []loopStep{{what: "the range " + srcText(n), n: size, off: startOf(n)}}
+	}
+	out.steps += size
+	return out
+}
+
+// plusCost is the cost of l + r (out is that of a number): lists joined,
+// texts joined, or numbers added.
+func plusCost(n *ast.BinaryNode, l, r, out *cost) *cost {
+	switch {
+	case (l.kind == kList || r.kind == kList) && l.walked() && r.walked():
+		// Lists joined: ticket data counts as a list of ListBound items.
+		ln, la, lok := l.bound()
+		rn, ra, rok := r.bound()
+		if !lok || !rok {
+			out = &cost{kind: kUnbound, why: l.why + r.why}
+		} else {
+			out = &cost{kind: kList, size: ln + rn, assumed: la || ra, elem: unionCost(l.items(), r.items())}
+		}
+		out.text = srcText(n)
+	case l.kind == kText && r.kind == kText:
+		out = &cost{kind: kText, size: l.size + r.size, text: srcText(n), why: l.why + r.why}
+	case l.kind == kUnbound || r.kind == kUnbound || l.kind == kData || r.kind == kData:
+		out = unionCost(l, r)
+		out.text = srcText(n)
+	}
+	out.withCost(l, r)
+	if l.num != nil && r.num != nil {
+		x := *l.num + *r.num
+		out.num = &x
 	}
 	return out
 }
@@ -571,21 +642,25 @@ var textBuiltins = map[string]bool{
 	"trim": true, "trimPrefix": true, "trimSuffix": true, "upper": true, "lower": true,
 }
 
+// collectionBuiltins return their first argument's items, in another
+// order or shape.
+var collectionBuiltins = map[string]bool{
+	"keys": true, "values": true, "toPairs": true, "reverse": true,
+	"uniq": true, "sort": true, "take": true, "fromPairs": true,
+}
+
+// builtin is the cost of a call of one of expr's builtins: its arguments,
+// the walk through each list it is given (unless it is notWalking), and
+// what its value is.
 func (c *costCheck) builtin(n *ast.BuiltinNode) *cost {
 	if predicateBuiltins[n.Name] && len(n.Arguments) >= 2 {
 		if _, ok := n.Arguments[1].(*ast.PredicateNode); ok {
 			return c.loop(n)
 		}
 	}
-	args := make([]*cost, len(n.Arguments))
+	args := make(builtinArgs, len(n.Arguments))
 	for i, a := range n.Arguments {
 		args[i] = c.visit(a)
-	}
-	arg := func(i int) *cost {
-		if i < len(args) {
-			return args[i]
-		}
-		return scalarCost()
 	}
 	steps, chain := addCosts(args...)
 	if !notWalking[n.Name] {
@@ -596,74 +671,114 @@ func (c *costCheck) builtin(n *ast.BuiltinNode) *cost {
 			return scalarCost().withCost(args...)
 		}
 	}
-	first := arg(0)
-	anyData := false
-	for _, a := range args {
-		anyData = anyData || a.kind == kData || a.kind == kTicket || a.kind == kEnv
-	}
-	var out *cost
-	switch {
-	case n.Name == "split" || n.Name == "splitAfter":
-		switch {
-		case first.kind == kText && !math.IsInf(first.size, 1):
-			out = &cost{kind: kList, size: first.size + 1, elem: &cost{kind: kText, size: first.size}}
-		case first.kind == kText:
-			out = &cost{kind: kUnbound, why: first.why}
-		default:
-			out = ticketData("")
-		}
-	case n.Name == "repeat":
-		if times := arg(1); first.kind == kText && times.num != nil {
-			out = &cost{kind: kText, size: first.size * max(0, *times.num), why: first.why}
-		} else {
-			out = &cost{kind: kText, size: math.Inf(1), why: "a text made by repeat() with a count that is not a constant"}
-		}
-	case textBuiltins[n.Name] && first.kind == kText:
-		out = &cost{kind: kText, size: 3 * first.size, why: first.why}
-	case n.Name == "keys" || n.Name == "values" || n.Name == "toPairs" || n.Name == "reverse" ||
-		n.Name == "uniq" || n.Name == "sort" || n.Name == "take" || n.Name == "fromPairs":
-		out = first.value()
-		out.num = nil
-		switch {
-		case out.kind == kMap && n.Name == "keys":
-			out.kind, out.elem = kList, scalarCost()
-		case out.kind == kMap && n.Name == "toPairs":
-			out.kind, out.elem = kList, &cost{kind: kList, size: 2, elem: unionCost(scalarCost(), first.items())}
-		case out.kind == kMap:
-			out.kind = kList
-		case out.kind == kList && n.Name == "fromPairs":
-			out.kind, out.elem = kMap, ticketData("")
-		}
-		if k := arg(1); n.Name == "take" && out.kind == kList && k.num != nil {
-			out.size = min(out.size, max(0, *k.num))
-		}
-	case n.Name == "concat":
-		out = &cost{kind: kList}
-		for _, a := range args {
-			k, assumed, ok := a.bound()
-			if !ok {
-				out = a.value()
-				break
-			}
-			out.size += k
-			out.assumed = out.assumed || assumed
-			out.elem = c.union(out.elem, a.items())
-		}
-	case n.Name == "flatten":
-		out = flattenCost(first)
-	case n.Name == "first" || n.Name == "last" || n.Name == "get":
-		out = first.items()
-	case n.Name == "fromJSON":
-		out = ticketData("")
-	case anyData:
-		out = ticketData("")
-	case first.kind == kText || n.Name == "join" || n.Name == "string" || n.Name == "toJSON" || n.Name == "replace":
-		out = &cost{kind: kText, size: math.Inf(1), why: "a text made by " + n.Name + "()"}
-	default:
-		out = scalarCost()
-	}
+	out := c.builtinValue(n.Name, args)
 	out.text = srcText(n)
 	out.steps, out.chain = steps, chain
+	return out
+}
+
+// builtinArgs are the costs of a builtin's arguments.
+type builtinArgs []*cost
+
+// at returns argument i, a scalar when there is none.
+func (a builtinArgs) at(i int) *cost {
+	if i < len(a) {
+		return a[i]
+	}
+	return scalarCost()
+}
+
+// anyData reports whether an argument is ticket data.
+func (a builtinArgs) anyData() bool {
+	for _, x := range a {
+		if x.kind == kData || x.kind == kTicket || x.kind == kEnv {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinValue is what builtin name returns, given its arguments.
+func (c *costCheck) builtinValue(name string, args builtinArgs) *cost {
+	first := args.at(0)
+	switch {
+	case name == "split" || name == "splitAfter":
+		return splitCost(first)
+	case name == "repeat":
+		return repeatCost(first, args.at(1))
+	case textBuiltins[name] && first.kind == kText:
+		return &cost{kind: kText, size: 3 * first.size, why: first.why}
+	case collectionBuiltins[name]:
+		return collectionCost(name, first, args.at(1))
+	case name == "concat":
+		return c.concatCost(args)
+	case name == "flatten":
+		return flattenCost(first)
+	case name == "first" || name == "last" || name == "get":
+		return first.items()
+	case name == "fromJSON", args.anyData():
+		return ticketData("")
+	case first.kind == kText || name == "join" || name == "string" || name == "toJSON" || name == "replace":
+		return &cost{kind: kText, size: math.Inf(1), why: "a text made by " + name + "()"}
+	}
+	return scalarCost()
+}
+
+// splitCost is the value of split(text, sep): at most one item more than
+// the text is long, each no longer than it.
+func splitCost(text *cost) *cost {
+	switch {
+	case text.kind == kText && !math.IsInf(text.size, 1):
+		return &cost{kind: kList, size: text.size + 1, elem: &cost{kind: kText, size: text.size}}
+	case text.kind == kText:
+		return &cost{kind: kUnbound, why: text.why}
+	}
+	return ticketData("")
+}
+
+// repeatCost is the value of repeat(text, times): bounded when times is a
+// constant.
+func repeatCost(text, times *cost) *cost {
+	if text.kind == kText && times.num != nil {
+		return &cost{kind: kText, size: text.size * max(0, *times.num), why: text.why}
+	}
+	return &cost{kind: kText, size: math.Inf(1), why: "a text made by repeat() with a count that is not a constant"}
+}
+
+// collectionCost is the value of a collectionBuiltins call on first (k:
+// the count of take).
+func collectionCost(name string, first, k *cost) *cost {
+	out := first.value()
+	out.num = nil
+	switch {
+	case out.kind == kMap && name == "keys":
+		out.kind, out.elem = kList, scalarCost()
+	case out.kind == kMap && name == "toPairs":
+		out.kind, out.elem = kList, &cost{kind: kList, size: 2, elem: unionCost(scalarCost(), first.items())}
+	case out.kind == kMap:
+		out.kind = kList
+	case out.kind == kList && name == "fromPairs":
+		out.kind, out.elem = kMap, ticketData("")
+	}
+	if name == "take" && out.kind == kList && k.num != nil {
+		out.size = min(out.size, max(0, *k.num))
+	}
+	return out
+}
+
+// concatCost is the value of concat(lists...): as many items as all of
+// them.
+func (c *costCheck) concatCost(args builtinArgs) *cost {
+	out := &cost{kind: kList}
+	for _, a := range args {
+		k, assumed, ok := a.bound()
+		if !ok {
+			return a.value()
+		}
+		out.size += k
+		out.assumed = out.assumed || assumed
+		out.elem = c.union(out.elem, a.items())
+	}
 	return out
 }
 
