@@ -349,44 +349,14 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 		return e.note(ctx, p, now, st)
 	}
 	if p.Stopped() {
-		// Resolved or exhausted without pending work: close it.
-		_, _, err := e.update(ctx, p.Key, func(q *Page) bool {
-			if q.Done || q.NoteDue() {
-				return false
-			}
-			q.Done = true
-			return true
-		})
-		return err
+		return e.close(ctx, p)
 	}
 	pol := e.Config().Policy(p.Policy)
 	if pol == nil {
-		// The policy left the rules file (a reload) while the page was
-		// escalating: there is nobody left to page. Stop, and say so on
-		// the ticket and the card, rather than wait for it for ever.
-		q := p.Clone()
-		if !q.Exhaust(fmt.Sprintf("escalation policy %s is no longer in the rules file: nobody left to page", p.Policy), now) {
-			return nil
-		}
-		won, err := e.swap(ctx, q)
-		if !won || err != nil {
-			return err
-		}
-		return e.exhausted(ctx, q, now, st, "on-call page stopped: its escalation policy is no longer in the rules file")
+		return e.policyGone(ctx, p, now, st)
 	}
 	if e.desk != nil && !p.Sending {
-		closed, err := e.desk.TicketClosed(ctx, p.TicketID)
-		if err != nil {
-			// Never let the desk stop a page: page anyway.
-			e.log.Warn("on-call: cannot check the ticket before paging; paging anyway", "page", p.Key, "ticket", p.TicketID, "err", err)
-		} else if closed {
-			q := p.Clone()
-			q.Resolve(now)
-			won, err := e.swap(ctx, q)
-			if won {
-				q.Version++
-				e.stopped(ctx, q)
-			}
+		if closed, err := e.ticketClosed(ctx, p, now); closed {
 			return err
 		}
 	}
@@ -420,6 +390,55 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 		return nil
 	}
 	return e.finish(ctx, h, e.pager.Page(ctx, req), now, st)
+}
+
+// close marks done a page resolved or exhausted without pending work.
+func (e *Escalator) close(ctx context.Context, p Page) error {
+	_, _, err := e.update(ctx, p.Key, func(q *Page) bool {
+		if q.Done || q.NoteDue() {
+			return false
+		}
+		q.Done = true
+		return true
+	})
+	return err
+}
+
+// policyGone stops page p whose policy left the rules file (a reload)
+// while it was escalating: there is nobody left to page. It says so on
+// the ticket and the card, rather than wait for it for ever.
+func (e *Escalator) policyGone(ctx context.Context, p Page, now time.Time, st *TickStats) error {
+	q := p.Clone()
+	if !q.Exhaust(fmt.Sprintf("escalation policy %s is no longer in the rules file: nobody left to page", p.Policy), now) {
+		return nil
+	}
+	won, err := e.swap(ctx, q)
+	if !won || err != nil {
+		return err
+	}
+	return e.exhausted(ctx, q, now, st, "on-call page stopped: its escalation policy is no longer in the rules file")
+}
+
+// ticketClosed checks the ticket of page p before paging: when it is
+// resolved, closed or gone, it resolves the page and reports true. The
+// desk never stops a page: when it cannot answer, the page goes on.
+func (e *Escalator) ticketClosed(ctx context.Context, p Page, now time.Time) (bool, error) {
+	closed, err := e.desk.TicketClosed(ctx, p.TicketID)
+	if err != nil {
+		e.log.Warn("on-call: cannot check the ticket before paging; paging anyway", "page", p.Key, "ticket", p.TicketID, "err", err)
+		return false, nil
+	}
+	if !closed {
+		return false, nil
+	}
+	q := p.Clone()
+	q.Resolve(now)
+	won, err := e.swap(ctx, q)
+	if won {
+		q.Version++
+		e.stopped(ctx, q)
+	}
+	return true, err
 }
 
 // finish records the outcome perr of delivering the claimed step h.
