@@ -87,10 +87,16 @@ type Desk interface {
 // scheduler) takes every due step exactly once across replicas; Ack, Take,
 // Resolve and EscalateNow are the buttons and commands.
 type Escalator struct {
+	config
 	cfg   atomic.Pointer[Config]
 	store PageStore
 	pager Pager
 	desk  Desk
+	m     *metrics
+}
+
+// config holds what the options of NewEscalator set.
+type config struct {
 	log   *slog.Logger
 	now   func() time.Time
 	lease time.Duration
@@ -98,50 +104,50 @@ type Escalator struct {
 	batch int
 	group int
 	reg   *prometheus.Registry
-	m     *metrics
 }
 
 // Option tunes NewEscalator.
-type Option func(*Escalator)
+type Option func(*config)
 
 // WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(e *Escalator) { e.log = l } }
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithClock sets the clock used only for the /metrics view of who is on
 // call; every decision uses the times passed in. Default time.Now.
-func WithClock(now func() time.Time) Option { return func(e *Escalator) { e.now = now } }
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithLease sets how long a claimed step may stay unconfirmed before
 // another replica takes it over (default 2m).
-func WithLease(d time.Duration) Option { return func(e *Escalator) { e.lease = d } }
+func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
 
 // WithRetry sets how long after a refused page the step is tried again
 // (default 30s).
-func WithRetry(d time.Duration) Option { return func(e *Escalator) { e.retry = d } }
+func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
 
 // WithBatch sets how many due pages one store read returns (default 100).
-func WithBatch(n int) Option { return func(e *Escalator) { e.batch = n } }
+func WithBatch(n int) Option { return func(c *config) { c.batch = n } }
 
 // WithGroupOver sets the escalator's group_over (default
 // DefaultGroupOver): when one Tick pages one person for more pages than n,
 // and the Pager is a PageGrouper, the person gets one direct message naming
 // them all.
-func WithGroupOver(n int) Option { return func(e *Escalator) { e.group = n } }
+func WithGroupOver(n int) Option { return func(c *config) { c.group = n } }
 
 // WithRegistry registers the on-call metrics on reg: pages, escalations,
 // acknowledgements, failures, exhausted pages, time to acknowledge, and
 // who is on call now and next per schedule.
 func WithRegistry(reg *prometheus.Registry) Option {
-	return func(e *Escalator) { e.reg = reg }
+	return func(c *config) { c.reg = reg }
 }
 
 // NewEscalator returns an Escalator over cfg (replaced later with
 // SetConfig, e.g. on SIGHUP) and st. desk may be nil (no notes, no
 // resolution check).
 func NewEscalator(cfg *Config, st PageStore, pager Pager, desk Desk, opts ...Option) (*Escalator, error) {
-	e := &Escalator{store: st, pager: pager, desk: desk, now: time.Now, lease: 2 * time.Minute, retry: 30 * time.Second, batch: 100, group: DefaultGroupOver}
+	e := &Escalator{store: st, pager: pager, desk: desk,
+		config: config{now: time.Now, lease: 2 * time.Minute, retry: 30 * time.Second, batch: 100, group: DefaultGroupOver}}
 	for _, o := range opts {
-		o(e)
+		o(&e.config)
 	}
 	switch {
 	case st == nil:

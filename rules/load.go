@@ -68,7 +68,7 @@ var (
 // Load parses and checks a rules file. filename is used in messages only.
 // On any problem it returns a *LoadError listing all of them.
 func Load(filename string, data []byte, opts ...Option) (*Set, error) {
-	var cfg loadConfig
+	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -85,7 +85,7 @@ func Load(filename string, data []byte, opts ...Option) (*Set, error) {
 type loader struct {
 	// rep collects the problems; its Scope names the rule being loaded.
 	rep   *yamlpos.Reporter
-	cfg   loadConfig
+	cfg   config
 	src   *yamlpos.Source
 	chans map[string]string
 	// oncall is the parsed oncall: section (nil when absent or broken);

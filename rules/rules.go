@@ -129,9 +129,10 @@ type actionSpec struct {
 }
 
 // Option configures Load.
-type Option func(*loadConfig)
+type Option func(*config)
 
-type loadConfig struct {
+// config holds what the options of Load set.
+type config struct {
 	custom map[string]filter.Kind
 }
 
@@ -139,7 +140,7 @@ type loadConfig struct {
 // that queries may filter on; without it a query term on a custom field is
 // a load error, like any field the filter schema does not know.
 func WithCustomFields(fields map[string]filter.Kind) Option {
-	return func(c *loadConfig) { c.custom = fields }
+	return func(c *config) { c.custom = fields }
 }
 
 // LoadFile reads and loads the rules file at path.
