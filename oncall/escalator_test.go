@@ -14,23 +14,6 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 )
 
-const escConfig = `oncall:
-  schedules:
-    - name: it-primary
-      time_zone: UTC
-      rotation: 1d
-      handoff: "09:00"
-      start: 2026-03-02
-      members: [alice@example.com, bob@example.com]
-  policies:
-    - name: it-urgent
-      repeat: 1
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-        - {group: S0GROUP, after: 15m}
-`
-
 // t0 is during alice's shift (2026-03-02 09:00 to 2026-03-03 09:00 UTC).
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
@@ -130,7 +113,7 @@ func newRig(t *testing.T, st oncall.PageStore) *rig {
 		st = &oncall.MemStore{}
 	}
 	r := &rig{store: st, pager: &fakePager{}, desk: &fakeDesk{}, reg: prometheus.NewRegistry()}
-	esc, err := oncall.NewEscalator(mustParse(t, escConfig), st, r.pager, r.desk,
+	esc, err := oncall.NewEscalator(mustParse(t, fixture(t, "escalator.yaml")), st, r.pager, r.desk,
 		oncall.WithRegistry(r.reg), oncall.WithClock(func() time.Time { return t0 }))
 	if err != nil {
 		t.Fatal(err)

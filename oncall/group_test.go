@@ -50,7 +50,7 @@ func newGroupRig(t *testing.T, opts ...oncall.Option) (*oncall.Escalator, *group
 	t.Helper()
 	st := &oncall.MemStore{}
 	gp := &groupPager{}
-	esc, err := oncall.NewEscalator(mustParse(t, escConfig), st, gp, nil, opts...)
+	esc, err := oncall.NewEscalator(mustParse(t, fixture(t, "escalator.yaml")), st, gp, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

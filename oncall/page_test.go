@@ -12,7 +12,7 @@ import (
 // The pure state machine: a policy without repeats ends after its last
 // level; acks and resolutions stop it at any point, even mid-send.
 func TestPageStateMachine(t *testing.T) {
-	cfg := mustParse(t, escConfig+`    - name: once
+	cfg := mustParse(t, fixture(t, "escalator.yaml")+`    - name: once
       levels:
         - {user: a@example.com, after: 5m}
         - {user: b@example.com, after: 5m}
