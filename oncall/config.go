@@ -564,12 +564,7 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 					for _, s := range cfg.Schedules {
 						names = append(names, s.Name)
 					}
-					sort.Strings(names)
-					known := "none are defined"
-					if len(names) > 0 {
-						known = "known: " + strings.Join(names, ", ")
-					}
-					p.rep.Node(target.Val, "%s: unknown schedule %q (%s)", what, name, known)
+					p.rep.Node(target.Val, "%s: unknown schedule %q (%s)", what, name, yamlpos.KnownNames(names))
 					good = false
 				}
 			}

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -9,6 +8,8 @@ import (
 	"github.com/deskbot/deskbot/internal/yamlpos"
 )
 
+// loadActions loads the actions: list of rule n into r. Every set: and
+// assign: of the rule merge into one update, placed where the first is.
 func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 	if n.Kind != yaml.SequenceNode {
 		l.rep.Node(n, "actions: want a list of note, reply, set, assign, alert or page, got %s", yamlpos.Describe(n))
@@ -22,74 +23,72 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 	m := &updateMerger{l: l, at: map[string]setAt{}}
 	updateAt := -1
 	for _, item := range n.Content {
-		item = yamlpos.Resolve(item)
-		if item.Kind != yaml.MappingNode {
-			l.rep.Node(item, "action: want a mapping such as note: TEXT, got %s", yamlpos.Describe(item))
-			ok = false
-			continue
+		k, v, good := l.actionItem(yamlpos.Resolve(item))
+		if good {
+			good = l.loadAction(k, v, r, m, &updateAt)
 		}
-		pairs, _ := l.mapping(item, "action", nil)
-		if len(pairs) == 0 {
-			l.rep.Node(item, "action: empty: want one of %s", strings.Join(actKeys, ", "))
-			ok = false
-			continue
-		}
-		if len(pairs) > 1 {
-			l.rep.Node(pairs[1].Key, "action: one kind per list item, found %s and %s (start a new item with -)", pairs[0].Key.Value, pairs[1].Key.Value)
-			ok = false
-			continue
-		}
-		k, v := pairs[0].Key, pairs[0].Val
-		switch k.Value {
-		case "note", "reply":
-			t, good := l.text(v, k.Value, textHTML)
-			if !good {
-				ok = false
-				continue
-			}
-			kind := ActionNote
-			if k.Value == "reply" {
-				kind = ActionReply
-			}
-			r.actions = append(r.actions, actionSpec{kind: kind, text: t})
-		case "set", "assign":
-			var good bool
-			if k.Value == "set" {
-				good = m.set(v)
-			} else {
-				good = m.assign(v)
-			}
-			if !good {
-				ok = false
-				continue
-			}
-			if updateAt < 0 {
-				updateAt = len(r.actions)
-				r.actions = append(r.actions, actionSpec{kind: ActionUpdate})
-			}
-		case "alert":
-			a, good := l.alert(v)
-			if !good {
-				ok = false
-				continue
-			}
-			r.actions = append(r.actions, a)
-		case "page":
-			a, good := l.page(v)
-			if !good {
-				ok = false
-				continue
-			}
-			r.actions = append(r.actions, a)
-		default:
-			l.rep.Node(k, "unknown action %q (want one of %s)", k.Value, strings.Join(actKeys, ", "))
-			ok = false
-		}
+		ok = ok && good
 	}
 	if updateAt >= 0 {
 		r.actions[updateAt].update = &m.upd
 		r.actions[updateAt].assignEmail = m.email
 		r.actions[updateAt].setTemplates = m.tmpls
+	}
+	return ok
+}
+
+// actionItem checks that an item of actions: is a mapping of one kind of
+// action, and returns its key and value.
+func (l *loader) actionItem(item *yaml.Node) (k, v *yaml.Node, ok bool) {
+	if item.Kind != yaml.MappingNode {
+		l.rep.Node(item, "action: want a mapping such as note: TEXT, got %s", yamlpos.Describe(item))
+		return nil, nil, false
+	}
+	pairs, _ := l.mapping(item, "action", nil)
+	switch {
+	case len(pairs) == 0:
+		l.rep.Node(item, "action: empty: want one of %s", strings.Join(actKeys, ", "))
+		return nil, nil, false
+	case len(pairs) > 1:
+		l.rep.Node(pairs[1].Key, "action: one kind per list item, found %s and %s (start a new item with -)", pairs[0].Key.Value, pairs[1].Key.Value)
+		return nil, nil, false
+	}
+	return pairs[0].Key, pairs[0].Val, true
+}
+
+// loadAction loads action k: v into r; set: and assign: merge into m,
+// whose action is at *updateAt (-1 before the first).
+func (l *loader) loadAction(k, v *yaml.Node, r *Rule, m *updateMerger, updateAt *int) bool {
+	var a actionSpec
+	var ok bool
+	switch k.Value {
+	case "note", "reply":
+		a.kind = ActionNote
+		if k.Value == "reply" {
+			a.kind = ActionReply
+		}
+		a.text, ok = l.text(v, k.Value, textHTML)
+	case "set", "assign":
+		if k.Value == "set" {
+			ok = m.set(v)
+		} else {
+			ok = m.assign(v)
+		}
+		if !ok || *updateAt >= 0 {
+			return ok
+		}
+		*updateAt = len(r.actions)
+		a.kind = ActionUpdate
+	case "alert":
+		a, ok = l.alert(v)
+	case "page":
+		a, ok = l.page(v)
+	default:
+		l.rep.Node(k, "unknown action %q (want one of %s)", k.Value, strings.Join(actKeys, ", "))
+		return false
+	}
+	if ok {
+		r.actions = append(r.actions, a)
 	}
 	return ok
 }
@@ -124,42 +123,50 @@ func (l *loader) compileText(n *yaml.Node, s, what string, kind textKind) (*temp
 	return t, t != nil
 }
 
+// actionFields loads the keys of an action's mapping in file order, each
+// with its function; it reports which keys it found, and false when one
+// did not load.
+func actionFields(pairs []yamlpos.Pair, load map[string]func(v *yaml.Node) bool) (has map[string]bool, ok bool) {
+	has, ok = map[string]bool{}, true
+	for _, p := range pairs {
+		has[p.Key.Value] = true
+		if f := load[p.Key.Value]; f != nil && !f(p.Val) {
+			ok = false
+		}
+	}
+	return has, ok
+}
+
+// alert loads alert: {channel: ALIAS|#chan, text: TEMPLATE, mention:
+// TEMPLATE}.
 func (l *loader) alert(n *yaml.Node) (actionSpec, bool) {
 	a := actionSpec{kind: ActionAlert}
 	pairs, ok := l.mapping(n, "alert", alertKeys)
 	if !ok {
 		return a, false
 	}
-	var hasChannel, hasText bool
-	for _, p := range pairs {
-		switch p.Key.Value {
-		case "channel":
-			hasChannel = true
-			if c, good := l.actionChannel(p.Val, "alert"); good {
-				a.channel = c
-			} else {
-				ok = false
-			}
-		case "text":
-			hasText = true
-			t, good := l.text(p.Val, "alert text", textChat)
-			ok = ok && good
-			a.text = t
-		case "mention":
-			t, good := l.text(p.Val, "alert mention", textMention)
-			ok = ok && good
-			a.mention = t
-		}
-	}
-	if !hasChannel {
+	has, ok := actionFields(pairs, map[string]func(*yaml.Node) bool{
+		"channel": func(v *yaml.Node) bool { return l.actionChannel(v, "alert", &a.channel) },
+		"text":    func(v *yaml.Node) bool { return l.actionText(v, "alert text", textChat, &a.text) },
+		"mention": func(v *yaml.Node) bool { return l.actionText(v, "alert mention", textMention, &a.mention) },
+	})
+	if !has["channel"] {
 		l.rep.Node(n, "alert: missing channel")
 		ok = false
 	}
-	if !hasText {
+	if !has["text"] {
 		l.rep.Node(n, "alert: missing text")
 		ok = false
 	}
 	return a, ok
+}
+
+// actionText compiles the template of an action's text into *dst (nil
+// when it does not compile).
+func (l *loader) actionText(n *yaml.Node, what string, kind textKind, dst **template) bool {
+	t, ok := l.text(n, what, kind)
+	*dst = t
+	return ok
 }
 
 // defaultPageText is what a page says when the rule gives no text:.
@@ -178,55 +185,17 @@ func (l *loader) page(n *yaml.Node) (actionSpec, bool) {
 	if !ok {
 		return a, false
 	}
-	ok = len(pairs)*2 == len(n.Content)
-	var hasPolicy, hasChannel bool
-	for _, p := range pairs {
-		switch p.Key.Value {
-		case "policy":
-			hasPolicy = true
-			name, good := l.str(p.Val, "page policy")
-			if !good {
-				ok = false
-				continue
-			}
-			a.policy = name
-			switch {
-			case l.oncallBad:
-				// The oncall: section has errors of its own: reported there.
-			case l.oncall == nil:
-				l.rep.Node(p.Val, "page: unknown escalation policy %q: the file has no oncall: section defining policies", name)
-				ok = false
-			case l.oncall.Policy(name) == nil:
-				var names []string
-				for _, po := range l.oncall.Policies {
-					names = append(names, po.Name)
-				}
-				sort.Strings(names)
-				known := "none are defined"
-				if len(names) > 0 {
-					known = "known: " + strings.Join(names, ", ")
-				}
-				l.rep.Node(p.Val, "page: unknown escalation policy %q (%s)", name, known)
-				ok = false
-			}
-		case "channel":
-			hasChannel = true
-			if c, good := l.actionChannel(p.Val, "page"); good {
-				a.channel = c
-			} else {
-				ok = false
-			}
-		case "text":
-			t, good := l.text(p.Val, "page text", textChat)
-			ok = ok && good
-			a.text = t
-		}
-	}
-	if !hasPolicy {
+	has, fieldsOK := actionFields(pairs, map[string]func(*yaml.Node) bool{
+		"policy":  func(v *yaml.Node) bool { return l.pagePolicy(v, &a.policy) },
+		"channel": func(v *yaml.Node) bool { return l.actionChannel(v, "page", &a.channel) },
+		"text":    func(v *yaml.Node) bool { return l.actionText(v, "page text", textChat, &a.text) },
+	})
+	ok = yamlpos.Strict(n, pairs) && fieldsOK
+	if !has["policy"] {
 		l.rep.Node(n, "page: missing policy (the name of an escalation policy under oncall: policies:)")
 		ok = false
 	}
-	if !hasChannel {
+	if !has["channel"] {
 		if v, alias := l.channelAlias("oncall"); alias {
 			a.channel = v
 		} else {
@@ -245,21 +214,49 @@ func (l *loader) page(n *yaml.Node) (actionSpec, bool) {
 	return a, ok
 }
 
-// actionChannel reads the channel: of an action (what is "alert" or "page"):
-// an alias under channels: or a channel literal (#name or a channel id).
-func (l *loader) actionChannel(n *yaml.Node, what string) (string, bool) {
+// pagePolicy reads the policy of a page into *dst: one of the oncall:
+// section's (unless that section has errors of its own, reported there).
+func (l *loader) pagePolicy(n *yaml.Node, dst *string) bool {
+	name, ok := l.str(n, "page policy")
+	if !ok {
+		return false
+	}
+	*dst = name
+	switch {
+	case l.oncallBad:
+		// The oncall: section has errors of its own: reported there.
+	case l.oncall == nil:
+		l.rep.Node(n, "page: unknown escalation policy %q: the file has no oncall: section defining policies", name)
+		return false
+	case l.oncall.Policy(name) == nil:
+		var names []string
+		for _, po := range l.oncall.Policies {
+			names = append(names, po.Name)
+		}
+		l.rep.Node(n, "page: unknown escalation policy %q (%s)", name, yamlpos.KnownNames(names))
+		return false
+	}
+	return true
+}
+
+// actionChannel reads the channel: of an action (what is "alert" or
+// "page") into *dst: an alias under channels: or a channel literal (#name
+// or a channel id).
+func (l *loader) actionChannel(n *yaml.Node, what string, dst *string) bool {
 	c, ok := l.str(n, what+" channel")
 	if !ok {
-		return "", false
+		return false
 	}
 	if v, alias := l.channelAlias(c); alias {
-		return v, true
+		*dst = v
+		return true
 	}
 	if isChannelLiteral(c) {
-		return c, true
+		*dst = c
+		return true
 	}
 	l.rep.Node(n, "%s: unknown channel %q: not an alias under channels: and not #name or a channel id", what, c)
-	return "", false
+	return false
 }
 
 // channelAlias resolves an alias of the file's channels: section.

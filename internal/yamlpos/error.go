@@ -38,6 +38,17 @@ func (e Error) Unscoped() Error {
 	return e
 }
 
+// KnownNames lists the names a reference may take, for a message about
+// one that is unknown: "known: a, b" sorted, or "none are defined". It
+// sorts names in place.
+func KnownNames(names []string) string {
+	if len(names) == 0 {
+		return "none are defined"
+	}
+	sort.Strings(names)
+	return "known: " + strings.Join(names, ", ")
+}
+
 // Sort orders errs by position in the file, keeping the order of problems
 // at one position.
 func Sort(errs []Error) {
