@@ -33,12 +33,7 @@ func (c *Config) Schedule(name string) *Schedule {
 	if c == nil {
 		return nil
 	}
-	for _, s := range c.Schedules {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
+	return byName(c.Schedules, name, func(s *Schedule) string { return s.Name })
 }
 
 // Policy returns the escalation policy called name, or nil. The rules
@@ -47,9 +42,15 @@ func (c *Config) Policy(name string) *Policy {
 	if c == nil {
 		return nil
 	}
-	for _, p := range c.Policies {
-		if p.Name == name {
-			return p
+	return byName(c.Policies, name, func(p *Policy) string { return p.Name })
+}
+
+// byName returns the item of items called name (nameOf says an item's
+// name), or nil.
+func byName[T any](items []*T, name string, nameOf func(*T) string) *T {
+	for _, it := range items {
+		if nameOf(it) == name {
+			return it
 		}
 	}
 	return nil
