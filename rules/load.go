@@ -256,6 +256,20 @@ func (l *loader) mapping(n *yaml.Node, what string, allowed []string) ([]yamlpos
 	return l.rep.Mapping(n, what, yamlpos.Keys{Allowed: allowed, Hint: func(key string) string { return keyHint(what, key) }})
 }
 
+// nonBlank returns the value of a string scalar that is more than blanks;
+// blank, it reports WHAT: empty.
+func (l *loader) nonBlank(n *yaml.Node, what, empty string) (string, bool) {
+	s, ok := l.str(n, what)
+	if !ok {
+		return "", false
+	}
+	if strings.TrimSpace(s) == "" {
+		l.rep.Node(n, "%s: %s", what, empty)
+		return "", false
+	}
+	return s, true
+}
+
 // str returns the value of a string scalar; an unquoted {{ }} gets a hint.
 func (l *loader) str(n *yaml.Node, what string) (string, bool) {
 	if yamlpos.IsUnquotedTemplate(n) {

@@ -12,12 +12,23 @@ func ruleFile(lines ...string) string {
 	return "version: 1\nchannels: {oncall: \"#it-oncall\"}\nrules:\n" + strings.Join(lines, "\n") + "\n"
 }
 
+// loadCase is a rules file and the problems Load reports for it.
+type loadCase struct {
+	name string
+	src  string
+	want []string
+}
+
+// runLoadCases checks each case with wantLoadErrors, as a subtest.
+func runLoadCases(t *testing.T, tests []loadCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		want []string
-	}{
+	tests := []loadCase{
 		{"yaml syntax", "version: 1\nrules:\n  - name: [x\n", []string{
 			`f.yaml:3:1: invalid YAML: did not find expected ',' or ']'`}},
 		{"yaml scanner error", "version: 1\nrules: a: b\n", []string{
@@ -485,9 +496,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:5:52: rule "a": query: unknown field "location" (a custom field? deskbot reads them from the desk; rules check and test need --custom-field location:KIND; or test it in if: with ticket.custom_fields.location)`,
 			`f.yaml:5:70: rule "a": query: unknown field "priorty" (did you mean "priority"?)`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
-	}
+	runLoadCases(t, tests)
 }
 
 // wantLoadErrors checks that loading src as f.yaml fails, with a

@@ -95,12 +95,8 @@ func (l *loader) loadAction(k, v *yaml.Node, r *Rule, m *updateMerger, updateAt 
 
 // text compiles a template scalar whose values are written as kind says.
 func (l *loader) text(n *yaml.Node, what string, kind textKind) (*template, bool) {
-	s, ok := l.str(n, what)
+	s, ok := l.nonBlank(n, what, "empty text")
 	if !ok {
-		return nil, false
-	}
-	if strings.TrimSpace(s) == "" {
-		l.rep.Node(n, "%s: empty text", what)
 		return nil, false
 	}
 	return l.compileText(n, s, what, kind)

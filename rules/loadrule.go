@@ -121,12 +121,8 @@ func (l *loader) loadRuleKeys(n *yaml.Node, byKey map[string]yamlpos.Pair, r *Ru
 }
 
 func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
-	src, ok := l.str(n, "query")
+	src, ok := l.nonBlank(n, "query", "empty filter expression")
 	if !ok {
-		return false
-	}
-	if strings.TrimSpace(src) == "" {
-		l.rep.Node(n, "query: empty filter expression")
 		return false
 	}
 	e, err := filter.Parse(src)
@@ -211,12 +207,8 @@ func unjoin(err error) []error {
 }
 
 func (l *loader) loadIf(n *yaml.Node, r *Rule) bool {
-	src, ok := l.str(n, "if")
+	src, ok := l.nonBlank(n, "if", "empty expression")
 	if !ok {
-		return false
-	}
-	if strings.TrimSpace(src) == "" {
-		l.rep.Node(n, "if: empty expression")
 		return false
 	}
 	c, errs := compileExpr(src, true)

@@ -48,15 +48,7 @@ func setSummary(t *testing.T, s *Set) string {
 			b.WriteString("\n")
 		}
 	}
-	f, err := os.Open(filepath.Join("testdata", "tickets.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tickets, err := ReadTickets(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tickets := fixtureTickets(t)
 	if err := WritePlan(&b, Plan(s, tickets, fixtureNow)); err != nil {
 		t.Fatal(err)
 	}

@@ -86,11 +86,7 @@ func TestLoadWithoutOnCall(t *testing.T) {
 }
 
 func TestLoadOnCallErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		want []string
-	}{
+	tests := []loadCase{
 		{"unknown policy", oncallFile(
 			"  - name: a",
 			"    query: status:open",
@@ -172,7 +168,5 @@ rules: []
 		{"oncall not a mapping", "version: 1\noncall: [a]\nrules: []\n", []string{
 			`f.yaml:2:9: oncall: the oncall section: want a mapping, got a list`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
-	}
+	runLoadCases(t, tests)
 }

@@ -336,20 +336,12 @@ rules:
 		t.CustomFields = map[string]any{"site": "HQ", "none": nil}
 	})
 	ds := s.Evaluate([]*sdclient.Ticket{tk}, fixtureNow)
-	if len(ds) != 1 || ds[0].Err != nil {
-		t.Fatalf("%+v", ds)
-	}
-	want := []string{
+	wantActionTexts(t, ds,
 		"#42 Printer created 2025-03-10T07:55:29Z, age 2h5m",
 		"due [] site [HQ] none [] nil []",
 		"tags a, b p=true 1.5 2025-03-10T10:00:00Z 1d12h 0",
 		"no placeholders at all",
-	}
-	for i, a := range ds[0].Actions {
-		if a.Text != want[i] {
-			t.Errorf("action %d: %q, want %q", i, a.Text, want[i])
-		}
-	}
+	)
 	for d, want := range map[time.Duration]string{
 		0: "0m", 29 * time.Second: "0m", 31 * time.Second: "1m", 45 * time.Minute: "45m",
 		2*time.Hour + 4*time.Minute + 31*time.Second: "2h5m", 3 * time.Hour: "3h", -90 * time.Minute: "-1h30m",
@@ -662,19 +654,11 @@ func TestTemplateTimeZones(t *testing.T) {
 	})
 	now := fixtureNow.In(time.FixedZone("", -5*3600))
 	ds := s.Evaluate([]*sdclient.Ticket{tk}, now)
-	if len(ds) != 1 || ds[0].Err != nil {
-		t.Fatalf("%+v", ds)
-	}
-	want := []string{
+	wantActionTexts(t, ds,
 		"due 2025-03-12T16:00:00Z at 16:00, now 2025-03-10T10:00:00Z",
 		"local 2025-03-12T12:00:00-04:00",
 		"7h Mar 10 10:00",
-	}
-	for i, a := range ds[0].Actions {
-		if a.Text != want[i] {
-			t.Errorf("action %d: %q, want %q", i, a.Text, want[i])
-		}
-	}
+	)
 }
 
 func TestShortDuration(t *testing.T) {
@@ -684,6 +668,20 @@ func TestShortDuration(t *testing.T) {
 	} {
 		if got := shortDuration(d); got != want {
 			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// wantActionTexts checks that ds is one decision, without error, whose
+// actions have the texts want, in order.
+func wantActionTexts(t *testing.T, ds []Decision, want ...string) {
+	t.Helper()
+	if len(ds) != 1 || ds[0].Err != nil {
+		t.Fatalf("%+v", ds)
+	}
+	for i, a := range ds[0].Actions {
+		if a.Text != want[i] {
+			t.Errorf("action %d: %q, want %q", i, a.Text, want[i])
 		}
 	}
 }
