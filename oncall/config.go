@@ -259,15 +259,26 @@ func (p *parser) named(n *yaml.Node, kind string, seen map[string]int) (string, 
 	return "", false
 }
 
-func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
-	p.rep.Scope = "oncall schedule"
+// entry starts reading a schedule or a policy (kind): a mapping (want
+// names its keys) of keys, its name read first. m is nil when n is not a
+// mapping.
+func (p *parser) entry(n *yaml.Node, kind, want string, keys []string, seen map[string]int) (name string, m map[string]yamlpos.Pair, ok bool) {
+	p.rep.Scope = "oncall " + kind
 	if n.Kind != yaml.MappingNode {
-		p.rep.Node(n, "want a mapping with name, time_zone, rotation, start and members, got %s", yamlpos.DescribeValue(n))
+		p.rep.Node(n, "want a mapping with %s, got %s", want, yamlpos.DescribeValue(n))
+		return "", nil, false
+	}
+	name, ok = p.named(n, kind, seen)
+	m, good := p.mapping(n, kind, keys)
+	return name, m, ok && good
+}
+
+// schedule reads one schedule; seen holds the line of each name so far.
+func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
+	name, m, ok := p.entry(n, "schedule", "name, time_zone, rotation, start and members", scheduleKeys, seen)
+	if m == nil {
 		return nil
 	}
-	name, ok := p.named(n, "schedule", seen)
-	m, good := p.mapping(n, "schedule", scheduleKeys)
-	ok = ok && good
 	s := &Schedule{Name: name, Line: n.Line}
 	need := func(key, what string) (yamlpos.Pair, bool) {
 		v, has := m[key]
@@ -487,15 +498,13 @@ func (p *parser) overrides(n *yaml.Node, s *Schedule) bool {
 
 func (s *Schedule) fmtLocal(t time.Time) string { return t.In(s.Location).Format("2006-01-02T15:04") }
 
+// policy reads one escalation policy, whose levels may name the
+// schedules of cfg; seen holds the line of each name so far.
 func (p *parser) policy(n *yaml.Node, cfg *Config, seen map[string]int) *Policy {
-	p.rep.Scope = "oncall policy"
-	if n.Kind != yaml.MappingNode {
-		p.rep.Node(n, "want a mapping with name and levels, got %s", yamlpos.DescribeValue(n))
+	name, m, ok := p.entry(n, "policy", "name and levels", policyKeys, seen)
+	if m == nil {
 		return nil
 	}
-	name, ok := p.named(n, "policy", seen)
-	m, good := p.mapping(n, "policy", policyKeys)
-	ok = ok && good
 	pol := &Policy{Name: name, Line: n.Line}
 	if v, has := m["repeat"]; has {
 		var r int64
