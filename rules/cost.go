@@ -255,8 +255,10 @@ func startOf(n ast.Node) int {
 	return s.min
 }
 
+// startVisitor finds the least offset of a subtree.
 type startVisitor struct{ min int }
 
+// Visit implements ast.Visitor.
 func (s *startVisitor) Visit(node *ast.Node) { s.min = min(s.min, (*node).Location().From) }
 
 // srcText is n as source text, shortened for a message.

@@ -11,16 +11,6 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 )
 
-// The rules loader reads a file in parts, each in its own file:
-//   - load.go: the file and its top level (version:, channels:, oncall:,
-//     rules:), merge keys expanded before anything is read (merge.go);
-//   - loadrule.go: one rule: name, query, if, every/cron, once, limits;
-//   - loadaction.go: its actions: note, reply, alert, page;
-//   - loadset.go: set: and assign:, merged into one update per rule;
-//   - yamlhint.go: syntax errors explained (unquoted templates).
-// Every problem is reported where it is written (internal/yamlpos), and
-// loading goes on so that one run lists all of them.
-
 // Error is one problem of a rules file, positioned in the file; its Scope
 // names the rule (rule "NAME") for problems inside a rule, so that Error
 // reads FILE:LINE:COL: rule "NAME": message.
