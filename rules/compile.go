@@ -47,6 +47,7 @@ type runError struct {
 
 // Error returns the one-line message.
 func (e *runError) Error() string { return e.msg }
+
 // Unwrap returns expr's error.
 func (e *runError) Unwrap() error { return e.err }
 
