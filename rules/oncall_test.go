@@ -88,40 +88,34 @@ func TestLoadWithoutOnCall(t *testing.T) {
 func TestLoadOnCallErrors(t *testing.T) {
 	tests := []loadCase{
 		{"unknown policy", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: it-urgnet}"), []string{
 			`f.yaml:23:24: rule "a": page: unknown escalation policy "it-urgnet" (known: it-urgent, quiet)`}},
 		{"page without oncall section", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: it-urgent}"), []string{
 			`f.yaml:7:24: rule "a": page: unknown escalation policy "it-urgent": the file has no oncall: section defining policies`}},
 		{"page missing policy and unknown key", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {channel: oncall, polcy: x}"), []string{
 			`f.yaml:23:15: rule "a": page: missing policy (the name of an escalation policy under oncall: policies:)`,
 			`f.yaml:23:33: rule "a": unknown key "polcy" in page (want one of policy, channel, text)`}},
 		{"page shorthand", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: it-urgent"), []string{
 			`f.yaml:23:15: rule "a": page: want a mapping such as {policy: it-urgent}, got the string "it-urgent"`}},
 		{"page unknown channel and bad text", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: quiet, channel: nowhere, text: '{{ ticket.nope }}'}"), []string{
 			`f.yaml:23:40: rule "a": page: unknown channel "nowhere": not an alias under channels: and not #name or a channel id`,
 			`f.yaml:23:66: rule "a": page text: template: type ticket has no field nope`}},
 		{"page without a channel", "version: 1\n" + strings.SplitN(oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: quiet}"), "\n", 3)[2], []string{
 			`f.yaml:22:15: rule "a": page: missing channel: name one, or define the oncall alias under channels: (where the page card goes)`}},

@@ -282,17 +282,14 @@ rules:
 // points into the rules file, not into the expression.
 func TestRuntimeErrorPositionedInFile(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: seats",
-		"    query: status:open",
+		ruleHead("seats"),
 		"    if: ticket.priority > 1 && ticket.custom_fields.seats > 10",
 		"    actions: [{note: x}]",
-		"  - name: note",
-		"    query: status:open",
+		ruleHead("note"),
 		"    actions:",
 		"      - note: |",
 		"          Site: {{ ticket.custom_fields.site.name }}",
-		"  - name: alert",
-		"    query: status:open",
+		ruleHead("alert"),
 		`    actions: [{alert: {channel: oncall, text: "ok", mention: "{{ ticket.tags[3] }}"}}]`))
 	ds := s.Evaluate([]*sdclient.Ticket{ticket(1, func(t *sdclient.Ticket) {
 		t.CustomFields = map[string]any{"site": "HQ"}
@@ -640,8 +637,7 @@ func TestMissingDueDateComparesFalse(t *testing.T) {
 // printed in that zone, not turned back to UTC.
 func TestTemplateTimeZones(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: r",
-		"    query: status:open",
+		ruleHead("r"),
 		"    actions:",
 		`      - note: "due {{ ticket.due_by }} at {{ ticket.due_by.Format('15:04') }}, now {{ now() }}"`,
 		`      - note: "local {{ ticket.due_by.In(timezone('America/New_York')) }}"`,
