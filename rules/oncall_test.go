@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -8,29 +10,14 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// oncallFile is a valid file with an oncall: section; rule lines start at
-// line 20.
+// oncallFile is a valid file with an oncall: section
+// (testdata/oncall.yaml, ending in rules:); rule lines start at line 20.
 func oncallFile(ruleLines ...string) string {
-	return `version: 1
-channels: {oncall: "#it-oncall", desk: "#it-desk"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1w
-      handoff: "09:00"
-      start: 2026-01-05
-      members: [alice@example.com, bob@example.com]
-  policies:
-    - name: it-urgent
-      repeat: 1
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-    - name: quiet
-      levels: [{group: S0GROUP, after: 30m}]
-rules:
-` + strings.Join(ruleLines, "\n") + "\n"
+	head, err := os.ReadFile(filepath.Join("testdata", "oncall.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	return string(head) + strings.Join(ruleLines, "\n") + "\n"
 }
 
 func TestLoadPageAction(t *testing.T) {
