@@ -89,8 +89,9 @@
 //
 // # What it owns
 //
-// The oncall: section of the rules file (config.go: ParseConfig, Config,
-// Schedule, Policy), rotation arithmetic (schedule.go), the page state
+// The oncall: section of the rules file (config.go: Config, Schedule,
+// Policy; parse.go: ParseConfig), who may act on a page (involves.go),
+// rotation arithmetic (schedule.go), the page state
 // machine (page.go), the Escalator that drives pages (escalator.go) and
 // its metrics, the in-memory PageStore (store.go), and ClientDesk
 // (deskclient.go), the escalator's Desk over *sdclient.Client, kept here

@@ -42,7 +42,8 @@
 // its actions, loadset.go set: and assign:, merge.go merge keys,
 // yamlhint.go syntax errors explained), compiling its expressions and
 // templates (compile.go, template.go, env.go), bounding their cost
-// (cost.go), evaluating rules over tickets into Decisions (eval.go), and
+// (cost.go the bound and the value model, costcheck.go the walk of an
+// expression, costbuiltin.go expr's builtins), evaluating rules over tickets into Decisions (eval.go), and
 // explaining and planning them (explain.go, plan.go, qplan.go) for
 // "deskbot rules why", "rules plan" and "rules test". The oncall: section
 // of the file is read by package oncall (oncall.ParseConfig), whose
