@@ -2,6 +2,7 @@ package oncall_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,32 +12,8 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 )
 
-const exampleConfig = `version: 1
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1w
-      handoff: "09:00"
-      start: 2026-01-05
-      members: [alice@example.com, bob@example.com, U0123ABC]
-      overrides:
-        - {member: carol@example.com, from: "2026-03-28T18:00", to: "2026-03-30T09:00"}
-        - {member: dave@example.com, from: "2026-04-01T08:00:00Z", to: "2026-04-02T08:00:00Z"}
-  policies:
-    - name: it-urgent
-      repeat: 1
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-        - {group: S0GROUP, after: 15m}
-    - name: quiet
-      levels:
-        - {group: "@it-oncall", after: 1h}
-`
-
 func TestParseConfig(t *testing.T) {
-	cfg := mustParse(t, exampleConfig)
+	cfg := mustParse(t, fixture(t, "example.yaml"))
 	s := cfg.Schedule("it-primary")
 	if s == nil || s.Location.String() != "Europe/Zurich" || s.Rotation != 7*24*time.Hour || s.Handoff != 9*time.Hour ||
 		!s.Start.Equal(utc("2026-01-05 08:00")) || len(s.Members) != 3 || s.Line != 4 {
@@ -80,7 +57,7 @@ func TestParseConfigErrors(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"everything at once", mustRead(t, "testdata/errors.yaml"), []string{
+		{"everything at once", fixture(t, "errors.yaml"), []string{
 			`rules.yaml:4:18: oncall schedule "it-primary": time_zone: unknown time zone "Europe/Zurch": want an IANA name such as Europe/Zurich or UTC`,
 			`rules.yaml:5:17: oncall schedule "it-primary": rotation: 0h is zero: want a positive length such as 12h, 1d or 1w`,
 			`rules.yaml:6:16: oncall schedule "it-primary": handoff: want a local time of day such as "09:00", got the string "9am"`,
@@ -215,9 +192,11 @@ func schedItem(n int, line string) string {
 	return b.String()
 }
 
-func mustRead(t *testing.T, path string) string {
+// fixture returns the text of testdata/name: the on-call sections the
+// tests share, each written once.
+func fixture(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +204,7 @@ func mustRead(t *testing.T, path string) string {
 }
 
 func FuzzParseConfig(f *testing.F) {
-	f.Add(exampleConfig)
+	f.Add(fixture(f, "example.yaml"))
 	f.Add("oncall:\n  schedules:\n    - {name: a, time_zone: UTC, rotation: 1h, start: 2026-01-01, members: [U0AA]}\n  policies:\n    - {name: p, repeat: 10, levels: [{schedule: a, after: 1m}]}\n")
 	f.Add("oncall: &a\n  schedules: *a\n")
 	f.Add("oncall:\n  schedules:\n    - {name: a, time_zone: America/New_York, rotation: 1d, handoff: \"02:30\", start: 2026-03-08, members: [a@b.c], overrides: [{member: x@y.z, from: \"2026-03-08T02:30\", to: \"2026-03-08T03:30\"}]}\n")

@@ -86,4 +86,28 @@
 // else, so that a stranger in the workspace cannot silently stop an
 // escalation. Rota members need not be
 // agents; Take it assigns the ticket and so needs an agent.
+//
+// # What it owns
+//
+// The oncall: section of the rules file (config.go: Config, Schedule,
+// Policy; parse.go: ParseConfig), who may act on a page (involves.go),
+// rotation arithmetic (schedule.go), the page state
+// machine (page.go), the Escalator that drives pages (escalator.go) and
+// its metrics, the in-memory PageStore (store.go), and ClientDesk
+// (deskclient.go), the escalator's Desk over *sdclient.Client, kept here
+// with its consumer. The chat side (Pager) is implemented by bot; the
+// durable PageStore by store.
+//
+// # What it may import
+//
+// sdclient (ClientDesk) and internal/yamlpos (strict YAML with
+// positions), besides the standard library and Prometheus; never rules,
+// store, scheduler, bot or cmd, which use it.
+//
+// # Patterns to copy
+//
+// A durable process as a pure state machine (Page: every method takes
+// the time, nothing reads a clock or does I/O) driven by one loop that
+// stores each change as a compare-and-swap on a version (Escalator), so
+// that replicas agree without locks and a crash loses no step.
 package oncall

@@ -87,10 +87,16 @@ type Desk interface {
 // scheduler) takes every due step exactly once across replicas; Ack, Take,
 // Resolve and EscalateNow are the buttons and commands.
 type Escalator struct {
+	config
 	cfg   atomic.Pointer[Config]
 	store PageStore
 	pager Pager
 	desk  Desk
+	m     *metrics
+}
+
+// config holds what the options of NewEscalator set.
+type config struct {
 	log   *slog.Logger
 	now   func() time.Time
 	lease time.Duration
@@ -98,50 +104,50 @@ type Escalator struct {
 	batch int
 	group int
 	reg   *prometheus.Registry
-	m     *metrics
 }
 
 // Option tunes NewEscalator.
-type Option func(*Escalator)
+type Option func(*config)
 
 // WithLogger sets the logger (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(e *Escalator) { e.log = l } }
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithClock sets the clock used only for the /metrics view of who is on
 // call; every decision uses the times passed in. Default time.Now.
-func WithClock(now func() time.Time) Option { return func(e *Escalator) { e.now = now } }
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithLease sets how long a claimed step may stay unconfirmed before
 // another replica takes it over (default 2m).
-func WithLease(d time.Duration) Option { return func(e *Escalator) { e.lease = d } }
+func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
 
 // WithRetry sets how long after a refused page the step is tried again
 // (default 30s).
-func WithRetry(d time.Duration) Option { return func(e *Escalator) { e.retry = d } }
+func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
 
 // WithBatch sets how many due pages one store read returns (default 100).
-func WithBatch(n int) Option { return func(e *Escalator) { e.batch = n } }
+func WithBatch(n int) Option { return func(c *config) { c.batch = n } }
 
 // WithGroupOver sets the escalator's group_over (default
 // DefaultGroupOver): when one Tick pages one person for more pages than n,
 // and the Pager is a PageGrouper, the person gets one direct message naming
 // them all.
-func WithGroupOver(n int) Option { return func(e *Escalator) { e.group = n } }
+func WithGroupOver(n int) Option { return func(c *config) { c.group = n } }
 
 // WithRegistry registers the on-call metrics on reg: pages, escalations,
 // acknowledgements, failures, exhausted pages, time to acknowledge, and
 // who is on call now and next per schedule.
 func WithRegistry(reg *prometheus.Registry) Option {
-	return func(e *Escalator) { e.reg = reg }
+	return func(c *config) { c.reg = reg }
 }
 
 // NewEscalator returns an Escalator over cfg (replaced later with
 // SetConfig, e.g. on SIGHUP) and st. desk may be nil (no notes, no
 // resolution check).
 func NewEscalator(cfg *Config, st PageStore, pager Pager, desk Desk, opts ...Option) (*Escalator, error) {
-	e := &Escalator{store: st, pager: pager, desk: desk, now: time.Now, lease: 2 * time.Minute, retry: 30 * time.Second, batch: 100, group: DefaultGroupOver}
+	e := &Escalator{store: st, pager: pager, desk: desk,
+		config: config{now: time.Now, lease: 2 * time.Minute, retry: 30 * time.Second, batch: 100, group: DefaultGroupOver}}
 	for _, o := range opts {
-		o(e)
+		o(&e.config)
 	}
 	switch {
 	case st == nil:
@@ -349,44 +355,14 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 		return e.note(ctx, p, now, st)
 	}
 	if p.Stopped() {
-		// Resolved or exhausted without pending work: close it.
-		_, _, err := e.update(ctx, p.Key, func(q *Page) bool {
-			if q.Done || q.NoteDue() {
-				return false
-			}
-			q.Done = true
-			return true
-		})
-		return err
+		return e.close(ctx, p)
 	}
 	pol := e.Config().Policy(p.Policy)
 	if pol == nil {
-		// The policy left the rules file (a reload) while the page was
-		// escalating: there is nobody left to page. Stop, and say so on
-		// the ticket and the card, rather than wait for it for ever.
-		q := p.Clone()
-		if !q.Exhaust(fmt.Sprintf("escalation policy %s is no longer in the rules file: nobody left to page", p.Policy), now) {
-			return nil
-		}
-		won, err := e.swap(ctx, q)
-		if !won || err != nil {
-			return err
-		}
-		return e.exhausted(ctx, q, now, st, "on-call page stopped: its escalation policy is no longer in the rules file")
+		return e.policyGone(ctx, p, now, st)
 	}
 	if e.desk != nil && !p.Sending {
-		closed, err := e.desk.TicketClosed(ctx, p.TicketID)
-		if err != nil {
-			// Never let the desk stop a page: page anyway.
-			e.log.Warn("on-call: cannot check the ticket before paging; paging anyway", "page", p.Key, "ticket", p.TicketID, "err", err)
-		} else if closed {
-			q := p.Clone()
-			q.Resolve(now)
-			won, err := e.swap(ctx, q)
-			if won {
-				q.Version++
-				e.stopped(ctx, q)
-			}
+		if closed, err := e.ticketClosed(ctx, p, now); closed {
 			return err
 		}
 	}
@@ -420,6 +396,55 @@ func (e *Escalator) processStats(ctx context.Context, p Page, now time.Time, st 
 		return nil
 	}
 	return e.finish(ctx, h, e.pager.Page(ctx, req), now, st)
+}
+
+// close marks done a page resolved or exhausted without pending work.
+func (e *Escalator) close(ctx context.Context, p Page) error {
+	_, _, err := e.update(ctx, p.Key, func(q *Page) bool {
+		if q.Done || q.NoteDue() {
+			return false
+		}
+		q.Done = true
+		return true
+	})
+	return err
+}
+
+// policyGone stops page p whose policy left the rules file (a reload)
+// while it was escalating: there is nobody left to page. It says so on
+// the ticket and the card, rather than wait for it for ever.
+func (e *Escalator) policyGone(ctx context.Context, p Page, now time.Time, st *TickStats) error {
+	q := p.Clone()
+	if !q.Exhaust(fmt.Sprintf("escalation policy %s is no longer in the rules file: nobody left to page", p.Policy), now) {
+		return nil
+	}
+	won, err := e.swap(ctx, q)
+	if !won || err != nil {
+		return err
+	}
+	return e.exhausted(ctx, q, now, st, "on-call page stopped: its escalation policy is no longer in the rules file")
+}
+
+// ticketClosed checks the ticket of page p before paging: when it is
+// resolved, closed or gone, it resolves the page and reports true. The
+// desk never stops a page: when it cannot answer, the page goes on.
+func (e *Escalator) ticketClosed(ctx context.Context, p Page, now time.Time) (bool, error) {
+	closed, err := e.desk.TicketClosed(ctx, p.TicketID)
+	if err != nil {
+		e.log.Warn("on-call: cannot check the ticket before paging; paging anyway", "page", p.Key, "ticket", p.TicketID, "err", err)
+		return false, nil
+	}
+	if !closed {
+		return false, nil
+	}
+	q := p.Clone()
+	q.Resolve(now)
+	won, err := e.swap(ctx, q)
+	if won {
+		q.Version++
+		e.stopped(ctx, q)
+	}
+	return true, err
 }
 
 // finish records the outcome perr of delivering the claimed step h.

@@ -14,23 +14,6 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 )
 
-const escConfig = `oncall:
-  schedules:
-    - name: it-primary
-      time_zone: UTC
-      rotation: 1d
-      handoff: "09:00"
-      start: 2026-03-02
-      members: [alice@example.com, bob@example.com]
-  policies:
-    - name: it-urgent
-      repeat: 1
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-        - {group: S0GROUP, after: 15m}
-`
-
 // t0 is during alice's shift (2026-03-02 09:00 to 2026-03-03 09:00 UTC).
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
@@ -74,13 +57,32 @@ func (f *fakePager) Page(_ context.Context, r oncall.PageRequest) error {
 }
 
 func (f *fakePager) sent() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for _, r := range f.reqs {
-		out = append(out, fmt.Sprintf("%s step %d L%d R%d %s", r.Page.Key, r.Step, r.Level+1, r.Round+1, r.Target.ID))
+	return mapLocked(&f.mu, func() []oncall.PageRequest { return f.reqs }, func(r oncall.PageRequest) string {
+		return fmt.Sprintf("%s step %d L%d R%d %s", r.Page.Key, r.Step, r.Level+1, r.Round+1, r.Target.ID)
+	})
+}
+
+// mapLocked returns f of every item items returns, with mu held: what a
+// fake recorded, as the test compares it.
+func mapLocked[T, R any](mu *sync.Mutex, items func() []T, f func(T) R) []R {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []R
+	for _, it := range items() {
+		out = append(out, f(it))
 	}
 	return out
+}
+
+// unreachable fails the pages of target id as the chat does for a person
+// without a chat account.
+func unreachable(id string) func(oncall.PageRequest) error {
+	return func(q oncall.PageRequest) error {
+		if q.Target.ID == id {
+			return fmt.Errorf("%s has no chat account: %w", id, oncall.ErrUnreachable)
+		}
+		return nil
+	}
 }
 
 // fakeDesk records notes and answers whether tickets are closed.
@@ -130,7 +132,7 @@ func newRig(t *testing.T, st oncall.PageStore) *rig {
 		st = &oncall.MemStore{}
 	}
 	r := &rig{store: st, pager: &fakePager{}, desk: &fakeDesk{}, reg: prometheus.NewRegistry()}
-	esc, err := oncall.NewEscalator(mustParse(t, escConfig), st, r.pager, r.desk,
+	esc, err := oncall.NewEscalator(mustParse(t, fixture(t, "escalator.yaml")), st, r.pager, r.desk,
 		oncall.WithRegistry(r.reg), oncall.WithClock(func() time.Time { return t0 }))
 	if err != nil {
 		t.Fatal(err)
@@ -662,12 +664,7 @@ func series(t *testing.T, reg *prometheus.Registry, name string) []string {
 // level after it still waits its full delay.
 func TestUnreachableTargetMovesOnAtOnce(t *testing.T) {
 	r := newRig(t, nil)
-	r.pager.fail = func(q oncall.PageRequest) error {
-		if q.Target.ID == "alice@example.com" {
-			return fmt.Errorf("alice@example.com has no chat account: %w", oncall.ErrUnreachable)
-		}
-		return nil
-	}
+	r.pager.fail = unreachable("alice@example.com")
 	p, created, err := r.esc.Start(t.Context(), spec42, t0)
 	if err != nil || !created {
 		t.Fatalf("Start: %v %v", created, err)

@@ -37,20 +37,14 @@ func (g *groupPager) PageGroup(_ context.Context, rs []oncall.PageRequest) []err
 }
 
 func (g *groupPager) groupSizes() []int {
-	g.gmu.Lock()
-	defer g.gmu.Unlock()
-	var out []int
-	for _, ids := range g.groups {
-		out = append(out, len(ids))
-	}
-	return out
+	return mapLocked(&g.gmu, func() [][]int64 { return g.groups }, func(ids []int64) int { return len(ids) })
 }
 
 func newGroupRig(t *testing.T, opts ...oncall.Option) (*oncall.Escalator, *groupPager, *oncall.MemStore) {
 	t.Helper()
 	st := &oncall.MemStore{}
 	gp := &groupPager{}
-	esc, err := oncall.NewEscalator(mustParse(t, escConfig), st, gp, nil, opts...)
+	esc, err := oncall.NewEscalator(mustParse(t, fixture(t, "escalator.yaml")), st, gp, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,35 +9,8 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 )
 
-const involvesConfig = `version: 1
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1w
-      start: 2026-01-05
-      members: [alice@example.com, U0123ABC]
-      overrides:
-        - {member: Carol@Example.com, from: "2026-03-28T18:00", to: "2026-03-30T09:00"}
-    - name: net
-      time_zone: UTC
-      rotation: 1d
-      start: 2026-01-05
-      members: [nina@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-        - {user: U0BOSS, after: 15m}
-        - {group: S0GROUP, after: 15m}
-    - name: groups-only
-      levels:
-        - {group: "@it-oncall", after: 1h}
-`
-
 func TestPolicyInvolves(t *testing.T) {
-	cfg := mustParse(t, involvesConfig)
+	cfg := mustParse(t, fixture(t, "involves.yaml"))
 	for _, tc := range []struct {
 		name, policy, email, slackID string
 		want                         bool
@@ -85,7 +58,7 @@ func (m *mapGroups) GroupMembers(_ context.Context, group string) ([]string, err
 // The people of a group: level may act on the policy's pages: they were
 // paged through the group.
 func TestPolicyInvolvesWithGroups(t *testing.T) {
-	cfg := mustParse(t, involvesConfig)
+	cfg := mustParse(t, fixture(t, "involves.yaml"))
 	g := &mapGroups{members: map[string][]string{"S0GROUP": {"UGRACE"}, "@it-oncall": {"UHANDLE"}}}
 	for _, tc := range []struct {
 		name, policy, email, slackID string

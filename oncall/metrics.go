@@ -71,12 +71,15 @@ type whoCollector struct {
 	ends   *prometheus.Desc
 }
 
+// Describe implements prometheus.Collector.
 func (c *whoCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.onCall
 	ch <- c.next
 	ch <- c.ends
 }
 
+// Collect implements prometheus.Collector: who is on call now and next
+// in every schedule, read when scraped.
 func (c *whoCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.esc == nil {
 		return

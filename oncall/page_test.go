@@ -1,7 +1,6 @@
 package oncall_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,7 @@ import (
 // The pure state machine: a policy without repeats ends after its last
 // level; acks and resolutions stop it at any point, even mid-send.
 func TestPageStateMachine(t *testing.T) {
-	cfg := mustParse(t, escConfig+`    - name: once
+	cfg := mustParse(t, fixture(t, "escalator.yaml")+`    - name: once
       levels:
         - {user: a@example.com, after: 5m}
         - {user: b@example.com, after: 5m}
@@ -103,12 +102,7 @@ func TestPolicyRemovedOnReload(t *testing.T) {
 // not reach, rather than claim that everyone was paged.
 func TestExhaustedNoteNamesUnreachable(t *testing.T) {
 	r := newRig(t, nil)
-	r.pager.fail = func(q oncall.PageRequest) error {
-		if q.Target.ID == "boss@example.com" {
-			return fmt.Errorf("boss@example.com has no chat account: %w", oncall.ErrUnreachable)
-		}
-		return nil
-	}
+	r.pager.fail = unreachable("boss@example.com")
 	if _, _, err := r.esc.Start(t.Context(), spec42, t0); err != nil {
 		t.Fatal(err)
 	}

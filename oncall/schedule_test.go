@@ -182,23 +182,7 @@ func TestOverrides(t *testing.T) {
 }
 
 func TestWhoIsOnCall(t *testing.T) {
-	cfg := mustParse(t, `oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1w
-      handoff: "09:00"
-      start: 2026-01-05
-      members: [alice@example.com, bob@example.com]
-      overrides:
-        - {member: carol@example.com, from: "2026-03-28T18:00", to: "2026-03-30T09:00"}
-    - name: network
-      time_zone: America/New_York
-      rotation: 12h
-      handoff: "08:00"
-      start: 2026-03-01
-      members: [U0NET1, U0NET2]
-`)
+	cfg := mustParse(t, fixture(t, "whoisoncall.yaml"))
 	now := utc("2026-03-29 12:00")
 	st := cfg.WhoIsOnCall(now)
 	if len(st) != 2 || st[0].Schedule != "it-primary" || st[1].Schedule != "network" {

@@ -10,27 +10,18 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
-func openStore(t *testing.T, dsn string, opts ...store.Option) *store.Store {
-	t.Helper()
-	s, err := store.Open(t.Context(), dsn, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+// sqliteDB is a fresh SQLite file for t (storetest.PerTest).
+func sqliteDB(t *testing.T) (string, []store.Option) {
+	return filepath.Join(t.TempDir(), "state.db"), nil
 }
 
-// Two replicas, each with its own handle on one SQLite file, never page a
-// step twice.
-func TestTwoReplicasSQLite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	twoReplicas(t, openStore(t, path), openStore(t, path))
-}
-
-// The same on PostgreSQL, in a schema of the test's own.
-func TestTwoReplicasPostgres(t *testing.T) {
+// postgresDB is a schema of t's own on the PostgreSQL of
+// DESKBOT_TEST_POSTGRES, dropped when t ends (storetest.PerTest); t is
+// skipped when it is not set.
+func postgresDB(t *testing.T) (string, []store.Option) {
 	dsn := os.Getenv("DESKBOT_TEST_POSTGRES")
 	if dsn == "" {
 		t.Skip("DESKBOT_TEST_POSTGRES is not set; set it to a PostgreSQL DSN, e.g. postgres://postgres:postgres@127.0.0.1:5432/deskbot_test?sslmode=disable, to run against PostgreSQL")
@@ -52,14 +43,27 @@ func TestTwoReplicasPostgres(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	twoReplicas(t, openStore(t, dsn, store.WithSchema(schema)), openStore(t, dsn, store.WithSchema(schema)))
+	return dsn, []store.Option{store.WithSchema(schema)}
+}
+
+// Two replicas, each with its own handle on one SQLite file, never page a
+// step twice.
+func TestTwoReplicasSQLite(t *testing.T) {
+	open := storetest.PerTest(sqliteDB)
+	twoReplicas(t, open(t), open(t))
+}
+
+// The same on PostgreSQL, in a schema of the test's own.
+func TestTwoReplicasPostgres(t *testing.T) {
+	open := storetest.PerTest(postgresDB)
+	twoReplicas(t, open(t), open(t))
 }
 
 // A process restarted on the same SQLite file continues the escalation at
 // the right level and pages nothing twice.
 func TestRestartSQLite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	a := newRig(t, openStore(t, path))
+	open := storetest.PerTest(sqliteDB)
+	a := newRig(t, open(t))
 	if _, _, err := a.esc.Start(t.Context(), spec42, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +71,7 @@ func TestRestartSQLite(t *testing.T) {
 	const k = "page-urgent/42/1"
 	expectSent(t, a.pager, k+" step 1 L1 R1 alice@example.com", k+" step 2 L2 R1 boss@example.com")
 
-	b := newRig(t, openStore(t, path)) // the restarted process
+	b := newRig(t, open(t)) // the restarted process
 	b.tick(t, 10*time.Minute)
 	b.tick(t, 24*time.Minute)
 	expectSent(t, b.pager)

@@ -45,7 +45,10 @@ type runError struct {
 	err error
 }
 
+// Error returns the one-line message.
 func (e *runError) Error() string { return e.msg }
+
+// Unwrap returns expr's error.
 func (e *runError) Unwrap() error { return e.err }
 
 // runError positions a run-time error of c in the rules file.
@@ -219,6 +222,7 @@ type patcher struct {
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
+// Visit implements ast.Visitor.
 func (p *patcher) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.PredicateNode:
@@ -384,6 +388,7 @@ type dueVisitor struct {
 	isZero map[ast.Node]bool // the receivers of IsZero()
 }
 
+// Visit implements ast.Visitor.
 func (v *dueVisitor) Visit(node *ast.Node) {
 	m, ok := (*node).(*ast.MemberNode)
 	if !ok {

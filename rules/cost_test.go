@@ -82,8 +82,7 @@ func TestCheckCost(t *testing.T) {
 // load, at the loop, naming the rule.
 func TestUnboundedExpressionsFailToLoad(t *testing.T) {
 	wantLoadErrors(t, ruleFile(
-		"  - name: slow",
-		"    query: status:open",
+		ruleHead("slow"),
 		"    if: 'let xs = 1..30000; all(xs, {all(xs, {# > 0})})'",
 		"    actions:",
 		"      - note: \"{{ len(filter(1..ticket.id, {# > 1})) }} steps\"",
@@ -100,12 +99,10 @@ func TestUnboundedExpressionsFailToLoad(t *testing.T) {
 // other tickets and rules are not affected.
 func TestRunTimeStepBudget(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: nested",
-		"    query: status:open",
+		ruleHead("nested"),
 		`    if: 'any(ticket.tags, {any(ticket.tags, {# == "zz" + #})})'`,
 		"    actions: [{note: x}]",
-		"  - name: plain",
-		"    query: status:open",
+		ruleHead("plain"),
 		"    actions: [{note: \"{{ len(ticket.tags) }} tags\"}]"))
 	many := make([]string, 400) // 400 × 400 steps > MaxSteps
 	for i := range many {
@@ -141,8 +138,7 @@ func TestRunTimeStepBudget(t *testing.T) {
 // expr's memory budget is a run-time budget too.
 func TestRunTimeMemoryBudget(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: big",
-		"    query: status:open",
+		ruleHead("big"),
 		"    actions: [{note: \"{{ len(repeat(ticket.subject, 200000)) }}\"}]"))
 	ds := s.Evaluate([]*sdclient.Ticket{ticket(1, func(t *sdclient.Ticket) { t.Subject = "0123456789" })}, fixtureNow)
 	if len(ds) != 1 || !errors.Is(ds[0].Err, ErrBudget) {
@@ -158,8 +154,7 @@ func TestRunTimeMemoryBudget(t *testing.T) {
 // ticket: what one rule may cost per ticket at most.
 func BenchmarkWorstLoop(b *testing.B) {
 	s := mustLoad(b, ruleFile(
-		"  - name: worst",
-		"    query: status:open",
+		ruleHead("worst"),
 		"    if: 'let xs = 1..315; !all(xs, {all(xs, {# > 0})})'",
 		"    actions: [{note: x}]"))
 	tk := []*sdclient.Ticket{ticket(1, nil)}

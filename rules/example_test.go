@@ -25,15 +25,7 @@ func loadExample(t testing.TB) *Set {
 
 func TestExampleLoadsAndPlans(t *testing.T) {
 	s := loadExample(t)
-	f, err := os.Open(filepath.Join("testdata", "tickets.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tickets, err := ReadTickets(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tickets := fixtureTickets(t)
 	if len(tickets) != 10 {
 		t.Fatalf("fixture has %d tickets, want 10", len(tickets))
 	}
@@ -175,4 +167,20 @@ func applyUpdate(t *sdclient.Ticket, u *sdclient.TicketUpdate) {
 	if u.Tags != nil {
 		t.Tags = append(append([]string(nil), t.Tags...), *u.Tags...)
 	}
+}
+
+// fixtureTickets reads testdata/tickets.json, the tickets the example
+// rules file is planned against.
+func fixtureTickets(t *testing.T) []*sdclient.Ticket {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "tickets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tickets, err := ReadTickets(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tickets
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/yamlpos"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -40,7 +41,7 @@ func FuzzLoad(f *testing.F) {
 		if !errors.As(err, &le) || len(le.Errors) == 0 {
 			t.Fatalf("error %T %v is not a *LoadError with errors", err, err)
 		}
-		lines := len(splitLines(src))
+		lines := len(yamlpos.SplitLines(src))
 		for _, e := range le.Errors {
 			if e.Line < 1 || e.Col < 1 || e.Line > lines+1 {
 				t.Errorf("error out of the file (%d lines): %+v", lines, e)

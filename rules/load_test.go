@@ -6,18 +6,33 @@ import (
 	"testing"
 )
 
-// rule wraps rule lines (indented by 4) in a valid file header; the first
-// rule line is line 4 of the file.
+// ruleHead is the first two lines of a rule: its name, and query:
+// status:open.
+func ruleHead(name string) string { return "  - name: " + name + "\n    query: status:open" }
+
+// ruleFile wraps rule lines (indented by 4) in a valid file header; the
+// first rule line is line 4 of the file.
 func ruleFile(lines ...string) string {
 	return "version: 1\nchannels: {oncall: \"#it-oncall\"}\nrules:\n" + strings.Join(lines, "\n") + "\n"
 }
 
+// loadCase is a rules file and the problems Load reports for it.
+type loadCase struct {
+	name string
+	src  string
+	want []string
+}
+
+// runLoadCases checks each case with wantLoadErrors, as a subtest.
+func runLoadCases(t *testing.T, tests []loadCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		want []string
-	}{
+	tests := []loadCase{
 		{"yaml syntax", "version: 1\nrules:\n  - name: [x\n", []string{
 			`f.yaml:3:1: invalid YAML: did not find expected ',' or ']'`}},
 		{"yaml scanner error", "version: 1\nrules: a: b\n", []string{
@@ -45,8 +60,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad channel literal", "version: 1\nchannels: {desk: it-desk}\nrules: []\n", []string{
 			`f.yaml:2:18: channel "desk": want "#name" or a channel id such as C0123ABCD, got "it-desk"`}},
 		{"unknown rule key", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    whne: ticket.priority > 2",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions)`}},
@@ -61,11 +75,9 @@ func TestLoadErrors(t *testing.T) {
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:4:11: name "Page_Urgent": want lower-case letters, digits and '-' only`}},
 		{"duplicate rule name", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions: [{note: hi}]",
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:7:11: rule "a": duplicate rule name "a" (first defined at line 4)`}},
 		{"rule repeated by an alias", ruleFile(
@@ -98,89 +110,75 @@ func TestLoadErrors(t *testing.T) {
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:5:13: rule "a": query: priority:high: write priority:3 (High); of the names only status:open is understood, as every open status`}},
 		{"if does not compile", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: ticket.agnet_id == 0",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:16: rule "a": if: type ticket has no field agnet_id`}},
 		{"if not bool", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: ticket.priority + 1",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:9: rule "a": if: expected bool, but got int`}},
 		{"if bad duration literal", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: 'now() - ticket.created_at > duration(\"15x\")'",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:47: rule "a": if: invalid duration "15x" (want e.g. 90s, 15m, 2h30m)`}},
 		{"if in block scalar", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: |",
 			"      ticket.priority >= High &&",
 			"        ticket.responder_idd == 0",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:8:16: rule "a": if: type ticket has no field responder_idd`}},
 		{"every bad duration", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    every: 5x",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:12: rule "a": every: invalid duration "5x": want e.g. 30s, 5m or 1h`}},
 		{"every too short", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    every: 500ms",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:12: rule "a": every: 500ms is too short: want at least 1s`}},
 		{"every and cron", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    every: 5m",
 			"    cron: '*/5 * * * *'",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:7:5: rule "a": every and cron are mutually exclusive: use one`}},
 		{"bad cron", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    cron: '*/5 * *'",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": cron: invalid spec "*/5 * *": expected exactly 5 fields, found 3: [*/5 * *] (want 5 fields: minute hour day-of-month month day-of-week)`}},
 		{"bad once", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    once: sometimes",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": once: "sometimes": want episode, ticket or every <duration> (e.g. every 4h)`}},
 		{"bad once every", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    once: every 4 hours",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": once: "every 4 hours": want episode, ticket or every <duration> (e.g. every 4h)`}},
 		{"once every bad duration", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    once: every 4x",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": once: invalid duration "4x": want episode, ticket or every <duration> (e.g. every 4h)`}},
 		{"once every zero", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    once: every 0s",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": once: every 0s is too short: want at least 1s`}},
 		{"once every below a second", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    once: every 500ms",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": once: every 500ms is too short: want at least 1s`}},
 		{"once wrong type", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    once: 4h",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": once: "4h": want episode, ticket or every <duration> (e.g. every 4h)`}},
@@ -188,22 +186,19 @@ func TestLoadErrors(t *testing.T) {
 			"  - {name: a, query: 'status:open', if: 'ticket.nope > 1', actions: [{note: hi}]}"), []string{
 			`f.yaml:4:49: rule "a": if: type ticket has no field nope`}},
 		{"template after escapes in double quotes", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			`      - note: "say \"hi\"\t{{ ticket.nope }}"`,
 			`      - alert: {channel: oncall, text: "caf\u00e9 {{ ticket.nope2 }}"}`), []string{
 			`f.yaml:7:38: rule "a": note: template: type ticket has no field nope`,
 			`f.yaml:8:61: rule "a": alert text: template: type ticket has no field nope2`}},
 		{"template after a doubled single quote", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - reply: 'it''s {{ ticket.nope }}'"), []string{
 			`f.yaml:7:33: rule "a": reply: template: type ticket has no field nope`}},
 		{"template in a folded block after a blank line", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - note: >",
 			"          line one",
@@ -211,8 +206,7 @@ func TestLoadErrors(t *testing.T) {
 			"          and {{ ticket.nope }}"), []string{
 			`f.yaml:10:25: rule "a": note: template: type ticket has no field nope`}},
 		{"template in a multi-line double-quoted scalar", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			`      - note: "one \`,
 			`          two`,
@@ -220,50 +214,42 @@ func TestLoadErrors(t *testing.T) {
 			`          three {{ ticket.nope }}"`), []string{
 			`f.yaml:10:27: rule "a": note: template: type ticket has no field nope`}},
 		{"template in a multi-line flow mapping", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - alert: {channel: oncall,",
 			"          text: \"x",
 			"            y {{ ticket.nope }}\"}"), []string{
 			`f.yaml:9:25: rule "a": alert text: template: type ticket has no field nope`}},
 		{"actions not a list", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions: {note: hi}"), []string{
 			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign, alert or page, got a mapping`}},
 		{"empty actions", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions: []"), []string{
 			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign, alert or page`}},
 		{"empty if", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: ''",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:9: rule "a": if: empty expression`}},
 		{"if wrong type", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: true",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:9: rule "a": if: want a string, got the boolean true`}},
 		{"every wrong type", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    every: [1m]",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:12: rule "a": every: want a duration such as 30s, 5m or 1h, got a list`}},
 		{"set tags wrong type", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - set: {tags: urgent}"), []string{
 			`f.yaml:7:21: rule "a": set tags: want a list of strings, got the string "urgent"`}},
 		{"two assignees", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - assign: 12",
 			"      - assign: 13"), []string{
@@ -274,91 +260,77 @@ func TestLoadErrors(t *testing.T) {
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:5:12: rule "a": query: empty filter expression`}},
 		{"unknown action", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - call: oncall"), []string{
 			`f.yaml:7:9: rule "a": unknown action "call" (want one of note, reply, set, assign, alert, page)`}},
 		{"two kinds in one action", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - note: hi",
 			"        reply: hello"), []string{
 			`f.yaml:8:9: rule "a": action: one kind per list item, found note and reply (start a new item with -)`}},
 		{"note wrong type", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - note: {text: hi}"), []string{
 			`f.yaml:7:15: rule "a": note: want a string, got a mapping`}},
 		{"unknown set field", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - set: {priority: 4, subject: x}"), []string{
 			`f.yaml:7:28: rule "a": unknown key "subject" in set (want one of status, priority, group_id, responder_id, tags, type, category, sub_category, custom_fields)`}},
 		{"set wrong type", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - set: {priority: urgent}"), []string{
 			`f.yaml:7:25: rule "a": set priority: want an integer, got the string "urgent"`}},
 		{"set priority out of range", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - set: {priority: 7}"), []string{
 			`f.yaml:7:25: rule "a": set priority: 7 is not a priority: want 1 (low) to 4 (urgent)`}},
 		{"conflicting sets", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - set: {priority: 4}",
 			"      - note: hi",
 			"      - set: {priority: 3}"), []string{
 			`f.yaml:9:25: rule "a": set: conflicting values for priority: 3 here, 4 at line 7`}},
 		{"assign conflicts with set", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - set: {responder_id: 12}",
 			"      - assign: ana@example.com"), []string{
 			`f.yaml:8:17: rule "a": assign: conflicting assignees: ana@example.com here, responder_id 12 at line 7`}},
 		{"assign bad", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - assign: ana"), []string{
 			`f.yaml:7:17: rule "a": assign: want an agent's e-mail or numeric id, got "ana"`}},
 		{"alert unknown channel", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - alert: {channel: oncal, text: hi}"), []string{
 			`f.yaml:7:26: rule "a": alert: unknown channel "oncal": not an alias under channels: and not #name or a channel id`}},
 		{"alert unknown key and missing text", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - alert: {channel: oncall, txt: hi}"), []string{
 			`f.yaml:7:16: rule "a": alert: missing text`,
 			`f.yaml:7:34: rule "a": unknown key "txt" in alert (want one of channel, text, mention)`}},
 		{"template does not compile", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - note: \"Ticket {{ ticket.subjct }} is late\""), []string{
 			`f.yaml:7:33: rule "a": note: template: type ticket has no field subjct`}},
 		{"unclosed template", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - reply: 'Hi {{ ticket.id'"), []string{
 			`f.yaml:7:20: rule "a": reply: unclosed {{ in template (want {{ expression }})`}},
 		{"template in mention", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - alert: {channel: '#x', text: hi, mention: '{{ oncall() }}'}"), []string{
 			`f.yaml:7:55: rule "a": alert mention: template: unknown name oncall`}},
@@ -366,8 +338,7 @@ func TestLoadErrors(t *testing.T) {
 			"  - name: a",
 			"    query: status:open AND prio:4",
 			"    actions: [{note: hi}]",
-			"  - name: b",
-			"    query: status:open",
+			ruleHead("b"),
 			"    if: ticket.nope",
 			"    every: 0s",
 			"    actions: [{note: hi}]"), []string{
@@ -375,32 +346,28 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:9:16: rule "b": if: type ticket has no field nope`,
 			`f.yaml:10:12: rule "b": every: 0s is too short: want at least 1s`}},
 		{"if in a block scalar with an indentation indicator", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: |2",
 			"          ticket.priority >= High &&",
 			"        ticket.responder_idd == 0",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:8:16: rule "a": if: type ticket has no field responder_idd`}},
 		{"template in a folded block with indicator and chomping", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - note: >-2",
 			"            indented first",
 			"          then {{ ticket.nope }}"), []string{
 			`f.yaml:9:26: rule "a": note: template: type ticket has no field nope`}},
 		{"block scalar with an indicator in an anchored list item", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - &n",
 			"        note: |1",
 			"            x {{ ticket.nope }}"), []string{
 			`f.yaml:9:25: rule "a": note: template: type ticket has no field nope`}},
 		{"block scalar header after an anchor on its own line", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: &cond",
 			"      |",
 			"      ticket.nope",
@@ -449,12 +416,10 @@ func TestLoadErrors(t *testing.T) {
 			"    every: 5m"), []string{
 			`f.yaml:8:5: rule "a": duplicate rule name "a": the rule merges the name: of line 5; give it a name of its own`}},
 		{"ticket field compared with nil", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    if: ticket.responder_id == nil && nil != ticket.due_by",
 			"    actions: [{note: hi}]",
-			"  - name: b",
-			"    query: status:open",
+			ruleHead("b"),
 			"    if: ticket.custom_fields.site == nil",
 			"    actions:",
 			`      - note: "{{ ticket.category == nil ? 'none' : ticket.category }}"`), []string{
@@ -462,13 +427,11 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:6:46: rule "a": if: ticket.due_by is never nil: a null from the desk becomes a zero value; write !has_due(ticket)`,
 			`f.yaml:12:19: rule "b": note: template: ticket.category is never nil: a null from the desk becomes a zero value; write ticket.category == "" ("" when unset)`}},
 		{"storm control settings of the wrong type or range", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    group_over: 0",
 			"    max_firings_per_cycle: many",
 			"    actions: [{note: hi}]",
-			"  - name: b",
-			"    query: status:open",
+			ruleHead("b"),
 			"    group_over: 2.5",
 			"    max_firings_per_cycle: -3",
 			"    actions: [{note: hi}]"), []string{
@@ -485,9 +448,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:5:52: rule "a": query: unknown field "location" (a custom field? deskbot reads them from the desk; rules check and test need --custom-field location:KIND; or test it in if: with ticket.custom_fields.location)`,
 			`f.yaml:5:70: rule "a": query: unknown field "priorty" (did you mean "priority"?)`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
-	}
+	runLoadCases(t, tests)
 }
 
 // wantLoadErrors checks that loading src as f.yaml fails, with a
@@ -512,11 +473,9 @@ func wantLoadErrors(t *testing.T, src string, want []string) {
 
 func TestLoadStormControl(t *testing.T) {
 	s, err := Load("f.yaml", []byte(ruleFile(
-		"  - name: a",
-		"    query: status:open",
+		ruleHead("a"),
 		"    actions: [{note: hi}]",
-		"  - name: b",
-		"    query: status:open",
+		ruleHead("b"),
 		"    group_over: 3",
 		"    max_firings_per_cycle: 7",
 		"    actions: [{note: hi}]")))

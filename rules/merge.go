@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deskbot/deskbot/internal/yamlpos"
 )
 
 // maxMergedPairs bounds the key/value pairs that merge keys may copy in a
@@ -93,7 +95,7 @@ func (m *merger) mapping(n *yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if isMergeKey(n.Content[i]) {
 			has = true
-		} else if k := resolve(n.Content[i]); k.Kind == yaml.ScalarNode {
+		} else if k := yamlpos.Resolve(n.Content[i]); k.Kind == yaml.ScalarNode {
 			written[k.Value] = true
 		}
 	}
@@ -115,7 +117,7 @@ func (m *merger) mapping(n *yaml.Node) {
 		first = k
 		for _, src := range m.sources(v) {
 			for j := 0; j+1 < len(src.Content); j += 2 {
-				sk := resolve(src.Content[j])
+				sk := yamlpos.Resolve(src.Content[j])
 				if sk.Kind == yaml.ScalarNode {
 					if written[sk.Value] {
 						continue // written in the mapping itself, or merged from an earlier one
@@ -141,7 +143,7 @@ func (m *merger) mapping(n *yaml.Node) {
 // keys expanded, reporting anything that is not a mapping.
 func (m *merger) sources(v *yaml.Node) []*yaml.Node {
 	const want = "merge key <<: wants a mapping or a list of mappings"
-	r := resolve(v)
+	r := yamlpos.Resolve(v)
 	switch r.Kind {
 	case yaml.MappingNode:
 		if src := m.source(v); src != nil {
@@ -151,7 +153,7 @@ func (m *merger) sources(v *yaml.Node) []*yaml.Node {
 	case yaml.SequenceNode:
 		var out []*yaml.Node
 		for _, item := range r.Content {
-			if ri := resolve(item); ri.Kind != yaml.MappingNode {
+			if ri := yamlpos.Resolve(item); ri.Kind != yaml.MappingNode {
 				m.errorf(item, "%s, got a list holding %s", want, describeAlias(item))
 				continue
 			}
@@ -168,7 +170,7 @@ func (m *merger) sources(v *yaml.Node) []*yaml.Node {
 // source expands the merge keys of the mapping that n is or names; nil
 // (with an error) when that mapping is still being expanded: a cycle.
 func (m *merger) source(n *yaml.Node) *yaml.Node {
-	r := resolve(n)
+	r := yamlpos.Resolve(n)
 	if m.state[r] == mergeBusy {
 		m.errorf(n, "merge key <<: %s merges a mapping into itself (an alias cycle)", describeAlias(n))
 		return nil
@@ -180,10 +182,10 @@ func (m *merger) source(n *yaml.Node) *yaml.Node {
 // describeAlias describes n for messages, naming the alias it is written as.
 func describeAlias(n *yaml.Node) string {
 	if n.Kind == yaml.AliasNode {
-		if r := resolve(n); r.Kind != yaml.AliasNode {
-			return fmt.Sprintf("*%s (%s)", n.Value, describe(r))
+		if r := yamlpos.Resolve(n); r.Kind != yaml.AliasNode {
+			return fmt.Sprintf("*%s (%s)", n.Value, yamlpos.Describe(r))
 		}
 		return "*" + n.Value
 	}
-	return describe(n)
+	return yamlpos.Describe(n)
 }

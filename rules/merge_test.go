@@ -48,15 +48,7 @@ func setSummary(t *testing.T, s *Set) string {
 			b.WriteString("\n")
 		}
 	}
-	f, err := os.Open(filepath.Join("testdata", "tickets.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tickets, err := ReadTickets(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tickets := fixtureTickets(t)
 	if err := WritePlan(&b, Plan(s, tickets, fixtureNow)); err != nil {
 		t.Fatal(err)
 	}
@@ -362,27 +354,5 @@ func TestMergeBounded(t *testing.T) {
 	var le *LoadError
 	if !errors.As(err, &le) || len(le.Errors) != 1 || !strings.Contains(le.Errors[0].Msg, fmt.Sprintf("merges more than %d keys in all", maxMergedPairs)) {
 		t.Errorf("merge chain: got %v, want one error about the cap", err)
-	}
-}
-
-// TestBlockParentIndents checks the indentation that an indentation
-// indicator adds to, for block scalars in mappings and lists, anchored or
-// not.
-func TestBlockParentIndents(t *testing.T) {
-	src := "a: |2\n   x\nl:\n  - &t |1\n    y\n  -   >2\n       z\nm: &s\n    - |3\n       w\n"
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatal(err)
-	}
-	l := &loader{lines: splitLines(src)}
-	got := map[string]int{}
-	for n, ind := range l.blockParentIndents(&doc) {
-		got[strings.TrimSpace(n.Value)] = ind
-	}
-	want := map[string]int{"x": 0, "y": 2, "z": 2, "w": 4}
-	for k, w := range want {
-		if g, ok := got[k]; !ok || g != w {
-			t.Errorf("block scalar %q: parent indentation %d (found %v), want %d", k, g, ok, w)
-		}
 	}
 }

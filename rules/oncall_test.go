@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -8,29 +10,14 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// oncallFile is a valid file with an oncall: section; rule lines start at
-// line 20.
+// oncallFile is a valid file with an oncall: section
+// (testdata/oncall.yaml, ending in rules:); rule lines start at line 20.
 func oncallFile(ruleLines ...string) string {
-	return `version: 1
-channels: {oncall: "#it-oncall", desk: "#it-desk"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1w
-      handoff: "09:00"
-      start: 2026-01-05
-      members: [alice@example.com, bob@example.com]
-  policies:
-    - name: it-urgent
-      repeat: 1
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: boss@example.com, after: 15m}
-    - name: quiet
-      levels: [{group: S0GROUP, after: 30m}]
-rules:
-` + strings.Join(ruleLines, "\n") + "\n"
+	head, err := os.ReadFile(filepath.Join("testdata", "oncall.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	return string(head) + strings.Join(ruleLines, "\n") + "\n"
 }
 
 func TestLoadPageAction(t *testing.T) {
@@ -86,46 +73,36 @@ func TestLoadWithoutOnCall(t *testing.T) {
 }
 
 func TestLoadOnCallErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		want []string
-	}{
+	tests := []loadCase{
 		{"unknown policy", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: it-urgnet}"), []string{
 			`f.yaml:23:24: rule "a": page: unknown escalation policy "it-urgnet" (known: it-urgent, quiet)`}},
 		{"page without oncall section", ruleFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: it-urgent}"), []string{
 			`f.yaml:7:24: rule "a": page: unknown escalation policy "it-urgent": the file has no oncall: section defining policies`}},
 		{"page missing policy and unknown key", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {channel: oncall, polcy: x}"), []string{
 			`f.yaml:23:15: rule "a": page: missing policy (the name of an escalation policy under oncall: policies:)`,
 			`f.yaml:23:33: rule "a": unknown key "polcy" in page (want one of policy, channel, text)`}},
 		{"page shorthand", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: it-urgent"), []string{
 			`f.yaml:23:15: rule "a": page: want a mapping such as {policy: it-urgent}, got the string "it-urgent"`}},
 		{"page unknown channel and bad text", oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: quiet, channel: nowhere, text: '{{ ticket.nope }}'}"), []string{
 			`f.yaml:23:40: rule "a": page: unknown channel "nowhere": not an alias under channels: and not #name or a channel id`,
 			`f.yaml:23:66: rule "a": page text: template: type ticket has no field nope`}},
 		{"page without a channel", "version: 1\n" + strings.SplitN(oncallFile(
-			"  - name: a",
-			"    query: status:open",
+			ruleHead("a"),
 			"    actions:",
 			"      - page: {policy: quiet}"), "\n", 3)[2], []string{
 			`f.yaml:22:15: rule "a": page: missing channel: name one, or define the oncall alias under channels: (where the page card goes)`}},
@@ -172,7 +149,5 @@ rules: []
 		{"oncall not a mapping", "version: 1\noncall: [a]\nrules: []\n", []string{
 			`f.yaml:2:9: oncall: the oncall section: want a mapping, got a list`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { wantLoadErrors(t, tt.src, tt.want) })
-	}
+	runLoadCases(t, tests)
 }

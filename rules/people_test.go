@@ -40,8 +40,7 @@ func (f *fakePeople) Group(id int64) (GroupInfo, bool) {
 // description as text; unknown ones are "".
 func TestPeopleAndDescriptionInExpressions(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: a",
-		"    query: status:open",
+		ruleHead("a"),
 		`    if: 'ticket.group.name == "Network" && ticket.description_text contains "switch"'`,
 		"    actions:",
 		`      - note: "{{ ticket.requester.name }} <{{ ticket.requester.email }}>, agent {{ ticket.agent.name }} ({{ ticket.agent.email }}), group {{ ticket.group.name }}"`,
@@ -85,8 +84,7 @@ func TestPeopleAndDescriptionInExpressions(t *testing.T) {
 // A set whose expressions do not read people never asks for them.
 func TestNoPeopleNeeded(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: a",
-		"    query: status:open",
+		ruleHead("a"),
 		`    actions: [{note: "{{ ticket.subject }} {{ ticket.description_text }}"}]`))
 	if s.NeedsPeople() {
 		t.Fatal("NeedsPeople is true")
@@ -112,8 +110,7 @@ func TestTrimDescription(t *testing.T) {
 // Values of set: may be templates, rendered per ticket and checked at load.
 func TestSetTemplates(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: a",
-		"    query: status:open",
+		ruleHead("a"),
 		"    actions:",
 		`      - set: {category: "{{ ticket.custom_fields.site }}", sub_category: Printers, type: "{{ ticket.priority == Urgent ? 'Incident' : 'Service Request' }}"}`,
 		`      - set: {tags: [auto, "site-{{ ticket.custom_fields.site }}", "{{ ticket.custom_fields.none ?? '' }}"], custom_fields: {owner: "{{ ticket.requester_id }}", seats: 3}}`,
@@ -142,8 +139,7 @@ func TestSetTemplates(t *testing.T) {
 
 func TestSetTemplateLoadErrors(t *testing.T) {
 	_, err := Load("f.yaml", []byte(ruleFile(
-		"  - name: a",
-		"    query: status:open",
+		ruleHead("a"),
 		"    actions:",
 		`      - set: {category: "{{ ticket.site }}", tags: ["x-{{ ticket.nope }}"]}`,
 		`      - set: {custom_fields: {owner: "{{ ticket.requester_id + }}"}}`,

@@ -56,19 +56,21 @@ func WritePlan(w io.Writer, decisions []Decision) error {
 	return bw.Flush()
 }
 
+// onceString prints a once: setting as the rules file writes it.
 func onceString(o Once) string {
 	switch o.Mode {
 	case OnceTicket:
 		return "ticket"
 	case OnceEvery:
-		return "every " + shortDuration(o.Period)
+		return "every " + ShortDuration(o.Period)
 	}
 	return "episode"
 }
 
-// shortDuration prints d as a rules file would write it: 30m, 1h30m, 2h,
-// 45s (Go's String adds the zero units: 30m0s, 2h0m0s).
-func shortDuration(d time.Duration) string {
+// ShortDuration prints d as a rules file would write it: 30m, 1h30m, 2h,
+// 45s (Go's String adds the zero units: 30m0s, 2h0m0s). The plan, the
+// dry run and the CLI print durations with it.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = s[:len(s)-2]

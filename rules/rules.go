@@ -1,38 +1,3 @@
-// Package rules loads the rules file (automation as code: YAML rules with a
-// filter query, an expr condition and actions; see rules.example.yaml) and
-// evaluates it over tickets into decisions.
-//
-// Loading is strict: unknown keys at any level, wrong types, bad durations,
-// cron specs, once: settings, channel aliases, queries and expressions are
-// all reported together, each as FILE:LINE:COL: rule "NAME": message.
-// Anchors, aliases and YAML merge keys (<<: *defaults) share parts of a
-// file; top-level keys starting with x- hold anchors and are otherwise
-// ignored. A problem with a merged value is reported where the value is
-// written, naming the rule that merged it.
-//
-// Expressions (if: and the {{ }} of texts) are compiled once at load
-// against Env: ticket (TicketEnv, the API's field names), now() (the
-// evaluation's clock), duration(), is_open(status), has_due(ticket),
-// has_tag(ticket, tag) (in any case, like the query's tag:) and the
-// named codes Low, Medium, High, Urgent, Open, Pending, Resolved, Closed.
-// Constant duration("15m") calls are folded at load.
-//
-// The cost of every expression is bounded at load (see MaxSteps and
-// checkCost): nested loops multiply, ranges need constant bounds, and a
-// list from ticket data counts as ListBound items. At run time the loops
-// of each expression count their steps and stop past MaxSteps, and expr's
-// memory budget stops allocations: either yields a decision whose Err is
-// ErrBudget.
-//
-// The values of {{ }} are written into a text as where it goes needs:
-// HTML-escaped in notes and replies (HTML on the desk; the author's own
-// markup is kept), as they are in alert and page texts (the bot escapes
-// chat text), and without <, > and ! in mentions, where a value cannot
-// make @here, @channel or @everyone either.
-//
-// Evaluation is pure (no I/O) and safe for concurrent use: a query is
-// checked locally first (status:open holds for every status but Resolved
-// and Closed), then the if, then the actions are rendered.
 package rules
 
 import (
@@ -129,9 +94,10 @@ type actionSpec struct {
 }
 
 // Option configures Load.
-type Option func(*loadConfig)
+type Option func(*config)
 
-type loadConfig struct {
+// config holds what the options of Load set.
+type config struct {
 	custom map[string]filter.Kind
 }
 
@@ -139,7 +105,7 @@ type loadConfig struct {
 // that queries may filter on; without it a query term on a custom field is
 // a load error, like any field the filter schema does not know.
 func WithCustomFields(fields map[string]filter.Kind) Option {
-	return func(c *loadConfig) { c.custom = fields }
+	return func(c *config) { c.custom = fields }
 }
 
 // LoadFile reads and loads the rules file at path.

@@ -282,17 +282,14 @@ rules:
 // points into the rules file, not into the expression.
 func TestRuntimeErrorPositionedInFile(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: seats",
-		"    query: status:open",
+		ruleHead("seats"),
 		"    if: ticket.priority > 1 && ticket.custom_fields.seats > 10",
 		"    actions: [{note: x}]",
-		"  - name: note",
-		"    query: status:open",
+		ruleHead("note"),
 		"    actions:",
 		"      - note: |",
 		"          Site: {{ ticket.custom_fields.site.name }}",
-		"  - name: alert",
-		"    query: status:open",
+		ruleHead("alert"),
 		`    actions: [{alert: {channel: oncall, text: "ok", mention: "{{ ticket.tags[3] }}"}}]`))
 	ds := s.Evaluate([]*sdclient.Ticket{ticket(1, func(t *sdclient.Ticket) {
 		t.CustomFields = map[string]any{"site": "HQ"}
@@ -336,20 +333,12 @@ rules:
 		t.CustomFields = map[string]any{"site": "HQ", "none": nil}
 	})
 	ds := s.Evaluate([]*sdclient.Ticket{tk}, fixtureNow)
-	if len(ds) != 1 || ds[0].Err != nil {
-		t.Fatalf("%+v", ds)
-	}
-	want := []string{
+	wantActionTexts(t, ds,
 		"#42 Printer created 2025-03-10T07:55:29Z, age 2h5m",
 		"due [] site [HQ] none [] nil []",
 		"tags a, b p=true 1.5 2025-03-10T10:00:00Z 1d12h 0",
 		"no placeholders at all",
-	}
-	for i, a := range ds[0].Actions {
-		if a.Text != want[i] {
-			t.Errorf("action %d: %q, want %q", i, a.Text, want[i])
-		}
-	}
+	)
 	for d, want := range map[time.Duration]string{
 		0: "0m", 29 * time.Second: "0m", 31 * time.Second: "1m", 45 * time.Minute: "45m",
 		2*time.Hour + 4*time.Minute + 31*time.Second: "2h5m", 3 * time.Hour: "3h", -90 * time.Minute: "-1h30m",
@@ -648,8 +637,7 @@ func TestMissingDueDateComparesFalse(t *testing.T) {
 // printed in that zone, not turned back to UTC.
 func TestTemplateTimeZones(t *testing.T) {
 	s := mustLoad(t, ruleFile(
-		"  - name: r",
-		"    query: status:open",
+		ruleHead("r"),
 		"    actions:",
 		`      - note: "due {{ ticket.due_by }} at {{ ticket.due_by.Format('15:04') }}, now {{ now() }}"`,
 		`      - note: "local {{ ticket.due_by.In(timezone('America/New_York')) }}"`,
@@ -662,19 +650,11 @@ func TestTemplateTimeZones(t *testing.T) {
 	})
 	now := fixtureNow.In(time.FixedZone("", -5*3600))
 	ds := s.Evaluate([]*sdclient.Ticket{tk}, now)
-	if len(ds) != 1 || ds[0].Err != nil {
-		t.Fatalf("%+v", ds)
-	}
-	want := []string{
+	wantActionTexts(t, ds,
 		"due 2025-03-12T16:00:00Z at 16:00, now 2025-03-10T10:00:00Z",
 		"local 2025-03-12T12:00:00-04:00",
 		"7h Mar 10 10:00",
-	}
-	for i, a := range ds[0].Actions {
-		if a.Text != want[i] {
-			t.Errorf("action %d: %q, want %q", i, a.Text, want[i])
-		}
-	}
+	)
 }
 
 func TestShortDuration(t *testing.T) {
@@ -682,8 +662,22 @@ func TestShortDuration(t *testing.T) {
 		30 * time.Minute: "30m", 2 * time.Hour: "2h", 90 * time.Minute: "1h30m", 45 * time.Second: "45s",
 		time.Hour + 30*time.Second: "1h0m30s", 1500 * time.Millisecond: "1.5s",
 	} {
-		if got := shortDuration(d); got != want {
-			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
+		if got := ShortDuration(d); got != want {
+			t.Errorf("ShortDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// wantActionTexts checks that ds is one decision, without error, whose
+// actions have the texts want, in order.
+func wantActionTexts(t *testing.T, ds []Decision, want ...string) {
+	t.Helper()
+	if len(ds) != 1 || ds[0].Err != nil {
+		t.Fatalf("%+v", ds)
+	}
+	for i, a := range ds[0].Actions {
+		if a.Text != want[i] {
+			t.Errorf("action %d: %q, want %q", i, a.Text, want[i])
 		}
 	}
 }

@@ -15,8 +15,7 @@ const markupSubject = `<img src=x onerror=alert(1)> & "quotes"`
 // the bot escapes: their values are left alone.
 func TestTemplateEscaping(t *testing.T) {
 	s := mustLoad(t, oncallFile(
-		"  - name: a",
-		"    query: status:open",
+		ruleHead("a"),
 		"    actions:",
 		"      - note: \"<b>Urgent</b> {{ ticket.subject }} ({{ ticket.custom_fields.site }}, {{ ticket.tags }})\"",
 		"      - reply: |",
@@ -97,8 +96,7 @@ func TestMentionValuesNeutralised(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mention, func(t *testing.T) {
 			s := mustLoad(t, ruleFile(
-				"  - name: a",
-				"    query: status:open",
+				ruleHead("a"),
 				"    actions: [{alert: {channel: oncall, text: \"t {{ ticket.custom_fields.who }}\", mention: '"+tt.mention+"'}}]"))
 			ds := s.Evaluate([]*sdclient.Ticket{ticket(1, func(t *sdclient.Ticket) {
 				t.CustomFields = map[string]any{"who": tt.field}

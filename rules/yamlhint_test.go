@@ -8,11 +8,7 @@ import (
 // An unquoted {{ }} is a YAML flow mapping, or no YAML at all: either way
 // the message says to quote it and shows what to write, at the {{.
 func TestUnquotedTemplateHint(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		want []string
-	}{
+	tests := []loadCase{
 		{"whole value: a mapping", ruleFile(
 			"  - name: x",
 			"    query: priority:4",
