@@ -409,14 +409,14 @@ func (ro RuleOutlook) capsText(cycleCap int) string {
 func (ro RuleOutlook) drainText(tick time.Duration) string {
 	rest := ro.Waves[1:]
 	if len(rest) == 1 {
-		return fmt.Sprintf("%d in the next cycle, %s from now", rest[0], shortDur(tick))
+		return fmt.Sprintf("%d in the next cycle, %s from now", rest[0], rules.ShortDuration(tick))
 	}
 	parts := make([]string, len(rest))
 	for i, n := range rest {
 		parts[i] = fmt.Sprint(n)
 	}
 	list := strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-	return fmt.Sprintf("%s in the next %d cycles, drained in %s", list, len(rest), shortDur(ro.Drain(tick)))
+	return fmt.Sprintf("%s in the next %d cycles, drained in %s", list, len(rest), rules.ShortDuration(ro.Drain(tick)))
 }
 
 // WouldHave renders a firing's actions as people read them: `alert
@@ -465,14 +465,3 @@ func describeSet(a rules.Action) string {
 	return strings.Join(parts, " ")
 }
 
-// shortDur prints d without zero units: 1m, 1h30m, 45s.
-func shortDur(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}

@@ -142,13 +142,13 @@ func (p planReport) write(w io.Writer) error {
 	if o.CycleCap > 0 {
 		caps = fmt.Sprintf("at most %d firings per cycle across rules (DESKBOT_MAX_FIRINGS_PER_CYCLE)", o.CycleCap)
 	}
-	fmt.Fprintf(&b, "Cycles tick every %s; %s; %s.\n", shortDur(o.Tick), caps, p.ledgerNote)
+	fmt.Fprintf(&b, "Cycles tick every %s; %s; %s.\n", rules.ShortDuration(o.Tick), caps, p.ledgerNote)
 
 	firstRun := 0 // requests of the first run's firings
 	waves := 0
 	for _, ro := range o.Rules {
 		r := ro.Rule
-		sched := "every " + shortDur(r.Every)
+		sched := "every " + rules.ShortDuration(r.Every)
 		if r.Cron != "" {
 			sched = "cron " + r.Cron
 			if c, err := cron.ParseStandard(r.Cron); err == nil {
@@ -180,7 +180,7 @@ func (p planReport) write(w io.Writer) error {
 		waves = max(waves, len(ro.Waves))
 		fmt.Fprintf(&b, "  first run: %s\n", firstCycle(ro))
 		if len(ro.Waves) > 1 {
-			fmt.Fprintf(&b, "  capped: %s; the backlog drains in %s (%d cycles)\n", waveText(ro), shortDur(ro.Drain(o.Tick)), len(ro.Waves))
+			fmt.Fprintf(&b, "  capped: %s; the backlog drains in %s (%d cycles)\n", waveText(ro), rules.ShortDuration(ro.Drain(o.Tick)), len(ro.Waves))
 		} else {
 			fmt.Fprintf(&b, "  capped: no, all %d fire in the first cycle\n", len(ro.Fires))
 		}
@@ -198,8 +198,8 @@ func (p planReport) write(w io.Writer) error {
 	fmt.Fprintf(&b, "\nRequests (budget: %d a minute, %d of them for the rules, the rest kept for people's commands):\n", p.rate, p.budget)
 	fmt.Fprintf(&b, "  change feed: %d an hour (%d cycles an hour × %s, one page per 100 changed tickets: more on a busy desk)\n",
 		feed, cycles, plural(p.workspaces, "workspace"))
-	fmt.Fprintf(&b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, shortDur(scheduler.DefaultTrashEvery))
-	fmt.Fprintf(&b, "  full sync: %d requests every %s, about %.1f an hour\n", full, shortDur(scheduler.DefaultFullSyncEvery), fullPerHour)
+	fmt.Fprintf(&b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(scheduler.DefaultTrashEvery))
+	fmt.Fprintf(&b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(scheduler.DefaultFullSyncEvery), fullPerHour)
 	fmt.Fprintf(&b, "  steady state: about %d an hour before firings; each firing adds its re-read and writes (above)\n",
 		feed+sweep+int(fullPerHour+0.5))
 	if firstRun > 0 {
@@ -219,12 +219,12 @@ func (p planReport) write(w io.Writer) error {
 		fmt.Fprintf(&b, "  first run: %d requests for its firings over %s (at most %d in one cycle, against a budget of %.0f a cycle)",
 			firstRun, plural(max(waves, 1), "cycle"), busiest, budgetPerCycle)
 		if budgetPerCycle > 0 && perCycle > budgetPerCycle {
-			fmt.Fprintf(&b, ": over it, cycles stretch to about every %s until it drains", shortDur(time.Duration(perCycle/float64(p.budget)*float64(time.Minute)).Round(time.Second)))
+			fmt.Fprintf(&b, ": over it, cycles stretch to about every %s until it drains", rules.ShortDuration(time.Duration(perCycle/float64(p.budget)*float64(time.Minute)).Round(time.Second)))
 		}
 		b.WriteString("\n")
 	}
 	if waves > 1 {
-		fmt.Fprintf(&b, "  backlog: every rule has fired on what matches now after %s (%d cycles, a tick apart)\n", shortDur(time.Duration(waves-1)*o.Tick), waves)
+		fmt.Fprintf(&b, "  backlog: every rule has fired on what matches now after %s (%d cycles, a tick apart)\n", rules.ShortDuration(time.Duration(waves-1)*o.Tick), waves)
 	}
 	b.WriteString("\nAssumes the tickets keep matching and no new ones arrive; a firing's own updates (which may make other rules match) are not simulated.\n")
 	_, err := io.WriteString(w, b.String())
@@ -322,21 +322,9 @@ func onceText(o rules.Once) string {
 	case rules.OnceTicket:
 		return "ticket"
 	case rules.OnceEvery:
-		return "every " + shortDur(o.Period)
+		return "every " + rules.ShortDuration(o.Period)
 	}
 	return "episode"
-}
-
-// shortDur prints d without zero units: 1m, 1h30m, 24h.
-func shortDur(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 // noEscalator lets a plan load rules that page: a dry run starts no page.

@@ -77,7 +77,7 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 	if set == nil || set.OnCall() == nil {
 		return nil, nil
 	}
-	esc, err := oncall.NewEscalator(set.OnCall(), st, pager, bot.NewOnCallDesk(client),
+	esc, err := oncall.NewEscalator(set.OnCall(), st, pager, oncall.ClientDesk(client),
 		oncall.WithLogger(logger.With("component", "oncall")), oncall.WithRegistry(reg))
 	if err != nil {
 		return nil, err
