@@ -464,4 +464,3 @@ func describeSet(a rules.Action) string {
 	}
 	return strings.Join(parts, " ")
 }
-

@@ -90,12 +90,14 @@ func QueryRow(t testing.TB, sql string, args []any, dest ...any) {
 
 // KillLockHolder ends, on the server, the backend that holds the session
 // advisory lock key (pg_terminate_backend), as when the holder's host drops
-// off the network: no unlock, no goodbye. It fails t when no backend held
-// the lock.
+// off the network: no unlock, no goodbye. It returns once the backend has
+// exited (waiting up to 10 s: a signalled backend still holds its locks
+// until then), and fails t when no backend held the lock or it outlived
+// the wait.
 func KillLockHolder(t testing.TB, key int64) {
 	t.Helper()
 	var killed bool
-	QueryRow(t, `SELECT pg_terminate_backend(pid) FROM pg_locks
+	QueryRow(t, `SELECT pg_terminate_backend(pid, 10000) FROM pg_locks
 		WHERE locktype = 'advisory' AND granted AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1`,
 		[]any{int64(uint64(key) >> 32), int64(uint64(key) & 0xffffffff)}, &killed)
 	if !killed {
