@@ -105,6 +105,10 @@ func TestParseConfigErrors(t *testing.T) {
 			`rules.yaml:17:17: oncall schedule "s3": rotation: want a length such as 12h, 1d, 1w or 1d12h (units h, d, w), got the number 7`,
 			`rules.yaml:23:17: oncall schedule "s4": rotation: 0d0w is zero: want a positive length such as 12h, 1d or 1w`,
 		}},
+		{"start out of range", sched("start: 0000-01-01", "start: 2300-01-01", "start: 1970-01-01"), []string{
+			`rules.yaml:7:14: oncall schedule "s1": start: 0000-01-01 is out of range: want a date from 1970 to 2199`,
+			`rules.yaml:13:14: oncall schedule "s2": start: 2300-01-01 is out of range: want a date from 1970 to 2199`,
+		}},
 		{"zone and handoff", sched("handoff: \"24:00\"", "handoff: 9", "time_zone: Local", "time_zone: 2"), []string{
 			`rules.yaml:6:16: oncall schedule "s1": handoff: want a local time of day such as "09:00", got the string "24:00"`,
 			`rules.yaml:12:16: oncall schedule "s2": handoff: want a local time of day such as "09:00", got the number 9`,
@@ -207,6 +211,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add(fixture(f, "example.yaml"))
 	f.Add("oncall:\n  schedules:\n    - {name: a, time_zone: UTC, rotation: 1h, start: 2026-01-01, members: [U0AA]}\n  policies:\n    - {name: p, repeat: 10, levels: [{schedule: a, after: 1m}]}\n")
 	f.Add("oncall: &a\n  schedules: *a\n")
+	// Once wrapped the rotation arithmetic (a shift in the year -293).
+	f.Add("oncall: {schedules: [{name: a, time_zone: America/New_York, rotation: 1d, start: 0000-01-01, members: [0@0]}]}")
 	f.Add("oncall:\n  schedules:\n    - {name: a, time_zone: America/New_York, rotation: 1d, handoff: \"02:30\", start: 2026-03-08, members: [a@b.c], overrides: [{member: x@y.z, from: \"2026-03-08T02:30\", to: \"2026-03-08T03:30\"}]}\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		var doc yaml.Node

@@ -274,10 +274,22 @@ func (p *parser) clock(n *yaml.Node) (time.Duration, bool) {
 	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute, true
 }
 
+// The years a schedule may start in (see date).
+const (
+	minStartYear = 1970
+	maxStartYear = 2199
+)
+
 // date parses a calendar date (yaml.v3 tags an unquoted one !!timestamp).
 func (p *parser) date(n *yaml.Node) (time.Time, bool) {
 	if n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "!!timestamp") {
 		if d, err := time.Parse("2006-01-02", n.Value); err == nil {
+			// Shifts are counted in time.Duration, which spans ±292
+			// years: a start far off would wrap the rotation arithmetic.
+			if d.Year() < minStartYear || d.Year() > maxStartYear {
+				p.rep.Node(n, "start: %s is out of range: want a date from %d to %d", n.Value, minStartYear, maxStartYear)
+				return time.Time{}, false
+			}
 			return d, true
 		}
 	}
