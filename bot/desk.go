@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -11,9 +9,12 @@ import (
 )
 
 // Desk is what the chat commands need from the service desk. It is declared
-// here, by its consumer; DeskAdapter fits *sdclient.Client to it. Errors must
-// wrap ErrNotFound, ErrForbidden, ErrBusy or ErrInvalid where they apply so
-// that the bot can tell the user what went wrong.
+// here, by its consumer; DeskAdapter fits *sdclient.Client to it. Errors are
+// sdclient's own (wrapped or not): the bot tests them with errors.Is and
+// errors.As against sdclient.ErrNotFound, sdclient.ErrForbidden,
+// sdclient.ErrUnauthorized, sdclient.ErrValidation, sdclient.ErrInvalidInput,
+// *sdclient.RateLimitError and *sdclient.APIError to tell the user what went
+// wrong.
 type Desk interface {
 	// CreateTicket opens a ticket; the requester is NewTicket.Email.
 	CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error)
@@ -32,7 +33,8 @@ type Desk interface {
 	// FilterTickets runs a filter query in one workspace (0: the account's
 	// default) and returns at most limit tickets and the total count.
 	FilterTickets(ctx context.Context, query string, workspaceID int64, limit int) ([]*sdclient.Ticket, int, error)
-	// AgentByEmail finds the agent with that e-mail; ErrNotFound if none.
+	// AgentByEmail finds the agent with that e-mail; sdclient.ErrNotFound if
+	// none.
 	AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, error)
 	// Agent reads one agent by id.
 	Agent(ctx context.Context, id int64) (*sdclient.Agent, error)
@@ -51,7 +53,7 @@ type Desk interface {
 // without it leaves those cards with the id.
 type RequesterDesk interface {
 	// Requester reads the person with this id (a requester, or an agent
-	// who asked for help); ErrNotFound if none.
+	// who asked for help); sdclient.ErrNotFound if none.
 	Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error)
 }
 
@@ -73,37 +75,6 @@ type NewTicket struct {
 	Source      int
 	GroupID     int64 // 0: none
 }
-
-// Errors a Desk returns (wrapped) so that the bot can explain failures.
-var (
-	// ErrNotFound: the record does not exist (HTTP 404).
-	ErrNotFound = errors.New("not found")
-	// ErrForbidden: the desk refused the operation (HTTP 401/403).
-	ErrForbidden = errors.New("forbidden")
-	// ErrBusy: the desk is rate limiting us (HTTP 429); see BusyError.
-	ErrBusy = errors.New("desk busy")
-	// ErrInvalid: the desk rejected the values sent (HTTP 400).
-	ErrInvalid = errors.New("invalid")
-)
-
-// BusyError is a rate-limit refusal with the wait the desk asked for.
-type BusyError struct {
-	RetryAfter time.Duration
-	Err        error // the underlying error, if any
-}
-
-func (e *BusyError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("desk busy, retry after %s: %v", e.RetryAfter, e.Err)
-	}
-	return fmt.Sprintf("desk busy, retry after %s", e.RetryAfter)
-}
-
-// Is makes errors.Is(err, ErrBusy) hold.
-func (e *BusyError) Is(target error) bool { return target == ErrBusy }
-
-// Unwrap returns the underlying error.
-func (e *BusyError) Unwrap() error { return e.Err }
 
 // Explainer says why the rules did or did not act on a ticket the command
 // has just read; the rules engine implements it. A nil Explainer means no

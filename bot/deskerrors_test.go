@@ -182,7 +182,7 @@ func TestDeskTroubleWords(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"401", fmt.Errorf("get ticket: %w", &deskError{ErrForbidden, unauthorized}),
+		{"401", fmt.Errorf("get ticket: %w", unauthorized),
 			"the desk rejected deskbot's API key (401 unauthorized): ask whoever runs deskbot to check DESKBOT_DESK_API_KEY"},
 		{"redirect", redirected, "the desk redirected deskbot to another address (301): ask whoever runs deskbot to check DESKBOT_DESK_URL"},
 		{"stopping", fmt.Errorf("sdclient: get ticket 42: %w", sdclient.ErrStopped), "deskbot is stopping and did not send the request: try again in a minute"},
@@ -190,7 +190,7 @@ func TestDeskTroubleWords(t *testing.T) {
 			"the connection to the desk failed (connection reset) after the request was sent; it may have been done anyway: look at ticket 42 before trying again"},
 		{"no such host", fmt.Errorf("sdclient: get ticket 42: GET /tickets/42: %w (after 4 attempts)", &url.Error{Op: "Get", URL: "https://x.invalid", Err: &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}}),
 			"the desk is unreachable (no such host after 4 attempts); try again in a minute"},
-		{"429 without Retry-After", &BusyError{}, "the desk is rate-limiting deskbot: retry in 60 s"},
+		{"429 without Retry-After", busyErr(0), "the desk is rate-limiting deskbot: retry in 60 s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := r.deskTrouble(tc.err, 42)

@@ -167,7 +167,7 @@ func (d *fakeDesk) Ticket(ctx context.Context, id int64) (*sdclient.Ticket, erro
 	defer d.mu.Unlock()
 	t, ok := d.tickets[id]
 	if !ok {
-		return nil, fmt.Errorf("get ticket %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("get ticket %d: %w", id, sdclient.ErrNotFound)
 	}
 	c := *t
 	return &c, nil
@@ -181,7 +181,7 @@ func (d *fakeDesk) UpdateTicket(ctx context.Context, id int64, u sdclient.Ticket
 	defer d.mu.Unlock()
 	t, ok := d.tickets[id]
 	if !ok {
-		return nil, fmt.Errorf("update ticket %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("update ticket %d: %w", id, sdclient.ErrNotFound)
 	}
 	if u.Status != nil {
 		t.Status = *u.Status
@@ -204,7 +204,7 @@ func (d *fakeDesk) addConv(ctx context.Context, op string, id int64, body string
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.tickets[id]; !ok {
-		return fmt.Errorf("%s on ticket %d: %w", op, id, ErrNotFound)
+		return fmt.Errorf("%s on ticket %d: %w", op, id, sdclient.ErrNotFound)
 	}
 	d.convs = append(d.convs, fakeConv{TicketID: id, Body: body, UserID: user, Private: private})
 	return nil
@@ -224,7 +224,7 @@ func (d *fakeDesk) FilterTickets(ctx context.Context, q string, ws int64, limit 
 	}
 	e, err := filter.Parse(q)
 	if err != nil {
-		return nil, 0, fmt.Errorf("filter %q: %w", q, ErrInvalid)
+		return nil, 0, fmt.Errorf("filter %q: %w", q, sdclient.ErrValidation)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -270,7 +270,7 @@ func (d *fakeDesk) AgentByEmail(ctx context.Context, email string) (*sdclient.Ag
 			return &c, nil
 		}
 	}
-	return nil, fmt.Errorf("agent %s: %w", email, ErrNotFound)
+	return nil, fmt.Errorf("agent %s: %w", email, sdclient.ErrNotFound)
 }
 
 func (d *fakeDesk) Agent(ctx context.Context, id int64) (*sdclient.Agent, error) {
@@ -283,7 +283,7 @@ func (d *fakeDesk) Agent(ctx context.Context, id int64) (*sdclient.Agent, error)
 			return &c, nil
 		}
 	}
-	return nil, fmt.Errorf("agent %d: %w", id, ErrNotFound)
+	return nil, fmt.Errorf("agent %d: %w", id, sdclient.ErrNotFound)
 }
 
 func (d *fakeDesk) Me(ctx context.Context) (*sdclient.Agent, error) {
@@ -302,4 +302,9 @@ func (d *fakeDesk) Groups(ctx context.Context) ([]*sdclient.Group, error) {
 		return nil, err
 	}
 	return append([]*sdclient.Group(nil), d.groups...), nil
+}
+
+// busyErr is the desk's 429 as sdclient returns it, asking to wait d.
+func busyErr(d time.Duration) error {
+	return &sdclient.RateLimitError{APIError: &sdclient.APIError{Op: "fake", Method: "GET", StatusCode: 429}, RetryAfter: d}
 }

@@ -322,13 +322,13 @@ func (r *Router) explain(ctx context.Context, c *call, err error) Response {
 		return failed(fmt.Sprintf("could not %s: %s", what, msg))
 	}
 	switch {
-	case errors.Is(err, ErrNotFound) && c.ticket != 0:
+	case errors.Is(err, sdclient.ErrNotFound) && c.ticket != 0:
 		return failed(fmt.Sprintf("ticket %d not found", c.ticket))
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, sdclient.ErrNotFound):
 		return failed(fmt.Sprintf("could not %s: not found", what))
-	case errors.Is(err, ErrForbidden):
+	case errors.Is(err, sdclient.ErrForbidden), errors.Is(err, sdclient.ErrUnauthorized):
 		return failed(fmt.Sprintf("the desk does not let you %s", what))
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, sdclient.ErrValidation), errors.Is(err, sdclient.ErrInvalidInput):
 		return failed(fmt.Sprintf("the desk refused to %s: %v", what, err))
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		r.log.Warn("command timed out", "command", c.cmd.name, "err", err)
@@ -395,7 +395,7 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 			return err
 		})
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, sdclient.ErrNotFound):
 			a = nil
 		case err != nil:
 			return nil, fmt.Errorf("look up agent %s: %w", email, err)
@@ -415,11 +415,10 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 func (r *Router) retrying(ctx context.Context, safe bool, f func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
 		err := f(ctx)
-		var busy *BusyError
-		if err == nil || !safe || attempt >= r.maxRetry || !errors.As(err, &busy) {
+		if err == nil || !safe || attempt >= r.maxRetry || !errors.Is(err, sdclient.ErrRateLimited) {
 			return err
 		}
-		wait := busy.RetryAfter
+		wait := deskRetryAfter(err)
 		if wait <= 0 {
 			wait = time.Second
 		}
@@ -434,6 +433,16 @@ func (r *Router) retrying(ctx context.Context, safe bool, f func(context.Context
 		case <-t.C:
 		}
 	}
+}
+
+// deskRetryAfter is the wait a rate-limited desk asked for; 0 when it did not
+// say.
+func deskRetryAfter(err error) time.Duration {
+	var rl *sdclient.RateLimitError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter
+	}
+	return 0
 }
 
 // statusChoices returns the account's statuses, cached for ten minutes;
@@ -553,7 +562,7 @@ func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketReques
 	switch {
 	case errors.Is(err, errNoRequesters):
 		return nil
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, sdclient.ErrNotFound):
 		rq = nil // remembered: not asked again for a while
 	case err != nil:
 		r.log.Warn("look up requester", "requester", id, "err", err)

@@ -251,13 +251,13 @@ func TestRouterDeskErrors(t *testing.T) {
 		want           string
 		calls          int
 	}{
-		{"forbidden", "update", "close 42", []error{ErrForbidden}, "the desk does not let you close ticket 42", 1},
-		{"forbidden note", "note", "note 42 x", []error{fmt.Errorf("add note: %w", ErrForbidden)}, "the desk does not let you add a note to ticket 42", 1},
-		{"busy read retried", "ticket", "show 42", []error{&BusyError{RetryAfter: 10 * time.Millisecond}}, "#42 Printer on fire", 2},
-		{"busy for good", "ticket", "show 42", []error{&BusyError{RetryAfter: 10 * time.Millisecond}, &BusyError{RetryAfter: 10 * time.Millisecond}, &BusyError{RetryAfter: 30 * time.Second}}, "could not see ticket 42: the desk is rate-limiting deskbot: retry in 30 s", 3},
-		{"busy create not retried", "create", "new x", []error{&BusyError{RetryAfter: time.Millisecond}}, "could not open a ticket: the desk is rate-limiting deskbot: retry in", 1},
-		{"busy note not retried", "note", "note 42 x", []error{&BusyError{RetryAfter: time.Millisecond}}, "could not add a note to ticket 42", 1},
-		{"invalid", "update", "priority 42 1", []error{fmt.Errorf("update: %w: priority is read-only", ErrInvalid)}, "the desk refused to change the priority of ticket 42", 1},
+		{"forbidden", "update", "close 42", []error{sdclient.ErrForbidden}, "the desk does not let you close ticket 42", 1},
+		{"forbidden note", "note", "note 42 x", []error{fmt.Errorf("add note: %w", sdclient.ErrForbidden)}, "the desk does not let you add a note to ticket 42", 1},
+		{"busy read retried", "ticket", "show 42", []error{busyErr(10 * time.Millisecond)}, "#42 Printer on fire", 2},
+		{"busy for good", "ticket", "show 42", []error{busyErr(10 * time.Millisecond), busyErr(10 * time.Millisecond), busyErr(30 * time.Second)}, "could not see ticket 42: the desk is rate-limiting deskbot: retry in 30 s", 3},
+		{"busy create not retried", "create", "new x", []error{busyErr(time.Millisecond)}, "could not open a ticket: the desk is rate-limiting deskbot: retry in", 1},
+		{"busy note not retried", "note", "note 42 x", []error{busyErr(time.Millisecond)}, "could not add a note to ticket 42", 1},
+		{"invalid", "update", "priority 42 1", []error{fmt.Errorf("update: %w: priority is read-only", sdclient.ErrValidation)}, "the desk refused to change the priority of ticket 42", 1},
 		{"other", "filter", "mine", []error{errors.New("connection reset")}, "could not list your tickets: something went wrong (logged)", 1},
 	}
 	for _, tc := range tests {
