@@ -237,11 +237,11 @@ func TestSlackDeskErrors(t *testing.T) {
 	if r := h.slash("UALICE", "/ticket", "close 42"); !strings.Contains(r.Text, "the desk does not let you close ticket 42") {
 		t.Errorf("403 answer %q", r.Text)
 	}
-	h.fdesk.failNext("ticket", busyErr(20 * time.Millisecond))
+	h.fdesk.failNext("ticket", busyErr(20*time.Millisecond))
 	if r := h.slash("UALICE", "/ticket", "show 42"); !strings.Contains(all(r), "Printer on fire") {
 		t.Errorf("429 on a read was not retried: %q", r.Text)
 	}
-	h.fdesk.failNext("create", busyErr(20 * time.Second))
+	h.fdesk.failNext("create", busyErr(20*time.Second))
 	if r := h.slash("UCAROL", "/ticket", "new Mouse broken"); !strings.Contains(r.Text, "could not open a ticket: the desk is rate-limiting deskbot: retry in 20 s") {
 		t.Errorf("429 answer %q", r.Text)
 	}
