@@ -46,11 +46,16 @@ var (
 )
 
 // ConsoleOption configures a Console.
-type ConsoleOption func(*Console)
+type ConsoleOption func(*consoleConfig)
+
+// consoleConfig is what the console options set.
+type consoleConfig struct {
+	email string
+}
 
 // WithConsoleEmail makes the console act as the person with this e-mail.
 func WithConsoleEmail(email string) ConsoleOption {
-	return func(c *Console) { c.email = email }
+	return func(c *consoleConfig) { c.email = email }
 }
 
 // NewConsole builds a console transport.
@@ -58,11 +63,11 @@ func NewConsole(router *Router, in io.Reader, out io.Writer, opts ...ConsoleOpti
 	if router == nil || in == nil || out == nil {
 		return nil, errors.New("bot: NewConsole: nil router, reader or writer")
 	}
-	c := &Console{router: router, in: in, out: out, alerts: make(map[string]bool), choices: make(map[int]Button), nextChoice: 1}
+	var cfg consoleConfig
 	for _, o := range opts {
-		o(c)
+		o(&cfg)
 	}
-	return c, nil
+	return &Console{router: router, in: in, out: out, email: cfg.email, alerts: make(map[string]bool), choices: make(map[int]Button), nextChoice: 1}, nil
 }
 
 // consoleUser is the chat user id of the person at the console.

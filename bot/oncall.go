@@ -39,7 +39,7 @@ type OnCall interface {
 
 // WithOnCall wires the page buttons and /oncall to an escalator.
 func WithOnCall(o OnCall) Option {
-	return func(r *Router) error { r.oncall = o; return nil }
+	return func(c *routerConfig) { c.oncall = o }
 }
 
 // Button action ids of a page card.

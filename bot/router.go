@@ -96,90 +96,99 @@ type cached[T any] struct {
 	ok bool
 }
 
-// Option configures a Router.
-type Option func(*Router) error
+// Option configures a Router. Options only record a value; NewRouter
+// checks them and returns the error.
+type Option func(*routerConfig)
+
+// routerConfig is what the options set; NewRouter checks it.
+type routerConfig struct {
+	now        func() time.Time
+	explainer  Explainer
+	acks       Acks
+	oncall     OnCall
+	mirror     Mirror
+	timeout    time.Duration
+	agentTTL   time.Duration
+	deskURL    string
+	ticketLink *string // nil: not set
+	maxRetry   int
+	budget     int
+}
 
 // WithClock sets the clock used for caches and retries (tests).
 func WithClock(now func() time.Time) Option {
-	return func(r *Router) error {
-		if now == nil {
-			return errors.New("bot: WithClock: nil clock")
-		}
-		r.now = now
-		return nil
-	}
+	return func(c *routerConfig) { c.now = now }
 }
 
 // WithExplainer wires /ticket why to the rules engine.
 func WithExplainer(e Explainer) Option {
-	return func(r *Router) error { r.explainer = e; return nil }
+	return func(c *routerConfig) { c.explainer = e }
 }
 
 // WithAcks records alert acknowledgements (on-call escalation stops).
 func WithAcks(a Acks) Option {
-	return func(r *Router) error { r.acks = a; return nil }
+	return func(c *routerConfig) { c.acks = a }
 }
 
 // WithCommandTimeout bounds each command's work (default 30s).
 func WithCommandTimeout(d time.Duration) Option {
-	return func(r *Router) error {
-		if d <= 0 {
-			return fmt.Errorf("bot: WithCommandTimeout: %s is not positive", d)
-		}
-		r.timeout = d
-		return nil
-	}
+	return func(c *routerConfig) { c.timeout = d }
 }
 
 // WithAgentCacheTTL sets how long an e-mail -> agent lookup is trusted
 // (default 10m; a "not an agent" answer is kept a tenth as long).
 func WithAgentCacheTTL(d time.Duration) Option {
-	return func(r *Router) error {
-		if d < 0 {
-			return fmt.Errorf("bot: WithAgentCacheTTL: %s is negative", d)
-		}
-		r.agentTTL = d
-		return nil
-	}
+	return func(c *routerConfig) { c.agentTTL = d }
 }
 
 // WithDeskURL derives ticket links from the desk's base URL:
-// {base}/a/tickets/{id}.
+// {base}/a/tickets/{id}. An empty base sets no link.
 func WithDeskURL(base string) Option {
-	return func(r *Router) error {
-		if base == "" {
-			return nil
-		}
-		if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-			return fmt.Errorf("bot: WithDeskURL: %q is not an http(s) URL", base)
-		}
-		r.link = strings.TrimRight(base, "/") + "/a/tickets/{id}"
-		return nil
-	}
+	return func(c *routerConfig) { c.deskURL = base }
 }
 
 // WithTicketLink sets the ticket link template; {id} is replaced by the
 // ticket id. It wins over WithDeskURL.
 func WithTicketLink(tmpl string) Option {
-	return func(r *Router) error {
-		if !strings.Contains(tmpl, "{id}") {
-			return fmt.Errorf("bot: WithTicketLink: template %q has no {id}", tmpl)
-		}
-		r.link = tmpl
-		return nil
-	}
+	return func(c *routerConfig) { c.ticketLink = &tmpl }
 }
 
 // WithBusyRetries sets how often a safe (read or idempotent) desk call is
 // retried after a 429 within the command's deadline (default 2).
 func WithBusyRetries(n int) Option {
-	return func(r *Router) error {
-		if n < 0 {
-			return fmt.Errorf("bot: WithBusyRetries: %d is negative", n)
-		}
-		r.maxRetry = n
-		return nil
+	return func(c *routerConfig) { c.maxRetry = n }
+}
+
+// check refuses values no option may set.
+func (c *routerConfig) check() error {
+	switch {
+	case c.now == nil:
+		return errors.New("bot: WithClock: nil clock")
+	case c.timeout <= 0:
+		return fmt.Errorf("bot: WithCommandTimeout: %s is not positive", c.timeout)
+	case c.agentTTL < 0:
+		return fmt.Errorf("bot: WithAgentCacheTTL: %s is negative", c.agentTTL)
+	case c.maxRetry < 0:
+		return fmt.Errorf("bot: WithBusyRetries: %d is negative", c.maxRetry)
+	case c.budget < 0:
+		return fmt.Errorf("bot: WithDeskBudget: %d is negative", c.budget)
+	case c.deskURL != "" && !strings.HasPrefix(c.deskURL, "http://") && !strings.HasPrefix(c.deskURL, "https://"):
+		return fmt.Errorf("bot: WithDeskURL: %q is not an http(s) URL", c.deskURL)
+	case c.ticketLink != nil && !strings.Contains(*c.ticketLink, "{id}"):
+		return fmt.Errorf("bot: WithTicketLink: template %q has no {id}", *c.ticketLink)
 	}
+	return nil
+}
+
+// link is the ticket link template the options set; "" for none.
+func (c *routerConfig) link() string {
+	switch {
+	case c.ticketLink != nil:
+		return *c.ticketLink
+	case c.deskURL != "":
+		return strings.TrimRight(c.deskURL, "/") + "/a/tickets/{id}"
+	}
+	return ""
 }
 
 // NewRouter builds the command router over a desk.
@@ -190,21 +199,31 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 	if log == nil {
 		return nil, errors.New("bot: NewRouter: nil logger")
 	}
+	cfg := routerConfig{now: time.Now, timeout: 30 * time.Second, agentTTL: 10 * time.Minute, maxRetry: 2}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
 	r := &Router{
 		desk:       desk,
 		log:        log,
-		now:        time.Now,
-		timeout:    30 * time.Second,
-		agentTTL:   10 * time.Minute,
-		maxRetry:   2,
+		now:        cfg.now,
+		explainer:  cfg.explainer,
+		acks:       cfg.acks,
+		oncall:     cfg.oncall,
+		timeout:    cfg.timeout,
+		agentTTL:   cfg.agentTTL,
+		link:       cfg.link(),
+		maxRetry:   cfg.maxRetry,
+		budget:     cfg.budget,
 		agents:     make(map[string]cached[*sdclient.Agent]),
 		names:      make(map[int64]cached[string]),
 		requesters: make(map[int64]cached[*sdclient.TicketRequester]),
 	}
-	for _, o := range opts {
-		if err := o(r); err != nil {
-			return nil, err
-		}
+	if cfg.mirror != nil {
+		r.mirror = &mirrorCache{src: cfg.mirror, ws: map[int64]*mirrorWS{}}
 	}
 	r.table = commandTable
 	if err := checkTable(r.table); err != nil {

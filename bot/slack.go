@@ -66,36 +66,33 @@ var (
 	_ Directory = (*Slack)(nil)
 )
 
-// SlackOption configures a Slack transport.
-type SlackOption func(*slackConfig) error
+// SlackOption configures a Slack transport. Options only record a value;
+// NewSlack checks them and returns the error.
+type SlackOption func(*slackConfig)
 
+// slackConfig is what the Slack options set; NewSlack checks it.
 type slackConfig struct {
-	apiURL    string
-	http      *http.Client
-	envelopes EnvelopeStore
-	teamID    string
-	now       func() time.Time
-	minWait   time.Duration
-	maxWait   time.Duration
-	lookback  time.Duration
-	pingEvery time.Duration
+	apiURL       string
+	http         *http.Client
+	httpSet      bool
+	envelopes    EnvelopeStore
+	envelopesSet bool
+	teamID       string
+	now          func() time.Time
+	minWait      time.Duration
+	maxWait      time.Duration
+	lookback     time.Duration
+	pingEvery    time.Duration
 }
 
 // WithSlackAPIURL points the client at another Web API base
 // (DESKBOT_SLACK_API_URL: tests, proxies); a missing final "/" is added.
+// An empty URL keeps Slack's.
 func WithSlackAPIURL(u string) SlackOption {
-	return func(c *slackConfig) error {
-		if u == "" {
-			return nil
+	return func(c *slackConfig) {
+		if u != "" {
+			c.apiURL = u
 		}
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return fmt.Errorf("bot: WithSlackAPIURL: %q is not an http(s) URL", u)
-		}
-		if !strings.HasSuffix(u, "/") {
-			u += "/"
-		}
-		c.apiURL = u
-		return nil
 	}
 }
 
@@ -103,72 +100,64 @@ func WithSlackAPIURL(u string) SlackOption {
 // posts (default: a client with a 15 s timeout). The transport uses a copy
 // of it whose calls are bounded and retried (slackhttp.go).
 func WithSlackHTTPClient(h *http.Client) SlackOption {
-	return func(c *slackConfig) error {
-		if h == nil {
-			return errors.New("bot: WithSlackHTTPClient: nil client")
-		}
-		c.http = h
-		return nil
-	}
+	return func(c *slackConfig) { c.http, c.httpSet = h, true }
 }
 
 // WithEnvelopeStore sets where delivered envelope ids are remembered;
 // share one store between replicas (default: in memory).
 func WithEnvelopeStore(s EnvelopeStore) SlackOption {
-	return func(c *slackConfig) error {
-		if s == nil {
-			return errors.New("bot: WithEnvelopeStore: nil store")
-		}
-		c.envelopes = s
-		return nil
-	}
+	return func(c *slackConfig) { c.envelopes, c.envelopesSet = s, true }
 }
 
 // WithTeamID fixes the Slack team served; envelopes from any other team
 // are refused. Default: the bot token's team, from auth.test.
 func WithTeamID(id string) SlackOption {
-	return func(c *slackConfig) error { c.teamID = id; return nil }
+	return func(c *slackConfig) { c.teamID = id }
 }
 
 // WithSlackClock sets the clock for de-duplication and caches (tests).
 func WithSlackClock(now func() time.Time) SlackOption {
-	return func(c *slackConfig) error {
-		if now == nil {
-			return errors.New("bot: WithSlackClock: nil clock")
-		}
-		c.now = now
-		return nil
-	}
+	return func(c *slackConfig) { c.now = now }
 }
 
 // WithReconnectBackoff bounds the wait between reconnect attempts after the
 // socket-mode client gave up (default 1s doubling to 2m, with jitter).
 func WithReconnectBackoff(min, max time.Duration) SlackOption {
-	return func(c *slackConfig) error {
-		if min <= 0 || max < min {
-			return fmt.Errorf("bot: WithReconnectBackoff: want 0 < min <= max, got %s, %s", min, max)
-		}
-		c.minWait, c.maxWait = min, max
-		return nil
-	}
+	return func(c *slackConfig) { c.minWait, c.maxWait = min, max }
 }
 
 // WithAlertLookback sets how far back AlreadyAlerted searches a channel
 // (default 24h).
 func WithAlertLookback(d time.Duration) SlackOption {
-	return func(c *slackConfig) error {
-		if d <= 0 {
-			return fmt.Errorf("bot: WithAlertLookback: %s is not positive", d)
-		}
-		c.lookback = d
-		return nil
-	}
+	return func(c *slackConfig) { c.lookback = d }
 }
 
 // WithPingInterval sets how long the socket may stay silent before the
 // client reconnects (socket-mode default 30s).
 func WithPingInterval(d time.Duration) SlackOption {
-	return func(c *slackConfig) error { c.pingEvery = d; return nil }
+	return func(c *slackConfig) { c.pingEvery = d }
+}
+
+// check refuses values no option may set, and completes the API URL.
+func (c *slackConfig) check() error {
+	switch {
+	case !strings.HasPrefix(c.apiURL, "http://") && !strings.HasPrefix(c.apiURL, "https://"):
+		return fmt.Errorf("bot: WithSlackAPIURL: %q is not an http(s) URL", c.apiURL)
+	case c.httpSet && c.http == nil:
+		return errors.New("bot: WithSlackHTTPClient: nil client")
+	case c.envelopesSet && c.envelopes == nil:
+		return errors.New("bot: WithEnvelopeStore: nil store")
+	case c.now == nil:
+		return errors.New("bot: WithSlackClock: nil clock")
+	case c.minWait <= 0 || c.maxWait < c.minWait:
+		return fmt.Errorf("bot: WithReconnectBackoff: want 0 < min <= max, got %s, %s", c.minWait, c.maxWait)
+	case c.lookback <= 0:
+		return fmt.Errorf("bot: WithAlertLookback: %s is not positive", c.lookback)
+	}
+	if !strings.HasSuffix(c.apiURL, "/") {
+		c.apiURL += "/"
+	}
+	return nil
 }
 
 // NewSlack builds the Slack transport. botToken is the xoxb- token,
@@ -191,9 +180,10 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 		lookback: 24 * time.Hour,
 	}
 	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, err
-		}
+		o(&cfg)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.envelopes == nil {
 		cfg.envelopes = &MemoryEnvelopes{}

@@ -170,9 +170,9 @@ func (s *Server) SlashCommand(ctx context.Context, cmd SlashCommand) (*Envelope,
 }
 
 // InteractionOption adjusts a block action or view submission.
-type InteractionOption func(*interaction)
+type InteractionOption func(*interactionConfig)
 
-type interaction struct {
+type interactionConfig struct {
 	blockID string
 	viewID  string
 	state   map[string]map[string]any
@@ -180,17 +180,17 @@ type interaction struct {
 
 // WithBlockID sets the block_id of a block action when the fake cannot
 // find the action in the message it was posted with.
-func WithBlockID(id string) InteractionOption { return func(i *interaction) { i.blockID = id } }
+func WithBlockID(id string) InteractionOption { return func(i *interactionConfig) { i.blockID = id } }
 
 // WithViewID makes a block action come from inside a modal (container
 // type "view"), or picks the view a submission belongs to.
-func WithViewID(id string) InteractionOption { return func(i *interaction) { i.viewID = id } }
+func WithViewID(id string) InteractionOption { return func(i *interactionConfig) { i.viewID = id } }
 
 // WithState adds an input's state value. A string is rendered the way the
 // element in the view or message expects (value, selected_option,
 // selected_user, ...); any other value is sent as that element's raw state.
 func WithState(blockID, actionID string, value any) InteractionOption {
-	return func(i *interaction) {
+	return func(i *interactionConfig) {
 		if i.state == nil {
 			i.state = map[string]map[string]any{}
 		}
@@ -206,7 +206,7 @@ func WithState(blockID, actionID string, value any) InteractionOption {
 // element type and button text are taken from the recorded message when
 // the bot posted it through the fake.
 func (s *Server) BlockAction(ctx context.Context, userID, channelID, messageTS, actionID, value string, opts ...InteractionOption) (*Envelope, error) {
-	var in interaction
+	var in interactionConfig
 	for _, o := range opts {
 		o(&in)
 	}
@@ -282,7 +282,7 @@ func (s *Server) BlockAction(ctx context.Context, userID, channelID, messageTS, 
 // the bot opened for this user with that callback_id, or WithViewID's;
 // element types found there decide how each value is rendered.
 func (s *Server) ViewSubmission(ctx context.Context, userID, callbackID, privateMetadata string, values map[string]map[string]string, opts ...InteractionOption) (*Envelope, error) {
-	var in interaction
+	var in interactionConfig
 	for _, o := range opts {
 		o(&in)
 	}
