@@ -86,8 +86,8 @@ func fitMarkup(s string, n int) string {
 	return string(r[:cut]) + "…"
 }
 
-// messageText is a Response's message text as mrkdwn within Slack's limit.
-func messageText(resp Response) string {
+// messageText is a Reply's message text as mrkdwn within Slack's limit.
+func messageText(resp Reply) string {
 	if resp.Markup != "" {
 		return fitMarkup(resp.Markup, maxMessageText)
 	}
@@ -213,19 +213,6 @@ func appendActivity(bs []slack.Block, activity []string, n int) []slack.Block {
 		els = append(els, mrkdwn(fitMarkup(a, n)))
 	}
 	return append(bs, slack.NewContextBlock(blockActivity, els...))
-}
-
-// alertButtonValue packs what a click needs: ticket id, rule and key.
-func alertButtonValue(id int64, rule, key string) string {
-	return fmt.Sprintf("%d|%s|%s", id, rule, key)
-}
-
-// splitButtonValue unpacks alertButtonValue; a plain ticket card's value is
-// just the id.
-func splitButtonValue(v string) (id, rule, key string) {
-	id, rest, _ := strings.Cut(v, "|")
-	rule, key, _ = strings.Cut(rest, "|")
-	return id, rule, key
 }
 
 // oldAlert reads the headline and activity back from an alert message.

@@ -199,3 +199,17 @@ func (c *Card) Text() string {
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// alertButtonValue packs what a click needs: ticket id, rule and key.
+func alertButtonValue(id int64, rule, key string) string {
+	return fmt.Sprintf("%d|%s|%s", id, rule, key)
+}
+
+// SplitButtonValue unpacks the Value of a Button: the ticket id, and for
+// the buttons of an alert or page card its rule and key. A plain ticket
+// card's value is just the id.
+func SplitButtonValue(v string) (id, rule, key string) {
+	id, rest, _ := strings.Cut(v, "|")
+	rule, key, _ = strings.Cut(rest, "|")
+	return id, rule, key
+}

@@ -27,7 +27,7 @@ func FuzzHandleCommand(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, slash, text string) {
 		r := newTestRouter(t, newFakeDesk(), WithBusyRetries(0))
-		resp := r.Handle(context.Background(), Request{Command: slash, Text: text, UserID: "UALICE", TeamID: "T1", ChannelID: "C1", Users: knownUsers{}})
+		resp := r.Dispatch(context.Background(), Caller{UserID: "UALICE", TeamID: "T1", ChannelID: "C1", Users: knownUsers{}}, Command{Slash: slash, Text: text})
 		if strings.TrimSpace(resp.Text) == "" && resp.Form == nil {
 			t.Fatalf("%s %q: empty answer %+v", slash, text, resp)
 		}

@@ -207,14 +207,14 @@ func (c *Console) line(ctx context.Context, line string) {
 		c.printf("commands start with /ticket, /assign or /oncall; try /ticket help\n")
 		return
 	}
-	resp := c.router.Handle(ctx, Request{Command: cmd, Text: text, UserID: consoleUser, TeamID: consoleUser, ChannelID: consoleUser, Users: c})
+	resp := c.router.Dispatch(ctx, c.caller(), Command{Slash: cmd, Text: text})
 	if resp.Form != nil {
 		resp = failed("the console has no forms; type /ticket new <subject>")
 	}
 	c.printResponse(resp)
 }
 
-func (c *Console) printResponse(resp Response) {
+func (c *Console) printResponse(resp Reply) {
 	var b strings.Builder
 	if resp.Card == nil || resp.Text != resp.Card.Title {
 		b.WriteString(resp.Text + "\n")
@@ -280,36 +280,21 @@ func (c *Console) press(ctx context.Context, n int) {
 		c.printf("there is no button [%d]; press one of the numbers listed under a card\n", n)
 		return
 	}
-	idv, rule, key := splitButtonValue(bt.Value)
-	req := ActionRequest{ActionID: bt.ActionID, Value: idv, AlertKey: key, UserID: consoleUser, TeamID: consoleUser, Users: c}
-	if IsPageAction(bt.ActionID) {
-		res := c.router.ActPage(ctx, req)
-		if res.Failed {
-			c.printResponse(failed(res.Text))
-			return
-		}
-		var card *Card
-		if res.Card != nil {
-			cp := *res.Card
-			cp.Buttons = pageButtons(res.Page)
-			card = &cp
-		}
-		c.printResponse(Response{Text: res.Text, Card: card})
-		return
-	}
-	res := c.router.Act(ctx, req)
+	res := c.router.Dispatch(ctx, c.caller(), Command{Button: bt.ActionID, Value: bt.Value})
 	if res.Failed || res.Card == nil {
-		c.printResponse(Response{Text: res.Text, Failed: res.Failed})
+		c.printResponse(Reply{Text: res.Text, Failed: res.Failed})
 		return
 	}
 	card := *res.Card
-	if key != "" {
-		card.Buttons = alertButtons(res.Ticket, rule, key)
-	} else {
-		card.Buttons = ticketButtons(res.Ticket, false)
+	if res.Activity != "" {
+		card.Notes = append(card.Notes, res.Activity)
 	}
-	card.Notes = append(card.Notes, res.Activity)
-	c.printResponse(Response{Text: res.Text, Card: &card})
+	c.printResponse(Reply{Text: res.Text, Card: &card})
+}
+
+// caller is the person at the console.
+func (c *Console) caller() Caller {
+	return Caller{UserID: consoleUser, TeamID: consoleUser, ChannelID: consoleUser, Users: c}
 }
 
 func (c *Console) printf(format string, a ...any) {

@@ -72,7 +72,7 @@ func deskRouter(t *testing.T, url string, copts []sdclient.Option, ropts ...Opti
 	return r
 }
 
-func wantAnswer(t *testing.T, resp Response, want ...string) {
+func wantAnswer(t *testing.T, resp Reply, want ...string) {
 	t.Helper()
 	got := resp.Text
 	if resp.Card != nil {

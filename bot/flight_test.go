@@ -121,7 +121,7 @@ func TestRouterSharedLookupPanics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make([]Response, 2)
+		got := make([]Reply, 2)
 		var wg sync.WaitGroup
 		for i := range got {
 			wg.Go(func() { got[i] = handle(r, "UALICE", "/ticket", "show 42") })

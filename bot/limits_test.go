@@ -194,7 +194,7 @@ func TestBlockKitLimitsTicketCard(t *testing.T) {
 
 func TestAnswerTextWithinSlackLimit(t *testing.T) {
 	for _, text := range []string{strings.Repeat("x", 50000), strings.Repeat("<&>", 20000)} {
-		got := messageText(Response{Text: text})
+		got := messageText(Reply{Text: text})
 		checkMessageText(t, "answer", got)
 		if err := brokenMarkup(got); err != "" {
 			t.Errorf("answer: %s", err)
@@ -203,7 +203,7 @@ func TestAnswerTextWithinSlackLimit(t *testing.T) {
 			t.Errorf("a cut answer does not end in an ellipsis: %q", tail(got))
 		}
 	}
-	if got := messageText(Response{Text: "a < b"}); got != "a &lt; b" {
+	if got := messageText(Reply{Text: "a < b"}); got != "a &lt; b" {
 		t.Errorf("short answer = %q", got)
 	}
 }
@@ -214,12 +214,12 @@ func TestNewTicketLongSubject(t *testing.T) {
 	long := strings.Repeat("ERROR disk /dev/sda1 full; ", 150) // ~4,000 characters, Slack's cap
 	tests := []struct {
 		name     string
-		do       func(r *Router) Response
+		do       func(r *Router) Reply
 		wantDesc []string
 	}{
-		{"command", func(r *Router) Response { return handle(r, "UCAROL", "/ticket", "new "+long) }, []string{descOf(long)}},
-		{"form", func(r *Router) Response {
-			return r.SubmitTicketForm(context.Background(), Request{UserID: "UCAROL", Users: testUsers}, TicketFormValues{Subject: long, Description: "since 9:00"})
+		{"command", func(r *Router) Reply { return handle(r, "UCAROL", "/ticket", "new "+long) }, []string{descOf(long)}},
+		{"form", func(r *Router) Reply {
+			return r.Dispatch(context.Background(), Caller{UserID: "UCAROL", Users: testUsers}, Command{Form: &TicketFormValues{Subject: long, Description: "since 9:00"}})
 		}, []string{descOf(long), "since 9:00"}},
 	}
 	for _, tt := range tests {

@@ -104,6 +104,6 @@ func (s *Slack) submit(ctx context.Context, cb slack.InteractionCallback, v Tick
 		s.answer(ctx, meta.ResponseURL, channel, cb.User.ID, failed(foreignTeamText), false)
 		return
 	}
-	resp := s.router.SubmitTicketForm(ctx, Request{Command: "/ticket", UserID: cb.User.ID, TeamID: cb.Team.ID, ChannelID: channel, Users: s}, v)
+	resp := s.router.Dispatch(ctx, Caller{UserID: cb.User.ID, TeamID: cb.Team.ID, ChannelID: channel, Users: s}, Command{Form: &v})
 	s.answer(ctx, meta.ResponseURL, channel, cb.User.ID, resp, false)
 }

@@ -68,47 +68,38 @@ func pageButtons(p oncall.Page) []Button {
 	}
 }
 
-// PageResult is what a click on a page card did.
-type PageResult struct {
-	Page   oncall.Page      // the page after the click
-	Ticket *sdclient.Ticket // nil when the ticket could not be read
-	Card   *Card            // the ticket card (without buttons)
-	Text   string           // the answer to the clicking person
-	Failed bool
-}
-
-// ActPage performs a click on a page card: Acknowledge, Take it (assign
-// the ticket to the clicking agent, then acknowledge) or Escalate now.
-// a.AlertKey is the page key.
-func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) {
+// actPage performs a click on a page card: Acknowledge, Take it (assign
+// the ticket to the clicking agent, then acknowledge) or Escalate now;
+// value is the button's value (ticket, rule and page key).
+func (r *Router) actPage(ctx context.Context, caller Caller, action, value string) (res Reply) {
+	idv, _, key := SplitButtonValue(value)
 	verbs := map[string]string{ActionPageAck: "acknowledge the page of N", ActionPageTake: "take N", ActionPageEscalate: "escalate the page of N"}
-	id, _ := parseTicketID(strings.TrimSpace(a.Value))
-	verb, known := verbs[a.ActionID]
-	if !known || id <= 0 || a.AlertKey == "" {
-		return PageResult{Text: fmt.Sprintf("unknown page button %q (value %q)", a.ActionID, a.Value), Failed: true}
+	id, _ := parseTicketID(strings.TrimSpace(idv))
+	verb, known := verbs[action]
+	if !known || id <= 0 || key == "" {
+		return failed(fmt.Sprintf("unknown page button %q (value %q)", action, idv))
 	}
-	req := Request{UserID: a.UserID, TeamID: a.TeamID, Users: a.Users}
 	// Take it draws the card from the ticket its access check reads; the
 	// others only check access with it (and read the card afterwards).
-	c := &call{req: req, cmd: &command{name: "button " + a.ActionID, verb: verb, brief: a.ActionID != ActionPageTake}, ticket: id}
-	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+	c := &call{caller: caller, cmd: &command{name: "button " + action, verb: verb, brief: action != ActionPageTake}, ticket: id}
+	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Reply, error) {
 		if r.oncall == nil {
-			return Response{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
+			return Reply{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
 		}
 		now := r.now()
 		var text string
 		var taken *sdclient.Ticket // the ticket as Take it left it
 		var p oncall.Page          // the page after Ack or Take; Escalate now reads it below
 		var read bool
-		switch a.ActionID {
+		switch action {
 		case ActionPageAck:
-			email, err := r.pagePermit(ctx, c, a.AlertKey, "acknowledge")
+			email, err := r.pagePermit(ctx, c, key, "acknowledge")
 			if err != nil {
-				return Response{}, err
+				return Reply{}, err
 			}
-			q, ok, err := r.oncall.Ack(ctx, a.AlertKey, email, now)
+			q, ok, err := r.oncall.Ack(ctx, key, email, now)
 			if err != nil && !ok {
-				return Response{}, fmt.Errorf("acknowledge page %s: %w", a.AlertKey, err)
+				return Reply{}, fmt.Errorf("acknowledge page %s: %w", key, err)
 			}
 			p, read = q, true
 			text = fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", id)
@@ -117,19 +108,19 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 			}
 		case ActionPageTake:
 			if err := r.authorise(ctx, c); err != nil {
-				return Response{}, err
+				return Reply{}, err
 			}
 			if err := r.permit(ctx, c); err != nil {
-				return Response{}, err
+				return Reply{}, err
 			}
 			t, err := r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
 			if err != nil {
-				return Response{}, err
+				return Reply{}, err
 			}
 			taken = withEmbeds(t, c.t)
-			q, ok, err := r.oncall.Take(ctx, a.AlertKey, c.email, now)
+			q, ok, err := r.oncall.Take(ctx, key, c.email, now)
 			if err != nil && !ok {
-				return Response{}, fmt.Errorf("take page %s: %w", a.AlertKey, err)
+				return Reply{}, fmt.Errorf("take page %s: %w", key, err)
 			}
 			p, read = q, true
 			text = fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", id)
@@ -137,39 +128,42 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
 			}
 		case ActionPageEscalate:
-			email, err := r.pagePermit(ctx, c, a.AlertKey, "escalate")
+			email, err := r.pagePermit(ctx, c, key, "escalate")
 			if err != nil {
-				return Response{}, err
+				return Reply{}, err
 			}
-			ok, err := r.oncall.EscalateNow(ctx, a.AlertKey, email, now)
+			ok, err := r.oncall.EscalateNow(ctx, key, email, now)
 			if err != nil && !ok {
-				return Response{}, fmt.Errorf("escalate page %s: %w", a.AlertKey, err)
+				return Reply{}, fmt.Errorf("escalate page %s: %w", key, err)
 			}
 			if !ok {
-				return Response{}, refuse("nothing to escalate: the page of ticket #%d is stopped (acknowledged, resolved or out of levels) or its next page is being sent", id)
+				return Reply{}, refuse("nothing to escalate: the page of ticket #%d is stopped (acknowledged, resolved or out of levels) or its next page is being sent", id)
 			}
 			text = fmt.Sprintf("Escalated the page of ticket #%d to the next level.", id)
 		}
 		if !read {
-			q, found, err := r.oncall.Page(ctx, a.AlertKey)
+			q, found, err := r.oncall.Page(ctx, key)
 			if err != nil || !found {
-				return Response{}, fmt.Errorf("read page %s: %w", a.AlertKey, errors.Join(err, oncall.ErrNoPage))
+				return Reply{}, fmt.Errorf("read page %s: %w", key, errors.Join(err, oncall.ErrNoPage))
 			}
 			p = q
 		}
-		if a.ActionID == ActionPageEscalate && p.Exhausted && !p.Acked() {
+		if action == ActionPageEscalate && p.Exhausted && !p.Acked() {
 			text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
 		}
-		res.Page = p
+		res.Page = &p
 		if taken != nil {
 			res.Ticket, res.Card = taken, r.ticketCard(ctx, taken)
-			res.Card.Buttons = nil
 		} else {
 			res.Ticket, res.Card = r.pageTicketCard(ctx, id)
 		}
-		return Response{Text: text}, nil
+		res.Card.Buttons = pageButtons(p)
+		return Reply{Text: text}, nil
 	}, c)
-	res.Text, res.Failed = resp.Text, resp.Failed
+	if resp.Failed {
+		return resp
+	}
+	res.Text = resp.Text
 	return res
 }
 
@@ -177,7 +171,7 @@ func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) 
 // (verb: acknowledge or escalate) of the call's ticket, and a refusal
 // otherwise.
 func (r *Router) pagePermit(ctx context.Context, c *call, key, verb string) (string, error) {
-	email, err := r.callerEmail(ctx, c.req)
+	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
 		return "", err
 	}
@@ -268,7 +262,7 @@ func (g *pageGate) inScope(ctx context.Context) error {
 // is a failure to decide (the desk or the store), never a refusal.
 func (g *pageGate) may(ctx context.Context, p oncall.Page) (pageVerdict, error) {
 	pol := g.r.oncall.Config().Policy(p.Policy)
-	if pol.Involves(g.email, g.c.req.UserID) {
+	if pol.Involves(g.email, g.c.caller.UserID) {
 		return pageAllowed, nil
 	}
 	a, err := g.lookup(ctx)
@@ -287,8 +281,8 @@ func (g *pageGate) may(ctx context.Context, p oncall.Page) (pageVerdict, error) 
 	}
 	// Groups are asked last: they cost a chat call when their cached
 	// members have expired.
-	gm, _ := g.c.req.Users.(oncall.GroupMembers)
-	ok, err := pol.InvolvesWithGroups(ctx, g.email, g.c.req.UserID, gm)
+	gm, _ := g.c.caller.Users.(oncall.GroupMembers)
+	ok, err := pol.InvolvesWithGroups(ctx, g.email, g.c.caller.UserID, gm)
 	if err != nil && !ok {
 		g.r.log.Warn("cannot read the members of an on-call group; counting nobody of it", "policy", p.Policy, "err", err)
 	}
@@ -337,29 +331,29 @@ func (r *Router) PageCardContent(ctx context.Context, ticketID int64) *Card {
 	return c
 }
 
-func (r *Router) cmdOnCall(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdOnCall(ctx context.Context, c *call) (Reply, error) {
 	if r.oncall == nil {
-		return Response{Text: "on-call is not configured (no oncall: section in the rules file)"}, nil
+		return Reply{Text: "on-call is not configured (no oncall: section in the rules file)"}, nil
 	}
 	st := r.oncall.WhoIsOnCall(r.now())
-	resp := Response{Text: oncall.RenderStatus(st)}
-	if m, ok := c.req.Users.(Mentioner); ok && len(st) > 0 {
+	resp := Reply{Text: oncall.RenderStatus(st)}
+	if m, ok := c.caller.Users.(Mentioner); ok && len(st) > 0 {
 		resp.Markup = oncall.RenderStatusWith(st, func(member string) string { return m.MentionMember(ctx, member) })
 	}
 	return resp, nil
 }
 
-func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Reply, error) {
 	if r.oncall == nil {
-		return Response{}, refuse("on-call is not configured (no oncall: section in the rules file)")
+		return Reply{}, refuse("on-call is not configured (no oncall: section in the rules file)")
 	}
-	email, err := r.callerEmail(ctx, c.req)
+	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
 	all, err := r.oncall.TicketPages(ctx, c.p.ID)
 	if err != nil {
-		return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
+		return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 	}
 	g := &pageGate{r: r, c: c, email: email}
 	now := r.now()
@@ -370,7 +364,7 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 	for _, p := range all {
 		v, err := g.may(ctx, p)
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		if v != pageAllowed {
 			// A page the caller may not act on is named only to someone
@@ -401,35 +395,35 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 		// there are any nor who acknowledged them.
 		a, err := g.lookup(ctx)
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		if a == nil {
-			return Response{}, refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
+			return Reply{}, refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
 		}
 		if err := g.inScope(ctx); err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
-		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
+		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}
 	if len(pages) == 0 {
 		if err := errors.Join(errs...); err != nil {
-			return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
+			return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 		}
 		if len(why) > 0 {
-			return Response{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
+			return Reply{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
 		}
 		if len(stopped) > 0 {
 			// The newest page says who was first (or that the ticket was
 			// resolved), rather than a bare "nothing to acknowledge".
-			return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, alreadyText(stopped[0]))
+			return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, alreadyText(stopped[0]))
 		}
-		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
+		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}
 	text := fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(acked, ", "))
 	if len(why) > 0 {
 		text += " Not acknowledged: " + strings.Join(why, "; ") + "."
 	}
-	return Response{Text: text, Pages: pages}, nil
+	return Reply{Text: text, Pages: pages}, nil
 }
 
 // refusal says why the caller may not acknowledge a page of policy.

@@ -64,7 +64,7 @@ const maxCommandText = 8000
 // ParseCommand parses a slash command ("/ticket" or "/assign", with or
 // without the slash) and its text against the command table.
 func ParseCommand(slash, text string) (ParsedCommand, error) {
-	return parseWith(commandTable, slash, text)
+	return parseWith(commandTable(), slash, text)
 }
 
 func parseWith(table []*command, slash, text string) (ParsedCommand, error) {

@@ -15,10 +15,8 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// Request is one chat command, independent of the transport.
-type Request struct {
-	Command   string // "/ticket" or "/assign"
-	Text      string // everything after the command
+// Caller is the person who sent a Command, as the transport knows them.
+type Caller struct {
 	UserID    string // the caller's chat user id
 	TeamID    string
 	ChannelID string
@@ -26,12 +24,30 @@ type Request struct {
 	Users Directory
 }
 
-// Response is the answer to a Request. Transports render it: Slack as Block
-// Kit (ephemeral unless Public), the console as text.
-type Response struct {
-	Text   string // the answer in words; also the notification fallback
-	Card   *Card  // an optional rich card
-	Public bool   // visible to the whole channel
+// Command is one thing a person asks of the bot, whatever the transport:
+// a typed command (Slash and Text), a pressed button (Button and Value) or
+// a submitted new-ticket form (Form). Exactly one of Slash, Button and
+// Form is set.
+type Command struct {
+	Slash string // "/ticket", "/assign" or "/oncall"
+	Text  string // everything after Slash
+	// Button is the action id of a pressed button (an Action* constant)
+	// and Value the Value of that Button, as the router put it on a card.
+	Button string
+	Value  string
+	// Form is a submitted new-ticket form; the requester is the caller.
+	Form *TicketFormValues
+}
+
+// Reply is the answer to a Command. Transports render it: Slack as Block
+// Kit (ephemeral unless Public), the console as text. Every Command gets
+// one: errors, refusals and panics are Replies with Failed set.
+type Reply struct {
+	Text string // the answer in words; also the notification fallback
+	// Card is an optional rich card. After a button, it is the card the
+	// button was on, redrawn with the buttons that apply now.
+	Card   *Card
+	Public bool // visible to the whole channel
 	// Markup, when set, is Text as chat markup (Slack mrkdwn, already
 	// escaped, with mentions) for transports that render it; the console
 	// shows Text.
@@ -43,6 +59,15 @@ type Response struct {
 	// Pages are on-call pages the command changed; the transport refreshes
 	// their cards.
 	Pages []oncall.Page
+	// Ticket is, after a button, the ticket as the click left it (nil
+	// when it could not be read).
+	Ticket *sdclient.Ticket
+	// Activity is, after a button on a ticket or alert card, a line for
+	// that card ("Alice acknowledged").
+	Activity string
+	// Page is, after a button on a page card, the page as stored after the
+	// click.
+	Page *oncall.Page
 }
 
 // TicketForm is the new-ticket form (a Slack modal): subject, description,
@@ -225,7 +250,7 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 	if cfg.mirror != nil {
 		r.mirror = &mirrorCache{src: cfg.mirror, ws: map[int64]*mirrorWS{}}
 	}
-	r.table = commandTable
+	r.table = commandTable()
 	if err := checkTable(r.table); err != nil {
 		return nil, err
 	}
@@ -247,7 +272,7 @@ func (r *Router) Help() string { return helpText(r.table) }
 
 // call is one command being run.
 type call struct {
-	req    Request
+	caller Caller
 	cmd    *command
 	p      ParsedCommand
 	email  string
@@ -261,23 +286,38 @@ type call struct {
 	source string
 }
 
-// Handle runs one command and always returns an answer: errors, refusals
-// and panics become a Response with Failed set.
-func (r *Router) Handle(ctx context.Context, req Request) (resp Response) {
-	p, err := ParseCommand(req.Command, req.Text)
+// Dispatch runs one command of caller and always returns an answer:
+// errors, refusals and panics become a Reply with Failed set. It is the
+// router's one entry point; transports turn what people do into a Command
+// and render the Reply.
+func (r *Router) Dispatch(ctx context.Context, caller Caller, cmd Command) Reply {
+	switch {
+	case cmd.Form != nil:
+		return r.submitForm(ctx, caller, *cmd.Form)
+	case IsPageAction(cmd.Button):
+		return r.actPage(ctx, caller, cmd.Button, cmd.Value)
+	case cmd.Button != "":
+		return r.act(ctx, caller, cmd.Button, cmd.Value)
+	}
+	return r.handle(ctx, caller, cmd.Slash, cmd.Text)
+}
+
+// handle runs a typed command.
+func (r *Router) handle(ctx context.Context, caller Caller, slash, text string) Reply {
+	p, err := ParseCommand(slash, text)
 	if err != nil {
 		return failed(err.Error())
 	}
-	cmd := lookup(commandTable, p.Name)
-	c := &call{req: req, cmd: cmd, p: p, ticket: p.ID}
-	return r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+	cmd := lookup(r.table, p.Name)
+	c := &call{caller: caller, cmd: cmd, p: p, ticket: p.ID}
+	return r.run(ctx, c.cmd.name, func(ctx context.Context) (Reply, error) {
 		if cmd.agentOnly {
 			if err := r.authorise(ctx, c); err != nil {
-				return Response{}, err
+				return Reply{}, err
 			}
 			if c.ticket != 0 {
 				if err := r.permit(ctx, c); err != nil {
-					return Response{}, err
+					return Reply{}, err
 				}
 			}
 		}
@@ -287,7 +327,7 @@ func (r *Router) Handle(ctx context.Context, req Request) (resp Response) {
 
 // run executes f under the command deadline, recovering panics and turning
 // errors into answers.
-func (r *Router) run(ctx context.Context, name string, f func(context.Context) (Response, error), c *call) (resp Response) {
+func (r *Router) run(ctx context.Context, name string, f func(context.Context) (Reply, error), c *call) (resp Reply) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	defer func() {
@@ -307,7 +347,7 @@ func (r *Router) run(ctx context.Context, name string, f func(context.Context) (
 	return resp
 }
 
-func failed(text string) Response { return Response{Text: text, Failed: true} }
+func failed(text string) Reply { return Reply{Text: text, Failed: true} }
 
 // panicText answers a command whose handler panicked.
 func panicText(what string) string {
@@ -323,7 +363,7 @@ func refuse(format string, a ...any) error { return &refusal{msg: fmt.Sprintf(fo
 
 // explain turns an error into words for the caller; unexpected errors are
 // logged and reported without internals.
-func (r *Router) explain(ctx context.Context, c *call, err error) Response {
+func (r *Router) explain(ctx context.Context, c *call, err error) Reply {
 	var ref *refusal
 	var use *UsageError
 	what := c.cmd.verb
@@ -337,7 +377,7 @@ func (r *Router) explain(ctx context.Context, c *call, err error) Response {
 		return failed(use.Error())
 	}
 	if msg, ok := r.deskTrouble(err, c.ticket); ok {
-		r.log.Warn("command failed at the desk", "command", c.cmd.name, "user", c.req.UserID, "err", err)
+		r.log.Warn("command failed at the desk", "command", c.cmd.name, "user", c.caller.UserID, "err", err)
 		return failed(fmt.Sprintf("could not %s: %s", what, msg))
 	}
 	switch {
@@ -353,13 +393,13 @@ func (r *Router) explain(ctx context.Context, c *call, err error) Response {
 		r.log.Warn("command timed out", "command", c.cmd.name, "err", err)
 		return failed(fmt.Sprintf("the desk did not answer in time (%s); could not %s, try again", r.timeout, what))
 	}
-	r.log.Error("command failed", "command", c.cmd.name, "user", c.req.UserID, "err", err)
+	r.log.Error("command failed", "command", c.cmd.name, "user", c.caller.UserID, "err", err)
 	return failed(fmt.Sprintf("could not %s: something went wrong (logged)", what))
 }
 
 // authorise resolves the caller to an agent or refuses.
 func (r *Router) authorise(ctx context.Context, c *call) error {
-	email, err := r.callerEmail(ctx, c.req)
+	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
 		return err
 	}
@@ -375,7 +415,7 @@ func (r *Router) authorise(ctx context.Context, c *call) error {
 	return nil
 }
 
-func (r *Router) callerEmail(ctx context.Context, req Request) (string, error) {
+func (r *Router) callerEmail(ctx context.Context, req Caller) (string, error) {
 	if req.Users == nil || req.UserID == "" {
 		return "", refuse("I do not know who you are (no chat user)")
 	}

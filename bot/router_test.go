@@ -97,7 +97,7 @@ func FuzzParseCommand(f *testing.F) {
 			}
 			return
 		}
-		cmd := lookup(commandTable, p.Name)
+		cmd := lookup(commandTable(), p.Name)
 		if cmd == nil {
 			t.Fatalf("parsed to unknown command %q", p.Name)
 		}
@@ -154,8 +154,8 @@ func newTestRouter(t *testing.T, d Desk, opts ...Option) *Router {
 	return r
 }
 
-func handle(r *Router, user, cmd, text string) Response {
-	return r.Handle(context.Background(), Request{Command: cmd, Text: text, UserID: user, TeamID: "T1", ChannelID: "C1", Users: testUsers})
+func handle(r *Router, user, cmd, text string) Reply {
+	return r.Dispatch(context.Background(), Caller{UserID: user, TeamID: "T1", ChannelID: "C1", Users: testUsers}, Command{Slash: cmd, Text: text})
 }
 
 func TestRouterCommands(t *testing.T) {
@@ -370,7 +370,7 @@ func TestNewWithoutSubjectAsksForForm(t *testing.T) {
 	if resp.Form == nil || len(resp.Form.Groups) != 2 {
 		t.Fatalf("answer = %+v, want a form with the two groups", resp)
 	}
-	resp = r.SubmitTicketForm(context.Background(), Request{UserID: "UCAROL", Users: testUsers}, TicketFormValues{Subject: "Mouse", Description: "left button", Priority: 3, GroupID: 4})
+	resp = r.Dispatch(context.Background(), Caller{UserID: "UCAROL", Users: testUsers}, Command{Form: &TicketFormValues{Subject: "Mouse", Description: "left button", Priority: 3, GroupID: 4}})
 	if !strings.Contains(resp.Text, "Created ticket #101: Mouse") {
 		t.Fatalf("answer = %q", resp.Text)
 	}

@@ -89,7 +89,7 @@ func TestSearchPlainWordsPages(t *testing.T) {
 		t.Errorf("page 3:\n%s", p3.Card.Text())
 	}
 	seen := map[string]bool{}
-	for _, p := range []Response{p1, p2, p3} {
+	for _, p := range []Reply{p1, p2, p3} {
 		for _, l := range p.Card.Lines {
 			id, _, _ := strings.Cut(l, " ")
 			if seen[id] {
@@ -158,7 +158,7 @@ func TestSearchPlainWordsPartlyMirrored(t *testing.T) {
 	other := sim.Desk.AddWorkspace(sdsim.Workspace{Name: "HR"})
 	sim.Desk.AddAgent(sdsim.Agent{FirstName: "Wanda", LastName: "Wide", Email: "wanda@example.com", WorkspaceIDs: []int64{sdsim.DefaultWorkspaceID, other.ID}})
 	r := newTestRouter(t, desk, WithMirror(m), WithClock(func() time.Time { return mirrorNow }))
-	resp := r.Handle(context.Background(), Request{Command: "/ticket", Text: "search printer", UserID: "UWANDA", Users: mapDir{"UWANDA": "wanda@example.com"}})
+	resp := r.Dispatch(context.Background(), Caller{UserID: "UWANDA", Users: mapDir{"UWANDA": "wanda@example.com"}}, Command{Slash: "/ticket", Text: "search printer"})
 	if resp.Failed || resp.Card == nil || !strings.HasSuffix(resp.Card.Title, ": 23") {
 		t.Fatalf("answer %+v", resp)
 	}

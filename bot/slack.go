@@ -574,10 +574,8 @@ func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
 		s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(foreignTeamText), false)
 		return
 	}
-	resp := s.router.Handle(ctx, Request{
-		Command: cmd.Command, Text: cmd.Text, UserID: cmd.UserID,
-		TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, Users: s,
-	})
+	resp := s.router.Dispatch(ctx, Caller{UserID: cmd.UserID, TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, Users: s},
+		Command{Slash: cmd.Command, Text: cmd.Text})
 	for _, p := range resp.Pages {
 		s.refreshPage(ctx, p)
 	}
@@ -593,9 +591,9 @@ func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
 	s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, resp, false)
 }
 
-// answer sends a Response: through response_url when there is one, else
+// answer sends a Reply: through response_url when there is one, else
 // chat.postEphemeral (or chat.postMessage when public).
-func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, resp Response, replace bool) {
+func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, resp Reply, replace bool) {
 	text := messageText(resp)
 	var blocks []slack.Block
 	if resp.Card != nil {
@@ -669,12 +667,12 @@ func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
 		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, failed(foreignTeamText), false)
 		return
 	}
-	idv, rule, key := splitButtonValue(act.Value)
-	if IsPageAction(act.ActionID) {
-		s.pageClick(ctx, cb, channel, act.ActionID, idv, key)
+	res := s.router.Dispatch(ctx, Caller{UserID: cb.User.ID, TeamID: cb.Team.ID, ChannelID: channel, Users: s},
+		Command{Button: act.ActionID, Value: act.Value})
+	if res.Page != nil {
+		s.pageClick(ctx, cb, channel, res)
 		return
 	}
-	res := s.router.Act(ctx, ActionRequest{ActionID: act.ActionID, Value: idv, AlertKey: key, UserID: cb.User.ID, TeamID: cb.Team.ID, Users: s})
 	if res.Failed {
 		s.answer(ctx, "", channel, cb.User.ID, failed(res.Text), false)
 		return
@@ -689,25 +687,25 @@ func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
 	}
 	line := escape(res.Activity) + " · " + s.now().UTC().Format("15:04 UTC")
 	if isAlert && !cb.Container.IsEphemeral {
+		_, rule, key := SplitButtonValue(act.Value)
 		card := *res.Card
-		card.Buttons = alertButtons(res.Ticket, rule, key)
 		blocks := alertBlocks(alertView{Headline: headline, Rule: rule, Key: key, Card: &card, Activity: append(activity, line)})
 		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts,
 			slack.MsgOptionText(escapeFit(res.Activity, maxMessageText), false), slack.MsgOptionBlocks(blocks...))
 		if err != nil {
 			s.log.Error("update alert card", "channel", channel, "ts", ts, "err", err)
-			s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text + " (the card could not be updated)"}, false)
+			s.answer(ctx, "", channel, cb.User.ID, Reply{Text: res.Text + " (the card could not be updated)"}, false)
 		}
 		return
 	}
 	card := *res.Card
 	card.Notes = append(card.Notes, res.Activity)
 	if cb.ResponseURL != "" {
-		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, Response{Text: res.Text, Card: &card}, true)
+		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, Reply{Text: res.Text, Card: &card}, true)
 		return
 	}
 	if _, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escapeFit(res.Text, maxMessageText), false), slack.MsgOptionBlocks(cardBlocks(&card)...)); err != nil {
-		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text}, false)
+		s.answer(ctx, "", channel, cb.User.ID, Reply{Text: res.Text}, false)
 	}
 }
 

@@ -477,12 +477,9 @@ func (s *Slack) refreshPage(ctx context.Context, p oncall.Page) {
 
 // pageClick handles Acknowledge, Take it and Escalate now on a page card
 // and redraws the card in place.
-func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, channel, actionID, idv, key string) {
-	res := s.router.ActPage(ctx, ActionRequest{ActionID: actionID, Value: idv, AlertKey: key, UserID: cb.User.ID, TeamID: cb.Team.ID, Users: s})
-	if res.Failed {
-		s.answer(ctx, "", channel, cb.User.ID, failed(res.Text), false)
-		return
-	}
+func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, channel string, res Reply) {
+	p := *res.Page
+	key := p.Key
 	ts := cb.Container.MessageTs
 	if ts == "" {
 		ts = cb.Message.Timestamp
@@ -493,8 +490,7 @@ func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, cha
 		s.mu.Unlock()
 	}
 	// res.Page was read after the click's work (Escalate now pages the
-	// next level before ActPage returns), so it is the page as stored now.
-	p := res.Page
+	// next level before Dispatch returns), so it is the page as stored now.
 	card := res.Card
 	if card == nil {
 		card = s.router.PageCardContent(ctx, p.TicketID)
@@ -506,11 +502,11 @@ func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, cha
 	})
 	if err != nil {
 		s.log.Error("update page card", "channel", channel, "ts", ts, "err", err)
-		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text + " (the card could not be updated)"}, false)
+		s.answer(ctx, "", channel, cb.User.ID, Reply{Text: res.Text + " (the card could not be updated)"}, false)
 		return
 	}
 	if res.Text != "" {
-		s.answer(ctx, "", channel, cb.User.ID, Response{Text: res.Text}, false)
+		s.answer(ctx, "", channel, cb.User.ID, Reply{Text: res.Text}, false)
 	}
 }
 
