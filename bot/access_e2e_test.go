@@ -308,26 +308,26 @@ func TestAccessOneTicketRead(t *testing.T) {
 		{"/ticket", "priority 42 high", true}, {"/ticket", "status 42 pending", true}, {"/assign", "42 me", true},
 		{"/ticket", "resolve 42", true}, {"/ticket", "close 42", true}, {"/ticket", "why 42", true},
 	} {
-		before, briefBefore := h.fdesk.count("ticket"), h.fdesk.count("ticket brief")
+		before, briefBefore := h.fdesk.Count("ticket"), h.fdesk.Count("ticket brief")
 		r := h.slash("UALICE", cmd.slash, cmd.text)
-		if n := h.fdesk.count("ticket") - before; n != 1 {
+		if n := h.fdesk.Count("ticket") - before; n != 1 {
 			t.Errorf("%s %s read the ticket %d times (%q)", cmd.slash, cmd.text, n, r.Text)
 		}
-		if brief := h.fdesk.count("ticket brief") > briefBefore; brief != cmd.brief {
+		if brief := h.fdesk.Count("ticket brief") > briefBefore; brief != cmd.brief {
 			t.Errorf("%s %s: brief read %v, want %v", cmd.slash, cmd.text, brief, cmd.brief)
 		}
 	}
-	h.fdesk.mu.Lock()
-	h.fdesk.tickets[42].Status = sdclient.StatusOpen
-	h.fdesk.mu.Unlock()
+	h.fdesk.Mu.Lock()
+	h.fdesk.Tickets[42].Status = sdclient.StatusOpen
+	h.fdesk.Mu.Unlock()
 	m := h.alert("k/42/1", 42)
 	for _, action := range []string{ActionAssignMe, ActionAcknowledge, ActionResolve} {
-		before, briefBefore := h.fdesk.count("ticket"), h.fdesk.count("ticket brief")
+		before, briefBefore := h.fdesk.Count("ticket"), h.fdesk.Count("ticket brief")
 		m = h.click("UBOB", m, action)
-		if h.fdesk.count("ticket brief") != briefBefore {
+		if h.fdesk.Count("ticket brief") != briefBefore {
 			t.Errorf("%s read the ticket without the embeds its card shows", action)
 		}
-		if n := h.fdesk.count("ticket") - before; n != 1 {
+		if n := h.fdesk.Count("ticket") - before; n != 1 {
 			t.Errorf("%s read the ticket %d times", action, n)
 		}
 		if action == ActionAcknowledge && (!strings.Contains(string(m.Blocks), "private note: Alert acknowledged in chat by Bob Builder.") ||

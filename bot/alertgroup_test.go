@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"strings"
 	"testing"
@@ -154,7 +155,7 @@ func TestGroupLine(t *testing.T) {
 
 func TestConsoleAlertGroup(t *testing.T) {
 	var out bytes.Buffer
-	r, err := NewRouter(newFakeDesk(), slog.New(slog.DiscardHandler))
+	r, err := NewRouter(fakedesk.New(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

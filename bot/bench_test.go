@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"slices"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 // (delivery to ack, as measured by the fake): the ack must not wait for
 // the desk.
 func BenchmarkSlashAck(b *testing.B) {
-	d := newFakeDesk()
-	d.delay = 2 * time.Second
+	d := fakedesk.New()
+	d.Delay = 2 * time.Second
 	h := newE2E(b, d, []Option{WithCommandTimeout(time.Minute)})
 	const perIter = 1000
 	var lat []time.Duration

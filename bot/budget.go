@@ -109,7 +109,7 @@ func (d *meteredDesk) spend(ctx context.Context, credits int) {
 	}
 }
 
-func (d *meteredDesk) CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error) {
+func (d *meteredDesk) CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error) {
 	d.spend(ctx, creditsRequest)
 	return d.Desk.CreateTicket(ctx, t)
 }

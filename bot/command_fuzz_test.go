@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,7 @@ func FuzzHandleCommand(f *testing.F) {
 		f.Add(s.slash, s.text)
 	}
 	f.Fuzz(func(t *testing.T, slash, text string) {
-		r := newTestRouter(t, newFakeDesk(), WithBusyRetries(0))
+		r := newTestRouter(t, fakedesk.New(), WithBusyRetries(0))
 		resp := r.Dispatch(context.Background(), Caller{UserID: "UALICE", TeamID: "T1", ChannelID: "C1", Users: knownUsers{}}, Command{Slash: slash, Text: text})
 		if strings.TrimSpace(resp.Text) == "" && resp.Form == nil {
 			t.Fatalf("%s %q: empty answer %+v", slash, text, resp)

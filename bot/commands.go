@@ -193,7 +193,7 @@ func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (
 		prio = sdclient.PriorityLow
 	}
 	// Creating is not idempotent: never retried.
-	t, err := r.desk.CreateTicket(ctx, NewTicket{
+	t, err := r.desk.CreateTicket(ctx, &sdclient.TicketCreate{
 		Subject:     subject,
 		Description: htmlText(desc),
 		Email:       email,

@@ -3,6 +3,7 @@ package bot
 import (
 	"bytes"
 	"context"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestConsole(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	r := newTestRouter(t, d)
 	in := strings.NewReader("/ticket new Printer on fire\n/ticket show 101\n\n/ticket new\n/assign 42 bob@example.com\nhello\n/ticket show x\n")
 	var out syncBuffer
@@ -53,13 +54,13 @@ func TestConsole(t *testing.T) {
 		}
 	}
 	// The caller is the API key's agent (Alice, id 7): she is the requester.
-	if d.creates[0].Email != "alice@example.com" {
-		t.Errorf("requester %q, want the API key's agent", d.creates[0].Email)
+	if d.Creates[0].Email != "alice@example.com" {
+		t.Errorf("requester %q, want the API key's agent", d.Creates[0].Email)
 	}
 }
 
 func TestConsoleAlert(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	r := newTestRouter(t, d)
 	var out syncBuffer
 	c, err := NewConsole(r, strings.NewReader(""), &out, WithConsoleEmail("bob@example.com"))
@@ -67,7 +68,7 @@ func TestConsoleAlert(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	tk := d.ticket(42)
+	tk := d.Snapshot(42)
 	if ok, _ := c.AlreadyAlerted(ctx, "#oncall", "k1"); ok {
 		t.Fatal("alerted before any alert")
 	}
@@ -96,7 +97,7 @@ func TestConsoleAlert(t *testing.T) {
 // line of multi-byte characters within the limit is a command; a last
 // line without a newline is read too.
 func TestConsoleLongLines(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	r := newTestRouter(t, d)
 	in := strings.NewReader("/ticket note 42 " + strings.Repeat("x", 200_000) + "\n" +
 		"/ticket note 42 " + strings.Repeat("🔥", 3000) + "\r\n" +
@@ -119,7 +120,7 @@ func TestConsoleLongLines(t *testing.T) {
 			t.Errorf("console output lacks %q:\n%s", want, truncate(got, 2000))
 		}
 	}
-	if convs := d.conversations(); len(convs) != 1 || !strings.HasPrefix(convs[0].Body, "🔥") {
+	if convs := d.Conversations(); len(convs) != 1 || !strings.HasPrefix(convs[0].Body, "🔥") {
 		t.Errorf("notes = %d, want the emoji one only", len(convs))
 	}
 }
@@ -127,7 +128,7 @@ func TestConsoleLongLines(t *testing.T) {
 // The console says why a page stopped without an acknowledgement: every
 // level paged, or its policy gone from the rules file.
 func TestConsolePageStopped(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk())
+	r := newTestRouter(t, fakedesk.New())
 	var out syncBuffer
 	c, err := NewConsole(r, strings.NewReader(""), &out)
 	if err != nil {
@@ -156,7 +157,7 @@ func TestConsolePageStopped(t *testing.T) {
 // a click would on Slack. Numbers only grow, so an alert printed meanwhile
 // never changes what a number means.
 func TestConsoleButtons(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	r := newTestRouter(t, d)
 	in := strings.NewReader("/ticket show 43\n2\n[4]\n/press 12\n99\n/press x\n")
 	var out syncBuffer
@@ -165,7 +166,7 @@ func TestConsoleButtons(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	tk := d.ticket(42)
+	tk := d.Snapshot(42)
 	if err := c.Alert(ctx, AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Ticket: &tk, Rule: "page", Key: "page/42/1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestConsoleButtons(t *testing.T) {
 		t.Errorf("buttons shown without numbers:\n%s", got)
 	}
 	var assigned, closed bool
-	for _, u := range d.updates {
+	for _, u := range d.Updates {
 		if u.ID == 43 && u.U.ResponderID != nil && *u.U.ResponderID == 8 {
 			assigned = true
 		}
@@ -198,6 +199,6 @@ func TestConsoleButtons(t *testing.T) {
 		}
 	}
 	if !assigned || !closed {
-		t.Errorf("updates %+v, want #43 assigned to Bob (8) and closed ([12] of the card after the assignment):\n%s", d.updates, got)
+		t.Errorf("updates %+v, want #43 assigned to Bob (8) and closed ([12] of the card after the assignment):\n%s", d.Updates, got)
 	}
 }

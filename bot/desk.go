@@ -16,8 +16,8 @@ import (
 // *sdclient.RateLimitError and *sdclient.APIError to tell the user what went
 // wrong.
 type Desk interface {
-	// CreateTicket opens a ticket; the requester is NewTicket.Email.
-	CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error)
+	// CreateTicket opens a ticket; the requester is t.Email.
+	CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error)
 	// Ticket reads one ticket with its conversations and requester embedded.
 	Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error)
 	// TicketBrief reads one ticket without embeds: a third of Ticket's
@@ -63,17 +63,6 @@ type AgentLister interface {
 	// Agents lists the desk's agents, at most limit of them; more reports
 	// that there were more.
 	Agents(ctx context.Context, limit int) (agents []*sdclient.Agent, more bool, err error)
-}
-
-// NewTicket is what /ticket new sends to the desk.
-type NewTicket struct {
-	Subject     string
-	Description string
-	Email       string // requester
-	Priority    int
-	Status      int
-	Source      int
-	GroupID     int64 // 0: none
 }
 
 // Explainer says why the rules did or did not act on a ticket the command

@@ -25,11 +25,8 @@ func NewDeskAdapter(c *sdclient.Client) *DeskAdapter {
 }
 
 // CreateTicket implements Desk (POST /tickets).
-func (a *DeskAdapter) CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error) {
-	out, _, err := a.c.Tickets.Create(ctx, &sdclient.TicketCreate{
-		Subject: t.Subject, Description: t.Description, Email: t.Email,
-		Priority: t.Priority, Status: t.Status, Source: t.Source, GroupID: t.GroupID,
-	})
+func (a *DeskAdapter) CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error) {
+	out, _, err := a.c.Tickets.Create(ctx, t)
 	return out, err
 }
 

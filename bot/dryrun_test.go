@@ -2,12 +2,13 @@ package bot
 
 import (
 	"context"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
 )
 
 func TestConsolePostDryRun(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk())
+	r := newTestRouter(t, fakedesk.New())
 	var out syncBuffer
 	c, err := NewConsole(r, strings.NewReader(""), &out)
 	if err != nil {

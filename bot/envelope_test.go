@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -212,7 +213,7 @@ func newE2EWith(t testing.TB, fake *slackfake.Server, desk Desk, ropts []Option,
 	tb, _ := t.(*testing.T)
 	h := &e2e{t: tb, fake: fake, logs: &recordLogs{}, acks: &memAcks{}}
 	if desk == nil {
-		h.fdesk = newFakeDesk()
+		h.fdesk = fakedesk.New()
 		desk = h.fdesk
 	}
 	h.desk = desk

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -101,7 +102,7 @@ func TestFlightSharesFailures(t *testing.T) {
 // panickyAgents is a desk whose agent lookup waits for release and then
 // panics.
 type panickyAgents struct {
-	*fakeDesk
+	*fakedesk.Desk
 	release chan struct{}
 }
 
@@ -116,7 +117,7 @@ func (d *panickyAgents) AgentByEmail(context.Context, string) (*sdclient.Agent, 
 // not an agent of the desk.
 func TestRouterSharedLookupPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := &panickyAgents{fakeDesk: newFakeDesk(), release: make(chan struct{})}
+		d := &panickyAgents{Desk: fakedesk.New(), release: make(chan struct{})}
 		r, err := NewRouter(d, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)

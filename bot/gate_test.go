@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"regexp"
 	"strings"
 	"sync"
@@ -145,8 +146,8 @@ func answersByEnvelope(t *testing.T, ctx context.Context, fake *slackfake.Server
 // answer, each exactly once; help does not need the desk and is answered
 // whatever the budget.
 func TestSlackBurstAtBudget(t *testing.T) {
-	d := newFakeDesk()
-	d.delay = 200 * time.Millisecond
+	d := fakedesk.New()
+	d.Delay = 200 * time.Millisecond
 	h := newE2E(t, d, []Option{WithDeskBudget(12)})
 	var envs []*slackfake.Envelope
 	start := time.Now()
@@ -203,8 +204,8 @@ func TestSlackBurstAtBudget(t *testing.T) {
 // A burst beyond the workers and the queue, desk budget unchecked: W
 // commands run, W wait their turn, the rest are answered busy at once.
 func TestSlackBurstBeyondWorkers(t *testing.T) {
-	d := newFakeDesk()
-	d.delay = 500 * time.Millisecond
+	d := fakedesk.New()
+	d.Delay = 500 * time.Millisecond
 	h := newE2E(t, d, nil)
 	w := h.slack.gate.workers
 	var envs []*slackfake.Envelope
@@ -262,7 +263,7 @@ func TestSlackFormSubmitWhenBusy(t *testing.T) {
 	if err := json.Unmarshal(ack.Payload, &resp); err != nil || resp.ResponseAction != "errors" || !busyRE.MatchString(resp.Errors[formSubject]) {
 		t.Fatalf("ack %s (%v)", ack.Payload, err)
 	}
-	if n := h.fdesk.count("create"); n != 0 {
+	if n := h.fdesk.Count("create"); n != 0 {
 		t.Fatalf("%d tickets created while busy", n)
 	}
 }

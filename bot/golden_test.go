@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,9 +45,9 @@ func blocksJSON(t *testing.T, bs []slack.Block) []byte {
 
 func goldenCard(t *testing.T) *Card {
 	t.Helper()
-	d := newFakeDesk()
+	d := fakedesk.New()
 	r := newTestRouter(t, d)
-	tk := d.ticket(42)
+	tk := d.Snapshot(42)
 	tk.Subject = "Printer on fire <b>&</b>"
 	return r.ticketCard(context.Background(), &tk)
 }
@@ -58,9 +59,9 @@ func TestGoldenTicketCard(t *testing.T) {
 }
 
 func TestGoldenAlertCard(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	r := newTestRouter(t, d)
-	tk := d.ticket(42)
+	tk := d.Snapshot(42)
 	card := r.ticketCard(context.Background(), &tk)
 	card.Buttons = alertButtons(&tk, "page-urgent", "page-urgent/42/1")
 	v := alertView{Headline: "<!subteam^S0ONCALL> Urgent #42 unassigned: Printer on fire", Rule: "page-urgent", Key: "page-urgent/42/1", Card: card}
@@ -93,7 +94,7 @@ func TestGoldenAlertCard(t *testing.T) {
 }
 
 func TestGoldenModal(t *testing.T) {
-	m := ticketModal(&TicketForm{Groups: newFakeDesk().groups}, `{"channel":"C1"}`)
+	m := ticketModal(&TicketForm{Groups: fakedesk.New().GroupList}, `{"channel":"C1"}`)
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
 	"time"
@@ -180,9 +181,9 @@ func TestBlockKitLimitsTicketCard(t *testing.T) {
 		checkBlockKit(t, "page card, link "+link, pageBlocks(pv))
 	}
 	// A search that matches 60 tickets with long subjects.
-	d := newFakeDesk()
+	d := fakedesk.New()
 	for i := int64(1); i <= 60; i++ {
-		d.tickets[1000+i] = &sdclient.Ticket{ID: 1000 + i, Subject: strings.Repeat("<&> long subject ", 40), Status: 2, Priority: 4, WorkspaceID: sdclient.Ptr[int64](1)}
+		d.Tickets[1000+i] = &sdclient.Ticket{ID: 1000 + i, Subject: strings.Repeat("<&> long subject ", 40), Status: 2, Priority: 4, WorkspaceID: sdclient.Ptr[int64](1)}
 	}
 	r := newTestRouter(t, d)
 	resp := handle(r, "UALICE", "/ticket", "search priority:4")
@@ -224,12 +225,12 @@ func TestNewTicketLongSubject(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := newFakeDesk()
+			d := fakedesk.New()
 			resp := tt.do(newTestRouter(t, d))
-			if resp.Failed || len(d.creates) != 1 {
-				t.Fatalf("resp %+v, creates %d", resp, len(d.creates))
+			if resp.Failed || len(d.Creates) != 1 {
+				t.Fatalf("resp %+v, creates %d", resp, len(d.Creates))
 			}
-			got := d.creates[0]
+			got := d.Creates[0]
 			if n := utf8.RuneCountInString(got.Subject); n > maxSubject || !strings.HasSuffix(got.Subject, "…") || !strings.HasPrefix(got.Subject, "ERROR disk") {
 				t.Errorf("subject of %d characters: %q", n, tail(got.Subject))
 			}
@@ -241,9 +242,9 @@ func TestNewTicketLongSubject(t *testing.T) {
 		})
 	}
 	// A short subject is sent as typed.
-	d := newFakeDesk()
+	d := fakedesk.New()
 	handle(newTestRouter(t, d), "UCAROL", "/ticket", "new Printer on fire")
-	if got := d.creates[0]; got.Subject != "Printer on fire" || got.Description != "Printer on fire" {
+	if got := d.Creates[0]; got.Subject != "Printer on fire" || got.Description != "Printer on fire" {
 		t.Errorf("short subject sent as %+v", got)
 	}
 }

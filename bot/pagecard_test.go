@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +40,9 @@ func goldenMention(t oncall.Target) string {
 }
 
 func TestGoldenPageCard(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	r := newTestRouter(t, d)
-	tk := d.ticket(42)
+	tk := d.Snapshot(42)
 	card := r.ticketCard(context.Background(), &tk)
 	card.Buttons = nil
 
@@ -108,7 +109,7 @@ func TestPageCardStates(t *testing.T) {
 
 func TestConsolePage(t *testing.T) {
 	var out strings.Builder
-	c, err := NewConsole(newTestRouter(t, newFakeDesk()), strings.NewReader(""), &out)
+	c, err := NewConsole(newTestRouter(t, fakedesk.New()), strings.NewReader(""), &out)
 	if err != nil {
 		t.Fatal(err)
 	}

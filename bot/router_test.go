@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"strings"
 	"sync"
@@ -163,11 +164,11 @@ func TestRouterCommands(t *testing.T) {
 		name, user, cmd, text string
 		want                  string // substring of the answer text (or card text)
 		failed                bool
-		check                 func(t *testing.T, d *fakeDesk)
+		check                 func(t *testing.T, d *fakedesk.Desk)
 	}{
-		{"new with subject", "UCAROL", "/ticket", "new Printer on fire", "Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101", false, func(t *testing.T, d *fakeDesk) {
-			if len(d.creates) != 1 || d.creates[0].Email != "carol@example.com" || d.creates[0].Source != sdclient.SourceTeamChat {
-				t.Errorf("creates = %+v", d.creates)
+		{"new with subject", "UCAROL", "/ticket", "new Printer on fire", "Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101", false, func(t *testing.T, d *fakedesk.Desk) {
+			if len(d.Creates) != 1 || d.Creates[0].Email != "carol@example.com" || d.Creates[0].Source != sdclient.SourceTeamChat {
+				t.Errorf("creates = %+v", d.Creates)
 			}
 		}},
 		{"show", "UALICE", "/ticket", "show 42", "#42 Printer on fire", false, nil},
@@ -176,21 +177,21 @@ func TestRouterCommands(t *testing.T) {
 		{"requester refused", "UCAROL", "/ticket", "show 42", "only desk agents can use /ticket show", true, nil},
 		{"inactive agent refused", "UOLGA", "/ticket", "show 42", "only desk agents", true, nil},
 		{"no e-mail", "UNOMAIL", "/ticket", "new x", "shows no e-mail address", true, nil},
-		{"note", "UALICE", "/ticket", "note 42 <b>checked</b>\nnext", "Added a private note to ticket #42.", false, func(t *testing.T, d *fakeDesk) {
-			c := d.conversations()
+		{"note", "UALICE", "/ticket", "note 42 <b>checked</b>\nnext", "Added a private note to ticket #42.", false, func(t *testing.T, d *fakedesk.Desk) {
+			c := d.Conversations()
 			if len(c) != 1 || !c[0].Private || c[0].UserID != 7 || c[0].Body != "&lt;b&gt;checked&lt;/b&gt;<br>next" {
 				t.Errorf("convs = %+v", c)
 			}
 		}},
-		{"reply", "UBOB", "/ticket", "reply 42 on our way", "the desk e-mails the reply to the requester", false, func(t *testing.T, d *fakeDesk) {
-			c := d.conversations()
+		{"reply", "UBOB", "/ticket", "reply 42 on our way", "the desk e-mails the reply to the requester", false, func(t *testing.T, d *fakedesk.Desk) {
+			c := d.Conversations()
 			if len(c) != 1 || c[0].Private || c[0].UserID != 8 {
 				t.Errorf("convs = %+v", c)
 			}
 		}},
-		{"status custom name", "UALICE", "/ticket", "status 42 waiting ON vendor", "Ticket #42 is now Waiting on vendor.", false, func(t *testing.T, d *fakeDesk) {
-			if d.ticket(42).Status != 6 {
-				t.Errorf("status = %d", d.ticket(42).Status)
+		{"status custom name", "UALICE", "/ticket", "status 42 waiting ON vendor", "Ticket #42 is now Waiting on vendor.", false, func(t *testing.T, d *fakedesk.Desk) {
+			if d.Snapshot(42).Status != 6 {
+				t.Errorf("status = %d", d.Snapshot(42).Status)
 			}
 		}},
 		{"status id", "UALICE", "/ticket", "status 42 3", "is now Pending", false, nil},
@@ -212,8 +213,8 @@ func TestRouterCommands(t *testing.T) {
 		{"why no rules", "UALICE", "/ticket", "why 42", "no rules loaded", false, nil},
 		{"help", "UCAROL", "/ticket", "help", "/ticket note N text — add a private note (agents)", false, nil},
 		{"unknown", "UALICE", "/ticket", "dance", "unknown command /ticket dance", true, nil},
-		{"assign me", "UALICE", "/assign", "42 me", "Ticket #42 is assigned to Alice Agent.", false, func(t *testing.T, d *fakeDesk) {
-			if r := d.ticket(42).ResponderID; r == nil || *r != 7 {
+		{"assign me", "UALICE", "/assign", "42 me", "Ticket #42 is assigned to Alice Agent.", false, func(t *testing.T, d *fakedesk.Desk) {
+			if r := d.Snapshot(42).ResponderID; r == nil || *r != 7 {
 				t.Errorf("responder = %v", r)
 			}
 		}},
@@ -227,7 +228,7 @@ func TestRouterCommands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := newFakeDesk()
+			d := fakedesk.New()
 			r := newTestRouter(t, d)
 			resp := handle(r, tc.user, tc.cmd, tc.text)
 			got := resp.Text
@@ -253,18 +254,18 @@ func TestRouterDeskErrors(t *testing.T) {
 	}{
 		{"forbidden", "update", "close 42", []error{sdclient.ErrForbidden}, "the desk does not let you close ticket 42", 1},
 		{"forbidden note", "note", "note 42 x", []error{fmt.Errorf("add note: %w", sdclient.ErrForbidden)}, "the desk does not let you add a note to ticket 42", 1},
-		{"busy read retried", "ticket", "show 42", []error{busyErr(10 * time.Millisecond)}, "#42 Printer on fire", 2},
-		{"busy for good", "ticket", "show 42", []error{busyErr(10 * time.Millisecond), busyErr(10 * time.Millisecond), busyErr(30 * time.Second)}, "could not see ticket 42: the desk is rate-limiting deskbot: retry in 30 s", 3},
-		{"busy create not retried", "create", "new x", []error{busyErr(time.Millisecond)}, "could not open a ticket: the desk is rate-limiting deskbot: retry in", 1},
-		{"busy note not retried", "note", "note 42 x", []error{busyErr(time.Millisecond)}, "could not add a note to ticket 42", 1},
+		{"busy read retried", "ticket", "show 42", []error{fakedesk.Busy(10 * time.Millisecond)}, "#42 Printer on fire", 2},
+		{"busy for good", "ticket", "show 42", []error{fakedesk.Busy(10 * time.Millisecond), fakedesk.Busy(10 * time.Millisecond), fakedesk.Busy(30 * time.Second)}, "could not see ticket 42: the desk is rate-limiting deskbot: retry in 30 s", 3},
+		{"busy create not retried", "create", "new x", []error{fakedesk.Busy(time.Millisecond)}, "could not open a ticket: the desk is rate-limiting deskbot: retry in", 1},
+		{"busy note not retried", "note", "note 42 x", []error{fakedesk.Busy(time.Millisecond)}, "could not add a note to ticket 42", 1},
 		{"invalid", "update", "priority 42 1", []error{fmt.Errorf("update: %w: priority is read-only", sdclient.ErrValidation)}, "the desk refused to change the priority of ticket 42", 1},
 		{"other", "filter", "mine", []error{errors.New("connection reset")}, "could not list your tickets: something went wrong (logged)", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := newFakeDesk()
-			d.failNext(tc.op, tc.errs...)
+			d := fakedesk.New()
+			d.FailNext(tc.op, tc.errs...)
 			r := newTestRouter(t, d)
 			resp := handle(r, "UALICE", "/ticket", tc.text)
 			got := resp.Text
@@ -274,7 +275,7 @@ func TestRouterDeskErrors(t *testing.T) {
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("answer = %q, want %q", got, tc.want)
 			}
-			if n := d.count(tc.op); n != tc.calls {
+			if n := d.Count(tc.op); n != tc.calls {
 				t.Fatalf("%s called %d times, want %d", tc.op, n, tc.calls)
 			}
 		})
@@ -282,8 +283,8 @@ func TestRouterDeskErrors(t *testing.T) {
 }
 
 func TestRouterPanicBecomesAnswer(t *testing.T) {
-	d := newFakeDesk()
-	d.panicOn = "ticket"
+	d := fakedesk.New()
+	d.PanicOn = "ticket"
 	var logs strings.Builder
 	var mu sync.Mutex
 	r, err := NewRouter(d, slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)))
@@ -300,7 +301,7 @@ func TestRouterPanicBecomesAnswer(t *testing.T) {
 		t.Fatalf("panic not logged: %s", logs.String())
 	}
 	// The router still works.
-	d.panicOn = ""
+	d.PanicOn = ""
 	if resp := handle(r, "UALICE", "/ticket", "show 42"); resp.Failed {
 		t.Fatalf("after panic: %+v", resp)
 	}
@@ -318,8 +319,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestRouterDeadline(t *testing.T) {
-	d := newFakeDesk()
-	d.delay = time.Second
+	d := fakedesk.New()
+	d.Delay = time.Second
 	r := newTestRouter(t, d, WithCommandTimeout(50*time.Millisecond))
 	start := time.Now()
 	resp := handle(r, "UALICE", "/ticket", "show 42")
@@ -332,21 +333,21 @@ func TestRouterDeadline(t *testing.T) {
 }
 
 func TestAgentCacheExpires(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	r := newTestRouter(t, d, WithClock(clock), WithAgentCacheTTL(time.Minute))
 	handle(r, "UALICE", "/ticket", "mine")
 	handle(r, "UALICE", "/ticket", "mine")
-	if n := d.count("agentByEmail"); n != 1 {
+	if n := d.Count("agentByEmail"); n != 1 {
 		t.Fatalf("agent looked up %d times, want 1 (cached)", n)
 	}
 	mu.Lock()
 	now = now.Add(2 * time.Minute)
 	mu.Unlock()
 	handle(r, "UALICE", "/ticket", "mine")
-	if n := d.count("agentByEmail"); n != 2 {
+	if n := d.Count("agentByEmail"); n != 2 {
 		t.Fatalf("agent looked up %d times after expiry, want 2", n)
 	}
 }
@@ -358,14 +359,14 @@ func (f fixedExplainer) ExplainTicket(_ context.Context, t *sdclient.Ticket) (st
 }
 
 func TestWhyUsesExplainer(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk(), WithExplainer(fixedExplainer("rule page-urgent holds for")))
+	r := newTestRouter(t, fakedesk.New(), WithExplainer(fixedExplainer("rule page-urgent holds for")))
 	if resp := handle(r, "UALICE", "/ticket", "why 42"); resp.Text != "rule page-urgent holds for 42" {
 		t.Fatalf("answer = %q", resp.Text)
 	}
 }
 
 func TestNewWithoutSubjectAsksForForm(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk())
+	r := newTestRouter(t, fakedesk.New())
 	resp := handle(r, "UCAROL", "/ticket", "new")
 	if resp.Form == nil || len(resp.Form.Groups) != 2 {
 		t.Fatalf("answer = %+v, want a form with the two groups", resp)
@@ -378,11 +379,11 @@ func TestNewWithoutSubjectAsksForForm(t *testing.T) {
 
 func TestNewRouterOptionErrors(t *testing.T) {
 	for _, o := range []Option{WithTicketLink("https://x/t"), WithDeskURL("desk.example.com"), WithCommandTimeout(0), WithClock(nil)} {
-		if _, err := NewRouter(newFakeDesk(), slog.New(slog.DiscardHandler), o); err == nil {
+		if _, err := NewRouter(fakedesk.New(), slog.New(slog.DiscardHandler), o); err == nil {
 			t.Errorf("option accepted, want an error")
 		}
 	}
-	r := newTestRouter(t, newFakeDesk(), WithTicketLink("https://t.example/{id}/view"))
+	r := newTestRouter(t, fakedesk.New(), WithTicketLink("https://t.example/{id}/view"))
 	if l := r.TicketLink(5); l != "https://t.example/5/view" {
 		t.Fatalf("link = %q", l)
 	}

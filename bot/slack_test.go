@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ type e2e struct {
 	t     *testing.T
 	fake  *slackfake.Server
 	desk  Desk
-	fdesk *fakeDesk // nil when desk is not the fake
+	fdesk *fakedesk.Desk // nil when desk is not the fake
 	slack *Slack
 	logs  *recordLogs
 	acks  *memAcks
@@ -93,7 +94,7 @@ func newE2E(t testing.TB, desk Desk, ropts []Option, sopts ...SlackOption) *e2e 
 	t.Cleanup(fake.Close)
 	h := &e2e{t: tb, fake: fake, logs: &recordLogs{}, acks: &memAcks{}}
 	if desk == nil {
-		h.fdesk = newFakeDesk()
+		h.fdesk = fakedesk.New()
 		desk = h.fdesk
 	}
 	h.desk = desk
@@ -168,10 +169,10 @@ func TestSlackCommandsEndToEnd(t *testing.T) {
 	tests := []struct {
 		name, user, cmd, text string
 		want                  []string
-		check                 func(t *testing.T, d *fakeDesk)
+		check                 func(t *testing.T, d *fakedesk.Desk)
 	}{
-		{"new", "UCAROL", "/ticket", "new Printer on fire", []string{"Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101"}, func(t *testing.T, d *fakeDesk) {
-			if got := d.creates[len(d.creates)-1]; got.Email != "carol@example.com" || got.Subject != "Printer on fire" {
+		{"new", "UCAROL", "/ticket", "new Printer on fire", []string{"Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101"}, func(t *testing.T, d *fakedesk.Desk) {
+			if got := d.Creates[len(d.Creates)-1]; got.Email != "carol@example.com" || got.Subject != "Printer on fire" {
 				t.Errorf("created %+v", got)
 			}
 		}},
@@ -186,15 +187,15 @@ func TestSlackCommandsEndToEnd(t *testing.T) {
 		{"unassigned", "UBOB", "/ticket", "unassigned", []string{"Open unassigned tickets: ", "#42 Waiting on vendor · High · unassigned — Printer on fire"}, nil},
 		{"why", "UALICE", "/ticket", "why 42", []string{"no rules loaded"}, nil},
 		{"help", "UCAROL", "/ticket", "help", []string{"/ticket search &lt;filter expression&gt;", "/assign N @user|e-mail|me"}, nil},
-		{"assign mention", "UALICE", "/assign", "42 <@UBOB|bob>", []string{"Ticket #42 is assigned to Bob Builder."}, func(t *testing.T, d *fakeDesk) {
-			if r := d.ticket(42).ResponderID; r == nil || *r != 8 {
+		{"assign mention", "UALICE", "/assign", "42 <@UBOB|bob>", []string{"Ticket #42 is assigned to Bob Builder."}, func(t *testing.T, d *fakedesk.Desk) {
+			if r := d.Snapshot(42).ResponderID; r == nil || *r != 8 {
 				t.Errorf("responder %v, want 8", r)
 			}
 		}},
 		{"assign me", "UALICE", "/assign", "43 me", []string{"Ticket #43 is assigned to Alice Agent."}, nil},
 		{"resolve", "UALICE", "/ticket", "resolve 43", []string{"Ticket #43 is now Resolved."}, nil},
-		{"close", "UALICE", "/ticket", "close 43", []string{"Ticket #43 is now Closed."}, func(t *testing.T, d *fakeDesk) {
-			if s := d.ticket(43).Status; s != 5 {
+		{"close", "UALICE", "/ticket", "close 43", []string{"Ticket #43 is now Closed."}, func(t *testing.T, d *fakedesk.Desk) {
+			if s := d.Snapshot(43).Status; s != 5 {
 				t.Errorf("status %d, want 5", s)
 			}
 		}},
@@ -233,33 +234,33 @@ func TestSlackCommandsEndToEnd(t *testing.T) {
 
 func TestSlackDeskErrors(t *testing.T) {
 	h := newE2E(t, nil, nil)
-	h.fdesk.failNext("update", sdclient.ErrForbidden)
+	h.fdesk.FailNext("update", sdclient.ErrForbidden)
 	if r := h.slash("UALICE", "/ticket", "close 42"); !strings.Contains(r.Text, "the desk does not let you close ticket 42") {
 		t.Errorf("403 answer %q", r.Text)
 	}
-	h.fdesk.failNext("ticket", busyErr(20*time.Millisecond))
+	h.fdesk.FailNext("ticket", fakedesk.Busy(20*time.Millisecond))
 	if r := h.slash("UALICE", "/ticket", "show 42"); !strings.Contains(all(r), "Printer on fire") {
 		t.Errorf("429 on a read was not retried: %q", r.Text)
 	}
-	h.fdesk.failNext("create", busyErr(20*time.Second))
+	h.fdesk.FailNext("create", fakedesk.Busy(20*time.Second))
 	if r := h.slash("UCAROL", "/ticket", "new Mouse broken"); !strings.Contains(r.Text, "could not open a ticket: the desk is rate-limiting deskbot: retry in 20 s") {
 		t.Errorf("429 answer %q", r.Text)
 	}
-	if n := h.fdesk.count("create"); n != 1 {
+	if n := h.fdesk.Count("create"); n != 1 {
 		t.Errorf("create called %d times; a create must not be retried", n)
 	}
-	h.fdesk.mu.Lock()
-	h.fdesk.panicOn = "note"
-	h.fdesk.mu.Unlock()
+	h.fdesk.Mu.Lock()
+	h.fdesk.PanicOn = "note"
+	h.fdesk.Mu.Unlock()
 	if r := h.slash("UALICE", "/ticket", "note 42 boom"); !strings.Contains(r.Text, "something went wrong running /ticket note; it has been logged") {
 		t.Errorf("panic answer %q", r.Text)
 	}
 	if !h.logs.has("command panicked command=ticket note panic=fake desk exploded in note") {
 		t.Error("the panic was not logged")
 	}
-	h.fdesk.mu.Lock()
-	h.fdesk.panicOn = ""
-	h.fdesk.mu.Unlock()
+	h.fdesk.Mu.Lock()
+	h.fdesk.PanicOn = ""
+	h.fdesk.Mu.Unlock()
 	if r := h.slash("UALICE", "/ticket", "note 42 still here"); !strings.Contains(r.Text, "Added a private note") {
 		t.Errorf("bot not up after a panic: %q", r.Text)
 	}
@@ -283,7 +284,7 @@ func TestSlackRedeliveredEnvelopeDropped(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	if n := h.fdesk.count("create"); n != 1 {
+	if n := h.fdesk.Count("create"); n != 1 {
 		t.Fatalf("create called %d times for one command", n)
 	}
 	if n := len(h.fake.Responses()); n != 1 {
@@ -298,7 +299,7 @@ func TestSlackOtherTeamRefused(t *testing.T) {
 	if !strings.Contains(r.Text, "this deskbot serves another Slack workspace") {
 		t.Fatalf("answer %q", r.Text)
 	}
-	if n := h.fdesk.count("create") + h.fdesk.count("agentByEmail"); n != 0 {
+	if n := h.fdesk.Count("create") + h.fdesk.Count("agentByEmail"); n != 0 {
 		t.Fatalf("desk called %d times for a foreign team", n)
 	}
 }
@@ -336,7 +337,7 @@ func TestSlackNewTicketModal(t *testing.T) {
 	if !strings.Contains(r.Text, "Created ticket #101: Keyboard") {
 		t.Fatalf("answer %q", r.Text)
 	}
-	got := h.fdesk.creates[0]
+	got := h.fdesk.Creates[0]
 	if got.Email != "carol@example.com" || got.Priority != 3 || got.GroupID != 4 || got.Description != "keys stick" {
 		t.Fatalf("created %+v", got)
 	}
@@ -412,7 +413,7 @@ func TestSlackAlertButtons(t *testing.T) {
 	}
 
 	up := h.click("UBOB", m, ActionAssignMe)
-	if r := h.fdesk.ticket(42).ResponderID; r == nil || *r != 8 {
+	if r := h.fdesk.Snapshot(42).ResponderID; r == nil || *r != 8 {
 		t.Fatalf("responder %v, want Bob (8)", r)
 	}
 	if !strings.Contains(string(up.Blocks), "Bob Builder assigned the ticket to themself") || !strings.Contains(string(up.Blocks), `"text":"*Agent*\nBob Builder"`) {
@@ -423,7 +424,7 @@ func TestSlackAlertButtons(t *testing.T) {
 	if acks := h.acks.list(); len(acks) != 1 || acks[0] != "page-urgent/42/1 by alice@example.com" {
 		t.Fatalf("acks %v", acks)
 	}
-	if c := h.fdesk.conversations(); len(c) != 1 || c[0].UserID != 7 || !c[0].Private {
+	if c := h.fdesk.Conversations(); len(c) != 1 || c[0].UserID != 7 || !c[0].Private {
 		t.Fatalf("ack note %+v", c)
 	}
 	if !strings.Contains(string(up.Blocks), "Alice Agent acknowledged") || !strings.Contains(string(up.Blocks), "Bob Builder assigned") {
@@ -431,7 +432,7 @@ func TestSlackAlertButtons(t *testing.T) {
 	}
 
 	up = h.click("UALICE", up, ActionResolve)
-	if s := h.fdesk.ticket(42).Status; s != sdclient.StatusResolved {
+	if s := h.fdesk.Snapshot(42).Status; s != sdclient.StatusResolved {
 		t.Fatalf("status %d", s)
 	}
 	if strings.Contains(string(up.Blocks), `"type":"actions"`) || !strings.Contains(string(up.Blocks), "Alice Agent resolved the ticket") {
@@ -462,7 +463,7 @@ func TestSlackAlertClickByNonAgent(t *testing.T) {
 	if err != nil || !strings.Contains(e.Text, "only desk agents") {
 		t.Fatalf("refusal %+v, %v", e, err)
 	}
-	if s := h.fdesk.ticket(42).Status; s != 2 {
+	if s := h.fdesk.Snapshot(42).Status; s != 2 {
 		t.Fatalf("a requester resolved the ticket (status %d)", s)
 	}
 }
@@ -478,7 +479,7 @@ func TestSlackTicketCardButton(t *testing.T) {
 	if !r.ReplaceOriginal || !strings.Contains(all(r), "Alice Agent closed the ticket") || strings.Contains(string(r.Blocks), ActionClose) {
 		t.Fatalf("card answer %+v", r)
 	}
-	if s := h.fdesk.ticket(42).Status; s != 5 {
+	if s := h.fdesk.Snapshot(42).Status; s != 5 {
 		t.Fatalf("status %d", s)
 	}
 }
@@ -512,7 +513,7 @@ func TestSlackInvalidAuthStops(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := slackfake.New()
 			defer fake.Close()
-			r := newTestRouter(t, newFakeDesk())
+			r := newTestRouter(t, fakedesk.New())
 			opts := []SlackOption{WithSlackAPIURL(fake.APIURL()), WithReconnectBackoff(time.Millisecond, 10*time.Millisecond)}
 			if tc.bot == slackfake.DefaultBotToken {
 				opts = append(opts, WithTeamID(fake.TeamID()))
@@ -535,7 +536,7 @@ func TestSlackInvalidAuthStops(t *testing.T) {
 }
 
 func TestNewSlackOptions(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk())
+	r := newTestRouter(t, fakedesk.New())
 	log := slog.New(slog.DiscardHandler)
 	if _, err := NewSlack(r, log, "xapp-1", "xapp-2"); err == nil {
 		t.Error("bot token not checked")
@@ -555,7 +556,7 @@ type countingDesk struct {
 	created int
 }
 
-func (d *countingDesk) CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error) {
+func (d *countingDesk) CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error) {
 	d.mu.Lock()
 	d.created++
 	d.mu.Unlock()
@@ -574,7 +575,7 @@ func (d *countingDesk) count() int {
 // still created once.
 func TestSlackRedeliveryAcrossReplicas(t *testing.T) {
 	shared := &MemoryEnvelopes{}
-	fdesk := newFakeDesk()
+	fdesk := fakedesk.New()
 	deskA := &countingDesk{Desk: fdesk}
 	h := newE2E(t, deskA, nil, WithEnvelopeStore(shared))
 
@@ -636,8 +637,8 @@ func TestSlackRedeliveryAcrossReplicas(t *testing.T) {
 // with views.open within the trigger's 3 s even when the desk takes 5 s to
 // list the groups; the form then comes without the group choice.
 func TestSlackModalOpensWhileDeskIsSlow(t *testing.T) {
-	d := newFakeDesk()
-	d.delay = 5 * time.Second
+	d := fakedesk.New()
+	d.Delay = 5 * time.Second
 	h := newE2E(t, d, nil)
 	env := h.send(slackfake.SlashCommand{Command: "/ticket", Text: "new", UserID: "UCAROL", ChannelID: "C0DESK"})
 	v, err := h.fake.WaitView(h.ctx, func(v slackfake.View) bool { return v.TriggerID == env.TriggerID })
@@ -682,9 +683,9 @@ func TestSlackTransportPanicAnswered(t *testing.T) {
 	h.slack.mu.Lock()
 	h.slack.cards[page.Key] = cardLoc{channel: oncallID, ts: "1.000001"}
 	h.slack.mu.Unlock()
-	h.fdesk.mu.Lock()
-	h.fdesk.panicOn = "ticket"
-	h.fdesk.mu.Unlock()
+	h.fdesk.Mu.Lock()
+	h.fdesk.PanicOn = "ticket"
+	h.fdesk.Mu.Unlock()
 
 	r := h.slash("UALICE", "/oncall", "ack 42")
 	if !strings.Contains(r.Text, "something went wrong running /oncall; it has been logged") {
@@ -693,9 +694,9 @@ func TestSlackTransportPanicAnswered(t *testing.T) {
 	if !h.logs.has("envelope handler panicked") || !h.logs.has("fake desk exploded in ticket") {
 		t.Fatal("the panic was not logged")
 	}
-	h.fdesk.mu.Lock()
-	h.fdesk.panicOn = ""
-	h.fdesk.mu.Unlock()
+	h.fdesk.Mu.Lock()
+	h.fdesk.PanicOn = ""
+	h.fdesk.Mu.Unlock()
 	if r := h.slash("UALICE", "/ticket", "show 42"); !strings.Contains(all(r), "Printer on fire") {
 		t.Fatalf("bot not up after a panic: %q", r.Text)
 	}
