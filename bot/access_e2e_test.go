@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -159,7 +161,7 @@ func TestAccessCommands(t *testing.T) {
 func (e *accessEnv) clickAnswer(user string, m slackfake.Message, action string, id int64, key string) (refusal string, update *slackfake.Message) {
 	e.t.Helper()
 	before := len(e.fake.Messages())
-	env, err := e.fake.BlockAction(e.ctx, user, m.Channel, m.TS, action, alertButtonValue(id, "page-urgent", key))
+	env, err := e.fake.BlockAction(e.ctx, user, m.Channel, m.TS, action, chat.ButtonValue(id, "page-urgent", key))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ func TestAccessAlertButtons(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newAccessEnv(t)
 			id := e.tickets[tc.ticket]
-			for i, action := range []string{ActionAssignMe, ActionAcknowledge, ActionResolve} {
+			for i, action := range []string{chat.ActionAssignMe, chat.ActionAcknowledge, chat.ActionResolve} {
 				key := fmt.Sprintf("page-urgent/%d/%d", id, i)
 				m := e.alert(key, id)
 				before := e.deskState(id)
@@ -280,7 +282,7 @@ func TestAccessPageTakeIt(t *testing.T) {
 			e.sim.Desk.AddAgent(tt.agent)
 			e.fake.AddUser(slackfake.User{ID: erinID, Name: "erin", Email: "erin@example.com"})
 			e.poll()
-			m := e.clickRefused(erinID, ActionPageTake)
+			m := e.clickRefused(erinID, chat.ActionPageTake)
 			want := fmt.Sprintf("you cannot act on ticket #%d: %s", e.ticket, tt.reason)
 			if !strings.Contains(m.Text, want) || strings.Contains(m.Text, "Core switch down") {
 				t.Fatalf("answer %q, want %q", m.Text, want)
@@ -321,7 +323,7 @@ func TestAccessOneTicketRead(t *testing.T) {
 	h.fdesk.Tickets[42].Status = sdclient.StatusOpen
 	h.fdesk.Mu.Unlock()
 	m := h.alert("k/42/1", 42)
-	for _, action := range []string{ActionAssignMe, ActionAcknowledge, ActionResolve} {
+	for _, action := range []string{chat.ActionAssignMe, chat.ActionAcknowledge, chat.ActionResolve} {
 		before, briefBefore := h.fdesk.Count("ticket"), h.fdesk.Count("ticket brief")
 		m = h.click("UBOB", m, action)
 		if h.fdesk.Count("ticket brief") != briefBefore {
@@ -330,7 +332,7 @@ func TestAccessOneTicketRead(t *testing.T) {
 		if n := h.fdesk.Count("ticket") - before; n != 1 {
 			t.Errorf("%s read the ticket %d times", action, n)
 		}
-		if action == ActionAcknowledge && (!strings.Contains(string(m.Blocks), "private note: Alert acknowledged in chat by Bob Builder.") ||
+		if action == chat.ActionAcknowledge && (!strings.Contains(string(m.Blocks), "private note: Alert acknowledged in chat by Bob Builder.") ||
 			!strings.Contains(string(m.Blocks), "Carol Requester")) {
 			t.Errorf("the acknowledged card lacks the note or the requester: %s", m.Blocks)
 		}

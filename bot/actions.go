@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -14,9 +16,9 @@ import (
 // clicking agent; value is the button's value (ticket, and for an alert
 // its rule and key).
 func (r *Router) act(ctx context.Context, caller Caller, action, value string) (res Reply) {
-	idv, rule, key := SplitButtonValue(value)
+	idv, rule, key := chat.SplitButtonValue(value)
 	id, err := strconv.ParseInt(strings.TrimSpace(idv), 10, 64)
-	verbs := map[string]string{ActionAssignMe: "assign N", ActionAcknowledge: "acknowledge N", ActionResolve: "resolve N", ActionClose: "close N"}
+	verbs := map[string]string{chat.ActionAssignMe: "assign N", chat.ActionAcknowledge: "acknowledge N", chat.ActionResolve: "resolve N", chat.ActionClose: "close N"}
 	verb, known := verbs[action]
 	if err != nil || id <= 0 || !known {
 		return failed(fmt.Sprintf("unknown button %q (value %q)", action, idv))
@@ -33,22 +35,22 @@ func (r *Router) act(ctx context.Context, caller Caller, action, value string) (
 		var t *sdclient.Ticket
 		var err error
 		switch action {
-		case ActionAssignMe:
+		case chat.ActionAssignMe:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
 			res.Activity = fmt.Sprintf("%s assigned the ticket to themself", name)
-		case ActionResolve:
+		case chat.ActionResolve:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusResolved)})
 			res.Activity = fmt.Sprintf("%s resolved the ticket", name)
 			if err == nil {
 				r.resolvePages(ctx, id)
 			}
-		case ActionClose:
+		case chat.ActionClose:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusClosed)})
 			res.Activity = fmt.Sprintf("%s closed the ticket", name)
 			if err == nil {
 				r.resolvePages(ctx, id)
 			}
-		case ActionAcknowledge:
+		case chat.ActionAcknowledge:
 			if r.acks != nil && key != "" {
 				if err := r.acks.Acknowledge(ctx, key, c.email, r.now()); err != nil {
 					return Reply{}, fmt.Errorf("record acknowledgement of %s: %w", key, err)

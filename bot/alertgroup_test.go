@@ -2,30 +2,17 @@ package bot
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
-	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
 // groupOf builds a grouped alert of n tickets numbered from first.
-func groupOf(first, n int) AlertGroupMessage {
-	g := AlertGroupMessage{Channel: "#it-oncall", Rule: "overdue"}
-	for i := range n {
-		id := int64(first + i)
-		tk := &sdclient.Ticket{ID: id, Subject: fmt.Sprintf("Printer <%d> & co", id)}
-		g.Alerts = append(g.Alerts, AlertMessage{Channel: "#it-oncall", Rule: "overdue", Ticket: tk, Mention: "UALICE",
-			Text: fmt.Sprintf("Ticket #%d is overdue: %s", id, tk.Subject), Key: fmt.Sprintf("deskbot:f=overdue/%d/1.1/2", id)})
-	}
-	return g
-}
-
 // TestSlackAlertGroup: a grouped alert is one top-level message naming
 // every ticket (the first ten with their lines, the rest by number), with
 // the rest's lines in its thread; AlreadyAlerted finds every member's key
@@ -33,7 +20,7 @@ func groupOf(first, n int) AlertGroupMessage {
 // history), and no other key.
 func TestSlackAlertGroup(t *testing.T) {
 	h := newE2E(t, nil, nil)
-	g := groupOf(100, 47)
+	g := chattest.AlertGroup(100, 47)
 	if err := h.slack.AlertGroup(h.ctx, g); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +87,7 @@ func TestSlackAlertGroup(t *testing.T) {
 func TestGroupBlocksWithinSlackLimits(t *testing.T) {
 	link := func(id int64) string { return fmt.Sprintf("https://desk.example.com/a/tickets/%d", id) }
 	for _, n := range []int{1, 10, 11, 24, 25, 47, groupMaxTickets} {
-		g := groupOf(1000000, n)
+		g := chattest.AlertGroup(1000000, n)
 		g.Alerts[0].Text = strings.Repeat("very long text <&> ", 400)
 		v := groupBlocks(g, "<@UALICE>", link)
 		checkBlockKit(t, fmt.Sprintf("group of %d", n), v.blocks)
@@ -121,7 +108,7 @@ func TestGroupBlocksWithinSlackLimits(t *testing.T) {
 
 func TestSlackAlertGroupOverTheMessageSize(t *testing.T) {
 	h := newE2E(t, nil, nil)
-	g := groupOf(1, groupMaxTickets+3)
+	g := chattest.AlertGroup(1, groupMaxTickets+3)
 	if err := h.slack.AlertGroup(h.ctx, g); err != nil {
 		t.Fatal(err)
 	}
@@ -150,37 +137,6 @@ func TestGroupLine(t *testing.T) {
 		if got := groupLine(AlertMessage{Ticket: tk, Text: tc.text}, "L"); got != tc.want {
 			t.Errorf("groupLine(%q) = %q, want %q", tc.text, got, tc.want)
 		}
-	}
-}
-
-func TestConsoleAlertGroup(t *testing.T) {
-	var out bytes.Buffer
-	r, err := NewRouter(fakedesk.New(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsole(r, strings.NewReader(""), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := groupOf(7, 6)
-	g.Alerts[2].Text = "late"
-	ctx := context.Background()
-	if err := c.AlertGroup(ctx, g); err != nil {
-		t.Fatal(err)
-	}
-	want := "ALERT #it-oncall: rule overdue, 6 tickets in one message (UALICE):\n" +
-		"  Ticket #7 is overdue: Printer <7> & co\n  Ticket #8 is overdue: Printer <8> & co\n  #9 Printer <9> & co — late\n"
-	if !strings.HasPrefix(out.String(), want) {
-		t.Errorf("console printed\n%s\nwant it to start with\n%s", out.String(), want)
-	}
-	for _, a := range g.Alerts {
-		if ok, _ := c.AlreadyAlerted(ctx, "#it-oncall", a.Key); !ok {
-			t.Errorf("AlreadyAlerted(%s) false after the group", a.Key)
-		}
-	}
-	if err := c.AlertGroup(ctx, AlertGroupMessage{Channel: "#x"}); err == nil {
-		t.Error("an empty group was accepted")
 	}
 }
 

@@ -5,83 +5,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/slack-go/slack"
 )
-
-// AlertMessage is one alert of a rule, to be posted as a card with the
-// buttons Assign to me, Acknowledge and Resolve.
-type AlertMessage struct {
-	Channel string // channel id or #name
-	Text    string // the rule's rendered text
-	Mention string // a Slack user (<@U..>, U.., e-mail), user group (<!subteam^S..>, S.., @handle), @here/@channel/@everyone, or empty
-	Ticket  *sdclient.Ticket
-	Rule    string // rule name
-	Key     string // unique per firing; AlreadyAlerted looks for it
-}
-
-// Notifier posts alerts and tells whether one was already posted (so that a
-// firing resumed after a crash does not post twice). Slack and Console
-// implement it.
-type Notifier interface {
-	Alert(ctx context.Context, m AlertMessage) error
-	// AlertGroup posts one message naming every ticket of g, which carries
-	// the key of each of its alerts: AlreadyAlerted finds each of them.
-	AlertGroup(ctx context.Context, g AlertGroupMessage) error
-	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
-}
-
-// AlertGroupMessage is the alerts one rule made about many tickets in one
-// poll (more than its group_over), posted as one message instead of a card
-// each.
-type AlertGroupMessage struct {
-	Channel string // channel id or #name, the same for every alert
-	Rule    string
-	Alerts  []AlertMessage // in ticket order; each keeps its Key, Text, Mention and Ticket
-}
-
-func (g AlertGroupMessage) check() error {
-	if len(g.Alerts) == 0 {
-		return errors.New("alert group has no alerts")
-	}
-	if g.Channel == "" {
-		return errors.New("alert group has no channel")
-	}
-	for _, a := range g.Alerts {
-		if err := a.check(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m AlertMessage) check() error {
-	switch {
-	case m.Ticket == nil:
-		return errors.New("alert has no ticket")
-	case m.Channel == "":
-		return fmt.Errorf("alert on ticket %d has no channel", m.Ticket.ID)
-	case m.Key == "":
-		return fmt.Errorf("alert on ticket %d has no key", m.Ticket.ID)
-	}
-	return nil
-}
-
-// alertButtons are the alert's buttons, each carrying ticket, rule and key.
-func alertButtons(t *sdclient.Ticket, rule, key string) []Button {
-	bs := ticketButtons(t, true)
-	for i := range bs {
-		bs[i].Value = alertButtonValue(t.ID, rule, key)
-	}
-	return bs
-}
 
 var (
 	slackUserID  = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
@@ -90,7 +23,7 @@ var (
 
 // Alert posts the alert card.
 func (s *Slack) Alert(ctx context.Context, m AlertMessage) error {
-	if err := m.check(); err != nil {
+	if err := m.Check(); err != nil {
 		return fmt.Errorf("post alert: %w", err)
 	}
 	headline := escape(m.Text)
@@ -195,22 +128,6 @@ func groupHolds(id, token string) bool {
 	return ok && slices.Contains(strings.Split(rest, "."), token)
 }
 
-// ticketNumberAt is where "#id" (not followed by a digit) starts in text, or -1.
-func ticketNumberAt(text string, id int64) int {
-	num := "#" + strconv.FormatInt(id, 10)
-	for off := 0; ; {
-		i := strings.Index(text[off:], num)
-		if i < 0 {
-			return -1
-		}
-		end := off + i + len(num)
-		if end == len(text) || text[end] < '0' || text[end] > '9' {
-			return off + i
-		}
-		off = end
-	}
-}
-
 // groupLine is one ticket's line, as mrkdwn: the rule's text when it names
 // the ticket's number and subject (the number linked), else the linked
 // number, the subject and the text.
@@ -221,7 +138,7 @@ func groupLine(a AlertMessage, link string) string {
 		linked = "<" + link + "|" + num + ">"
 	}
 	text := strings.Join(strings.Fields(a.Text), " ")
-	if at := ticketNumberAt(text, a.Ticket.ID); at >= 0 && strings.Contains(text, a.Ticket.Subject) {
+	if at := chat.TicketNumberAt(text, a.Ticket.ID); at >= 0 && strings.Contains(text, a.Ticket.Subject) {
 		return fitMarkup(escape(text[:at])+linked+escape(text[at+len(num):]), groupLineMax)
 	}
 	line := linked + " " + escape(a.Ticket.Subject)
@@ -339,7 +256,7 @@ func (s *Slack) groupMentions(ctx context.Context, g AlertGroupMessage) string {
 // A thread reply that fails is logged, not returned: the message names
 // those tickets too, and its keys are what AlreadyAlerted finds.
 func (s *Slack) AlertGroup(ctx context.Context, g AlertGroupMessage) error {
-	if err := g.check(); err != nil {
+	if err := g.Check(); err != nil {
 		return fmt.Errorf("post alert group: %w", err)
 	}
 	mention := s.groupMentions(ctx, g)

@@ -2,10 +2,11 @@ package bot
 
 import (
 	"fmt"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
 )

@@ -2,9 +2,10 @@ package bot
 
 import (
 	"context"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 )
 
 // FuzzHandleCommand runs any command line through the router, over the

@@ -902,7 +902,7 @@ func (r *Router) cmdAgents(ctx context.Context, c *call) (Reply, error) {
 			more = fmt.Sprintf(" and %d more", len(groups)-maxGroupsShown)
 			groups = groups[:maxGroupsShown]
 		}
-		card.Fields = append(card.Fields, Field{"Groups", strings.Join(groups, ", ") + more})
+		card.Fields = append(card.Fields, Field{Label: "Groups", Value: strings.Join(groups, ", ") + more})
 	}
 	if truncated {
 		card.Notes = append(card.Notes, fmt.Sprintf("read the first %d agents of the desk only", maxAgentsRead))

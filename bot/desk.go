@@ -87,12 +87,6 @@ type Acks interface {
 	Acknowledge(ctx context.Context, alertKey, byEmail string, at time.Time) error
 }
 
-// Directory maps a chat user id to the person's e-mail address; each
-// transport provides one (Slack: users.info).
-type Directory interface {
-	Email(ctx context.Context, userID string) (string, error)
-}
-
 // MemoryEnvelopes is an in-memory EnvelopeStore for tests and the console.
 // The zero value is ready to use.
 type MemoryEnvelopes struct {

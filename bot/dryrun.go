@@ -24,9 +24,3 @@ func (s *Slack) PostDryRun(ctx context.Context, channel, text string) error {
 	}
 	return nil
 }
-
-// PostDryRun prints what a dry-run cycle would have done.
-func (c *Console) PostDryRun(_ context.Context, channel, text string) error {
-	c.printf("DRY RUN %s: %s\n", channel, text)
-	return nil
-}

@@ -1,26 +1,9 @@
 package bot
 
 import (
-	"context"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
 )
-
-func TestConsolePostDryRun(t *testing.T) {
-	r := newTestRouter(t, fakedesk.New())
-	var out syncBuffer
-	c, err := NewConsole(r, strings.NewReader(""), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.PostDryRun(context.Background(), "#it-desk", "deskbot dry run: would have:\n• fired x on #1"); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := out.String(), "DRY RUN #it-desk: deskbot dry run: would have:\n• fired x on #1\n"; got != want {
-		t.Errorf("printed %q, want %q", got, want)
-	}
-}
 
 // In Slack the dry-run summary is one plain message: no blocks, no
 // buttons, the mention not turned into a ping.

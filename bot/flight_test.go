@@ -3,13 +3,14 @@ package bot
 import (
 	"context"
 	"errors"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/sdclient"
 )

@@ -3,12 +3,13 @@ package bot
 import (
 	"context"
 	"encoding/json"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/slack-go/slack"
 

@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/slack-go/slack"
 )

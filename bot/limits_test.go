@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/slack-go/slack"
 

@@ -26,13 +26,6 @@ type groupCache struct {
 	warned   map[string]bool     // handles already logged as unknown
 }
 
-// Mentioner is implemented by the Directory of a chat that renders
-// mentions (Slack): /oncall then names schedule members so that people
-// see who it is at a glance. Its result is chat markup, already escaped.
-type Mentioner interface {
-	MentionMember(ctx context.Context, member string) string
-}
-
 var _ Mentioner = (*Slack)(nil)
 
 // MentionMember implements Mentioner: a schedule member given as a Slack

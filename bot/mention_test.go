@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/deskbot/deskbot/bot/console"
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/oncall"
 )
@@ -222,8 +224,8 @@ func TestOnCallCommandMentionsMembers(t *testing.T) {
 		t.Fatalf("/oncall = %q, want %q", r.Text, want)
 	}
 	// The console keeps the plain text.
-	var out syncBuffer
-	c, err := NewConsole(e.slack.router, strings.NewReader("/oncall\n"), &out)
+	var out bytes.Buffer
+	c, err := console.New(e.slack.router, strings.NewReader("/oncall\n"), &out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -42,38 +44,12 @@ func WithOnCall(o OnCall) Option {
 	return func(c *routerConfig) { c.oncall = o }
 }
 
-// Button action ids of a page card.
-const (
-	ActionPageAck      = "deskbot_page_ack"
-	ActionPageTake     = "deskbot_page_take"
-	ActionPageEscalate = "deskbot_page_escalate"
-)
-
-// IsPageAction reports whether a button belongs to a page card.
-func IsPageAction(id string) bool {
-	return id == ActionPageAck || id == ActionPageTake || id == ActionPageEscalate
-}
-
-// pageButtons are the buttons of a page still escalating, each carrying
-// ticket, rule and page key.
-func pageButtons(p oncall.Page) []Button {
-	if p.Stopped() {
-		return nil
-	}
-	v := alertButtonValue(p.TicketID, p.Rule, p.Key)
-	return []Button{
-		{ActionID: ActionPageAck, Label: "Acknowledge", Value: v, Style: "primary"},
-		{ActionID: ActionPageTake, Label: "Take it", Value: v},
-		{ActionID: ActionPageEscalate, Label: "Escalate now", Value: v, Style: "danger"},
-	}
-}
-
 // actPage performs a click on a page card: Acknowledge, Take it (assign
 // the ticket to the clicking agent, then acknowledge) or Escalate now;
 // value is the button's value (ticket, rule and page key).
 func (r *Router) actPage(ctx context.Context, caller Caller, action, value string) (res Reply) {
-	idv, _, key := SplitButtonValue(value)
-	verbs := map[string]string{ActionPageAck: "acknowledge the page of N", ActionPageTake: "take N", ActionPageEscalate: "escalate the page of N"}
+	idv, _, key := chat.SplitButtonValue(value)
+	verbs := map[string]string{chat.ActionPageAck: "acknowledge the page of N", chat.ActionPageTake: "take N", chat.ActionPageEscalate: "escalate the page of N"}
 	id, _ := parseTicketID(strings.TrimSpace(idv))
 	verb, known := verbs[action]
 	if !known || id <= 0 || key == "" {
@@ -81,7 +57,7 @@ func (r *Router) actPage(ctx context.Context, caller Caller, action, value strin
 	}
 	// Take it draws the card from the ticket its access check reads; the
 	// others only check access with it (and read the card afterwards).
-	c := &call{caller: caller, cmd: &command{name: "button " + action, verb: verb, brief: action != ActionPageTake}, ticket: id}
+	c := &call{caller: caller, cmd: &command{name: "button " + action, verb: verb, brief: action != chat.ActionPageTake}, ticket: id}
 	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Reply, error) {
 		if r.oncall == nil {
 			return Reply{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
@@ -92,7 +68,7 @@ func (r *Router) actPage(ctx context.Context, caller Caller, action, value strin
 		var p oncall.Page          // the page after Ack or Take; Escalate now reads it below
 		var read bool
 		switch action {
-		case ActionPageAck:
+		case chat.ActionPageAck:
 			email, err := r.pagePermit(ctx, c, key, "acknowledge")
 			if err != nil {
 				return Reply{}, err
@@ -106,7 +82,7 @@ func (r *Router) actPage(ctx context.Context, caller Caller, action, value strin
 			if !ok {
 				text = alreadyText(p)
 			}
-		case ActionPageTake:
+		case chat.ActionPageTake:
 			if err := r.authorise(ctx, c); err != nil {
 				return Reply{}, err
 			}
@@ -127,7 +103,7 @@ func (r *Router) actPage(ctx context.Context, caller Caller, action, value strin
 			if !ok {
 				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
 			}
-		case ActionPageEscalate:
+		case chat.ActionPageEscalate:
 			email, err := r.pagePermit(ctx, c, key, "escalate")
 			if err != nil {
 				return Reply{}, err
@@ -148,7 +124,7 @@ func (r *Router) actPage(ctx context.Context, caller Caller, action, value strin
 			}
 			p = q
 		}
-		if action == ActionPageEscalate && p.Exhausted && !p.Acked() {
+		if action == chat.ActionPageEscalate && p.Exhausted && !p.Acked() {
 			text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
 		}
 		res.Page = &p
@@ -157,7 +133,7 @@ func (r *Router) actPage(ctx context.Context, caller Caller, action, value strin
 		} else {
 			res.Ticket, res.Card = r.pageTicketCard(ctx, id)
 		}
-		res.Card.Buttons = pageButtons(p)
+		res.Card.Buttons = chat.PageButtons(p)
 		return Reply{Text: text}, nil
 	}, c)
 	if resp.Failed {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -31,7 +33,7 @@ func (e *pageEnv) clickRefused(user, action string) slackfake.Message {
 	e.t.Helper()
 	card := e.lastCard()
 	var value string
-	for _, b := range pageButtons(e.page()) {
+	for _, b := range chat.PageButtons(e.page()) {
 		if b.ActionID == action {
 			value = b.Value
 		}
@@ -85,9 +87,9 @@ func TestOnCallPageOutsiderRefused(t *testing.T) {
 	e.clk.Advance(2 * time.Minute)
 
 	for _, tc := range []struct{ action, want string }{
-		{ActionPageAck, "only desk agents and the people on it-urgent's rota can acknowledge its pages; mallory@example.com is neither"},
-		{ActionPageEscalate, "only desk agents and the people on it-urgent's rota can escalate its pages; mallory@example.com is neither"},
-		{ActionPageTake, "only desk agents can use"},
+		{chat.ActionPageAck, "only desk agents and the people on it-urgent's rota can acknowledge its pages; mallory@example.com is neither"},
+		{chat.ActionPageEscalate, "only desk agents and the people on it-urgent's rota can escalate its pages; mallory@example.com is neither"},
+		{chat.ActionPageTake, "only desk agents can use"},
 	} {
 		if m := e.clickRefused(malloryID, tc.action); !strings.Contains(m.Text, tc.want) {
 			t.Errorf("%s by mallory answered %q, want %q", tc.action, m.Text, tc.want)
@@ -115,7 +117,7 @@ func TestOnCallPageOutsiderRefused(t *testing.T) {
 	if dm := e.dms("UBOB"); len(dm) != 1 || has(dm[0], "level 2 of it-urgent") != nil {
 		t.Fatalf("bob's DMs after 10 minutes: %+v", dm)
 	}
-	if err := has(e.lastCard(), "<@UBOB> you are paged (level 2 of it-urgent)", ActionPageAck); err != nil {
+	if err := has(e.lastCard(), "<@UBOB> you are paged (level 2 of it-urgent)", chat.ActionPageAck); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -127,10 +129,10 @@ func TestOnCallPageRotaMemberNotAgent(t *testing.T) {
 	e := newPageEnv(t)
 	e.poll()
 	e.clk.Advance(time.Minute)
-	if m := e.clickRefused("UCAROL", ActionPageTake); !strings.Contains(m.Text, "only desk agents can use") {
+	if m := e.clickRefused("UCAROL", chat.ActionPageTake); !strings.Contains(m.Text, "only desk agents can use") {
 		t.Fatalf("Take it by carol answered %q", m.Text)
 	}
-	up := e.clickPage("UCAROL", ActionPageEscalate)
+	up := e.clickPage("UCAROL", chat.ActionPageEscalate)
 	if err := has(up, "12:01 UTC · <@UCAROL> escalated now", "<@UBOB> you are paged (level 2 of it-urgent)"); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +144,7 @@ func TestOnCallPageRotaMemberNotAgent(t *testing.T) {
 		t.Fatalf("no answer to Escalate now: %v", err)
 	}
 	e.clk.Advance(time.Minute)
-	acked := e.clickPage("UCAROL", ActionPageAck)
+	acked := e.clickPage("UCAROL", chat.ActionPageAck)
 	if err := has(acked, "<@UCAROL> acknowledged at 12:02 UTC"); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestOnCallPageAgentOffRota(t *testing.T) {
 	e.addOutsiders()
 	e.poll()
 	e.clk.Advance(3 * time.Minute)
-	acked := e.clickPage(erinID, ActionPageAck)
+	acked := e.clickPage(erinID, chat.ActionPageAck)
 	if err := has(acked, "<@UERIN> acknowledged at 12:03 UTC"); err != nil {
 		t.Fatal(err)
 	}
@@ -245,10 +247,10 @@ func TestOnCallPageGroupMemberMayAck(t *testing.T) {
 	e.fake.AddUserGroup(slackfake.UserGroup{ID: "S0GROUP", Handle: "netops", Name: "Network ops", Users: []string{"UGRACE"}})
 	e.poll()
 	e.clk.Advance(time.Minute)
-	if m := e.clickRefused(malloryID, ActionPageAck); !strings.Contains(m.Text, "mallory@example.com is neither") {
+	if m := e.clickRefused(malloryID, chat.ActionPageAck); !strings.Contains(m.Text, "mallory@example.com is neither") {
 		t.Fatalf("Acknowledge by mallory answered %q", m.Text)
 	}
-	up := e.clickPage("UGRACE", ActionPageAck)
+	up := e.clickPage("UGRACE", chat.ActionPageAck)
 	if err := has(up, "<@UGRACE> acknowledged"); err != nil {
 		t.Fatal(err)
 	}
@@ -338,13 +340,13 @@ func TestOnCallPageAgentScope(t *testing.T) {
 			e.poll()
 			e.clk.Advance(time.Minute)
 			if tt.reason == "" {
-				if err := has(e.clickPage(erinID, ActionPageAck), "<@UERIN> acknowledged at 12:01 UTC"); err != nil {
+				if err := has(e.clickPage(erinID, chat.ActionPageAck), "<@UERIN> acknowledged at 12:01 UTC"); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
 			want := fmt.Sprintf("you cannot act on ticket #%d: %s", e.ticket, tt.reason)
-			for _, action := range []string{ActionPageAck, ActionPageEscalate} {
+			for _, action := range []string{chat.ActionPageAck, chat.ActionPageEscalate} {
 				if m := e.clickRefused(erinID, action); m.Text != want {
 					t.Errorf("%s by erin answered %q, want %q", action, m.Text, want)
 				}

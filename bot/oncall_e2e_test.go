@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/jonboulle/clockwork"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
@@ -238,7 +240,7 @@ func TestOnCallPageEscalatesUntilAcknowledged(t *testing.T) {
 		t.Fatalf("first card %+v", card)
 	}
 	if err := has(card, "<@UALICE> you are paged (level 1 of it-urgent)", "Core switch down",
-		ActionPageAck, ActionPageTake, ActionPageEscalate, "12:00 UTC · paged <@UALICE> (level 1)"); err != nil {
+		chat.ActionPageAck, chat.ActionPageTake, chat.ActionPageEscalate, "12:00 UTC · paged <@UALICE> (level 1)"); err != nil {
 		t.Fatal(err)
 	}
 	// Polls in the same episode never page again.
@@ -287,11 +289,11 @@ func TestOnCallPageEscalatesUntilAcknowledged(t *testing.T) {
 	// Bob acknowledges on the card: the escalation stops, the card says so
 	// and loses its buttons, the ticket has the note.
 	e.clk.Advance(3 * time.Minute)
-	acked := e.clickPage("UBOB", ActionPageAck)
+	acked := e.clickPage("UBOB", chat.ActionPageAck)
 	if err := has(acked, "<@UBOB> acknowledged at 12:13 UTC", "12:13 UTC · acknowledged by <@UBOB>"); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(acked.Blocks), ActionPageEscalate) {
+	if strings.Contains(string(acked.Blocks), chat.ActionPageEscalate) {
 		t.Fatal("an acknowledged page card still has its buttons")
 	}
 	notes := e.notes()
@@ -318,7 +320,7 @@ func TestOnCallTakeIt(t *testing.T) {
 	e := newPageEnv(t)
 	e.poll()
 	e.clk.Advance(2 * time.Minute)
-	up := e.clickPage("UALICE", ActionPageTake)
+	up := e.clickPage("UALICE", chat.ActionPageTake)
 	if err := has(up, "<@UALICE> took the ticket at 12:02 UTC", "Alice Agent"); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +341,7 @@ func TestOnCallEscalateNow(t *testing.T) {
 	e := newPageEnv(t)
 	e.poll()
 	e.clk.Advance(time.Minute)
-	up := e.clickPage("UALICE", ActionPageEscalate)
+	up := e.clickPage("UALICE", chat.ActionPageEscalate)
 	if _, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool { return m.Channel == "DUBOB" }); err != nil {
 		t.Fatalf("Escalate now did not page level 2 at once: %v", err)
 	}
@@ -417,7 +419,7 @@ func TestOnCallAlertAckStopsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	pageCard := e.lastCard()
-	e.click("UBOB", m, ActionAcknowledge)
+	e.click("UBOB", m, chat.ActionAcknowledge)
 	p, _, _ := e.esc.Page(e.ctx, oncall.PageKey("page-urgent", e.ticket, 1))
 	if p.AckedBy != "bob@example.com" {
 		t.Fatalf("page not acknowledged by the alert's button: %+v", p)
@@ -464,7 +466,7 @@ func TestOnCallExhaustedPageCardSaysSo(t *testing.T) {
 	if err := has(card, "Nobody acknowledged: every level of it-urgent was paged"); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(card.Blocks), ActionPageEscalate) {
+	if strings.Contains(string(card.Blocks), chat.ActionPageEscalate) {
 		t.Fatal("an exhausted page card still offers Escalate now")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/oncall"
 )
@@ -82,7 +84,7 @@ func TestOnCallEscalateNowOnLastLevel(t *testing.T) {
 		t.Fatalf("bob paged %d times", n)
 	}
 	e.clk.Advance(time.Minute)
-	e.clickPage("UBOB", ActionPageEscalate)
+	e.clickPage("UBOB", chat.ActionPageEscalate)
 	m, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
 		return m.Method == "chat.postEphemeral" && m.User == "UBOB"
 	})

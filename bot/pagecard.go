@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/slack-go/slack"
 
 	"github.com/deskbot/deskbot/oncall"
@@ -33,7 +35,7 @@ type pageView struct {
 // turns a target (person or group) into mrkdwn.
 func renderPage(p oncall.Page, tc *Card, mention func(oncall.Target) string) pageView {
 	card := *tc
-	card.Buttons = pageButtons(p)
+	card.Buttons = chat.PageButtons(p)
 	text := escape(p.Text)
 	var head string
 	switch {
@@ -46,36 +48,18 @@ func renderPage(p oncall.Page, tc *Card, mention func(oncall.Target) string) pag
 	case p.Resolved():
 		head = ":ballot_box_with_check: Ticket resolved; paging stopped — " + text
 	case p.Exhausted:
-		head = fmt.Sprintf(":warning: Nobody acknowledged: %s — %s", escape(exhaustedWhy(p)), text)
+		head = fmt.Sprintf(":warning: Nobody acknowledged: %s — %s", escape(chat.WhyExhausted(p)), text)
 	case p.Target != nil:
-		head = fmt.Sprintf(":rotating_light: %s you are paged (level %d of %s%s) — %s", mention(*p.Target), p.Level+1, escape(p.Policy), roundSuffix(p.Round), text)
+		head = fmt.Sprintf(":rotating_light: %s you are paged (level %d of %s%s) — %s", mention(*p.Target), p.Level+1, escape(p.Policy), chat.RoundSuffix(p.Round), text)
 	default:
 		head = fmt.Sprintf(":rotating_light: Paging %s — %s", escape(p.Policy), text)
 	}
 	return pageView{Headline: head, Card: &card, Activity: pageActivity(p, mention), Key: p.Key, Rule: p.Rule, Policy: p.Policy}
 }
 
-// exhaustedWhy says why an exhausted page stopped: every level was paged,
-// or, as its history says, its policy left the rules file.
-func exhaustedWhy(p oncall.Page) string {
-	for i := len(p.History) - 1; i >= 0; i-- {
-		if ev := p.History[i]; ev.Kind == oncall.EventExhausted && !strings.HasPrefix(ev.Detail, "every level") && ev.Detail != "" {
-			return ev.Detail
-		}
-	}
-	return "every level of " + p.Policy + " was paged"
-}
-
 func person(id string) oncall.Target { return oncall.Target{Kind: oncall.TargetPerson, ID: id} }
 
 func clock(t time.Time) string { return t.UTC().Format("15:04 UTC") }
-
-func roundSuffix(round int) string {
-	if round == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", round %d", round+1)
-}
 
 // pageActivity renders the page's history, one line per event that a
 // person reading the card cares about.
@@ -90,13 +74,13 @@ func pageActivity(p oncall.Page, mention func(oncall.Target) string) []string {
 			if ev.Target == nil {
 				continue
 			}
-			line := fmt.Sprintf("%s · paged %s (level %d%s)", at, mention(*ev.Target), ev.Level+1, roundSuffix(ev.Round))
+			line := fmt.Sprintf("%s · paged %s (level %d%s)", at, mention(*ev.Target), ev.Level+1, chat.RoundSuffix(ev.Round))
 			switch {
 			case ev.Detail != "": // a retry: "attempt 2"
 				line += " · " + escape(ev.Detail)
 			case !lastPaged.IsZero() && !escalated:
 				line = fmt.Sprintf("%s · no acknowledgement after %s: paged %s (level %d%s)", at,
-					fmtWait(ev.At.Sub(lastPaged)), mention(*ev.Target), ev.Level+1, roundSuffix(ev.Round))
+					fmtWait(ev.At.Sub(lastPaged)), mention(*ev.Target), ev.Level+1, chat.RoundSuffix(ev.Round))
 			}
 			if ev.Detail == "" {
 				lastPaged, escalated = ev.At, false

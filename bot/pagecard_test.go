@@ -2,33 +2,18 @@ package bot
 
 import (
 	"context"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/internal/chattest"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/oncall"
 )
 
 // goldenPage is a page of ticket 42 paged at level 1 (alice), escalated
 // after 10 minutes to level 2 (bob), after one failed try.
-func goldenPage() oncall.Page {
-	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	alice := &oncall.Target{Kind: oncall.TargetPerson, ID: "alice@example.com", Schedule: "it-primary"}
-	bob := &oncall.Target{Kind: oncall.TargetPerson, ID: "bob@example.com"}
-	p := oncall.NewPage(oncall.PageSpec{Rule: "page-urgent", TicketID: 42, Episode: 1, Policy: "it-urgent", Channel: "#it-oncall",
-		Text: "Urgent #42 unassigned: Printer on fire <now>"}, t0)
-	p.Step, p.Level, p.Target = 2, 1, bob
-	p.History = []oncall.Event{
-		{At: t0, Kind: oncall.EventPaged, Step: 1, Level: 0, Target: alice},
-		{At: t0, Kind: oncall.EventSent, Step: 1, Level: 0, Target: alice},
-		{At: t0.Add(10 * time.Minute), Kind: oncall.EventPaged, Step: 2, Level: 1, Target: bob},
-		{At: t0.Add(10 * time.Minute), Kind: oncall.EventFailed, Step: 2, Level: 1, Target: bob, Detail: "ratelimited"},
-		{At: t0.Add(10*time.Minute + 30*time.Second), Kind: oncall.EventPaged, Step: 2, Level: 1, Target: bob, Detail: "attempt 2"},
-	}
-	return p
-}
-
 func goldenMention(t oncall.Target) string {
 	switch t.ID {
 	case "alice@example.com":
@@ -46,7 +31,7 @@ func TestGoldenPageCard(t *testing.T) {
 	card := r.ticketCard(context.Background(), &tk)
 	card.Buttons = nil
 
-	p := goldenPage()
+	p := chattest.Page()
 	v := renderPage(p, card, goldenMention)
 	out := blocksJSON(t, pageBlocks(v))
 	for _, want := range []string{
@@ -94,7 +79,7 @@ func TestPageCardStates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := goldenPage()
+			p := chattest.Page()
 			tt.edit(&p)
 			v := renderPage(p, card, goldenMention)
 			if !strings.Contains(v.Headline, tt.want) {
@@ -107,28 +92,10 @@ func TestPageCardStates(t *testing.T) {
 	}
 }
 
-func TestConsolePage(t *testing.T) {
-	var out strings.Builder
-	c, err := NewConsole(newTestRouter(t, fakedesk.New()), strings.NewReader(""), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := goldenPage()
-	err = c.Page(context.Background(), oncall.PageRequest{Page: p, Target: *p.Target, Step: 2, Level: 1, TicketID: 42, Channel: "#it-oncall", Text: p.Text})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "PAGE #it-oncall: paged bob@example.com (level 2 of it-urgent): Urgent #42 unassigned: Printer on fire <now>\n  (ticket #42 · acknowledge with /oncall ack 42)\n" +
-		"  [1] Acknowledge [2] Take it [3] Escalate now  (type a number to press it)\n"
-	if out.String() != want {
-		t.Fatalf("console page:\n%q\nwant\n%q", out.String(), want)
-	}
-}
-
 // A page stopped because its policy left the rules file does not claim,
 // on its card, that every level was paged.
 func TestPageCardPolicyGone(t *testing.T) {
-	p := goldenPage()
+	p := chattest.Page()
 	p.Exhausted, p.Target = true, nil
 	p.History = append(p.History, oncall.Event{At: p.StartedAt.Add(time.Hour), Kind: oncall.EventExhausted,
 		Detail: "escalation policy it-urgent is no longer in the rules file: nobody left to page"})

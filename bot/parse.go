@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/deskbot/deskbot/bot/chat"
 )
 
 // argKind is the shape of one argument in the command table.
@@ -57,10 +59,6 @@ func (e *UsageError) Error() string {
 	return e.Reason + "; usage: " + e.Usage
 }
 
-// maxCommandText bounds the text of one command; Slack itself caps slash
-// command text at 4,000 characters.
-const maxCommandText = 8000
-
 // ParseCommand parses a slash command ("/ticket" or "/assign", with or
 // without the slash) and its text against the command table.
 func ParseCommand(slash, text string) (ParsedCommand, error) {
@@ -72,8 +70,8 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 	if !utf8.ValidString(text) {
 		return ParsedCommand{}, &UsageError{Reason: "command text is not valid UTF-8"}
 	}
-	if n := utf8.RuneCountInString(text); n > maxCommandText {
-		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", n, maxCommandText)}
+	if n := utf8.RuneCountInString(text); n > chat.MaxCommandText {
+		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", n, chat.MaxCommandText)}
 	}
 	text = strings.TrimSpace(text)
 	var cmd *command

@@ -11,79 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
 )
-
-// Caller is the person who sent a Command, as the transport knows them.
-type Caller struct {
-	UserID    string // the caller's chat user id
-	TeamID    string
-	ChannelID string
-	// Users resolves chat user ids (the caller, mentions) to e-mails.
-	Users Directory
-}
-
-// Command is one thing a person asks of the bot, whatever the transport:
-// a typed command (Slash and Text), a pressed button (Button and Value) or
-// a submitted new-ticket form (Form). Exactly one of Slash, Button and
-// Form is set.
-type Command struct {
-	Slash string // "/ticket", "/assign" or "/oncall"
-	Text  string // everything after Slash
-	// Button is the action id of a pressed button (an Action* constant)
-	// and Value the Value of that Button, as the router put it on a card.
-	Button string
-	Value  string
-	// Form is a submitted new-ticket form; the requester is the caller.
-	Form *TicketFormValues
-}
-
-// Reply is the answer to a Command. Transports render it: Slack as Block
-// Kit (ephemeral unless Public), the console as text. Every Command gets
-// one: errors, refusals and panics are Replies with Failed set.
-type Reply struct {
-	Text string // the answer in words; also the notification fallback
-	// Card is an optional rich card. After a button, it is the card the
-	// button was on, redrawn with the buttons that apply now.
-	Card   *Card
-	Public bool // visible to the whole channel
-	// Markup, when set, is Text as chat markup (Slack mrkdwn, already
-	// escaped, with mentions) for transports that render it; the console
-	// shows Text.
-	Markup string
-	// Form asks the transport to open the new-ticket form instead.
-	Form *TicketForm
-	// Failed marks an error answer (usage, refusal, desk error).
-	Failed bool
-	// Pages are on-call pages the command changed; the transport refreshes
-	// their cards.
-	Pages []oncall.Page
-	// Ticket is, after a button, the ticket as the click left it (nil
-	// when it could not be read).
-	Ticket *sdclient.Ticket
-	// Activity is, after a button on a ticket or alert card, a line for
-	// that card ("Alice acknowledged").
-	Activity string
-	// Page is, after a button on a page card, the page as stored after the
-	// click.
-	Page *oncall.Page
-}
-
-// TicketForm is the new-ticket form (a Slack modal): subject, description,
-// priority and group.
-type TicketForm struct {
-	Subject string
-	Groups  []*sdclient.Group // may be empty when the desk is slow
-}
-
-// TicketFormValues is a submitted TicketForm.
-type TicketFormValues struct {
-	Subject     string
-	Description string
-	Priority    int   // 0: default
-	GroupID     int64 // 0: none
-}
 
 // Router is the transport-free command layer: it parses commands, resolves
 // and authorises the caller, calls the desk and renders the answer. It is
@@ -294,7 +225,7 @@ func (r *Router) Dispatch(ctx context.Context, caller Caller, cmd Command) Reply
 	switch {
 	case cmd.Form != nil:
 		return r.submitForm(ctx, caller, *cmd.Form)
-	case IsPageAction(cmd.Button):
+	case chat.IsPageAction(cmd.Button):
 		return r.actPage(ctx, caller, cmd.Button, cmd.Value)
 	case cmd.Button != "":
 		return r.act(ctx, caller, cmd.Button, cmd.Value)

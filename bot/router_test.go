@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/internal/chattest"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -55,11 +58,11 @@ func TestParseCommand(t *testing.T) {
 		{"/assign", "", ParsedCommand{}, "missing ticket number N"},
 		{"/nope", "x", ParsedCommand{}, "unknown command /nope"},
 		{"/ticket", "new \xff", ParsedCommand{}, "not valid UTF-8"},
-		{"/ticket", "new " + strings.Repeat("x", maxCommandText), ParsedCommand{}, "too long"},
+		{"/ticket", "new " + strings.Repeat("x", chat.MaxCommandText), ParsedCommand{}, "too long"},
 		// Slack caps a command at 4,000 characters, not bytes: 3,000 emoji
 		// (12,000 bytes) are a command like any other.
 		{"/ticket", "new " + strings.Repeat("🔥", 3000), ParsedCommand{Name: "ticket new", Text: strings.Repeat("🔥", 3000)}, ""},
-		{"/ticket", "new " + strings.Repeat("é", maxCommandText), ParsedCommand{}, "too long (8004 characters, at most 8000)"},
+		{"/ticket", "new " + strings.Repeat("é", chat.MaxCommandText), ParsedCommand{}, "too long (8004 characters, at most 8000)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.slash+" "+truncate(tc.text, 30), func(t *testing.T) {
@@ -132,18 +135,7 @@ func FuzzParseCommand(f *testing.F) {
 	})
 }
 
-// mapDir is a Directory over a map.
-type mapDir map[string]string
-
-func (m mapDir) Email(_ context.Context, id string) (string, error) {
-	e, ok := m[id]
-	if !ok {
-		return "", fmt.Errorf("user %s: not found", id)
-	}
-	return e, nil
-}
-
-var testUsers = mapDir{"UALICE": "alice@example.com", "UBOB": "bob@example.com", "UCAROL": "carol@example.com", "UOLGA": "olga@example.com", "UNOMAIL": ""}
+var testUsers = chattest.Users{"UALICE": "alice@example.com", "UBOB": "bob@example.com", "UCAROL": "carol@example.com", "UOLGA": "olga@example.com", "UNOMAIL": ""}
 
 func newTestRouter(t *testing.T, d Desk, opts ...Option) *Router {
 	t.Helper()

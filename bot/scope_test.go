@@ -2,10 +2,11 @@ package bot
 
 import (
 	"errors"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"

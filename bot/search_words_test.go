@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -158,7 +159,7 @@ func TestSearchPlainWordsPartlyMirrored(t *testing.T) {
 	other := sim.Desk.AddWorkspace(sdsim.Workspace{Name: "HR"})
 	sim.Desk.AddAgent(sdsim.Agent{FirstName: "Wanda", LastName: "Wide", Email: "wanda@example.com", WorkspaceIDs: []int64{sdsim.DefaultWorkspaceID, other.ID}})
 	r := newTestRouter(t, desk, WithMirror(m), WithClock(func() time.Time { return mirrorNow }))
-	resp := r.Dispatch(context.Background(), Caller{UserID: "UWANDA", Users: mapDir{"UWANDA": "wanda@example.com"}}, Command{Slash: "/ticket", Text: "search printer"})
+	resp := r.Dispatch(context.Background(), Caller{UserID: "UWANDA", Users: chattest.Users{"UWANDA": "wanda@example.com"}}, Command{Slash: "/ticket", Text: "search printer"})
 	if resp.Failed || resp.Card == nil || !strings.HasSuffix(resp.Card.Title, ": 23") {
 		t.Fatalf("answer %+v", resp)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -76,7 +78,7 @@ func TestSimAlertResolve(t *testing.T) {
 	sim, desk, id := simDesk(t)
 	h := newE2E(t, desk, nil)
 	m := h.alert("page/1", id)
-	up := h.click("UALICE", m, ActionResolve)
+	up := h.click("UALICE", m, chat.ActionResolve)
 	if tk, _ := sim.Desk.Ticket(id); tk.Status != sdclient.StatusResolved {
 		t.Fatalf("status %d after Resolve", tk.Status)
 	}

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 )
@@ -687,7 +689,7 @@ func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
 	}
 	line := escape(res.Activity) + " · " + s.now().UTC().Format("15:04 UTC")
 	if isAlert && !cb.Container.IsEphemeral {
-		_, rule, key := SplitButtonValue(act.Value)
+		_, rule, key := chat.SplitButtonValue(act.Value)
 		card := *res.Card
 		blocks := alertBlocks(alertView{Headline: headline, Rule: rule, Key: key, Card: &card, Activity: append(activity, line)})
 		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts,

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/oncall"
@@ -406,13 +408,13 @@ func TestSlackAlertButtons(t *testing.T) {
 	if m.Channel != oncallID || !strings.Contains(string(m.Blocks), `\u003c@UALICE\u003e Urgent ticket unassigned`) {
 		t.Fatalf("alert %s in %s", m.Blocks, m.Channel)
 	}
-	for _, a := range []string{ActionAssignMe, ActionAcknowledge, ActionResolve} {
+	for _, a := range []string{chat.ActionAssignMe, chat.ActionAcknowledge, chat.ActionResolve} {
 		if !strings.Contains(string(m.Blocks), a) {
 			t.Errorf("alert has no %s button", a)
 		}
 	}
 
-	up := h.click("UBOB", m, ActionAssignMe)
+	up := h.click("UBOB", m, chat.ActionAssignMe)
 	if r := h.fdesk.Snapshot(42).ResponderID; r == nil || *r != 8 {
 		t.Fatalf("responder %v, want Bob (8)", r)
 	}
@@ -420,7 +422,7 @@ func TestSlackAlertButtons(t *testing.T) {
 		t.Fatalf("updated card %s", up.Blocks)
 	}
 
-	up = h.click("UALICE", up, ActionAcknowledge)
+	up = h.click("UALICE", up, chat.ActionAcknowledge)
 	if acks := h.acks.list(); len(acks) != 1 || acks[0] != "page-urgent/42/1 by alice@example.com" {
 		t.Fatalf("acks %v", acks)
 	}
@@ -431,7 +433,7 @@ func TestSlackAlertButtons(t *testing.T) {
 		t.Fatalf("activity lost: %s", up.Blocks)
 	}
 
-	up = h.click("UALICE", up, ActionResolve)
+	up = h.click("UALICE", up, chat.ActionResolve)
 	if s := h.fdesk.Snapshot(42).Status; s != sdclient.StatusResolved {
 		t.Fatalf("status %d", s)
 	}
@@ -452,7 +454,7 @@ func TestSlackAlertButtons(t *testing.T) {
 func TestSlackAlertClickByNonAgent(t *testing.T) {
 	h := newE2E(t, nil, nil)
 	m := h.alert("k1", 42)
-	env, err := h.fake.BlockAction(h.ctx, "UCAROL", m.Channel, m.TS, ActionResolve, alertButtonValue(42, "page-urgent", "k1"))
+	env, err := h.fake.BlockAction(h.ctx, "UCAROL", m.Channel, m.TS, chat.ActionResolve, chat.ButtonValue(42, "page-urgent", "k1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,12 +473,12 @@ func TestSlackAlertClickByNonAgent(t *testing.T) {
 func TestSlackTicketCardButton(t *testing.T) {
 	h := newE2E(t, nil, nil)
 	h.slash("UALICE", "/ticket", "show 42")
-	env, err := h.fake.BlockAction(h.ctx, "UALICE", "C0DESK", "1700000000.000100", ActionClose, "42")
+	env, err := h.fake.BlockAction(h.ctx, "UALICE", "C0DESK", "1700000000.000100", chat.ActionClose, "42")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := h.response(env)
-	if !r.ReplaceOriginal || !strings.Contains(all(r), "Alice Agent closed the ticket") || strings.Contains(string(r.Blocks), ActionClose) {
+	if !r.ReplaceOriginal || !strings.Contains(all(r), "Alice Agent closed the ticket") || strings.Contains(string(r.Blocks), chat.ActionClose) {
 		t.Fatalf("card answer %+v", r)
 	}
 	if s := h.fdesk.Snapshot(42).Status; s != 5 {

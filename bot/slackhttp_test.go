@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/bot/slackfake"
 )
 
@@ -79,7 +81,7 @@ func TestSlackWebAPIRetries(t *testing.T) {
 	// chat.postEphemeral: the refusal of a non-agent's click.
 	m := h.alert("k1", 42)
 	h.fake.RateLimitNext("chat.postEphemeral", 1, time.Second)
-	env, err := h.fake.BlockAction(h.ctx, "UCAROL", m.Channel, m.TS, ActionResolve, alertButtonValue(42, "page-urgent", "k1"))
+	env, err := h.fake.BlockAction(h.ctx, "UCAROL", m.Channel, m.TS, chat.ActionResolve, chat.ButtonValue(42, "page-urgent", "k1"))
 	if err != nil {
 		t.Fatal(err)
 	}

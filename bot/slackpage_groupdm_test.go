@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
@@ -60,7 +62,7 @@ func TestOnCallGroupedPageDM(t *testing.T) {
 		t.Errorf("the grouped DM is not in ticket order:\n%s", msg)
 	}
 	for _, id := range ids {
-		if ticketNumberAt(msg, id) < 0 {
+		if chat.TicketNumberAt(msg, id) < 0 {
 			t.Errorf("the grouped DM does not name ticket #%d", id)
 		}
 	}

@@ -1,4 +1,4 @@
-package bot
+package console
 
 import (
 	"bufio"
@@ -10,17 +10,32 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/sdclient"
 )
 
-// Console is the chat transport for a terminal: the same Router over a
+// Router is what the console needs of the bot's router (*bot.Router): it
+// is declared here, by its consumer, so that this package does not import
+// bot.
+type Router interface {
+	// Dispatch runs one command and answers it.
+	Dispatch(ctx context.Context, caller chat.Caller, cmd chat.Command) chat.Reply
+	// KeyAgent is the desk agent who owns the desk API key.
+	KeyAgent(ctx context.Context) (*sdclient.Agent, error)
+	// AlertCard is an alert's ticket card with its buttons.
+	AlertCard(ctx context.Context, m chat.AlertMessage) *chat.Card
+}
+
+// Console is the chat transport for a terminal: the bot's Router over a
 // reader and a writer. A person types "/ticket new Printer on fire" and
 // reads the answer; alerts print as text cards. The caller is the desk API
-// key's own agent (Desk.Me) unless WithConsoleEmail names someone else.
+// key's own agent (Desk.Me) unless WithEmail names someone else.
 type Console struct {
-	router *Router
+	router Router
 	in     io.Reader
 	email  string
 
@@ -31,7 +46,7 @@ type Console struct {
 	// The buttons of the cards printed, by number: typing the number (or
 	// /press N) presses it. Numbers only grow, so that a card printed
 	// meanwhile (an alert) never changes what a number means.
-	choices    map[int]Button
+	choices    map[int]chat.Button
 	nextChoice int
 }
 
@@ -40,40 +55,40 @@ type Console struct {
 const maxConsoleChoices = 1000
 
 var (
-	_ Notifier     = (*Console)(nil)
-	_ Directory    = (*Console)(nil)
-	_ oncall.Pager = (*Console)(nil)
+	_ chat.Notifier  = (*Console)(nil)
+	_ chat.Directory = (*Console)(nil)
+	_ oncall.Pager   = (*Console)(nil)
 )
 
-// ConsoleOption configures a Console.
-type ConsoleOption func(*consoleConfig)
+// Option configures a Console.
+type Option func(*config)
 
-// consoleConfig is what the console options set.
-type consoleConfig struct {
+// config is what the console options set.
+type config struct {
 	email string
 }
 
-// WithConsoleEmail makes the console act as the person with this e-mail.
-func WithConsoleEmail(email string) ConsoleOption {
-	return func(c *consoleConfig) { c.email = email }
+// WithEmail makes the console act as the person with this e-mail.
+func WithEmail(email string) Option {
+	return func(c *config) { c.email = email }
 }
 
-// NewConsole builds a console transport.
-func NewConsole(router *Router, in io.Reader, out io.Writer, opts ...ConsoleOption) (*Console, error) {
+// New builds a console transport.
+func New(router Router, in io.Reader, out io.Writer, opts ...Option) (*Console, error) {
 	if router == nil || in == nil || out == nil {
-		return nil, errors.New("bot: NewConsole: nil router, reader or writer")
+		return nil, errors.New("console: New: nil router, reader or writer")
 	}
-	var cfg consoleConfig
+	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Console{router: router, in: in, out: out, email: cfg.email, alerts: make(map[string]bool), choices: make(map[int]Button), nextChoice: 1}, nil
+	return &Console{router: router, in: in, out: out, email: cfg.email, alerts: make(map[string]bool), choices: make(map[int]chat.Button), nextChoice: 1}, nil
 }
 
 // consoleUser is the chat user id of the person at the console.
 const consoleUser = "console"
 
-// Email implements Directory: the configured e-mail, else the API key's
+// Email implements chat.Directory: the configured e-mail, else the API key's
 // own agent. Only the console user is known.
 func (c *Console) Email(ctx context.Context, userID string) (string, error) {
 	if userID != consoleUser {
@@ -85,7 +100,7 @@ func (c *Console) Email(ctx context.Context, userID string) (string, error) {
 	if email != "" {
 		return email, nil
 	}
-	me, err := c.router.desk.Me(ctx)
+	me, err := c.router.KeyAgent(ctx)
 	if err != nil {
 		return "", fmt.Errorf("get the API key's agent: %w", err)
 	}
@@ -130,7 +145,7 @@ func (c *Console) Run(ctx context.Context) error {
 
 // maxLineBytes bounds a console line: the longest command in characters,
 // each up to four bytes, plus the command word.
-const maxLineBytes = utf8.UTFMax*maxCommandText + 64
+const maxLineBytes = utf8.UTFMax*chat.MaxCommandText + 64
 
 // tooLongLine stands for a line over maxLineBytes, which is never read
 // into memory whole.
@@ -179,7 +194,7 @@ func readLines(r io.Reader, max int, emit func(string) bool) error {
 // line runs one typed line.
 func (c *Console) line(ctx context.Context, line string) {
 	if line == tooLongLine {
-		c.printf("that line is too long; a command takes at most %d characters\n", maxCommandText)
+		c.printf("that line is too long; a command takes at most %d characters\n", chat.MaxCommandText)
 		return
 	}
 	line = strings.TrimSpace(line)
@@ -193,7 +208,10 @@ func (c *Console) line(ctx context.Context, line string) {
 		c.press(ctx, n)
 		return
 	}
-	cmd, text := splitWord(line)
+	cmd, text := line, ""
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		cmd, text = line[:i], strings.TrimSpace(line[i:])
+	}
 	if cmd == "/press" {
 		n, ok := choiceNumber(text)
 		if !ok {
@@ -207,14 +225,14 @@ func (c *Console) line(ctx context.Context, line string) {
 		c.printf("commands start with /ticket, /assign or /oncall; try /ticket help\n")
 		return
 	}
-	resp := c.router.Dispatch(ctx, c.caller(), Command{Slash: cmd, Text: text})
+	resp := c.router.Dispatch(ctx, c.caller(), chat.Command{Slash: cmd, Text: text})
 	if resp.Form != nil {
-		resp = failed("the console has no forms; type /ticket new <subject>")
+		resp = chat.Reply{Text: "the console has no forms; type /ticket new <subject>", Failed: true}
 	}
 	c.printResponse(resp)
 }
 
-func (c *Console) printResponse(resp Reply) {
+func (c *Console) printResponse(resp chat.Reply) {
 	var b strings.Builder
 	if resp.Card == nil || resp.Text != resp.Card.Title {
 		b.WriteString(resp.Text + "\n")
@@ -226,7 +244,7 @@ func (c *Console) printResponse(resp Reply) {
 }
 
 // cardText renders a card as text, its buttons numbered for press.
-func (c *Console) cardText(card *Card) string {
+func (c *Console) cardText(card *chat.Card) string {
 	cp := *card
 	buttons := cp.Buttons
 	cp.Buttons = nil
@@ -240,7 +258,7 @@ func (c *Console) cardText(card *Card) string {
 // numbered gives each button a number to press it by and returns the
 // line listing them: "  [1] Assign to me  [2] Resolve  (type a number to
 // press it)"; "" for no buttons.
-func (c *Console) numbered(buttons []Button) string {
+func (c *Console) numbered(buttons []chat.Button) string {
 	if len(buttons) == 0 {
 		return ""
 	}
@@ -280,21 +298,21 @@ func (c *Console) press(ctx context.Context, n int) {
 		c.printf("there is no button [%d]; press one of the numbers listed under a card\n", n)
 		return
 	}
-	res := c.router.Dispatch(ctx, c.caller(), Command{Button: bt.ActionID, Value: bt.Value})
+	res := c.router.Dispatch(ctx, c.caller(), chat.Command{Button: bt.ActionID, Value: bt.Value})
 	if res.Failed || res.Card == nil {
-		c.printResponse(Reply{Text: res.Text, Failed: res.Failed})
+		c.printResponse(chat.Reply{Text: res.Text, Failed: res.Failed})
 		return
 	}
 	card := *res.Card
 	if res.Activity != "" {
 		card.Notes = append(card.Notes, res.Activity)
 	}
-	c.printResponse(Reply{Text: res.Text, Card: &card})
+	c.printResponse(chat.Reply{Text: res.Text, Card: &card})
 }
 
 // caller is the person at the console.
-func (c *Console) caller() Caller {
-	return Caller{UserID: consoleUser, TeamID: consoleUser, ChannelID: consoleUser, Users: c}
+func (c *Console) caller() chat.Caller {
+	return chat.Caller{UserID: consoleUser, TeamID: consoleUser, ChannelID: consoleUser, Users: c}
 }
 
 func (c *Console) printf(format string, a ...any) {
@@ -304,12 +322,11 @@ func (c *Console) printf(format string, a ...any) {
 }
 
 // Alert prints the alert as a text card.
-func (c *Console) Alert(ctx context.Context, m AlertMessage) error {
-	if err := m.check(); err != nil {
+func (c *Console) Alert(ctx context.Context, m chat.AlertMessage) error {
+	if err := m.Check(); err != nil {
 		return fmt.Errorf("print alert: %w", err)
 	}
-	card := c.router.ticketCard(ctx, m.Ticket)
-	card.Buttons = alertButtons(m.Ticket, m.Rule, m.Key)
+	card := c.router.AlertCard(ctx, m)
 	card.Headline = fmt.Sprintf("ALERT %s: %s", m.Channel, m.Text)
 	if m.Mention != "" {
 		card.Headline += " (" + m.Mention + ")"
@@ -324,8 +341,8 @@ func (c *Console) Alert(ctx context.Context, m AlertMessage) error {
 
 // AlertGroup prints the alerts of g as one text message naming every
 // ticket, and remembers each alert's key.
-func (c *Console) AlertGroup(_ context.Context, g AlertGroupMessage) error {
-	if err := g.check(); err != nil {
+func (c *Console) AlertGroup(_ context.Context, g chat.AlertGroupMessage) error {
+	if err := g.Check(); err != nil {
 		return fmt.Errorf("print alert group: %w", err)
 	}
 	var b strings.Builder
@@ -356,9 +373,9 @@ func (c *Console) AlertGroup(_ context.Context, g AlertGroupMessage) error {
 // consoleGroupLine is one ticket's line of a grouped alert: the rule's
 // text when it names the ticket's number and subject, else the number,
 // the subject and the text.
-func consoleGroupLine(a AlertMessage) string {
+func consoleGroupLine(a chat.AlertMessage) string {
 	text := strings.Join(strings.Fields(a.Text), " ")
-	if ticketNumberAt(text, a.Ticket.ID) >= 0 && strings.Contains(text, a.Ticket.Subject) {
+	if chat.TicketNumberAt(text, a.Ticket.ID) >= 0 && strings.Contains(text, a.Ticket.Subject) {
 		return text
 	}
 	line := fmt.Sprintf("#%d %s", a.Ticket.ID, a.Ticket.Subject)
@@ -376,8 +393,8 @@ func (c *Console) Page(_ context.Context, r oncall.PageRequest) error {
 		what = fmt.Sprintf("paged again (attempt %d)", r.Attempt)
 	}
 	text := fmt.Sprintf("PAGE %s: %s %s (level %d of %s%s): %s\n  (ticket #%d · acknowledge with /oncall ack %d)\n",
-		r.Channel, what, r.Target, r.Level+1, r.Page.Policy, roundSuffix(r.Round), r.Text, r.TicketID, r.TicketID)
-	if line := c.numbered(pageButtons(r.Page)); line != "" {
+		r.Channel, what, r.Target, r.Level+1, r.Page.Policy, chat.RoundSuffix(r.Round), r.Text, r.TicketID, r.TicketID)
+	if line := c.numbered(chat.PageButtons(r.Page)); line != "" {
 		text += line + "\n"
 	}
 	c.printf("%s", text)
@@ -387,7 +404,7 @@ func (c *Console) Page(_ context.Context, r oncall.PageRequest) error {
 // PageStopped implements oncall.StopNotifier: it prints why a page stopped
 // without anyone acknowledging it.
 func (c *Console) PageStopped(_ context.Context, p oncall.Page) error {
-	why := "nobody acknowledged; " + exhaustedWhy(p)
+	why := "nobody acknowledged; " + chat.WhyExhausted(p)
 	if p.Resolved() {
 		why = "the ticket was resolved"
 	}
@@ -402,4 +419,10 @@ func (c *Console) AlreadyAlerted(_ context.Context, channel, key string) (bool, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.alerts[channel+"\x00"+key], nil
+}
+
+// PostDryRun prints what a dry-run cycle would have done.
+func (c *Console) PostDryRun(_ context.Context, channel, text string) error {
+	c.printf("DRY RUN %s: %s\n", channel, text)
+	return nil
 }

@@ -1,12 +1,19 @@
-package bot
+package console_test
 
 import (
 	"bytes"
 	"context"
-	"github.com/deskbot/deskbot/bot/internal/fakedesk"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/console"
+	"github.com/deskbot/deskbot/bot/internal/chattest"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/oncall"
 )
@@ -33,7 +40,7 @@ func TestConsole(t *testing.T) {
 	r := newTestRouter(t, d)
 	in := strings.NewReader("/ticket new Printer on fire\n/ticket show 101\n\n/ticket new\n/assign 42 bob@example.com\nhello\n/ticket show x\n")
 	var out syncBuffer
-	c, err := NewConsole(r, in, &out)
+	c, err := console.New(r, in, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +70,7 @@ func TestConsoleAlert(t *testing.T) {
 	d := fakedesk.New()
 	r := newTestRouter(t, d)
 	var out syncBuffer
-	c, err := NewConsole(r, strings.NewReader(""), &out, WithConsoleEmail("bob@example.com"))
+	c, err := console.New(r, strings.NewReader(""), &out, console.WithEmail("bob@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +79,7 @@ func TestConsoleAlert(t *testing.T) {
 	if ok, _ := c.AlreadyAlerted(ctx, "#oncall", "k1"); ok {
 		t.Fatal("alerted before any alert")
 	}
-	if err := c.Alert(ctx, AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Mention: "@it-oncall", Ticket: &tk, Rule: "page", Key: "k1"}); err != nil {
+	if err := c.Alert(ctx, chat.AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Mention: "@it-oncall", Ticket: &tk, Rule: "page", Key: "k1"}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -84,10 +91,10 @@ func TestConsoleAlert(t *testing.T) {
 	if ok, _ := c.AlreadyAlerted(ctx, "#oncall", "k1"); !ok {
 		t.Fatal("AlreadyAlerted false after the alert")
 	}
-	if err := c.Alert(ctx, AlertMessage{Channel: "#oncall", Text: "x"}); err == nil {
+	if err := c.Alert(ctx, chat.AlertMessage{Channel: "#oncall", Text: "x"}); err == nil {
 		t.Fatal("alert without ticket accepted")
 	}
-	if e, _ := c.Email(ctx, consoleUser); e != "bob@example.com" {
+	if e, _ := c.Email(ctx, "console"); e != "bob@example.com" {
 		t.Fatalf("console user %q", e)
 	}
 }
@@ -103,7 +110,7 @@ func TestConsoleLongLines(t *testing.T) {
 		"/ticket note 42 " + strings.Repeat("🔥", 3000) + "\r\n" +
 		"/ticket show 43")
 	var out syncBuffer
-	c, err := NewConsole(r, in, &out)
+	c, err := console.New(r, in, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +124,7 @@ func TestConsoleLongLines(t *testing.T) {
 		"#43 VPN down",
 	} {
 		if !strings.Contains(got, want) {
-			t.Errorf("console output lacks %q:\n%s", want, truncate(got, 2000))
+			t.Errorf("console output lacks %q:\n%s", want, got[:min(len(got), 2000)])
 		}
 	}
 	if convs := d.Conversations(); len(convs) != 1 || !strings.HasPrefix(convs[0].Body, "🔥") {
@@ -130,7 +137,7 @@ func TestConsoleLongLines(t *testing.T) {
 func TestConsolePageStopped(t *testing.T) {
 	r := newTestRouter(t, fakedesk.New())
 	var out syncBuffer
-	c, err := NewConsole(r, strings.NewReader(""), &out)
+	c, err := console.New(r, strings.NewReader(""), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +168,13 @@ func TestConsoleButtons(t *testing.T) {
 	r := newTestRouter(t, d)
 	in := strings.NewReader("/ticket show 43\n2\n[4]\n/press 12\n99\n/press x\n")
 	var out syncBuffer
-	c, err := NewConsole(r, in, &out, WithConsoleEmail("bob@example.com"))
+	c, err := console.New(r, in, &out, console.WithEmail("bob@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	tk := d.Snapshot(42)
-	if err := c.Alert(ctx, AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Ticket: &tk, Rule: "page", Key: "page/42/1"}); err != nil {
+	if err := c.Alert(ctx, chat.AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Ticket: &tk, Rule: "page", Key: "page/42/1"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Run(ctx); err != nil {
@@ -201,4 +208,75 @@ func TestConsoleButtons(t *testing.T) {
 	if !assigned || !closed {
 		t.Errorf("updates %+v, want #43 assigned to Bob (8) and closed ([12] of the card after the assignment):\n%s", d.Updates, got)
 	}
+}
+
+func TestConsolePage(t *testing.T) {
+	var out strings.Builder
+	c, err := console.New(newTestRouter(t, fakedesk.New()), strings.NewReader(""), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := chattest.Page()
+	err = c.Page(context.Background(), oncall.PageRequest{Page: p, Target: *p.Target, Step: 2, Level: 1, TicketID: 42, Channel: "#it-oncall", Text: p.Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "PAGE #it-oncall: paged bob@example.com (level 2 of it-urgent): Urgent #42 unassigned: Printer on fire <now>\n  (ticket #42 · acknowledge with /oncall ack 42)\n" +
+		"  [1] Acknowledge [2] Take it [3] Escalate now  (type a number to press it)\n"
+	if out.String() != want {
+		t.Fatalf("console page:\n%q\nwant\n%q", out.String(), want)
+	}
+}
+
+func TestConsoleAlertGroup(t *testing.T) {
+	var out bytes.Buffer
+	r := newTestRouter(t, fakedesk.New())
+	c, err := console.New(r, strings.NewReader(""), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := chattest.AlertGroup(7, 6)
+	g.Alerts[2].Text = "late"
+	ctx := context.Background()
+	if err := c.AlertGroup(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	want := "ALERT #it-oncall: rule overdue, 6 tickets in one message (UALICE):\n" +
+		"  Ticket #7 is overdue: Printer <7> & co\n  Ticket #8 is overdue: Printer <8> & co\n  #9 Printer <9> & co — late\n"
+	if !strings.HasPrefix(out.String(), want) {
+		t.Errorf("console printed\n%s\nwant it to start with\n%s", out.String(), want)
+	}
+	for _, a := range g.Alerts {
+		if ok, _ := c.AlreadyAlerted(ctx, "#it-oncall", a.Key); !ok {
+			t.Errorf("AlreadyAlerted(%s) false after the group", a.Key)
+		}
+	}
+	if err := c.AlertGroup(ctx, chat.AlertGroupMessage{Channel: "#x"}); err == nil {
+		t.Error("an empty group was accepted")
+	}
+}
+
+func TestConsolePostDryRun(t *testing.T) {
+	r := newTestRouter(t, fakedesk.New())
+	var out syncBuffer
+	c, err := console.New(r, strings.NewReader(""), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PostDryRun(context.Background(), "#it-desk", "deskbot dry run: would have:\n• fired x on #1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "DRY RUN #it-desk: deskbot dry run: would have:\n• fired x on #1\n"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+}
+
+func newTestRouter(t *testing.T, d bot.Desk, opts ...bot.Option) *bot.Router {
+	t.Helper()
+	opts = append([]bot.Option{bot.WithDeskURL("https://desk.example.com")}, opts...)
+	r, err := bot.NewRouter(d, slog.New(slog.DiscardHandler), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
