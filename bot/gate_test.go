@@ -33,7 +33,7 @@ var busyRE = regexp.MustCompile(`^busy: (\d+ commands? ahead of you|this minute'
 func TestGateBudget(t *testing.T) {
 	m := &deskMeter{}
 	g := newGate(60, m, time.Now)
-	var passes []*pass
+	var passes []*Admission
 	for i := range 20 {
 		p, busy := g.enter()
 		if p == nil {
@@ -50,7 +50,7 @@ func TestGateBudget(t *testing.T) {
 	for _, p := range passes {
 		m.record(time.Now(), 3)
 		p.acct.credits.Add(3)
-		p.done()
+		p.Done()
 	}
 	if p, busy := g.enter(); p != nil || !strings.Contains(busy, "about 60 s") {
 		t.Fatalf("after the budget was spent: %v %q", p, busy)
@@ -77,7 +77,7 @@ func TestGateBudget(t *testing.T) {
 // worker frees, and one that waits beyond the horizon is answered busy.
 func TestGateWorkersAndQueue(t *testing.T) {
 	g := newGate(0, nil, time.Now)
-	var running, queued []*pass
+	var running, queued []*Admission
 	for range g.workers {
 		p, _ := g.enter()
 		running = append(running, p)
@@ -98,17 +98,17 @@ func TestGateWorkersAndQueue(t *testing.T) {
 		t.Fatal("queued command started with every worker busy")
 	default:
 	}
-	running[0].done()
-	if ok, busy := queued[0].wait(); !ok {
+	running[0].Done()
+	if ok, busy := queued[0].Wait(); !ok {
 		t.Fatalf("queued command did not start when a worker freed: %s", busy)
 	}
 	// The horizon: the others wait in vain.
 	g.horizon = 50 * time.Millisecond
-	ok, busy := queued[1].wait()
+	ok, busy := queued[1].Wait()
 	if ok || !busyRE.MatchString(busy) {
 		t.Fatalf("expired queued command: %v %q", ok, busy)
 	}
-	queued[1].done() // a no-op after expiry
+	queued[1].Done() // a no-op after expiry
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.running != g.workers || len(g.queue) != g.queueCap-2 {
@@ -208,7 +208,7 @@ func TestSlackBurstBeyondWorkers(t *testing.T) {
 	d := fakedesk.New()
 	d.Delay = 500 * time.Millisecond
 	h := newE2E(t, d, nil)
-	w := h.slack.gate.workers
+	w := h.slack.router.gate.workers
 	var envs []*slackfake.Envelope
 	for range 2*w + 10 {
 		env, err := h.fake.SlashCommand(h.ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 42", UserID: "UALICE", ChannelID: "C0DESK"})
@@ -280,8 +280,8 @@ func TestGateConcurrent(t *testing.T) {
 			if p == nil {
 				return
 			}
-			defer p.done()
-			if ok, _ := p.wait(); ok {
+			defer p.Done()
+			if ok, _ := p.Wait(); ok {
 				time.Sleep(time.Millisecond)
 			}
 		})

@@ -131,7 +131,7 @@ func (r *Router) actPage(ctx context.Context, caller Caller, action, value strin
 		if taken != nil {
 			res.Ticket, res.Card = taken, r.ticketCard(ctx, taken)
 		} else {
-			res.Ticket, res.Card = r.pageTicketCard(ctx, id)
+			res.Ticket, res.Card = r.PageTicketCard(ctx, id)
 		}
 		res.Card.Buttons = chat.PageButtons(p)
 		return Reply{Text: text}, nil
@@ -287,9 +287,11 @@ func alreadyText(p oncall.Page) string {
 	return "The page had already stopped."
 }
 
-// pageTicketCard reads the ticket for a page card; a desk failure leaves
-// a bare card rather than no card.
-func (r *Router) pageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket, *Card) {
+// PageTicketCard reads what a page card shows besides the page: the
+// ticket and its card without buttons (the transports call it when they
+// page). A desk failure leaves a nil ticket and a bare card rather than no
+// card.
+func (r *Router) PageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket, *Card) {
 	t, err := r.getTicket(ctx, id, false)
 	if err != nil {
 		r.log.Warn("read ticket for the page card", "ticket", id, "err", err)
@@ -298,13 +300,6 @@ func (r *Router) pageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket
 	card := r.ticketCard(ctx, t)
 	card.Buttons = nil
 	return t, card
-}
-
-// PageCardContent reads what a page card shows besides the page: the
-// ticket card (the transports call it when they page).
-func (r *Router) PageCardContent(ctx context.Context, ticketID int64) *Card {
-	_, c := r.pageTicketCard(ctx, ticketID)
-	return c
 }
 
 func (r *Router) cmdOnCall(ctx context.Context, c *call) (Reply, error) {

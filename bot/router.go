@@ -34,6 +34,7 @@ type Router struct {
 	maxRetry  int
 	budget    int        // desk credits a minute for commands; 0: unchecked
 	meter     *deskMeter // what r.desk spent in the last minute
+	gate      *gate      // admits the commands that call the desk (gate.go)
 
 	mu            sync.Mutex
 	agents        map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
@@ -186,6 +187,7 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 		return nil, err
 	}
 	r.meter = &deskMeter{}
+	r.gate = newGate(r.budget, r.meter, time.Now)
 	r.desk = &meteredDesk{Desk: desk, meter: r.meter}
 	return r, nil
 }

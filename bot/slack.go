@@ -41,7 +41,6 @@ type Slack struct {
 	pingEvery time.Duration
 	groupTTL  time.Duration
 	groupWait time.Duration
-	gate      *gate // bounds the commands run at once (gate.go)
 
 	ready    atomic.Bool
 	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
@@ -210,7 +209,6 @@ func NewSlack(router *Router, log *slog.Logger, botToken, appToken string, opts 
 		userIDs:   make(map[string]cached[string]),
 		cards:     make(map[string]cardLoc),
 		members:   make(map[string]cached[[]string]),
-		gate:      newGate(router.budget, router.meter, time.Now),
 		busyLane:  make(chan struct{}, maxSlackCalls),
 	}
 	s.api = slack.New(botToken,
@@ -371,7 +369,7 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			}
 			// Admitted before the ack: when busy, the form stays open with
 			// what was typed, and the ack says when to submit it again.
-			p, busy := s.gate.enter()
+			p, busy := s.router.Admit()
 			if p == nil {
 				_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: busy}))
 				return
@@ -464,7 +462,7 @@ type job struct {
 	// sorry answers after a panic; may be nil.
 	sorry func(ctx context.Context)
 	// pass is the admission when the gate was asked before the ack.
-	pass *pass
+	pass *Admission
 }
 
 // spawn runs a job in its own goroutine after dropping a redelivered
@@ -482,7 +480,7 @@ func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
 		p := j.pass
 		defer func() {
 			if p != nil {
-				p.done()
+				p.Done()
 			}
 			v := recover()
 			if v == nil {
@@ -510,19 +508,19 @@ func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
 		if j.busy != nil {
 			if p == nil {
 				var busy string
-				if p, busy = s.gate.enter(); p == nil {
+				if p, busy = s.router.Admit(); p == nil {
 					s.refused(id, busy)
 					s.answerBusy(ctx, j, busy)
 					return
 				}
 			}
-			if ok, busy := p.wait(); !ok {
+			if ok, busy := p.Wait(); !ok {
 				s.refused(id, busy)
 				s.answerBusy(ctx, j, busy)
 				return
 			}
 			s.refusing.Store(false)
-			ctx = withAccount(ctx, &p.acct)
+			ctx = p.Charge(ctx)
 		}
 		j.run(ctx)
 	})

@@ -174,7 +174,7 @@ func (s *Slack) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error 
 			errs[i] = fmt.Errorf("page %s: no on-call channel", r.Page.Key)
 			continue
 		}
-		t, card := s.router.pageTicketCard(ctx, r.TicketID)
+		t, card := s.router.PageTicketCard(ctx, r.TicketID)
 		if err := s.drawPageCard(ctx, r.Page, r.Channel, card); err != nil {
 			errs[i] = err
 			continue
@@ -397,7 +397,7 @@ func (s *Slack) mention(ctx context.Context, t oncall.Target) string {
 
 // drawPage posts or updates the card of page p in channel.
 func (s *Slack) drawPage(ctx context.Context, p oncall.Page, channel string) error {
-	return s.drawPageCard(ctx, p, channel, s.router.PageCardContent(ctx, p.TicketID))
+	return s.drawPageCard(ctx, p, channel, s.pageCard(ctx, p.TicketID))
 }
 
 // drawPageCard is drawPage with the ticket's card already read.
@@ -493,7 +493,7 @@ func (s *Slack) pageClick(ctx context.Context, cb slack.InteractionCallback, cha
 	// next level before Dispatch returns), so it is the page as stored now.
 	card := res.Card
 	if card == nil {
-		card = s.router.PageCardContent(ctx, p.TicketID)
+		card = s.pageCard(ctx, p.TicketID)
 	}
 	v := renderPage(p, card, func(t oncall.Target) string { return s.mention(ctx, t) })
 	err := s.draws.ordered(p.Key, p.Version, func() error {
@@ -549,4 +549,10 @@ func (c *cardDraws) ordered(key string, version int64, draw func() error) error 
 	}
 	d.version = version
 	return nil
+}
+
+// pageCard is the ticket card a page card shows (without buttons).
+func (s *Slack) pageCard(ctx context.Context, ticketID int64) *Card {
+	_, c := s.router.PageTicketCard(ctx, ticketID)
+	return c
 }
