@@ -80,7 +80,7 @@ func (s *Slack) groupByHandle(ctx context.Context, handle string) (groupRef, boo
 		return ref, true
 	}
 	if mayList {
-		if _, err := s.lookups.do("usergroups.list", func() (string, error) { return "", s.listGroups(ctx, now) }); err != nil {
+		if _, err := s.lookups.Do("usergroups.list", func() (string, error) { return "", s.listGroups(ctx, now) }); err != nil {
 			s.log.Warn("cannot list the Slack user groups; @handle mentions are posted as plain text, which notifies nobody (does the Slack app have the usergroups:read scope?)",
 				"err", err)
 		}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/internal/flight"
+
 	"github.com/deskbot/deskbot/bot/chat"
 
 	"github.com/deskbot/deskbot/sdclient"
@@ -38,11 +40,11 @@ type Router struct {
 
 	mu            sync.Mutex
 	agents        map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
-	lookups       flight[*sdclient.Agent]
+	lookups       flight.Group[*sdclient.Agent]
 	names         map[int64]cached[string]
 	requesters    map[int64]cached[*sdclient.TicketRequester] // v nil: unknown
 	statuses      cached[[]sdclient.FieldChoice]
-	statusLookups flight[[]sdclient.FieldChoice]
+	statusLookups flight.Group[[]sdclient.FieldChoice]
 	groups        cached[[]*sdclient.Group]
 	agentsList    cached[agentPage]
 }
@@ -379,7 +381,7 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 			return e.v, nil
 		}
 	}
-	return r.lookups.do(key, func() (*sdclient.Agent, error) {
+	return r.lookups.Do(key, func() (*sdclient.Agent, error) {
 		var a *sdclient.Agent
 		err := r.retrying(ctx, true, func(ctx context.Context) error {
 			var err error
@@ -448,7 +450,7 @@ func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
 		return s.v
 	}
 	// One request for a burst of commands on a cold cache, not one each.
-	v, err := r.statusLookups.do("", func() ([]sdclient.FieldChoice, error) {
+	v, err := r.statusLookups.Do("", func() ([]sdclient.FieldChoice, error) {
 		var v []sdclient.FieldChoice
 		err := r.retrying(ctx, true, func(ctx context.Context) error {
 			var err error

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/internal/flight"
+
 	"github.com/deskbot/deskbot/bot/chat"
 
 	"github.com/slack-go/slack"
@@ -52,14 +54,14 @@ type Slack struct {
 
 	mu            sync.Mutex
 	emails        map[string]cached[string] // users.info cache by user id
-	lookups       flight[string]
+	lookups       flight.Group[string]
 	channels      map[string]string           // channel name -> id
 	userIDs       map[string]cached[string]   // users.lookupByEmail cache by lower-case e-mail
 	cards         map[string]cardLoc          // page key -> where its card is
 	draws         cardDraws                   // orders the redraws of each page card
 	groups        groupCache                  // usergroups.list: @handle -> id
 	members       map[string]cached[[]string] // usergroups.users.list by group id
-	memberLookups flight[[]string]
+	memberLookups flight.Group[[]string]
 }
 
 var (
@@ -641,7 +643,7 @@ func (s *Slack) Email(ctx context.Context, userID string) (string, error) {
 	if ok && now.Sub(c.at) < s.emailTTL {
 		return c.v, nil
 	}
-	return s.lookups.do(userID, func() (string, error) {
+	return s.lookups.Do(userID, func() (string, error) {
 		u, err := s.api.GetUserInfoContext(ctx, userID)
 		if err != nil {
 			return "", fmt.Errorf("users.info %s: %w", userID, err)

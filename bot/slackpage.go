@@ -307,7 +307,7 @@ func (s *Slack) slackUser(ctx context.Context, id string) (string, error) {
 	case ok && !c.ok && now.Sub(c.at) < noSlackUserTTL:
 		return "", noSlackUser(id)
 	}
-	return s.lookups.do("email:"+key, func() (string, error) {
+	return s.lookups.Do("email:"+key, func() (string, error) {
 		u, err := s.api.GetUserByEmailContext(ctx, id)
 		var se slack.SlackErrorResponse
 		if errors.As(err, &se) && se.Err == "users_not_found" {
@@ -363,7 +363,7 @@ func (s *Slack) GroupMembers(ctx context.Context, group string) ([]string, error
 	if ok && now.Sub(c.at) < groupMembersTTL {
 		return slices.Clip(c.v), nil
 	}
-	ids, err := s.memberLookups.do(id, func() ([]string, error) {
+	ids, err := s.memberLookups.Do(id, func() ([]string, error) {
 		ids, err := s.api.GetUserGroupMembersContext(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("usergroups.users.list %s: %w", id, err)
