@@ -84,7 +84,7 @@ func (r *Router) act(ctx context.Context, caller Caller, action, value string) (
 		res.Ticket = t
 		res.Card = r.ticketCard(ctx, t)
 		if key != "" {
-			res.Card.Buttons = alertButtons(t, rule, key)
+			res.Card.Buttons = AlertButtons(t, rule, key)
 		}
 		return Reply{Text: fmt.Sprintf("Done: %s (ticket #%d).", res.Activity, id)}, nil
 	}, c)

@@ -8,9 +8,9 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// alertButtons are the alert's buttons, each carrying ticket, rule and key.
-func alertButtons(t *sdclient.Ticket, rule, key string) []Button {
-	bs := ticketButtons(t, true)
+// AlertButtons are the alert's buttons, each carrying ticket, rule and key.
+func AlertButtons(t *sdclient.Ticket, rule, key string) []Button {
+	bs := TicketButtons(t, true)
 	for i := range bs {
 		bs[i].Value = chat.ButtonValue(t.ID, rule, key)
 	}
@@ -21,7 +21,7 @@ func alertButtons(t *sdclient.Ticket, rule, key string) []Button {
 // (Assign to me, Acknowledge, Resolve); the transport adds the headline.
 func (r *Router) AlertCard(ctx context.Context, m AlertMessage) *Card {
 	card := r.ticketCard(ctx, m.Ticket)
-	card.Buttons = alertButtons(m.Ticket, m.Rule, m.Key)
+	card.Buttons = AlertButtons(m.Ticket, m.Rule, m.Key)
 	return card
 }
 

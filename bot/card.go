@@ -64,7 +64,7 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 		c.Fields = append(c.Fields, Field{Label: "Tags", Value: strings.Join(t.Tags, ", ")})
 	}
 	if d := descriptionText(t); d != "" {
-		c.Lines = append(c.Lines, "description: "+truncate(d, maxDescription))
+		c.Lines = append(c.Lines, "description: "+chat.Truncate(d, maxDescription))
 	}
 	convs := t.Conversations
 	if len(convs) > lastConversations {
@@ -81,7 +81,7 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 			kind = "from requester"
 		}
 		body := strings.Join(strings.Fields(cv.BodyText), " ")
-		c.Lines = append(c.Lines, fmt.Sprintf("%s · %s: %s", cv.CreatedAt.UTC().Format("2006-01-02 15:04"), kind, truncate(body, 200)))
+		c.Lines = append(c.Lines, fmt.Sprintf("%s · %s: %s", cv.CreatedAt.UTC().Format("2006-01-02 15:04"), kind, chat.Truncate(body, 200)))
 	}
 	c.Notes = []string{fmt.Sprintf("created %s · updated %s", t.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), t.UpdatedAt.UTC().Format("2006-01-02 15:04 UTC"))}
 	return c
@@ -123,9 +123,9 @@ func formatTime(t *time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
-// ticketButtons are the buttons under a ticket; alerts add Acknowledge.
+// TicketButtons are the buttons under a ticket; alerts add Acknowledge.
 // A resolved or closed ticket gets none.
-func ticketButtons(t *sdclient.Ticket, alert bool) []Button {
+func TicketButtons(t *sdclient.Ticket, alert bool) []Button {
 	if !sdclient.IsOpenStatus(t.Status) {
 		return nil
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
 )
@@ -187,7 +189,7 @@ func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (
 	}
 	// A pasted log as subject: the subject line gets its start, the
 	// description keeps all of it.
-	subject = truncate(subject, maxSubject)
+	subject = chat.Truncate(subject, maxSubject)
 	prio := v.Priority
 	if prio == 0 {
 		prio = sdclient.PriorityLow
@@ -258,7 +260,7 @@ func (r *Router) ticketCard(ctx context.Context, t *sdclient.Ticket) *Card {
 		}
 	}
 	card := TicketCard(t, n, r.TicketLink(t.ID))
-	card.Buttons = ticketButtons(t, false)
+	card.Buttons = TicketButtons(t, false)
 	return card
 }
 

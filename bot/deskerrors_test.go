@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -208,3 +209,5 @@ func TestDeskTroubleWords(t *testing.T) {
 		t.Errorf("a bug is worded as desk trouble: %q", got)
 	}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

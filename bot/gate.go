@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/chat"
 )
 
 // Command admission: how a burst of commands is bounded (issue 16, 10).
@@ -272,4 +274,21 @@ func (p *Admission) Charge(ctx context.Context) context.Context {
 // admitted run on a bounded set of workers within the router's desk budget
 // (WithDeskBudget). The transport runs the command once Wait returns true
 // and calls Done when it is answered.
-func (r *Router) Admit() (*Admission, string) { return r.gate.enter() }
+func (r *Router) Admit() (chat.Admission, string) {
+	p, busy := r.gate.enter()
+	if p == nil {
+		return nil, busy
+	}
+	return p, ""
+}
+
+// NeedsDesk reports whether cmd may call the desk, and so must be admitted
+// first (Admit): help and a command line that does not parse are answered
+// without it, and never busy.
+func (r *Router) NeedsDesk(cmd chat.Command) bool {
+	if cmd.Slash == "" {
+		return true // a button or a form
+	}
+	p, err := parseWith(r.table, cmd.Slash, cmd.Text)
+	return err == nil && p.Name != "ticket help"
+}

@@ -127,7 +127,7 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 		}
 	}
 	if rest != "" {
-		return fail("unexpected %q", truncate(rest, 40))
+		return fail("unexpected %q", chat.Truncate(rest, 40))
 	}
 	return p, nil
 }
@@ -150,12 +150,4 @@ func splitWord(s string) (word, rest string) {
 		return s, ""
 	}
 	return s[:i], strings.TrimSpace(s[i:])
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

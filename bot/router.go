@@ -272,7 +272,7 @@ func (r *Router) run(ctx context.Context, name string, f func(context.Context) (
 			if b, ok := strings.CutPrefix(name, "button "); ok {
 				what = "the button " + b
 			}
-			resp = failed(panicText(what))
+			resp = failed(chat.PanicText(what))
 		}
 	}()
 	resp, err := f(ctx)
@@ -283,11 +283,6 @@ func (r *Router) run(ctx context.Context, name string, f func(context.Context) (
 }
 
 func failed(text string) Reply { return Reply{Text: text, Failed: true} }
-
-// panicText answers a command whose handler panicked.
-func panicText(what string) string {
-	return fmt.Sprintf("something went wrong running %s; it has been logged", what)
-}
 
 // refusal is an answer that is an expected "no", not a failure to log.
 type refusal struct{ msg string }

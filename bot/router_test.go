@@ -65,7 +65,7 @@ func TestParseCommand(t *testing.T) {
 		{"/ticket", "new " + strings.Repeat("é", chat.MaxCommandText), ParsedCommand{}, "too long (8004 characters, at most 8000)"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.slash+" "+truncate(tc.text, 30), func(t *testing.T) {
+		t.Run(tc.slash+" "+chat.Truncate(tc.text, 30), func(t *testing.T) {
 			got, err := ParseCommand(tc.slash, tc.text)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/internal/chattest"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -17,9 +18,15 @@ import (
 // (12 in the subject, 11 only in the description), 2 closed ones that do,
 // and 12 urgent open tickets about other things; its mirror holds them
 // all as the scheduler's sync would (description text included).
-func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *countingMirror) {
+// The mirror's clock: the desk's change feed was read a minute ago.
+var (
+	mirrorNow    = time.Date(2026, 3, 9, 9, 42, 12, 0, time.UTC)
+	mirrorCursor = mirrorNow.Add(-time.Minute)
+)
+
+func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *fakedesk.Mirror) {
 	t.Helper()
-	sim, desk, _ := simDesk(t) // its one ticket: "Printer on fire", urgent, open
+	sim, c, _ := fakedesk.Sim(t) // its one ticket: "Printer on fire", urgent, open
 	t0 := time.Now().UTC().Truncate(time.Second).Add(-48 * time.Hour)
 	for i := range 22 {
 		tk := sdsim.Ticket{Subject: fmt.Sprintf("Laser printer %d jams", i), Priority: 2, CreatedAt: t0.Add(time.Duration(i) * time.Minute)}
@@ -35,10 +42,6 @@ func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *countingMirror) {
 	for i := range 11 {
 		sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("VPN down %d", i), Priority: 4, CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
 	}
-	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, sdclient.WithHTTPClient(sim.Client()))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var put []*sdclient.Ticket
 	for _, id := range sim.Desk.TicketIDs() {
 		tk, _, err := c.Tickets.Get(t.Context(), id)
@@ -48,11 +51,11 @@ func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *countingMirror) {
 		tk.Description = "" // the mirror keeps the text only
 		put = append(put, tk)
 	}
-	m := openMirror(t)
+	m := fakedesk.OpenMirror(t)
 	if _, err := m.MirrorApply(context.Background(), 0, put, nil, store.MirrorState{Cursor: mirrorCursor, Complete: true}); err != nil {
 		t.Fatal(err)
 	}
-	return sim, desk, m
+	return sim, NewDeskAdapter(c), m
 }
 
 // Issue 17, 6: /ticket search with plain words searches subject and

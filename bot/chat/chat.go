@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
@@ -297,3 +298,30 @@ func RoundSuffix(round int) string {
 // MaxCommandText bounds the text of one command; Slack itself caps slash
 // command text at 4,000 characters.
 const MaxCommandText = 8000
+
+// Truncate cuts s to n characters, the last one an ellipsis.
+func Truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// PanicText answers a command whose handler panicked.
+func PanicText(what string) string {
+	return fmt.Sprintf("something went wrong running %s; it has been logged", what)
+}
+
+// Admission is one command admitted to call the desk (bot.Router.Admit):
+// the transport runs it once Wait returns true, with the context from
+// Charge, and calls Done when it is answered.
+type Admission interface {
+	// Wait blocks until the command may run; false, with the busy answer,
+	// when it could not start in time.
+	Wait() (bool, string)
+	// Charge returns ctx counting the command's desk calls against it.
+	Charge(ctx context.Context) context.Context
+	// Done frees the command's place.
+	Done()
+}
