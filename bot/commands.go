@@ -548,7 +548,6 @@ type listOpts struct {
 // list runs q in each of the caller's workspaces and renders one page of
 // the result.
 func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts) (Reply, error) {
-	mirrored := o.mirrored
 	page := max(o.page, 1)
 	want := page * listLimit // tickets to read from each workspace
 	if len(q) > maxQuery {
@@ -561,46 +560,24 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 	}
 	var fromMirror map[int64]*mirrorWS
 	var source string
-	if mirrored != nil {
+	if o.mirrored != nil {
 		fromMirror, source = r.mirrorLists(ctx, workspaces)
 	}
 	if o.mirrorOnly {
-		if len(fromMirror) == 0 {
-			why := strings.TrimPrefix(source, "read from the desk: ")
-			if r.mirror == nil {
-				why = "deskbot keeps a mirror of the tickets only while rules are loaded, and none are"
-			}
-			return Reply{}, refuse("the desk cannot search for words (its filter has no free-text field), and deskbot's mirror of the open tickets cannot answer: %s. %s", why, filterHint)
-		}
-		// Search the workspaces the mirror holds; name the others.
-		workspaces = slices.DeleteFunc(slices.Clone(workspaces), func(ws int64) bool { return fromMirror[ws] == nil })
-		source = "searched deskbot's mirror of the open tickets (the desk cannot search words), " +
-			strings.TrimPrefix(strings.Replace(source, "; read from the desk for ", "; not searched: ", 1), "from deskbot's mirror, ")
-	}
-	// The desk narrows the search to what the caller may act on (see
-	// access.go); the results are checked again with the same rule.
-	desk := 0 // workspaces the desk answers for
-	for _, ws := range workspaces {
-		if fromMirror[ws] == nil {
-			desk++
-		}
-	}
-	var sq scopedQuery
-	if desk > 0 {
 		var err error
-		if sq, err = ac.scopeQueries(q, maxQuery); err != nil {
+		if workspaces, source, err = r.mirrorOnly(workspaces, fromMirror, source); err != nil {
 			return Reply{}, err
 		}
-		if n := desk * sq.requests(); sq.whole == "" && n > maxSearchRequests {
-			return Reply{}, refuse("your search plus your access scope (%d groups) would take %d searches at the desk, more than the %d deskbot sends for one command; shorten your search",
-				len(ac.groups), n, maxSearchRequests)
-		}
+	}
+	sq, err := r.deskScope(ac, q, workspaces, fromMirror)
+	if err != nil {
+		return Reply{}, err
 	}
 	var all []*sdclient.Ticket
 	total := 0
 	for _, ws := range workspaces {
 		if m := fromMirror[ws]; m != nil {
-			ts, n := mirrorList(m, ws, ac, mirrored, want)
+			ts, n := mirrorList(m, ws, ac, o.mirrored, want)
 			all = append(all, ts...)
 			total += n
 			continue
@@ -612,14 +589,69 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 		all = append(all, ts...)
 		total += n
 	}
+	card, err := r.listCard(ctx, c, all, total, title, page, o.more)
+	if err != nil {
+		return Reply{}, err
+	}
+	if source != "" {
+		card.Notes = append(card.Notes, source)
+	}
+	return Reply{Text: card.Title, Card: card}, nil
+}
+
+// mirrorOnly narrows a search only the mirror can answer (words) to the
+// workspaces it holds, and says which it did not search; it refuses when
+// the mirror holds none.
+func (r *Router) mirrorOnly(workspaces []int64, fromMirror map[int64]*mirrorWS, source string) ([]int64, string, error) {
+	if len(fromMirror) == 0 {
+		why := strings.TrimPrefix(source, "read from the desk: ")
+		if r.mirror == nil {
+			why = "deskbot keeps a mirror of the tickets only while rules are loaded, and none are"
+		}
+		return nil, "", refuse("the desk cannot search for words (its filter has no free-text field), and deskbot's mirror of the open tickets cannot answer: %s. %s", why, filterHint)
+	}
+	// Search the workspaces the mirror holds; name the others.
+	workspaces = slices.DeleteFunc(slices.Clone(workspaces), func(ws int64) bool { return fromMirror[ws] == nil })
+	source = "searched deskbot's mirror of the open tickets (the desk cannot search words), " +
+		strings.TrimPrefix(strings.Replace(source, "; read from the desk for ", "; not searched: ", 1), "from deskbot's mirror, ")
+	return workspaces, source, nil
+}
+
+// deskScope narrows q to the caller's scope for the workspaces the desk
+// answers for (see access.go; the results are checked again with the same
+// rule), refusing a search that would take too many requests.
+func (r *Router) deskScope(ac access, q string, workspaces []int64, fromMirror map[int64]*mirrorWS) (scopedQuery, error) {
+	desk := 0 // workspaces the desk answers for
+	for _, ws := range workspaces {
+		if fromMirror[ws] == nil {
+			desk++
+		}
+	}
+	if desk == 0 {
+		return scopedQuery{}, nil
+	}
+	sq, err := ac.scopeQueries(q, maxQuery)
+	if err != nil {
+		return scopedQuery{}, err
+	}
+	if n := desk * sq.requests(); sq.whole == "" && n > maxSearchRequests {
+		return scopedQuery{}, refuse("your search plus your access scope (%d groups) would take %d searches at the desk, more than the %d deskbot sends for one command; shorten your search",
+			len(ac.groups), n, maxSearchRequests)
+	}
+	return sq, nil
+}
+
+// listCard renders page of the tickets found (total in all), or refuses
+// a page past the end.
+func (r *Router) listCard(ctx context.Context, c *call, all []*sdclient.Ticket, total int, title string, page int, more string) (*Card, error) {
 	choices := r.statusChoices(ctx)
 	card := &Card{Title: fmt.Sprintf("%s: %d", title, total)}
 	from := (page - 1) * listLimit
 	if from >= len(all) && page > 1 {
 		if from < total {
-			return Reply{}, refuse("the desk answers a search with its first %d tickets only, so page %d cannot be shown; narrow the search", len(all), page)
+			return nil, refuse("the desk answers a search with its first %d tickets only, so page %d cannot be shown; narrow the search", len(all), page)
 		}
-		return Reply{}, refuse("%s: %d, so there is no page %d", title, total, page)
+		return nil, refuse("%s: %d, so there is no page %d", title, total, page)
 	}
 	for _, t := range all[min(from, len(all)):min(from+listLimit, len(all))] {
 		who := "unassigned"
@@ -635,18 +667,15 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 	}
 	if total > len(card.Lines) {
 		note := fmt.Sprintf("showing %d–%d of %d", from+1, from+len(card.Lines), total)
-		if from+len(card.Lines) < total && o.more != "" && page < maxPage {
-			note += fmt.Sprintf("; next: %s page %d", o.more, page+1)
+		if from+len(card.Lines) < total && more != "" && page < maxPage {
+			note += fmt.Sprintf("; next: %s page %d", more, page+1)
 		}
 		card.Notes = append(card.Notes, note)
-	}
-	if source != "" {
-		card.Notes = append(card.Notes, source)
 	}
 	if total == 0 {
 		card.Lines = []string{"nothing found"}
 	}
-	return Reply{Text: card.Title, Card: card}, nil
+	return card, nil
 }
 
 // searchScoped runs a scoped query in workspace ws and returns the

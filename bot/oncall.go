@@ -44,103 +44,134 @@ func WithOnCall(o OnCall) Option {
 	return func(c *routerConfig) { c.oncall = o }
 }
 
+// pageClick is what one page-card button did: the page after it (nil:
+// read it again), the ticket when the button assigned it, and the answer.
+type pageClick struct {
+	page  *oncall.Page
+	taken *sdclient.Ticket
+	text  string
+}
+
+// pageButton is the work of one page-card button on page key of ticket id.
+type pageButton struct {
+	verb string // for error answers; N becomes "ticket 42"
+	do   func(r *Router, ctx context.Context, c *call, key string, now time.Time) (pageClick, error)
+}
+
+// pageButtonTable is the page card's buttons by action id.
+func pageButtonTable() map[string]pageButton {
+	return map[string]pageButton{
+		chat.ActionPageAck:      {"acknowledge the page of N", (*Router).pageAck},
+		chat.ActionPageTake:     {"take N", (*Router).pageTake},
+		chat.ActionPageEscalate: {"escalate the page of N", (*Router).pageEscalate},
+	}
+}
+
 // actPage performs a click on a page card: Acknowledge, Take it (assign
 // the ticket to the clicking agent, then acknowledge) or Escalate now;
 // value is the button's value (ticket, rule and page key).
 func (r *Router) actPage(ctx context.Context, caller Caller, action, value string) (res Reply) {
 	idv, _, key := chat.SplitButtonValue(value)
-	verbs := map[string]string{chat.ActionPageAck: "acknowledge the page of N", chat.ActionPageTake: "take N", chat.ActionPageEscalate: "escalate the page of N"}
 	id, _ := parseTicketID(strings.TrimSpace(idv))
-	verb, known := verbs[action]
+	b, known := pageButtonTable()[action]
 	if !known || id <= 0 || key == "" {
 		return failed(fmt.Sprintf("unknown page button %q (value %q)", action, idv))
 	}
 	// Take it draws the card from the ticket its access check reads; the
 	// others only check access with it (and read the card afterwards).
-	c := &call{caller: caller, cmd: &command{name: "button " + action, verb: verb, brief: action != chat.ActionPageTake}, ticket: id}
+	c := &call{caller: caller, cmd: &command{name: "button " + action, verb: b.verb, brief: action != chat.ActionPageTake}, ticket: id}
 	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Reply, error) {
 		if r.oncall == nil {
 			return Reply{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
 		}
-		now := r.now()
-		var text string
-		var taken *sdclient.Ticket // the ticket as Take it left it
-		var p oncall.Page          // the page after Ack or Take; Escalate now reads it below
-		var read bool
-		switch action {
-		case chat.ActionPageAck:
-			email, err := r.pagePermit(ctx, c, key, "acknowledge")
-			if err != nil {
-				return Reply{}, err
-			}
-			q, ok, err := r.oncall.Ack(ctx, key, email, now)
-			if err != nil && !ok {
-				return Reply{}, fmt.Errorf("acknowledge page %s: %w", key, err)
-			}
-			p, read = q, true
-			text = fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", id)
-			if !ok {
-				text = alreadyText(p)
-			}
-		case chat.ActionPageTake:
-			if err := r.authorise(ctx, c); err != nil {
-				return Reply{}, err
-			}
-			if err := r.permit(ctx, c); err != nil {
-				return Reply{}, err
-			}
-			t, err := r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
-			if err != nil {
-				return Reply{}, err
-			}
-			taken = withEmbeds(t, c.t)
-			q, ok, err := r.oncall.Take(ctx, key, c.email, now)
-			if err != nil && !ok {
-				return Reply{}, fmt.Errorf("take page %s: %w", key, err)
-			}
-			p, read = q, true
-			text = fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", id)
-			if !ok {
-				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
-			}
-		case chat.ActionPageEscalate:
-			email, err := r.pagePermit(ctx, c, key, "escalate")
-			if err != nil {
-				return Reply{}, err
-			}
-			ok, err := r.oncall.EscalateNow(ctx, key, email, now)
-			if err != nil && !ok {
-				return Reply{}, fmt.Errorf("escalate page %s: %w", key, err)
-			}
-			if !ok {
-				return Reply{}, refuse("nothing to escalate: the page of ticket #%d is stopped (acknowledged, resolved or out of levels) or its next page is being sent", id)
-			}
-			text = fmt.Sprintf("Escalated the page of ticket #%d to the next level.", id)
+		click, err := b.do(r, ctx, c, key, r.now())
+		if err != nil {
+			return Reply{}, err
 		}
-		if !read {
+		if click.page == nil {
 			q, found, err := r.oncall.Page(ctx, key)
 			if err != nil || !found {
 				return Reply{}, fmt.Errorf("read page %s: %w", key, errors.Join(err, oncall.ErrNoPage))
 			}
-			p = q
+			click.page = &q
 		}
+		p := *click.page
 		if action == chat.ActionPageEscalate && p.Exhausted && !p.Acked() {
-			text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
+			click.text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
 		}
 		res.Page = &p
-		if taken != nil {
-			res.Ticket, res.Card = taken, r.ticketCard(ctx, taken)
+		if click.taken != nil {
+			res.Ticket, res.Card = click.taken, r.ticketCard(ctx, click.taken)
 		} else {
 			res.Ticket, res.Card = r.PageTicketCard(ctx, id)
 		}
 		res.Card.Buttons = chat.PageButtons(p)
-		return Reply{Text: text}, nil
+		return Reply{Text: click.text}, nil
 	}, c)
 	if resp.Failed {
 		return resp
 	}
 	res.Text = resp.Text
 	return res
+}
+
+// pageAck is Acknowledge on a page card.
+func (r *Router) pageAck(ctx context.Context, c *call, key string, now time.Time) (pageClick, error) {
+	email, err := r.pagePermit(ctx, c, key, "acknowledge")
+	if err != nil {
+		return pageClick{}, err
+	}
+	p, ok, err := r.oncall.Ack(ctx, key, email, now)
+	if err != nil && !ok {
+		return pageClick{}, fmt.Errorf("acknowledge page %s: %w", key, err)
+	}
+	text := fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", c.ticket)
+	if !ok {
+		text = alreadyText(p)
+	}
+	return pageClick{page: &p, text: text}, nil
+}
+
+// pageTake is Take it on a page card: the ticket is assigned to the
+// clicking agent, then the page acknowledged.
+func (r *Router) pageTake(ctx context.Context, c *call, key string, now time.Time) (pageClick, error) {
+	if err := r.authorise(ctx, c); err != nil {
+		return pageClick{}, err
+	}
+	if err := r.permit(ctx, c); err != nil {
+		return pageClick{}, err
+	}
+	t, err := r.update(ctx, c.ticket, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
+	if err != nil {
+		return pageClick{}, err
+	}
+	taken := withEmbeds(t, c.t)
+	p, ok, err := r.oncall.Take(ctx, key, c.email, now)
+	if err != nil && !ok {
+		return pageClick{}, fmt.Errorf("take page %s: %w", key, err)
+	}
+	text := fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", c.ticket)
+	if !ok {
+		text = fmt.Sprintf("Ticket #%d is assigned to you. %s", c.ticket, alreadyText(p))
+	}
+	return pageClick{page: &p, taken: taken, text: text}, nil
+}
+
+// pageEscalate is Escalate now on a page card; the page is read again
+// afterwards.
+func (r *Router) pageEscalate(ctx context.Context, c *call, key string, now time.Time) (pageClick, error) {
+	email, err := r.pagePermit(ctx, c, key, "escalate")
+	if err != nil {
+		return pageClick{}, err
+	}
+	ok, err := r.oncall.EscalateNow(ctx, key, email, now)
+	if err != nil && !ok {
+		return pageClick{}, fmt.Errorf("escalate page %s: %w", key, err)
+	}
+	if !ok {
+		return pageClick{}, refuse("nothing to escalate: the page of ticket #%d is stopped (acknowledged, resolved or out of levels) or its next page is being sent", c.ticket)
+	}
+	return pageClick{text: fmt.Sprintf("Escalated the page of ticket #%d to the next level.", c.ticket)}, nil
 }
 
 // pagePermit returns the caller's e-mail when they may act on page key

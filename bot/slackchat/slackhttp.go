@@ -117,14 +117,9 @@ func (t *slackTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	safe := idempotentSlackMethods[path.Base(req.URL.Path)]
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 0; ; attempt++ {
-		r := req
-		if attempt > 0 && req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			r = req.Clone(ctx)
-			r.Body = body
+		r, err := attemptOf(req, attempt)
+		if err != nil {
+			return nil, err
 		}
 		if err := t.acquire(ctx); err != nil {
 			if r.Body != nil {
@@ -135,35 +130,9 @@ func (t *slackTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.base.RoundTrip(r)
 		t.release()
 		last := attempt >= t.retries || !replayable
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if last || !(neverSent(err) || safe) || ctx.Err() != nil {
-				return nil, err
-			}
-			wait = t.backoffFor(attempt)
-		case resp.StatusCode == http.StatusTooManyRequests:
-			if last {
-				return resp, nil
-			}
-			wait = retryAfter(resp.Header.Get("Retry-After"))
-			if wait > t.maxWait {
-				return resp, nil
-			}
-		case resp.StatusCode >= 500:
-			if last || !safe {
-				return resp, nil
-			}
-			wait = t.backoffFor(attempt)
-		default:
-			return resp, nil
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			// The wait does not fit in the call's time: answer now.
-			if err != nil {
-				return nil, err
-			}
-			return resp, nil
+		wait, retry := t.retryWait(ctx, attempt, last, safe, resp, err)
+		if !retry {
+			return resp, err
 		}
 		what := "connection failed"
 		if resp != nil {
@@ -180,6 +149,56 @@ func (t *slackTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		case <-timer.C:
 		}
 	}
+}
+
+// attemptOf is the request of attempt n: req itself first, then a clone
+// with a fresh body.
+func attemptOf(req *http.Request, n int) (*http.Request, error) {
+	if n == 0 || req.GetBody == nil {
+		return req, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r := req.Clone(req.Context())
+	r.Body = body
+	return r, nil
+}
+
+// retryWait says whether an attempt's outcome (resp or err) is retried,
+// and after how long: a failure to connect when the request was never
+// sent or is safe to repeat, a 429 whose Retry-After is short enough, a
+// 5xx of a safe method; never the last attempt, nor a wait the call's
+// deadline cannot hold.
+func (t *slackTransport) retryWait(ctx context.Context, attempt int, last, safe bool, resp *http.Response, err error) (time.Duration, bool) {
+	var wait time.Duration
+	switch {
+	case err != nil:
+		if last || !(neverSent(err) || safe) || ctx.Err() != nil {
+			return 0, false
+		}
+		wait = t.backoffFor(attempt)
+	case resp.StatusCode == http.StatusTooManyRequests:
+		if last {
+			return 0, false
+		}
+		wait = retryAfter(resp.Header.Get("Retry-After"))
+		if wait > t.maxWait {
+			return 0, false
+		}
+	case resp.StatusCode >= 500:
+		if last || !safe {
+			return 0, false
+		}
+		wait = t.backoffFor(attempt)
+	default:
+		return 0, false
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+		return 0, false // the wait does not fit in the call's time: answer now
+	}
+	return wait, true
 }
 
 func (t *slackTransport) backoffFor(attempt int) time.Duration {

@@ -158,18 +158,41 @@ func (s *Slack) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error 
 	}
 	who := rs[0].Target
 	for i, r := range rs {
-		if r.Target.Kind != oncall.TargetPerson || !strings.EqualFold(r.Target.ID, who.ID) {
+		if !samePerson(r.Target, who) {
 			errs[i] = s.Page(ctx, r) // not the same person: on its own
 		}
 	}
 	userID, dmErr := s.slackUser(ctx, who.ID)
-	type member struct {
-		i int
-		t *sdclient.Ticket
+	members := s.groupCards(ctx, rs, who, dmErr, errs)
+	if slices.ContainsFunc(members, func(m groupMember) bool { return rs[m.i].Retry }) {
+		// Some steps were claimed before and never confirmed: the process
+		// that claimed them may have died after Slack took their message.
+		members = s.unsent(ctx, rs, members, who, userID)
 	}
-	var members []member
+	if len(members) > 0 {
+		s.sendGroup(ctx, rs, members, who, userID, errs)
+	}
+	return errs
+}
+
+// samePerson reports whether t is the person who.
+func samePerson(t, who oncall.Target) bool {
+	return t.Kind == oncall.TargetPerson && strings.EqualFold(t.ID, who.ID)
+}
+
+// groupMember is a step of a grouped page (rs[i]) and its ticket.
+type groupMember struct {
+	i int
+	t *sdclient.Ticket
+}
+
+// groupCards draws the card of each step of a grouped page to who and
+// returns those whose direct message is to be sent, in ticket order; the
+// others get their error in errs (dmErr: who cannot be messaged).
+func (s *Slack) groupCards(ctx context.Context, rs []oncall.PageRequest, who oncall.Target, dmErr error, errs []error) []groupMember {
+	var members []groupMember
 	for i, r := range rs {
-		if r.Target.Kind != oncall.TargetPerson || !strings.EqualFold(r.Target.ID, who.ID) {
+		if !samePerson(r.Target, who) {
 			continue
 		}
 		if r.Channel == "" {
@@ -190,36 +213,37 @@ func (s *Slack) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error 
 			if t == nil {
 				t = &sdclient.Ticket{ID: r.TicketID}
 			}
-			members = append(members, member{i: i, t: t})
+			members = append(members, groupMember{i: i, t: t})
 		}
 	}
-	if len(members) == 0 {
-		return errs
+	slices.SortStableFunc(members, func(a, b groupMember) int { return cmp.Compare(a.t.ID, b.t.ID) })
+	return members
+}
+
+// unsent drops the retried steps whose direct message is already in the
+// DM history with userID.
+func (s *Slack) unsent(ctx context.Context, rs []oncall.PageRequest, members []groupMember, who oncall.Target, userID string) []groupMember {
+	msgs, err := s.dmHistory(ctx, userID)
+	if err != nil {
+		s.log.Warn("cannot look for pages' earlier direct messages; sending them", "target", who.ID, "err", err)
 	}
-	slices.SortStableFunc(members, func(a, b member) int { return cmp.Compare(a.t.ID, b.t.ID) })
-	if slices.ContainsFunc(members, func(m member) bool { return rs[m.i].Retry }) {
-		// Some steps were claimed before and never confirmed: the process
-		// that claimed them may have died after Slack took their message.
-		msgs, err := s.dmHistory(ctx, userID)
-		if err != nil {
-			s.log.Warn("cannot look for pages' earlier direct messages; sending them", "target", who.ID, "err", err)
-		}
-		members = slices.DeleteFunc(members, func(m member) bool {
-			r := rs[m.i]
-			if !r.Retry {
-				return false
-			}
-			marker := pageDMMarkerID(r.Page.Key, r.Step)
-			if slices.ContainsFunc(msgs, func(msg slack.Message) bool { return dmHolds(msg.Blocks.BlockSet, marker) }) {
-				s.log.Info("page's direct message already sent; not sending it again", "page", r.Page.Key, "step", r.Step, "target", who.ID)
-				return true
-			}
+	return slices.DeleteFunc(members, func(m groupMember) bool {
+		r := rs[m.i]
+		if !r.Retry {
 			return false
-		})
-		if len(members) == 0 {
-			return errs
 		}
-	}
+		marker := pageDMMarkerID(r.Page.Key, r.Step)
+		if slices.ContainsFunc(msgs, func(msg slack.Message) bool { return dmHolds(msg.Blocks.BlockSet, marker) }) {
+			s.log.Info("page's direct message already sent; not sending it again", "page", r.Page.Key, "step", r.Step, "target", who.ID)
+			return true
+		}
+		return false
+	})
+}
+
+// sendGroup sends the direct messages of a grouped page, groupMaxTickets
+// tickets each; a step whose message failed gets the error in errs.
+func (s *Slack) sendGroup(ctx context.Context, rs []oncall.PageRequest, members []groupMember, who oncall.Target, userID string, errs []error) {
 	as := make([]chat.AlertMessage, len(members))
 	for j, m := range members {
 		r := rs[m.i]
@@ -233,29 +257,33 @@ func (s *Slack) PageGroup(ctx context.Context, rs []oncall.PageRequest) []error 
 			sent = append(sent, rs[m.i])
 		}
 		v := listBlocks(part, s.pageGroupHead(ctx, sent), pageGroupFoot, "You are on call", s.router.TicketLink)
-		ch, ts, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(v.text, false), slack.MsgOptionBlocks(v.blocks...))
-		if err != nil {
-			var se slack.SlackErrorResponse
-			if errors.As(err, &se) && (se.Err == "channel_not_found" || se.Err == "user_not_found") {
-				err = fmt.Errorf("%s is not a user of this Slack workspace (postMessage: %s): %w", who.ID, se.Err, oncall.ErrUnreachable)
-			} else {
-				err = fmt.Errorf("page %d tickets: direct message to %s: %w", len(part), who.ID, err)
-			}
+		if err := s.postGroup(ctx, v, who, userID, len(part)); err != nil {
 			for _, m := range members[start:end] {
 				errs[m.i] = err
 			}
-			continue
-		}
-		for k, reply := range v.replies {
-			text := fmt.Sprintf("You are on call, part %d of the list", k+2)
-			if _, _, err := s.api.PostMessageContext(ctx, cmp.Or(ch, userID), slack.MsgOptionText(text, false),
-				slack.MsgOptionBlocks(reply...), slack.MsgOptionTS(ts)); err != nil {
-				s.log.Warn("page group: a thread reply failed; the message still names every ticket",
-					"target", who.ID, "part", k+2, "err", err)
-			}
 		}
 	}
-	return errs
+}
+
+// postGroup posts one grouped page DM and its thread.
+func (s *Slack) postGroup(ctx context.Context, v groupView, who oncall.Target, userID string, n int) error {
+	ch, ts, err := s.api.PostMessageContext(ctx, userID, slack.MsgOptionText(v.text, false), slack.MsgOptionBlocks(v.blocks...))
+	if err != nil {
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) && (se.Err == "channel_not_found" || se.Err == "user_not_found") {
+			return fmt.Errorf("%s is not a user of this Slack workspace (postMessage: %s): %w", who.ID, se.Err, oncall.ErrUnreachable)
+		}
+		return fmt.Errorf("page %d tickets: direct message to %s: %w", n, who.ID, err)
+	}
+	for k, reply := range v.replies {
+		text := fmt.Sprintf("You are on call, part %d of the list", k+2)
+		if _, _, err := s.api.PostMessageContext(ctx, cmp.Or(ch, userID), slack.MsgOptionText(text, false),
+			slack.MsgOptionBlocks(reply...), slack.MsgOptionTS(ts)); err != nil {
+			s.log.Warn("page group: a thread reply failed; the message still names every ticket",
+				"target", who.ID, "part", k+2, "err", err)
+		}
+	}
+	return nil
 }
 
 // pageGroupFoot is the small print of a grouped page DM.
