@@ -121,7 +121,7 @@ func TestGateConcurrent(t *testing.T) {
 			}
 			defer p.Done()
 			if ok, _ := p.Wait(); ok {
-				time.Sleep(time.Millisecond)
+				time.Sleep(time.Millisecond) // a command's work: real time passes while it holds its place
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deskbot/deskbot/bot"
 
@@ -170,21 +169,23 @@ func (e *accessEnv) clickAnswer(user string, m slackfake.Message, action string,
 	if _, err := env.WaitAck(e.ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	for {
+	err = e.fake.Wait(e.ctx, func() bool {
 		for _, u := range e.fake.Messages()[before:] {
 			if u.Method == "chat.update" && u.TS == m.TS {
-				return "", &u
+				update = &u
+				return true
 			}
 			if u.Method == "chat.postEphemeral" && u.User == user {
-				return u.Text, nil
+				refusal = u.Text
+				return true
 			}
 		}
-		select {
-		case <-e.ctx.Done():
-			e.t.Fatalf("no answer to %s by %s", action, user)
-		case <-time.After(5 * time.Millisecond):
-		}
+		return false
+	})
+	if err != nil {
+		e.t.Fatalf("no answer to %s by %s: %v", action, user, err)
 	}
+	return refusal, update
 }
 
 // TestAccessAlertButtons clicks Assign to me, Acknowledge and Resolve on

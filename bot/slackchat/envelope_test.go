@@ -115,12 +115,11 @@ func TestSlackAcksUnparseableEnvelopes(t *testing.T) {
 			t.Fatal(err)
 		}
 		sentinel(t, h.ctx, h.fake)
-		for !strings.Contains(strings.Join(h.logs.since(before), "\n"), "without an envelope id") {
-			select {
-			case <-h.ctx.Done():
-				t.Fatalf("not logged: %q", h.logs.since(before))
-			case <-time.After(5 * time.Millisecond):
-			}
+		logged := func() bool {
+			return strings.Contains(strings.Join(h.logs.since(before), "\n"), "without an envelope id")
+		}
+		if err := h.logs.wait(h.ctx, logged); err != nil {
+			t.Fatalf("not logged: %q", h.logs.since(before))
 		}
 	})
 }

@@ -46,22 +46,28 @@ func (e *pageEnv) clickRefused(user, action string) slackfake.Message {
 	if _, err := env.WaitAck(e.ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	for {
+	var answer, changed *slackfake.Message
+	err = e.fake.Wait(e.ctx, func() bool {
 		// A click that changes the card updates it before answering.
 		for _, m := range e.fake.Messages()[before:] {
 			if m.TS == card.TS && m.Updated {
-				e.t.Fatalf("%s by %s changed the card: %s", action, user, unescaped(m.Blocks))
+				changed = &m
+				return true
 			}
 			if m.Method == "chat.postEphemeral" && m.User == user {
-				return m
+				answer = &m
+				return true
 			}
 		}
-		select {
-		case <-e.ctx.Done():
-			e.t.Fatalf("no answer to %s by %s", action, user)
-		case <-time.After(5 * time.Millisecond):
-		}
+		return false
+	})
+	switch {
+	case err != nil:
+		e.t.Fatalf("no answer to %s by %s: %v", action, user, err)
+	case changed != nil:
+		e.t.Fatalf("%s by %s changed the card: %s", action, user, unescaped(changed.Blocks))
 	}
+	return *answer
 }
 
 // page reads the page of the ticket's first episode.

@@ -24,8 +24,29 @@ import (
 // recordLogs is a slog handler that keeps messages, for tests that wait for
 // something the bot only logs (a dropped duplicate).
 type recordLogs struct {
-	mu   sync.Mutex
-	msgs []string
+	mu      sync.Mutex
+	msgs    []string
+	changed chan struct{} // closed and replaced on every record; nil: none yet
+}
+
+// wait blocks until cond (which may read the logs) holds or ctx ends.
+func (l *recordLogs) wait(ctx context.Context, cond func() bool) error {
+	for {
+		l.mu.Lock()
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (l *recordLogs) Enabled(context.Context, slog.Level) bool { return true }
@@ -37,6 +58,10 @@ func (l *recordLogs) Handle(_ context.Context, r slog.Record) error {
 	s := r.Message
 	r.Attrs(func(a slog.Attr) bool { s += " " + a.String(); return true })
 	l.msgs = append(l.msgs, s)
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return nil
 }
 
@@ -283,12 +308,8 @@ func TestSlackRedeliveredEnvelopeDropped(t *testing.T) {
 	if _, err := again.WaitAck(h.ctx); err != nil {
 		t.Fatalf("redelivery not acked: %v", err)
 	}
-	for !h.logs.has("dropped a redelivered envelope envelope=" + env.ID) {
-		select {
-		case <-h.ctx.Done():
-			t.Fatal("redelivery was not dropped")
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := h.logs.wait(h.ctx, func() bool { return h.logs.has("dropped a redelivered envelope envelope=" + env.ID) }); err != nil {
+		t.Fatal("redelivery was not dropped")
 	}
 	if n := h.fdesk.Count("create"); n != 1 {
 		t.Fatalf("create called %d times for one command", n)
@@ -391,19 +412,20 @@ func (h *e2e) click(user string, m slackfake.Message, action string) slackfake.M
 	if _, err := env.WaitAck(h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
-	for {
-		msgs := h.fake.Messages()
-		for _, u := range msgs[before:] {
+	var update slackfake.Message
+	err = h.fake.Wait(h.ctx, func() bool {
+		for _, u := range h.fake.Messages()[before:] {
 			if u.Method == "chat.update" && u.TS == m.TS {
-				return u
+				update = u
+				return true
 			}
 		}
-		select {
-		case <-h.ctx.Done():
-			h.t.Fatalf("card not updated after %s", action)
-		case <-time.After(5 * time.Millisecond):
-		}
+		return false
+	})
+	if err != nil {
+		h.t.Fatalf("card not updated after %s: %v", action, err)
 	}
+	return update
 }
 
 func TestSlackAlertButtons(t *testing.T) {
@@ -624,12 +646,8 @@ func TestSlackRedeliveryAcrossReplicas(t *testing.T) {
 		ran, other = deskB, h.logs
 	}
 	dropped := "dropped a redelivered envelope envelope=" + env.ID
-	for !other.has(dropped) {
-		select {
-		case <-h.ctx.Done():
-			t.Fatalf("the other replica did not drop the redelivery (creates: A %d, B %d)", deskA.count(), deskB.count())
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := other.wait(h.ctx, func() bool { return other.has(dropped) }); err != nil {
+		t.Fatalf("the other replica did not drop the redelivery (creates: A %d, B %d)", deskA.count(), deskB.count())
 	}
 	if a, b := deskA.count(), deskB.count(); a+b != 1 || ran.count() != 1 {
 		t.Fatalf("tickets created: replica A %d, replica B %d; want one in all", a, b)

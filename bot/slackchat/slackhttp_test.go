@@ -49,7 +49,7 @@ func TestSlackAnswerRetriedAfter429(t *testing.T) {
 	if !strings.Contains(r.Text, "/ticket show") {
 		t.Fatalf("answer %q", r.Text)
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // no second answer comes: real time is let pass before counting
 	if n := len(h.fake.Responses()); n != 1 {
 		t.Fatalf("%d answers, want 1", n)
 	}
@@ -165,7 +165,7 @@ func post(t *testing.T, c *http.Client, url string) (*http.Response, error) {
 // At most maxSlackCalls run at once, however many are asked for.
 func TestSlackTransportBoundsConcurrency(t *testing.T) {
 	stub := &stubTransport{answer: func(int32, *http.Request) (*http.Response, error) {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // a slow Slack: calls overlap
 		return okResponse(http.StatusOK), nil
 	}}
 	c := slackchat.SlackHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: stub}, slog.New(slog.DiscardHandler))

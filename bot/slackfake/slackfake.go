@@ -363,6 +363,29 @@ func (s *Server) waitFor(ctx context.Context, what string, check func() bool) er
 	}
 }
 
+// Wait blocks until cond reports true, the server closes, or ctx ends.
+// cond is called without the server's lock, after every change of the
+// recorded state (messages, responses, views, calls), so it may read the
+// server through its inspection methods (Messages, Responses, ...).
+func (s *Server) Wait(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		ch, closed := s.changed, s.closed
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		if closed {
+			return fmt.Errorf("wait: %w", ErrClosed)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait: %w", ctx.Err())
+		}
+	}
+}
+
 // ErrClosed is returned by waits and sends on a closed Server.
 var ErrClosed = errors.New("slackfake: server closed")
 
