@@ -156,28 +156,8 @@ func TestAlertMentionWithoutUserGroupsScope(t *testing.T) {
 	}
 }
 
-const groupPageRulesYAML = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1d
-      handoff: "09:00"
-      start: 2026-03-02
-      members: [U0DAVE, nobody@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {group: "@it-oncall", after: 10m}
-        - {group: "@it-gone", after: 10m}
-        - {schedule: it-primary, after: 10m}
-rules:
-  - name: page-urgent
-    query: "status:open AND agent_id:0 AND priority:4"
-    actions:
-      - page: {policy: it-urgent, text: "Urgent #{{ ticket.id }} unassigned: {{ ticket.subject }}"}
-`
+var groupPageRulesYAML = pageRules("1d", "U0DAVE, nobody@example.com",
+	`{group: "@it-oncall", after: 10m}`, `{group: "@it-gone", after: 10m}`, "{schedule: it-primary, after: 10m}")
 
 func TestOnCallPageMentionsGroupByHandle(t *testing.T) {
 	e := newPageEnvRules(t, groupPageRulesYAML)

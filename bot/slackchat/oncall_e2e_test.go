@@ -27,28 +27,37 @@ import (
 	"github.com/deskbot/deskbot/store"
 )
 
-const pageRulesYAML = `version: 1
+// pageRules is the rules file of the on-call tests: the it-primary rota
+// (every rotation at 09:00 Zurich time from 2026-03-02) of members, the
+// it-urgent policy of levels (one flow mapping each), and the rule
+// page-urgent paging it for every urgent unassigned ticket.
+func pageRules(rotation, members string, levels ...string) string {
+	return `version: 1
 channels: {oncall: "#it-oncall"}
 oncall:
   schedules:
     - name: it-primary
       time_zone: Europe/Zurich
-      rotation: 1d
+      rotation: ` + rotation + `
       handoff: "09:00"
       start: 2026-03-02
-      members: [alice@example.com, carol@example.com]
+      members: [` + members + `]
   policies:
     - name: it-urgent
       levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: bob@example.com, after: 10m}
-        - {group: S0GROUP, after: 15m}
+        - ` + strings.Join(levels, "\n        - ") + `
 rules:
   - name: page-urgent
     query: "status:open AND agent_id:0 AND priority:4"
     actions:
       - page: {policy: it-urgent, text: "Urgent #{{ ticket.id }} unassigned: {{ ticket.subject }}"}
 `
+}
+
+// pageRulesYAML pages alice or carol (the rota), then bob, then the user
+// group S0GROUP.
+var pageRulesYAML = pageRules("1d", "alice@example.com, carol@example.com",
+	"{schedule: it-primary, after: 10m}", "{user: bob@example.com, after: 10m}", "{group: S0GROUP, after: 15m}")
 
 // pageT0 is during alice's shift (09:00 CET 2026-03-02 to 09:00 the next day).
 var pageT0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)

@@ -14,27 +14,8 @@ import (
 // dave is on call but has no Slack account (his e-mail is unknown to
 // Slack): the page must not wait on retries that cannot succeed, nor be
 // lost; the next level is paged at once and the card says why.
-const unreachableRulesYAML = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1w
-      handoff: "09:00"
-      start: 2026-03-02
-      members: [dave@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: bob@example.com, after: 10m}
-rules:
-  - name: page-urgent
-    query: "status:open AND agent_id:0 AND priority:4"
-    actions:
-      - page: {policy: it-urgent, text: "Urgent #{{ ticket.id }} unassigned: {{ ticket.subject }}"}
-`
+var unreachableRulesYAML = pageRules("1w", "dave@example.com",
+	"{schedule: it-primary, after: 10m}", "{user: bob@example.com, after: 10m}")
 
 func TestOnCallTargetWithoutSlackAccountEscalatesAtOnce(t *testing.T) {
 	e := newPageEnvRules(t, unreachableRulesYAML)

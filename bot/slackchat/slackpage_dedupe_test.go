@@ -17,27 +17,8 @@ import (
 
 // samePersonRulesYAML pages alice twice: as the on-call of it-primary,
 // then as a user level.
-const samePersonRulesYAML = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: Europe/Zurich
-      rotation: 1d
-      handoff: "09:00"
-      start: 2026-03-02
-      members: [alice@example.com, carol@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {user: alice@example.com, after: 10m}
-rules:
-  - name: page-urgent
-    query: "status:open AND agent_id:0 AND priority:4"
-    actions:
-      - page: {policy: it-urgent, text: "Urgent #{{ ticket.id }} unassigned: {{ ticket.subject }}"}
-`
+var samePersonRulesYAML = pageRules("1d", "alice@example.com, carol@example.com",
+	"{schedule: it-primary, after: 10m}", "{user: alice@example.com, after: 10m}")
 
 // dyingStore is a PageStore whose process dies at a moment the test picks:
 // from then on no write reaches the store.
