@@ -3,15 +3,14 @@ package console_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/console"
 	"github.com/deskbot/deskbot/bot/internal/chattest"
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
@@ -37,7 +36,7 @@ func (s *syncBuffer) String() string {
 
 func TestConsole(t *testing.T) {
 	d := fakedesk.New()
-	r := newTestRouter(t, d)
+	r := routertest.New(t, d)
 	in := strings.NewReader("/ticket new Printer on fire\n/ticket show 101\n\n/ticket new\n/assign 42 bob@example.com\nhello\n/ticket show x\n")
 	var out syncBuffer
 	c, err := console.New(r, in, &out)
@@ -68,7 +67,7 @@ func TestConsole(t *testing.T) {
 
 func TestConsoleAlert(t *testing.T) {
 	d := fakedesk.New()
-	r := newTestRouter(t, d)
+	r := routertest.New(t, d)
 	var out syncBuffer
 	c, err := console.New(r, strings.NewReader(""), &out, console.WithEmail("bob@example.com"))
 	if err != nil {
@@ -105,7 +104,7 @@ func TestConsoleAlert(t *testing.T) {
 // line without a newline is read too.
 func TestConsoleLongLines(t *testing.T) {
 	d := fakedesk.New()
-	r := newTestRouter(t, d)
+	r := routertest.New(t, d)
 	in := strings.NewReader("/ticket note 42 " + strings.Repeat("x", 200_000) + "\n" +
 		"/ticket note 42 " + strings.Repeat("🔥", 3000) + "\r\n" +
 		"/ticket show 43")
@@ -135,7 +134,7 @@ func TestConsoleLongLines(t *testing.T) {
 // The console says why a page stopped without an acknowledgement: every
 // level paged, or its policy gone from the rules file.
 func TestConsolePageStopped(t *testing.T) {
-	r := newTestRouter(t, fakedesk.New())
+	r := routertest.New(t, fakedesk.New())
 	var out syncBuffer
 	c, err := console.New(r, strings.NewReader(""), &out)
 	if err != nil {
@@ -165,7 +164,7 @@ func TestConsolePageStopped(t *testing.T) {
 // never changes what a number means.
 func TestConsoleButtons(t *testing.T) {
 	d := fakedesk.New()
-	r := newTestRouter(t, d)
+	r := routertest.New(t, d)
 	in := strings.NewReader("/ticket show 43\n2\n[4]\n/press 12\n99\n/press x\n")
 	var out syncBuffer
 	c, err := console.New(r, in, &out, console.WithEmail("bob@example.com"))
@@ -212,7 +211,7 @@ func TestConsoleButtons(t *testing.T) {
 
 func TestConsolePage(t *testing.T) {
 	var out strings.Builder
-	c, err := console.New(newTestRouter(t, fakedesk.New()), strings.NewReader(""), &out)
+	c, err := console.New(routertest.New(t, fakedesk.New()), strings.NewReader(""), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +229,7 @@ func TestConsolePage(t *testing.T) {
 
 func TestConsoleAlertGroup(t *testing.T) {
 	var out bytes.Buffer
-	r := newTestRouter(t, fakedesk.New())
+	r := routertest.New(t, fakedesk.New())
 	c, err := console.New(r, strings.NewReader(""), &out)
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +256,7 @@ func TestConsoleAlertGroup(t *testing.T) {
 }
 
 func TestConsolePostDryRun(t *testing.T) {
-	r := newTestRouter(t, fakedesk.New())
+	r := routertest.New(t, fakedesk.New())
 	var out syncBuffer
 	c, err := console.New(r, strings.NewReader(""), &out)
 	if err != nil {
@@ -269,14 +268,4 @@ func TestConsolePostDryRun(t *testing.T) {
 	if got, want := out.String(), "DRY RUN #it-desk: deskbot dry run: would have:\n• fired x on #1\n"; got != want {
 		t.Errorf("printed %q, want %q", got, want)
 	}
-}
-
-func newTestRouter(t *testing.T, d bot.Desk, opts ...bot.Option) *bot.Router {
-	t.Helper()
-	opts = append([]bot.Option{bot.WithDeskURL("https://desk.example.com")}, opts...)
-	r, err := bot.NewRouter(d, slog.New(slog.DiscardHandler), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }

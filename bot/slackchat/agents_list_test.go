@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -21,9 +22,9 @@ func TestAssignListAgents(t *testing.T) {
 	}
 	sim.Desk.AddGroup(sdsim.Group{Name: "Hardware"})
 	sim.Desk.AddGroup(sdsim.Group{Name: "Network"})
-	r := newTestRouter(t, desk)
+	r := routertest.New(t, desk)
 
-	bob := handle(r, "UALICE", "/assign", "list bob")
+	bob := routertest.Handle(r, "UALICE", "/assign", "list bob")
 	if bob.Failed || bob.Card == nil {
 		t.Fatalf("/assign list bob: %+v", bob)
 	}
@@ -31,23 +32,23 @@ func TestAssignListAgents(t *testing.T) {
 		!strings.Contains(got, "assign with /assign N e-mail, /assign N @person or /assign N me") {
 		t.Errorf("/assign list bob:\n%s", got)
 	}
-	if same := handle(r, "UALICE", "/ticket", "agents BOB"); same.Card == nil || same.Card.Text() != bob.Card.Text() {
+	if same := routertest.Handle(r, "UALICE", "/ticket", "agents BOB"); same.Card == nil || same.Card.Text() != bob.Card.Text() {
 		t.Errorf("/ticket agents BOB differs from /assign list bob: %+v", same)
 	}
-	all := handle(r, "UALICE", "/assign", "list")
+	all := routertest.Handle(r, "UALICE", "/assign", "list")
 	got := all.Card.Text()
 	if !strings.Contains(got, "Groups:") || !strings.Contains(got, "Hardware, Network") || strings.Contains(got, "gone@example.com") ||
 		len(all.Card.Lines) != maxAgentsShown || !strings.Contains(got, "more: add a word of the name or e-mail to narrow") {
 		t.Errorf("/assign list:\n%s", got)
 	}
-	if net := handle(r, "UALICE", "/assign", "list net"); net.Card.Title != "Agents to assign to matching net: 0" || !strings.Contains(net.Card.Text(), "Network") {
+	if net := routertest.Handle(r, "UALICE", "/assign", "list net"); net.Card.Title != "Agents to assign to matching net: 0" || !strings.Contains(net.Card.Text(), "Network") {
 		t.Errorf("/assign list net:\n%s", net.Card.Text())
 	}
-	if h := handle(r, "UALICE", "/ticket", "help"); !strings.Contains(h.Text, "/ticket agents [words]") || !strings.Contains(h.Text, "/assign list [words]") {
+	if h := routertest.Handle(r, "UALICE", "/ticket", "help"); !strings.Contains(h.Text, "/ticket agents [words]") || !strings.Contains(h.Text, "/assign list [words]") {
 		t.Errorf("help lacks the agent list:\n%s", h.Text)
 	}
 	// Requesters may not list the desk's people.
-	if c := handle(r, "UCAROL", "/assign", "list"); !c.Failed || !strings.Contains(c.Text, "only desk agents") {
+	if c := routertest.Handle(r, "UCAROL", "/assign", "list"); !c.Failed || !strings.Contains(c.Text, "only desk agents") {
 		t.Errorf("requester: %+v", c)
 	}
 }

@@ -20,6 +20,21 @@ import (
 
 var busyRE = regexp.MustCompile(`^busy: (\d+ commands? ahead of you|this minute's desk budget)[^,]*, try again in about \d+ s$`)
 
+// showBurst sends n /ticket show 42 of alice at once and waits until each
+// has an answer.
+func showBurst(t *testing.T, h *e2e, n int) ([]*slackfake.Envelope, map[string][]slackfake.Response) {
+	t.Helper()
+	var envs []*slackfake.Envelope
+	for range n {
+		env, err := h.fake.SlashCommand(h.ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 42", UserID: "UALICE", ChannelID: "C0DESK"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs = append(envs, env)
+	}
+	return envs, answersByEnvelope(t, h.ctx, h.fake, envs)
+}
+
 // answersByEnvelope waits until every envelope has an answer on its
 // response_url and returns them.
 func answersByEnvelope(t *testing.T, ctx context.Context, fake *slackfake.Server, envs []*slackfake.Envelope) map[string][]slackfake.Response {
@@ -53,16 +68,8 @@ func TestSlackBurstAtBudget(t *testing.T) {
 	d := fakedesk.New()
 	d.Delay = 200 * time.Millisecond
 	h := newE2E(t, d, []bot.Option{bot.WithDeskBudget(12)})
-	var envs []*slackfake.Envelope
 	start := time.Now()
-	for range 10 {
-		env, err := h.fake.SlashCommand(h.ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 42", UserID: "UALICE", ChannelID: "C0DESK"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		envs = append(envs, env)
-	}
-	got := answersByEnvelope(t, h.ctx, h.fake, envs)
+	envs, got := showBurst(t, h, 10)
 	ok, busy := 0, 0
 	for _, e := range envs {
 		rs := got[e.ID]
@@ -113,15 +120,7 @@ func TestSlackBurstBeyondWorkers(t *testing.T) {
 	d.Delay = 500 * time.Millisecond
 	h := newE2E(t, d, nil)
 	w := 20 // the workers at the default desk budget (bot/gate.go)
-	var envs []*slackfake.Envelope
-	for range 2*w + 10 {
-		env, err := h.fake.SlashCommand(h.ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 42", UserID: "UALICE", ChannelID: "C0DESK"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		envs = append(envs, env)
-	}
-	got := answersByEnvelope(t, h.ctx, h.fake, envs)
+	envs, got := showBurst(t, h, 2*w+10)
 	ok, busy := 0, 0
 	for _, e := range envs {
 		rs := got[e.ID]

@@ -14,6 +14,7 @@ import (
 	"github.com/deskbot/deskbot/bot/slackchat"
 
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 
 	"github.com/slack-go/slack"
 )
@@ -50,7 +51,7 @@ func blocksJSON(t *testing.T, bs []slack.Block) []byte {
 func goldenCard(t *testing.T) *bot.Card {
 	t.Helper()
 	d := fakedesk.New()
-	r := newTestRouter(t, d)
+	r := routertest.New(t, d)
 	tk := d.Snapshot(42)
 	tk.Subject = "Printer on fire <b>&</b>"
 	card := r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk})
@@ -66,11 +67,9 @@ func TestGoldenTicketCard(t *testing.T) {
 
 func TestGoldenAlertCard(t *testing.T) {
 	d := fakedesk.New()
-	r := newTestRouter(t, d)
+	r := routertest.New(t, d)
 	tk := d.Snapshot(42)
-	card := r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk})
-	card.Buttons = bot.TicketButtons(&tk, false)
-	card.Buttons = bot.AlertButtons(&tk, "page-urgent", "page-urgent/42/1")
+	card := r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk, Rule: "page-urgent", Key: "page-urgent/42/1"})
 	v := slackchat.AlertView{Headline: "<!subteam^S0ONCALL> Urgent #42 unassigned: Printer on fire", Rule: "page-urgent", Key: "page-urgent/42/1", Card: card}
 	golden(t, "alert_card", blocksJSON(t, slackchat.AlertBlocks(v)))
 
@@ -89,8 +88,7 @@ func TestGoldenAlertCard(t *testing.T) {
 	tk.ResponderID = new(int64)
 	*tk.ResponderID = 8
 	tk.Status = 4
-	card = r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk})
-	card.Buttons = bot.AlertButtons(&tk, "page-urgent", "page-urgent/42/1")
+	card = r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk, Rule: "page-urgent", Key: "page-urgent/42/1"})
 	updated := slackchat.AlertView{Headline: headline, Rule: "page-urgent", Key: "page-urgent/42/1", Card: card,
 		Activity: []string{"Bob Builder assigned the ticket to themself · 09:41 UTC", "Alice Agent resolved the ticket · 09:45 UTC"}}
 	out := blocksJSON(t, slackchat.AlertBlocks(updated))

@@ -1,36 +1,14 @@
 package slackchat_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 
 	"github.com/deskbot/deskbot/bot"
-	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
-
-// testUsers are the chat users of the router-only tests.
-var testUsers = chattest.Users{"UALICE": "alice@example.com", "UBOB": "bob@example.com", "UCAROL": "carol@example.com", "UOLGA": "olga@example.com", "UNOMAIL": ""}
-
-// newTestRouter is a router over d with ticket links to desk.example.com.
-func newTestRouter(t *testing.T, d bot.Desk, opts ...bot.Option) *bot.Router {
-	t.Helper()
-	opts = append([]bot.Option{bot.WithDeskURL("https://desk.example.com")}, opts...)
-	r, err := bot.NewRouter(d, slog.New(slog.DiscardHandler), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// handle runs a typed command of user through the router alone.
-func handle(r *bot.Router, user, cmd, text string) bot.Reply {
-	return r.Dispatch(context.Background(), bot.Caller{UserID: user, TeamID: "T1", ChannelID: "C1", Users: testUsers}, bot.Command{Slash: cmd, Text: text})
-}
 
 // tail is the end of a long string, for error messages.
 func tail(s string) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/bot/slackchat"
 
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 
 	"github.com/slack-go/slack"
 
@@ -181,8 +182,8 @@ func TestBlockKitLimitsTicketCard(t *testing.T) {
 	for i := int64(1); i <= 60; i++ {
 		d.Tickets[1000+i] = &sdclient.Ticket{ID: 1000 + i, Subject: strings.Repeat("<&> long subject ", 40), Status: 2, Priority: 4, WorkspaceID: sdclient.Ptr[int64](1)}
 	}
-	r := newTestRouter(t, d)
-	resp := handle(r, "UALICE", "/ticket", "search priority:4")
+	r := routertest.New(t, d)
+	resp := routertest.Handle(r, "UALICE", "/ticket", "search priority:4")
 	if resp.Failed || resp.Card == nil {
 		t.Fatalf("search: %+v", resp)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -277,10 +278,10 @@ func TestMirrorListsMatchTheDesk(t *testing.T) {
 	}
 	m := fakedesk.OpenMirror(t)
 	mirrorSim(t, sim, m, 0, sdsim.DefaultWorkspaceID, store.MirrorState{Cursor: mirrorCursor, Complete: true})
-	fromDesk := newTestRouter(t, desk, bot.WithClock(func() time.Time { return mirrorNow }))
-	fromMirrorR := newTestRouter(t, desk, bot.WithMirror(m), bot.WithClock(func() time.Time { return mirrorNow }))
+	fromDesk := routertest.New(t, desk, bot.WithClock(func() time.Time { return mirrorNow }))
+	fromMirrorR := routertest.New(t, desk, bot.WithMirror(m), bot.WithClock(func() time.Time { return mirrorNow }))
 	for _, text := range []string{"unassigned", "mine"} {
-		d, mr := handle(fromDesk, "UALICE", "/ticket", text), handle(fromMirrorR, "UALICE", "/ticket", text)
+		d, mr := routertest.Handle(fromDesk, "UALICE", "/ticket", text), routertest.Handle(fromMirrorR, "UALICE", "/ticket", text)
 		if d.Failed || mr.Failed || d.Card == nil || mr.Card == nil {
 			t.Fatalf("%s: desk %+v, mirror %+v", text, d, mr)
 		}
@@ -291,7 +292,7 @@ func TestMirrorListsMatchTheDesk(t *testing.T) {
 			t.Errorf("%s: notes %q, want %q", text, mr.Card.Notes, want)
 		}
 	}
-	if d := handle(fromDesk, "UALICE", "/ticket", "unassigned"); !slices.Contains(d.Card.Notes, "showing 1–10 of 13") {
+	if d := routertest.Handle(fromDesk, "UALICE", "/ticket", "unassigned"); !slices.Contains(d.Card.Notes, "showing 1–10 of 13") {
 		t.Errorf("the test does not reach the limit: %q", d.Card.Notes)
 	}
 }

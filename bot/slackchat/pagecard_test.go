@@ -11,6 +11,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 
 	"github.com/deskbot/deskbot/oncall"
 )
@@ -29,10 +30,9 @@ func goldenMention(t oncall.Target) string {
 
 func TestGoldenPageCard(t *testing.T) {
 	d := fakedesk.New()
-	r := newTestRouter(t, d)
+	r := routertest.New(t, d)
 	tk := d.Snapshot(42)
 	card := r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk})
-	card.Buttons = bot.TicketButtons(&tk, false)
 	card.Buttons = nil
 
 	p := chattest.Page()

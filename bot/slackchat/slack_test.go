@@ -15,6 +15,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/oncall"
@@ -120,43 +121,24 @@ func slackUsers() []slackfake.User {
 // newE2E starts a fake Slack, a Slack transport over the real slack-go
 // client and a router over desk (a fresh fakeDesk when nil).
 func newE2E(t testing.TB, desk bot.Desk, ropts []bot.Option, sopts ...slackchat.Option) *e2e {
-	tb, _ := t.(*testing.T)
 	fake := slackfake.New(slackfake.WithUsers(slackUsers()...), slackfake.WithChannels(slackfake.Channel{ID: oncallID, Name: "it-oncall"}))
 	t.Cleanup(fake.Close)
-	h := &e2e{t: tb, fake: fake, logs: &recordLogs{}, acks: &memAcks{}}
-	if desk == nil {
-		h.fdesk = fakedesk.New()
-		desk = h.fdesk
-	}
-	h.desk = desk
-	log := slog.New(h.logs)
-	ropts = append([]bot.Option{bot.WithDeskURL("https://desk.example.com"), bot.WithAcks(h.acks)}, ropts...)
-	r, err := bot.NewRouter(desk, log, ropts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The API URL without its final "/": the transport adds it.
 	sopts = append([]slackchat.Option{slackchat.WithAPIURL(strings.TrimSuffix(fake.APIURL(), "/"))}, sopts...)
-	s, err := slackchat.New(r, log, fake.BotToken(), fake.AppToken(), sopts...)
+	return newE2EWith(t, fake, desk, ropts, sopts...)
+}
+
+// redeliver delivers env again, as Slack does when it saw no ack, and
+// waits for the ack.
+func (h *e2e) redeliver(env *slackfake.Envelope) {
+	h.t.Helper()
+	again, err := h.fake.Redeliver(h.ctx, env)
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
-	h.slack, h.router = s, r
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-	t.Cleanup(wcancel)
-	h.ctx = wctx
-	if err := fake.WaitConnected(wctx, 1); err != nil {
-		t.Fatal(err)
+	if _, err := again.WaitAck(h.ctx); err != nil {
+		h.t.Fatalf("redelivery not acked: %v", err)
 	}
-	return h
 }
 
 // slash sends a command, checks it is acked quickly and returns the answer
@@ -301,13 +283,7 @@ func TestSlackRedeliveredEnvelopeDropped(t *testing.T) {
 	h := newE2E(t, nil, nil)
 	env := h.send(slackfake.SlashCommand{Command: "/ticket", Text: "new Only once", UserID: "UCAROL", ChannelID: "C0DESK"})
 	h.response(env)
-	again, err := h.fake.Redeliver(h.ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := again.WaitAck(h.ctx); err != nil {
-		t.Fatalf("redelivery not acked: %v", err)
-	}
+	h.redeliver(env)
 	if err := h.logs.wait(h.ctx, func() bool { return h.logs.has("dropped a redelivered envelope envelope=" + env.ID) }); err != nil {
 		t.Fatal("redelivery was not dropped")
 	}
@@ -541,7 +517,7 @@ func TestSlackInvalidAuthStops(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := slackfake.New()
 			defer fake.Close()
-			r := newTestRouter(t, fakedesk.New())
+			r := routertest.New(t, fakedesk.New())
 			opts := []slackchat.Option{slackchat.WithAPIURL(fake.APIURL()), slackchat.WithReconnectBackoff(time.Millisecond, 10*time.Millisecond)}
 			if tc.bot == slackfake.DefaultBotToken {
 				opts = append(opts, slackchat.WithTeamID(fake.TeamID()))
@@ -564,7 +540,7 @@ func TestSlackInvalidAuthStops(t *testing.T) {
 }
 
 func TestNewSlackOptions(t *testing.T) {
-	r := newTestRouter(t, fakedesk.New())
+	r := routertest.New(t, fakedesk.New())
 	log := slog.New(slog.DiscardHandler)
 	if _, err := slackchat.New(r, log, "xapp-1", "xapp-2"); err == nil {
 		t.Error("bot token not checked")
@@ -634,13 +610,7 @@ func TestSlackRedeliveryAcrossReplicas(t *testing.T) {
 	h.response(env)
 	// The fake hands envelopes to its connections in turn: the redelivery
 	// goes to the replica that did not run the command.
-	again, err := h.fake.Redeliver(h.ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := again.WaitAck(h.ctx); err != nil {
-		t.Fatalf("redelivery not acked: %v", err)
-	}
+	h.redeliver(env)
 	ran, other := deskA, logsB
 	if deskB.count() == 1 {
 		ran, other = deskB, h.logs
