@@ -962,10 +962,7 @@ var errNoAgentList = errors.New("the desk does not list agents")
 // agentList is the desk's agents sorted by name, cached for ten minutes.
 func (r *Router) agentList(ctx context.Context) ([]*sdclient.Agent, bool, error) {
 	now := r.now()
-	r.mu.Lock()
-	l := r.agentsList
-	r.mu.Unlock()
-	if l.ok && now.Sub(l.at) < 10*time.Minute {
+	if l, ok := fresh(r, &r.agentsList, now, 10*time.Minute); ok {
 		return l.v.agents, l.v.more, nil
 	}
 	al, _ := r.desk.(AgentLister)
@@ -987,9 +984,7 @@ func (r *Router) agentList(ctx context.Context) ([]*sdclient.Agent, bool, error)
 	slices.SortFunc(v.agents, func(a, b *sdclient.Agent) int {
 		return strings.Compare(strings.ToLower(a.Name()), strings.ToLower(b.Name()))
 	})
-	r.mu.Lock()
-	r.agentsList = cached[agentPage]{v: v, at: now, ok: true}
-	r.mu.Unlock()
+	keep(r, &r.agentsList, v, now)
 	return v.agents, v.more, nil
 }
 

@@ -49,10 +49,27 @@ type Router struct {
 	agentsList    cached[agentPage]
 }
 
+// cached is a value read at a time; ok: read at all.
 type cached[T any] struct {
 	v  T
 	at time.Time
 	ok bool
+}
+
+// fresh reads c under the router's lock and reports whether it was read
+// less than ttl before now.
+func fresh[T any](r *Router, c *cached[T], now time.Time, ttl time.Duration) (cached[T], bool) {
+	r.mu.Lock()
+	v := *c
+	r.mu.Unlock()
+	return v, v.ok && now.Sub(v.at) < ttl
+}
+
+// keep stores v, read at now, in c under the router's lock.
+func keep[T any](r *Router, c *cached[T], v T, now time.Time) {
+	r.mu.Lock()
+	*c = cached[T]{v: v, at: now, ok: true}
+	r.mu.Unlock()
 }
 
 // Option configures a Router. Options only record a value; NewRouter
@@ -438,10 +455,8 @@ func deskRetryAfter(err error) time.Duration {
 // on error the fixed four.
 func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
 	now := r.now()
-	r.mu.Lock()
-	s := r.statuses
-	r.mu.Unlock()
-	if s.ok && now.Sub(s.at) < 10*time.Minute {
+	s, ok := fresh(r, &r.statuses, now, 10*time.Minute)
+	if ok {
 		return s.v
 	}
 	// One request for a burst of commands on a cold cache, not one each.
@@ -461,9 +476,7 @@ func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
 		}
 		return defaultStatuses()
 	}
-	r.mu.Lock()
-	r.statuses = cached[[]sdclient.FieldChoice]{v: v, at: now, ok: true}
-	r.mu.Unlock()
+	keep(r, &r.statuses, v, now)
 	return v
 }
 
@@ -481,10 +494,8 @@ func defaultStatuses() []sdclient.FieldChoice {
 // 3 s trigger window).
 func (r *Router) cachedGroups(ctx context.Context, wait time.Duration) []*sdclient.Group {
 	now := r.now()
-	r.mu.Lock()
-	g := r.groups
-	r.mu.Unlock()
-	if g.ok && now.Sub(g.at) < 10*time.Minute {
+	g, ok := fresh(r, &r.groups, now, 10*time.Minute)
+	if ok {
 		return g.v
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -495,9 +506,7 @@ func (r *Router) cachedGroups(ctx context.Context, wait time.Duration) []*sdclie
 		return g.v
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].Name < v[j].Name })
-	r.mu.Lock()
-	r.groups = cached[[]*sdclient.Group]{v: v, at: now, ok: true}
-	r.mu.Unlock()
+	keep(r, &r.groups, v, now)
 	return v
 }
 

@@ -3,6 +3,7 @@ package console_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -35,14 +36,8 @@ func (s *syncBuffer) String() string {
 }
 
 func TestConsole(t *testing.T) {
-	d := fakedesk.New()
-	r := routertest.New(t, d)
 	in := strings.NewReader("/ticket new Printer on fire\n/ticket show 101\n\n/ticket new\n/assign 42 bob@example.com\nhello\n/ticket show x\n")
-	var out syncBuffer
-	c, err := console.New(r, in, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, d := newConsole(t, in)
 	if err := c.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +61,7 @@ func TestConsole(t *testing.T) {
 }
 
 func TestConsoleAlert(t *testing.T) {
-	d := fakedesk.New()
-	r := routertest.New(t, d)
-	var out syncBuffer
-	c, err := console.New(r, strings.NewReader(""), &out, console.WithEmail("bob@example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, d := newConsole(t, strings.NewReader(""), console.WithEmail("bob@example.com"))
 	ctx := context.Background()
 	tk := d.Snapshot(42)
 	if ok, _ := c.AlreadyAlerted(ctx, "#oncall", "k1"); ok {
@@ -103,16 +92,10 @@ func TestConsoleAlert(t *testing.T) {
 // line of multi-byte characters within the limit is a command; a last
 // line without a newline is read too.
 func TestConsoleLongLines(t *testing.T) {
-	d := fakedesk.New()
-	r := routertest.New(t, d)
 	in := strings.NewReader("/ticket note 42 " + strings.Repeat("x", 200_000) + "\n" +
 		"/ticket note 42 " + strings.Repeat("🔥", 3000) + "\r\n" +
 		"/ticket show 43")
-	var out syncBuffer
-	c, err := console.New(r, in, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, d := newConsole(t, in)
 	if err := c.Run(context.Background()); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -134,12 +117,7 @@ func TestConsoleLongLines(t *testing.T) {
 // The console says why a page stopped without an acknowledgement: every
 // level paged, or its policy gone from the rules file.
 func TestConsolePageStopped(t *testing.T) {
-	r := routertest.New(t, fakedesk.New())
-	var out syncBuffer
-	c, err := console.New(r, strings.NewReader(""), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, _ := newConsole(t, strings.NewReader(""))
 	p := oncall.Page{Key: "page-urgent/42/1", Policy: "it-urgent", TicketID: 42, Exhausted: true}
 	gone := p
 	gone.History = []oncall.Event{{Kind: oncall.EventExhausted, Detail: "escalation policy it-urgent is no longer in the rules file: nobody left to page"}}
@@ -163,14 +141,8 @@ func TestConsolePageStopped(t *testing.T) {
 // a click would on Slack. Numbers only grow, so an alert printed meanwhile
 // never changes what a number means.
 func TestConsoleButtons(t *testing.T) {
-	d := fakedesk.New()
-	r := routertest.New(t, d)
 	in := strings.NewReader("/ticket show 43\n2\n[4]\n/press 12\n99\n/press x\n")
-	var out syncBuffer
-	c, err := console.New(r, in, &out, console.WithEmail("bob@example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, d := newConsole(t, in, console.WithEmail("bob@example.com"))
 	ctx := context.Background()
 	tk := d.Snapshot(42)
 	if err := c.Alert(ctx, chat.AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Ticket: &tk, Rule: "page", Key: "page/42/1"}); err != nil {
@@ -210,13 +182,9 @@ func TestConsoleButtons(t *testing.T) {
 }
 
 func TestConsolePage(t *testing.T) {
-	var out strings.Builder
-	c, err := console.New(routertest.New(t, fakedesk.New()), strings.NewReader(""), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, _ := newConsole(t, strings.NewReader(""))
 	p := chattest.Page()
-	err = c.Page(context.Background(), oncall.PageRequest{Page: p, Target: *p.Target, Step: 2, Level: 1, TicketID: 42, Channel: "#it-oncall", Text: p.Text})
+	err := c.Page(context.Background(), oncall.PageRequest{Page: p, Target: *p.Target, Step: 2, Level: 1, TicketID: 42, Channel: "#it-oncall", Text: p.Text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,12 +196,7 @@ func TestConsolePage(t *testing.T) {
 }
 
 func TestConsoleAlertGroup(t *testing.T) {
-	var out bytes.Buffer
-	r := routertest.New(t, fakedesk.New())
-	c, err := console.New(r, strings.NewReader(""), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, _ := newConsole(t, strings.NewReader(""))
 	g := chattest.AlertGroup(7, 6)
 	g.Alerts[2].Text = "late"
 	ctx := context.Background()
@@ -256,16 +219,24 @@ func TestConsoleAlertGroup(t *testing.T) {
 }
 
 func TestConsolePostDryRun(t *testing.T) {
-	r := routertest.New(t, fakedesk.New())
-	var out syncBuffer
-	c, err := console.New(r, strings.NewReader(""), &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, out, _ := newConsole(t, strings.NewReader(""))
 	if err := c.PostDryRun(context.Background(), "#it-desk", "deskbot dry run: would have:\n• fired x on #1"); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := out.String(), "DRY RUN #it-desk: deskbot dry run: would have:\n• fired x on #1\n"; got != want {
 		t.Errorf("printed %q, want %q", got, want)
 	}
+}
+
+// newConsole is a console over a router over a fake desk, reading in and
+// writing to out.
+func newConsole(t *testing.T, in io.Reader, opts ...console.Option) (*console.Console, *syncBuffer, *fakedesk.Desk) {
+	t.Helper()
+	d := fakedesk.New()
+	out := &syncBuffer{}
+	c, err := console.New(routertest.New(t, d), in, out, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, out, d
 }
