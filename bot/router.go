@@ -65,6 +65,21 @@ func fresh[T any](r *Router, c *cached[T], now time.Time, ttl time.Duration) (ca
 	return v, v.ok && now.Sub(v.at) < ttl
 }
 
+// freshIn is fresh for the entry k of the cache m.
+func freshIn[K comparable, T any](r *Router, m map[K]cached[T], k K, now time.Time, ttl time.Duration) (cached[T], bool) {
+	r.mu.Lock()
+	v := m[k]
+	r.mu.Unlock()
+	return v, v.ok && now.Sub(v.at) < ttl
+}
+
+// keepIn is keep for the entry k of the cache m.
+func keepIn[K comparable, T any](r *Router, m map[K]cached[T], k K, v T, now time.Time) {
+	r.mu.Lock()
+	m[k] = cached[T]{v: v, at: now, ok: true}
+	r.mu.Unlock()
+}
+
 // keep stores v, read at now, in c under the router's lock.
 func keep[T any](r *Router, c *cached[T], v T, now time.Time) {
 	r.mu.Lock()
@@ -513,10 +528,7 @@ func (r *Router) cachedGroups(ctx context.Context, wait time.Duration) []*sdclie
 // agentName is an agent's display name, cached; "agent #N" when unknown.
 func (r *Router) agentName(ctx context.Context, id int64) string {
 	now := r.now()
-	r.mu.Lock()
-	n, ok := r.names[id]
-	r.mu.Unlock()
-	if ok && now.Sub(n.at) < r.agentTTL {
+	if n, ok := freshIn(r, r.names, id, now, r.agentTTL); ok {
 		return n.v
 	}
 	var a *sdclient.Agent
@@ -528,9 +540,7 @@ func (r *Router) agentName(ctx context.Context, id int64) string {
 	if err != nil {
 		return fmt.Sprintf("agent #%d", id)
 	}
-	r.mu.Lock()
-	r.names[id] = cached[string]{v: a.Name(), at: now, ok: true}
-	r.mu.Unlock()
+	keepIn(r, r.names, id, a.Name(), now)
 	return a.Name()
 }
 
@@ -541,10 +551,7 @@ var errNoRequesters = errors.New("the desk does not look up requesters")
 // agent names; nil when the desk cannot say (the card shows the id).
 func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketRequester {
 	now := r.now()
-	r.mu.Lock()
-	n, ok := r.requesters[id]
-	r.mu.Unlock()
-	if ok && now.Sub(n.at) < r.agentTTL {
+	if n, ok := freshIn(r, r.requesters, id, now, r.agentTTL); ok {
 		return n.v
 	}
 	rd, _ := r.desk.(RequesterDesk)
@@ -566,8 +573,6 @@ func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketReques
 		r.log.Warn("look up requester", "requester", id, "err", err)
 		return nil
 	}
-	r.mu.Lock()
-	r.requesters[id] = cached[*sdclient.TicketRequester]{v: rq, at: now, ok: true}
-	r.mu.Unlock()
+	keepIn(r, r.requesters, id, rq, now)
 	return rq
 }

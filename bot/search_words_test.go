@@ -14,16 +14,13 @@ import (
 	"github.com/deskbot/deskbot/store"
 )
 
+// The mirror tests' clock; the mirror's cursor is a minute behind it.
+var mirrorNow, mirrorCursor = fakedesk.MirrorClock()
+
 // wordsDesk is the simulator with 23 open tickets that mention "printer"
 // (12 in the subject, 11 only in the description), 2 closed ones that do,
 // and 12 urgent open tickets about other things; its mirror holds them
 // all as the scheduler's sync would (description text included).
-// The mirror's clock: the desk's change feed was read a minute ago.
-var (
-	mirrorNow    = time.Date(2026, 3, 9, 9, 42, 12, 0, time.UTC)
-	mirrorCursor = mirrorNow.Add(-time.Minute)
-)
-
 func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *fakedesk.Mirror) {
 	t.Helper()
 	sim, c, _ := fakedesk.Sim(t) // its one ticket: "Printer on fire", urgent, open

@@ -211,6 +211,20 @@ func FuzzEnvelope(f *testing.F) {
 	})
 }
 
+// runSlack runs s until the test ends, and returns the context it runs in.
+func runSlack(t testing.TB, s *slackchat.Slack) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return ctx
+}
+
 // newE2EWith is newE2E over a given fake Slack (closed by the caller).
 func newE2EWith(t testing.TB, fake *slackfake.Server, desk bot.Desk, ropts []bot.Option, sopts ...slackchat.Option) *e2e {
 	tb, _ := t.(*testing.T)
@@ -232,15 +246,7 @@ func newE2EWith(t testing.TB, fake *slackfake.Server, desk bot.Desk, ropts []bot
 		t.Fatal(err)
 	}
 	h.slack, h.router = s, r
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	ctx := runSlack(t, s)
 	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
 	t.Cleanup(wcancel)
 	h.ctx = wctx

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
-
+	"github.com/deskbot/deskbot/bot/slackchat"
+	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -70,3 +72,55 @@ func TestSimAlertResolve(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Alert cards name the requester as /ticket show does, though the rules
+// hand them the ticket without its requester embedded.
+func TestAlertCardNamesRequester(t *testing.T) {
+	_, desk, id := simDesk(t)
+	h := newE2E(t, desk, nil)
+	tk, err := desk.TicketBrief(h.ctx, id) // as the scheduler reads it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Requester != nil {
+		t.Fatalf("brief ticket has its requester: %+v", tk.Requester)
+	}
+	if err := h.slack.Alert(h.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Ticket: tk, Rule: "page-urgent", Key: "names/1"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.fake.WaitMessage(h.ctx, func(m slackfake.Message) bool {
+		return m.Method == "chat.postMessage" && strings.Contains(string(m.Blocks), slackchat.MarkerBlockID("names/1"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := unescaped(m.Blocks)
+	if !strings.Contains(b, `*Requester*\nCarol &lt;carol@example.com&gt;`) || strings.Contains(b, "requester #") {
+		t.Fatalf("alert card does not name the requester: %s", b)
+	}
+}
+
+// A note with "quotes" and 'apostrophes' reads back as typed: the note is
+// written to the desk as HTML (html.EscapeString writes &#34; and &#39;)
+// and the desk's body_text, which the ticket card shows, is plain text.
+func TestNoteWithQuotesReadsBackPlainly(t *testing.T) {
+	_, desk, id := simDesk(t)
+	h := newE2E(t, desk, nil)
+	note := `He said "reboot it" & it's <fine>`
+	if r := h.slash("UALICE", "/ticket", "note "+itoa(id)+" "+note); !strings.Contains(r.Text, "Added a private note") {
+		t.Fatalf("note: %q", r.Text)
+	}
+	got := all(h.slash("UALICE", "/ticket", "show "+itoa(id)))
+	// The answer is Block Kit JSON: Slack's own escaping of & < > (once)
+	// is all that may differ from what was typed.
+	for _, bad := range []string{"&#34;", "&#39;", "&amp;amp;", `\u0026amp;amp;`, `\u0026#34;`, `\u0026#39;`} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the note shows escaped twice (%s):\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{`He said \"reboot it\"`, `it's`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("/ticket show lacks %q:\n%s", want, got)
+		}
+	}
+}

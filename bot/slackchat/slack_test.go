@@ -128,6 +128,21 @@ func newE2E(t testing.TB, desk bot.Desk, ropts []bot.Option, sopts ...slackchat.
 	return newE2EWith(t, fake, desk, ropts, sopts...)
 }
 
+// press clicks button action (with value) of message m as user, waits for
+// the ack and returns how many messages the fake had recorded before.
+func (h *e2e) press(user string, m slackfake.Message, action, value string) int {
+	h.t.Helper()
+	before := len(h.fake.Messages())
+	env, err := h.fake.BlockAction(h.ctx, user, m.Channel, m.TS, action, value)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := env.WaitAck(h.ctx); err != nil {
+		h.t.Fatal(err)
+	}
+	return before
+}
+
 // redeliver delivers env again, as Slack does when it saw no ack, and
 // waits for the ack.
 func (h *e2e) redeliver(env *slackfake.Envelope) {
@@ -380,16 +395,9 @@ func (h *e2e) click(user string, m slackfake.Message, action string) slackfake.M
 	if value == "" {
 		h.t.Fatalf("no %s button on the card", action)
 	}
-	before := len(h.fake.Messages())
-	env, err := h.fake.BlockAction(h.ctx, user, m.Channel, m.TS, action, value)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if _, err := env.WaitAck(h.ctx); err != nil {
-		h.t.Fatal(err)
-	}
+	before := h.press(user, m, action, value)
 	var update slackfake.Message
-	err = h.fake.Wait(h.ctx, func() bool {
+	err := h.fake.Wait(h.ctx, func() bool {
 		for _, u := range h.fake.Messages()[before:] {
 			if u.Method == "chat.update" && u.TS == m.TS {
 				update = u
@@ -593,15 +601,7 @@ func TestSlackRedeliveryAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sB.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("replica B: %v", err)
-		}
-	})
+	runSlack(t, sB)
 	if err := h.fake.WaitConnected(h.ctx, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -180,12 +180,21 @@ func (d *Desk) Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
 	}
 	d.Mu.Lock()
 	defer d.Mu.Unlock()
-	t, ok := d.Tickets[id]
-	if !ok {
-		return nil, fmt.Errorf("get ticket %d: %w", id, sdclient.ErrNotFound)
+	t, err := d.ticketLocked("get", id)
+	if err != nil {
+		return nil, err
 	}
 	c := *t
 	return &c, nil
+}
+
+// ticketLocked is ticket id, or the desk's 404 for op.
+func (d *Desk) ticketLocked(op string, id int64) (*sdclient.Ticket, error) {
+	t, ok := d.Tickets[id]
+	if !ok {
+		return nil, fmt.Errorf("%s ticket %d: %w", op, id, sdclient.ErrNotFound)
+	}
+	return t, nil
 }
 
 // UpdateTicket implements bot.Desk for status, priority and agent.
@@ -195,9 +204,9 @@ func (d *Desk) UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpda
 	}
 	d.Mu.Lock()
 	defer d.Mu.Unlock()
-	t, ok := d.Tickets[id]
-	if !ok {
-		return nil, fmt.Errorf("update ticket %d: %w", id, sdclient.ErrNotFound)
+	t, err := d.ticketLocked("update", id)
+	if err != nil {
+		return nil, err
 	}
 	if u.Status != nil {
 		t.Status = *u.Status

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -51,4 +52,11 @@ func OpenMirror(t testing.TB) *Mirror {
 	}
 	t.Cleanup(func() { st.Close() })
 	return &Mirror{Store: st}
+}
+
+// MirrorClock is the fixed clock of the mirror tests, and the mirror's
+// cursor a minute behind it (the desk's change feed read a minute ago).
+func MirrorClock() (now, cursor time.Time) {
+	now = time.Date(2026, 3, 9, 9, 42, 12, 0, time.UTC)
+	return now, now.Add(-time.Minute)
 }
