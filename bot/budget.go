@@ -109,6 +109,10 @@ func (d *meteredDesk) spend(ctx context.Context, credits int) {
 	}
 }
 
+// The Desk methods of meteredDesk spend what the call costs, then call
+// the desk.
+
+// CreateTicket costs one request.
 func (d *meteredDesk) CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error) {
 	d.spend(ctx, creditsRequest)
 	return d.Desk.CreateTicket(ctx, t)

@@ -52,6 +52,7 @@ type UsageError struct {
 	Reason  string
 }
 
+// Error says what is wrong and how the command is used.
 func (e *UsageError) Error() string {
 	if e.Usage == "" {
 		return e.Reason

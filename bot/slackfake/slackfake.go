@@ -1,12 +1,3 @@
-// Package slackfake is a protocol-faithful fake Slack for end-to-end tests:
-// the Web API subset deskbot uses plus the socket-mode websocket, served
-// over HTTP so that the real github.com/slack-go/slack client (and its
-// socketmode package) connects to it unchanged.
-//
-// It is built like net/http/httptest: New returns a running server, the
-// client is pointed at APIURL with slack.OptionAPIURL, tests push slash
-// commands and interactions through the websocket and assert on what the
-// bot did through the recorders (Messages, Views, Responses, Calls, Acks).
 package slackfake
 
 import (

@@ -1,6 +1,3 @@
-// Package chattest holds the fixtures that the tests of bot and of its
-// transports share: chat users, a page, a grouped alert. It imports chat,
-// oncall and sdclient only (never bot), so that bot's own tests can use it.
 package chattest
 
 import (

@@ -1,9 +1,3 @@
-// Package fakedesk is an in-memory bot.Desk for the tests of bot and its
-// transports: a few agents, statuses, groups and tickets, with injected
-// errors, delays and panics per operation, and a record of what was
-// created, updated and written.
-//
-// It imports sdclient only (never bot), so that bot's own tests can use it.
 package fakedesk
 
 import (

@@ -1,6 +1,3 @@
-// Package flight merges concurrent lookups of the same key into one call
-// (a singleflight that never loses a panic). It is used by the router and
-// the Slack transport; it imports nothing of deskbot.
 package flight
 
 import (

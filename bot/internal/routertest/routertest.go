@@ -1,6 +1,3 @@
-// Package routertest builds the real router for the tests of the
-// transports (bot/console, bot/slackchat). It imports bot, so bot's own
-// tests cannot use it (they have their own newTestRouter).
 package routertest
 
 import (
