@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/deskbot/deskbot/bot/chat"
@@ -17,23 +16,6 @@ import (
 
 	"github.com/deskbot/deskbot/oncall"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestConsole(t *testing.T) {
 	in := strings.NewReader("/ticket new Printer on fire\n/ticket show 101\n\n/ticket new\n/assign 42 bob@example.com\nhello\n/ticket show x\n")
@@ -230,10 +212,10 @@ func TestConsolePostDryRun(t *testing.T) {
 
 // newConsole is a console over a router over a fake desk, reading in and
 // writing to out.
-func newConsole(t *testing.T, in io.Reader, opts ...console.Option) (*console.Console, *syncBuffer, *fakedesk.Desk) {
+func newConsole(t *testing.T, in io.Reader, opts ...console.Option) (*console.Console, *bytes.Buffer, *fakedesk.Desk) {
 	t.Helper()
 	d := fakedesk.New()
-	out := &syncBuffer{}
+	out := &bytes.Buffer{}
 	c, err := console.New(routertest.New(t, d), in, out, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -13,22 +13,10 @@ import (
 	"github.com/deskbot/deskbot/rules"
 )
 
-const groupRulesYAML = `version: 1
-oncall:
-  schedules:
-    - name: it-primary
-      time_zone: UTC
-      rotation: 1d
-      start: 2026-03-02
-      members: [alice@example.com]
-  policies:
-    - name: it-urgent
-      levels:
-        - {schedule: it-primary, after: 10m}
-        - {group: S0GROUP, after: 15m}
-        - {group: "@net-oncall", after: 15m}
-rules: []
-`
+// groupRulesYAML's it-urgent policy pages alice (the rota), then the user
+// group S0GROUP (by id), then @net-oncall (by handle).
+var groupRulesYAML = pageRules("1d", "alice@example.com",
+	"{schedule: it-primary, after: 10m}", "{group: S0GROUP, after: 15m}", `{group: "@net-oncall", after: 15m}`)
 
 // The people of a policy's group levels, found through Slack's
 // usergroups.users.list over the real client, count as involved in its
