@@ -7,77 +7,58 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// ActionRequest is a button click, independent of the transport.
-type ActionRequest struct {
-	ActionID string // one of the Action* constants
-	Value    string // the button's value: the ticket id
-	AlertKey string // the alert's key when the card is an alert
-	UserID   string
-	TeamID   string
-	Users    Directory
-}
-
-// ActionResult is what a click did. Ticket is the ticket after the action
-// (nil when it failed); Activity is a line for the card ("Alice
-// acknowledged"); Text is the answer to the clicking person alone.
-type ActionResult struct {
-	Ticket   *sdclient.Ticket
-	Card     *Card // the refreshed ticket card (ticket cards only)
-	Activity string
-	Text     string
-	Failed   bool
-	Pages    []oncall.Page // on-call pages the click acknowledged
-}
-
-// Act performs a button click through the desk as the clicking agent.
-func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
-	id, err := strconv.ParseInt(strings.TrimSpace(a.Value), 10, 64)
-	verbs := map[string]string{ActionAssignMe: "assign N", ActionAcknowledge: "acknowledge N", ActionResolve: "resolve N", ActionClose: "close N"}
-	verb, known := verbs[a.ActionID]
+// act performs a click on a ticket or alert card through the desk as the
+// clicking agent; value is the button's value (ticket, and for an alert
+// its rule and key).
+func (r *Router) act(ctx context.Context, caller Caller, action, value string) (res Reply) {
+	idv, rule, key := chat.SplitButtonValue(value)
+	id, err := strconv.ParseInt(strings.TrimSpace(idv), 10, 64)
+	verbs := map[string]string{chat.ActionAssignMe: "assign N", chat.ActionAcknowledge: "acknowledge N", chat.ActionResolve: "resolve N", chat.ActionClose: "close N"}
+	verb, known := verbs[action]
 	if err != nil || id <= 0 || !known {
-		return ActionResult{Text: fmt.Sprintf("unknown button %q (value %q)", a.ActionID, a.Value), Failed: true}
+		return failed(fmt.Sprintf("unknown button %q (value %q)", action, idv))
 	}
-	req := Request{UserID: a.UserID, TeamID: a.TeamID, Users: a.Users}
-	c := &call{req: req, cmd: &command{name: "button " + a.ActionID, verb: verb}, ticket: id}
-	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+	c := &call{caller: caller, cmd: &command{name: "button " + action, verb: verb}, ticket: id}
+	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Reply, error) {
 		if err := r.authorise(ctx, c); err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		if err := r.permit(ctx, c); err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		name := c.agent.Name()
 		var t *sdclient.Ticket
 		var err error
-		switch a.ActionID {
-		case ActionAssignMe:
+		switch action {
+		case chat.ActionAssignMe:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
 			res.Activity = fmt.Sprintf("%s assigned the ticket to themself", name)
-		case ActionResolve:
+		case chat.ActionResolve:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusResolved)})
 			res.Activity = fmt.Sprintf("%s resolved the ticket", name)
 			if err == nil {
 				r.resolvePages(ctx, id)
 			}
-		case ActionClose:
+		case chat.ActionClose:
 			t, err = r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(sdclient.StatusClosed)})
 			res.Activity = fmt.Sprintf("%s closed the ticket", name)
 			if err == nil {
 				r.resolvePages(ctx, id)
 			}
-		case ActionAcknowledge:
-			if r.acks != nil && a.AlertKey != "" {
-				if err := r.acks.Acknowledge(ctx, a.AlertKey, c.email, r.now()); err != nil {
-					return Response{}, fmt.Errorf("record acknowledgement of %s: %w", a.AlertKey, err)
+		case chat.ActionAcknowledge:
+			if r.acks != nil && key != "" {
+				if err := r.acks.Acknowledge(ctx, key, c.email, r.now()); err != nil {
+					return Reply{}, fmt.Errorf("record acknowledgement of %s: %w", key, err)
 				}
 			}
 			// The alert of a rule that also pages: acknowledging it stops
 			// the escalation too, and the page's note records who and when.
-			p, paged := r.ackAlertPage(ctx, a.AlertKey, c.email)
+			p, paged := r.ackAlertPage(ctx, key, c.email)
 			// The card is drawn from the ticket permit read (no second
 			// read), with the note just written.
 			cp := *c.t
@@ -87,7 +68,7 @@ func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
 			} else {
 				note := "Alert acknowledged in chat by " + name + "."
 				if err := r.desk.AddNote(ctx, id, htmlText(note), c.agent.ID); err != nil {
-					return Response{}, fmt.Errorf("add note to ticket %d: %w", id, err)
+					return Reply{}, fmt.Errorf("add note to ticket %d: %w", id, err)
 				}
 				t.Conversations = append(slices.Clip(t.Conversations), &sdclient.Conversation{
 					TicketID: id, UserID: c.agent.ID, Body: htmlText(note), BodyText: note,
@@ -97,17 +78,20 @@ func (r *Router) Act(ctx context.Context, a ActionRequest) (res ActionResult) {
 			res.Activity = fmt.Sprintf("%s acknowledged", name)
 		}
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		t = withEmbeds(t, c.t)
 		res.Ticket = t
 		res.Card = r.ticketCard(ctx, t)
-		return Response{Text: fmt.Sprintf("Done: %s (ticket #%d).", res.Activity, id)}, nil
+		if key != "" {
+			res.Card.Buttons = AlertButtons(t, rule, key)
+		}
+		return Reply{Text: fmt.Sprintf("Done: %s (ticket #%d).", res.Activity, id)}, nil
 	}, c)
-	res.Text, res.Failed = resp.Text, resp.Failed
-	if res.Failed {
-		res.Ticket, res.Card, res.Activity = nil, nil, ""
+	if resp.Failed {
+		return resp
 	}
+	res.Text = resp.Text
 	return res
 }
 

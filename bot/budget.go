@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,13 +21,7 @@ const budgetWindow = time.Minute
 // the current minute is spent (see gate.go). 0, the default, leaves the
 // budget unchecked (workers are then sized as for the default budget, 60).
 func WithDeskBudget(perMinute int) Option {
-	return func(r *Router) error {
-		if perMinute < 0 {
-			return fmt.Errorf("bot: WithDeskBudget: %d is negative", perMinute)
-		}
-		r.budget = perMinute
-		return nil
-	}
+	return func(c *routerConfig) { c.budget = perMinute }
 }
 
 // deskMeter counts the desk credits the router's calls spent in the last
@@ -116,7 +109,11 @@ func (d *meteredDesk) spend(ctx context.Context, credits int) {
 	}
 }
 
-func (d *meteredDesk) CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error) {
+// The Desk methods of meteredDesk spend what the call costs, then call
+// the desk.
+
+// CreateTicket costs one request.
+func (d *meteredDesk) CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error) {
 	d.spend(ctx, creditsRequest)
 	return d.Desk.CreateTicket(ctx, t)
 }

@@ -7,38 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
-)
-
-// Card is a transport-neutral rich answer: Slack renders it as Block Kit,
-// the console as text.
-type Card struct {
-	Title    string
-	URL      string // link of the title
-	Headline string // text above the title (alerts)
-	Fields   []Field
-	Lines    []string // a list: last conversations, search results
-	Buttons  []Button
-	Notes    []string // small print
-}
-
-// Field is one label/value pair of a card.
-type Field struct{ Label, Value string }
-
-// Button is one button of a card; Value carries the ticket id.
-type Button struct {
-	ActionID string
-	Label    string
-	Value    string
-	Style    string // "", "primary" or "danger"
-}
-
-// Button action ids; a click comes back with one of these.
-const (
-	ActionAssignMe    = "deskbot_assign_me"
-	ActionAcknowledge = "deskbot_ack"
-	ActionResolve     = "deskbot_resolve"
-	ActionClose       = "deskbot_close"
 )
 
 // CardNames are the names a ticket card shows for the ticket's ids.
@@ -74,26 +45,26 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 		}
 	}
 	c.Fields = []Field{
-		{"Status", status},
-		{"Priority", priorityName(t.Priority)},
-		{"Requester", requester},
-		{"Agent", agent},
-		{"Group", group},
-		{"Due", formatTime(t.DueBy)},
-		{"First response due", formatTime(t.FrDueBy)},
+		{Label: "Status", Value: status},
+		{Label: "Priority", Value: priorityName(t.Priority)},
+		{Label: "Requester", Value: requester},
+		{Label: "Agent", Value: agent},
+		{Label: "Group", Value: group},
+		{Label: "Due", Value: formatTime(t.DueBy)},
+		{Label: "First response due", Value: formatTime(t.FrDueBy)},
 	}
 	// Slack shows at most ten fields: these three fit beside the seven.
 	if t.Type != "" {
-		c.Fields = append(c.Fields, Field{"Type", t.Type})
+		c.Fields = append(c.Fields, Field{Label: "Type", Value: t.Type})
 	}
 	if cat := category(t); cat != "" {
-		c.Fields = append(c.Fields, Field{"Category", cat})
+		c.Fields = append(c.Fields, Field{Label: "Category", Value: cat})
 	}
 	if len(t.Tags) > 0 {
-		c.Fields = append(c.Fields, Field{"Tags", strings.Join(t.Tags, ", ")})
+		c.Fields = append(c.Fields, Field{Label: "Tags", Value: strings.Join(t.Tags, ", ")})
 	}
 	if d := descriptionText(t); d != "" {
-		c.Lines = append(c.Lines, "description: "+truncate(d, maxDescription))
+		c.Lines = append(c.Lines, "description: "+chat.Truncate(d, maxDescription))
 	}
 	convs := t.Conversations
 	if len(convs) > lastConversations {
@@ -110,7 +81,7 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 			kind = "from requester"
 		}
 		body := strings.Join(strings.Fields(cv.BodyText), " ")
-		c.Lines = append(c.Lines, fmt.Sprintf("%s · %s: %s", cv.CreatedAt.UTC().Format("2006-01-02 15:04"), kind, truncate(body, 200)))
+		c.Lines = append(c.Lines, fmt.Sprintf("%s · %s: %s", cv.CreatedAt.UTC().Format("2006-01-02 15:04"), kind, chat.Truncate(body, 200)))
 	}
 	c.Notes = []string{fmt.Sprintf("created %s · updated %s", t.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), t.UpdatedAt.UTC().Format("2006-01-02 15:04 UTC"))}
 	return c
@@ -152,50 +123,20 @@ func formatTime(t *time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
-// ticketButtons are the buttons under a ticket; alerts add Acknowledge.
+// TicketButtons are the buttons under a ticket; alerts add Acknowledge.
 // A resolved or closed ticket gets none.
-func ticketButtons(t *sdclient.Ticket, alert bool) []Button {
+func TicketButtons(t *sdclient.Ticket, alert bool) []Button {
 	if !sdclient.IsOpenStatus(t.Status) {
 		return nil
 	}
 	v := fmt.Sprint(t.ID)
-	b := []Button{{ActionID: ActionAssignMe, Label: "Assign to me", Value: v, Style: "primary"}}
+	b := []Button{{ActionID: chat.ActionAssignMe, Label: "Assign to me", Value: v, Style: "primary"}}
 	if alert {
-		b = append(b, Button{ActionID: ActionAcknowledge, Label: "Acknowledge", Value: v})
+		b = append(b, Button{ActionID: chat.ActionAcknowledge, Label: "Acknowledge", Value: v})
 	}
-	b = append(b, Button{ActionID: ActionResolve, Label: "Resolve", Value: v})
+	b = append(b, Button{ActionID: chat.ActionResolve, Label: "Resolve", Value: v})
 	if !alert {
-		b = append(b, Button{ActionID: ActionClose, Label: "Close", Value: v, Style: "danger"})
+		b = append(b, Button{ActionID: chat.ActionClose, Label: "Close", Value: v, Style: "danger"})
 	}
 	return b
-}
-
-// Text renders the card as plain text (console).
-func (c *Card) Text() string {
-	var b strings.Builder
-	if c.Headline != "" {
-		b.WriteString(c.Headline + "\n")
-	}
-	b.WriteString(c.Title)
-	if c.URL != "" {
-		b.WriteString(" <" + c.URL + ">")
-	}
-	b.WriteString("\n")
-	for _, f := range c.Fields {
-		fmt.Fprintf(&b, "  %-19s %s\n", f.Label+":", f.Value)
-	}
-	for _, l := range c.Lines {
-		b.WriteString("  • " + l + "\n")
-	}
-	for _, n := range c.Notes {
-		b.WriteString("  (" + n + ")\n")
-	}
-	if len(c.Buttons) > 0 {
-		var s []string
-		for _, bt := range c.Buttons {
-			s = append(s, "["+bt.Label+"]")
-		}
-		b.WriteString("  " + strings.Join(s, " ") + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
 )
@@ -30,7 +32,7 @@ type command struct {
 	// mirrored: the command needs only the fields the ticket mirror keeps,
 	// so the access check reads the ticket from the mirror when it can.
 	mirrored bool
-	run      func(r *Router, ctx context.Context, c *call) (Response, error)
+	run      func(r *Router, ctx context.Context, c *call) (Reply, error)
 }
 
 func (c *command) slash() string { return "/" + c.name }
@@ -52,25 +54,31 @@ var (
 	assigneeAr = argSpec{argText, "@user|e-mail|me"}
 )
 
-// commandTable is every command the bot knows. It is never modified.
-var commandTable = []*command{
-	{name: "ticket new", args: []argSpec{{argOptText, "subject"}}, summary: "open a ticket (without a subject: a form)", verb: "open a ticket", run: (*Router).cmdNew},
-	{name: "ticket show", args: []argSpec{argN}, summary: "show a ticket", verb: "see N", agentOnly: true, run: (*Router).cmdShow},
-	{name: "ticket note", args: []argSpec{argN, argNote}, summary: "add a private note", verb: "add a note to N", agentOnly: true, brief: true, run: (*Router).cmdNote},
-	{name: "ticket reply", args: []argSpec{argN, argNote}, summary: "reply to the requester (sent by e-mail)", verb: "reply on N", agentOnly: true, brief: true, run: (*Router).cmdReply},
-	{name: "ticket status", args: []argSpec{argN, statusArg}, summary: "set the status", verb: "change the status of N", agentOnly: true, brief: true, run: (*Router).cmdStatus},
-	{name: "ticket priority", args: []argSpec{argN, prioArg}, summary: "set the priority", verb: "change the priority of N", agentOnly: true, brief: true, run: (*Router).cmdPriority},
-	{name: "ticket close", args: []argSpec{argN}, summary: "close a ticket", verb: "close N", agentOnly: true, brief: true, run: (*Router).cmdClose},
-	{name: "ticket resolve", args: []argSpec{argN}, summary: "resolve a ticket", verb: "resolve N", agentOnly: true, brief: true, run: (*Router).cmdResolve},
-	{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces, e.g. priority:4 AND agent_id:0", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
-	{name: "ticket mine", summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
-	{name: "ticket unassigned", summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
-	{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, mirrored: true, run: (*Router).cmdWhy},
-	{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
-	{name: "ticket agents", args: []argSpec{{argOptText, "words"}}, summary: "agents (name, e-mail) and groups to assign to, e.g. /ticket agents alice; also /assign list [words]", verb: "list agents", agentOnly: true, run: (*Router).cmdAgents},
-	{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent (see /assign list)", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
-	{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
-	{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", brief: true, run: (*Router).cmdOnCallAck},
+// commandTable is every command the bot knows, one row each: its name and
+// arguments (help, usage and parsing come from them), whether only agents
+// may run it, how the access check reads its ticket, and its handler. Each
+// router builds its own (see NewRouter). To add a command, add a row and
+// its (*Router).cmdX handler; nothing else changes.
+func commandTable() []*command {
+	return []*command{
+		{name: "ticket new", args: []argSpec{{argOptText, "subject"}}, summary: "open a ticket (without a subject: a form)", verb: "open a ticket", run: (*Router).cmdNew},
+		{name: "ticket show", args: []argSpec{argN}, summary: "show a ticket", verb: "see N", agentOnly: true, run: (*Router).cmdShow},
+		{name: "ticket note", args: []argSpec{argN, argNote}, summary: "add a private note", verb: "add a note to N", agentOnly: true, brief: true, run: (*Router).cmdNote},
+		{name: "ticket reply", args: []argSpec{argN, argNote}, summary: "reply to the requester (sent by e-mail)", verb: "reply on N", agentOnly: true, brief: true, run: (*Router).cmdReply},
+		{name: "ticket status", args: []argSpec{argN, statusArg}, summary: "set the status", verb: "change the status of N", agentOnly: true, brief: true, run: (*Router).cmdStatus},
+		{name: "ticket priority", args: []argSpec{argN, prioArg}, summary: "set the priority", verb: "change the priority of N", agentOnly: true, brief: true, run: (*Router).cmdPriority},
+		{name: "ticket close", args: []argSpec{argN}, summary: "close a ticket", verb: "close N", agentOnly: true, brief: true, run: (*Router).cmdClose},
+		{name: "ticket resolve", args: []argSpec{argN}, summary: "resolve a ticket", verb: "resolve N", agentOnly: true, brief: true, run: (*Router).cmdResolve},
+		{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces, e.g. priority:4 AND agent_id:0", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
+		{name: "ticket mine", summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
+		{name: "ticket unassigned", summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
+		{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, mirrored: true, run: (*Router).cmdWhy},
+		{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
+		{name: "ticket agents", args: []argSpec{{argOptText, "words"}}, summary: "agents (name, e-mail) and groups to assign to, e.g. /ticket agents alice; also /assign list [words]", verb: "list agents", agentOnly: true, run: (*Router).cmdAgents},
+		{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent (see /assign list)", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
+		{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
+		{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", brief: true, run: (*Router).cmdOnCallAck},
+	}
 }
 
 func lookup(table []*command, name string) *command {
@@ -135,33 +143,33 @@ func helpText(table []*command) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (r *Router) cmdHelp(_ context.Context, _ *call) (Response, error) {
-	return Response{Text: r.Help()}, nil
+func (r *Router) cmdHelp(_ context.Context, _ *call) (Reply, error) {
+	return Reply{Text: r.Help()}, nil
 }
 
-func (r *Router) cmdNew(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdNew(ctx context.Context, c *call) (Reply, error) {
 	if c.p.Text == "" {
-		return Response{Text: "opening the new-ticket form", Form: &TicketForm{Groups: r.cachedGroups(ctx, 1500*time.Millisecond)}}, nil
+		return Reply{Text: "opening the new-ticket form", Form: &TicketForm{Groups: r.cachedGroups(ctx, 1500*time.Millisecond)}}, nil
 	}
-	email, err := r.callerEmail(ctx, c.req)
+	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
 	return r.create(ctx, email, TicketFormValues{Subject: c.p.Text})
 }
 
-// SubmitTicketForm creates the ticket of a submitted new-ticket form; the
+// submitForm creates the ticket of a submitted new-ticket form; the
 // requester is the submitting user.
-func (r *Router) SubmitTicketForm(ctx context.Context, req Request, v TicketFormValues) Response {
-	cmd := lookup(commandTable, "ticket new")
-	c := &call{req: req, cmd: cmd}
-	return r.run(ctx, cmd.name, func(ctx context.Context) (Response, error) {
+func (r *Router) submitForm(ctx context.Context, req Caller, v TicketFormValues) Reply {
+	cmd := lookup(r.table, "ticket new")
+	c := &call{caller: req, cmd: cmd}
+	return r.run(ctx, cmd.name, func(ctx context.Context) (Reply, error) {
 		if strings.TrimSpace(v.Subject) == "" {
-			return Response{}, refuse("a ticket needs a subject")
+			return Reply{}, refuse("a ticket needs a subject")
 		}
 		email, err := r.callerEmail(ctx, req)
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		return r.create(ctx, email, v)
 	}, c)
@@ -171,7 +179,7 @@ func (r *Router) SubmitTicketForm(ctx context.Context, req Request, v TicketForm
 // a 255-character line, and the new-ticket form stops at 250 too.
 const maxSubject = 250
 
-func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (Response, error) {
+func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (Reply, error) {
 	subject := strings.Join(strings.Fields(v.Subject), " ")
 	desc := strings.TrimSpace(v.Description)
 	if desc == "" {
@@ -181,13 +189,13 @@ func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (
 	}
 	// A pasted log as subject: the subject line gets its start, the
 	// description keeps all of it.
-	subject = truncate(subject, maxSubject)
+	subject = chat.Truncate(subject, maxSubject)
 	prio := v.Priority
 	if prio == 0 {
 		prio = sdclient.PriorityLow
 	}
 	// Creating is not idempotent: never retried.
-	t, err := r.desk.CreateTicket(ctx, NewTicket{
+	t, err := r.desk.CreateTicket(ctx, &sdclient.TicketCreate{
 		Subject:     subject,
 		Description: htmlText(desc),
 		Email:       email,
@@ -197,13 +205,13 @@ func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (
 		GroupID:     v.GroupID,
 	})
 	if err != nil {
-		return Response{}, fmt.Errorf("create ticket: %w", err)
+		return Reply{}, fmt.Errorf("create ticket: %w", err)
 	}
 	text := fmt.Sprintf("Created ticket #%d: %s", t.ID, t.Subject)
 	if l := r.TicketLink(t.ID); l != "" {
 		text += " — " + l
 	}
-	return Response{Text: text}, nil
+	return Reply{Text: text}, nil
 }
 
 func (r *Router) getTicket(ctx context.Context, id int64, brief bool) (*sdclient.Ticket, error) {
@@ -223,9 +231,9 @@ func (r *Router) getTicket(ctx context.Context, id int64, brief bool) (*sdclient
 	return t, nil
 }
 
-func (r *Router) cmdShow(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdShow(ctx context.Context, c *call) (Reply, error) {
 	card := r.ticketCard(ctx, c.t) // read by permit
-	return Response{Text: card.Title, Card: card}, nil
+	return Reply{Text: card.Title, Card: card}, nil
 }
 
 // ticketCard resolves the names a card shows and renders it with buttons.
@@ -252,22 +260,22 @@ func (r *Router) ticketCard(ctx context.Context, t *sdclient.Ticket) *Card {
 		}
 	}
 	card := TicketCard(t, n, r.TicketLink(t.ID))
-	card.Buttons = ticketButtons(t, false)
+	card.Buttons = TicketButtons(t, false)
 	return card
 }
 
-func (r *Router) cmdNote(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdNote(ctx context.Context, c *call) (Reply, error) {
 	if err := r.desk.AddNote(ctx, c.p.ID, htmlText(c.p.Text), c.agent.ID); err != nil {
-		return Response{}, fmt.Errorf("add note to ticket %d: %w", c.p.ID, err)
+		return Reply{}, fmt.Errorf("add note to ticket %d: %w", c.p.ID, err)
 	}
-	return Response{Text: fmt.Sprintf("Added a private note to ticket #%d.", c.p.ID)}, nil
+	return Reply{Text: fmt.Sprintf("Added a private note to ticket #%d.", c.p.ID)}, nil
 }
 
-func (r *Router) cmdReply(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdReply(ctx context.Context, c *call) (Reply, error) {
 	if err := r.desk.Reply(ctx, c.p.ID, htmlText(c.p.Text), c.agent.ID); err != nil {
-		return Response{}, fmt.Errorf("reply on ticket %d: %w", c.p.ID, err)
+		return Reply{}, fmt.Errorf("reply on ticket %d: %w", c.p.ID, err)
 	}
-	return Response{Text: fmt.Sprintf("Replied on ticket #%d; the desk e-mails the reply to the requester.", c.p.ID)}, nil
+	return Reply{Text: fmt.Sprintf("Replied on ticket #%d; the desk e-mails the reply to the requester.", c.p.ID)}, nil
 }
 
 // update sends an idempotent PUT (retried when the desk is busy).
@@ -284,48 +292,48 @@ func (r *Router) update(ctx context.Context, id int64, u sdclient.TicketUpdate) 
 	return t, nil
 }
 
-func (r *Router) setStatus(ctx context.Context, id int64, status int) (Response, error) {
+func (r *Router) setStatus(ctx context.Context, id int64, status int) (Reply, error) {
 	if _, err := r.update(ctx, id, sdclient.TicketUpdate{Status: sdclient.Ptr(status)}); err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
 	if !sdclient.IsOpenStatus(status) {
 		r.resolvePages(ctx, id)
 	}
-	return Response{Text: fmt.Sprintf("Ticket #%d is now %s.", id, statusName(r.statusChoices(ctx), status))}, nil
+	return Reply{Text: fmt.Sprintf("Ticket #%d is now %s.", id, statusName(r.statusChoices(ctx), status))}, nil
 }
 
-func (r *Router) cmdStatus(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdStatus(ctx context.Context, c *call) (Reply, error) {
 	choices := r.statusChoices(ctx)
 	id, err := resolveStatus(c.p.Text, choices)
 	if err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
 	return r.setStatus(ctx, c.p.ID, id)
 }
 
-func (r *Router) cmdClose(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdClose(ctx context.Context, c *call) (Reply, error) {
 	return r.setStatus(ctx, c.p.ID, sdclient.StatusClosed)
 }
 
-func (r *Router) cmdResolve(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdResolve(ctx context.Context, c *call) (Reply, error) {
 	return r.setStatus(ctx, c.p.ID, sdclient.StatusResolved)
 }
 
-func (r *Router) cmdPriority(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdPriority(ctx context.Context, c *call) (Reply, error) {
 	p, ok := parsePriority(c.p.Text)
 	if !ok {
-		return Response{}, &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: fmt.Sprintf("%q is not a priority", c.p.Text)}
+		return Reply{}, &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: fmt.Sprintf("%q is not a priority", c.p.Text)}
 	}
 	if _, err := r.update(ctx, c.p.ID, sdclient.TicketUpdate{Priority: sdclient.Ptr(p)}); err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
-	return Response{Text: fmt.Sprintf("Ticket #%d priority is now %s.", c.p.ID, priorityName(p))}, nil
+	return Reply{Text: fmt.Sprintf("Ticket #%d priority is now %s.", c.p.ID, priorityName(p))}, nil
 }
 
-func (r *Router) cmdAssign(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdAssign(ctx context.Context, c *call) (Reply, error) {
 	target := strings.TrimSpace(c.p.Text)
 	if strings.ContainsAny(target, " \t\n") {
-		return Response{}, &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: "name one person"}
+		return Reply{}, &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: "name one person"}
 	}
 	var agent *sdclient.Agent
 	switch {
@@ -334,21 +342,21 @@ func (r *Router) cmdAssign(ctx context.Context, c *call) (Response, error) {
 	default:
 		email, err := r.assigneeEmail(ctx, c, target)
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		a, err := r.agentByEmail(ctx, email)
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		if a == nil {
-			return Response{}, refuse("%s has no agent account on the desk, so tickets cannot be assigned to them: name an agent by e-mail (/assign %d someone@example.com)", email, c.p.ID)
+			return Reply{}, refuse("%s has no agent account on the desk, so tickets cannot be assigned to them: name an agent by e-mail (/assign %d someone@example.com)", email, c.p.ID)
 		}
 		agent = a
 	}
 	if _, err := r.update(ctx, c.p.ID, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(agent.ID)}); err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
-	return Response{Text: fmt.Sprintf("Ticket #%d is assigned to %s.", c.p.ID, agent.Name())}, nil
+	return Reply{Text: fmt.Sprintf("Ticket #%d is assigned to %s.", c.p.ID, agent.Name())}, nil
 }
 
 // assigneeEmail reads a Slack mention (<@U123> or <@U123|name>), a mailto
@@ -360,10 +368,10 @@ func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (str
 		if id == "" {
 			break // names nobody
 		}
-		if c.req.Users == nil {
+		if c.caller.Users == nil {
 			return "", refuse("cannot look up %s here; give an e-mail address", target)
 		}
-		email, err := c.req.Users.Email(ctx, id)
+		email, err := c.caller.Users.Email(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", fmt.Errorf("look up e-mail of %s: %w", id, err)
@@ -395,31 +403,31 @@ func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (str
 	return "", &UsageError{Command: c.cmd.name, Usage: c.cmd.usage(), Reason: fmt.Sprintf("%q is not a @mention, an e-mail address or me", target)}
 }
 
-func (r *Router) cmdWhy(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdWhy(ctx context.Context, c *call) (Reply, error) {
 	if r.explainer == nil {
-		return Response{Text: "no rules loaded, so no rule acts on any ticket"}, nil
+		return Reply{Text: "no rules loaded, so no rule acts on any ticket"}, nil
 	}
 	s, err := r.explainer.ExplainTicket(ctx, c.t)
 	if err != nil {
-		return Response{}, fmt.Errorf("explain ticket %d: %w", c.p.ID, err)
+		return Reply{}, fmt.Errorf("explain ticket %d: %w", c.p.ID, err)
 	}
 	if c.source != "" {
 		s = c.source + "\n" + s
 	}
-	return Response{Text: s}, nil
+	return Reply{Text: s}, nil
 }
 
-func (r *Router) cmdSearch(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdSearch(ctx context.Context, c *call) (Reply, error) {
 	typed, page, err := cutPage(strings.TrimSpace(c.p.Text))
 	if err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
 	if words := searchWords(typed); words != nil {
 		return r.searchWords(ctx, c, typed, words, page)
 	}
 	q, err := prepareQuery(typed, r.statusChoices(ctx))
 	if err != nil {
-		return Response{}, refuse("bad filter expression: %v. %s", err, filterHint)
+		return Reply{}, refuse("bad filter expression: %v. %s", err, filterHint)
 	}
 	return r.list(ctx, c, q, "Tickets matching "+typed, listOpts{page: page, more: "/ticket search " + typed})
 }
@@ -477,7 +485,7 @@ func searchWords(s string) []string {
 // free-text field, so the words are looked up in deskbot's mirror of the
 // open tickets (subject and description, each word somewhere in either);
 // without a usable mirror the answer explains the field:value syntax.
-func (r *Router) searchWords(ctx context.Context, c *call, typed string, words []string, page int) (Response, error) {
+func (r *Router) searchWords(ctx context.Context, c *call, typed string, words []string, page int) (Reply, error) {
 	match := func(t *sdclient.Ticket) bool {
 		if !sdclient.IsOpenStatus(t.Status) {
 			return false
@@ -493,14 +501,14 @@ func (r *Router) searchWords(ctx context.Context, c *call, typed string, words [
 	return r.list(ctx, c, "", "Open tickets with "+typed+" in subject or description", listOpts{page: page, mirrored: match, mirrorOnly: true, more: "/ticket search " + typed})
 }
 
-func (r *Router) cmdMine(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdMine(ctx context.Context, c *call) (Reply, error) {
 	q := fmt.Sprintf("agent_id:%d AND %s", c.agent.ID, openClause(r.statusChoices(ctx)))
 	return r.list(ctx, c, q, "Your open tickets", listOpts{mirrored: func(t *sdclient.Ticket) bool {
 		return sdclient.IsOpenStatus(t.Status) && t.ResponderID != nil && *t.ResponderID == c.agent.ID
 	}})
 }
 
-func (r *Router) cmdUnassigned(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdUnassigned(ctx context.Context, c *call) (Reply, error) {
 	q := "agent_id:0 AND " + openClause(r.statusChoices(ctx))
 	return r.list(ctx, c, q, "Open unassigned tickets", listOpts{mirrored: func(t *sdclient.Ticket) bool {
 		return sdclient.IsOpenStatus(t.Status) && (t.ResponderID == nil || *t.ResponderID == 0)
@@ -539,12 +547,11 @@ type listOpts struct {
 
 // list runs q in each of the caller's workspaces and renders one page of
 // the result.
-func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts) (Response, error) {
-	mirrored := o.mirrored
+func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts) (Reply, error) {
 	page := max(o.page, 1)
 	want := page * listLimit // tickets to read from each workspace
 	if len(q) > maxQuery {
-		return Response{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
+		return Reply{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
 	}
 	ac := accessOf(c.agent)
 	workspaces := c.agent.WorkspaceIDs
@@ -553,65 +560,98 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 	}
 	var fromMirror map[int64]*mirrorWS
 	var source string
-	if mirrored != nil {
+	if o.mirrored != nil {
 		fromMirror, source = r.mirrorLists(ctx, workspaces)
 	}
 	if o.mirrorOnly {
-		if len(fromMirror) == 0 {
-			why := strings.TrimPrefix(source, "read from the desk: ")
-			if r.mirror == nil {
-				why = "deskbot keeps a mirror of the tickets only while rules are loaded, and none are"
-			}
-			return Response{}, refuse("the desk cannot search for words (its filter has no free-text field), and deskbot's mirror of the open tickets cannot answer: %s. %s", why, filterHint)
-		}
-		// Search the workspaces the mirror holds; name the others.
-		workspaces = slices.DeleteFunc(slices.Clone(workspaces), func(ws int64) bool { return fromMirror[ws] == nil })
-		source = "searched deskbot's mirror of the open tickets (the desk cannot search words), " +
-			strings.TrimPrefix(strings.Replace(source, "; read from the desk for ", "; not searched: ", 1), "from deskbot's mirror, ")
-	}
-	// The desk narrows the search to what the caller may act on (see
-	// access.go); the results are checked again with the same rule.
-	desk := 0 // workspaces the desk answers for
-	for _, ws := range workspaces {
-		if fromMirror[ws] == nil {
-			desk++
-		}
-	}
-	var sq scopedQuery
-	if desk > 0 {
 		var err error
-		if sq, err = ac.scopeQueries(q, maxQuery); err != nil {
-			return Response{}, err
+		if workspaces, source, err = r.mirrorOnly(workspaces, fromMirror, source); err != nil {
+			return Reply{}, err
 		}
-		if n := desk * sq.requests(); sq.whole == "" && n > maxSearchRequests {
-			return Response{}, refuse("your search plus your access scope (%d groups) would take %d searches at the desk, more than the %d deskbot sends for one command; shorten your search",
-				len(ac.groups), n, maxSearchRequests)
-		}
+	}
+	sq, err := r.deskScope(ac, q, workspaces, fromMirror)
+	if err != nil {
+		return Reply{}, err
 	}
 	var all []*sdclient.Ticket
 	total := 0
 	for _, ws := range workspaces {
 		if m := fromMirror[ws]; m != nil {
-			ts, n := mirrorList(m, ws, ac, mirrored, want)
+			ts, n := mirrorList(m, ws, ac, o.mirrored, want)
 			all = append(all, ts...)
 			total += n
 			continue
 		}
 		ts, n, err := r.searchScoped(ctx, sq, ws, ac, want)
 		if err != nil {
-			return Response{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
+			return Reply{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
 		}
 		all = append(all, ts...)
 		total += n
 	}
+	card, err := r.listCard(ctx, c, all, total, title, page, o.more)
+	if err != nil {
+		return Reply{}, err
+	}
+	if source != "" {
+		card.Notes = append(card.Notes, source)
+	}
+	return Reply{Text: card.Title, Card: card}, nil
+}
+
+// mirrorOnly narrows a search only the mirror can answer (words) to the
+// workspaces it holds, and says which it did not search; it refuses when
+// the mirror holds none.
+func (r *Router) mirrorOnly(workspaces []int64, fromMirror map[int64]*mirrorWS, source string) ([]int64, string, error) {
+	if len(fromMirror) == 0 {
+		why := strings.TrimPrefix(source, "read from the desk: ")
+		if r.mirror == nil {
+			why = "deskbot keeps a mirror of the tickets only while rules are loaded, and none are"
+		}
+		return nil, "", refuse("the desk cannot search for words (its filter has no free-text field), and deskbot's mirror of the open tickets cannot answer: %s. %s", why, filterHint)
+	}
+	// Search the workspaces the mirror holds; name the others.
+	workspaces = slices.DeleteFunc(slices.Clone(workspaces), func(ws int64) bool { return fromMirror[ws] == nil })
+	source = "searched deskbot's mirror of the open tickets (the desk cannot search words), " +
+		strings.TrimPrefix(strings.Replace(source, "; read from the desk for ", "; not searched: ", 1), "from deskbot's mirror, ")
+	return workspaces, source, nil
+}
+
+// deskScope narrows q to the caller's scope for the workspaces the desk
+// answers for (see access.go; the results are checked again with the same
+// rule), refusing a search that would take too many requests.
+func (r *Router) deskScope(ac access, q string, workspaces []int64, fromMirror map[int64]*mirrorWS) (scopedQuery, error) {
+	desk := 0 // workspaces the desk answers for
+	for _, ws := range workspaces {
+		if fromMirror[ws] == nil {
+			desk++
+		}
+	}
+	if desk == 0 {
+		return scopedQuery{}, nil
+	}
+	sq, err := ac.scopeQueries(q, maxQuery)
+	if err != nil {
+		return scopedQuery{}, err
+	}
+	if n := desk * sq.requests(); sq.whole == "" && n > maxSearchRequests {
+		return scopedQuery{}, refuse("your search plus your access scope (%d groups) would take %d searches at the desk, more than the %d deskbot sends for one command; shorten your search",
+			len(ac.groups), n, maxSearchRequests)
+	}
+	return sq, nil
+}
+
+// listCard renders page of the tickets found (total in all), or refuses
+// a page past the end.
+func (r *Router) listCard(ctx context.Context, c *call, all []*sdclient.Ticket, total int, title string, page int, more string) (*Card, error) {
 	choices := r.statusChoices(ctx)
 	card := &Card{Title: fmt.Sprintf("%s: %d", title, total)}
 	from := (page - 1) * listLimit
 	if from >= len(all) && page > 1 {
 		if from < total {
-			return Response{}, refuse("the desk answers a search with its first %d tickets only, so page %d cannot be shown; narrow the search", len(all), page)
+			return nil, refuse("the desk answers a search with its first %d tickets only, so page %d cannot be shown; narrow the search", len(all), page)
 		}
-		return Response{}, refuse("%s: %d, so there is no page %d", title, total, page)
+		return nil, refuse("%s: %d, so there is no page %d", title, total, page)
 	}
 	for _, t := range all[min(from, len(all)):min(from+listLimit, len(all))] {
 		who := "unassigned"
@@ -627,18 +667,15 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 	}
 	if total > len(card.Lines) {
 		note := fmt.Sprintf("showing %d–%d of %d", from+1, from+len(card.Lines), total)
-		if from+len(card.Lines) < total && o.more != "" && page < maxPage {
-			note += fmt.Sprintf("; next: %s page %d", o.more, page+1)
+		if from+len(card.Lines) < total && more != "" && page < maxPage {
+			note += fmt.Sprintf("; next: %s page %d", more, page+1)
 		}
 		card.Notes = append(card.Notes, note)
-	}
-	if source != "" {
-		card.Notes = append(card.Notes, source)
 	}
 	if total == 0 {
 		card.Lines = []string{"nothing found"}
 	}
-	return Response{Text: card.Title, Card: card}, nil
+	return card, nil
 }
 
 // searchScoped runs a scoped query in workspace ws and returns the
@@ -848,7 +885,7 @@ const (
 // cmdAgents lists the active agents who share a workspace with the caller,
 // and the groups, whose name (or e-mail) holds every word typed: whom
 // /assign can name. The list is cached like the groups (ten minutes).
-func (r *Router) cmdAgents(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdAgents(ctx context.Context, c *call) (Reply, error) {
 	words := strings.Fields(strings.ToLower(c.p.Text))
 	has := func(s string) bool {
 		s = strings.ToLower(s)
@@ -861,7 +898,7 @@ func (r *Router) cmdAgents(ctx context.Context, c *call) (Response, error) {
 	}
 	agents, truncated, err := r.agentList(ctx)
 	if err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
 	var match []*sdclient.Agent
 	for _, a := range agents {
@@ -896,13 +933,13 @@ func (r *Router) cmdAgents(ctx context.Context, c *call) (Response, error) {
 			more = fmt.Sprintf(" and %d more", len(groups)-maxGroupsShown)
 			groups = groups[:maxGroupsShown]
 		}
-		card.Fields = append(card.Fields, Field{"Groups", strings.Join(groups, ", ") + more})
+		card.Fields = append(card.Fields, Field{Label: "Groups", Value: strings.Join(groups, ", ") + more})
 	}
 	if truncated {
 		card.Notes = append(card.Notes, fmt.Sprintf("read the first %d agents of the desk only", maxAgentsRead))
 	}
 	card.Notes = append(card.Notes, "assign with /assign N e-mail, /assign N @person or /assign N me")
-	return Response{Text: card.Title, Card: card}, nil
+	return Reply{Text: card.Title, Card: card}, nil
 }
 
 // sharesWorkspace: an agent of the caller's workspaces (either without
@@ -925,10 +962,7 @@ var errNoAgentList = errors.New("the desk does not list agents")
 // agentList is the desk's agents sorted by name, cached for ten minutes.
 func (r *Router) agentList(ctx context.Context) ([]*sdclient.Agent, bool, error) {
 	now := r.now()
-	r.mu.Lock()
-	l := r.agentsList
-	r.mu.Unlock()
-	if l.ok && now.Sub(l.at) < 10*time.Minute {
+	if l, ok := fresh(r, &r.agentsList, now, 10*time.Minute); ok {
 		return l.v.agents, l.v.more, nil
 	}
 	al, _ := r.desk.(AgentLister)
@@ -950,9 +984,7 @@ func (r *Router) agentList(ctx context.Context) ([]*sdclient.Agent, bool, error)
 	slices.SortFunc(v.agents, func(a, b *sdclient.Agent) int {
 		return strings.Compare(strings.ToLower(a.Name()), strings.ToLower(b.Name()))
 	})
-	r.mu.Lock()
-	r.agentsList = cached[agentPage]{v: v, at: now, ok: true}
-	r.mu.Unlock()
+	keep(r, &r.agentsList, v, now)
 	return v.agents, v.more, nil
 }
 

@@ -2,21 +2,21 @@ package bot
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot/sdclient"
 )
 
 // Desk is what the chat commands need from the service desk. It is declared
-// here, by its consumer; DeskAdapter fits *sdclient.Client to it. Errors must
-// wrap ErrNotFound, ErrForbidden, ErrBusy or ErrInvalid where they apply so
-// that the bot can tell the user what went wrong.
+// here, by its consumer; DeskAdapter fits *sdclient.Client to it. Errors are
+// sdclient's own (wrapped or not): the bot tests them with errors.Is and
+// errors.As against sdclient.ErrNotFound, sdclient.ErrForbidden,
+// sdclient.ErrUnauthorized, sdclient.ErrValidation, sdclient.ErrInvalidInput,
+// *sdclient.RateLimitError and *sdclient.APIError to tell the user what went
+// wrong.
 type Desk interface {
-	// CreateTicket opens a ticket; the requester is NewTicket.Email.
-	CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error)
+	// CreateTicket opens a ticket; the requester is t.Email.
+	CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error)
 	// Ticket reads one ticket with its conversations and requester embedded.
 	Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error)
 	// TicketBrief reads one ticket without embeds: a third of Ticket's
@@ -32,7 +32,8 @@ type Desk interface {
 	// FilterTickets runs a filter query in one workspace (0: the account's
 	// default) and returns at most limit tickets and the total count.
 	FilterTickets(ctx context.Context, query string, workspaceID int64, limit int) ([]*sdclient.Ticket, int, error)
-	// AgentByEmail finds the agent with that e-mail; ErrNotFound if none.
+	// AgentByEmail finds the agent with that e-mail; sdclient.ErrNotFound if
+	// none.
 	AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, error)
 	// Agent reads one agent by id.
 	Agent(ctx context.Context, id int64) (*sdclient.Agent, error)
@@ -51,7 +52,7 @@ type Desk interface {
 // without it leaves those cards with the id.
 type RequesterDesk interface {
 	// Requester reads the person with this id (a requester, or an agent
-	// who asked for help); ErrNotFound if none.
+	// who asked for help); sdclient.ErrNotFound if none.
 	Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error)
 }
 
@@ -63,48 +64,6 @@ type AgentLister interface {
 	Agents(ctx context.Context, limit int) (agents []*sdclient.Agent, more bool, err error)
 }
 
-// NewTicket is what /ticket new sends to the desk.
-type NewTicket struct {
-	Subject     string
-	Description string
-	Email       string // requester
-	Priority    int
-	Status      int
-	Source      int
-	GroupID     int64 // 0: none
-}
-
-// Errors a Desk returns (wrapped) so that the bot can explain failures.
-var (
-	// ErrNotFound: the record does not exist (HTTP 404).
-	ErrNotFound = errors.New("not found")
-	// ErrForbidden: the desk refused the operation (HTTP 401/403).
-	ErrForbidden = errors.New("forbidden")
-	// ErrBusy: the desk is rate limiting us (HTTP 429); see BusyError.
-	ErrBusy = errors.New("desk busy")
-	// ErrInvalid: the desk rejected the values sent (HTTP 400).
-	ErrInvalid = errors.New("invalid")
-)
-
-// BusyError is a rate-limit refusal with the wait the desk asked for.
-type BusyError struct {
-	RetryAfter time.Duration
-	Err        error // the underlying error, if any
-}
-
-func (e *BusyError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("desk busy, retry after %s: %v", e.RetryAfter, e.Err)
-	}
-	return fmt.Sprintf("desk busy, retry after %s", e.RetryAfter)
-}
-
-// Is makes errors.Is(err, ErrBusy) hold.
-func (e *BusyError) Is(target error) bool { return target == ErrBusy }
-
-// Unwrap returns the underlying error.
-func (e *BusyError) Unwrap() error { return e.Err }
-
 // Explainer says why the rules did or did not act on a ticket the command
 // has just read; the rules engine implements it. A nil Explainer means no
 // rules are loaded.
@@ -112,53 +71,8 @@ type Explainer interface {
 	ExplainTicket(ctx context.Context, t *sdclient.Ticket) (string, error)
 }
 
-// EnvelopeStore remembers delivered envelope ids so that a redelivery is
-// dropped. The store package implements it durably (shared by replicas);
-// MemoryEnvelopes is the in-process version.
-type EnvelopeStore interface {
-	// SeenEnvelope records id at now and reports whether it had already
-	// been recorded within ttl.
-	SeenEnvelope(ctx context.Context, id string, now time.Time, ttl time.Duration) (duplicate bool, err error)
-}
-
 // Acks records that someone acknowledged an alert, so that on-call
 // escalation stops. The store package implements it; nil disables it.
 type Acks interface {
 	Acknowledge(ctx context.Context, alertKey, byEmail string, at time.Time) error
-}
-
-// Directory maps a chat user id to the person's e-mail address; each
-// transport provides one (Slack: users.info).
-type Directory interface {
-	Email(ctx context.Context, userID string) (string, error)
-}
-
-// MemoryEnvelopes is an in-memory EnvelopeStore for tests and the console.
-// The zero value is ready to use.
-type MemoryEnvelopes struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-}
-
-var _ EnvelopeStore = (*MemoryEnvelopes)(nil)
-
-// SeenEnvelope implements EnvelopeStore; it also forgets expired ids.
-func (m *MemoryEnvelopes) SeenEnvelope(_ context.Context, id string, now time.Time, ttl time.Duration) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.seen == nil {
-		m.seen = make(map[string]time.Time)
-	}
-	if len(m.seen) > 1024 {
-		for k, at := range m.seen {
-			if now.Sub(at) > ttl {
-				delete(m.seen, k)
-			}
-		}
-	}
-	if at, ok := m.seen[id]; ok && now.Sub(at) <= ttl {
-		return true, nil
-	}
-	m.seen[id] = now
-	return false, nil
 }

@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
 // DeskAdapter fits *sdclient.Client to the Desk interface. It sends through
 // the client's interactive twin (people are waiting: it may use the rate
-// reserve) and maps the client's errors to ErrNotFound, ErrForbidden,
-// ErrBusy (*BusyError) and ErrInvalid; the original error stays in the
-// chain.
+// reserve) and returns the client's own typed errors (*sdclient.APIError,
+// *sdclient.RateLimitError and the sdclient sentinels) unchanged.
 type DeskAdapter struct {
 	c *sdclient.Client
 }
@@ -26,73 +24,40 @@ func NewDeskAdapter(c *sdclient.Client) *DeskAdapter {
 	return &DeskAdapter{c: c.Interactive()}
 }
 
-// deskError keeps the client's error and adds the bot's category.
-type deskError struct {
-	kind error
-	err  error
-}
-
-func (e *deskError) Error() string        { return e.err.Error() }
-func (e *deskError) Unwrap() error        { return e.err }
-func (e *deskError) Is(target error) bool { return target == e.kind }
-
-func mapDeskError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var rl *sdclient.RateLimitError
-	switch {
-	case errors.As(err, &rl):
-		return &BusyError{RetryAfter: rl.RetryAfter, Err: err}
-	case errors.Is(err, sdclient.ErrRateLimited):
-		return &BusyError{Err: err}
-	case errors.Is(err, sdclient.ErrNotFound):
-		return &deskError{ErrNotFound, err}
-	case errors.Is(err, sdclient.ErrForbidden), errors.Is(err, sdclient.ErrUnauthorized):
-		return &deskError{ErrForbidden, err}
-	case errors.Is(err, sdclient.ErrValidation), errors.Is(err, sdclient.ErrInvalidInput):
-		return &deskError{ErrInvalid, err}
-	}
-	return err
-}
-
 // CreateTicket implements Desk (POST /tickets).
-func (a *DeskAdapter) CreateTicket(ctx context.Context, t NewTicket) (*sdclient.Ticket, error) {
-	out, _, err := a.c.Tickets.Create(ctx, &sdclient.TicketCreate{
-		Subject: t.Subject, Description: t.Description, Email: t.Email,
-		Priority: t.Priority, Status: t.Status, Source: t.Source, GroupID: t.GroupID,
-	})
-	return out, mapDeskError(err)
+func (a *DeskAdapter) CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error) {
+	out, _, err := a.c.Tickets.Create(ctx, t)
+	return out, err
 }
 
 // Ticket implements Desk (GET /tickets/{id}?include=conversations,requester).
 func (a *DeskAdapter) Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
 	t, _, err := a.c.Tickets.Get(ctx, id, "conversations", "requester")
-	return t, mapDeskError(err)
+	return t, err
 }
 
 // TicketBrief implements Desk (GET /tickets/{id}).
 func (a *DeskAdapter) TicketBrief(ctx context.Context, id int64) (*sdclient.Ticket, error) {
 	t, _, err := a.c.Tickets.Get(ctx, id)
-	return t, mapDeskError(err)
+	return t, err
 }
 
 // UpdateTicket implements Desk (PUT /tickets/{id}).
 func (a *DeskAdapter) UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpdate) (*sdclient.Ticket, error) {
 	t, _, err := a.c.Tickets.Update(ctx, id, &u)
-	return t, mapDeskError(err)
+	return t, err
 }
 
 // AddNote implements Desk (POST /tickets/{id}/notes, private).
 func (a *DeskAdapter) AddNote(ctx context.Context, id int64, body string, userID int64) error {
 	_, _, err := a.c.Conversations.Note(ctx, id, &sdclient.NoteRequest{Body: body, Private: true, UserID: userID})
-	return mapDeskError(err)
+	return err
 }
 
 // Reply implements Desk (POST /tickets/{id}/reply).
 func (a *DeskAdapter) Reply(ctx context.Context, id int64, body string, userID int64) error {
 	_, _, err := a.c.Conversations.Reply(ctx, id, &sdclient.ReplyRequest{Body: body, UserID: userID})
-	return mapDeskError(err)
+	return err
 }
 
 // FilterTickets implements Desk with one page of GET /tickets/filter.
@@ -103,7 +68,7 @@ func (a *DeskAdapter) FilterTickets(ctx context.Context, query string, workspace
 	}
 	page, _, err := a.c.Tickets.Filter(ctx, query, opts)
 	if err != nil {
-		return nil, 0, mapDeskError(err)
+		return nil, 0, err
 	}
 	ts := page.Tickets
 	if len(ts) > limit {
@@ -117,15 +82,15 @@ func (a *DeskAdapter) AgentByEmail(ctx context.Context, email string) (*sdclient
 	ag, _, err := a.c.Agents.GetByEmail(ctx, email)
 	if errors.Is(err, sdclient.ErrInvalidInput) {
 		// Not an e-mail address: certainly not an agent.
-		return nil, &deskError{ErrNotFound, err}
+		return nil, fmt.Errorf("%w: %w", sdclient.ErrNotFound, err)
 	}
-	return ag, mapDeskError(err)
+	return ag, err
 }
 
 // Agent implements Desk (GET /agents/{id}).
 func (a *DeskAdapter) Agent(ctx context.Context, id int64) (*sdclient.Agent, error) {
 	ag, _, err := a.c.Agents.Get(ctx, id)
-	return ag, mapDeskError(err)
+	return ag, err
 }
 
 // Requester implements RequesterDesk (GET /requesters/{id}; an agent who
@@ -143,11 +108,11 @@ func (a *DeskAdapter) Requester(ctx context.Context, id int64) (*sdclient.Ticket
 		return out, nil
 	}
 	if !errors.Is(err, sdclient.ErrNotFound) {
-		return nil, mapDeskError(err)
+		return nil, err
 	}
 	ag, _, err := a.c.Agents.Get(ctx, id)
 	if err != nil {
-		return nil, mapDeskError(err)
+		return nil, err
 	}
 	return &sdclient.TicketRequester{ID: ag.ID, Name: ag.Name(), Email: ag.Email}, nil
 }
@@ -158,7 +123,7 @@ func (a *DeskAdapter) Agents(ctx context.Context, limit int) ([]*sdclient.Agent,
 	var out []*sdclient.Agent
 	for ag, err := range a.c.Agents.ListAll(ctx, &sdclient.AgentListOptions{ListOptions: sdclient.ListOptions{PerPage: 100}}) {
 		if err != nil {
-			return nil, false, fmt.Errorf("list agents: %w", mapDeskError(err))
+			return nil, false, fmt.Errorf("list agents: %w", err)
 		}
 		if len(out) == limit {
 			return out, true, nil
@@ -171,13 +136,13 @@ func (a *DeskAdapter) Agents(ctx context.Context, limit int) ([]*sdclient.Agent,
 // Me implements Desk (GET /agents/me).
 func (a *DeskAdapter) Me(ctx context.Context) (*sdclient.Agent, error) {
 	ag, _, err := a.c.Agents.Me(ctx)
-	return ag, mapDeskError(err)
+	return ag, err
 }
 
 // Statuses implements Desk (the status form field's choices).
 func (a *DeskAdapter) Statuses(ctx context.Context) ([]sdclient.FieldChoice, error) {
 	s, err := a.c.Statuses(ctx)
-	return s, mapDeskError(err)
+	return s, err
 }
 
 // Groups implements Desk (every page of GET /groups).
@@ -185,44 +150,9 @@ func (a *DeskAdapter) Groups(ctx context.Context) ([]*sdclient.Group, error) {
 	var out []*sdclient.Group
 	for g, err := range a.c.Groups.ListAll(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("list groups: %w", mapDeskError(err))
+			return nil, fmt.Errorf("list groups: %w", err)
 		}
 		out = append(out, g)
 	}
 	return out, nil
-}
-
-// OnCallDesk fits a desk client to oncall.Desk: the private note that
-// records who acknowledged a page, and the check that stops paging for a
-// ticket resolved, closed or deleted meanwhile. It sends through the
-// client's interactive twin: a person is waiting on both.
-type OnCallDesk struct {
-	c *sdclient.Client
-}
-
-var _ oncall.Desk = (*OnCallDesk)(nil)
-
-// NewOnCallDesk wraps a desk client for the escalator.
-func NewOnCallDesk(c *sdclient.Client) *OnCallDesk { return &OnCallDesk{c: c.Interactive()} }
-
-// AddNote implements oncall.Desk with a private note (as the API key's agent).
-func (d *OnCallDesk) AddNote(ctx context.Context, ticketID int64, body string) error {
-	_, _, err := d.c.Conversations.Note(ctx, ticketID, &sdclient.NoteRequest{Body: htmlText(body), Private: true})
-	if err != nil {
-		return fmt.Errorf("add note to ticket %d: %w", ticketID, err)
-	}
-	return nil
-}
-
-// TicketClosed implements oncall.Desk: resolved (4), closed (5), deleted
-// or gone tickets page nobody.
-func (d *OnCallDesk) TicketClosed(ctx context.Context, ticketID int64) (bool, error) {
-	t, _, err := d.c.Tickets.Get(ctx, ticketID)
-	switch {
-	case errors.Is(err, sdclient.ErrNotFound):
-		return true, nil
-	case err != nil:
-		return false, fmt.Errorf("get ticket %d: %w", ticketID, err)
-	}
-	return t.Deleted || !sdclient.IsOpenStatus(t.Status), nil
 }

@@ -41,11 +41,7 @@ import (
 // deskTrouble words err when it is the desk's (or the way to it) failing,
 // and reports whether it is. ticket is the command's ticket (0: none).
 func (r *Router) deskTrouble(err error, ticket int64) (string, bool) {
-	var (
-		busy   *BusyError
-		rl     *sdclient.RateLimitError
-		apiErr *sdclient.APIError
-	)
+	var apiErr *sdclient.APIError
 	maybeDone := ""
 	if errors.Is(err, sdclient.ErrNotRetried) {
 		maybeDone = "; it may have been done anyway: look at the ticket before trying again"
@@ -58,10 +54,8 @@ func (r *Router) deskTrouble(err error, ticket int64) (string, bool) {
 		return fmt.Sprintf("deskbot's own request budget for this minute is spent: try again in about %d s", r.budgetFreesIn()), true
 	case errors.Is(err, sdclient.ErrStopped):
 		return "deskbot is stopping and did not send the request: try again in a minute", true
-	case errors.As(err, &rl):
-		return fmt.Sprintf("the desk is rate-limiting deskbot: retry in %d s", seconds(rl.RetryAfter)), true
-	case errors.As(err, &busy):
-		return fmt.Sprintf("the desk is rate-limiting deskbot: retry in %d s", seconds(busy.RetryAfter)), true
+	case errors.Is(err, sdclient.ErrRateLimited):
+		return fmt.Sprintf("the desk is rate-limiting deskbot: retry in %d s", seconds(deskRetryAfter(err))), true
 	case errors.Is(err, sdclient.ErrUnauthorized):
 		return "the desk rejected deskbot's API key (401 unauthorized): ask whoever runs deskbot to check DESKBOT_DESK_API_KEY", true
 	case errors.Is(err, sdclient.ErrRedirected) && errors.As(err, &apiErr):

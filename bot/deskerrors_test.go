@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -72,7 +75,7 @@ func deskRouter(t *testing.T, url string, copts []sdclient.Option, ropts ...Opti
 	return r
 }
 
-func wantAnswer(t *testing.T, resp Response, want ...string) {
+func wantAnswer(t *testing.T, resp Reply, want ...string) {
 	t.Helper()
 	got := resp.Text
 	if resp.Card != nil {
@@ -163,8 +166,8 @@ func TestAssignUnknownPersonAnswer(t *testing.T) {
 
 // A true bug still says so, and only then.
 func TestBugStillSaysLogged(t *testing.T) {
-	d := newFakeDesk()
-	d.failNext("ticket", context.Canceled)
+	d := fakedesk.New()
+	d.FailNext("ticket", context.Canceled)
 	r := newTestRouter(t, d)
 	if resp := handle(r, "UALICE", "/ticket", "show 42"); !strings.Contains(resp.Text, "something went wrong (logged)") {
 		t.Fatalf("answer %q", resp.Text)
@@ -173,7 +176,7 @@ func TestBugStillSaysLogged(t *testing.T) {
 
 // The other ways a desk call fails, as the client reports them.
 func TestDeskTroubleWords(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk())
+	r := newTestRouter(t, fakedesk.New())
 	unauthorized := &sdclient.APIError{Op: "get ticket 42", Method: "GET", Path: "/tickets/42", StatusCode: 401, Description: "bad key " + secretKey}
 	redirected := &sdclient.APIError{Op: "get ticket 42", Method: "GET", Path: "/tickets/42", StatusCode: 301, Location: "https://other.example/api/v2/tickets/42"}
 	broken := &url.Error{Op: "Post", URL: "https://desk.example.com/api/v2/tickets/42/notes", Err: syscall.ECONNRESET}
@@ -182,7 +185,7 @@ func TestDeskTroubleWords(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"401", fmt.Errorf("get ticket: %w", &deskError{ErrForbidden, unauthorized}),
+		{"401", fmt.Errorf("get ticket: %w", unauthorized),
 			"the desk rejected deskbot's API key (401 unauthorized): ask whoever runs deskbot to check DESKBOT_DESK_API_KEY"},
 		{"redirect", redirected, "the desk redirected deskbot to another address (301): ask whoever runs deskbot to check DESKBOT_DESK_URL"},
 		{"stopping", fmt.Errorf("sdclient: get ticket 42: %w", sdclient.ErrStopped), "deskbot is stopping and did not send the request: try again in a minute"},
@@ -190,7 +193,7 @@ func TestDeskTroubleWords(t *testing.T) {
 			"the connection to the desk failed (connection reset) after the request was sent; it may have been done anyway: look at ticket 42 before trying again"},
 		{"no such host", fmt.Errorf("sdclient: get ticket 42: GET /tickets/42: %w (after 4 attempts)", &url.Error{Op: "Get", URL: "https://x.invalid", Err: &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}}),
 			"the desk is unreachable (no such host after 4 attempts); try again in a minute"},
-		{"429 without Retry-After", &BusyError{}, "the desk is rate-limiting deskbot: retry in 60 s"},
+		{"429 without Retry-After", fakedesk.Busy(0), "the desk is rate-limiting deskbot: retry in 60 s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := r.deskTrouble(tc.err, 42)
@@ -206,3 +209,5 @@ func TestDeskTroubleWords(t *testing.T) {
 		t.Errorf("a bug is worded as desk trouble: %q", got)
 	}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

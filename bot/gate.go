@@ -1,11 +1,14 @@
 package bot
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/deskbot/deskbot/bot/chat"
 )
 
 // Command admission: how a burst of commands is bounded (issue 16, 10).
@@ -73,9 +76,9 @@ type gate struct {
 	mu       sync.Mutex
 	svc      time.Duration // S
 	running  int
-	queue    []*pass            // admitted, waiting for a worker, FIFO
-	live     map[*pass]struct{} // admitted and not finished: running or queued
-	admitted []time.Time        // admission times within the last minute
+	queue    []*Admission            // admitted, waiting for a worker, FIFO
+	live     map[*Admission]struct{} // admitted and not finished: running or queued
+	admitted []time.Time             // admission times within the last minute
 }
 
 const (
@@ -101,7 +104,7 @@ func newGate(budget int, meter *deskMeter, now func() time.Time) *gate {
 	g := &gate{
 		now: now, budget: budget, cost: min(commandCost, max(budget, 1)),
 		workers: w, queueCap: w, horizon: answerHorizon,
-		svc: firstServiceGuess, live: map[*pass]struct{}{},
+		svc: firstServiceGuess, live: map[*Admission]struct{}{},
 	}
 	if budget > 0 {
 		g.meter = meter
@@ -109,8 +112,10 @@ func newGate(budget int, meter *deskMeter, now func() time.Time) *gate {
 	return g
 }
 
-// pass is one admitted command.
-type pass struct {
+// Admission is one command admitted by the router (Router.Admit): it runs
+// once Wait says so, charges its desk calls to itself through Charge, and
+// frees its place with Done.
+type Admission struct {
 	g        *gate
 	acct     account
 	start    chan struct{} // closed when it may run
@@ -121,7 +126,7 @@ type pass struct {
 }
 
 // enter admits a command or says, at once, why not and when to try again.
-func (g *gate) enter() (*pass, string) {
+func (g *gate) enter() (*Admission, string) {
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -139,7 +144,7 @@ func (g *gate) enter() (*pass, string) {
 			return nil, budgetBusyText(len(g.admitted), g.budget, wait)
 		}
 	}
-	p := &pass{g: g, start: make(chan struct{}), came: now}
+	p := &Admission{g: g, start: make(chan struct{}), came: now}
 	switch {
 	case g.running < g.workers:
 		g.running++
@@ -155,9 +160,9 @@ func (g *gate) enter() (*pass, string) {
 	return p, ""
 }
 
-// wait blocks until the command may run; false (with the busy answer)
+// Wait blocks until the command may run; false (with the busy answer)
 // when it did not start within the horizon.
-func (p *pass) wait() (bool, string) {
+func (p *Admission) Wait() (bool, string) {
 	g := p.g
 	t := time.NewTimer(g.horizon)
 	defer t.Stop()
@@ -181,8 +186,8 @@ func (p *pass) wait() (bool, string) {
 	return false, busyText(ahead, g.drainLocked(ahead-g.workers+1))
 }
 
-// done frees the worker (or the queue place) and starts the next command.
-func (p *pass) done() {
+// Done frees the worker (or the queue place) and starts the next command.
+func (p *Admission) Done() {
 	g := p.g
 	now := g.now()
 	g.mu.Lock()
@@ -256,4 +261,34 @@ func budgetBusyText(ahead, budget int, wait time.Duration) string {
 		return fmt.Sprintf("busy: this minute's desk budget (%d requests a minute) is spent, try again in about %d s", budget, wholeSeconds(wait))
 	}
 	return fmt.Sprintf("busy: %s ahead of you used this minute's desk budget (%d requests a minute), try again in about %d s", nCommands(ahead), budget, wholeSeconds(wait))
+}
+
+// Charge returns ctx carrying the admission, so that the desk calls the
+// command makes under it are counted against its estimate.
+func (p *Admission) Charge(ctx context.Context) context.Context {
+	return withAccount(ctx, &p.acct)
+}
+
+// Admit admits one command that will call the desk, or says at once, in
+// words for the caller, why not and when to try again: the commands
+// admitted run on a bounded set of workers within the router's desk budget
+// (WithDeskBudget). The transport runs the command once Wait returns true
+// and calls Done when it is answered.
+func (r *Router) Admit() (chat.Admission, string) {
+	p, busy := r.gate.enter()
+	if p == nil {
+		return nil, busy
+	}
+	return p, ""
+}
+
+// NeedsDesk reports whether cmd may call the desk, and so must be admitted
+// first (Admit): help and a command line that does not parse are answered
+// without it, and never busy.
+func (r *Router) NeedsDesk(cmd chat.Command) bool {
+	if cmd.Slash == "" {
+		return true // a button or a form
+	}
+	p, err := parseWith(r.table, cmd.Slash, cmd.Text)
+	return err == nil && p.Name != "ticket help"
 }

@@ -30,12 +30,7 @@ type Mirror interface {
 // kept up to date, or not holding the ticket). Give it only where a
 // scheduler keeps the mirror.
 func WithMirror(m Mirror) Option {
-	return func(r *Router) error {
-		if m != nil {
-			r.mirror = &mirrorCache{src: m, ws: map[int64]*mirrorWS{}}
-		}
-		return nil
-	}
+	return func(c *routerConfig) { c.mirror = m }
 }
 
 // mirrorMaxLag is how far the mirror's cursor may be behind deskbot's

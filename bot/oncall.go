@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -39,145 +41,144 @@ type OnCall interface {
 
 // WithOnCall wires the page buttons and /oncall to an escalator.
 func WithOnCall(o OnCall) Option {
-	return func(r *Router) error { r.oncall = o; return nil }
+	return func(c *routerConfig) { c.oncall = o }
 }
 
-// Button action ids of a page card.
-const (
-	ActionPageAck      = "deskbot_page_ack"
-	ActionPageTake     = "deskbot_page_take"
-	ActionPageEscalate = "deskbot_page_escalate"
-)
-
-// IsPageAction reports whether a button belongs to a page card.
-func IsPageAction(id string) bool {
-	return id == ActionPageAck || id == ActionPageTake || id == ActionPageEscalate
+// pageClick is what one page-card button did: the page after it (nil:
+// read it again), the ticket when the button assigned it, and the answer.
+type pageClick struct {
+	page  *oncall.Page
+	taken *sdclient.Ticket
+	text  string
 }
 
-// pageButtons are the buttons of a page still escalating, each carrying
-// ticket, rule and page key.
-func pageButtons(p oncall.Page) []Button {
-	if p.Stopped() {
-		return nil
-	}
-	v := alertButtonValue(p.TicketID, p.Rule, p.Key)
-	return []Button{
-		{ActionID: ActionPageAck, Label: "Acknowledge", Value: v, Style: "primary"},
-		{ActionID: ActionPageTake, Label: "Take it", Value: v},
-		{ActionID: ActionPageEscalate, Label: "Escalate now", Value: v, Style: "danger"},
+// pageButton is the work of one page-card button on page key of ticket id.
+type pageButton struct {
+	verb string // for error answers; N becomes "ticket 42"
+	do   func(r *Router, ctx context.Context, c *call, key string, now time.Time) (pageClick, error)
+}
+
+// pageButtonTable is the page card's buttons by action id.
+func pageButtonTable() map[string]pageButton {
+	return map[string]pageButton{
+		chat.ActionPageAck:      {"acknowledge the page of N", (*Router).pageAck},
+		chat.ActionPageTake:     {"take N", (*Router).pageTake},
+		chat.ActionPageEscalate: {"escalate the page of N", (*Router).pageEscalate},
 	}
 }
 
-// PageResult is what a click on a page card did.
-type PageResult struct {
-	Page   oncall.Page      // the page after the click
-	Ticket *sdclient.Ticket // nil when the ticket could not be read
-	Card   *Card            // the ticket card (without buttons)
-	Text   string           // the answer to the clicking person
-	Failed bool
-}
-
-// ActPage performs a click on a page card: Acknowledge, Take it (assign
-// the ticket to the clicking agent, then acknowledge) or Escalate now.
-// a.AlertKey is the page key.
-func (r *Router) ActPage(ctx context.Context, a ActionRequest) (res PageResult) {
-	verbs := map[string]string{ActionPageAck: "acknowledge the page of N", ActionPageTake: "take N", ActionPageEscalate: "escalate the page of N"}
-	id, _ := parseTicketID(strings.TrimSpace(a.Value))
-	verb, known := verbs[a.ActionID]
-	if !known || id <= 0 || a.AlertKey == "" {
-		return PageResult{Text: fmt.Sprintf("unknown page button %q (value %q)", a.ActionID, a.Value), Failed: true}
+// actPage performs a click on a page card: Acknowledge, Take it (assign
+// the ticket to the clicking agent, then acknowledge) or Escalate now;
+// value is the button's value (ticket, rule and page key).
+func (r *Router) actPage(ctx context.Context, caller Caller, action, value string) (res Reply) {
+	idv, _, key := chat.SplitButtonValue(value)
+	id, _ := parseTicketID(strings.TrimSpace(idv))
+	b, known := pageButtonTable()[action]
+	if !known || id <= 0 || key == "" {
+		return failed(fmt.Sprintf("unknown page button %q (value %q)", action, idv))
 	}
-	req := Request{UserID: a.UserID, TeamID: a.TeamID, Users: a.Users}
 	// Take it draws the card from the ticket its access check reads; the
 	// others only check access with it (and read the card afterwards).
-	c := &call{req: req, cmd: &command{name: "button " + a.ActionID, verb: verb, brief: a.ActionID != ActionPageTake}, ticket: id}
-	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+	c := &call{caller: caller, cmd: &command{name: "button " + action, verb: b.verb, brief: action != chat.ActionPageTake}, ticket: id}
+	resp := r.run(ctx, c.cmd.name, func(ctx context.Context) (Reply, error) {
 		if r.oncall == nil {
-			return Response{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
+			return Reply{}, refuse("on-call paging is not configured here (no oncall: section in the rules file)")
 		}
-		now := r.now()
-		var text string
-		var taken *sdclient.Ticket // the ticket as Take it left it
-		var p oncall.Page          // the page after Ack or Take; Escalate now reads it below
-		var read bool
-		switch a.ActionID {
-		case ActionPageAck:
-			email, err := r.pagePermit(ctx, c, a.AlertKey, "acknowledge")
-			if err != nil {
-				return Response{}, err
-			}
-			q, ok, err := r.oncall.Ack(ctx, a.AlertKey, email, now)
-			if err != nil && !ok {
-				return Response{}, fmt.Errorf("acknowledge page %s: %w", a.AlertKey, err)
-			}
-			p, read = q, true
-			text = fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", id)
-			if !ok {
-				text = alreadyText(p)
-			}
-		case ActionPageTake:
-			if err := r.authorise(ctx, c); err != nil {
-				return Response{}, err
-			}
-			if err := r.permit(ctx, c); err != nil {
-				return Response{}, err
-			}
-			t, err := r.update(ctx, id, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
-			if err != nil {
-				return Response{}, err
-			}
-			taken = withEmbeds(t, c.t)
-			q, ok, err := r.oncall.Take(ctx, a.AlertKey, c.email, now)
-			if err != nil && !ok {
-				return Response{}, fmt.Errorf("take page %s: %w", a.AlertKey, err)
-			}
-			p, read = q, true
-			text = fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", id)
-			if !ok {
-				text = fmt.Sprintf("Ticket #%d is assigned to you. %s", id, alreadyText(p))
-			}
-		case ActionPageEscalate:
-			email, err := r.pagePermit(ctx, c, a.AlertKey, "escalate")
-			if err != nil {
-				return Response{}, err
-			}
-			ok, err := r.oncall.EscalateNow(ctx, a.AlertKey, email, now)
-			if err != nil && !ok {
-				return Response{}, fmt.Errorf("escalate page %s: %w", a.AlertKey, err)
-			}
-			if !ok {
-				return Response{}, refuse("nothing to escalate: the page of ticket #%d is stopped (acknowledged, resolved or out of levels) or its next page is being sent", id)
-			}
-			text = fmt.Sprintf("Escalated the page of ticket #%d to the next level.", id)
+		click, err := b.do(r, ctx, c, key, r.now())
+		if err != nil {
+			return Reply{}, err
 		}
-		if !read {
-			q, found, err := r.oncall.Page(ctx, a.AlertKey)
+		if click.page == nil {
+			q, found, err := r.oncall.Page(ctx, key)
 			if err != nil || !found {
-				return Response{}, fmt.Errorf("read page %s: %w", a.AlertKey, errors.Join(err, oncall.ErrNoPage))
+				return Reply{}, fmt.Errorf("read page %s: %w", key, errors.Join(err, oncall.ErrNoPage))
 			}
-			p = q
+			click.page = &q
 		}
-		if a.ActionID == ActionPageEscalate && p.Exhausted && !p.Acked() {
-			text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
+		p := *click.page
+		if action == chat.ActionPageEscalate && p.Exhausted && !p.Acked() {
+			click.text = fmt.Sprintf("Nobody is left to page: every level of %s was paged, so the page of ticket #%d stopped; it needs an owner.", p.Policy, id)
 		}
-		res.Page = p
-		if taken != nil {
-			res.Ticket, res.Card = taken, r.ticketCard(ctx, taken)
-			res.Card.Buttons = nil
+		res.Page = &p
+		if click.taken != nil {
+			res.Ticket, res.Card = click.taken, r.ticketCard(ctx, click.taken)
 		} else {
-			res.Ticket, res.Card = r.pageTicketCard(ctx, id)
+			res.Ticket, res.Card = r.PageTicketCard(ctx, id)
 		}
-		return Response{Text: text}, nil
+		res.Card.Buttons = chat.PageButtons(p)
+		return Reply{Text: click.text}, nil
 	}, c)
-	res.Text, res.Failed = resp.Text, resp.Failed
+	if resp.Failed {
+		return resp
+	}
+	res.Text = resp.Text
 	return res
+}
+
+// pageAck is Acknowledge on a page card.
+func (r *Router) pageAck(ctx context.Context, c *call, key string, now time.Time) (pageClick, error) {
+	email, err := r.pagePermit(ctx, c, key, "acknowledge")
+	if err != nil {
+		return pageClick{}, err
+	}
+	p, ok, err := r.oncall.Ack(ctx, key, email, now)
+	if err != nil && !ok {
+		return pageClick{}, fmt.Errorf("acknowledge page %s: %w", key, err)
+	}
+	text := fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", c.ticket)
+	if !ok {
+		text = alreadyText(p)
+	}
+	return pageClick{page: &p, text: text}, nil
+}
+
+// pageTake is Take it on a page card: the ticket is assigned to the
+// clicking agent, then the page acknowledged.
+func (r *Router) pageTake(ctx context.Context, c *call, key string, now time.Time) (pageClick, error) {
+	if err := r.authorise(ctx, c); err != nil {
+		return pageClick{}, err
+	}
+	if err := r.permit(ctx, c); err != nil {
+		return pageClick{}, err
+	}
+	t, err := r.update(ctx, c.ticket, sdclient.TicketUpdate{ResponderID: sdclient.Ptr(c.agent.ID)})
+	if err != nil {
+		return pageClick{}, err
+	}
+	taken := withEmbeds(t, c.t)
+	p, ok, err := r.oncall.Take(ctx, key, c.email, now)
+	if err != nil && !ok {
+		return pageClick{}, fmt.Errorf("take page %s: %w", key, err)
+	}
+	text := fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", c.ticket)
+	if !ok {
+		text = fmt.Sprintf("Ticket #%d is assigned to you. %s", c.ticket, alreadyText(p))
+	}
+	return pageClick{page: &p, taken: taken, text: text}, nil
+}
+
+// pageEscalate is Escalate now on a page card; the page is read again
+// afterwards.
+func (r *Router) pageEscalate(ctx context.Context, c *call, key string, now time.Time) (pageClick, error) {
+	email, err := r.pagePermit(ctx, c, key, "escalate")
+	if err != nil {
+		return pageClick{}, err
+	}
+	ok, err := r.oncall.EscalateNow(ctx, key, email, now)
+	if err != nil && !ok {
+		return pageClick{}, fmt.Errorf("escalate page %s: %w", key, err)
+	}
+	if !ok {
+		return pageClick{}, refuse("nothing to escalate: the page of ticket #%d is stopped (acknowledged, resolved or out of levels) or its next page is being sent", c.ticket)
+	}
+	return pageClick{text: fmt.Sprintf("Escalated the page of ticket #%d to the next level.", c.ticket)}, nil
 }
 
 // pagePermit returns the caller's e-mail when they may act on page key
 // (verb: acknowledge or escalate) of the call's ticket, and a refusal
 // otherwise.
 func (r *Router) pagePermit(ctx context.Context, c *call, key, verb string) (string, error) {
-	email, err := r.callerEmail(ctx, c.req)
+	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
 		return "", err
 	}
@@ -268,7 +269,7 @@ func (g *pageGate) inScope(ctx context.Context) error {
 // is a failure to decide (the desk or the store), never a refusal.
 func (g *pageGate) may(ctx context.Context, p oncall.Page) (pageVerdict, error) {
 	pol := g.r.oncall.Config().Policy(p.Policy)
-	if pol.Involves(g.email, g.c.req.UserID) {
+	if pol.Involves(g.email, g.c.caller.UserID) {
 		return pageAllowed, nil
 	}
 	a, err := g.lookup(ctx)
@@ -287,8 +288,8 @@ func (g *pageGate) may(ctx context.Context, p oncall.Page) (pageVerdict, error) 
 	}
 	// Groups are asked last: they cost a chat call when their cached
 	// members have expired.
-	gm, _ := g.c.req.Users.(oncall.GroupMembers)
-	ok, err := pol.InvolvesWithGroups(ctx, g.email, g.c.req.UserID, gm)
+	gm, _ := g.c.caller.Users.(oncall.GroupMembers)
+	ok, err := pol.InvolvesWithGroups(ctx, g.email, g.c.caller.UserID, gm)
 	if err != nil && !ok {
 		g.r.log.Warn("cannot read the members of an on-call group; counting nobody of it", "policy", p.Policy, "err", err)
 	}
@@ -317,9 +318,11 @@ func alreadyText(p oncall.Page) string {
 	return "The page had already stopped."
 }
 
-// pageTicketCard reads the ticket for a page card; a desk failure leaves
-// a bare card rather than no card.
-func (r *Router) pageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket, *Card) {
+// PageTicketCard reads what a page card shows besides the page: the
+// ticket and its card without buttons (the transports call it when they
+// page). A desk failure leaves a nil ticket and a bare card rather than no
+// card.
+func (r *Router) PageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket, *Card) {
 	t, err := r.getTicket(ctx, id, false)
 	if err != nil {
 		r.log.Warn("read ticket for the page card", "ticket", id, "err", err)
@@ -330,36 +333,29 @@ func (r *Router) pageTicketCard(ctx context.Context, id int64) (*sdclient.Ticket
 	return t, card
 }
 
-// PageCardContent reads what a page card shows besides the page: the
-// ticket card (the transports call it when they page).
-func (r *Router) PageCardContent(ctx context.Context, ticketID int64) *Card {
-	_, c := r.pageTicketCard(ctx, ticketID)
-	return c
-}
-
-func (r *Router) cmdOnCall(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdOnCall(ctx context.Context, c *call) (Reply, error) {
 	if r.oncall == nil {
-		return Response{Text: "on-call is not configured (no oncall: section in the rules file)"}, nil
+		return Reply{Text: "on-call is not configured (no oncall: section in the rules file)"}, nil
 	}
 	st := r.oncall.WhoIsOnCall(r.now())
-	resp := Response{Text: oncall.RenderStatus(st)}
-	if m, ok := c.req.Users.(Mentioner); ok && len(st) > 0 {
+	resp := Reply{Text: oncall.RenderStatus(st)}
+	if m, ok := c.caller.Users.(Mentioner); ok && len(st) > 0 {
 		resp.Markup = oncall.RenderStatusWith(st, func(member string) string { return m.MentionMember(ctx, member) })
 	}
 	return resp, nil
 }
 
-func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
+func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Reply, error) {
 	if r.oncall == nil {
-		return Response{}, refuse("on-call is not configured (no oncall: section in the rules file)")
+		return Reply{}, refuse("on-call is not configured (no oncall: section in the rules file)")
 	}
-	email, err := r.callerEmail(ctx, c.req)
+	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
-		return Response{}, err
+		return Reply{}, err
 	}
 	all, err := r.oncall.TicketPages(ctx, c.p.ID)
 	if err != nil {
-		return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
+		return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 	}
 	g := &pageGate{r: r, c: c, email: email}
 	now := r.now()
@@ -370,7 +366,7 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 	for _, p := range all {
 		v, err := g.may(ctx, p)
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		if v != pageAllowed {
 			// A page the caller may not act on is named only to someone
@@ -401,35 +397,35 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Response, error) {
 		// there are any nor who acknowledged them.
 		a, err := g.lookup(ctx)
 		if err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
 		if a == nil {
-			return Response{}, refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
+			return Reply{}, refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
 		}
 		if err := g.inScope(ctx); err != nil {
-			return Response{}, err
+			return Reply{}, err
 		}
-		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
+		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}
 	if len(pages) == 0 {
 		if err := errors.Join(errs...); err != nil {
-			return Response{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
+			return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 		}
 		if len(why) > 0 {
-			return Response{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
+			return Reply{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
 		}
 		if len(stopped) > 0 {
 			// The newest page says who was first (or that the ticket was
 			// resolved), rather than a bare "nothing to acknowledge".
-			return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, alreadyText(stopped[0]))
+			return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, alreadyText(stopped[0]))
 		}
-		return Response{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
+		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}
 	text := fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(acked, ", "))
 	if len(why) > 0 {
 		text += " Not acknowledged: " + strings.Join(why, "; ") + "."
 	}
-	return Response{Text: text, Pages: pages}, nil
+	return Reply{Text: text, Pages: pages}, nil
 }
 
 // refusal says why the caller may not acknowledge a page of policy.

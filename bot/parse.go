@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/deskbot/deskbot/bot/chat"
 )
 
 // argKind is the shape of one argument in the command table.
@@ -50,6 +52,7 @@ type UsageError struct {
 	Reason  string
 }
 
+// Error says what is wrong and how the command is used.
 func (e *UsageError) Error() string {
 	if e.Usage == "" {
 		return e.Reason
@@ -57,14 +60,10 @@ func (e *UsageError) Error() string {
 	return e.Reason + "; usage: " + e.Usage
 }
 
-// maxCommandText bounds the text of one command; Slack itself caps slash
-// command text at 4,000 characters.
-const maxCommandText = 8000
-
 // ParseCommand parses a slash command ("/ticket" or "/assign", with or
 // without the slash) and its text against the command table.
 func ParseCommand(slash, text string) (ParsedCommand, error) {
-	return parseWith(commandTable, slash, text)
+	return parseWith(commandTable(), slash, text)
 }
 
 func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
@@ -72,8 +71,8 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 	if !utf8.ValidString(text) {
 		return ParsedCommand{}, &UsageError{Reason: "command text is not valid UTF-8"}
 	}
-	if n := utf8.RuneCountInString(text); n > maxCommandText {
-		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", n, maxCommandText)}
+	if n := utf8.RuneCountInString(text); n > chat.MaxCommandText {
+		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", n, chat.MaxCommandText)}
 	}
 	text = strings.TrimSpace(text)
 	var cmd *command
@@ -129,7 +128,7 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 		}
 	}
 	if rest != "" {
-		return fail("unexpected %q", truncate(rest, 40))
+		return fail("unexpected %q", chat.Truncate(rest, 40))
 	}
 	return p, nil
 }
@@ -152,12 +151,4 @@ func splitWord(s string) (word, rest string) {
 		return s, ""
 	}
 	return s[:i], strings.TrimSpace(s[i:])
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

@@ -11,54 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/bot/internal/flight"
+
+	"github.com/deskbot/deskbot/bot/chat"
+
 	"github.com/deskbot/deskbot/sdclient"
 )
-
-// Request is one chat command, independent of the transport.
-type Request struct {
-	Command   string // "/ticket" or "/assign"
-	Text      string // everything after the command
-	UserID    string // the caller's chat user id
-	TeamID    string
-	ChannelID string
-	// Users resolves chat user ids (the caller, mentions) to e-mails.
-	Users Directory
-}
-
-// Response is the answer to a Request. Transports render it: Slack as Block
-// Kit (ephemeral unless Public), the console as text.
-type Response struct {
-	Text   string // the answer in words; also the notification fallback
-	Card   *Card  // an optional rich card
-	Public bool   // visible to the whole channel
-	// Markup, when set, is Text as chat markup (Slack mrkdwn, already
-	// escaped, with mentions) for transports that render it; the console
-	// shows Text.
-	Markup string
-	// Form asks the transport to open the new-ticket form instead.
-	Form *TicketForm
-	// Failed marks an error answer (usage, refusal, desk error).
-	Failed bool
-	// Pages are on-call pages the command changed; the transport refreshes
-	// their cards.
-	Pages []oncall.Page
-}
-
-// TicketForm is the new-ticket form (a Slack modal): subject, description,
-// priority and group.
-type TicketForm struct {
-	Subject string
-	Groups  []*sdclient.Group // may be empty when the desk is slow
-}
-
-// TicketFormValues is a submitted TicketForm.
-type TicketFormValues struct {
-	Subject     string
-	Description string
-	Priority    int   // 0: default
-	GroupID     int64 // 0: none
-}
 
 // Router is the transport-free command layer: it parses commands, resolves
 // and authorises the caller, calls the desk and renders the answer. It is
@@ -78,108 +36,150 @@ type Router struct {
 	maxRetry  int
 	budget    int        // desk credits a minute for commands; 0: unchecked
 	meter     *deskMeter // what r.desk spent in the last minute
+	gate      *gate      // admits the commands that call the desk (gate.go)
 
 	mu            sync.Mutex
 	agents        map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
-	lookups       flight[*sdclient.Agent]
+	lookups       flight.Group[*sdclient.Agent]
 	names         map[int64]cached[string]
 	requesters    map[int64]cached[*sdclient.TicketRequester] // v nil: unknown
 	statuses      cached[[]sdclient.FieldChoice]
-	statusLookups flight[[]sdclient.FieldChoice]
+	statusLookups flight.Group[[]sdclient.FieldChoice]
 	groups        cached[[]*sdclient.Group]
 	agentsList    cached[agentPage]
 }
 
+// cached is a value read at a time; ok: read at all.
 type cached[T any] struct {
 	v  T
 	at time.Time
 	ok bool
 }
 
-// Option configures a Router.
-type Option func(*Router) error
+// fresh reads c under the router's lock and reports whether it was read
+// less than ttl before now.
+func fresh[T any](r *Router, c *cached[T], now time.Time, ttl time.Duration) (cached[T], bool) {
+	r.mu.Lock()
+	v := *c
+	r.mu.Unlock()
+	return v, v.ok && now.Sub(v.at) < ttl
+}
+
+// freshIn is fresh for the entry k of the cache m.
+func freshIn[K comparable, T any](r *Router, m map[K]cached[T], k K, now time.Time, ttl time.Duration) (cached[T], bool) {
+	r.mu.Lock()
+	v := m[k]
+	r.mu.Unlock()
+	return v, v.ok && now.Sub(v.at) < ttl
+}
+
+// keepIn is keep for the entry k of the cache m.
+func keepIn[K comparable, T any](r *Router, m map[K]cached[T], k K, v T, now time.Time) {
+	r.mu.Lock()
+	m[k] = cached[T]{v: v, at: now, ok: true}
+	r.mu.Unlock()
+}
+
+// keep stores v, read at now, in c under the router's lock.
+func keep[T any](r *Router, c *cached[T], v T, now time.Time) {
+	r.mu.Lock()
+	*c = cached[T]{v: v, at: now, ok: true}
+	r.mu.Unlock()
+}
+
+// Option configures a Router. Options only record a value; NewRouter
+// checks them and returns the error.
+type Option func(*routerConfig)
+
+// routerConfig is what the options set; NewRouter checks it.
+type routerConfig struct {
+	now        func() time.Time
+	explainer  Explainer
+	acks       Acks
+	oncall     OnCall
+	mirror     Mirror
+	timeout    time.Duration
+	agentTTL   time.Duration
+	deskURL    string
+	ticketLink *string // nil: not set
+	maxRetry   int
+	budget     int
+}
 
 // WithClock sets the clock used for caches and retries (tests).
 func WithClock(now func() time.Time) Option {
-	return func(r *Router) error {
-		if now == nil {
-			return errors.New("bot: WithClock: nil clock")
-		}
-		r.now = now
-		return nil
-	}
+	return func(c *routerConfig) { c.now = now }
 }
 
 // WithExplainer wires /ticket why to the rules engine.
 func WithExplainer(e Explainer) Option {
-	return func(r *Router) error { r.explainer = e; return nil }
+	return func(c *routerConfig) { c.explainer = e }
 }
 
 // WithAcks records alert acknowledgements (on-call escalation stops).
 func WithAcks(a Acks) Option {
-	return func(r *Router) error { r.acks = a; return nil }
+	return func(c *routerConfig) { c.acks = a }
 }
 
 // WithCommandTimeout bounds each command's work (default 30s).
 func WithCommandTimeout(d time.Duration) Option {
-	return func(r *Router) error {
-		if d <= 0 {
-			return fmt.Errorf("bot: WithCommandTimeout: %s is not positive", d)
-		}
-		r.timeout = d
-		return nil
-	}
+	return func(c *routerConfig) { c.timeout = d }
 }
 
 // WithAgentCacheTTL sets how long an e-mail -> agent lookup is trusted
 // (default 10m; a "not an agent" answer is kept a tenth as long).
 func WithAgentCacheTTL(d time.Duration) Option {
-	return func(r *Router) error {
-		if d < 0 {
-			return fmt.Errorf("bot: WithAgentCacheTTL: %s is negative", d)
-		}
-		r.agentTTL = d
-		return nil
-	}
+	return func(c *routerConfig) { c.agentTTL = d }
 }
 
 // WithDeskURL derives ticket links from the desk's base URL:
-// {base}/a/tickets/{id}.
+// {base}/a/tickets/{id}. An empty base sets no link.
 func WithDeskURL(base string) Option {
-	return func(r *Router) error {
-		if base == "" {
-			return nil
-		}
-		if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-			return fmt.Errorf("bot: WithDeskURL: %q is not an http(s) URL", base)
-		}
-		r.link = strings.TrimRight(base, "/") + "/a/tickets/{id}"
-		return nil
-	}
+	return func(c *routerConfig) { c.deskURL = base }
 }
 
 // WithTicketLink sets the ticket link template; {id} is replaced by the
 // ticket id. It wins over WithDeskURL.
 func WithTicketLink(tmpl string) Option {
-	return func(r *Router) error {
-		if !strings.Contains(tmpl, "{id}") {
-			return fmt.Errorf("bot: WithTicketLink: template %q has no {id}", tmpl)
-		}
-		r.link = tmpl
-		return nil
-	}
+	return func(c *routerConfig) { c.ticketLink = &tmpl }
 }
 
 // WithBusyRetries sets how often a safe (read or idempotent) desk call is
 // retried after a 429 within the command's deadline (default 2).
 func WithBusyRetries(n int) Option {
-	return func(r *Router) error {
-		if n < 0 {
-			return fmt.Errorf("bot: WithBusyRetries: %d is negative", n)
-		}
-		r.maxRetry = n
-		return nil
+	return func(c *routerConfig) { c.maxRetry = n }
+}
+
+// check refuses values no option may set.
+func (c *routerConfig) check() error {
+	switch {
+	case c.now == nil:
+		return errors.New("bot: WithClock: nil clock")
+	case c.timeout <= 0:
+		return fmt.Errorf("bot: WithCommandTimeout: %s is not positive", c.timeout)
+	case c.agentTTL < 0:
+		return fmt.Errorf("bot: WithAgentCacheTTL: %s is negative", c.agentTTL)
+	case c.maxRetry < 0:
+		return fmt.Errorf("bot: WithBusyRetries: %d is negative", c.maxRetry)
+	case c.budget < 0:
+		return fmt.Errorf("bot: WithDeskBudget: %d is negative", c.budget)
+	case c.deskURL != "" && !strings.HasPrefix(c.deskURL, "http://") && !strings.HasPrefix(c.deskURL, "https://"):
+		return fmt.Errorf("bot: WithDeskURL: %q is not an http(s) URL", c.deskURL)
+	case c.ticketLink != nil && !strings.Contains(*c.ticketLink, "{id}"):
+		return fmt.Errorf("bot: WithTicketLink: template %q has no {id}", *c.ticketLink)
 	}
+	return nil
+}
+
+// link is the ticket link template the options set; "" for none.
+func (c *routerConfig) link() string {
+	switch {
+	case c.ticketLink != nil:
+		return *c.ticketLink
+	case c.deskURL != "":
+		return strings.TrimRight(c.deskURL, "/") + "/a/tickets/{id}"
+	}
+	return ""
 }
 
 // NewRouter builds the command router over a desk.
@@ -190,27 +190,38 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 	if log == nil {
 		return nil, errors.New("bot: NewRouter: nil logger")
 	}
+	cfg := routerConfig{now: time.Now, timeout: 30 * time.Second, agentTTL: 10 * time.Minute, maxRetry: 2}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
 	r := &Router{
 		desk:       desk,
 		log:        log,
-		now:        time.Now,
-		timeout:    30 * time.Second,
-		agentTTL:   10 * time.Minute,
-		maxRetry:   2,
+		now:        cfg.now,
+		explainer:  cfg.explainer,
+		acks:       cfg.acks,
+		oncall:     cfg.oncall,
+		timeout:    cfg.timeout,
+		agentTTL:   cfg.agentTTL,
+		link:       cfg.link(),
+		maxRetry:   cfg.maxRetry,
+		budget:     cfg.budget,
 		agents:     make(map[string]cached[*sdclient.Agent]),
 		names:      make(map[int64]cached[string]),
 		requesters: make(map[int64]cached[*sdclient.TicketRequester]),
 	}
-	for _, o := range opts {
-		if err := o(r); err != nil {
-			return nil, err
-		}
+	if cfg.mirror != nil {
+		r.mirror = &mirrorCache{src: cfg.mirror, ws: map[int64]*mirrorWS{}}
 	}
-	r.table = commandTable
+	r.table = commandTable()
 	if err := checkTable(r.table); err != nil {
 		return nil, err
 	}
 	r.meter = &deskMeter{}
+	r.gate = newGate(r.budget, r.meter, time.Now)
 	r.desk = &meteredDesk{Desk: desk, meter: r.meter}
 	return r, nil
 }
@@ -228,7 +239,7 @@ func (r *Router) Help() string { return helpText(r.table) }
 
 // call is one command being run.
 type call struct {
-	req    Request
+	caller Caller
 	cmd    *command
 	p      ParsedCommand
 	email  string
@@ -242,23 +253,38 @@ type call struct {
 	source string
 }
 
-// Handle runs one command and always returns an answer: errors, refusals
-// and panics become a Response with Failed set.
-func (r *Router) Handle(ctx context.Context, req Request) (resp Response) {
-	p, err := ParseCommand(req.Command, req.Text)
+// Dispatch runs one command of caller and always returns an answer:
+// errors, refusals and panics become a Reply with Failed set. It is the
+// router's one entry point; transports turn what people do into a Command
+// and render the Reply.
+func (r *Router) Dispatch(ctx context.Context, caller Caller, cmd Command) Reply {
+	switch {
+	case cmd.Form != nil:
+		return r.submitForm(ctx, caller, *cmd.Form)
+	case chat.IsPageAction(cmd.Button):
+		return r.actPage(ctx, caller, cmd.Button, cmd.Value)
+	case cmd.Button != "":
+		return r.act(ctx, caller, cmd.Button, cmd.Value)
+	}
+	return r.handle(ctx, caller, cmd.Slash, cmd.Text)
+}
+
+// handle runs a typed command.
+func (r *Router) handle(ctx context.Context, caller Caller, slash, text string) Reply {
+	p, err := ParseCommand(slash, text)
 	if err != nil {
 		return failed(err.Error())
 	}
-	cmd := lookup(commandTable, p.Name)
-	c := &call{req: req, cmd: cmd, p: p, ticket: p.ID}
-	return r.run(ctx, c.cmd.name, func(ctx context.Context) (Response, error) {
+	cmd := lookup(r.table, p.Name)
+	c := &call{caller: caller, cmd: cmd, p: p, ticket: p.ID}
+	return r.run(ctx, c.cmd.name, func(ctx context.Context) (Reply, error) {
 		if cmd.agentOnly {
 			if err := r.authorise(ctx, c); err != nil {
-				return Response{}, err
+				return Reply{}, err
 			}
 			if c.ticket != 0 {
 				if err := r.permit(ctx, c); err != nil {
-					return Response{}, err
+					return Reply{}, err
 				}
 			}
 		}
@@ -268,7 +294,7 @@ func (r *Router) Handle(ctx context.Context, req Request) (resp Response) {
 
 // run executes f under the command deadline, recovering panics and turning
 // errors into answers.
-func (r *Router) run(ctx context.Context, name string, f func(context.Context) (Response, error), c *call) (resp Response) {
+func (r *Router) run(ctx context.Context, name string, f func(context.Context) (Reply, error), c *call) (resp Reply) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	defer func() {
@@ -278,7 +304,7 @@ func (r *Router) run(ctx context.Context, name string, f func(context.Context) (
 			if b, ok := strings.CutPrefix(name, "button "); ok {
 				what = "the button " + b
 			}
-			resp = failed(panicText(what))
+			resp = failed(chat.PanicText(what))
 		}
 	}()
 	resp, err := f(ctx)
@@ -288,12 +314,7 @@ func (r *Router) run(ctx context.Context, name string, f func(context.Context) (
 	return resp
 }
 
-func failed(text string) Response { return Response{Text: text, Failed: true} }
-
-// panicText answers a command whose handler panicked.
-func panicText(what string) string {
-	return fmt.Sprintf("something went wrong running %s; it has been logged", what)
-}
+func failed(text string) Reply { return Reply{Text: text, Failed: true} }
 
 // refusal is an answer that is an expected "no", not a failure to log.
 type refusal struct{ msg string }
@@ -304,7 +325,7 @@ func refuse(format string, a ...any) error { return &refusal{msg: fmt.Sprintf(fo
 
 // explain turns an error into words for the caller; unexpected errors are
 // logged and reported without internals.
-func (r *Router) explain(ctx context.Context, c *call, err error) Response {
+func (r *Router) explain(ctx context.Context, c *call, err error) Reply {
 	var ref *refusal
 	var use *UsageError
 	what := c.cmd.verb
@@ -318,29 +339,29 @@ func (r *Router) explain(ctx context.Context, c *call, err error) Response {
 		return failed(use.Error())
 	}
 	if msg, ok := r.deskTrouble(err, c.ticket); ok {
-		r.log.Warn("command failed at the desk", "command", c.cmd.name, "user", c.req.UserID, "err", err)
+		r.log.Warn("command failed at the desk", "command", c.cmd.name, "user", c.caller.UserID, "err", err)
 		return failed(fmt.Sprintf("could not %s: %s", what, msg))
 	}
 	switch {
-	case errors.Is(err, ErrNotFound) && c.ticket != 0:
+	case errors.Is(err, sdclient.ErrNotFound) && c.ticket != 0:
 		return failed(fmt.Sprintf("ticket %d not found", c.ticket))
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, sdclient.ErrNotFound):
 		return failed(fmt.Sprintf("could not %s: not found", what))
-	case errors.Is(err, ErrForbidden):
+	case errors.Is(err, sdclient.ErrForbidden), errors.Is(err, sdclient.ErrUnauthorized):
 		return failed(fmt.Sprintf("the desk does not let you %s", what))
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, sdclient.ErrValidation), errors.Is(err, sdclient.ErrInvalidInput):
 		return failed(fmt.Sprintf("the desk refused to %s: %v", what, err))
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		r.log.Warn("command timed out", "command", c.cmd.name, "err", err)
 		return failed(fmt.Sprintf("the desk did not answer in time (%s); could not %s, try again", r.timeout, what))
 	}
-	r.log.Error("command failed", "command", c.cmd.name, "user", c.req.UserID, "err", err)
+	r.log.Error("command failed", "command", c.cmd.name, "user", c.caller.UserID, "err", err)
 	return failed(fmt.Sprintf("could not %s: something went wrong (logged)", what))
 }
 
 // authorise resolves the caller to an agent or refuses.
 func (r *Router) authorise(ctx context.Context, c *call) error {
-	email, err := r.callerEmail(ctx, c.req)
+	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
 		return err
 	}
@@ -356,7 +377,7 @@ func (r *Router) authorise(ctx context.Context, c *call) error {
 	return nil
 }
 
-func (r *Router) callerEmail(ctx context.Context, req Request) (string, error) {
+func (r *Router) callerEmail(ctx context.Context, req Caller) (string, error) {
 	if req.Users == nil || req.UserID == "" {
 		return "", refuse("I do not know who you are (no chat user)")
 	}
@@ -387,7 +408,7 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 			return e.v, nil
 		}
 	}
-	return r.lookups.do(key, func() (*sdclient.Agent, error) {
+	return r.lookups.Do(key, func() (*sdclient.Agent, error) {
 		var a *sdclient.Agent
 		err := r.retrying(ctx, true, func(ctx context.Context) error {
 			var err error
@@ -395,7 +416,7 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 			return err
 		})
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, sdclient.ErrNotFound):
 			a = nil
 		case err != nil:
 			return nil, fmt.Errorf("look up agent %s: %w", email, err)
@@ -415,11 +436,10 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 func (r *Router) retrying(ctx context.Context, safe bool, f func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
 		err := f(ctx)
-		var busy *BusyError
-		if err == nil || !safe || attempt >= r.maxRetry || !errors.As(err, &busy) {
+		if err == nil || !safe || attempt >= r.maxRetry || !errors.Is(err, sdclient.ErrRateLimited) {
 			return err
 		}
-		wait := busy.RetryAfter
+		wait := deskRetryAfter(err)
 		if wait <= 0 {
 			wait = time.Second
 		}
@@ -436,18 +456,26 @@ func (r *Router) retrying(ctx context.Context, safe bool, f func(context.Context
 	}
 }
 
+// deskRetryAfter is the wait a rate-limited desk asked for; 0 when it did not
+// say.
+func deskRetryAfter(err error) time.Duration {
+	var rl *sdclient.RateLimitError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter
+	}
+	return 0
+}
+
 // statusChoices returns the account's statuses, cached for ten minutes;
 // on error the fixed four.
 func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
 	now := r.now()
-	r.mu.Lock()
-	s := r.statuses
-	r.mu.Unlock()
-	if s.ok && now.Sub(s.at) < 10*time.Minute {
+	s, ok := fresh(r, &r.statuses, now, 10*time.Minute)
+	if ok {
 		return s.v
 	}
 	// One request for a burst of commands on a cold cache, not one each.
-	v, err := r.statusLookups.do("", func() ([]sdclient.FieldChoice, error) {
+	v, err := r.statusLookups.Do("", func() ([]sdclient.FieldChoice, error) {
 		var v []sdclient.FieldChoice
 		err := r.retrying(ctx, true, func(ctx context.Context) error {
 			var err error
@@ -463,9 +491,7 @@ func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
 		}
 		return defaultStatuses()
 	}
-	r.mu.Lock()
-	r.statuses = cached[[]sdclient.FieldChoice]{v: v, at: now, ok: true}
-	r.mu.Unlock()
+	keep(r, &r.statuses, v, now)
 	return v
 }
 
@@ -483,10 +509,8 @@ func defaultStatuses() []sdclient.FieldChoice {
 // 3 s trigger window).
 func (r *Router) cachedGroups(ctx context.Context, wait time.Duration) []*sdclient.Group {
 	now := r.now()
-	r.mu.Lock()
-	g := r.groups
-	r.mu.Unlock()
-	if g.ok && now.Sub(g.at) < 10*time.Minute {
+	g, ok := fresh(r, &r.groups, now, 10*time.Minute)
+	if ok {
 		return g.v
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -497,19 +521,14 @@ func (r *Router) cachedGroups(ctx context.Context, wait time.Duration) []*sdclie
 		return g.v
 	}
 	sort.Slice(v, func(i, j int) bool { return v[i].Name < v[j].Name })
-	r.mu.Lock()
-	r.groups = cached[[]*sdclient.Group]{v: v, at: now, ok: true}
-	r.mu.Unlock()
+	keep(r, &r.groups, v, now)
 	return v
 }
 
 // agentName is an agent's display name, cached; "agent #N" when unknown.
 func (r *Router) agentName(ctx context.Context, id int64) string {
 	now := r.now()
-	r.mu.Lock()
-	n, ok := r.names[id]
-	r.mu.Unlock()
-	if ok && now.Sub(n.at) < r.agentTTL {
+	if n, ok := freshIn(r, r.names, id, now, r.agentTTL); ok {
 		return n.v
 	}
 	var a *sdclient.Agent
@@ -521,9 +540,7 @@ func (r *Router) agentName(ctx context.Context, id int64) string {
 	if err != nil {
 		return fmt.Sprintf("agent #%d", id)
 	}
-	r.mu.Lock()
-	r.names[id] = cached[string]{v: a.Name(), at: now, ok: true}
-	r.mu.Unlock()
+	keepIn(r, r.names, id, a.Name(), now)
 	return a.Name()
 }
 
@@ -534,10 +551,7 @@ var errNoRequesters = errors.New("the desk does not look up requesters")
 // agent names; nil when the desk cannot say (the card shows the id).
 func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketRequester {
 	now := r.now()
-	r.mu.Lock()
-	n, ok := r.requesters[id]
-	r.mu.Unlock()
-	if ok && now.Sub(n.at) < r.agentTTL {
+	if n, ok := freshIn(r, r.requesters, id, now, r.agentTTL); ok {
 		return n.v
 	}
 	rd, _ := r.desk.(RequesterDesk)
@@ -553,14 +567,12 @@ func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketReques
 	switch {
 	case errors.Is(err, errNoRequesters):
 		return nil
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, sdclient.ErrNotFound):
 		rq = nil // remembered: not asked again for a while
 	case err != nil:
 		r.log.Warn("look up requester", "requester", id, "err", err)
 		return nil
 	}
-	r.mu.Lock()
-	r.requesters[id] = cached[*sdclient.TicketRequester]{v: rq, at: now, ok: true}
-	r.mu.Unlock()
+	keepIn(r, r.requesters, id, rq, now)
 	return rq
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/internal/chattest"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -54,14 +57,14 @@ func TestParseCommand(t *testing.T) {
 		{"/assign", "", ParsedCommand{}, "missing ticket number N"},
 		{"/nope", "x", ParsedCommand{}, "unknown command /nope"},
 		{"/ticket", "new \xff", ParsedCommand{}, "not valid UTF-8"},
-		{"/ticket", "new " + strings.Repeat("x", maxCommandText), ParsedCommand{}, "too long"},
+		{"/ticket", "new " + strings.Repeat("x", chat.MaxCommandText), ParsedCommand{}, "too long"},
 		// Slack caps a command at 4,000 characters, not bytes: 3,000 emoji
 		// (12,000 bytes) are a command like any other.
 		{"/ticket", "new " + strings.Repeat("🔥", 3000), ParsedCommand{Name: "ticket new", Text: strings.Repeat("🔥", 3000)}, ""},
-		{"/ticket", "new " + strings.Repeat("é", maxCommandText), ParsedCommand{}, "too long (8004 characters, at most 8000)"},
+		{"/ticket", "new " + strings.Repeat("é", chat.MaxCommandText), ParsedCommand{}, "too long (8004 characters, at most 8000)"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.slash+" "+truncate(tc.text, 30), func(t *testing.T) {
+		t.Run(tc.slash+" "+chat.Truncate(tc.text, 30), func(t *testing.T) {
 			got, err := ParseCommand(tc.slash, tc.text)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -97,7 +100,7 @@ func FuzzParseCommand(f *testing.F) {
 			}
 			return
 		}
-		cmd := lookup(commandTable, p.Name)
+		cmd := lookup(commandTable(), p.Name)
 		if cmd == nil {
 			t.Fatalf("parsed to unknown command %q", p.Name)
 		}
@@ -131,18 +134,7 @@ func FuzzParseCommand(f *testing.F) {
 	})
 }
 
-// mapDir is a Directory over a map.
-type mapDir map[string]string
-
-func (m mapDir) Email(_ context.Context, id string) (string, error) {
-	e, ok := m[id]
-	if !ok {
-		return "", fmt.Errorf("user %s: not found", id)
-	}
-	return e, nil
-}
-
-var testUsers = mapDir{"UALICE": "alice@example.com", "UBOB": "bob@example.com", "UCAROL": "carol@example.com", "UOLGA": "olga@example.com", "UNOMAIL": ""}
+var testUsers = chattest.Users{"UALICE": "alice@example.com", "UBOB": "bob@example.com", "UCAROL": "carol@example.com", "UOLGA": "olga@example.com", "UNOMAIL": ""}
 
 func newTestRouter(t *testing.T, d Desk, opts ...Option) *Router {
 	t.Helper()
@@ -154,8 +146,8 @@ func newTestRouter(t *testing.T, d Desk, opts ...Option) *Router {
 	return r
 }
 
-func handle(r *Router, user, cmd, text string) Response {
-	return r.Handle(context.Background(), Request{Command: cmd, Text: text, UserID: user, TeamID: "T1", ChannelID: "C1", Users: testUsers})
+func handle(r *Router, user, cmd, text string) Reply {
+	return r.Dispatch(context.Background(), Caller{UserID: user, TeamID: "T1", ChannelID: "C1", Users: testUsers}, Command{Slash: cmd, Text: text})
 }
 
 func TestRouterCommands(t *testing.T) {
@@ -163,11 +155,11 @@ func TestRouterCommands(t *testing.T) {
 		name, user, cmd, text string
 		want                  string // substring of the answer text (or card text)
 		failed                bool
-		check                 func(t *testing.T, d *fakeDesk)
+		check                 func(t *testing.T, d *fakedesk.Desk)
 	}{
-		{"new with subject", "UCAROL", "/ticket", "new Printer on fire", "Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101", false, func(t *testing.T, d *fakeDesk) {
-			if len(d.creates) != 1 || d.creates[0].Email != "carol@example.com" || d.creates[0].Source != sdclient.SourceTeamChat {
-				t.Errorf("creates = %+v", d.creates)
+		{"new with subject", "UCAROL", "/ticket", "new Printer on fire", "Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101", false, func(t *testing.T, d *fakedesk.Desk) {
+			if len(d.Creates) != 1 || d.Creates[0].Email != "carol@example.com" || d.Creates[0].Source != sdclient.SourceTeamChat {
+				t.Errorf("creates = %+v", d.Creates)
 			}
 		}},
 		{"show", "UALICE", "/ticket", "show 42", "#42 Printer on fire", false, nil},
@@ -176,21 +168,21 @@ func TestRouterCommands(t *testing.T) {
 		{"requester refused", "UCAROL", "/ticket", "show 42", "only desk agents can use /ticket show", true, nil},
 		{"inactive agent refused", "UOLGA", "/ticket", "show 42", "only desk agents", true, nil},
 		{"no e-mail", "UNOMAIL", "/ticket", "new x", "shows no e-mail address", true, nil},
-		{"note", "UALICE", "/ticket", "note 42 <b>checked</b>\nnext", "Added a private note to ticket #42.", false, func(t *testing.T, d *fakeDesk) {
-			c := d.conversations()
+		{"note", "UALICE", "/ticket", "note 42 <b>checked</b>\nnext", "Added a private note to ticket #42.", false, func(t *testing.T, d *fakedesk.Desk) {
+			c := d.Conversations()
 			if len(c) != 1 || !c[0].Private || c[0].UserID != 7 || c[0].Body != "&lt;b&gt;checked&lt;/b&gt;<br>next" {
 				t.Errorf("convs = %+v", c)
 			}
 		}},
-		{"reply", "UBOB", "/ticket", "reply 42 on our way", "the desk e-mails the reply to the requester", false, func(t *testing.T, d *fakeDesk) {
-			c := d.conversations()
+		{"reply", "UBOB", "/ticket", "reply 42 on our way", "the desk e-mails the reply to the requester", false, func(t *testing.T, d *fakedesk.Desk) {
+			c := d.Conversations()
 			if len(c) != 1 || c[0].Private || c[0].UserID != 8 {
 				t.Errorf("convs = %+v", c)
 			}
 		}},
-		{"status custom name", "UALICE", "/ticket", "status 42 waiting ON vendor", "Ticket #42 is now Waiting on vendor.", false, func(t *testing.T, d *fakeDesk) {
-			if d.ticket(42).Status != 6 {
-				t.Errorf("status = %d", d.ticket(42).Status)
+		{"status custom name", "UALICE", "/ticket", "status 42 waiting ON vendor", "Ticket #42 is now Waiting on vendor.", false, func(t *testing.T, d *fakedesk.Desk) {
+			if d.Snapshot(42).Status != 6 {
+				t.Errorf("status = %d", d.Snapshot(42).Status)
 			}
 		}},
 		{"status id", "UALICE", "/ticket", "status 42 3", "is now Pending", false, nil},
@@ -212,8 +204,8 @@ func TestRouterCommands(t *testing.T) {
 		{"why no rules", "UALICE", "/ticket", "why 42", "no rules loaded", false, nil},
 		{"help", "UCAROL", "/ticket", "help", "/ticket note N text — add a private note (agents)", false, nil},
 		{"unknown", "UALICE", "/ticket", "dance", "unknown command /ticket dance", true, nil},
-		{"assign me", "UALICE", "/assign", "42 me", "Ticket #42 is assigned to Alice Agent.", false, func(t *testing.T, d *fakeDesk) {
-			if r := d.ticket(42).ResponderID; r == nil || *r != 7 {
+		{"assign me", "UALICE", "/assign", "42 me", "Ticket #42 is assigned to Alice Agent.", false, func(t *testing.T, d *fakedesk.Desk) {
+			if r := d.Snapshot(42).ResponderID; r == nil || *r != 7 {
 				t.Errorf("responder = %v", r)
 			}
 		}},
@@ -227,7 +219,7 @@ func TestRouterCommands(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := newFakeDesk()
+			d := fakedesk.New()
 			r := newTestRouter(t, d)
 			resp := handle(r, tc.user, tc.cmd, tc.text)
 			got := resp.Text
@@ -251,20 +243,20 @@ func TestRouterDeskErrors(t *testing.T) {
 		want           string
 		calls          int
 	}{
-		{"forbidden", "update", "close 42", []error{ErrForbidden}, "the desk does not let you close ticket 42", 1},
-		{"forbidden note", "note", "note 42 x", []error{fmt.Errorf("add note: %w", ErrForbidden)}, "the desk does not let you add a note to ticket 42", 1},
-		{"busy read retried", "ticket", "show 42", []error{&BusyError{RetryAfter: 10 * time.Millisecond}}, "#42 Printer on fire", 2},
-		{"busy for good", "ticket", "show 42", []error{&BusyError{RetryAfter: 10 * time.Millisecond}, &BusyError{RetryAfter: 10 * time.Millisecond}, &BusyError{RetryAfter: 30 * time.Second}}, "could not see ticket 42: the desk is rate-limiting deskbot: retry in 30 s", 3},
-		{"busy create not retried", "create", "new x", []error{&BusyError{RetryAfter: time.Millisecond}}, "could not open a ticket: the desk is rate-limiting deskbot: retry in", 1},
-		{"busy note not retried", "note", "note 42 x", []error{&BusyError{RetryAfter: time.Millisecond}}, "could not add a note to ticket 42", 1},
-		{"invalid", "update", "priority 42 1", []error{fmt.Errorf("update: %w: priority is read-only", ErrInvalid)}, "the desk refused to change the priority of ticket 42", 1},
+		{"forbidden", "update", "close 42", []error{sdclient.ErrForbidden}, "the desk does not let you close ticket 42", 1},
+		{"forbidden note", "note", "note 42 x", []error{fmt.Errorf("add note: %w", sdclient.ErrForbidden)}, "the desk does not let you add a note to ticket 42", 1},
+		{"busy read retried", "ticket", "show 42", []error{fakedesk.Busy(10 * time.Millisecond)}, "#42 Printer on fire", 2},
+		{"busy for good", "ticket", "show 42", []error{fakedesk.Busy(10 * time.Millisecond), fakedesk.Busy(10 * time.Millisecond), fakedesk.Busy(30 * time.Second)}, "could not see ticket 42: the desk is rate-limiting deskbot: retry in 30 s", 3},
+		{"busy create not retried", "create", "new x", []error{fakedesk.Busy(time.Millisecond)}, "could not open a ticket: the desk is rate-limiting deskbot: retry in", 1},
+		{"busy note not retried", "note", "note 42 x", []error{fakedesk.Busy(time.Millisecond)}, "could not add a note to ticket 42", 1},
+		{"invalid", "update", "priority 42 1", []error{fmt.Errorf("update: %w: priority is read-only", sdclient.ErrValidation)}, "the desk refused to change the priority of ticket 42", 1},
 		{"other", "filter", "mine", []error{errors.New("connection reset")}, "could not list your tickets: something went wrong (logged)", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := newFakeDesk()
-			d.failNext(tc.op, tc.errs...)
+			d := fakedesk.New()
+			d.FailNext(tc.op, tc.errs...)
 			r := newTestRouter(t, d)
 			resp := handle(r, "UALICE", "/ticket", tc.text)
 			got := resp.Text
@@ -274,7 +266,7 @@ func TestRouterDeskErrors(t *testing.T) {
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("answer = %q, want %q", got, tc.want)
 			}
-			if n := d.count(tc.op); n != tc.calls {
+			if n := d.Count(tc.op); n != tc.calls {
 				t.Fatalf("%s called %d times, want %d", tc.op, n, tc.calls)
 			}
 		})
@@ -282,8 +274,8 @@ func TestRouterDeskErrors(t *testing.T) {
 }
 
 func TestRouterPanicBecomesAnswer(t *testing.T) {
-	d := newFakeDesk()
-	d.panicOn = "ticket"
+	d := fakedesk.New()
+	d.PanicOn = "ticket"
 	var logs strings.Builder
 	var mu sync.Mutex
 	r, err := NewRouter(d, slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)))
@@ -300,7 +292,7 @@ func TestRouterPanicBecomesAnswer(t *testing.T) {
 		t.Fatalf("panic not logged: %s", logs.String())
 	}
 	// The router still works.
-	d.panicOn = ""
+	d.PanicOn = ""
 	if resp := handle(r, "UALICE", "/ticket", "show 42"); resp.Failed {
 		t.Fatalf("after panic: %+v", resp)
 	}
@@ -318,8 +310,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestRouterDeadline(t *testing.T) {
-	d := newFakeDesk()
-	d.delay = time.Second
+	d := fakedesk.New()
+	d.Delay = time.Second
 	r := newTestRouter(t, d, WithCommandTimeout(50*time.Millisecond))
 	start := time.Now()
 	resp := handle(r, "UALICE", "/ticket", "show 42")
@@ -332,21 +324,21 @@ func TestRouterDeadline(t *testing.T) {
 }
 
 func TestAgentCacheExpires(t *testing.T) {
-	d := newFakeDesk()
+	d := fakedesk.New()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	r := newTestRouter(t, d, WithClock(clock), WithAgentCacheTTL(time.Minute))
 	handle(r, "UALICE", "/ticket", "mine")
 	handle(r, "UALICE", "/ticket", "mine")
-	if n := d.count("agentByEmail"); n != 1 {
+	if n := d.Count("agentByEmail"); n != 1 {
 		t.Fatalf("agent looked up %d times, want 1 (cached)", n)
 	}
 	mu.Lock()
 	now = now.Add(2 * time.Minute)
 	mu.Unlock()
 	handle(r, "UALICE", "/ticket", "mine")
-	if n := d.count("agentByEmail"); n != 2 {
+	if n := d.Count("agentByEmail"); n != 2 {
 		t.Fatalf("agent looked up %d times after expiry, want 2", n)
 	}
 }
@@ -358,19 +350,19 @@ func (f fixedExplainer) ExplainTicket(_ context.Context, t *sdclient.Ticket) (st
 }
 
 func TestWhyUsesExplainer(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk(), WithExplainer(fixedExplainer("rule page-urgent holds for")))
+	r := newTestRouter(t, fakedesk.New(), WithExplainer(fixedExplainer("rule page-urgent holds for")))
 	if resp := handle(r, "UALICE", "/ticket", "why 42"); resp.Text != "rule page-urgent holds for 42" {
 		t.Fatalf("answer = %q", resp.Text)
 	}
 }
 
 func TestNewWithoutSubjectAsksForForm(t *testing.T) {
-	r := newTestRouter(t, newFakeDesk())
+	r := newTestRouter(t, fakedesk.New())
 	resp := handle(r, "UCAROL", "/ticket", "new")
 	if resp.Form == nil || len(resp.Form.Groups) != 2 {
 		t.Fatalf("answer = %+v, want a form with the two groups", resp)
 	}
-	resp = r.SubmitTicketForm(context.Background(), Request{UserID: "UCAROL", Users: testUsers}, TicketFormValues{Subject: "Mouse", Description: "left button", Priority: 3, GroupID: 4})
+	resp = r.Dispatch(context.Background(), Caller{UserID: "UCAROL", Users: testUsers}, Command{Form: &TicketFormValues{Subject: "Mouse", Description: "left button", Priority: 3, GroupID: 4}})
 	if !strings.Contains(resp.Text, "Created ticket #101: Mouse") {
 		t.Fatalf("answer = %q", resp.Text)
 	}
@@ -378,12 +370,52 @@ func TestNewWithoutSubjectAsksForForm(t *testing.T) {
 
 func TestNewRouterOptionErrors(t *testing.T) {
 	for _, o := range []Option{WithTicketLink("https://x/t"), WithDeskURL("desk.example.com"), WithCommandTimeout(0), WithClock(nil)} {
-		if _, err := NewRouter(newFakeDesk(), slog.New(slog.DiscardHandler), o); err == nil {
+		if _, err := NewRouter(fakedesk.New(), slog.New(slog.DiscardHandler), o); err == nil {
 			t.Errorf("option accepted, want an error")
 		}
 	}
-	r := newTestRouter(t, newFakeDesk(), WithTicketLink("https://t.example/{id}/view"))
+	r := newTestRouter(t, fakedesk.New(), WithTicketLink("https://t.example/{id}/view"))
 	if l := r.TicketLink(5); l != "https://t.example/5/view" {
 		t.Fatalf("link = %q", l)
 	}
 }
+
+// FuzzHandleCommand runs any command line through the router, over the
+// fake desk, as an agent: after ParseCommand the arguments of each command
+// are read by its own parser (a status, a priority, an assignee, a filter
+// expression, a subject). Whatever the line, the answer is never a panic
+// nor silence, and a line that does not parse is answered with its usage
+// error.
+func FuzzHandleCommand(f *testing.F) {
+	for _, s := range []struct{ slash, text string }{
+		{"/ticket", "status 42 waiting ON vendor"}, {"/ticket", "status 42 77"}, {"/ticket", "status 42 -1"},
+		{"/ticket", "priority 42 URGENT"}, {"/ticket", "priority #42 9"},
+		{"/assign", "42 me"}, {"/assign", "42 <@UBOB|bob>"}, {"/assign", "42 <mailto:bob@example.com|bob@example.com>"},
+		{"/assign", "42 <@>"}, {"/assign", "42 @@"}, {"/assign", "42 <mailto:>"},
+		{"/ticket", "search status:open AND priority:>3"}, {"/ticket", "search status:'Waiting on vendor'"},
+		{"/ticket", "search (a:1"}, {"/ticket", "search tag:'x\"y'"}, {"/ticket", "search created_at:>'2026-13-40'"},
+		{"/ticket", "note 42 <b>hi</b>"}, {"/ticket", "new \x00"}, {"/ticket", "show 9223372036854775807"},
+		{"/oncall", "ack 42"}, {"/ticket", "why 42"}, {"/ticket", "mine"}, {"/ticket", ""},
+	} {
+		f.Add(s.slash, s.text)
+	}
+	f.Fuzz(func(t *testing.T, slash, text string) {
+		r := newTestRouter(t, fakedesk.New(), WithBusyRetries(0))
+		resp := r.Dispatch(context.Background(), Caller{UserID: "UALICE", TeamID: "T1", ChannelID: "C1", Users: knownUsers{}}, Command{Slash: slash, Text: text})
+		if strings.TrimSpace(resp.Text) == "" && resp.Form == nil {
+			t.Fatalf("%s %q: empty answer %+v", slash, text, resp)
+		}
+		if strings.Contains(resp.Text, "something went wrong") {
+			t.Fatalf("%s %q: %q", slash, text, resp.Text)
+		}
+		if _, err := ParseCommand(slash, text); err != nil && (!resp.Failed || resp.Text != err.Error()) {
+			t.Fatalf("%s %q: answer %q (failed %v), want the usage error %q", slash, text, resp.Text, resp.Failed, err)
+		}
+	})
+}
+
+// knownUsers is testUsers, where a user the chat does not know has no
+// e-mail (rather than a failed look-up, which the router reports as one).
+type knownUsers struct{}
+
+func (knownUsers) Email(_ context.Context, id string) (string, error) { return testUsers[id], nil }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
+
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
 )
@@ -208,7 +210,7 @@ func FuzzSearchQuery(f *testing.F) {
 		f.Add(s, int64(21000005001), uint8(30), false, uint16(512))
 	}
 	f.Add("priority:3", int64(7), uint8(0), true, uint16(10))
-	statuses := newFakeDesk().statuses
+	statuses := fakedesk.New().StatusList
 	f.Fuzz(func(t *testing.T, typed string, me int64, ngroups uint8, all bool, limit uint16) {
 		q, err := prepareQuery(typed, statuses)
 		if err != nil {

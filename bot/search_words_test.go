@@ -7,18 +7,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/internal/chattest"
+	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
 
+// The mirror tests' clock; the mirror's cursor is a minute behind it.
+var mirrorNow, mirrorCursor = fakedesk.MirrorClock()
+
 // wordsDesk is the simulator with 23 open tickets that mention "printer"
 // (12 in the subject, 11 only in the description), 2 closed ones that do,
 // and 12 urgent open tickets about other things; its mirror holds them
 // all as the scheduler's sync would (description text included).
-func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *countingMirror) {
+func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *fakedesk.Mirror) {
 	t.Helper()
-	sim, desk, _ := simDesk(t) // its one ticket: "Printer on fire", urgent, open
+	sim, c, _ := fakedesk.Sim(t) // its one ticket: "Printer on fire", urgent, open
 	t0 := time.Now().UTC().Truncate(time.Second).Add(-48 * time.Hour)
 	for i := range 22 {
 		tk := sdsim.Ticket{Subject: fmt.Sprintf("Laser printer %d jams", i), Priority: 2, CreatedAt: t0.Add(time.Duration(i) * time.Minute)}
@@ -34,10 +39,6 @@ func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *countingMirror) {
 	for i := range 11 {
 		sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("VPN down %d", i), Priority: 4, CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
 	}
-	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, sdclient.WithHTTPClient(sim.Client()))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var put []*sdclient.Ticket
 	for _, id := range sim.Desk.TicketIDs() {
 		tk, _, err := c.Tickets.Get(t.Context(), id)
@@ -47,11 +48,11 @@ func wordsDesk(t *testing.T) (*sdsim.Server, Desk, *countingMirror) {
 		tk.Description = "" // the mirror keeps the text only
 		put = append(put, tk)
 	}
-	m := openMirror(t)
+	m := fakedesk.OpenMirror(t)
 	if _, err := m.MirrorApply(context.Background(), 0, put, nil, store.MirrorState{Cursor: mirrorCursor, Complete: true}); err != nil {
 		t.Fatal(err)
 	}
-	return sim, desk, m
+	return sim, NewDeskAdapter(c), m
 }
 
 // Issue 17, 6: /ticket search with plain words searches subject and
@@ -89,7 +90,7 @@ func TestSearchPlainWordsPages(t *testing.T) {
 		t.Errorf("page 3:\n%s", p3.Card.Text())
 	}
 	seen := map[string]bool{}
-	for _, p := range []Response{p1, p2, p3} {
+	for _, p := range []Reply{p1, p2, p3} {
 		for _, l := range p.Card.Lines {
 			id, _, _ := strings.Cut(l, " ")
 			if seen[id] {
@@ -158,7 +159,7 @@ func TestSearchPlainWordsPartlyMirrored(t *testing.T) {
 	other := sim.Desk.AddWorkspace(sdsim.Workspace{Name: "HR"})
 	sim.Desk.AddAgent(sdsim.Agent{FirstName: "Wanda", LastName: "Wide", Email: "wanda@example.com", WorkspaceIDs: []int64{sdsim.DefaultWorkspaceID, other.ID}})
 	r := newTestRouter(t, desk, WithMirror(m), WithClock(func() time.Time { return mirrorNow }))
-	resp := r.Handle(context.Background(), Request{Command: "/ticket", Text: "search printer", UserID: "UWANDA", Users: mapDir{"UWANDA": "wanda@example.com"}})
+	resp := r.Dispatch(context.Background(), Caller{UserID: "UWANDA", Users: chattest.Users{"UWANDA": "wanda@example.com"}}, Command{Slash: "/ticket", Text: "search printer"})
 	if resp.Failed || resp.Card == nil || !strings.HasSuffix(resp.Card.Title, ": 23") {
 		t.Fatalf("answer %+v", resp)
 	}

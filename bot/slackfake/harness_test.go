@@ -109,6 +109,13 @@ func (c *client) waitEvent(t *testing.T, from int, pred func(socketmode.Event) b
 	}
 }
 
+// changed is closed when the client collects its next event.
+func (c *client) changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.more
+}
+
 // count returns how many collected events match pred.
 func (c *client) count(pred func(socketmode.Event) bool) int {
 	c.mu.Lock()
@@ -152,6 +159,6 @@ func assertNoFakeGoroutines(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("goroutines of the fake survive Close:\n%s", stacks)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // goroutines end without telling anyone: poll the stacks
 	}
 }

@@ -170,9 +170,9 @@ func (s *Server) SlashCommand(ctx context.Context, cmd SlashCommand) (*Envelope,
 }
 
 // InteractionOption adjusts a block action or view submission.
-type InteractionOption func(*interaction)
+type InteractionOption func(*interactionConfig)
 
-type interaction struct {
+type interactionConfig struct {
 	blockID string
 	viewID  string
 	state   map[string]map[string]any
@@ -180,17 +180,17 @@ type interaction struct {
 
 // WithBlockID sets the block_id of a block action when the fake cannot
 // find the action in the message it was posted with.
-func WithBlockID(id string) InteractionOption { return func(i *interaction) { i.blockID = id } }
+func WithBlockID(id string) InteractionOption { return func(i *interactionConfig) { i.blockID = id } }
 
 // WithViewID makes a block action come from inside a modal (container
 // type "view"), or picks the view a submission belongs to.
-func WithViewID(id string) InteractionOption { return func(i *interaction) { i.viewID = id } }
+func WithViewID(id string) InteractionOption { return func(i *interactionConfig) { i.viewID = id } }
 
 // WithState adds an input's state value. A string is rendered the way the
 // element in the view or message expects (value, selected_option,
 // selected_user, ...); any other value is sent as that element's raw state.
 func WithState(blockID, actionID string, value any) InteractionOption {
-	return func(i *interaction) {
+	return func(i *interactionConfig) {
 		if i.state == nil {
 			i.state = map[string]map[string]any{}
 		}
@@ -206,7 +206,7 @@ func WithState(blockID, actionID string, value any) InteractionOption {
 // element type and button text are taken from the recorded message when
 // the bot posted it through the fake.
 func (s *Server) BlockAction(ctx context.Context, userID, channelID, messageTS, actionID, value string, opts ...InteractionOption) (*Envelope, error) {
-	var in interaction
+	var in interactionConfig
 	for _, o := range opts {
 		o(&in)
 	}
@@ -282,7 +282,7 @@ func (s *Server) BlockAction(ctx context.Context, userID, channelID, messageTS, 
 // the bot opened for this user with that callback_id, or WithViewID's;
 // element types found there decide how each value is rendered.
 func (s *Server) ViewSubmission(ctx context.Context, userID, callbackID, privateMetadata string, values map[string]map[string]string, opts ...InteractionOption) (*Envelope, error) {
-	var in interaction
+	var in interactionConfig
 	for _, o := range opts {
 		o(&in)
 	}
@@ -478,18 +478,31 @@ func (s *Server) newResponseURLLocked(envID, channel, messageTS, userID string) 
 	return s.URL + "/response/" + id
 }
 
-func (s *Server) serveResponseURL(w http.ResponseWriter, req *http.Request) {
-	reply := func(status int, errCode string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		if errCode == "" {
-			_, _ = io.WriteString(w, `{"ok":true}`)
-			return
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error": errCode})
+// responseURLMessage is what a response_url POST carries.
+type responseURLMessage struct {
+	Text            string          `json:"text"`
+	Blocks          json.RawMessage `json:"blocks"`
+	ResponseType    string          `json:"response_type"`
+	ReplaceOriginal bool            `json:"replace_original"`
+	DeleteOriginal  bool            `json:"delete_original"`
+	ThreadTS        string          `json:"thread_ts"`
+}
+
+// replyResponseURL answers a response_url POST as Slack does: {"ok":true}
+// or {"ok":false,"error":code}.
+func replyResponseURL(w http.ResponseWriter, status int, errCode string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if errCode == "" {
+		_, _ = io.WriteString(w, `{"ok":true}`)
+		return
 	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error": errCode})
+}
+
+func (s *Server) serveResponseURL(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
-		reply(http.StatusMethodNotAllowed, "method_not_allowed")
+		replyResponseURL(w, http.StatusMethodNotAllowed, "method_not_allowed")
 		return
 	}
 	if f, ok := s.takeFault(ResponseURLMethod); ok {
@@ -497,67 +510,78 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case f.rateLimit:
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.retryAfter.Seconds()))))
-			reply(http.StatusTooManyRequests, ErrRateLimited)
+			replyResponseURL(w, http.StatusTooManyRequests, ErrRateLimited)
 		case f.status != 0:
-			reply(f.status, "service_unavailable")
+			replyResponseURL(w, f.status, "service_unavailable")
 		default:
-			reply(http.StatusOK, f.err)
+			replyResponseURL(w, http.StatusOK, f.err)
 		}
 		return
 	}
+	body, msg, errCode := readResponseURLMessage(req)
+	if errCode != "" {
+		replyResponseURL(w, http.StatusBadRequest, errCode)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ru, errCode := s.usableResponseURLLocked(req.PathValue("id"))
+	if errCode != "" {
+		replyResponseURL(w, http.StatusNotFound, errCode)
+		return
+	}
+	ru.uses++
+	if msg.ResponseType == "" {
+		msg.ResponseType = "ephemeral"
+	}
+	s.responses = append(s.responses, Response{
+		URL: s.URL + req.URL.Path, EnvelopeID: ru.envelopeID, Text: msg.Text, Blocks: msg.Blocks,
+		ResponseType: msg.ResponseType, ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal,
+		ThreadTS: msg.ThreadTS, Body: body, At: time.Now(),
+	})
+	s.applyResponseLocked(ru, msg)
+	s.notifyLocked()
+	replyResponseURL(w, http.StatusOK, "")
+}
+
+// readResponseURLMessage reads and checks a response_url POST's message;
+// errCode says why Slack would refuse it.
+func readResponseURLMessage(req *http.Request) (body []byte, msg responseURLMessage, errCode string) {
 	body, err := io.ReadAll(io.LimitReader(req.Body, 4<<20))
-	if err != nil {
-		reply(http.StatusBadRequest, "invalid_payload")
-		return
-	}
-	var msg struct {
-		Text            string          `json:"text"`
-		Blocks          json.RawMessage `json:"blocks"`
-		ResponseType    string          `json:"response_type"`
-		ReplaceOriginal bool            `json:"replace_original"`
-		DeleteOriginal  bool            `json:"delete_original"`
-		ThreadTS        string          `json:"thread_ts"`
-	}
-	if json.Unmarshal(body, &msg) != nil {
-		reply(http.StatusBadRequest, "invalid_payload")
-		return
+	if err != nil || json.Unmarshal(body, &msg) != nil {
+		return nil, msg, "invalid_payload"
 	}
 	if string(msg.Blocks) == "null" {
 		msg.Blocks = nil
 	}
 	if msg.Blocks != nil && blockLimits(msg.Blocks) != "" {
-		reply(http.StatusBadRequest, ErrInvalidBlocks)
-		return
+		return nil, msg, ErrInvalidBlocks
 	}
 	if utf8.RuneCountInString(msg.Text) > maxMessageText {
-		reply(http.StatusBadRequest, ErrMsgTooLong)
-		return
+		return nil, msg, ErrMsgTooLong
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ru, ok := s.respURLs[req.PathValue("id")]
+	return body, msg, ""
+}
+
+// usableResponseURLLocked is response_url id when it may be used again;
+// errCode says why not.
+func (s *Server) usableResponseURLLocked(id string) (*responseURL, string) {
+	ru, ok := s.respURLs[id]
 	switch {
 	case !ok:
-		reply(http.StatusNotFound, "invalid_token")
-		return
+		return nil, "invalid_token"
 	case s.cfg.clock.Since(ru.created) > responseURLTTL:
-		reply(http.StatusNotFound, "expired_url")
-		return
+		return nil, "expired_url"
 	case ru.uses >= responseURLUses:
-		reply(http.StatusNotFound, "used_url")
-		return
+		return nil, "used_url"
 	}
-	ru.uses++
-	respType := msg.ResponseType
-	if respType == "" {
-		respType = "ephemeral"
-	}
-	s.responses = append(s.responses, Response{
-		URL: s.URL + req.URL.Path, EnvelopeID: ru.envelopeID, Text: msg.Text, Blocks: msg.Blocks,
-		ResponseType: respType, ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal,
-		ThreadTS: msg.ThreadTS, Body: body, At: time.Now(),
-	})
-	// Apply the effect on the channel so conversations.history sees it.
+	return ru, ""
+}
+
+// applyResponseLocked applies a response's effect on the channel, so that
+// conversations.history sees it: the original message replaced or
+// deleted, or a new message in the channel.
+func (s *Server) applyResponseLocked(ru *responseURL, msg responseURLMessage) {
 	if orig := s.findMessageLocked(ru.channel, ru.messageTS); orig != nil && ru.messageTS != "" {
 		switch {
 		case msg.DeleteOriginal:
@@ -566,13 +590,11 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, req *http.Request) {
 			orig.text, orig.blocks, orig.edited = msg.Text, msg.Blocks, s.nextTSLocked()
 		}
 	}
-	if respType == "in_channel" && !msg.ReplaceOriginal && !msg.DeleteOriginal && ru.channel != "" {
+	if msg.ResponseType == "in_channel" && !msg.ReplaceOriginal && !msg.DeleteOriginal && ru.channel != "" {
 		m := &storedMessage{channel: ru.channel, ts: s.nextTSLocked(), text: msg.Text, blocks: msg.Blocks}
 		if msg.ThreadTS != "" && s.findMessageLocked(ru.channel, msg.ThreadTS) != nil {
 			m.threadTS = msg.ThreadTS
 		}
 		s.history[ru.channel] = append(s.history[ru.channel], m)
 	}
-	s.notifyLocked()
-	reply(http.StatusOK, "")
 }

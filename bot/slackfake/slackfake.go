@@ -1,12 +1,3 @@
-// Package slackfake is a protocol-faithful fake Slack for end-to-end tests:
-// the Web API subset deskbot uses plus the socket-mode websocket, served
-// over HTTP so that the real github.com/slack-go/slack client (and its
-// socketmode package) connects to it unchanged.
-//
-// It is built like net/http/httptest: New returns a running server, the
-// client is pointed at APIURL with slack.OptionAPIURL, tests push slash
-// commands and interactions through the websocket and assert on what the
-// bot did through the recorders (Messages, Views, Responses, Calls, Acks).
 package slackfake
 
 import (
@@ -359,6 +350,29 @@ func (s *Server) waitFor(ctx context.Context, what string, check func() bool) er
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("wait for %s: %w", what, ctx.Err())
+		}
+	}
+}
+
+// Wait blocks until cond reports true, the server closes, or ctx ends.
+// cond is called without the server's lock, after every change of the
+// recorded state (messages, responses, views, calls), so it may read the
+// server through its inspection methods (Messages, Responses, ...).
+func (s *Server) Wait(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		ch, closed := s.changed, s.closed
+		s.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		if closed {
+			return fmt.Errorf("wait: %w", ErrClosed)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait: %w", ctx.Err())
 		}
 	}
 }

@@ -32,14 +32,11 @@ type wsConn struct {
 
 // writeJSON sends one text frame.
 func (c *wsConn) writeJSON(v any) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	select {
-	case <-c.done:
-		return errConnClosed
-	default:
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
 	}
-	return writeFrame(c.ws, v)
+	return c.writeRaw(b)
 }
 
 // writeRaw sends one text frame as given.

@@ -416,12 +416,18 @@ func TestEnvelopesAreSpreadOverConnections(t *testing.T) {
 	}
 	for _, env := range envs {
 		// Each envelope reaches exactly one client: wait until one has it.
-		deadline := time.Now().Add(waitTimeout)
-		for clients[0].count(isEnvelope(env.ID))+clients[1].count(isEnvelope(env.ID)) == 0 {
-			if time.Now().After(deadline) {
+		deadline := time.After(waitTimeout)
+		for {
+			more0, more1 := clients[0].changed(), clients[1].changed()
+			if clients[0].count(isEnvelope(env.ID))+clients[1].count(isEnvelope(env.ID)) > 0 {
+				break
+			}
+			select {
+			case <-more0:
+			case <-more1:
+			case <-deadline:
 				t.Fatalf("envelope %s never arrived", env.ID)
 			}
-			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	per := []int{clients[0].count(isType(socketmode.EventTypeSlashCommand)), clients[1].count(isType(socketmode.EventTypeSlashCommand))}

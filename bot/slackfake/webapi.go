@@ -549,14 +549,24 @@ func (s *Server) chatPostEphemeral(r *apiRequest) (map[string]any, apiError) {
 	return map[string]any{"message_ts": ts}, ""
 }
 
-func (s *Server) chatUpdate(r *apiRequest) (map[string]any, apiError) {
+// targetMessageLocked is the message a chat.update or chat.delete names
+// by channel and ts.
+func (s *Server) targetMessageLocked(r *apiRequest) (string, *storedMessage, apiError) {
 	channel, ok := s.resolveChannelLocked(r.param("channel"))
 	if !ok {
-		return nil, ErrChannelNotFound
+		return "", nil, ErrChannelNotFound
 	}
 	m := s.findMessageLocked(channel, r.param("ts"))
 	if m == nil {
-		return nil, ErrMessageNotFound
+		return "", nil, ErrMessageNotFound
+	}
+	return channel, m, ""
+}
+
+func (s *Server) chatUpdate(r *apiRequest) (map[string]any, apiError) {
+	channel, m, apiErr := s.targetMessageLocked(r)
+	if apiErr != "" {
+		return nil, apiErr
 	}
 	text, blocks, apiErr := messageContent(r)
 	if apiErr != "" {
@@ -578,13 +588,9 @@ func (s *Server) chatUpdate(r *apiRequest) (map[string]any, apiError) {
 }
 
 func (s *Server) chatDelete(r *apiRequest) (map[string]any, apiError) {
-	channel, ok := s.resolveChannelLocked(r.param("channel"))
-	if !ok {
-		return nil, ErrChannelNotFound
-	}
-	m := s.findMessageLocked(channel, r.param("ts"))
-	if m == nil {
-		return nil, ErrMessageNotFound
+	channel, m, apiErr := s.targetMessageLocked(r)
+	if apiErr != "" {
+		return nil, apiErr
 	}
 	m.deleted = true
 	s.messages = append(s.messages, m.record("chat.delete", false))

@@ -1,18 +1,19 @@
 package slackfake_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
-
-	"github.com/deskbot/deskbot/bot/slackfake"
 )
 
 func TestPostUpdateDeleteAndHistory(t *testing.T) {
@@ -463,5 +464,213 @@ func TestUserGroupsList(t *testing.T) {
 	}
 	if calls != 4 {
 		t.Errorf("%d usergroups.list calls recorded, want 4", calls)
+	}
+}
+
+func TestPushAndUpdateViews(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUsers(alice))
+	c := startClient(t, srv, srv.AppToken())
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+	modal := func(callback, title string) slack.ModalViewRequest {
+		return slack.ModalViewRequest{Type: slack.VTModal, CallbackID: callback, ExternalID: "",
+			Title: slack.NewTextBlockObject(slack.PlainTextType, title, false, false),
+			Blocks: slack.Blocks{BlockSet: []slack.Block{slack.NewActionBlock("more",
+				slack.NewButtonBlockElement("details", "42", slack.NewTextBlockObject(slack.PlainTextType, "Details", false, false)))}}}
+	}
+
+	cmd, err := srv.SlashCommand(ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 42", UserID: alice.ID, ChannelID: "C1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := api.OpenViewContext(ctx, cmd.TriggerID, modal("show", "Ticket 42"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A button inside the modal: container "view", a trigger to push with.
+	click, err := srv.BlockAction(ctx, alice.ID, "", "", "details", "42", slackfake.WithViewID(root.View.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evt, _ := c.waitEvent(t, 0, isEnvelope(click.ID))
+	cb := evt.Data.(slack.InteractionCallback)
+	if cb.Container.Type != "view" || cb.Container.ViewID != root.View.ID || cb.View.ID != root.View.ID ||
+		cb.ActionCallback.BlockActions[0].BlockID != "more" || cb.ResponseURL != "" {
+		t.Errorf("in-view action: container %+v view %s block %s response_url %q",
+			cb.Container, cb.View.ID, cb.ActionCallback.BlockActions[0].BlockID, cb.ResponseURL)
+	}
+	_ = c.sm.Ack(*evt.Request)
+	pushed, err := api.PushViewContext(ctx, cb.TriggerID, modal("details", "Details"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pushed.View.RootViewID != root.View.ID || pushed.View.PreviousViewID != root.View.ID || pushed.View.ID == root.View.ID {
+		t.Errorf("pushed view root %s previous %s id %s, want stacked on %s",
+			pushed.View.RootViewID, pushed.View.PreviousViewID, pushed.View.ID, root.View.ID)
+	}
+
+	tests := []struct {
+		name, hash, viewID, want string
+	}{
+		{"stale hash", "1.stale", root.View.ID, slackfake.ErrHashConflict},
+		{"unknown view", "", "V0NOPE", slackfake.ErrViewNotFound},
+		{"current hash", root.View.Hash, root.View.ID, ""},
+	}
+	for _, tc := range tests {
+		resp, err := api.UpdateViewContext(ctx, modal("show", "Ticket 42 (resolved)"), "", tc.hash, tc.viewID)
+		if slackErr(err) != tc.want || (tc.want == "" && err != nil) {
+			t.Errorf("%s: views.update error %v, want %q", tc.name, err, tc.want)
+			continue
+		}
+		if tc.want == "" && (resp.View.Title.Text != "Ticket 42 (resolved)" || resp.View.Hash == root.View.Hash) {
+			t.Errorf("%s: updated view title %q hash %s", tc.name, resp.View.Title.Text, resp.View.Hash)
+		}
+	}
+	var methods []string
+	for _, v := range srv.Views() {
+		methods = append(methods, v.Method)
+	}
+	if got := len(methods); got != 3 || methods[0] != "views.open" || methods[1] != "views.push" || methods[2] != "views.update" {
+		t.Errorf("view log = %v", methods)
+	}
+}
+
+// TestBlockKitLimitsEnforced: like Slack, the fake refuses a message whose
+// blocks break a Block Kit limit (invalid_blocks) or whose text is over
+// 40,000 characters (msg_too_long), on every way in, so that the bot's
+// end-to-end tests catch a card Slack would refuse.
+func TestBlockKitLimitsEnforced(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUsers(alice))
+	startClient(t, srv, srv.AppToken())
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+	section := func(n int) slack.Block {
+		return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, strings.Repeat("é", n), false, false), nil, nil)
+	}
+	field := func(n int) slack.Block {
+		return slack.NewSectionBlock(nil, []*slack.TextBlockObject{slack.NewTextBlockObject(slack.MarkdownType, strings.Repeat("x", n), false, false)}, nil)
+	}
+	button := func(label, value string) slack.Block {
+		return slack.NewActionBlock("a", slack.NewButtonBlockElement("act", value, slack.NewTextBlockObject(slack.PlainTextType, label, false, false)))
+	}
+	many := make([]slack.Block, 51)
+	for i := range many {
+		many[i] = section(1)
+	}
+	tests := []struct {
+		name   string
+		blocks []slack.Block
+		text   string
+		want   string
+	}{
+		{"section of 3000", []slack.Block{section(3000)}, "t", ""},
+		{"section of 3001", []slack.Block{section(3001)}, "t", slackfake.ErrInvalidBlocks},
+		{"empty section text", []slack.Block{section(0)}, "t", slackfake.ErrInvalidBlocks},
+		{"field of 2001", []slack.Block{field(2001)}, "t", slackfake.ErrInvalidBlocks},
+		{"51 blocks", many, "t", slackfake.ErrInvalidBlocks},
+		{"button text of 76", []slack.Block{button(strings.Repeat("b", 76), "1")}, "t", slackfake.ErrInvalidBlocks},
+		{"button value of 2001", []slack.Block{button("ok", strings.Repeat("v", 2001))}, "t", slackfake.ErrInvalidBlocks},
+		{"context of 11", []slack.Block{contextOf(11)}, "t", slackfake.ErrInvalidBlocks},
+		{"text of 40000", nil, strings.Repeat("x", 40000), ""},
+		{"text of 40001", nil, strings.Repeat("x", 40001), slackfake.ErrMsgTooLong},
+	}
+	for _, tt := range tests {
+		opts := []slack.MsgOption{slack.MsgOptionText(tt.text, false)}
+		if tt.blocks != nil {
+			opts = append(opts, slack.MsgOptionBlocks(tt.blocks...))
+		}
+		_, _, err := api.PostMessageContext(ctx, "C1", opts...)
+		if got := slackErr(err); got != tt.want {
+			t.Errorf("%s: chat.postMessage = %q (%v), want %q", tt.name, got, err, tt.want)
+		}
+		_, err = api.PostEphemeralContext(ctx, "C1", alice.ID, opts...)
+		if got := slackErr(err); got != tt.want {
+			t.Errorf("%s: chat.postEphemeral = %q (%v), want %q", tt.name, got, err, tt.want)
+		}
+		if err := postResponse(ctx, t, srv, api, opts); (err != nil) != (tt.want != "") {
+			t.Errorf("%s: response_url = %v, want error %v", tt.name, err, tt.want != "")
+		}
+	}
+}
+
+func contextOf(n int) slack.Block {
+	var els []slack.MixedElement
+	for range n {
+		els = append(els, slack.NewTextBlockObject(slack.MarkdownType, "c", false, false))
+	}
+	return slack.NewContextBlock("c", els...)
+}
+
+func postResponse(ctx context.Context, t *testing.T, srv *slackfake.Server, api *slack.Client, opts []slack.MsgOption) error {
+	t.Helper()
+	cmd, err := srv.SlashCommand(ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 1", UserID: alice.ID, ChannelID: "C1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts = append(opts, slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral))
+	_, _, err = api.PostMessageContext(ctx, "", opts...)
+	return err
+}
+
+// usergroups.users.list answers the members of one group through the real
+// client, and no_such_subteam for an unknown or (unless asked) disabled
+// group, as Slack does.
+func TestUserGroupMembers(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUserGroups(
+		slackfake.UserGroup{ID: "S0ONCALL", Handle: "it-oncall", Users: []string{"UALICE", "UBOB"}},
+		slackfake.UserGroup{ID: "S0OLD", Handle: "old", Users: []string{"UCAROL"}, Disabled: true},
+	))
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+	ids, err := api.GetUserGroupMembersContext(ctx, "S0ONCALL")
+	if err != nil || !slices.Equal(ids, []string{"UALICE", "UBOB"}) {
+		t.Fatalf("members of S0ONCALL: %v, %v", ids, err)
+	}
+	for _, id := range []string{"S0NONE", "S0OLD"} {
+		_, err := api.GetUserGroupMembersContext(ctx, id)
+		var se slack.SlackErrorResponse
+		if !errors.As(err, &se) || se.Err != "no_such_subteam" {
+			t.Errorf("members of %s: %v, want no_such_subteam", id, err)
+		}
+	}
+	ids, err = api.GetUserGroupMembersContext(ctx, "S0OLD", slack.GetUserGroupMembersOptionIncludeDisabled(true))
+	if err != nil || !slices.Equal(ids, []string{"UCAROL"}) {
+		t.Fatalf("members of disabled S0OLD with include_disabled: %v, %v", ids, err)
+	}
+}
+
+// A message the bot posts to a user id lands in their IM, whose id
+// conversations.open gives, and conversations.history of that IM returns
+// it with its blocks and block ids, as Slack does (what a bot relies on to
+// find a DM it sent before a restart).
+func TestIMHistoryKeepsBlockIDs(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUsers(slackfake.User{ID: "UALICE", Name: "alice", Email: "alice@example.com"}))
+	ctx := testCtx(t)
+	api := webClient(srv, srv.BotToken())
+	sec := slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "You are on call", false, false), nil, nil,
+		slack.SectionBlockOptionBlockID("deskbot_pagedm:1:r/1/1"))
+	ch, ts, err := api.PostMessageContext(ctx, "UALICE", slack.MsgOptionText("You are on call", false), slack.MsgOptionBlocks(sec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, _, _, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{"UALICE"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.ID != ch || ch[0] != 'D' {
+		t.Fatalf("posted to %s, conversations.open says %s; want the same D... id", ch, im.ID)
+	}
+	h, err := api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: im.ID, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Messages) != 1 || h.Messages[0].Timestamp != ts || len(h.Messages[0].Blocks.BlockSet) != 1 ||
+		h.Messages[0].Blocks.BlockSet[0].ID() != "deskbot_pagedm:1:r/1/1" || h.Messages[0].BotID == "" {
+		t.Fatalf("IM history %+v", h.Messages)
 	}
 }

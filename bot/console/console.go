@@ -1,0 +1,428 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// Router is what the console needs of the bot's router (*bot.Router): it
+// is declared here, by its consumer, so that this package does not import
+// bot.
+type Router interface {
+	// Dispatch runs one command and answers it.
+	Dispatch(ctx context.Context, caller chat.Caller, cmd chat.Command) chat.Reply
+	// KeyAgent is the desk agent who owns the desk API key.
+	KeyAgent(ctx context.Context) (*sdclient.Agent, error)
+	// AlertCard is an alert's ticket card with its buttons.
+	AlertCard(ctx context.Context, m chat.AlertMessage) *chat.Card
+}
+
+// Console is the chat transport for a terminal: the bot's Router over a
+// reader and a writer. A person types "/ticket new Printer on fire" and
+// reads the answer; alerts print as text cards. The caller is the desk API
+// key's own agent (Desk.Me) unless WithEmail names someone else.
+type Console struct {
+	router Router
+	in     io.Reader
+	email  string
+
+	mu     sync.Mutex // serialises writes to out
+	out    io.Writer
+	alerts map[string]bool
+
+	// The buttons of the cards printed, by number: typing the number (or
+	// /press N) presses it. Numbers only grow, so that a card printed
+	// meanwhile (an alert) never changes what a number means.
+	choices    map[int]chat.Button
+	nextChoice int
+}
+
+// maxConsoleChoices bounds the buttons the console remembers; the oldest
+// numbers are forgotten first.
+const maxConsoleChoices = 1000
+
+var (
+	_ chat.Notifier  = (*Console)(nil)
+	_ chat.Directory = (*Console)(nil)
+	_ oncall.Pager   = (*Console)(nil)
+)
+
+// Option configures a Console.
+type Option func(*config)
+
+// config is what the console options set.
+type config struct {
+	email string
+}
+
+// WithEmail makes the console act as the person with this e-mail.
+func WithEmail(email string) Option {
+	return func(c *config) { c.email = email }
+}
+
+// New builds a console transport.
+func New(router Router, in io.Reader, out io.Writer, opts ...Option) (*Console, error) {
+	if router == nil || in == nil || out == nil {
+		return nil, errors.New("console: New: nil router, reader or writer")
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Console{router: router, in: in, out: out, email: cfg.email, alerts: make(map[string]bool), choices: make(map[int]chat.Button), nextChoice: 1}, nil
+}
+
+// consoleUser is the chat user id of the person at the console.
+const consoleUser = "console"
+
+// Email implements chat.Directory: the configured e-mail, else the API key's
+// own agent. Only the console user is known.
+func (c *Console) Email(ctx context.Context, userID string) (string, error) {
+	if userID != consoleUser {
+		return "", fmt.Errorf("unknown console user %q; name people by e-mail", userID)
+	}
+	c.mu.Lock()
+	email := c.email
+	c.mu.Unlock()
+	if email != "" {
+		return email, nil
+	}
+	me, err := c.router.KeyAgent(ctx)
+	if err != nil {
+		return "", fmt.Errorf("get the API key's agent: %w", err)
+	}
+	c.mu.Lock()
+	c.email = me.Email
+	c.mu.Unlock()
+	return me.Email, nil
+}
+
+// Ready is always true: the console needs no connection.
+func (c *Console) Ready() bool { return true }
+
+// Run reads commands line by line until the input ends or ctx is done.
+func (c *Console) Run(ctx context.Context) error {
+	lines := make(chan string)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- readLines(c.in, maxLineBytes, func(line string) bool {
+			select {
+			case lines <- line:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	c.printf("deskbot console: type /ticket help (Ctrl-D to leave)\n")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			if err != nil {
+				return fmt.Errorf("read console: %w", err)
+			}
+			return nil
+		case line := <-lines:
+			c.line(ctx, line)
+		}
+	}
+}
+
+// maxLineBytes bounds a console line: the longest command in characters,
+// each up to four bytes, plus the command word.
+const maxLineBytes = utf8.UTFMax*chat.MaxCommandText + 64
+
+// tooLongLine stands for a line over maxLineBytes, which is never read
+// into memory whole.
+const tooLongLine = "\x00too long"
+
+// readLines calls emit with each line of r, without its end of line, until
+// r ends or emit returns false; a line over max bytes is skipped and
+// emitted as tooLongLine, so that one pasted log does not end the console.
+func readLines(r io.Reader, max int, emit func(string) bool) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	for {
+		var buf []byte
+		tooLong := false
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if !tooLong && len(buf)+len(chunk) > max {
+				tooLong, buf = true, nil
+			}
+			if !tooLong {
+				buf = append(buf, chunk...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if len(buf) > 0 || tooLong {
+			line := strings.TrimRight(string(buf), "\r\n")
+			if tooLong {
+				line = tooLongLine
+			}
+			if !emit(line) {
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// line runs one typed line.
+func (c *Console) line(ctx context.Context, line string) {
+	if line == tooLongLine {
+		c.printf("that line is too long; a command takes at most %d characters\n", chat.MaxCommandText)
+		return
+	}
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return
+	}
+	if line == "help" || line == "?" {
+		line = "/ticket help"
+	}
+	if n, ok := choiceNumber(line); ok {
+		c.press(ctx, n)
+		return
+	}
+	cmd, text := line, ""
+	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
+		cmd, text = line[:i], strings.TrimSpace(line[i:])
+	}
+	if cmd == "/press" {
+		n, ok := choiceNumber(text)
+		if !ok {
+			c.printf("usage: /press N, N being the number of a button, e.g. [1]\n")
+			return
+		}
+		c.press(ctx, n)
+		return
+	}
+	if !strings.HasPrefix(cmd, "/") {
+		c.printf("commands start with /ticket, /assign or /oncall; try /ticket help\n")
+		return
+	}
+	resp := c.router.Dispatch(ctx, c.caller(), chat.Command{Slash: cmd, Text: text})
+	if resp.Form != nil {
+		resp = chat.Reply{Text: "the console has no forms; type /ticket new <subject>", Failed: true}
+	}
+	c.printResponse(resp)
+}
+
+func (c *Console) printResponse(resp chat.Reply) {
+	var b strings.Builder
+	if resp.Card == nil || resp.Text != resp.Card.Title {
+		b.WriteString(resp.Text + "\n")
+	}
+	if resp.Card != nil {
+		b.WriteString(c.cardText(resp.Card) + "\n")
+	}
+	c.printf("%s", b.String())
+}
+
+// cardText renders a card as text, its buttons numbered for press.
+func (c *Console) cardText(card *chat.Card) string {
+	cp := *card
+	buttons := cp.Buttons
+	cp.Buttons = nil
+	text := cp.Text()
+	if line := c.numbered(buttons); line != "" {
+		text += "\n" + line
+	}
+	return text
+}
+
+// numbered gives each button a number to press it by and returns the
+// line listing them: "  [1] Assign to me  [2] Resolve  (type a number to
+// press it)"; "" for no buttons.
+func (c *Console) numbered(buttons []chat.Button) string {
+	if len(buttons) == 0 {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	b.WriteString(" ")
+	for _, bt := range buttons {
+		n := c.nextChoice
+		c.nextChoice++
+		c.choices[n] = bt
+		delete(c.choices, n-maxConsoleChoices)
+		fmt.Fprintf(&b, " [%d] %s", n, bt.Label)
+	}
+	b.WriteString("  (type a number to press it)")
+	return b.String()
+}
+
+// choiceNumber reads a button number: "3" or "[3]".
+func choiceNumber(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	if s == "" || len(s) > 9 || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n > 0
+}
+
+// press presses button n of a card printed before, as a click on Slack
+// would, and prints what it did.
+func (c *Console) press(ctx context.Context, n int) {
+	c.mu.Lock()
+	bt, ok := c.choices[n]
+	c.mu.Unlock()
+	if !ok {
+		c.printf("there is no button [%d]; press one of the numbers listed under a card\n", n)
+		return
+	}
+	res := c.router.Dispatch(ctx, c.caller(), chat.Command{Button: bt.ActionID, Value: bt.Value})
+	if res.Failed || res.Card == nil {
+		c.printResponse(chat.Reply{Text: res.Text, Failed: res.Failed})
+		return
+	}
+	card := *res.Card
+	if res.Activity != "" {
+		card.Notes = append(card.Notes, res.Activity)
+	}
+	c.printResponse(chat.Reply{Text: res.Text, Card: &card})
+}
+
+// caller is the person at the console.
+func (c *Console) caller() chat.Caller {
+	return chat.Caller{UserID: consoleUser, TeamID: consoleUser, ChannelID: consoleUser, Users: c}
+}
+
+func (c *Console) printf(format string, a ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.out, format, a...)
+}
+
+// Alert prints the alert as a text card.
+func (c *Console) Alert(ctx context.Context, m chat.AlertMessage) error {
+	if err := m.Check(); err != nil {
+		return fmt.Errorf("print alert: %w", err)
+	}
+	card := c.router.AlertCard(ctx, m)
+	card.Headline = fmt.Sprintf("ALERT %s: %s", m.Channel, m.Text)
+	if m.Mention != "" {
+		card.Headline += " (" + m.Mention + ")"
+	}
+	card.Notes = append(card.Notes, fmt.Sprintf("rule %s · act with /assign %d me, /ticket resolve %d", m.Rule, m.Ticket.ID, m.Ticket.ID))
+	c.mu.Lock()
+	c.alerts[m.Channel+"\x00"+m.Key] = true
+	c.mu.Unlock()
+	c.printf("%s\n", c.cardText(card))
+	return nil
+}
+
+// AlertGroup prints the alerts of g as one text message naming every
+// ticket, and remembers each alert's key.
+func (c *Console) AlertGroup(_ context.Context, g chat.AlertGroupMessage) error {
+	if err := g.Check(); err != nil {
+		return fmt.Errorf("print alert group: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "ALERT %s: rule %s, %d tickets in one message", g.Channel, g.Rule, len(g.Alerts))
+	var mentions []string
+	for _, a := range g.Alerts {
+		if a.Mention != "" && !slices.Contains(mentions, a.Mention) {
+			mentions = append(mentions, a.Mention)
+		}
+	}
+	if len(mentions) > 0 {
+		b.WriteString(" (" + strings.Join(mentions, " ") + ")")
+	}
+	b.WriteString(":\n")
+	for _, a := range g.Alerts {
+		b.WriteString("  " + consoleGroupLine(a) + "\n")
+	}
+	b.WriteString("  act with /ticket show N, /assign N me, /ticket resolve N\n")
+	c.mu.Lock()
+	for _, a := range g.Alerts {
+		c.alerts[g.Channel+"\x00"+a.Key] = true
+	}
+	c.mu.Unlock()
+	c.printf("%s", b.String())
+	return nil
+}
+
+// consoleGroupLine is one ticket's line of a grouped alert: the rule's
+// text when it names the ticket's number and subject, else the number,
+// the subject and the text.
+func consoleGroupLine(a chat.AlertMessage) string {
+	text := strings.Join(strings.Fields(a.Text), " ")
+	if chat.TicketNumberAt(text, a.Ticket.ID) >= 0 && strings.Contains(text, a.Ticket.Subject) {
+		return text
+	}
+	line := fmt.Sprintf("#%d %s", a.Ticket.ID, a.Ticket.Subject)
+	if text != "" {
+		line += " — " + text
+	}
+	return line
+}
+
+// Page implements oncall.Pager: it prints the page; acknowledge it with
+// /oncall ack N.
+func (c *Console) Page(_ context.Context, r oncall.PageRequest) error {
+	what := "paged"
+	if r.Retry {
+		what = fmt.Sprintf("paged again (attempt %d)", r.Attempt)
+	}
+	text := fmt.Sprintf("PAGE %s: %s %s (level %d of %s%s): %s\n  (ticket #%d · acknowledge with /oncall ack %d)\n",
+		r.Channel, what, r.Target, r.Level+1, r.Page.Policy, chat.RoundSuffix(r.Round), r.Text, r.TicketID, r.TicketID)
+	if line := c.numbered(chat.PageButtons(r.Page)); line != "" {
+		text += line + "\n"
+	}
+	c.printf("%s", text)
+	return nil
+}
+
+// PageStopped implements oncall.StopNotifier: it prints why a page stopped
+// without anyone acknowledging it.
+func (c *Console) PageStopped(_ context.Context, p oncall.Page) error {
+	why := "nobody acknowledged; " + chat.WhyExhausted(p)
+	if p.Resolved() {
+		why = "the ticket was resolved"
+	}
+	c.printf("PAGE STOPPED %s (ticket #%d): %s\n", p.Key, p.TicketID, why)
+	return nil
+}
+
+var _ oncall.StopNotifier = (*Console)(nil)
+
+// AlreadyAlerted reports whether this console printed the alert.
+func (c *Console) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.alerts[channel+"\x00"+key], nil
+}
+
+// PostDryRun prints what a dry-run cycle would have done.
+func (c *Console) PostDryRun(_ context.Context, channel, text string) error {
+	c.printf("DRY RUN %s: %s\n", channel, text)
+	return nil
+}
