@@ -129,7 +129,7 @@ func newPageEnvWith(t *testing.T, rulesYAML string, simOpts []sdsim.Option, clie
 		t.Fatal(err)
 	}
 	fp := &forwardPager{}
-	esc, err := oncall.NewEscalator(set.OnCall(), st, fp, bot.NewOnCallDesk(client), oncall.WithClock(clk.Now))
+	esc, err := oncall.NewEscalator(set.OnCall(), st, fp, oncall.ClientDesk(client), oncall.WithClock(clk.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestOnCallPageEscalatesUntilAcknowledged(t *testing.T) {
 	fp := &forwardPager{}
 	fp.p.Store(e.slack)
 	set, _ := rules.Load("rules.yaml", []byte(pageRulesYAML))
-	esc2, err := oncall.NewEscalator(set.OnCall(), e.st, fp, bot.NewOnCallDesk(e.client))
+	esc2, err := oncall.NewEscalator(set.OnCall(), e.st, fp, oncall.ClientDesk(e.client))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -941,7 +941,7 @@ func (e *pageEnv) pageDMs(user string) []slackfake.Message {
 func TestOnCallPageDMNeverTwiceAfterCrash(t *testing.T) {
 	e := newPageEnvRules(t, samePersonRulesYAML)
 	ds := &dyingStore{PageStore: e.st}
-	dying, err := oncall.NewEscalator(e.esc.Config(), ds, &dyingPager{slack: e.slack, store: ds}, bot.NewOnCallDesk(e.client))
+	dying, err := oncall.NewEscalator(e.esc.Config(), ds, &dyingPager{slack: e.slack, store: ds}, oncall.ClientDesk(e.client))
 	if err != nil {
 		t.Fatal(err)
 	}

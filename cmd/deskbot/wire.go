@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/console"
+	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -113,11 +115,11 @@ func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *onca
 // console on stdin/stdout. (The one place that names the transports.)
 func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logger *slog.Logger) (chatTransport, error) {
 	if cfg.slackEnabled() {
-		return bot.NewSlack(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
-			bot.WithSlackAPIURL(cfg.SlackAPIURL), bot.WithEnvelopeStore(st))
+		return slackchat.New(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
+			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st))
 	}
 	logger.Info("no SLACK_BOT_TOKEN: chat runs on this console; type /ticket help")
-	return bot.NewConsole(router, e.stdin, e.stdout)
+	return console.New(router, e.stdin, e.stdout)
 }
 
 // newScheduler is the rules scheduler on the store's leadership (one
