@@ -79,6 +79,8 @@ type Client struct {
 	listLimiter *limiter // ticket lists, when limited separately
 	interactive bool
 	maxResponse int64 // the largest 2xx body read and decoded
+	// stop, when set (StopWith), ends the waits of requests not yet sent.
+	stop context.Context
 
 	// Services, one per resource.
 	Tickets          *TicketsService
@@ -119,7 +121,6 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	}
 	cfg := config{
 		rate:        defaultRate,
-		reserve:     -1,
 		maxAttempts: defaultMaxAttempts,
 		userAgent:   defaultUserAgent,
 		backoffBase: defaultBackoffBase,
@@ -130,11 +131,12 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		if o == nil {
 			return nil, errors.New("sdclient: new client: nil option")
 		}
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("sdclient: new client: %w", err)
-		}
+		o(&cfg)
 	}
-	if cfg.reserve < 0 {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("sdclient: new client: %w", err)
+	}
+	if !cfg.given.reserve {
 		cfg.reserve = max(1, cfg.rate/5)
 	}
 	if cfg.reserve >= cfg.rate {
@@ -145,6 +147,13 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	}
 	// A copy of the caller's client with the redirect policy (redirect.go).
 	cfg.httpClient = withRedirectPolicy(cfg.httpClient, base)
+	if cfg.metrics != nil {
+		requests, err := registerRequests(cfg.metrics)
+		if err != nil {
+			return nil, fmt.Errorf("sdclient: new client: %w", err)
+		}
+		cfg.httpClient.Transport = instrument(cfg.httpClient.Transport, requests)
+	}
 	if cfg.logger == nil {
 		cfg.logger = slog.New(slog.DiscardHandler)
 	}
@@ -429,7 +438,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 	}
 	apiPath := "/" + r.path
 	cost := requestCost(r.method, r.path, r.query)
-	wctx, unhook := waitContext(ctx) // waits end when a stop (WithStop) does
+	wctx, unhook := c.waitContext(ctx) // waits end when a stop (StopWith) does
 	defer unhook()
 	// applied: an earlier attempt of a request with effects may have taken
 	// effect (a 5xx or a broken connection), so giving up is not ErrStopped.
@@ -438,14 +447,14 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 	for attempt := 1; ; attempt++ {
 		if listed {
 			if _, err := c.listLimiter.acquire(wctx, c.interactive, 1); err != nil {
-				if stopped(ctx) && !applied {
+				if c.stopped(ctx) && !applied {
 					return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
 				}
 				return nil, c.redact(budgetWait(r.op, ErrListBudgetWait, err, applied))
 			}
 		}
 		if _, err := c.limiter.acquire(wctx, c.interactive, cost); err != nil {
-			if stopped(ctx) && !applied {
+			if c.stopped(ctx) && !applied {
 				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
 			}
 			return nil, c.redact(budgetWait(r.op, ErrBudgetWait, err, applied))
@@ -532,7 +541,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 				return resp, rlErr
 			}
 			if err := c.sleep(wctx, wait); err != nil {
-				if stopped(ctx) && !applied {
+				if c.stopped(ctx) && !applied {
 					return resp, c.redact(fmt.Errorf("sdclient: %s: %w (after %w)", r.op, ErrStopped, rlErr))
 				}
 				return resp, rlErr

@@ -36,8 +36,6 @@ type Desk struct {
 	clock          func() time.Time
 	filterPageSize int
 	filterPageCap  int
-	genSeed        int64
-	genTickets     int
 
 	traffic traffic
 
@@ -85,51 +83,68 @@ type status struct {
 	CustomerLabel string
 }
 
-// Option configures a Desk.
-type Option func(*Desk)
+// Option configures a Desk in New (and NewServer). Options only record
+// their values in the desk's configuration; New applies them.
+type Option func(*config)
+
+// config is what the options set, applied by New.
+type config struct {
+	clock             func() time.Time
+	keys              []agentKey // WithAgentKey, in order
+	rateLimit         int
+	filterPageSize    int
+	filterPageCap     int
+	stripHTMLComments bool
+	indexLag          time.Duration
+	latency           time.Duration
+	genSeed           int64
+	genTickets        int // -1: no generated desk
+}
+
+// agentKey is an API key and the agent it authenticates as.
+type agentKey struct {
+	key     string
+	agentID int64
+}
 
 // WithClock sets the clock used for every timestamp, the rate-limit window
 // and the index lag. Default: time.Now.
-func WithClock(now func() time.Time) Option { return func(d *Desk) { d.clock = now } }
+func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
 
 // WithAgentKey makes key an API key of the agent agentID (which may be added
 // later). Several keys may map to different agents.
 func WithAgentKey(key string, agentID int64) Option {
-	return func(d *Desk) { d.st.keys[key] = agentID }
+	return func(c *config) { c.keys = append(c.keys, agentKey{key, agentID}) }
 }
 
 // WithRateLimit sets the account's budget in requests per minute (sliding
 // 60-second window); 0, the default, means unlimited.
-func WithRateLimit(perMinute int) Option {
-	return func(d *Desk) { d.traffic.limit = perMinute }
-}
+func WithRateLimit(perMinute int) Option { return func(c *config) { c.rateLimit = perMinute } }
 
 // WithFilterPageSize sets how many tickets a page of GET /tickets/filter
 // holds: 30 by default (the real API), 100 per the description.
-func WithFilterPageSize(n int) Option { return func(d *Desk) { d.filterPageSize = n } }
+func WithFilterPageSize(n int) Option { return func(c *config) { c.filterPageSize = n } }
 
 // WithFilterPageCap makes GET /tickets/filter refuse pages beyond the cap
 // with 400, as some desks do. 0, the default, means no cap.
-func WithFilterPageCap(pages int) Option { return func(d *Desk) { d.filterPageCap = pages } }
+func WithFilterPageCap(pages int) Option { return func(c *config) { c.filterPageCap = pages } }
 
 // WithHTMLCommentsStripped makes the desk sanitise note and reply bodies
 // the way some help desks do: HTML comments (<!-- ... -->) are removed
 // before the conversation is stored. It lets tests show that deskbot's
 // crash recovery does not depend on its invisible markers surviving.
-func WithHTMLCommentsStripped() Option { return func(d *Desk) { d.st.stripHTMLComments = true } }
+func WithHTMLCommentsStripped() Option { return func(c *config) { c.stripHTMLComments = true } }
 
 // WithIndexLag makes GET /tickets/filter and GET /changes/filter answer from
 // the state of lag ago, like the real desk's search index.
-func WithIndexLag(lag time.Duration) Option { return func(d *Desk) { d.st.indexLag = lag } }
+func WithIndexLag(lag time.Duration) Option { return func(c *config) { c.indexLag = lag } }
 
 // WithLatency delays every response by d.
-func WithLatency(latency time.Duration) Option {
-	return func(d *Desk) { d.traffic.latency = latency }
-}
+func WithLatency(latency time.Duration) Option { return func(c *config) { c.latency = latency } }
 
 // WithGenerated seeds the desk with Generate(seed, tickets, clock()).
 func WithGenerated(seed int64, tickets int) Option {
-	return func(d *Desk) { d.genSeed, d.genTickets = seed, tickets }
+	return func(c *config) { c.genSeed, c.genTickets = seed, tickets }
 }
 
 // New returns a desk holding one primary workspace, the default admin agent
@@ -137,9 +152,37 @@ func WithGenerated(seed int64, tickets int) Option {
 // form fields and a small read-only catalogue (solutions, products, vendors,
 // canned responses).
 func New(opts ...Option) *Desk {
-	d := &Desk{clock: time.Now, filterPageSize: DefaultFilterPageSize, genTickets: -1}
+	cfg := config{clock: time.Now, filterPageSize: DefaultFilterPageSize, genTickets: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.filterPageSize < 1 {
+		cfg.filterPageSize = DefaultFilterPageSize
+	}
+	d := &Desk{clock: cfg.clock, filterPageSize: cfg.filterPageSize, filterPageCap: cfg.filterPageCap}
 	d.traffic.init()
-	st := &d.st
+	d.traffic.limit, d.traffic.latency = cfg.rateLimit, cfg.latency
+	d.st.init()
+	for _, k := range cfg.keys {
+		d.st.keys[k.key] = k.agentID
+	}
+	d.st.stripHTMLComments, d.st.indexLag = cfg.stripHTMLComments, cfg.indexLag
+	now := d.now()
+	d.AddAgent(Agent{
+		ID: DefaultAgentID, FirstName: "Ada", LastName: "Admin", Email: "ada.admin@sim.deskbot.test",
+		JobTitle: orNull("Service Desk Administrator"), WorkspaceIDs: []int64{DefaultWorkspaceID},
+		Roles: []AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk", Groups: []int64{}}},
+	})
+	d.st.catalog = newCatalog(now)
+	if cfg.genTickets >= 0 {
+		d.Generate(cfg.genSeed, cfg.genTickets, now)
+	}
+	return d
+}
+
+// init makes the empty state of a new desk: the default key, the primary
+// workspace, the fixed statuses and the first ids.
+func (st *state) init() {
 	st.keys = map[string]int64{DefaultAPIKey: DefaultAgentID}
 	st.tickets = map[int64]*Ticket{}
 	st.history = map[int64][]*Ticket{}
@@ -171,24 +214,7 @@ func New(opts ...Option) *Desk {
 		{4, "Resolved", "This ticket has been Resolved"},
 		{5, "Closed", "This ticket has been Closed"},
 	}
-	for _, o := range opts {
-		o(d)
-	}
-	if d.filterPageSize < 1 {
-		d.filterPageSize = DefaultFilterPageSize
-	}
-	now := d.now()
 	st.workspaces = []*Workspace{{ID: DefaultWorkspaceID, Name: "IT", Primary: true}}
-	d.AddAgent(Agent{
-		ID: DefaultAgentID, FirstName: "Ada", LastName: "Admin", Email: "ada.admin@sim.deskbot.test",
-		JobTitle: orNull("Service Desk Administrator"), WorkspaceIDs: []int64{DefaultWorkspaceID},
-		Roles: []AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk", Groups: []int64{}}},
-	})
-	st.catalog = newCatalog(now)
-	if d.genTickets >= 0 {
-		d.Generate(d.genSeed, d.genTickets, now)
-	}
-	return d
 }
 
 // now is the clock's time in the desk's resolution (UTC seconds).
