@@ -436,133 +436,212 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 	if r.query != "" {
 		target += "?" + r.query
 	}
-	apiPath := "/" + r.path
-	cost := requestCost(r.method, r.path, r.query)
 	wctx, unhook := c.waitContext(ctx) // waits end when a stop (StopWith) does
 	defer unhook()
+	a := &attempt{
+		c: c, ctx: ctx, wctx: wctx, r: r, out: out, payload: payload, target: target,
+		apiPath: "/" + r.path,
+		cost:    requestCost(r.method, r.path, r.query),
+		listed:  c.listLimiter != nil && isTicketList(r.method, r.path),
+	}
+	for a.n = 1; ; a.n++ {
+		resp, retry, err := a.try()
+		if !retry {
+			return resp, err
+		}
+	}
+}
+
+// attempt is one call of do across its attempts: each try spends budget,
+// sends the request and reads the answer, and says whether to try again.
+type attempt struct {
+	c       *Client
+	ctx     context.Context // the call's context: a request sent runs under it
+	wctx    context.Context // ctx, also ended by a stop: waits run under it
+	r       request
+	out     any
+	payload []byte
+	target  string // the request's URL
+	apiPath string // its path under /api/v2, for logs and errors
+	cost    int    // the credits one attempt spends
+	listed  bool   // spends from the ticket-list budget too
+	n       int    // the attempt, from 1
 	// applied: an earlier attempt of a request with effects may have taken
 	// effect (a 5xx or a broken connection), so giving up is not ErrStopped.
-	applied := false
-	listed := c.listLimiter != nil && isTicketList(r.method, r.path)
-	for attempt := 1; ; attempt++ {
-		if listed {
-			if _, err := c.listLimiter.acquire(wctx, c.interactive, 1); err != nil {
-				if c.stopped(ctx) && !applied {
-					return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
-				}
-				return nil, c.redact(budgetWait(r.op, ErrListBudgetWait, err, applied))
-			}
-		}
-		if _, err := c.limiter.acquire(wctx, c.interactive, cost); err != nil {
-			if c.stopped(ctx) && !applied {
-				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
-			}
-			return nil, c.redact(budgetWait(r.op, ErrBudgetWait, err, applied))
-		}
-		var bodyReader io.Reader
-		if payload != nil {
-			bodyReader = bytes.NewReader(payload)
-		}
-		req, err := http.NewRequestWithContext(ctx, r.method, target, bodyReader)
-		if err != nil {
-			return nil, c.redact(fmt.Errorf("sdclient: %s: build request: %w", r.op, err))
-		}
-		req.Header.Set("Authorization", c.authHeader)
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("User-Agent", c.userAgent)
-		if payload != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		start := c.clock.Now()
-		hresp, err := c.httpClient.Do(req)
-		elapsed := c.clock.Since(start)
-		var refused error // why a redirect was not followed (redirect.go)
-		if err != nil && hresp != nil {
-			// Only a refused redirect returns both (http.Client.Do): the
-			// 3xx, its body closed, is the desk's answer.
-			refused, err = err, nil
-		}
-		if err != nil {
-			c.logger.LogAttrs(ctx, slog.LevelDebug, "sdclient request",
-				slog.String("method", r.method), slog.String("path", apiPath),
-				slog.Int("attempt", attempt), slog.Duration("duration", elapsed),
-				slog.Bool("interactive", c.interactive), slog.String("error", c.redactString(err.Error())))
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ctxErr))
-			}
-			if !idempotent(r.method) && !neverSent(err) {
-				return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, apiPath, err, ErrNotRetried))
-			}
-			applied = applied || (r.method != http.MethodGet && !neverSent(err))
-			if attempt < c.maxAttempts {
-				if serr := c.sleep(wctx, c.backoff(attempt)); serr != nil {
-					return nil, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (gave up waiting to retry: %v)", r.op, r.method, apiPath, err, serr))
-				}
-				continue
-			}
-			return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (after %d attempts)", r.op, r.method, apiPath, err, attempt))
-		}
-		resp := newResponse(hresp, attempt)
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "sdclient request",
-			slog.String("method", r.method), slog.String("path", apiPath),
-			slog.Int("status", hresp.StatusCode), slog.Int("attempt", attempt),
-			slog.Duration("duration", elapsed), slog.Bool("interactive", c.interactive),
-			slog.Int("rate_remaining", resp.Rate.Remaining))
-		c.limiter.observe(resp.Rate)
+	applied bool
+}
 
-		if hresp.StatusCode >= 200 && hresp.StatusCode < 300 {
-			// Not retried even when too large: the same body would come
-			// back, and a write has been applied.
-			err := decodeBody(hresp, out, c.maxResponse)
-			if errors.Is(err, ErrResponseTooLarge) {
-				return resp, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, err))
-			}
-			if err != nil {
-				return resp, c.redact(fmt.Errorf("sdclient: %s: decode response: %w", r.op, err))
-			}
-			return resp, nil
-		}
-		if isRedirect(hresp.StatusCode) {
-			return resp, c.redirectError(r, req, hresp, refused)
-		}
-
-		apiErr := c.newAPIError(r, hresp)
-		if hresp.StatusCode == http.StatusTooManyRequests {
-			wait, ok := parseRetryAfter(hresp.Header.Get("Retry-After"), c.clock.Now())
-			if !ok {
-				wait = defaultRetryAfter
-			}
-			rlErr := &RateLimitError{APIError: apiErr, RetryAfter: wait, Rate: resp.Rate}
-			until := c.limiter.pause(wait)
-			if attempt >= c.maxAttempts {
-				return resp, rlErr
-			}
-			if dl, has := ctx.Deadline(); has && c.clock.Now().Add(wait).After(dl) {
-				return resp, rlErr
-			}
-			if err := c.sleep(wctx, wait); err != nil {
-				if c.stopped(ctx) && !applied {
-					return resp, c.redact(fmt.Errorf("sdclient: %s: %w (after %w)", r.op, ErrStopped, rlErr))
-				}
-				return resp, rlErr
-			}
-			c.limiter.resume(until)
-			continue
-		}
-		if hresp.StatusCode >= 500 {
-			if !idempotent(r.method) {
-				return resp, fmt.Errorf("%w (%w)", apiErr, ErrNotRetried)
-			}
-			if attempt < c.maxAttempts {
-				applied = applied || r.method != http.MethodGet
-				if err := c.sleep(wctx, c.backoff(attempt)); err != nil {
-					return resp, apiErr
-				}
-				continue
-			}
-		}
-		return resp, apiErr
+// try makes one attempt: it waits for budget, sends the request and reads
+// the answer.
+func (a *attempt) try() (resp *Response, retry bool, err error) {
+	if err := a.acquire(); err != nil {
+		return nil, false, err
 	}
+	req, err := a.newRequest()
+	if err != nil {
+		return nil, false, err
+	}
+	c := a.c
+	start := c.clock.Now()
+	hresp, err := c.httpClient.Do(req)
+	elapsed := c.clock.Since(start)
+	var refused error // why a redirect was not followed (redirect.go)
+	if err != nil && hresp != nil {
+		// Only a refused redirect returns both (http.Client.Do): the
+		// 3xx, its body closed, is the desk's answer.
+		refused, err = err, nil
+	}
+	if err != nil {
+		return a.transportFailed(err, elapsed)
+	}
+	resp = newResponse(hresp, a.n)
+	c.logger.LogAttrs(a.ctx, slog.LevelDebug, "sdclient request",
+		slog.String("method", a.r.method), slog.String("path", a.apiPath),
+		slog.Int("status", hresp.StatusCode), slog.Int("attempt", a.n),
+		slog.Duration("duration", elapsed), slog.Bool("interactive", c.interactive),
+		slog.Int("rate_remaining", resp.Rate.Remaining))
+	c.limiter.observe(resp.Rate)
+	return a.answered(req, hresp, resp, refused)
+}
+
+// acquire spends the attempt's budget: a ticket list's first, then the
+// client's. A wait cut short by a stop is ErrStopped, unless an earlier
+// attempt may have been applied.
+func (a *attempt) acquire() error {
+	c := a.c
+	if a.listed {
+		if _, err := c.listLimiter.acquire(a.wctx, c.interactive, 1); err != nil {
+			return a.budgetFailed(ErrListBudgetWait, err)
+		}
+	}
+	if _, err := c.limiter.acquire(a.wctx, c.interactive, a.cost); err != nil {
+		return a.budgetFailed(ErrBudgetWait, err)
+	}
+	return nil
+}
+
+// budgetFailed is the error of a wait for budget that gave up with err.
+func (a *attempt) budgetFailed(budget, err error) error {
+	if a.c.stopped(a.ctx) && !a.applied {
+		return a.c.redact(fmt.Errorf("sdclient: %s: %w", a.r.op, ErrStopped))
+	}
+	return a.c.redact(budgetWait(a.r.op, budget, err, a.applied))
+}
+
+// newRequest builds the attempt's HTTP request, under the call's context.
+func (a *attempt) newRequest() (*http.Request, error) {
+	var body io.Reader
+	if a.payload != nil {
+		body = bytes.NewReader(a.payload)
+	}
+	req, err := http.NewRequestWithContext(a.ctx, a.r.method, a.target, body)
+	if err != nil {
+		return nil, a.c.redact(fmt.Errorf("sdclient: %s: build request: %w", a.r.op, err))
+	}
+	req.Header.Set("Authorization", a.c.authHeader)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", a.c.userAgent)
+	if a.payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// transportFailed handles an attempt that got no answer: retried after a
+// backoff when the request may be sent again, else the error.
+func (a *attempt) transportFailed(err error, elapsed time.Duration) (*Response, bool, error) {
+	c, r := a.c, a.r
+	c.logger.LogAttrs(a.ctx, slog.LevelDebug, "sdclient request",
+		slog.String("method", r.method), slog.String("path", a.apiPath),
+		slog.Int("attempt", a.n), slog.Duration("duration", elapsed),
+		slog.Bool("interactive", c.interactive), slog.String("error", c.redactString(err.Error())))
+	if ctxErr := a.ctx.Err(); ctxErr != nil {
+		return nil, false, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ctxErr))
+	}
+	if !idempotent(r.method) && !neverSent(err) {
+		return &Response{Attempts: a.n}, false, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, a.apiPath, err, ErrNotRetried))
+	}
+	a.applied = a.applied || (r.method != http.MethodGet && !neverSent(err))
+	if a.n < c.maxAttempts {
+		if serr := c.sleep(a.wctx, c.backoff(a.n)); serr != nil {
+			return nil, false, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (gave up waiting to retry: %v)", r.op, r.method, a.apiPath, err, serr))
+		}
+		return nil, true, nil
+	}
+	return &Response{Attempts: a.n}, false, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (after %d attempts)", r.op, r.method, a.apiPath, err, a.n))
+}
+
+// answered handles the desk's answer: a 2xx is decoded, a redirect not
+// followed is an error, a 429 or a 5xx may be tried again.
+func (a *attempt) answered(req *http.Request, hresp *http.Response, resp *Response, refused error) (*Response, bool, error) {
+	c, r := a.c, a.r
+	if hresp.StatusCode >= 200 && hresp.StatusCode < 300 {
+		// Not retried even when too large: the same body would come
+		// back, and a write has been applied.
+		err := decodeBody(hresp, a.out, c.maxResponse)
+		if errors.Is(err, ErrResponseTooLarge) {
+			return resp, false, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, err))
+		}
+		if err != nil {
+			return resp, false, c.redact(fmt.Errorf("sdclient: %s: decode response: %w", r.op, err))
+		}
+		return resp, false, nil
+	}
+	if isRedirect(hresp.StatusCode) {
+		return resp, false, c.redirectError(r, req, hresp, refused)
+	}
+	apiErr := c.newAPIError(r, hresp)
+	switch {
+	case hresp.StatusCode == http.StatusTooManyRequests:
+		return a.rateLimited(hresp, resp, apiErr)
+	case hresp.StatusCode >= 500:
+		return a.serverFailed(resp, apiErr)
+	}
+	return resp, false, apiErr
+}
+
+// rateLimited handles a 429: every request of the client pauses for its
+// Retry-After, and this one is tried again after it when attempts and the
+// context's deadline allow.
+func (a *attempt) rateLimited(hresp *http.Response, resp *Response, apiErr *APIError) (*Response, bool, error) {
+	c := a.c
+	wait, ok := parseRetryAfter(hresp.Header.Get("Retry-After"), c.clock.Now())
+	if !ok {
+		wait = defaultRetryAfter
+	}
+	rlErr := &RateLimitError{APIError: apiErr, RetryAfter: wait, Rate: resp.Rate}
+	until := c.limiter.pause(wait)
+	if a.n >= c.maxAttempts {
+		return resp, false, rlErr
+	}
+	if dl, has := a.ctx.Deadline(); has && c.clock.Now().Add(wait).After(dl) {
+		return resp, false, rlErr
+	}
+	if err := c.sleep(a.wctx, wait); err != nil {
+		if c.stopped(a.ctx) && !a.applied {
+			return resp, false, c.redact(fmt.Errorf("sdclient: %s: %w (after %w)", a.r.op, ErrStopped, rlErr))
+		}
+		return resp, false, rlErr
+	}
+	c.limiter.resume(until)
+	return resp, true, nil
+}
+
+// serverFailed handles a 5xx: an idempotent request is tried again after a
+// backoff while attempts last; others are never sent again.
+func (a *attempt) serverFailed(resp *Response, apiErr *APIError) (*Response, bool, error) {
+	c, r := a.c, a.r
+	if !idempotent(r.method) {
+		return resp, false, fmt.Errorf("%w (%w)", apiErr, ErrNotRetried)
+	}
+	if a.n < c.maxAttempts {
+		a.applied = a.applied || r.method != http.MethodGet
+		if err := c.sleep(a.wctx, c.backoff(a.n)); err != nil {
+			return resp, false, apiErr
+		}
+		return resp, true, nil
+	}
+	return resp, false, apiErr
 }
 
 // decodeBody decodes a 2xx body of at most limit bytes into out. A larger
