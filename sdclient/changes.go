@@ -7,8 +7,14 @@ import (
 	"time"
 )
 
-// ChangesService handles change requests.
-type ChangesService service
+// ChangesService handles change requests: List, ListAll, Filter,
+// FilterAll, Get, Create, Update, Delete, over Change with ChangeRequest
+// bodies and ChangeListOptions (crud.go).
+type ChangesService struct {
+	listing[Change, ChangeListOptions, *ChangeListOptions]
+	editing[Change, ChangeRequest]
+	deleting
+}
 
 // ChangeRequest is the body of POST /changes and PUT /changes/{id}. Only
 // set fields are sent. Status, priority, impact, risk and change type codes
@@ -45,16 +51,6 @@ type ChangeListOptions struct {
 	ListOptions
 }
 
-// List reads one page of changes (GET /changes).
-func (s *ChangesService) List(ctx context.Context, opts *ChangeListOptions) ([]*Change, *Response, error) {
-	return list[Change](ctx, s.client, "list changes", "changes", "changes", opts)
-}
-
-// ListAll walks every page of changes.
-func (s *ChangesService) ListAll(ctx context.Context, opts *ChangeListOptions) iter.Seq2[*Change, error] {
-	return listAll(ctx, opts, s.List)
-}
-
 // ChangeFilterPage is one page of GET /changes/filter.
 type ChangeFilterPage struct {
 	Changes []*Change `json:"changes"`
@@ -66,7 +62,7 @@ type ChangeFilterPage struct {
 // (GET /changes/filter?query="..."), validated and encoded like
 // Tickets.Filter.
 func (s *ChangesService) Filter(ctx context.Context, query string, opts *FilterOptions) (*ChangeFilterPage, *Response, error) {
-	return filterPage[ChangeFilterPage](ctx, s.client, "filter changes", "changes/filter", query, opts)
+	return filterPage[ChangeFilterPage](ctx, s.editing.res.client, "filter changes", "changes/filter", query, opts)
 }
 
 // FilterAll walks the pages of a change filter like Tickets.FilterAll.
@@ -84,30 +80,13 @@ func (s *ChangesService) FilterAll(ctx context.Context, query string, opts *Filt
 	}, func(c *Change) int64 { return c.ID })
 }
 
-// Get reads a change (GET /changes/{id}).
-func (s *ChangesService) Get(ctx context.Context, id int64) (*Change, *Response, error) {
-	return getByID[Change](ctx, s.client, "change", "changes", "change", id)
-}
-
-// Create creates a change (POST /changes).
-func (s *ChangesService) Create(ctx context.Context, c *ChangeRequest) (*Change, *Response, error) {
-	return createObj[Change](ctx, s.client, "change", "changes", "change", c, func() error {
-		if c == nil || c.Subject == nil || *c.Subject == "" {
-			return errors.New("a change needs a subject")
-		}
-		if c.RequesterID == nil && c.Email == nil {
-			return errors.New("a change needs requester_id or email")
-		}
-		return nil
-	})
-}
-
-// Update changes the set fields of a change (PUT /changes/{id}).
-func (s *ChangesService) Update(ctx context.Context, id int64, c *ChangeRequest) (*Change, *Response, error) {
-	return updateObj[Change](ctx, s.client, "change", "changes", "change", id, c)
-}
-
-// Delete deletes a change (DELETE /changes/{id}, 204).
-func (s *ChangesService) Delete(ctx context.Context, id int64) (*Response, error) {
-	return deleteByID(ctx, s.client, "change", "changes", id)
+// checkChange says what a body to create a change lacks.
+func checkChange(c *ChangeRequest) error {
+	if c == nil || c.Subject == nil || *c.Subject == "" {
+		return errors.New("a change needs a subject")
+	}
+	if c.RequesterID == nil && c.Email == nil {
+		return errors.New("a change needs requester_id or email")
+	}
+	return nil
 }

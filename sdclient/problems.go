@@ -1,14 +1,18 @@
 package sdclient
 
 import (
-	"context"
 	"errors"
-	"iter"
 	"time"
 )
 
-// ProblemsService handles problem records.
-type ProblemsService service
+// ProblemsService handles problem records: List, ListAll, Get, Create,
+// Update, Delete, over Problem with ProblemRequest bodies and ListOptions
+// (crud.go).
+type ProblemsService struct {
+	listing[Problem, ListOptions, *ListOptions]
+	editing[Problem, ProblemRequest]
+	deleting
+}
 
 // ProblemRequest is the body of POST /problems and PUT /problems/{id}. Only
 // set fields are sent. Creating needs Subject, RequesterID or Email, and
@@ -33,40 +37,13 @@ type ProblemRequest struct {
 	CustomFields map[string]any `json:"custom_fields,omitempty"`
 }
 
-// List reads one page of problems (GET /problems).
-func (s *ProblemsService) List(ctx context.Context, opts *ListOptions) ([]*Problem, *Response, error) {
-	return list[Problem](ctx, s.client, "list problems", "problems", "problems", opts)
-}
-
-// ListAll walks every page of problems.
-func (s *ProblemsService) ListAll(ctx context.Context, opts *ListOptions) iter.Seq2[*Problem, error] {
-	return listAll(ctx, opts, s.List)
-}
-
-// Get reads a problem (GET /problems/{id}).
-func (s *ProblemsService) Get(ctx context.Context, id int64) (*Problem, *Response, error) {
-	return getByID[Problem](ctx, s.client, "problem", "problems", "problem", id)
-}
-
-// Create creates a problem (POST /problems).
-func (s *ProblemsService) Create(ctx context.Context, p *ProblemRequest) (*Problem, *Response, error) {
-	return createObj[Problem](ctx, s.client, "problem", "problems", "problem", p, func() error {
-		if p == nil || p.Subject == nil || *p.Subject == "" {
-			return errors.New("a problem needs a subject")
-		}
-		if p.RequesterID == nil && p.Email == nil {
-			return errors.New("a problem needs requester_id or email")
-		}
-		return nil
-	})
-}
-
-// Update changes the set fields of a problem (PUT /problems/{id}).
-func (s *ProblemsService) Update(ctx context.Context, id int64, p *ProblemRequest) (*Problem, *Response, error) {
-	return updateObj[Problem](ctx, s.client, "problem", "problems", "problem", id, p)
-}
-
-// Delete deletes a problem (DELETE /problems/{id}, 204).
-func (s *ProblemsService) Delete(ctx context.Context, id int64) (*Response, error) {
-	return deleteByID(ctx, s.client, "problem", "problems", id)
+// checkProblem says what a body to create a problem lacks.
+func checkProblem(p *ProblemRequest) error {
+	if p == nil || p.Subject == nil || *p.Subject == "" {
+		return errors.New("a problem needs a subject")
+	}
+	if p.RequesterID == nil && p.Email == nil {
+		return errors.New("a problem needs requester_id or email")
+	}
+	return nil
 }

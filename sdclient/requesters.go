@@ -1,13 +1,16 @@
 package sdclient
 
 import (
-	"context"
 	"errors"
-	"iter"
 )
 
-// RequestersService handles requesters (people who raise tickets).
-type RequestersService service
+// RequestersService handles requesters (people who raise tickets): List,
+// ListAll, Get, Create, Update, over Requester with RequesterRequest bodies
+// and RequesterListOptions (crud.go).
+type RequestersService struct {
+	listing[Requester, RequesterListOptions, *RequesterListOptions]
+	editing[Requester, RequesterRequest]
+}
 
 // RequesterRequest is the body of POST /requesters and PUT /requesters/{id}.
 // Only set fields are sent. Creating needs FirstName and PrimaryEmail (or a
@@ -39,35 +42,13 @@ type RequesterListOptions struct {
 	ListOptions
 }
 
-// List reads one page of requesters (GET /requesters).
-func (s *RequestersService) List(ctx context.Context, opts *RequesterListOptions) ([]*Requester, *Response, error) {
-	return list[Requester](ctx, s.client, "list requesters", "requesters", "requesters", opts)
-}
-
-// ListAll walks every page of requesters.
-func (s *RequestersService) ListAll(ctx context.Context, opts *RequesterListOptions) iter.Seq2[*Requester, error] {
-	return listAll(ctx, opts, s.List)
-}
-
-// Get reads a requester (GET /requesters/{id}).
-func (s *RequestersService) Get(ctx context.Context, id int64) (*Requester, *Response, error) {
-	return getByID[Requester](ctx, s.client, "requester", "requesters", "requester", id)
-}
-
-// Create creates a requester (POST /requesters).
-func (s *RequestersService) Create(ctx context.Context, r *RequesterRequest) (*Requester, *Response, error) {
-	return createObj[Requester](ctx, s.client, "requester", "requesters", "requester", r, func() error {
-		if r == nil || r.FirstName == nil || *r.FirstName == "" {
-			return errors.New("a requester needs first_name")
-		}
-		if r.PrimaryEmail == nil && r.WorkPhoneNumber == nil && r.MobilePhoneNumber == nil {
-			return errors.New("a requester needs primary_email, work_phone_number or mobile_phone_number")
-		}
-		return nil
-	})
-}
-
-// Update changes the set fields of a requester (PUT /requesters/{id}).
-func (s *RequestersService) Update(ctx context.Context, id int64, r *RequesterRequest) (*Requester, *Response, error) {
-	return updateObj[Requester](ctx, s.client, "requester", "requesters", "requester", id, r)
+// checkRequester says what a body to create a requester lacks.
+func checkRequester(r *RequesterRequest) error {
+	if r == nil || r.FirstName == nil || *r.FirstName == "" {
+		return errors.New("a requester needs first_name")
+	}
+	if r.PrimaryEmail == nil && r.WorkPhoneNumber == nil && r.MobilePhoneNumber == nil {
+		return errors.New("a requester needs primary_email, work_phone_number or mobile_phone_number")
+	}
+	return nil
 }

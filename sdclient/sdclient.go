@@ -216,21 +216,33 @@ func (c *Client) initServices() {
 	s := service{client: c}
 	c.Tickets = (*TicketsService)(&s)
 	c.Conversations = (*ConversationsService)(&s)
-	c.Assets = (*AssetsService)(&s)
-	c.Agents = (*AgentsService)(&s)
-	c.Requesters = (*RequestersService)(&s)
-	c.Groups = (*GroupsService)(&s)
-	c.Departments = (*DepartmentsService)(&s)
-	c.Changes = (*ChangesService)(&s)
-	c.Problems = (*ProblemsService)(&s)
-	c.Releases = (*ReleasesService)(&s)
 	c.Solutions = (*SolutionsService)(&s)
-	c.Products = (*ProductsService)(&s)
-	c.Vendors = (*VendorsService)(&s)
 	c.TicketFields = (*TicketFieldsService)(&s)
 	c.TicketFormFields = (*TicketFormFieldsService)(&s)
 	c.TimeEntries = (*TimeEntriesService)(&s)
-	c.CannedResponses = (*CannedResponsesService)(&s)
+
+	// The services of plain collections: what each lists, reads and
+	// writes, and how a create body is checked (crud.go).
+	agents := newResource(c, "agent", "agents")
+	c.Agents = &AgentsService{listOf[Agent, AgentListOptions](agents), editOf[Agent](agents, checkAgent)}
+	assets := newResource(c, "asset", "assets")
+	c.Assets = &AssetsService{listOf[Asset, AssetListOptions](assets), editOf[Asset](assets, checkAsset), deleting{assets}}
+	requesters := newResource(c, "requester", "requesters")
+	c.Requesters = &RequestersService{listOf[Requester, RequesterListOptions](requesters), editOf[Requester](requesters, checkRequester)}
+	groups := newResource(c, "group", "groups")
+	c.Groups = &GroupsService{listOf[Group, ListOptions](groups), editOf[Group](groups, checkGroup), deleting{groups}}
+	depts := newResource(c, "department", "departments")
+	c.Departments = &DepartmentsService{listOf[Department, ListOptions](depts), editOf[Department](depts, checkDepartment), deleting{depts}}
+	changes := newResource(c, "change", "changes")
+	c.Changes = &ChangesService{listOf[Change, ChangeListOptions](changes), editOf[Change](changes, checkChange), deleting{changes}}
+	problems := newResource(c, "problem", "problems")
+	c.Problems = &ProblemsService{listOf[Problem, ListOptions](problems), editOf[Problem](problems, checkProblem), deleting{problems}}
+	releases := newResource(c, "release", "releases")
+	c.Releases = &ReleasesService{listOf[Release, ListOptions](releases), editOf[Release](releases, checkRelease), deleting{releases}}
+	c.Products = &ProductsService{listOf[Product, ListOptions](newResource(c, "product", "products"))}
+	c.Vendors = &VendorsService{listOf[Vendor, ListOptions](newResource(c, "vendor", "vendors"))}
+	canned := resource{client: c, plural: "canned responses", coll: "canned_responses", listKey: "canned_responses"}
+	c.CannedResponses = &CannedResponsesService{listOf[CannedResponse, ListOptions](canned)}
 }
 
 // Interactive returns a client sharing this client's rate limiter, HTTP
