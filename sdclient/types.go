@@ -70,12 +70,33 @@ type Ticket struct {
 	Attachments     []*Attachment  `json:"attachments"`
 	CreatedAt       time.Time      `json:"created_at"`
 	UpdatedAt       time.Time      `json:"updated_at"`
+	// EmailConfigID is the mailbox the ticket came through, if any.
+	EmailConfigID *int64 `json:"email_config_id"`
+	// SLAPolicyID is the SLA policy applied to the ticket.
+	SLAPolicyID                *int64  `json:"sla_policy_id"`
+	ResolutionNotes            *string `json:"resolution_notes"`
+	ResolutionNotesHTML        *string `json:"resolution_notes_html"`
+	CreatedWithinBusinessHours bool    `json:"created_within_business_hours"`
+	// ApprovalStatus and ApprovalStatusName are the service request's
+	// approval state.
+	ApprovalStatus     *int    `json:"approval_status"`
+	ApprovalStatusName *string `json:"approval_status_name"`
 
 	// Embeds (include=...).
-	Conversations []*Conversation  `json:"conversations,omitempty"`
-	Requester     *TicketRequester `json:"requester,omitempty"`
-	Stats         *TicketStats     `json:"stats,omitempty"`
-	Assets        []*Asset         `json:"assets,omitempty"`
+	Conversations  []*Conversation  `json:"conversations,omitempty"`
+	Requester      *TicketRequester `json:"requester,omitempty"`
+	RequestedFor   *TicketRequester `json:"requested_for,omitempty"`
+	Stats          *TicketStats     `json:"stats,omitempty"`
+	Problem        *Problem         `json:"problem,omitempty"`
+	Assets         []*Asset         `json:"assets,omitempty"`
+	RelatedTickets *RelatedTickets  `json:"related_tickets,omitempty"`
+}
+
+// RelatedTickets is the embed of include=related_tickets: the ticket's
+// parent and children.
+type RelatedTickets struct {
+	ParentID *int64  `json:"parent_id"`
+	ChildIDs []int64 `json:"child_ids"`
 }
 
 // TicketRequester is the requester embedded by include=requester.
@@ -89,9 +110,13 @@ type TicketRequester struct {
 
 // TicketStats is the embed of include=stats.
 type TicketStats struct {
-	ClosedAt         *time.Time `json:"closed_at"`
-	ResolvedAt       *time.Time `json:"resolved_at"`
-	FirstRespondedAt *time.Time `json:"first_responded_at"`
+	ClosedAt             *time.Time `json:"closed_at"`
+	ResolvedAt           *time.Time `json:"resolved_at"`
+	FirstRespondedAt     *time.Time `json:"first_responded_at"`
+	AgentRespondedAt     *time.Time `json:"agent_responded_at"`
+	RequesterRespondedAt *time.Time `json:"requester_responded_at"`
+	StatusUpdatedAt      *time.Time `json:"status_updated_at"`
+	PendingSince         *time.Time `json:"pending_since"`
 }
 
 // Conversation is a reply or a note on a ticket.
@@ -262,11 +287,15 @@ type Asset struct {
 	AssetTypeID  *int64         `json:"asset_type_id"`
 	AssetTag     *string        `json:"asset_tag"`
 	Impact       *string        `json:"impact"`
+	UsageType    *string        `json:"usage_type"`
 	UserID       *int64         `json:"user_id"`
+	LocationID   *int64         `json:"location_id"`
 	DepartmentID *int64         `json:"department_id"`
 	AgentID      *int64         `json:"agent_id"`
 	GroupID      *int64         `json:"group_id"`
+	AssignedOn   *time.Time     `json:"assigned_on"`
 	WorkspaceID  *int64         `json:"workspace_id"`
+	AuthorType   *string        `json:"author_type"`
 	TypeFields   map[string]any `json:"type_fields,omitempty"`
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
@@ -274,18 +303,28 @@ type Asset struct {
 
 // FormField is one entry of GET /ticket_form_fields (envelope "ticket_fields").
 type FormField struct {
-	ID           int64         `json:"id"`
-	Name         string        `json:"name"`
-	Label        string        `json:"label"`
-	Description  *string       `json:"description"`
-	FieldType    string        `json:"field_type"`
-	Position     int           `json:"position"`
-	DefaultField bool          `json:"default_field"`
-	Choices      []FieldChoice `json:"choices"`
-	NestedFields []any         `json:"nested_fields"`
-	WorkspaceID  *int64        `json:"workspace_id"`
-	CreatedAt    time.Time     `json:"created_at"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	ID           int64   `json:"id"`
+	Name         string  `json:"name"`
+	Label        string  `json:"label"`
+	Description  *string `json:"description"`
+	FieldType    string  `json:"field_type"`
+	Position     int     `json:"position"`
+	DefaultField bool    `json:"default_field"`
+	// What the portal shows requesters, and when the field is required.
+	RequiredForClosure   bool    `json:"required_for_closure"`
+	RequiredForAgents    bool    `json:"required_for_agents"`
+	RequiredForCustomers bool    `json:"required_for_customers"`
+	CustomersCanEdit     bool    `json:"customers_can_edit"`
+	LabelForCustomers    *string `json:"label_for_customers"`
+	DisplayedToCustomers bool    `json:"displayed_to_customers"`
+	// BelongsToSection and Sections place the field in dynamic sections.
+	BelongsToSection bool          `json:"belongs_to_section"`
+	Sections         []any         `json:"sections"`
+	Choices          []FieldChoice `json:"choices"`
+	NestedFields     []any         `json:"nested_fields"`
+	WorkspaceID      *int64        `json:"workspace_id"`
+	CreatedAt        time.Time     `json:"created_at"`
+	UpdatedAt        time.Time     `json:"updated_at"`
 }
 
 // FieldChoice is one choice of a form field; for the status field ID is the

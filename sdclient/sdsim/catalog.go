@@ -24,34 +24,42 @@ type solutionCategory struct {
 }
 
 type solutionFolder struct {
-	ID          int64     `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	CategoryID  int64     `json:"category_id"`
-	Position    int       `json:"position"`
-	Visibility  int       `json:"visibility"`
-	WorkspaceID int64     `json:"workspace_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	CategoryID  int64  `json:"category_id"`
+	Position    int    `json:"position"`
+	// DefaultFolder marks the category's default folder.
+	DefaultFolder bool      `json:"default_folder"`
+	Visibility    int       `json:"visibility"`
+	WorkspaceID   int64     `json:"workspace_id"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 type solutionArticle struct {
-	ID          int64     `json:"id"`
-	Title       string    `json:"title"`
-	Description string    `json:"description"`
-	FolderID    int64     `json:"folder_id"`
-	CategoryID  int64     `json:"category_id"`
-	Status      int       `json:"status"` // 1 draft, 2 published
-	ArticleType int       `json:"article_type"`
-	Tags        []string  `json:"tags"`
-	Keywords    []string  `json:"keywords"`
-	Views       int       `json:"views"`
-	ThumbsUp    int       `json:"thumbs_up"`
-	ThumbsDown  int       `json:"thumbs_down"`
-	AgentID     int64     `json:"agent_id"`
-	WorkspaceID int64     `json:"workspace_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          int64  `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// DescriptionText is Description without its markup.
+	DescriptionText string     `json:"description_text"`
+	Position        int        `json:"position"`
+	ApprovalStatus  *int       `json:"approval_status"`
+	ReviewDate      *time.Time `json:"review_date"`
+	Attachments     []any      `json:"attachments"`
+	FolderID        int64      `json:"folder_id"`
+	CategoryID      int64      `json:"category_id"`
+	Status          int        `json:"status"` // 1 draft, 2 published
+	ArticleType     int        `json:"article_type"`
+	Tags            []string   `json:"tags"`
+	Keywords        []string   `json:"keywords"`
+	Views           int        `json:"views"`
+	ThumbsUp        int        `json:"thumbs_up"`
+	ThumbsDown      int        `json:"thumbs_down"`
+	AgentID         int64      `json:"agent_id"`
+	WorkspaceID     int64      `json:"workspace_id"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
 type product struct {
@@ -69,13 +77,14 @@ type product struct {
 }
 
 type vendor struct {
-	ID             int64     `json:"id"`
-	Name           string    `json:"name"`
-	Description    string    `json:"description"`
-	PrimaryContact *int64    `json:"primary_contact_id"`
-	Address        any       `json:"address"` // nested, as the docs' examples (sdclient/decisions.md)
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	ID             int64          `json:"id"`
+	Name           string         `json:"name"`
+	Description    string         `json:"description"`
+	PrimaryContact *int64         `json:"primary_contact_id"`
+	Address        any            `json:"address"` // nested, as the docs' examples (sdclient/decisions.md)
+	CustomFields   map[string]any `json:"custom_fields"`
+	CreatedAt      time.Time      `json:"created_at"`
+	UpdatedAt      time.Time      `json:"updated_at"`
 }
 
 type cannedResponse struct {
@@ -128,10 +137,11 @@ func newCatalog(now time.Time) catalog {
 		for _, fname := range slices.Sorted(maps.Keys(cat.folders)) {
 			pos++
 			c.folders = append(c.folders, solutionFolder{ID: folderID, Name: fname, Description: fname, CategoryID: catID,
-				Position: pos, Visibility: 1, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
+				Position: pos, DefaultFolder: pos == 1, Visibility: 1, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
 			for i, title := range cat.folders[fname] {
+				desc := "<p>" + title + ": step-by-step instructions.</p>"
 				c.articles = append(c.articles, solutionArticle{ID: articleID, Title: title,
-					Description: "<p>" + title + ": step-by-step instructions.</p>", FolderID: folderID, CategoryID: catID,
+					Description: desc, DescriptionText: stripTags(desc), Position: i + 1, Attachments: []any{}, FolderID: folderID, CategoryID: catID,
 					Status: 2, ArticleType: 1, Tags: []string{}, Keywords: []string{}, Views: 10 * (i + 1), ThumbsUp: i,
 					AgentID: DefaultAgentID, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
 				articleID++
@@ -148,7 +158,8 @@ func newCatalog(now time.Time) catalog {
 	// e-mail or phone, an address of five keys.
 	for i, v := range []string{"Apple", "Lenovo", "Dell", "Cisco"} {
 		c.vendors = append(c.vendors, vendor{ID: 21000700001 + int64(i), Name: v, Description: v + " (hardware vendor)",
-			Address: map[string]any{"line1": nil, "city": nil, "state": nil, "country": nil, "zipcode": nil}, CreatedAt: t, UpdatedAt: t})
+			Address:      map[string]any{"line1": nil, "city": nil, "state": nil, "country": nil, "zipcode": nil},
+			CustomFields: map[string]any{}, CreatedAt: t, UpdatedAt: t})
 	}
 	for i, cr := range [][2]string{
 		{"Password reset done", "Your password has been reset. You will be asked to choose a new one at next login."},

@@ -806,7 +806,14 @@ type table[T any, P interface {
 
 func (t *table[T, P]) init() { t.byID = map[int64]P{} }
 
+// deriver is a record with fields made from its others when it is stored
+// (description_text from description).
+type deriver interface{ derive() }
+
 func (t *table[T, P]) put(p P) {
+	if d, ok := any(p).(deriver); ok {
+		d.derive()
+	}
 	id, _, _ := p.meta()
 	if _, ok := t.byID[*id]; !ok {
 		t.ids = append(t.ids, *id)
@@ -856,3 +863,7 @@ func (a *Asset) meta() (*int64, *time.Time, *time.Time) {
 func (c *Change) meta() (*int64, *time.Time, *time.Time)  { return &c.ID, &c.CreatedAt, &c.UpdatedAt }
 func (p *Problem) meta() (*int64, *time.Time, *time.Time) { return &p.ID, &p.CreatedAt, &p.UpdatedAt }
 func (r *Release) meta() (*int64, *time.Time, *time.Time) { return &r.ID, &r.CreatedAt, &r.UpdatedAt }
+
+func (c *Change) derive()  { c.DescriptionText = stripTags(c.Description) }
+func (p *Problem) derive() { p.DescriptionText = stripTags(p.Description) }
+func (r *Release) derive() { r.DescriptionText = stripTags(r.Description) }

@@ -240,26 +240,33 @@ type Asset struct {
 // Change is a change request. Status codes (real API): 1 Open, 2 Planning,
 // 3 Awaiting Approval, 4 Pending Release, 5 Pending Review, 6 Closed.
 type Change struct {
-	ID               int64          `json:"id"`
-	WorkspaceID      int64          `json:"workspace_id"`
-	Subject          string         `json:"subject"`
-	Description      string         `json:"description"`
-	RequesterID      int64          `json:"requester_id"`
-	AgentID          *int64         `json:"agent_id"`
-	GroupID          *int64         `json:"group_id"`
-	DepartmentID     *int64         `json:"department_id"`
-	Priority         int            `json:"priority"`
-	Impact           int            `json:"impact"`
-	Status           int            `json:"status"`
-	Risk             int            `json:"risk"`
-	ChangeType       int            `json:"change_type"`
-	ApprovalStatus   *int           `json:"approval_status"`
-	PlannedStartDate *time.Time     `json:"planned_start_date"`
-	PlannedEndDate   *time.Time     `json:"planned_end_date"`
-	Category         *string        `json:"category"`
-	CustomFields     map[string]any `json:"custom_fields"`
-	CreatedAt        time.Time      `json:"created_at"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	ID               int64      `json:"id"`
+	WorkspaceID      int64      `json:"workspace_id"`
+	Subject          string     `json:"subject"`
+	Description      string     `json:"description"`
+	RequesterID      int64      `json:"requester_id"`
+	AgentID          *int64     `json:"agent_id"`
+	GroupID          *int64     `json:"group_id"`
+	DepartmentID     *int64     `json:"department_id"`
+	Priority         int        `json:"priority"`
+	Impact           int        `json:"impact"`
+	Status           int        `json:"status"`
+	Risk             int        `json:"risk"`
+	ChangeType       int        `json:"change_type"`
+	ApprovalStatus   *int       `json:"approval_status"`
+	PlannedStartDate *time.Time `json:"planned_start_date"`
+	PlannedEndDate   *time.Time `json:"planned_end_date"`
+	Category         *string    `json:"category"`
+	SubCategory      *string    `json:"sub_category"`
+	ItemCategory     *string    `json:"item_category"`
+	// AssociatedRelease is the release the change belongs to, if any.
+	AssociatedRelease *int64         `json:"associated_release"`
+	CustomFields      map[string]any `json:"custom_fields"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	// DescriptionText is Description without its markup, made when the
+	// change is stored (derive).
+	DescriptionText string `json:"description_text"`
 }
 
 // Problem is a problem record. Status codes: 1 Open, 2 Change Requested, 3 Closed.
@@ -278,33 +285,46 @@ type Problem struct {
 	DueBy        *time.Time     `json:"due_by"`
 	KnownError   bool           `json:"known_error"`
 	Category     *string        `json:"category"`
+	SubCategory  *string        `json:"sub_category"`
+	ItemCategory *string        `json:"item_category"`
 	CustomFields map[string]any `json:"custom_fields"`
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
+	// DescriptionText is Description without its markup, made when stored
+	// (derive).
+	DescriptionText string `json:"description_text"`
 }
 
 // Release is a release record. Status codes: 1 Open, 2 On hold, 3 In
 // progress, 4 Incomplete, 5 Completed; release_type 1 minor, 2 standard,
 // 3 major, 4 emergency.
 type Release struct {
-	ID               int64          `json:"id"`
-	WorkspaceID      int64          `json:"workspace_id"`
-	Subject          string         `json:"subject"`
-	Description      string         `json:"description"`
-	AgentID          *int64         `json:"agent_id"`
-	GroupID          *int64         `json:"group_id"`
-	DepartmentID     *int64         `json:"department_id"`
-	Priority         int            `json:"priority"`
-	Status           int            `json:"status"`
-	ReleaseType      int            `json:"release_type"`
-	PlannedStartDate *time.Time     `json:"planned_start_date"`
-	PlannedEndDate   *time.Time     `json:"planned_end_date"`
-	WorkStartDate    *time.Time     `json:"work_start_date"`
-	WorkEndDate      *time.Time     `json:"work_end_date"`
-	Category         *string        `json:"category"`
-	CustomFields     map[string]any `json:"custom_fields"`
-	CreatedAt        time.Time      `json:"created_at"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	ID               int64      `json:"id"`
+	WorkspaceID      int64      `json:"workspace_id"`
+	Subject          string     `json:"subject"`
+	Description      string     `json:"description"`
+	AgentID          *int64     `json:"agent_id"`
+	GroupID          *int64     `json:"group_id"`
+	DepartmentID     *int64     `json:"department_id"`
+	Priority         int        `json:"priority"`
+	Status           int        `json:"status"`
+	ReleaseType      int        `json:"release_type"`
+	PlannedStartDate *time.Time `json:"planned_start_date"`
+	PlannedEndDate   *time.Time `json:"planned_end_date"`
+	WorkStartDate    *time.Time `json:"work_start_date"`
+	WorkEndDate      *time.Time `json:"work_end_date"`
+	Category         *string    `json:"category"`
+	SubCategory      *string    `json:"sub_category"`
+	ItemCategory     *string    `json:"item_category"`
+	// AssociatedAssets and AssociatedChanges are what the release ships.
+	AssociatedAssets  []int64        `json:"associated_assets"`
+	AssociatedChanges []int64        `json:"associated_changes"`
+	CustomFields      map[string]any `json:"custom_fields"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	// DescriptionText is Description without its markup, made when stored
+	// (derive).
+	DescriptionText string `json:"description_text"`
 }
 
 // Workspace is a workspace of the account; exactly one is the primary one,
