@@ -1,23 +1,3 @@
-// Package sdclient is deskbot's client for the service desk's JSON API v2
-// (a Freshservice-style API under {base_url}/api/v2).
-//
-// It is shaped like google/go-github: one Client with a service per resource
-// (Tickets, Conversations, Agents, ...), every call takes a context first and
-// returns (result, *Response, error), Response exposes pagination and rate
-// state, and errors are typed (*APIError, *RateLimitError) with errors.Is
-// sentinels. The client spends a per-minute request budget with a sliding
-// window, keeps a reserve of it for interactive callers (see
-// Client.Interactive), waits on 429 for Retry-After and never re-sends a POST
-// that may have reached the desk. It decodes 2xx bodies up to a size limit
-// (WithMaxResponseBytes) and follows redirects only for reads within the
-// desk's origin, so the API key goes nowhere else (redirect.go).
-//
-// Where the vendor's own sources (its Swagger schema, its SDK's recorded
-// example responses in testdata/vendor, its documentation's examples) differ
-// from our API description or from each other, decisions.md in this
-// directory records which form the client sends and accepts, and why: our
-// description wins where it speaks, the vendor's examples outweigh its
-// schema, and where nothing decides both forms are accepted.
 package sdclient
 
 import (
@@ -792,5 +772,8 @@ type redactedError struct {
 	msg string
 }
 
+// Error is the error's text without the credentials.
 func (e *redactedError) Error() string { return e.msg }
+
+// Unwrap gives the error whose text was redacted.
 func (e *redactedError) Unwrap() error { return e.err }

@@ -1,11 +1,3 @@
-// Package sdsim is an in-memory simulator of the service desk. It serves the
-// desk's JSON API v2 under /api/v2 over real HTTP, with the real desk's
-// envelopes, error bodies, pagination, rate-limit headers, filter language,
-// soft deletes and search-index lag, so that deskbot's client, rules,
-// scheduler and chat bot can be tested and demonstrated without a desk.
-//
-// A Desk is safe for concurrent use and works behind any http.Server;
-// NewServer wraps one in a ready httptest server for tests.
 package sdsim
 
 import (

@@ -377,6 +377,7 @@ const (
 // stamp is a timestamp in the desk's wire format (UTC, seconds, "Z").
 type stamp time.Time
 
+// MarshalJSON writes the time in the desk's form.
 func (s stamp) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + time.Time(s).UTC().Format(timeLayout) + `"`), nil
 }

@@ -442,6 +442,7 @@ func ptrNum(p *int64) []filter.Value {
 	return num(*p)
 }
 
+// FilterValues gives a change's values for a filter field.
 func (r changeRecord) FilterValues(field string) []filter.Value {
 	ch := r.ch
 	switch field {

@@ -434,6 +434,7 @@ func text(s string) []filter.Value {
 	return []filter.Value{filter.String(s)}
 }
 
+// FilterValues gives a ticket's values for a filter field.
 func (r ticketRecord) FilterValues(field string) []filter.Value {
 	t := r.t
 	switch field {

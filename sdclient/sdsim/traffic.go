@@ -33,6 +33,7 @@ const (
 	FaultDropAfter
 )
 
+// String names the fault kind.
 func (k FaultKind) String() string {
 	switch k {
 	case FaultRateLimit:
@@ -321,16 +322,19 @@ func (s *statusRecorder) setStatus(code int) {
 	}
 }
 
+// WriteHeader records the status and writes it.
 func (s *statusRecorder) WriteHeader(code int) {
 	s.setStatus(code)
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Write records a 200 unless a status was written, and writes b.
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.setStatus(http.StatusOK)
 	return s.ResponseWriter.Write(b)
 }
 
+// Hijack hands over the connection (FaultDrop), when the writer allows.
 func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	hj, ok := s.ResponseWriter.(http.Hijacker)
 	if !ok {
@@ -339,6 +343,7 @@ func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return hj.Hijack()
 }
 
+// Flush flushes the wrapped writer, when it can.
 func (s *statusRecorder) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
