@@ -21,8 +21,10 @@
 //
 // # What it owns
 //
-// The wire: the desk's resources as Go types (types.go, resources.go), one
-// service per resource (a file each), the request budget (limiter.go), the
+// The wire: the desk's resources as Go types (types.go), one service per
+// resource (the plain collections in collections.go, the others and the
+// plain ones' extra methods in a file each: tickets.go, conversations.go,
+// agents.go, ...), the request budget (limiter.go), the
 // retry, redirect and error policy (sdclient.go, redirect.go, errors.go),
 // the request metrics (metrics.go: WithMetrics, InstrumentTransport) and
 // the record view of a ticket for the filter language (record.go). Its
@@ -53,9 +55,9 @@
 //   - One functional-options style (options.go): Option is func(*config)
 //     over an unexported config; options only record, New validates and
 //     returns the error naming the option.
-//   - A resource file states only what differs (agents.go, groups.go):
-//     its names, request body, list options and create check; the generic
-//     listing, editing and deleting types (crud.go) give the methods.
+//   - A collection states only what differs (collections.go): its names,
+//     request body, list options and create check; the generic listing,
+//     editing and deleting types (crud.go) give the methods.
 //   - Explicit views instead of context values: Interactive, Background
 //     and StopWith return clients sharing the transport and limiter.
 package sdclient
