@@ -11,94 +11,6 @@ import (
 // The read-only collections: solutions, products, vendors, canned
 // responses, and the ticket form fields (built from the desk's state).
 
-type solutionCategory struct {
-	ID               int64     `json:"id"`
-	Name             string    `json:"name"`
-	Description      string    `json:"description"`
-	Position         int       `json:"position"`
-	DefaultCategory  bool      `json:"default_category"`
-	VisibleInPortals []int64   `json:"visible_in_portals"`
-	WorkspaceID      int64     `json:"workspace_id"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
-}
-
-type solutionFolder struct {
-	ID          int64  `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	CategoryID  int64  `json:"category_id"`
-	Position    int    `json:"position"`
-	// DefaultFolder marks the category's default folder.
-	DefaultFolder bool      `json:"default_folder"`
-	Visibility    int       `json:"visibility"`
-	WorkspaceID   int64     `json:"workspace_id"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
-}
-
-type solutionArticle struct {
-	ID          int64  `json:"id"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	// DescriptionText is Description without its markup.
-	DescriptionText string     `json:"description_text"`
-	Position        int        `json:"position"`
-	ApprovalStatus  *int       `json:"approval_status"`
-	ReviewDate      *time.Time `json:"review_date"`
-	Attachments     []any      `json:"attachments"`
-	FolderID        int64      `json:"folder_id"`
-	CategoryID      int64      `json:"category_id"`
-	Status          int        `json:"status"` // 1 draft, 2 published
-	ArticleType     int        `json:"article_type"`
-	Tags            []string   `json:"tags"`
-	Keywords        []string   `json:"keywords"`
-	Views           int        `json:"views"`
-	ThumbsUp        int        `json:"thumbs_up"`
-	ThumbsDown      int        `json:"thumbs_down"`
-	AgentID         int64      `json:"agent_id"`
-	WorkspaceID     int64      `json:"workspace_id"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
-}
-
-type product struct {
-	ID                 int64     `json:"id"`
-	Name               string    `json:"name"`
-	AssetTypeID        int64     `json:"asset_type_id"`
-	Manufacturer       string    `json:"manufacturer"`
-	Status             string    `json:"status"`
-	ModeOfProcurement  string    `json:"mode_of_procurement"`
-	DepreciationTypeID *int64    `json:"depreciation_type_id"`
-	Description        string    `json:"description"`
-	DescriptionText    string    `json:"description_text"`
-	CreatedAt          time.Time `json:"created_at"`
-	UpdatedAt          time.Time `json:"updated_at"`
-}
-
-type vendor struct {
-	ID             int64          `json:"id"`
-	Name           string         `json:"name"`
-	Description    string         `json:"description"`
-	PrimaryContact *int64         `json:"primary_contact_id"`
-	Address        any            `json:"address"` // nested, as the docs' examples (sdclient/decisions.md)
-	CustomFields   map[string]any `json:"custom_fields"`
-	CreatedAt      time.Time      `json:"created_at"`
-	UpdatedAt      time.Time      `json:"updated_at"`
-}
-
-type cannedResponse struct {
-	ID          int64     `json:"id"`
-	Title       string    `json:"title"`
-	FolderID    int64     `json:"folder_id"`
-	Content     string    `json:"content"`
-	ContentHTML string    `json:"content_html"`
-	Attachments []any     `json:"attachments"`
-	WorkspaceID int64     `json:"workspace_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-}
-
 type catalog struct {
 	categories []solutionCategory
 	folders    []solutionFolder
@@ -216,37 +128,6 @@ func listArticles(c *call) reply {
 func listProducts(c *call) reply        { return listPage(c, "products", c.st.catalog.products) }
 func listVendors(c *call) reply         { return listPage(c, "vendors", c.st.catalog.vendors) }
 func listCannedResponses(c *call) reply { return listPage(c, "canned_responses", c.st.catalog.canned) }
-
-// formField is one entry of GET /ticket_form_fields.
-type formField struct {
-	ID                   int64     `json:"id"`
-	Name                 string    `json:"name"`
-	Label                string    `json:"label"`
-	Description          *string   `json:"description"`
-	FieldType            string    `json:"field_type"`
-	Position             int       `json:"position"`
-	DefaultField         bool      `json:"default_field"`
-	RequiredForClosure   bool      `json:"required_for_closure"`
-	RequiredForAgents    bool      `json:"required_for_agents"`
-	RequiredForCustomers bool      `json:"required_for_customers"`
-	CustomersCanEdit     bool      `json:"customers_can_edit"`
-	LabelForCustomers    string    `json:"label_for_customers"`
-	DisplayedToCustomers bool      `json:"displayed_to_customers"`
-	BelongsToSection     bool      `json:"belongs_to_section"`
-	Choices              []choice  `json:"choices"`
-	NestedFields         []any     `json:"nested_fields"`
-	Sections             []any     `json:"sections"`
-	WorkspaceID          *int64    `json:"workspace_id"`
-	CreatedAt            time.Time `json:"created_at"`
-	UpdatedAt            time.Time `json:"updated_at"`
-}
-
-type choice struct {
-	ID                    int64  `json:"id"`
-	Value                 string `json:"value"`
-	RequesterDisplayValue string `json:"requester_display_value,omitempty"`
-	DisplayID             int64  `json:"display_id,omitempty"`
-}
 
 // listFormFields: GET /ticket_form_fields and GET /ticket_fields, envelope
 // "ticket_fields". The status field's choices hold every status, custom
