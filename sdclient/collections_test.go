@@ -1,6 +1,7 @@
 package sdclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -218,15 +219,8 @@ func TestChanges(t *testing.T) {
 	if err != nil || !ch.PlannedStartDate.Equal(time.Date(2025, 3, 27, 13, 0, 0, 0, time.UTC)) {
 		t.Fatalf("get: %v %+v", err, ch)
 	}
-	if ch, _, err := c.Changes.Update(t.Context(), 2, &ChangeRequest{Status: Ptr(3)}); err != nil || ch.Status != 3 {
-		t.Fatalf("update: %v", err)
-	}
-	if _, err := c.Changes.Delete(t.Context(), 2); err != nil {
-		t.Fatalf("delete: %v", err)
-	}
-	if _, _, err := c.Changes.Create(t.Context(), &ChangeRequest{Subject: Ptr("x")}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("no requester: %v", err)
-	}
+	updateDeleteRefuse(t, c.Changes, 2, &ChangeRequest{Status: Ptr(3)}, func(ch *Change) bool { return ch.Status == 3 },
+		&ChangeRequest{Subject: Ptr("x")}, "no requester")
 }
 
 func TestChangesFilter(t *testing.T) {
@@ -314,15 +308,8 @@ func TestReleases(t *testing.T) {
 	if _, _, err := c.Releases.Get(t.Context(), 2); err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	if r, _, err := c.Releases.Update(t.Context(), 2, &ReleaseRequest{Status: Ptr(5)}); err != nil || r.Status != 5 {
-		t.Fatalf("update: %v", err)
-	}
-	if _, err := c.Releases.Delete(t.Context(), 2); err != nil {
-		t.Fatalf("delete: %v", err)
-	}
-	if _, _, err := c.Releases.Create(t.Context(), &ReleaseRequest{Subject: Ptr("x")}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("no dates: %v", err)
-	}
+	updateDeleteRefuse(t, c.Releases, 2, &ReleaseRequest{Status: Ptr(5)}, func(r *Release) bool { return r.Status == 5 },
+		&ReleaseRequest{Subject: Ptr("x")}, "no dates")
 }
 
 func TestProducts(t *testing.T) {
@@ -358,5 +345,29 @@ func TestCannedResponses(t *testing.T) {
 	list, _, err := c.CannedResponses.List(t.Context(), nil)
 	if err != nil || list[0].Title != "Thanks" || list[0].FolderID != 2 {
 		t.Fatalf("list: %v", err)
+	}
+}
+
+// editor is a collection service that updates, deletes and creates T with
+// bodies B.
+type editor[T, B any] interface {
+	Update(ctx context.Context, id int64, body *B) (*T, *Response, error)
+	Delete(ctx context.Context, id int64) (*Response, error)
+	Create(ctx context.Context, body *B) (*T, *Response, error)
+}
+
+// updateDeleteRefuse checks what collection tests share: updating id with
+// upd gives an object ok accepts, deleting id succeeds, and the client
+// refuses to create bad (why) without sending it.
+func updateDeleteRefuse[T, B any](t *testing.T, s editor[T, B], id int64, upd *B, ok func(*T) bool, bad *B, why string) {
+	t.Helper()
+	if got, _, err := s.Update(t.Context(), id, upd); err != nil || !ok(got) {
+		t.Fatalf("update: %v", err)
+	}
+	if _, err := s.Delete(t.Context(), id); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, _, err := s.Create(t.Context(), bad); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("%s: %v", why, err)
 	}
 }

@@ -134,3 +134,20 @@ func listOf[T, O any, P interface {
 func editOf[T, B any](r resource, check func(*B) error) editing[T, B] {
 	return editing[T, B]{r, check}
 }
+
+// listChildren reads one page of the records under a parent (a ticket's
+// conversations, a category's folders); the parent's id must be positive.
+func listChildren[T any](ctx context.Context, c *Client, op, parent string, parentID int64, path, key string, opts *ListOptions, extra ...string) ([]*T, *Response, error) {
+	if parentID <= 0 {
+		return nil, nil, invalid(op, "%s id must be positive", parent)
+	}
+	return list[T](ctx, c, op, path, key, opts, extra...)
+}
+
+// listAllChildren walks every page of the records under a parent; list
+// reads one page of them.
+func listAllChildren[T any](ctx context.Context, parentID int64, opts *ListOptions, list func(context.Context, int64, *ListOptions) ([]*T, *Response, error)) iter.Seq2[*T, error] {
+	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*T, *Response, error) {
+		return list(ctx, parentID, o)
+	})
+}

@@ -3,6 +3,7 @@ package sdclient
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,14 +28,7 @@ func TestStopAbandonsWaitingRequests(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := clockwork.NewFakeClock()
-			c, mux, _ := setup(t, WithRatePerMinute(2), WithReserve(0), WithClock(clock))
-			n := route(t, mux, "GET /agents/me", "", "", 200, `{"agent":{"id":1}}`)
-			for range 2 {
-				if _, _, err := c.Agents.Me(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			c, clock, n := spentClient(t)
 			stop, stopNow := context.WithCancel(t.Context())
 			done := make(chan error, 1)
 			go func() { done <- tc.me(t.Context(), stop, c) }()
@@ -84,14 +78,8 @@ func TestStopWithSharesTheClient(t *testing.T) {
 // budget says so with ErrBudgetWait (and the context's error), and is
 // never sent: the budget, not the desk, held it back.
 func TestBudgetWaitIsNotSent(t *testing.T) {
-	clock := clockwork.NewFakeClock()
-	c, mux, _ := setup(t, WithRatePerMinute(2), WithReserve(0), WithClock(clock))
-	n := route(t, mux, "GET /agents/me", "", "", 200, `{"agent":{"id":1}}`)
-	for range 2 {
-		if _, _, err := c.Agents.Me(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c, _, n := spentClient(t)
+	// Real time: the context's deadline ends the wait for budget.
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, _, err := c.Agents.Me(ctx)
@@ -104,4 +92,19 @@ func TestBudgetWaitIsNotSent(t *testing.T) {
 	if got := n.Load(); got != 2 {
 		t.Errorf("%d requests reached the desk, want 2", got)
 	}
+}
+
+// spentClient is a client with a budget of 2 requests a minute on a fake
+// clock, both spent on GET /agents/me, whose requests n counts.
+func spentClient(t *testing.T) (*Client, *clockwork.FakeClock, *atomic.Int32) {
+	t.Helper()
+	clock := clockwork.NewFakeClock()
+	c, mux, _ := setup(t, WithRatePerMinute(2), WithReserve(0), WithClock(clock))
+	n := route(t, mux, "GET /agents/me", "", "", 200, `{"agent":{"id":1}}`)
+	for range 2 {
+		if _, _, err := c.Agents.Me(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, clock, n
 }

@@ -89,40 +89,36 @@ func listCategories(c *call) reply { return listPage(c, "categories", c.st.catal
 
 // listFolders: GET /solutions/folders?category_id= (required).
 func listFolders(c *call) reply {
-	s := c.q.Get("category_id")
-	if s == "" {
-		return invalid(required("category_id"))
-	}
-	id, _ := strconv.ParseInt(s, 10, 64)
-	if !slices.ContainsFunc(c.st.catalog.categories, func(cat solutionCategory) bool { return cat.ID == id }) {
-		return notFound("solution category " + s)
-	}
-	out := []solutionFolder{}
-	for _, f := range c.st.catalog.folders {
-		if f.CategoryID == id {
-			out = append(out, f)
-		}
-	}
-	return listPage(c, "folders", out)
+	cat := c.st.catalog
+	return listUnder(c, "category_id", "solution category", cat.categories, func(x solutionCategory) int64 { return x.ID },
+		"folders", cat.folders, func(f solutionFolder) int64 { return f.CategoryID })
 }
 
 // listArticles: GET /solutions/articles?folder_id= (required).
 func listArticles(c *call) reply {
-	s := c.q.Get("folder_id")
+	cat := c.st.catalog
+	return listUnder(c, "folder_id", "solution folder", cat.folders, func(f solutionFolder) int64 { return f.ID },
+		"articles", cat.articles, func(a solutionArticle) int64 { return a.FolderID })
+}
+
+// listUnder lists, under key, the children of the parent that the
+// required query parameter param names (what it is, for a 404).
+func listUnder[P, C any](c *call, param, what string, parents []P, id func(P) int64, key string, children []C, parentOf func(C) int64) reply {
+	s := c.q.Get(param)
 	if s == "" {
-		return invalid(required("folder_id"))
+		return invalid(required(param))
 	}
-	id, _ := strconv.ParseInt(s, 10, 64)
-	if !slices.ContainsFunc(c.st.catalog.folders, func(f solutionFolder) bool { return f.ID == id }) {
-		return notFound("solution folder " + s)
+	pid, _ := strconv.ParseInt(s, 10, 64)
+	if !slices.ContainsFunc(parents, func(p P) bool { return id(p) == pid }) {
+		return notFound(what + " " + s)
 	}
-	out := []solutionArticle{}
-	for _, a := range c.st.catalog.articles {
-		if a.FolderID == id {
-			out = append(out, a)
+	out := []C{}
+	for _, ch := range children {
+		if parentOf(ch) == pid {
+			out = append(out, ch)
 		}
 	}
-	return listPage(c, "articles", out)
+	return listPage(c, key, out)
 }
 
 func listProducts(c *call) reply        { return listPage(c, "products", c.st.catalog.products) }

@@ -961,20 +961,30 @@ func requireBody(f *fields) string {
 	return body
 }
 
+// startConversation reads what a reply and a note share: the ticket, a
+// body of only the allowed fields, its text and its author. Faults of the
+// text and author stay in f, reported with the caller's own.
+func (c *call) startConversation(allowed ...string) (cur *Ticket, f *fields, body string, uid int64, rep *reply) {
+	cur, rep = c.ticket()
+	if rep != nil {
+		return nil, nil, "", 0, rep
+	}
+	f = &fields{body: c.body}
+	f.only(allowed...)
+	if len(f.errs) > 0 {
+		r := invalid(f.errs...)
+		return nil, nil, "", 0, &r
+	}
+	return cur, f, requireBody(f), c.conversationUser(f), nil
+}
+
 // createReply: POST /tickets/{id}/reply → a public conversation (source 0)
 // e-mailed to the requester.
 func createReply(c *call) reply {
-	cur, rep := c.ticket()
+	cur, f, body, uid, rep := c.startConversation("body", "from_email", "user_id", "cc_emails", "bcc_emails", "attachments")
 	if rep != nil {
 		return *rep
 	}
-	f := &fields{body: c.body}
-	f.only("body", "from_email", "user_id", "cc_emails", "bcc_emails", "attachments")
-	if len(f.errs) > 0 {
-		return invalid(f.errs...)
-	}
-	body := requireBody(f)
-	uid := c.conversationUser(f)
 	var from, cc, bcc = "", []string{}, []string{}
 	if f.str("from_email", &from) && from != "" && !strings.Contains(from, SupportEmail) {
 		f.fail("from_email", "It should be one of the support e-mail addresses of this account ("+SupportEmail+")", "invalid_value")
@@ -1004,17 +1014,10 @@ func createReply(c *call) reply {
 // createNote: POST /tickets/{id}/notes → a note (source 2), private unless
 // "private": false.
 func createNote(c *call) reply {
-	cur, rep := c.ticket()
+	cur, f, body, uid, rep := c.startConversation("body", "private", "incoming", "notify_emails", "user_id", "attachments")
 	if rep != nil {
 		return *rep
 	}
-	f := &fields{body: c.body}
-	f.only("body", "private", "incoming", "notify_emails", "user_id", "attachments")
-	if len(f.errs) > 0 {
-		return invalid(f.errs...)
-	}
-	body := requireBody(f)
-	uid := c.conversationUser(f)
 	private, incoming, notify := true, false, []string{}
 	f.boolean("private", &private)
 	f.boolean("incoming", &incoming)
