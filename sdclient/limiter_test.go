@@ -149,7 +149,8 @@ func TestLimiterSlidingWindowProperties(t *testing.T) {
 	for live := 5; live > 0; {
 		ctx, cancel := context.WithCancel(t.Context())
 		blocked := make(chan error, 1)
-		go func() { blocked <- clock.BlockUntilContext(ctx, live) }()
+		n := live
+		go func() { blocked <- clock.BlockUntilContext(ctx, n) }()
 		select {
 		case <-exited:
 			live--
