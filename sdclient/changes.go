@@ -2,58 +2,8 @@ package sdclient
 
 import (
 	"context"
-	"errors"
 	"iter"
-	"time"
 )
-
-// ChangesService handles change requests.
-type ChangesService service
-
-// ChangeRequest is the body of POST /changes and PUT /changes/{id}. Only
-// set fields are sent. Status, priority, impact, risk and change type codes
-// follow the account's change workflow. Creating needs Subject and
-// RequesterID or Email.
-type ChangeRequest struct {
-	Subject          *string        `json:"subject,omitempty"`
-	Description      *string        `json:"description,omitempty"`
-	RequesterID      *int64         `json:"requester_id,omitempty"`
-	Email            *string        `json:"email,omitempty"`
-	AgentID          *int64         `json:"agent_id,omitempty"`
-	GroupID          *int64         `json:"group_id,omitempty"`
-	DepartmentID     *int64         `json:"department_id,omitempty"`
-	Priority         *int           `json:"priority,omitempty"`
-	Impact           *int           `json:"impact,omitempty"`
-	Status           *int           `json:"status,omitempty"`
-	Risk             *int           `json:"risk,omitempty"`
-	ChangeType       *int           `json:"change_type,omitempty"`
-	PlannedStartDate *time.Time     `json:"planned_start_date,omitempty"`
-	PlannedEndDate   *time.Time     `json:"planned_end_date,omitempty"`
-	Category         *string        `json:"category,omitempty"`
-	SubCategory      *string        `json:"sub_category,omitempty"`
-	ItemCategory     *string        `json:"item_category,omitempty"`
-	WorkspaceID      *int64         `json:"workspace_id,omitempty"`
-	CustomFields     map[string]any `json:"custom_fields,omitempty"`
-}
-
-// ChangeListOptions are the query parameters of GET /changes.
-type ChangeListOptions struct {
-	UpdatedSince *time.Time `url:"updated_since,omitempty"`
-	OrderBy      string     `url:"order_by,omitempty"`
-	OrderType    string     `url:"order_type,omitempty"`
-	WorkspaceID  *int64     `url:"workspace_id,omitempty"`
-	ListOptions
-}
-
-// List reads one page of changes (GET /changes).
-func (s *ChangesService) List(ctx context.Context, opts *ChangeListOptions) ([]*Change, *Response, error) {
-	return list[Change](ctx, s.client, "list changes", "changes", "changes", opts)
-}
-
-// ListAll walks every page of changes.
-func (s *ChangesService) ListAll(ctx context.Context, opts *ChangeListOptions) iter.Seq2[*Change, error] {
-	return listAll(ctx, opts, s.List)
-}
 
 // ChangeFilterPage is one page of GET /changes/filter.
 type ChangeFilterPage struct {
@@ -66,7 +16,7 @@ type ChangeFilterPage struct {
 // (GET /changes/filter?query="..."), validated and encoded like
 // Tickets.Filter.
 func (s *ChangesService) Filter(ctx context.Context, query string, opts *FilterOptions) (*ChangeFilterPage, *Response, error) {
-	return filterPage[ChangeFilterPage](ctx, s.client, "filter changes", "changes/filter", query, opts)
+	return filterPage[ChangeFilterPage](ctx, s.editing.res.client, "filter changes", "changes/filter", query, opts)
 }
 
 // FilterAll walks the pages of a change filter like Tickets.FilterAll.
@@ -82,32 +32,4 @@ func (s *ChangesService) FilterAll(ctx context.Context, query string, opts *Filt
 		}
 		return p.Changes, total, nil
 	}, func(c *Change) int64 { return c.ID })
-}
-
-// Get reads a change (GET /changes/{id}).
-func (s *ChangesService) Get(ctx context.Context, id int64) (*Change, *Response, error) {
-	return getByID[Change](ctx, s.client, "change", "changes", "change", id)
-}
-
-// Create creates a change (POST /changes).
-func (s *ChangesService) Create(ctx context.Context, c *ChangeRequest) (*Change, *Response, error) {
-	return createObj[Change](ctx, s.client, "change", "changes", "change", c, func() error {
-		if c == nil || c.Subject == nil || *c.Subject == "" {
-			return errors.New("a change needs a subject")
-		}
-		if c.RequesterID == nil && c.Email == nil {
-			return errors.New("a change needs requester_id or email")
-		}
-		return nil
-	})
-}
-
-// Update changes the set fields of a change (PUT /changes/{id}).
-func (s *ChangesService) Update(ctx context.Context, id int64, c *ChangeRequest) (*Change, *Response, error) {
-	return updateObj[Change](ctx, s.client, "change", "changes", "change", id, c)
-}
-
-// Delete deletes a change (DELETE /changes/{id}, 204).
-func (s *ChangesService) Delete(ctx context.Context, id int64) (*Response, error) {
-	return deleteByID(ctx, s.client, "change", "changes", id)
 }

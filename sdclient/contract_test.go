@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/deskbot/deskbot/sdclient"
 )
 
 // The contract check, after go-github's openapi_operations.yaml: every
@@ -441,6 +443,14 @@ func TestContractMethods(t *testing.T) {
 					t.Errorf("%s: %s is not in the digest and not a listed exception", name, ours)
 				}
 			}
+		}
+	}
+	// The methods the services have from the generic resource types.
+	for name, op := range sdclient.ResourceOperations() {
+		n++
+		method, path, _ := strings.Cut(op, " ")
+		if _, _, ok := c.lookup(normalize(method, path)); !ok {
+			t.Errorf("%s: %s is not in the digest and not a listed exception", name, normalize(method, path))
 		}
 	}
 	if n < 50 {

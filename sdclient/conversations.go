@@ -36,42 +36,43 @@ type NoteRequest struct {
 // (GET /tickets/{id}/conversations).
 func (s *ConversationsService) List(ctx context.Context, ticketID int64, opts *ListOptions) ([]*Conversation, *Response, error) {
 	op := fmt.Sprintf("list conversations of ticket %d", ticketID)
-	if ticketID <= 0 {
-		return nil, nil, invalid(op, "ticket id must be positive")
-	}
-	return list[Conversation](ctx, s.client, op, idPath("tickets", ticketID)+"/conversations", "conversations", opts)
+	return listChildren[Conversation](ctx, s.client, op, "ticket", ticketID, idPath("tickets", ticketID)+"/conversations", "conversations", opts)
 }
 
 // ListAll walks every page of a ticket's conversations.
 func (s *ConversationsService) ListAll(ctx context.Context, ticketID int64, opts *ListOptions) iter.Seq2[*Conversation, error] {
-	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*Conversation, *Response, error) {
-		return s.List(ctx, ticketID, o)
-	})
+	return listAllChildren(ctx, ticketID, opts, s.List)
 }
 
 // Reply sends a public reply (POST /tickets/{id}/reply); the desk e-mails it
 // to the requester.
 func (s *ConversationsService) Reply(ctx context.Context, ticketID int64, r *ReplyRequest) (*Conversation, *Response, error) {
-	op := fmt.Sprintf("reply to ticket %d", ticketID)
-	if ticketID <= 0 {
-		return nil, nil, invalid(op, "ticket id must be positive")
+	var text string
+	if r != nil {
+		text = r.Body
 	}
-	if r == nil || strings.TrimSpace(r.Body) == "" {
-		return nil, nil, invalid(op, "reply body is empty")
-	}
-	return sendOne[Conversation](ctx, s.client, request{op: op, method: http.MethodPost, path: idPath("tickets", ticketID) + "/reply", body: r}, "conversation")
+	return s.post(ctx, fmt.Sprintf("reply to ticket %d", ticketID), ticketID, "reply", "reply", text, r)
 }
 
 // Note adds a note (POST /tickets/{id}/notes); see NoteRequest.Private.
 func (s *ConversationsService) Note(ctx context.Context, ticketID int64, n *NoteRequest) (*Conversation, *Response, error) {
-	op := fmt.Sprintf("add note to ticket %d", ticketID)
+	var text string
+	if n != nil {
+		text = n.Body
+	}
+	return s.post(ctx, fmt.Sprintf("add note to ticket %d", ticketID), ticketID, "notes", "note", text, n)
+}
+
+// post sends a reply or a note (POST /tickets/{id}/{path}) whose text must
+// not be empty; noun names it in errors.
+func (s *ConversationsService) post(ctx context.Context, op string, ticketID int64, path, noun, text string, body any) (*Conversation, *Response, error) {
 	if ticketID <= 0 {
 		return nil, nil, invalid(op, "ticket id must be positive")
 	}
-	if n == nil || strings.TrimSpace(n.Body) == "" {
-		return nil, nil, invalid(op, "note body is empty")
+	if strings.TrimSpace(text) == "" {
+		return nil, nil, invalid(op, "%s body is empty", noun)
 	}
-	return sendOne[Conversation](ctx, s.client, request{op: op, method: http.MethodPost, path: idPath("tickets", ticketID) + "/notes", body: n}, "conversation")
+	return sendOne[Conversation](ctx, s.client, request{op: op, method: http.MethodPost, path: idPath("tickets", ticketID) + "/" + path, body: body}, "conversation")
 }
 
 // Update replaces the body of a note (PUT /conversations/{id}); the desk

@@ -53,6 +53,23 @@ func e2e(t testing.TB, key string, opts ...sdsim.Option) (*sdsim.Server, *sdclie
 	return s, c, w
 }
 
+// e2eOnFakeClock serves a desk limited to deskRate requests a minute and
+// a client of it with its own rate and reserve, both on one fake clock. The
+// client compares Retry-After with the context's (real) deadline: the fake
+// clock starts behind real time so that the fake waits fit.
+func e2eOnFakeClock(t *testing.T, deskRate, rate, reserve int) (*sdsim.Server, *sdclient.Client, *clockwork.FakeClock) {
+	t.Helper()
+	clk := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
+	s := sdsim.NewServer(sdsim.WithClock(clk.Now), sdsim.WithRateLimit(deskRate))
+	t.Cleanup(s.Close)
+	c, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithClock(clk), sdclient.WithRatePerMinute(rate),
+		sdclient.WithReserve(reserve), sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c, clk
+}
+
 type result[T any] struct {
 	v   T
 	err error
@@ -383,16 +400,9 @@ func itoa(n int) string {
 func TestE2EInteractiveAheadOfBackgroundThrough429(t *testing.T) {
 	// The client compares Retry-After with the context's (real) deadline:
 	// start the fake clock behind real time so that the fake waits fit.
-	clk := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
-	s := sdsim.NewServer(sdsim.WithClock(clk.Now), sdsim.WithRateLimit(20))
-	t.Cleanup(s.Close)
+	s, c, clk := e2eOnFakeClock(t, 20, 100, 5)
 	bgTicket := s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Subject: "background"})
 	inTicket := s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Subject: "interactive"})
-	c, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithClock(clk), sdclient.WithRatePerMinute(100),
-		sdclient.WithReserve(5), sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ic := c.Interactive()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -510,15 +520,8 @@ func TestE2ECustomFields(t *testing.T) {
 // cost more, and a client configured at the desk's own rate never meets a
 // 429 because of them.
 func TestE2EIncludeCreditsWithinTheRate(t *testing.T) {
-	clk := clockwork.NewFakeClockAt(time.Now().Add(-time.Hour))
-	s := sdsim.NewServer(sdsim.WithClock(clk.Now), sdsim.WithRateLimit(10))
-	t.Cleanup(s.Close)
+	s, c, clk := e2eOnFakeClock(t, 10, 10, 1)
 	tk := s.Desk.AddTicket(sdsim.Ticket{RequesterID: sdsim.DefaultAgentID, Subject: "x"})
-	c, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithClock(clk), sdclient.WithRatePerMinute(10),
-		sdclient.WithReserve(1), sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ic := c.Interactive()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()

@@ -147,6 +147,7 @@ type RateLimitError struct {
 	Rate       Rate
 }
 
+// Error says the desk limited the rate, and how long to wait.
 func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("%s (retry after %v)", e.APIError.Error(), e.RetryAfter)
 }

@@ -3,7 +3,6 @@ package sdclient
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sort"
 	"sync"
@@ -14,29 +13,21 @@ import (
 	"github.com/jonboulle/clockwork"
 )
 
-// eventually polls cond with a generous real-time deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Microsecond)
-	}
-}
-
 // queued waits until n requests are queued in l and each has set its timer
 // on the fake clock: only then may a test advance the clock, or a timer
 // set after the advance would count its wait from the new time (and a
-// test wait forever).
+// test wait forever). Every request that waits for budget sets one timer
+// and no other code of these tests sets any, so n timers mean n waiting
+// requests.
 func queued(t *testing.T, clock *clockwork.FakeClock, l *limiter, n int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d requests to queue", n), func() bool { return l.waiting() == n })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := clock.BlockUntilContext(ctx, n); err != nil {
 		t.Fatalf("%d queued requests did not all set a timer: %v", n, err)
+	}
+	if got := l.waiting(); got != n {
+		t.Fatalf("%d requests queued, want %d", got, n)
 	}
 }
 
@@ -132,12 +123,12 @@ func TestLimiterSlidingWindowProperties(t *testing.T) {
 	var (
 		mu     sync.Mutex
 		grants []grant
-		live   atomic.Int32
+		exited = make(chan struct{}, 5)
 		wg     sync.WaitGroup
 	)
 	worker := func(interactive bool, n int) {
 		defer wg.Done()
-		defer live.Add(-1)
+		defer func() { exited <- struct{}{} }()
 		for range n {
 			at, err := l.acquire(t.Context(), interactive, 1)
 			if err != nil {
@@ -150,20 +141,30 @@ func TestLimiterSlidingWindowProperties(t *testing.T) {
 		}
 	}
 	for i := range 5 {
-		live.Add(1)
 		wg.Add(1)
 		go worker(i < 2, 12)
 	}
-	// Drive the fake clock: whenever every live worker waits, move on 1s.
-	deadline := time.Now().Add(20 * time.Second)
-	for live.Load() > 0 {
-		if time.Now().After(deadline) {
+	// Drive the fake clock: whenever every live worker waits (has set its
+	// timer), move on 1s; a worker that is done says so on exited.
+	for live := 5; live > 0; {
+		ctx, cancel := context.WithCancel(t.Context())
+		blocked := make(chan error, 1)
+		n := live
+		go func() { blocked <- clock.BlockUntilContext(ctx, n) }()
+		select {
+		case <-exited:
+			live--
+			cancel()
+			<-blocked
+		case err := <-blocked:
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Second)
+		case <-time.After(20 * time.Second):
 			t.Fatal("workers did not finish")
 		}
-		if int32(l.waiting()) == live.Load() {
-			clock.Advance(time.Second)
-		}
-		time.Sleep(100 * time.Microsecond)
+		cancel()
 	}
 	wg.Wait()
 	if len(grants) != 60 {
@@ -228,16 +229,7 @@ func TestLimiterPauseAfter429(t *testing.T) {
 	l.pause(5 * time.Second)
 	in := acquireAsync(t.Context(), l, true)
 	queued(t, clock, l, 1)
-	clock.Advance(4 * time.Second)
-	select {
-	case <-in:
-		t.Fatal("went before Retry-After")
-	default:
-	}
-	clock.Advance(time.Second)
-	if err := <-in; err != nil { // Retry-After, not Remaining: 0, ends the wait
-		t.Fatal(err)
-	}
+	goesAfter(t, clock, in, 5*time.Second, "Retry-After") // Retry-After, not Remaining: 0, ends the wait
 }
 
 // Through the client: background saturating its share does not delay an
@@ -258,7 +250,7 @@ func TestClientInteractiveGoesWhileBackgroundWaits(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	bg := make(chan error, 1)
 	go func() { _, _, err := c.Tickets.Get(ctx, 1); bg <- err }()
-	eventually(t, "background to wait", func() bool { return c.limiter.waiting() == 1 })
+	queued(t, clock, c.limiter, 1)
 	ic := c.Interactive()
 	ictx, icancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer icancel()

@@ -16,10 +16,7 @@ const recordTicket = `{"id":7,"workspace_id":3,"status":12,"priority":4,"source"
  "created_at":"2025-05-01T08:00:00Z","updated_at":"2025-05-01T09:30:00Z"}`
 
 func TestTicketFilterValues(t *testing.T) {
-	var tk Ticket
-	if err := json.Unmarshal([]byte(recordTicket), &tk); err != nil {
-		t.Fatal(err)
-	}
+	tk := decodeRecordTicket(t)
 	cases := []struct {
 		field string
 		want  []filter.Value
@@ -57,10 +54,7 @@ func TestTicketFilterValues(t *testing.T) {
 }
 
 func TestTicketEvalAgainstFilter(t *testing.T) {
-	var tk Ticket
-	if err := json.Unmarshal([]byte(recordTicket), &tk); err != nil {
-		t.Fatal(err)
-	}
+	tk := decodeRecordTicket(t)
 	cases := []struct {
 		q    string
 		want bool
@@ -91,4 +85,14 @@ func TestTicketEvalAgainstFilter(t *testing.T) {
 	if !e.Eval(&tk) {
 		t.Error("agent_id:5 does not match an assigned ticket")
 	}
+}
+
+// decodeRecordTicket is recordTicket as the client decodes it.
+func decodeRecordTicket(t *testing.T) Ticket {
+	t.Helper()
+	var tk Ticket
+	if err := json.Unmarshal([]byte(recordTicket), &tk); err != nil {
+		t.Fatal(err)
+	}
+	return tk
 }

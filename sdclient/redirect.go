@@ -44,6 +44,7 @@ const maxRedirects = 5
 // quotes the raw Location, which is never shown).
 type redirectRefused struct{ reason string }
 
+// Error says why the redirect was not followed.
 func (e *redirectRefused) Error() string { return e.reason }
 
 // withRedirectPolicy returns a copy of hc (the caller's client is never

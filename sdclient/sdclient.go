@@ -1,23 +1,3 @@
-// Package sdclient is deskbot's client for the service desk's JSON API v2
-// (a Freshservice-style API under {base_url}/api/v2).
-//
-// It is shaped like google/go-github: one Client with a service per resource
-// (Tickets, Conversations, Agents, ...), every call takes a context first and
-// returns (result, *Response, error), Response exposes pagination and rate
-// state, and errors are typed (*APIError, *RateLimitError) with errors.Is
-// sentinels. The client spends a per-minute request budget with a sliding
-// window, keeps a reserve of it for interactive callers (see
-// Client.Interactive), waits on 429 for Retry-After and never re-sends a POST
-// that may have reached the desk. It decodes 2xx bodies up to a size limit
-// (WithMaxResponseBytes) and follows redirects only for reads within the
-// desk's origin, so the API key goes nowhere else (redirect.go).
-//
-// Where the vendor's own sources (its Swagger schema, its SDK's recorded
-// example responses in testdata/vendor, its documentation's examples) differ
-// from our API description or from each other, decisions.md in this
-// directory records which form the client sends and accepts, and why: our
-// description wins where it speaks, the vendor's examples outweigh its
-// schema, and where nothing decides both forms are accepted.
 package sdclient
 
 import (
@@ -79,6 +59,8 @@ type Client struct {
 	listLimiter *limiter // ticket lists, when limited separately
 	interactive bool
 	maxResponse int64 // the largest 2xx body read and decoded
+	// stop, when set (StopWith), ends the waits of requests not yet sent.
+	stop context.Context
 
 	// Services, one per resource.
 	Tickets          *TicketsService
@@ -119,7 +101,6 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	}
 	cfg := config{
 		rate:        defaultRate,
-		reserve:     -1,
 		maxAttempts: defaultMaxAttempts,
 		userAgent:   defaultUserAgent,
 		backoffBase: defaultBackoffBase,
@@ -130,11 +111,12 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		if o == nil {
 			return nil, errors.New("sdclient: new client: nil option")
 		}
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("sdclient: new client: %w", err)
-		}
+		o(&cfg)
 	}
-	if cfg.reserve < 0 {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("sdclient: new client: %w", err)
+	}
+	if !cfg.given.reserve {
 		cfg.reserve = max(1, cfg.rate/5)
 	}
 	if cfg.reserve >= cfg.rate {
@@ -145,6 +127,13 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	}
 	// A copy of the caller's client with the redirect policy (redirect.go).
 	cfg.httpClient = withRedirectPolicy(cfg.httpClient, base)
+	if cfg.metrics != nil {
+		requests, err := registerRequests(cfg.metrics)
+		if err != nil {
+			return nil, fmt.Errorf("sdclient: new client: %w", err)
+		}
+		cfg.httpClient.Transport = instrument(cfg.httpClient.Transport, requests)
+	}
 	if cfg.logger == nil {
 		cfg.logger = slog.New(slog.DiscardHandler)
 	}
@@ -207,21 +196,33 @@ func (c *Client) initServices() {
 	s := service{client: c}
 	c.Tickets = (*TicketsService)(&s)
 	c.Conversations = (*ConversationsService)(&s)
-	c.Assets = (*AssetsService)(&s)
-	c.Agents = (*AgentsService)(&s)
-	c.Requesters = (*RequestersService)(&s)
-	c.Groups = (*GroupsService)(&s)
-	c.Departments = (*DepartmentsService)(&s)
-	c.Changes = (*ChangesService)(&s)
-	c.Problems = (*ProblemsService)(&s)
-	c.Releases = (*ReleasesService)(&s)
 	c.Solutions = (*SolutionsService)(&s)
-	c.Products = (*ProductsService)(&s)
-	c.Vendors = (*VendorsService)(&s)
 	c.TicketFields = (*TicketFieldsService)(&s)
 	c.TicketFormFields = (*TicketFormFieldsService)(&s)
 	c.TimeEntries = (*TimeEntriesService)(&s)
-	c.CannedResponses = (*CannedResponsesService)(&s)
+
+	// The services of plain collections: what each lists, reads and
+	// writes, and how a create body is checked (crud.go).
+	agents := newResource(c, "agent", "agents")
+	c.Agents = &AgentsService{listOf[Agent, AgentListOptions](agents), editOf[Agent](agents, checkAgent)}
+	assets := newResource(c, "asset", "assets")
+	c.Assets = &AssetsService{listOf[Asset, AssetListOptions](assets), editOf[Asset](assets, checkAsset), deleting{assets}}
+	requesters := newResource(c, "requester", "requesters")
+	c.Requesters = &RequestersService{listOf[Requester, RequesterListOptions](requesters), editOf[Requester](requesters, checkRequester)}
+	groups := newResource(c, "group", "groups")
+	c.Groups = &GroupsService{listOf[Group, ListOptions](groups), editOf[Group](groups, checkGroup), deleting{groups}}
+	depts := newResource(c, "department", "departments")
+	c.Departments = &DepartmentsService{listOf[Department, ListOptions](depts), editOf[Department](depts, checkDepartment), deleting{depts}}
+	changes := newResource(c, "change", "changes")
+	c.Changes = &ChangesService{listOf[Change, ChangeListOptions](changes), editOf[Change](changes, checkChange), deleting{changes}}
+	problems := newResource(c, "problem", "problems")
+	c.Problems = &ProblemsService{listOf[Problem, ListOptions](problems), editOf[Problem](problems, checkProblem), deleting{problems}}
+	releases := newResource(c, "release", "releases")
+	c.Releases = &ReleasesService{listOf[Release, ListOptions](releases), editOf[Release](releases, checkRelease), deleting{releases}}
+	c.Products = &ProductsService{listOf[Product, ListOptions](newResource(c, "product", "products"))}
+	c.Vendors = &VendorsService{listOf[Vendor, ListOptions](newResource(c, "vendor", "vendors"))}
+	canned := resource{client: c, plural: "canned responses", coll: "canned_responses", listKey: "canned_responses"}
+	c.CannedResponses = &CannedResponsesService{listOf[CannedResponse, ListOptions](canned)}
 }
 
 // Interactive returns a client sharing this client's rate limiter, HTTP
@@ -427,133 +428,212 @@ func (c *Client) do(ctx context.Context, r request, out any) (*Response, error) 
 	if r.query != "" {
 		target += "?" + r.query
 	}
-	apiPath := "/" + r.path
-	cost := requestCost(r.method, r.path, r.query)
-	wctx, unhook := waitContext(ctx) // waits end when a stop (WithStop) does
+	wctx, unhook := c.waitContext(ctx) // waits end when a stop (StopWith) does
 	defer unhook()
+	a := &attempt{
+		c: c, ctx: ctx, wctx: wctx, r: r, out: out, payload: payload, target: target,
+		apiPath: "/" + r.path,
+		cost:    requestCost(r.method, r.path, r.query),
+		listed:  c.listLimiter != nil && isTicketList(r.method, r.path),
+	}
+	for a.n = 1; ; a.n++ {
+		resp, retry, err := a.try()
+		if !retry {
+			return resp, err
+		}
+	}
+}
+
+// attempt is one call of do across its attempts: each try spends budget,
+// sends the request and reads the answer, and says whether to try again.
+type attempt struct {
+	c       *Client
+	ctx     context.Context // the call's context: a request sent runs under it
+	wctx    context.Context // ctx, also ended by a stop: waits run under it
+	r       request
+	out     any
+	payload []byte
+	target  string // the request's URL
+	apiPath string // its path under /api/v2, for logs and errors
+	cost    int    // the credits one attempt spends
+	listed  bool   // spends from the ticket-list budget too
+	n       int    // the attempt, from 1
 	// applied: an earlier attempt of a request with effects may have taken
 	// effect (a 5xx or a broken connection), so giving up is not ErrStopped.
-	applied := false
-	listed := c.listLimiter != nil && isTicketList(r.method, r.path)
-	for attempt := 1; ; attempt++ {
-		if listed {
-			if _, err := c.listLimiter.acquire(wctx, c.interactive, 1); err != nil {
-				if stopped(ctx) && !applied {
-					return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
-				}
-				return nil, c.redact(budgetWait(r.op, ErrListBudgetWait, err, applied))
-			}
-		}
-		if _, err := c.limiter.acquire(wctx, c.interactive, cost); err != nil {
-			if stopped(ctx) && !applied {
-				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ErrStopped))
-			}
-			return nil, c.redact(budgetWait(r.op, ErrBudgetWait, err, applied))
-		}
-		var bodyReader io.Reader
-		if payload != nil {
-			bodyReader = bytes.NewReader(payload)
-		}
-		req, err := http.NewRequestWithContext(ctx, r.method, target, bodyReader)
-		if err != nil {
-			return nil, c.redact(fmt.Errorf("sdclient: %s: build request: %w", r.op, err))
-		}
-		req.Header.Set("Authorization", c.authHeader)
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("User-Agent", c.userAgent)
-		if payload != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		start := c.clock.Now()
-		hresp, err := c.httpClient.Do(req)
-		elapsed := c.clock.Since(start)
-		var refused error // why a redirect was not followed (redirect.go)
-		if err != nil && hresp != nil {
-			// Only a refused redirect returns both (http.Client.Do): the
-			// 3xx, its body closed, is the desk's answer.
-			refused, err = err, nil
-		}
-		if err != nil {
-			c.logger.LogAttrs(ctx, slog.LevelDebug, "sdclient request",
-				slog.String("method", r.method), slog.String("path", apiPath),
-				slog.Int("attempt", attempt), slog.Duration("duration", elapsed),
-				slog.Bool("interactive", c.interactive), slog.String("error", c.redactString(err.Error())))
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ctxErr))
-			}
-			if !idempotent(r.method) && !neverSent(err) {
-				return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, apiPath, err, ErrNotRetried))
-			}
-			applied = applied || (r.method != http.MethodGet && !neverSent(err))
-			if attempt < c.maxAttempts {
-				if serr := c.sleep(wctx, c.backoff(attempt)); serr != nil {
-					return nil, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (gave up waiting to retry: %v)", r.op, r.method, apiPath, err, serr))
-				}
-				continue
-			}
-			return &Response{Attempts: attempt}, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (after %d attempts)", r.op, r.method, apiPath, err, attempt))
-		}
-		resp := newResponse(hresp, attempt)
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "sdclient request",
-			slog.String("method", r.method), slog.String("path", apiPath),
-			slog.Int("status", hresp.StatusCode), slog.Int("attempt", attempt),
-			slog.Duration("duration", elapsed), slog.Bool("interactive", c.interactive),
-			slog.Int("rate_remaining", resp.Rate.Remaining))
-		c.limiter.observe(resp.Rate)
+	applied bool
+}
 
-		if hresp.StatusCode >= 200 && hresp.StatusCode < 300 {
-			// Not retried even when too large: the same body would come
-			// back, and a write has been applied.
-			err := decodeBody(hresp, out, c.maxResponse)
-			if errors.Is(err, ErrResponseTooLarge) {
-				return resp, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, err))
-			}
-			if err != nil {
-				return resp, c.redact(fmt.Errorf("sdclient: %s: decode response: %w", r.op, err))
-			}
-			return resp, nil
-		}
-		if isRedirect(hresp.StatusCode) {
-			return resp, c.redirectError(r, req, hresp, refused)
-		}
-
-		apiErr := c.newAPIError(r, hresp)
-		if hresp.StatusCode == http.StatusTooManyRequests {
-			wait, ok := parseRetryAfter(hresp.Header.Get("Retry-After"), c.clock.Now())
-			if !ok {
-				wait = defaultRetryAfter
-			}
-			rlErr := &RateLimitError{APIError: apiErr, RetryAfter: wait, Rate: resp.Rate}
-			until := c.limiter.pause(wait)
-			if attempt >= c.maxAttempts {
-				return resp, rlErr
-			}
-			if dl, has := ctx.Deadline(); has && c.clock.Now().Add(wait).After(dl) {
-				return resp, rlErr
-			}
-			if err := c.sleep(wctx, wait); err != nil {
-				if stopped(ctx) && !applied {
-					return resp, c.redact(fmt.Errorf("sdclient: %s: %w (after %w)", r.op, ErrStopped, rlErr))
-				}
-				return resp, rlErr
-			}
-			c.limiter.resume(until)
-			continue
-		}
-		if hresp.StatusCode >= 500 {
-			if !idempotent(r.method) {
-				return resp, fmt.Errorf("%w (%w)", apiErr, ErrNotRetried)
-			}
-			if attempt < c.maxAttempts {
-				applied = applied || r.method != http.MethodGet
-				if err := c.sleep(wctx, c.backoff(attempt)); err != nil {
-					return resp, apiErr
-				}
-				continue
-			}
-		}
-		return resp, apiErr
+// try makes one attempt: it waits for budget, sends the request and reads
+// the answer.
+func (a *attempt) try() (resp *Response, retry bool, err error) {
+	if err := a.acquire(); err != nil {
+		return nil, false, err
 	}
+	req, err := a.newRequest()
+	if err != nil {
+		return nil, false, err
+	}
+	c := a.c
+	start := c.clock.Now()
+	hresp, err := c.httpClient.Do(req)
+	elapsed := c.clock.Since(start)
+	var refused error // why a redirect was not followed (redirect.go)
+	if err != nil && hresp != nil {
+		// Only a refused redirect returns both (http.Client.Do): the
+		// 3xx, its body closed, is the desk's answer.
+		refused, err = err, nil
+	}
+	if err != nil {
+		return a.transportFailed(err, elapsed)
+	}
+	resp = newResponse(hresp, a.n)
+	c.logger.LogAttrs(a.ctx, slog.LevelDebug, "sdclient request",
+		slog.String("method", a.r.method), slog.String("path", a.apiPath),
+		slog.Int("status", hresp.StatusCode), slog.Int("attempt", a.n),
+		slog.Duration("duration", elapsed), slog.Bool("interactive", c.interactive),
+		slog.Int("rate_remaining", resp.Rate.Remaining))
+	c.limiter.observe(resp.Rate)
+	return a.answered(req, hresp, resp, refused)
+}
+
+// acquire spends the attempt's budget: a ticket list's first, then the
+// client's. A wait cut short by a stop is ErrStopped, unless an earlier
+// attempt may have been applied.
+func (a *attempt) acquire() error {
+	c := a.c
+	if a.listed {
+		if _, err := c.listLimiter.acquire(a.wctx, c.interactive, 1); err != nil {
+			return a.budgetFailed(ErrListBudgetWait, err)
+		}
+	}
+	if _, err := c.limiter.acquire(a.wctx, c.interactive, a.cost); err != nil {
+		return a.budgetFailed(ErrBudgetWait, err)
+	}
+	return nil
+}
+
+// budgetFailed is the error of a wait for budget that gave up with err.
+func (a *attempt) budgetFailed(budget, err error) error {
+	if a.c.stopped(a.ctx) && !a.applied {
+		return a.c.redact(fmt.Errorf("sdclient: %s: %w", a.r.op, ErrStopped))
+	}
+	return a.c.redact(budgetWait(a.r.op, budget, err, a.applied))
+}
+
+// newRequest builds the attempt's HTTP request, under the call's context.
+func (a *attempt) newRequest() (*http.Request, error) {
+	var body io.Reader
+	if a.payload != nil {
+		body = bytes.NewReader(a.payload)
+	}
+	req, err := http.NewRequestWithContext(a.ctx, a.r.method, a.target, body)
+	if err != nil {
+		return nil, a.c.redact(fmt.Errorf("sdclient: %s: build request: %w", a.r.op, err))
+	}
+	req.Header.Set("Authorization", a.c.authHeader)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", a.c.userAgent)
+	if a.payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// transportFailed handles an attempt that got no answer: retried after a
+// backoff when the request may be sent again, else the error.
+func (a *attempt) transportFailed(err error, elapsed time.Duration) (*Response, bool, error) {
+	c, r := a.c, a.r
+	c.logger.LogAttrs(a.ctx, slog.LevelDebug, "sdclient request",
+		slog.String("method", r.method), slog.String("path", a.apiPath),
+		slog.Int("attempt", a.n), slog.Duration("duration", elapsed),
+		slog.Bool("interactive", c.interactive), slog.String("error", c.redactString(err.Error())))
+	if ctxErr := a.ctx.Err(); ctxErr != nil {
+		return nil, false, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, ctxErr))
+	}
+	if !idempotent(r.method) && !neverSent(err) {
+		return &Response{Attempts: a.n}, false, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (%w)", r.op, r.method, a.apiPath, err, ErrNotRetried))
+	}
+	a.applied = a.applied || (r.method != http.MethodGet && !neverSent(err))
+	if a.n < c.maxAttempts {
+		if serr := c.sleep(a.wctx, c.backoff(a.n)); serr != nil {
+			return nil, false, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (gave up waiting to retry: %v)", r.op, r.method, a.apiPath, err, serr))
+		}
+		return nil, true, nil
+	}
+	return &Response{Attempts: a.n}, false, c.redact(fmt.Errorf("sdclient: %s: %s %s: %w (after %d attempts)", r.op, r.method, a.apiPath, err, a.n))
+}
+
+// answered handles the desk's answer: a 2xx is decoded, a redirect not
+// followed is an error, a 429 or a 5xx may be tried again.
+func (a *attempt) answered(req *http.Request, hresp *http.Response, resp *Response, refused error) (*Response, bool, error) {
+	c, r := a.c, a.r
+	if hresp.StatusCode >= 200 && hresp.StatusCode < 300 {
+		// Not retried even when too large: the same body would come
+		// back, and a write has been applied.
+		err := decodeBody(hresp, a.out, c.maxResponse)
+		if errors.Is(err, ErrResponseTooLarge) {
+			return resp, false, c.redact(fmt.Errorf("sdclient: %s: %w", r.op, err))
+		}
+		if err != nil {
+			return resp, false, c.redact(fmt.Errorf("sdclient: %s: decode response: %w", r.op, err))
+		}
+		return resp, false, nil
+	}
+	if isRedirect(hresp.StatusCode) {
+		return resp, false, c.redirectError(r, req, hresp, refused)
+	}
+	apiErr := c.newAPIError(r, hresp)
+	switch {
+	case hresp.StatusCode == http.StatusTooManyRequests:
+		return a.rateLimited(hresp, resp, apiErr)
+	case hresp.StatusCode >= 500:
+		return a.serverFailed(resp, apiErr)
+	}
+	return resp, false, apiErr
+}
+
+// rateLimited handles a 429: every request of the client pauses for its
+// Retry-After, and this one is tried again after it when attempts and the
+// context's deadline allow.
+func (a *attempt) rateLimited(hresp *http.Response, resp *Response, apiErr *APIError) (*Response, bool, error) {
+	c := a.c
+	wait, ok := parseRetryAfter(hresp.Header.Get("Retry-After"), c.clock.Now())
+	if !ok {
+		wait = defaultRetryAfter
+	}
+	rlErr := &RateLimitError{APIError: apiErr, RetryAfter: wait, Rate: resp.Rate}
+	until := c.limiter.pause(wait)
+	if a.n >= c.maxAttempts {
+		return resp, false, rlErr
+	}
+	if dl, has := a.ctx.Deadline(); has && c.clock.Now().Add(wait).After(dl) {
+		return resp, false, rlErr
+	}
+	if err := c.sleep(a.wctx, wait); err != nil {
+		if c.stopped(a.ctx) && !a.applied {
+			return resp, false, c.redact(fmt.Errorf("sdclient: %s: %w (after %w)", a.r.op, ErrStopped, rlErr))
+		}
+		return resp, false, rlErr
+	}
+	c.limiter.resume(until)
+	return resp, true, nil
+}
+
+// serverFailed handles a 5xx: an idempotent request is tried again after a
+// backoff while attempts last; others are never sent again.
+func (a *attempt) serverFailed(resp *Response, apiErr *APIError) (*Response, bool, error) {
+	c, r := a.c, a.r
+	if !idempotent(r.method) {
+		return resp, false, fmt.Errorf("%w (%w)", apiErr, ErrNotRetried)
+	}
+	if a.n < c.maxAttempts {
+		a.applied = a.applied || r.method != http.MethodGet
+		if err := c.sleep(a.wctx, c.backoff(a.n)); err != nil {
+			return resp, false, apiErr
+		}
+		return resp, true, nil
+	}
+	return resp, false, apiErr
 }
 
 // decodeBody decodes a 2xx body of at most limit bytes into out. A larger
@@ -692,5 +772,8 @@ type redactedError struct {
 	msg string
 }
 
+// Error is the error's text without the credentials.
 func (e *redactedError) Error() string { return e.msg }
+
+// Unwrap gives the error whose text was redacted.
 func (e *redactedError) Unwrap() error { return e.err }

@@ -394,15 +394,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	}
 	c, mux, _ := setup(t, WithClock(clock), WithSleep(sleep))
 	var calls atomic.Int32
-	mux.HandleFunc("POST /tickets", func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			w.Header().Set("Retry-After", "7")
-			w.Header().Set("X-Ratelimit-Remaining", "0")
-			writeJSON(w, 429, `{"description":"You have exceeded the limit of requests per minute"}`)
-			return
-		}
-		writeJSON(w, 201, `{"ticket":{"id":1}}`)
-	})
+	mux.HandleFunc("POST /tickets", limitedOnce(&calls, "7", 201, `{"ticket":{"id":1}}`))
 	done := make(chan error, 1)
 	go func() {
 		_, resp, err := c.Tickets.Create(t.Context(), &TicketCreate{Email: "a@example.com"})
@@ -441,15 +433,7 @@ func TestRateLimitPauseEndsWithSleep(t *testing.T) {
 	clock := clockwork.NewFakeClock() // never advanced
 	c, mux, rec := setup(t, WithClock(clock))
 	var calls atomic.Int32
-	mux.HandleFunc("GET /tickets/1", func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			w.Header().Set("Retry-After", "5")
-			w.Header().Set("X-Ratelimit-Remaining", "0")
-			writeJSON(w, 429, `{"description":"You have exceeded the limit of requests per minute"}`)
-			return
-		}
-		writeJSON(w, 200, `{"ticket":{"id":1}}`)
-	})
+	mux.HandleFunc("GET /tickets/1", limitedOnce(&calls, "5", 200, `{"ticket":{"id":1}}`))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	_, resp, err := c.Tickets.Get(ctx, 1)
@@ -480,16 +464,7 @@ func TestLimiterResumeKeepsLaterPause(t *testing.T) {
 	l.resume(first)
 	in := acquireAsync(t.Context(), l, true)
 	queued(t, clock, l, 1)
-	clock.Advance(19 * time.Second)
-	select {
-	case <-in:
-		t.Fatal("went before the later Retry-After")
-	default:
-	}
-	clock.Advance(time.Second)
-	if err := <-in; err != nil {
-		t.Fatal(err)
-	}
+	goesAfter(t, clock, in, 20*time.Second, "the later Retry-After")
 }
 
 func TestRateLimitDeadlineReturnsAtOnce(t *testing.T) {

@@ -26,32 +26,22 @@ func (s *SolutionsService) ListAllCategories(ctx context.Context, opts *ListOpti
 // (GET /solutions/folders?category_id=).
 func (s *SolutionsService) ListFolders(ctx context.Context, categoryID int64, opts *ListOptions) ([]*SolutionFolder, *Response, error) {
 	op := fmt.Sprintf("list solution folders of category %d", categoryID)
-	if categoryID <= 0 {
-		return nil, nil, invalid(op, "category id must be positive")
-	}
-	return list[SolutionFolder](ctx, s.client, op, "solutions/folders", "folders", opts, "category_id="+strconv.FormatInt(categoryID, 10))
+	return listChildren[SolutionFolder](ctx, s.client, op, "category", categoryID, "solutions/folders", "folders", opts, "category_id="+strconv.FormatInt(categoryID, 10))
 }
 
 // ListAllFolders walks every page of a category's folders.
 func (s *SolutionsService) ListAllFolders(ctx context.Context, categoryID int64, opts *ListOptions) iter.Seq2[*SolutionFolder, error] {
-	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*SolutionFolder, *Response, error) {
-		return s.ListFolders(ctx, categoryID, o)
-	})
+	return listAllChildren(ctx, categoryID, opts, s.ListFolders)
 }
 
 // ListArticles reads one page of the articles of a folder
 // (GET /solutions/articles?folder_id=).
 func (s *SolutionsService) ListArticles(ctx context.Context, folderID int64, opts *ListOptions) ([]*SolutionArticle, *Response, error) {
 	op := fmt.Sprintf("list solution articles of folder %d", folderID)
-	if folderID <= 0 {
-		return nil, nil, invalid(op, "folder id must be positive")
-	}
-	return list[SolutionArticle](ctx, s.client, op, "solutions/articles", "articles", opts, "folder_id="+strconv.FormatInt(folderID, 10))
+	return listChildren[SolutionArticle](ctx, s.client, op, "folder", folderID, "solutions/articles", "articles", opts, "folder_id="+strconv.FormatInt(folderID, 10))
 }
 
 // ListAllArticles walks every page of a folder's articles.
 func (s *SolutionsService) ListAllArticles(ctx context.Context, folderID int64, opts *ListOptions) iter.Seq2[*SolutionArticle, error] {
-	return listAll(ctx, opts, func(ctx context.Context, o *ListOptions) ([]*SolutionArticle, *Response, error) {
-		return s.ListArticles(ctx, folderID, o)
-	})
+	return listAllChildren(ctx, folderID, opts, s.ListArticles)
 }

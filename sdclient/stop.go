@@ -7,39 +7,81 @@ import (
 )
 
 // ErrStopped is wrapped by the error of a request that was never sent
-// because the stop context given to WithStop ended while it waited to
+// because the client's stop (see Client.StopWith) ended while it waited to
 // start (for rate budget, or for a Retry-After or backoff before its first
 // attempt).
 var ErrStopped = errors.New("stopping: request not sent")
 
+// StopWith returns a client sharing c's rate limiter, HTTP client and
+// settings (interactive or not, like c) whose requests also heed stop: once
+// stop is done, a request that has not been sent yet gives up with
+// ErrStopped instead of waiting for rate budget, while a request already
+// sent runs to its end under its own context. A scheduler that is stopping
+// uses it to finish the requests under way without starting more. A nil
+// stop returns a client without one.
+func (c *Client) StopWith(stop context.Context) *Client {
+	t := *c
+	t.stop = stop
+	t.initServices()
+	return &t
+}
+
 type stopKey struct{}
 
-// WithStop returns ctx carrying stop: once stop is done, a request made
-// with the returned context that has not been sent yet gives up with
-// ErrStopped instead of waiting for rate budget, while a request already
-// sent runs to its end under ctx. A scheduler that is stopping uses it to
-// finish the requests under way without starting more.
+// WithStop returns ctx carrying stop, with the effect of c.StopWith(stop)
+// on the requests made with the returned context.
+//
+// Deprecated: options do not travel in context values; use
+// Client.StopWith. WithStop stays until its last caller has moved.
 func WithStop(ctx, stop context.Context) context.Context {
 	return context.WithValue(ctx, stopKey{}, stop)
 }
 
-// waitContext is ctx, also cancelled when ctx's stop (see WithStop) ends:
-// the context a request waits under before it is sent.
-func waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	stop, ok := ctx.Value(stopKey{}).(context.Context)
-	if !ok || stop == nil {
+// stops are the stop contexts a request made with ctx heeds: the client's
+// (StopWith) and ctx's (the deprecated WithStop).
+func (c *Client) stops(ctx context.Context) []context.Context {
+	var stops []context.Context
+	if c.stop != nil {
+		stops = append(stops, c.stop)
+	}
+	if stop, ok := ctx.Value(stopKey{}).(context.Context); ok && stop != nil {
+		stops = append(stops, stop)
+	}
+	return stops
+}
+
+// waitContext is ctx, also cancelled when one of its stops ends: the
+// context a request waits under before it is sent.
+func (c *Client) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	stops := c.stops(ctx)
+	if len(stops) == 0 {
 		return ctx, func() {}
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	unhook := context.AfterFunc(stop, cancel)
-	return wctx, func() { unhook(); cancel() }
+	unhooks := make([]func() bool, 0, len(stops))
+	for _, stop := range stops {
+		unhooks = append(unhooks, context.AfterFunc(stop, cancel))
+	}
+	return wctx, func() {
+		for _, unhook := range unhooks {
+			unhook()
+		}
+		cancel()
+	}
 }
 
-// stopped reports whether ctx's stop (see WithStop) has ended while ctx
-// itself has not.
-func stopped(ctx context.Context) bool {
-	stop, ok := ctx.Value(stopKey{}).(context.Context)
-	return ok && stop != nil && stop.Err() != nil && ctx.Err() == nil
+// stopped reports whether one of the stops of a request made with ctx has
+// ended while ctx itself has not.
+func (c *Client) stopped(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	for _, stop := range c.stops(ctx) {
+		if stop.Err() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // budgetWait is the error of a request that gave up waiting for budget

@@ -63,4 +63,10 @@
 //     agent_id:>... or agent_id:<....
 //   - A word never matches; an empty And matches everything, an empty Or
 //     nothing.
+//
+// # What it owns and may import
+//
+// The grammar, the printer and encoder, the schema check (Schema.Validate)
+// and the evaluator. It is the lowest floor of deskbot and imports no
+// deskbot package; sdclient, sdsim, rules, scheduler and bot import it.
 package filter

@@ -121,6 +121,9 @@ func (s Schema) Validate(e Expr) error {
 	return errors.Join(errs...)
 }
 
+// checkTerm says what is wrong with a term under the schema ("" when
+// nothing is): its field, then its value's form, its operator, and the
+// value's kind against the field's.
 func (s Schema) checkTerm(t *Term) string {
 	if !isIdentifier(t.Field) {
 		return fmt.Sprintf("invalid field name %q: want a letter or '_' followed by letters, digits or '_'", t.Field)
@@ -133,35 +136,62 @@ func (s Schema) checkTerm(t *Term) string {
 		}
 		return msg
 	}
-	v := t.Value
-	switch v.Kind {
+	switch t.Value.Kind {
 	case KindWord:
-		if spec.Kind == KindNumber {
-			return fmt.Sprintf("unquoted value %s: quote strings, and %s expects a number (expand deskbot macros such as status:open before sending)", v.Str, t.Field)
-		}
-		return fmt.Sprintf("unquoted value %s: quote strings, e.g. %s:'%s'", v.Str, t.Field, v.Str)
+		return checkWord(t, spec)
 	case KindNull:
-		if t.Op != OpEq {
-			return fmt.Sprintf("null cannot be compared with %s; use %s:null", t.Op, t.Field)
-		}
-		if !spec.Nullable {
-			return fmt.Sprintf("%s cannot be null, so %s:null never matches", t.Field, t.Field)
-		}
-		return ""
+		return checkNull(t, spec)
 	}
-	if t.Op != OpEq {
-		if validKind(spec.Kind) && spec.Kind != KindNumber && spec.Kind != KindDate {
-			return fmt.Sprintf("%s needs a number or a date, but %s is a %s field", t.Op, t.Field, spec.Kind)
-		}
-		_, isNum := v.asInt()
-		_, _, isTime := v.asTime()
-		if !validKind(spec.Kind) && !isNum && !isTime {
-			return fmt.Sprintf("%s needs a number or a date, found %s", t.Op, v)
-		}
+	if msg := checkOrdering(t, spec); msg != "" {
+		return msg
 	}
-	if v.Kind == KindString && strings.Contains(v.Str, `"`) {
+	if v := t.Value; v.Kind == KindString && strings.Contains(v.Str, `"`) {
 		return fmt.Sprintf("the value of %s contains '\"', which would end the query's outer double quotes", t.Field)
 	}
+	return checkKind(t, spec)
+}
+
+// checkWord explains why an unquoted word is not a value.
+func checkWord(t *Term, spec FieldSpec) string {
+	v := t.Value
+	if spec.Kind == KindNumber {
+		return fmt.Sprintf("unquoted value %s: quote strings, and %s expects a number (expand deskbot macros such as status:open before sending)", v.Str, t.Field)
+	}
+	return fmt.Sprintf("unquoted value %s: quote strings, e.g. %s:'%s'", v.Str, t.Field, v.Str)
+}
+
+// checkNull checks a field:null term: only equality, only a nullable field.
+func checkNull(t *Term, spec FieldSpec) string {
+	if t.Op != OpEq {
+		return fmt.Sprintf("null cannot be compared with %s; use %s:null", t.Op, t.Field)
+	}
+	if !spec.Nullable {
+		return fmt.Sprintf("%s cannot be null, so %s:null never matches", t.Field, t.Field)
+	}
+	return ""
+}
+
+// checkOrdering checks that a comparison (< or >) compares numbers or
+// dates.
+func checkOrdering(t *Term, spec FieldSpec) string {
+	if t.Op == OpEq {
+		return ""
+	}
+	if validKind(spec.Kind) && spec.Kind != KindNumber && spec.Kind != KindDate {
+		return fmt.Sprintf("%s needs a number or a date, but %s is a %s field", t.Op, t.Field, spec.Kind)
+	}
+	v := t.Value
+	_, isNum := v.asInt()
+	_, _, isTime := v.asTime()
+	if !validKind(spec.Kind) && !isNum && !isTime {
+		return fmt.Sprintf("%s needs a number or a date, found %s", t.Op, v)
+	}
+	return ""
+}
+
+// checkKind checks the value against the field's kind.
+func checkKind(t *Term, spec FieldSpec) string {
+	v := t.Value
 	switch spec.Kind {
 	case KindNumber:
 		if _, ok := v.asInt(); !ok {

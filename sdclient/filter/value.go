@@ -270,6 +270,7 @@ func classifyDate(s string) (Value, error) {
 
 type dateError struct{ text, want string }
 
+// Error says what the date should look like.
 func (e dateError) Error() string {
 	return "invalid date " + strconv.Quote(e.text) + ": want " + e.want
 }

@@ -11,85 +11,6 @@ import (
 // The read-only collections: solutions, products, vendors, canned
 // responses, and the ticket form fields (built from the desk's state).
 
-type solutionCategory struct {
-	ID               int64     `json:"id"`
-	Name             string    `json:"name"`
-	Description      string    `json:"description"`
-	Position         int       `json:"position"`
-	DefaultCategory  bool      `json:"default_category"`
-	VisibleInPortals []int64   `json:"visible_in_portals"`
-	WorkspaceID      int64     `json:"workspace_id"`
-	CreatedAt        time.Time `json:"created_at"`
-	UpdatedAt        time.Time `json:"updated_at"`
-}
-
-type solutionFolder struct {
-	ID          int64     `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	CategoryID  int64     `json:"category_id"`
-	Position    int       `json:"position"`
-	Visibility  int       `json:"visibility"`
-	WorkspaceID int64     `json:"workspace_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-}
-
-type solutionArticle struct {
-	ID          int64     `json:"id"`
-	Title       string    `json:"title"`
-	Description string    `json:"description"`
-	FolderID    int64     `json:"folder_id"`
-	CategoryID  int64     `json:"category_id"`
-	Status      int       `json:"status"` // 1 draft, 2 published
-	ArticleType int       `json:"article_type"`
-	Tags        []string  `json:"tags"`
-	Keywords    []string  `json:"keywords"`
-	Views       int       `json:"views"`
-	ThumbsUp    int       `json:"thumbs_up"`
-	ThumbsDown  int       `json:"thumbs_down"`
-	AgentID     int64     `json:"agent_id"`
-	WorkspaceID int64     `json:"workspace_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-}
-
-type product struct {
-	ID                 int64     `json:"id"`
-	Name               string    `json:"name"`
-	AssetTypeID        int64     `json:"asset_type_id"`
-	Manufacturer       string    `json:"manufacturer"`
-	Status             string    `json:"status"`
-	ModeOfProcurement  string    `json:"mode_of_procurement"`
-	DepreciationTypeID *int64    `json:"depreciation_type_id"`
-	Description        string    `json:"description"`
-	DescriptionText    string    `json:"description_text"`
-	CreatedAt          time.Time `json:"created_at"`
-	UpdatedAt          time.Time `json:"updated_at"`
-}
-
-type vendor struct {
-	ID             int64     `json:"id"`
-	Name           string    `json:"name"`
-	Description    string    `json:"description"`
-	PrimaryContact *int64    `json:"primary_contact_id"`
-	Address        any       `json:"address"` // nested, as the docs' examples (sdclient/decisions.md)
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
-}
-
-type cannedResponse struct {
-	ID          int64     `json:"id"`
-	Title       string    `json:"title"`
-	FolderID    int64     `json:"folder_id"`
-	Content     string    `json:"content"`
-	ContentHTML string    `json:"content_html"`
-	Attachments []any     `json:"attachments"`
-	WorkspaceID int64     `json:"workspace_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-}
-
 type catalog struct {
 	categories []solutionCategory
 	folders    []solutionFolder
@@ -128,10 +49,11 @@ func newCatalog(now time.Time) catalog {
 		for _, fname := range slices.Sorted(maps.Keys(cat.folders)) {
 			pos++
 			c.folders = append(c.folders, solutionFolder{ID: folderID, Name: fname, Description: fname, CategoryID: catID,
-				Position: pos, Visibility: 1, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
+				Position: pos, DefaultFolder: pos == 1, Visibility: 1, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
 			for i, title := range cat.folders[fname] {
+				desc := "<p>" + title + ": step-by-step instructions.</p>"
 				c.articles = append(c.articles, solutionArticle{ID: articleID, Title: title,
-					Description: "<p>" + title + ": step-by-step instructions.</p>", FolderID: folderID, CategoryID: catID,
+					Description: desc, DescriptionText: stripTags(desc), Position: i + 1, Attachments: []any{}, FolderID: folderID, CategoryID: catID,
 					Status: 2, ArticleType: 1, Tags: []string{}, Keywords: []string{}, Views: 10 * (i + 1), ThumbsUp: i,
 					AgentID: DefaultAgentID, WorkspaceID: ws, CreatedAt: t, UpdatedAt: t})
 				articleID++
@@ -148,7 +70,8 @@ func newCatalog(now time.Time) catalog {
 	// e-mail or phone, an address of five keys.
 	for i, v := range []string{"Apple", "Lenovo", "Dell", "Cisco"} {
 		c.vendors = append(c.vendors, vendor{ID: 21000700001 + int64(i), Name: v, Description: v + " (hardware vendor)",
-			Address: map[string]any{"line1": nil, "city": nil, "state": nil, "country": nil, "zipcode": nil}, CreatedAt: t, UpdatedAt: t})
+			Address:      map[string]any{"line1": nil, "city": nil, "state": nil, "country": nil, "zipcode": nil},
+			CustomFields: map[string]any{}, CreatedAt: t, UpdatedAt: t})
 	}
 	for i, cr := range [][2]string{
 		{"Password reset done", "Your password has been reset. You will be asked to choose a new one at next login."},
@@ -166,76 +89,41 @@ func listCategories(c *call) reply { return listPage(c, "categories", c.st.catal
 
 // listFolders: GET /solutions/folders?category_id= (required).
 func listFolders(c *call) reply {
-	s := c.q.Get("category_id")
-	if s == "" {
-		return invalid(required("category_id"))
-	}
-	id, _ := strconv.ParseInt(s, 10, 64)
-	if !slices.ContainsFunc(c.st.catalog.categories, func(cat solutionCategory) bool { return cat.ID == id }) {
-		return notFound("solution category " + s)
-	}
-	out := []solutionFolder{}
-	for _, f := range c.st.catalog.folders {
-		if f.CategoryID == id {
-			out = append(out, f)
-		}
-	}
-	return listPage(c, "folders", out)
+	cat := c.st.catalog
+	return listUnder(c, "category_id", "solution category", cat.categories, func(x solutionCategory) int64 { return x.ID },
+		"folders", cat.folders, func(f solutionFolder) int64 { return f.CategoryID })
 }
 
 // listArticles: GET /solutions/articles?folder_id= (required).
 func listArticles(c *call) reply {
-	s := c.q.Get("folder_id")
+	cat := c.st.catalog
+	return listUnder(c, "folder_id", "solution folder", cat.folders, func(f solutionFolder) int64 { return f.ID },
+		"articles", cat.articles, func(a solutionArticle) int64 { return a.FolderID })
+}
+
+// listUnder lists, under key, the children of the parent that the
+// required query parameter param names (what it is, for a 404).
+func listUnder[P, C any](c *call, param, what string, parents []P, id func(P) int64, key string, children []C, parentOf func(C) int64) reply {
+	s := c.q.Get(param)
 	if s == "" {
-		return invalid(required("folder_id"))
+		return invalid(required(param))
 	}
-	id, _ := strconv.ParseInt(s, 10, 64)
-	if !slices.ContainsFunc(c.st.catalog.folders, func(f solutionFolder) bool { return f.ID == id }) {
-		return notFound("solution folder " + s)
+	pid, _ := strconv.ParseInt(s, 10, 64)
+	if !slices.ContainsFunc(parents, func(p P) bool { return id(p) == pid }) {
+		return notFound(what + " " + s)
 	}
-	out := []solutionArticle{}
-	for _, a := range c.st.catalog.articles {
-		if a.FolderID == id {
-			out = append(out, a)
+	out := []C{}
+	for _, ch := range children {
+		if parentOf(ch) == pid {
+			out = append(out, ch)
 		}
 	}
-	return listPage(c, "articles", out)
+	return listPage(c, key, out)
 }
 
 func listProducts(c *call) reply        { return listPage(c, "products", c.st.catalog.products) }
 func listVendors(c *call) reply         { return listPage(c, "vendors", c.st.catalog.vendors) }
 func listCannedResponses(c *call) reply { return listPage(c, "canned_responses", c.st.catalog.canned) }
-
-// formField is one entry of GET /ticket_form_fields.
-type formField struct {
-	ID                   int64     `json:"id"`
-	Name                 string    `json:"name"`
-	Label                string    `json:"label"`
-	Description          *string   `json:"description"`
-	FieldType            string    `json:"field_type"`
-	Position             int       `json:"position"`
-	DefaultField         bool      `json:"default_field"`
-	RequiredForClosure   bool      `json:"required_for_closure"`
-	RequiredForAgents    bool      `json:"required_for_agents"`
-	RequiredForCustomers bool      `json:"required_for_customers"`
-	CustomersCanEdit     bool      `json:"customers_can_edit"`
-	LabelForCustomers    string    `json:"label_for_customers"`
-	DisplayedToCustomers bool      `json:"displayed_to_customers"`
-	BelongsToSection     bool      `json:"belongs_to_section"`
-	Choices              []choice  `json:"choices"`
-	NestedFields         []any     `json:"nested_fields"`
-	Sections             []any     `json:"sections"`
-	WorkspaceID          *int64    `json:"workspace_id"`
-	CreatedAt            time.Time `json:"created_at"`
-	UpdatedAt            time.Time `json:"updated_at"`
-}
-
-type choice struct {
-	ID                    int64  `json:"id"`
-	Value                 string `json:"value"`
-	RequesterDisplayValue string `json:"requester_display_value,omitempty"`
-	DisplayID             int64  `json:"display_id,omitempty"`
-}
 
 // listFormFields: GET /ticket_form_fields and GET /ticket_fields, envelope
 // "ticket_fields". The status field's choices hold every status, custom

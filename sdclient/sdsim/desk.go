@@ -1,11 +1,3 @@
-// Package sdsim is an in-memory simulator of the service desk. It serves the
-// desk's JSON API v2 under /api/v2 over real HTTP, with the real desk's
-// envelopes, error bodies, pagination, rate-limit headers, filter language,
-// soft deletes and search-index lag, so that deskbot's client, rules,
-// scheduler and chat bot can be tested and demonstrated without a desk.
-//
-// A Desk is safe for concurrent use and works behind any http.Server;
-// NewServer wraps one in a ready httptest server for tests.
 package sdsim
 
 import (
@@ -36,8 +28,6 @@ type Desk struct {
 	clock          func() time.Time
 	filterPageSize int
 	filterPageCap  int
-	genSeed        int64
-	genTickets     int
 
 	traffic traffic
 
@@ -85,51 +75,68 @@ type status struct {
 	CustomerLabel string
 }
 
-// Option configures a Desk.
-type Option func(*Desk)
+// Option configures a Desk in New (and NewServer). Options only record
+// their values in the desk's configuration; New applies them.
+type Option func(*config)
+
+// config is what the options set, applied by New.
+type config struct {
+	clock             func() time.Time
+	keys              []agentKey // WithAgentKey, in order
+	rateLimit         int
+	filterPageSize    int
+	filterPageCap     int
+	stripHTMLComments bool
+	indexLag          time.Duration
+	latency           time.Duration
+	genSeed           int64
+	genTickets        int // -1: no generated desk
+}
+
+// agentKey is an API key and the agent it authenticates as.
+type agentKey struct {
+	key     string
+	agentID int64
+}
 
 // WithClock sets the clock used for every timestamp, the rate-limit window
 // and the index lag. Default: time.Now.
-func WithClock(now func() time.Time) Option { return func(d *Desk) { d.clock = now } }
+func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
 
 // WithAgentKey makes key an API key of the agent agentID (which may be added
 // later). Several keys may map to different agents.
 func WithAgentKey(key string, agentID int64) Option {
-	return func(d *Desk) { d.st.keys[key] = agentID }
+	return func(c *config) { c.keys = append(c.keys, agentKey{key, agentID}) }
 }
 
 // WithRateLimit sets the account's budget in requests per minute (sliding
 // 60-second window); 0, the default, means unlimited.
-func WithRateLimit(perMinute int) Option {
-	return func(d *Desk) { d.traffic.limit = perMinute }
-}
+func WithRateLimit(perMinute int) Option { return func(c *config) { c.rateLimit = perMinute } }
 
 // WithFilterPageSize sets how many tickets a page of GET /tickets/filter
 // holds: 30 by default (the real API), 100 per the description.
-func WithFilterPageSize(n int) Option { return func(d *Desk) { d.filterPageSize = n } }
+func WithFilterPageSize(n int) Option { return func(c *config) { c.filterPageSize = n } }
 
 // WithFilterPageCap makes GET /tickets/filter refuse pages beyond the cap
 // with 400, as some desks do. 0, the default, means no cap.
-func WithFilterPageCap(pages int) Option { return func(d *Desk) { d.filterPageCap = pages } }
+func WithFilterPageCap(pages int) Option { return func(c *config) { c.filterPageCap = pages } }
 
 // WithHTMLCommentsStripped makes the desk sanitise note and reply bodies
 // the way some help desks do: HTML comments (<!-- ... -->) are removed
 // before the conversation is stored. It lets tests show that deskbot's
 // crash recovery does not depend on its invisible markers surviving.
-func WithHTMLCommentsStripped() Option { return func(d *Desk) { d.st.stripHTMLComments = true } }
+func WithHTMLCommentsStripped() Option { return func(c *config) { c.stripHTMLComments = true } }
 
 // WithIndexLag makes GET /tickets/filter and GET /changes/filter answer from
 // the state of lag ago, like the real desk's search index.
-func WithIndexLag(lag time.Duration) Option { return func(d *Desk) { d.st.indexLag = lag } }
+func WithIndexLag(lag time.Duration) Option { return func(c *config) { c.indexLag = lag } }
 
 // WithLatency delays every response by d.
-func WithLatency(latency time.Duration) Option {
-	return func(d *Desk) { d.traffic.latency = latency }
-}
+func WithLatency(latency time.Duration) Option { return func(c *config) { c.latency = latency } }
 
 // WithGenerated seeds the desk with Generate(seed, tickets, clock()).
 func WithGenerated(seed int64, tickets int) Option {
-	return func(d *Desk) { d.genSeed, d.genTickets = seed, tickets }
+	return func(c *config) { c.genSeed, c.genTickets = seed, tickets }
 }
 
 // New returns a desk holding one primary workspace, the default admin agent
@@ -137,9 +144,37 @@ func WithGenerated(seed int64, tickets int) Option {
 // form fields and a small read-only catalogue (solutions, products, vendors,
 // canned responses).
 func New(opts ...Option) *Desk {
-	d := &Desk{clock: time.Now, filterPageSize: DefaultFilterPageSize, genTickets: -1}
+	cfg := config{clock: time.Now, filterPageSize: DefaultFilterPageSize, genTickets: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.filterPageSize < 1 {
+		cfg.filterPageSize = DefaultFilterPageSize
+	}
+	d := &Desk{clock: cfg.clock, filterPageSize: cfg.filterPageSize, filterPageCap: cfg.filterPageCap}
 	d.traffic.init()
-	st := &d.st
+	d.traffic.limit, d.traffic.latency = cfg.rateLimit, cfg.latency
+	d.st.init()
+	for _, k := range cfg.keys {
+		d.st.keys[k.key] = k.agentID
+	}
+	d.st.stripHTMLComments, d.st.indexLag = cfg.stripHTMLComments, cfg.indexLag
+	now := d.now()
+	d.AddAgent(Agent{
+		ID: DefaultAgentID, FirstName: "Ada", LastName: "Admin", Email: "ada.admin@sim.deskbot.test",
+		JobTitle: orNull("Service Desk Administrator"), WorkspaceIDs: []int64{DefaultWorkspaceID},
+		Roles: []AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk", Groups: []int64{}}},
+	})
+	d.st.catalog = newCatalog(now)
+	if cfg.genTickets >= 0 {
+		d.Generate(cfg.genSeed, cfg.genTickets, now)
+	}
+	return d
+}
+
+// init makes the empty state of a new desk: the default key, the primary
+// workspace, the fixed statuses and the first ids.
+func (st *state) init() {
 	st.keys = map[string]int64{DefaultAPIKey: DefaultAgentID}
 	st.tickets = map[int64]*Ticket{}
 	st.history = map[int64][]*Ticket{}
@@ -171,24 +206,7 @@ func New(opts ...Option) *Desk {
 		{4, "Resolved", "This ticket has been Resolved"},
 		{5, "Closed", "This ticket has been Closed"},
 	}
-	for _, o := range opts {
-		o(d)
-	}
-	if d.filterPageSize < 1 {
-		d.filterPageSize = DefaultFilterPageSize
-	}
-	now := d.now()
 	st.workspaces = []*Workspace{{ID: DefaultWorkspaceID, Name: "IT", Primary: true}}
-	d.AddAgent(Agent{
-		ID: DefaultAgentID, FirstName: "Ada", LastName: "Admin", Email: "ada.admin@sim.deskbot.test",
-		JobTitle: orNull("Service Desk Administrator"), WorkspaceIDs: []int64{DefaultWorkspaceID},
-		Roles: []AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk", Groups: []int64{}}},
-	})
-	st.catalog = newCatalog(now)
-	if d.genTickets >= 0 {
-		d.Generate(d.genSeed, d.genTickets, now)
-	}
-	return d
 }
 
 // now is the clock's time in the desk's resolution (UTC seconds).
@@ -780,7 +798,14 @@ type table[T any, P interface {
 
 func (t *table[T, P]) init() { t.byID = map[int64]P{} }
 
+// deriver is a record with fields made from its others when it is stored
+// (description_text from description).
+type deriver interface{ derive() }
+
 func (t *table[T, P]) put(p P) {
+	if d, ok := any(p).(deriver); ok {
+		d.derive()
+	}
 	id, _, _ := p.meta()
 	if _, ok := t.byID[*id]; !ok {
 		t.ids = append(t.ids, *id)
@@ -830,3 +855,7 @@ func (a *Asset) meta() (*int64, *time.Time, *time.Time) {
 func (c *Change) meta() (*int64, *time.Time, *time.Time)  { return &c.ID, &c.CreatedAt, &c.UpdatedAt }
 func (p *Problem) meta() (*int64, *time.Time, *time.Time) { return &p.ID, &p.CreatedAt, &p.UpdatedAt }
 func (r *Release) meta() (*int64, *time.Time, *time.Time) { return &r.ID, &r.CreatedAt, &r.UpdatedAt }
+
+func (c *Change) derive()  { c.DescriptionText = stripTags(c.Description) }
+func (p *Problem) derive() { p.DescriptionText = stripTags(p.Description) }
+func (r *Release) derive() { r.DescriptionText = stripTags(r.Description) }

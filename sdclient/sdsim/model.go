@@ -240,26 +240,33 @@ type Asset struct {
 // Change is a change request. Status codes (real API): 1 Open, 2 Planning,
 // 3 Awaiting Approval, 4 Pending Release, 5 Pending Review, 6 Closed.
 type Change struct {
-	ID               int64          `json:"id"`
-	WorkspaceID      int64          `json:"workspace_id"`
-	Subject          string         `json:"subject"`
-	Description      string         `json:"description"`
-	RequesterID      int64          `json:"requester_id"`
-	AgentID          *int64         `json:"agent_id"`
-	GroupID          *int64         `json:"group_id"`
-	DepartmentID     *int64         `json:"department_id"`
-	Priority         int            `json:"priority"`
-	Impact           int            `json:"impact"`
-	Status           int            `json:"status"`
-	Risk             int            `json:"risk"`
-	ChangeType       int            `json:"change_type"`
-	ApprovalStatus   *int           `json:"approval_status"`
-	PlannedStartDate *time.Time     `json:"planned_start_date"`
-	PlannedEndDate   *time.Time     `json:"planned_end_date"`
-	Category         *string        `json:"category"`
-	CustomFields     map[string]any `json:"custom_fields"`
-	CreatedAt        time.Time      `json:"created_at"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	ID               int64      `json:"id"`
+	WorkspaceID      int64      `json:"workspace_id"`
+	Subject          string     `json:"subject"`
+	Description      string     `json:"description"`
+	RequesterID      int64      `json:"requester_id"`
+	AgentID          *int64     `json:"agent_id"`
+	GroupID          *int64     `json:"group_id"`
+	DepartmentID     *int64     `json:"department_id"`
+	Priority         int        `json:"priority"`
+	Impact           int        `json:"impact"`
+	Status           int        `json:"status"`
+	Risk             int        `json:"risk"`
+	ChangeType       int        `json:"change_type"`
+	ApprovalStatus   *int       `json:"approval_status"`
+	PlannedStartDate *time.Time `json:"planned_start_date"`
+	PlannedEndDate   *time.Time `json:"planned_end_date"`
+	Category         *string    `json:"category"`
+	SubCategory      *string    `json:"sub_category"`
+	ItemCategory     *string    `json:"item_category"`
+	// AssociatedRelease is the release the change belongs to, if any.
+	AssociatedRelease *int64         `json:"associated_release"`
+	CustomFields      map[string]any `json:"custom_fields"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	// DescriptionText is Description without its markup, made when the
+	// change is stored (derive).
+	DescriptionText string `json:"description_text"`
 }
 
 // Problem is a problem record. Status codes: 1 Open, 2 Change Requested, 3 Closed.
@@ -278,33 +285,46 @@ type Problem struct {
 	DueBy        *time.Time     `json:"due_by"`
 	KnownError   bool           `json:"known_error"`
 	Category     *string        `json:"category"`
+	SubCategory  *string        `json:"sub_category"`
+	ItemCategory *string        `json:"item_category"`
 	CustomFields map[string]any `json:"custom_fields"`
 	CreatedAt    time.Time      `json:"created_at"`
 	UpdatedAt    time.Time      `json:"updated_at"`
+	// DescriptionText is Description without its markup, made when stored
+	// (derive).
+	DescriptionText string `json:"description_text"`
 }
 
 // Release is a release record. Status codes: 1 Open, 2 On hold, 3 In
 // progress, 4 Incomplete, 5 Completed; release_type 1 minor, 2 standard,
 // 3 major, 4 emergency.
 type Release struct {
-	ID               int64          `json:"id"`
-	WorkspaceID      int64          `json:"workspace_id"`
-	Subject          string         `json:"subject"`
-	Description      string         `json:"description"`
-	AgentID          *int64         `json:"agent_id"`
-	GroupID          *int64         `json:"group_id"`
-	DepartmentID     *int64         `json:"department_id"`
-	Priority         int            `json:"priority"`
-	Status           int            `json:"status"`
-	ReleaseType      int            `json:"release_type"`
-	PlannedStartDate *time.Time     `json:"planned_start_date"`
-	PlannedEndDate   *time.Time     `json:"planned_end_date"`
-	WorkStartDate    *time.Time     `json:"work_start_date"`
-	WorkEndDate      *time.Time     `json:"work_end_date"`
-	Category         *string        `json:"category"`
-	CustomFields     map[string]any `json:"custom_fields"`
-	CreatedAt        time.Time      `json:"created_at"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	ID               int64      `json:"id"`
+	WorkspaceID      int64      `json:"workspace_id"`
+	Subject          string     `json:"subject"`
+	Description      string     `json:"description"`
+	AgentID          *int64     `json:"agent_id"`
+	GroupID          *int64     `json:"group_id"`
+	DepartmentID     *int64     `json:"department_id"`
+	Priority         int        `json:"priority"`
+	Status           int        `json:"status"`
+	ReleaseType      int        `json:"release_type"`
+	PlannedStartDate *time.Time `json:"planned_start_date"`
+	PlannedEndDate   *time.Time `json:"planned_end_date"`
+	WorkStartDate    *time.Time `json:"work_start_date"`
+	WorkEndDate      *time.Time `json:"work_end_date"`
+	Category         *string    `json:"category"`
+	SubCategory      *string    `json:"sub_category"`
+	ItemCategory     *string    `json:"item_category"`
+	// AssociatedAssets and AssociatedChanges are what the release ships.
+	AssociatedAssets  []int64        `json:"associated_assets"`
+	AssociatedChanges []int64        `json:"associated_changes"`
+	CustomFields      map[string]any `json:"custom_fields"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	// DescriptionText is Description without its markup, made when stored
+	// (derive).
+	DescriptionText string `json:"description_text"`
 }
 
 // Workspace is a workspace of the account; exactly one is the primary one,
@@ -357,6 +377,7 @@ const (
 // stamp is a timestamp in the desk's wire format (UTC, seconds, "Z").
 type stamp time.Time
 
+// MarshalJSON writes the time in the desk's form.
 func (s stamp) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + time.Time(s).UTC().Format(timeLayout) + `"`), nil
 }
@@ -576,4 +597,125 @@ func stripTags(s string) string {
 	// Every character reference, named or numeric: html.EscapeString
 	// writes a quote as &#34;, not &quot;.
 	return strings.TrimSpace(html.UnescapeString(strings.ReplaceAll(b.String(), "&nbsp;", " ")))
+}
+
+// The catalogue's wire types (catalog.go serves them).
+
+type solutionCategory struct {
+	ID               int64     `json:"id"`
+	Name             string    `json:"name"`
+	Description      string    `json:"description"`
+	Position         int       `json:"position"`
+	DefaultCategory  bool      `json:"default_category"`
+	VisibleInPortals []int64   `json:"visible_in_portals"`
+	WorkspaceID      int64     `json:"workspace_id"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+type solutionFolder struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	CategoryID  int64  `json:"category_id"`
+	Position    int    `json:"position"`
+	// DefaultFolder marks the category's default folder.
+	DefaultFolder bool      `json:"default_folder"`
+	Visibility    int       `json:"visibility"`
+	WorkspaceID   int64     `json:"workspace_id"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+type solutionArticle struct {
+	ID          int64  `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// DescriptionText is Description without its markup.
+	DescriptionText string     `json:"description_text"`
+	Position        int        `json:"position"`
+	ApprovalStatus  *int       `json:"approval_status"`
+	ReviewDate      *time.Time `json:"review_date"`
+	Attachments     []any      `json:"attachments"`
+	FolderID        int64      `json:"folder_id"`
+	CategoryID      int64      `json:"category_id"`
+	Status          int        `json:"status"` // 1 draft, 2 published
+	ArticleType     int        `json:"article_type"`
+	Tags            []string   `json:"tags"`
+	Keywords        []string   `json:"keywords"`
+	Views           int        `json:"views"`
+	ThumbsUp        int        `json:"thumbs_up"`
+	ThumbsDown      int        `json:"thumbs_down"`
+	AgentID         int64      `json:"agent_id"`
+	WorkspaceID     int64      `json:"workspace_id"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+}
+
+type product struct {
+	ID                 int64     `json:"id"`
+	Name               string    `json:"name"`
+	AssetTypeID        int64     `json:"asset_type_id"`
+	Manufacturer       string    `json:"manufacturer"`
+	Status             string    `json:"status"`
+	ModeOfProcurement  string    `json:"mode_of_procurement"`
+	DepreciationTypeID *int64    `json:"depreciation_type_id"`
+	Description        string    `json:"description"`
+	DescriptionText    string    `json:"description_text"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
+}
+
+type vendor struct {
+	ID             int64          `json:"id"`
+	Name           string         `json:"name"`
+	Description    string         `json:"description"`
+	PrimaryContact *int64         `json:"primary_contact_id"`
+	Address        any            `json:"address"` // nested, as the docs' examples (sdclient/decisions.md)
+	CustomFields   map[string]any `json:"custom_fields"`
+	CreatedAt      time.Time      `json:"created_at"`
+	UpdatedAt      time.Time      `json:"updated_at"`
+}
+
+type cannedResponse struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	FolderID    int64     `json:"folder_id"`
+	Content     string    `json:"content"`
+	ContentHTML string    `json:"content_html"`
+	Attachments []any     `json:"attachments"`
+	WorkspaceID int64     `json:"workspace_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// formField is one entry of GET /ticket_form_fields.
+type formField struct {
+	ID                   int64     `json:"id"`
+	Name                 string    `json:"name"`
+	Label                string    `json:"label"`
+	Description          *string   `json:"description"`
+	FieldType            string    `json:"field_type"`
+	Position             int       `json:"position"`
+	DefaultField         bool      `json:"default_field"`
+	RequiredForClosure   bool      `json:"required_for_closure"`
+	RequiredForAgents    bool      `json:"required_for_agents"`
+	RequiredForCustomers bool      `json:"required_for_customers"`
+	CustomersCanEdit     bool      `json:"customers_can_edit"`
+	LabelForCustomers    string    `json:"label_for_customers"`
+	DisplayedToCustomers bool      `json:"displayed_to_customers"`
+	BelongsToSection     bool      `json:"belongs_to_section"`
+	Choices              []choice  `json:"choices"`
+	NestedFields         []any     `json:"nested_fields"`
+	Sections             []any     `json:"sections"`
+	WorkspaceID          *int64    `json:"workspace_id"`
+	CreatedAt            time.Time `json:"created_at"`
+	UpdatedAt            time.Time `json:"updated_at"`
+}
+
+type choice struct {
+	ID                    int64  `json:"id"`
+	Value                 string `json:"value"`
+	RequesterDisplayValue string `json:"requester_display_value,omitempty"`
+	DisplayID             int64  `json:"display_id,omitempty"`
 }

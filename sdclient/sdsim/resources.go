@@ -397,7 +397,8 @@ func (st *state) checkRefs(errs []fieldError, agent, group, dept *int64) []field
 func changeKind() kind[Change, *Change] {
 	return kind[Change, *Change]{
 		single: "change", plural: "changes",
-		tab: func(st *state) *table[Change, *Change] { return &st.changes },
+		readOnly: append([]string{"description_text"}, baseReadOnly...),
+		tab:      func(st *state) *table[Change, *Change] { return &st.changes },
 		template: func(c *call) *Change {
 			return &Change{WorkspaceID: c.st.primaryWorkspace(), RequesterID: c.agent.ID, Priority: 1, Impact: 1, Status: 1, Risk: 1, ChangeType: 2, CustomFields: map[string]any{}}
 		},
@@ -441,6 +442,7 @@ func ptrNum(p *int64) []filter.Value {
 	return num(*p)
 }
 
+// FilterValues gives a change's values for a filter field.
 func (r changeRecord) FilterValues(field string) []filter.Value {
 	ch := r.ch
 	switch field {
@@ -497,7 +499,8 @@ func filterChanges(c *call) reply {
 func problemKind() kind[Problem, *Problem] {
 	return kind[Problem, *Problem]{
 		single: "problem", plural: "problems",
-		tab: func(st *state) *table[Problem, *Problem] { return &st.problems },
+		readOnly: append([]string{"description_text"}, baseReadOnly...),
+		tab:      func(st *state) *table[Problem, *Problem] { return &st.problems },
 		template: func(c *call) *Problem {
 			return &Problem{WorkspaceID: c.st.primaryWorkspace(), RequesterID: c.agent.ID, Priority: 1, Impact: 1, Status: 1, CustomFields: map[string]any{}}
 		},
@@ -528,7 +531,8 @@ func deleteProblem(c *call) reply { return problemKind().del(c) }
 func releaseKind() kind[Release, *Release] {
 	return kind[Release, *Release]{
 		single: "release", plural: "releases",
-		tab: func(st *state) *table[Release, *Release] { return &st.releases },
+		readOnly: append([]string{"description_text"}, baseReadOnly...),
+		tab:      func(st *state) *table[Release, *Release] { return &st.releases },
 		template: func(c *call) *Release {
 			return &Release{WorkspaceID: c.st.primaryWorkspace(), Priority: 1, Status: 1, ReleaseType: 2, CustomFields: map[string]any{}}
 		},

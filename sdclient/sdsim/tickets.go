@@ -191,93 +191,20 @@ func listTickets(c *call) reply {
 	if rep != nil {
 		return *rep
 	}
-	preset := c.q.Get("filter")
-	if preset != "" && !slices.Contains(listPresets, preset) {
-		return invalidValue("filter", "It should be one of these values: '"+strings.Join(listPresets, ",")+"'")
-	}
-	var since time.Time
-	if s := c.q.Get("updated_since"); s != "" {
-		t, err := parseTime(s)
-		if err != nil {
-			return invalidValue("updated_since", "It should be in the 'valid date-time' format (YYYY-MM-DDTHH:MM:SSZ)")
-		}
-		since = t
-	}
-	orderBy := cmp.Or(c.q.Get("order_by"), "created_at")
-	if !slices.Contains(listOrders, orderBy) {
-		return invalidValue("order_by", "It should be one of these values: '"+strings.Join(listOrders, ",")+"'")
-	}
-	orderType := cmp.Or(c.q.Get("order_type"), "desc")
-	if orderType != "asc" && orderType != "desc" {
-		return invalidValue("order_type", "It should be one of these values: 'asc,desc'")
-	}
-	ws, rep := c.workspaceParam()
+	p, rep := c.ticketListParams()
 	if rep != nil {
 		return *rep
 	}
-	var requesterID int64
-	if s := c.q.Get("requester_id"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return invalidValue("requester_id", "It should be a/an Positive Integer")
-		}
-		requesterID = n
-	}
-	email := strings.ToLower(c.q.Get("email"))
-	typ := c.q.Get("type")
-
-	key := fmt.Sprintf("list|%s|%d|%s|%s|%s|%d|%d|%s|%s|%d", preset, since.Unix(), orderBy, orderType, email, requesterID, ws, typ, c.now.Format(time.RFC3339), c.agent.ID)
+	key := fmt.Sprintf("list|%s|%d|%s|%s|%s|%d|%d|%s|%s|%d", p.preset, p.since.Unix(), p.orderBy, p.orderType, p.email, p.requesterID, p.ws, p.typ, c.now.Format(time.RFC3339), c.agent.ID)
 	items := c.st.cached(key, 0, func() []*Ticket {
 		cutoff := c.now.Add(-listWindow)
 		var out []*Ticket
 		for _, id := range c.st.ticketIDs {
-			t := c.st.tickets[id]
-			if t.WorkspaceID != ws {
-				continue
+			if t := c.st.tickets[id]; p.lists(c, t, cutoff) {
+				out = append(out, t)
 			}
-			if !since.IsZero() {
-				if t.UpdatedAt.Before(since) {
-					continue
-				}
-			} else if t.CreatedAt.Before(cutoff) {
-				continue
-			}
-			switch preset {
-			case "deleted":
-				if !t.Deleted {
-					continue
-				}
-			case "spam":
-				if !t.Spam || t.Deleted {
-					continue
-				}
-			default:
-				if t.Deleted || t.Spam {
-					continue
-				}
-			}
-			switch preset {
-			case "new_and_my_open":
-				if t.Status != 2 || (t.ResponderID != 0 && t.ResponderID != c.agent.ID) {
-					continue
-				}
-			case "watching":
-				if !slices.Contains(t.WatcherIDs, c.agent.ID) {
-					continue
-				}
-			}
-			if requesterID != 0 && t.RequesterID != requesterID {
-				continue
-			}
-			if email != "" && !strings.EqualFold(c.st.userEmail(t.RequesterID), email) {
-				continue
-			}
-			if typ != "" && t.Type != typ {
-				continue
-			}
-			out = append(out, t)
 		}
-		sortTickets(out, orderBy, orderType == "desc")
+		sortTickets(out, p.orderBy, p.orderType == "desc")
 		return out
 	})
 	pg, next := paginate(c, items, page, per)
@@ -286,6 +213,108 @@ func listTickets(c *call) reply {
 		wires[i] = c.st.render(t, inc)
 	}
 	return reply{status: http.StatusOK, body: map[string]any{"tickets": wires}, next: next}
+}
+
+// ticketList is what GET /tickets selects and how it orders.
+type ticketList struct {
+	preset      string    // filter=
+	since       time.Time // updated_since=; zero: the last 30 days' tickets
+	orderBy     string
+	orderType   string // asc or desc
+	ws          int64
+	requesterID int64
+	email       string // lower case
+	typ         string
+}
+
+// ticketListParams reads and checks GET /tickets' query.
+func (c *call) ticketListParams() (ticketList, *reply) {
+	p := ticketList{
+		preset:    c.q.Get("filter"),
+		orderBy:   cmp.Or(c.q.Get("order_by"), "created_at"),
+		orderType: cmp.Or(c.q.Get("order_type"), "desc"),
+		email:     strings.ToLower(c.q.Get("email")),
+		typ:       c.q.Get("type"),
+	}
+	bad := func(field, msg string) (ticketList, *reply) {
+		r := invalidValue(field, msg)
+		return ticketList{}, &r
+	}
+	if p.preset != "" && !slices.Contains(listPresets, p.preset) {
+		return bad("filter", "It should be one of these values: '"+strings.Join(listPresets, ",")+"'")
+	}
+	if s := c.q.Get("updated_since"); s != "" {
+		t, err := parseTime(s)
+		if err != nil {
+			return bad("updated_since", "It should be in the 'valid date-time' format (YYYY-MM-DDTHH:MM:SSZ)")
+		}
+		p.since = t
+	}
+	if !slices.Contains(listOrders, p.orderBy) {
+		return bad("order_by", "It should be one of these values: '"+strings.Join(listOrders, ",")+"'")
+	}
+	if p.orderType != "asc" && p.orderType != "desc" {
+		return bad("order_type", "It should be one of these values: 'asc,desc'")
+	}
+	ws, rep := c.workspaceParam()
+	if rep != nil {
+		return ticketList{}, rep
+	}
+	p.ws = ws
+	if s := c.q.Get("requester_id"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return bad("requester_id", "It should be a/an Positive Integer")
+		}
+		p.requesterID = n
+	}
+	return p, nil
+}
+
+// lists reports whether the list holds t: in its workspace and time span,
+// shown by its preset, and matching its requester and type.
+func (p ticketList) lists(c *call, t *Ticket, cutoff time.Time) bool {
+	if t.WorkspaceID != p.ws {
+		return false
+	}
+	if !p.since.IsZero() {
+		if t.UpdatedAt.Before(p.since) {
+			return false
+		}
+	} else if t.CreatedAt.Before(cutoff) {
+		return false
+	}
+	if !p.presetShows(c, t) {
+		return false
+	}
+	if p.requesterID != 0 && t.RequesterID != p.requesterID {
+		return false
+	}
+	if p.email != "" && !strings.EqualFold(c.st.userEmail(t.RequesterID), p.email) {
+		return false
+	}
+	return p.typ == "" || t.Type == p.typ
+}
+
+// presetShows reports whether the list's preset shows t: deleted and spam
+// tickets only with their own preset.
+func (p ticketList) presetShows(c *call, t *Ticket) bool {
+	switch p.preset {
+	case "deleted":
+		return t.Deleted
+	case "spam":
+		return t.Spam && !t.Deleted
+	}
+	if t.Deleted || t.Spam {
+		return false
+	}
+	switch p.preset {
+	case "new_and_my_open":
+		return t.Status == 2 && (t.ResponderID == 0 || t.ResponderID == c.agent.ID)
+	case "watching":
+		return slices.Contains(t.WatcherIDs, c.agent.ID)
+	}
+	return true
 }
 
 func sortTickets(ts []*Ticket, by string, desc bool) {
@@ -405,6 +434,7 @@ func text(s string) []filter.Value {
 	return []filter.Value{filter.String(s)}
 }
 
+// FilterValues gives a ticket's values for a filter field.
 func (r ticketRecord) FilterValues(field string) []filter.Value {
 	t := r.t
 	switch field {
@@ -591,7 +621,9 @@ func filterTickets(c *call) reply {
 // ---- create / update / delete -------------------------------------------
 
 // applyTicket applies a create or update body to t and returns every fault
-// found, or nil; an unknown email on create makes a new requester.
+// found, or nil; an unknown email on create makes a new requester. Faults
+// come in the order of the phases: fields not writable, texts and dates,
+// codes, links to other records, workspace, custom fields, e-mail.
 func (c *call) applyTicket(t *Ticket, create bool) []fieldError {
 	f := &fields{body: c.body}
 	f.only(ticketWritable...)
@@ -599,6 +631,37 @@ func (c *call) applyTicket(t *Ticket, create bool) []fieldError {
 		return f.errs
 	}
 	st := c.st
+	applyTicketTexts(f, t)
+	st.applyTicketCodes(f, t)
+	st.applyTicketLinks(f, t)
+	if f.has("workspace_id") {
+		st.applyTicketWorkspace(f, t, create)
+	}
+	if f.has("custom_fields") {
+		st.applyTicketCustom(f, t)
+	}
+	var email string
+	if f.has("email") {
+		f.str("email", &email)
+		if email != "" && !strings.Contains(email, "@") {
+			f.fail("email", "It should be in the 'valid email address' format", "invalid_value")
+		}
+	}
+	if create && t.RequesterID == 0 && email == "" {
+		f.fail("requester_id", "Mandatory attribute missing: send either email or requester_id", "missing_field")
+		f.fail("email", "Mandatory attribute missing: send either email or requester_id", "missing_field")
+	}
+	if len(f.errs) > 0 {
+		return f.errs
+	}
+	if email != "" && !f.has("requester_id") {
+		t.RequesterID = c.requesterFor(email)
+	}
+	return nil
+}
+
+// applyTicketTexts applies the texts, tags, e-mail lists, dates and type.
+func applyTicketTexts(f *fields, t *Ticket) {
 	f.str("subject", &t.Subject)
 	f.str("description", &t.Description)
 	f.str("category", &t.Category)
@@ -616,6 +679,11 @@ func (c *call) applyTicket(t *Ticket, create bool) []fieldError {
 			t.Type = s
 		}
 	}
+}
+
+// applyTicketCodes applies the numeric codes: status, priority, source,
+// urgency and impact.
+func (st *state) applyTicketCodes(f *fields, t *Ticket) {
 	var n int
 	if f.has("status") && f.num("status", &n) {
 		if !st.validStatus(n) {
@@ -642,104 +710,86 @@ func (c *call) applyTicket(t *Ticket, create bool) []fieldError {
 			t.Source = n
 		}
 	}
-	for _, k := range []string{"urgency", "impact"} {
-		if !f.has(k) {
-			continue
-		}
-		if f.isNull(k) {
-			n = 0
-		} else if !f.num(k, &n) {
-			continue
-		} else if n < 1 || n > 3 {
-			f.fail(k, "It should be one of these values: '1,2,3'", "invalid_value")
-			continue
-		}
-		if k == "urgency" {
-			t.Urgency = n
-		} else {
-			t.Impact = n
-		}
+	applyScale(f, "urgency", &t.Urgency)
+	applyScale(f, "impact", &t.Impact)
+}
+
+// applyScale applies a 1-3 code that null clears (urgency, impact).
+func applyScale(f *fields, k string, dst *int) {
+	if !f.has(k) {
+		return
 	}
+	var n int
+	if f.isNull(k) {
+		n = 0
+	} else if !f.num(k, &n) {
+		return
+	} else if n < 1 || n > 3 {
+		f.fail(k, "It should be one of these values: '1,2,3'", "invalid_value")
+		return
+	}
+	*dst = n
+}
+
+// applyTicketLinks applies the ids of the records a ticket links to, each
+// checked to exist (0, from null, unlinks where the desk allows it).
+func (st *state) applyTicketLinks(f *fields, t *Ticket) {
+	links := []struct {
+		field string
+		dst   *int64
+		ok    func(id int64) bool
+		what  string
+	}{
+		{"responder_id", &t.ResponderID, func(id int64) bool { return id == 0 || st.isAgent(id) }, "agent"},
+		{"group_id", &t.GroupID, func(id int64) bool { _, ok := st.groups.get(id); return id == 0 || ok }, "group"},
+		{"department_id", &t.DepartmentID, func(id int64) bool { _, ok := st.departments.get(id); return id == 0 || ok }, "department"},
+		{"requested_for_id", &t.RequestedForID, func(id int64) bool { return id == 0 || st.isUser(id) }, "requester"},
+		{"requester_id", &t.RequesterID, st.isUser, "requester"},
+	}
+	for _, l := range links {
+		var id int64
+		if !f.has(l.field) || !f.id(l.field, &id) {
+			continue
+		}
+		if !l.ok(id) {
+			f.fail(l.field, "There is no "+l.what+" with this id", "invalid_value")
+			continue
+		}
+		*l.dst = id
+	}
+}
+
+// applyTicketWorkspace applies workspace_id, which only a create may set.
+func (st *state) applyTicketWorkspace(f *fields, t *Ticket, create bool) {
 	var id int64
-	if f.has("responder_id") && f.id("responder_id", &id) {
-		if id != 0 && !st.isAgent(id) {
-			f.fail("responder_id", "There is no agent with this id", "invalid_value")
+	if !create {
+		f.fail("workspace_id", "workspace_id cannot be updated; move the ticket with PUT /tickets/{id}/move_workspace", "readonly_field")
+	} else if f.id("workspace_id", &id) {
+		if !st.workspace(id) {
+			f.fail("workspace_id", "There is no workspace with this id", "invalid_value")
 		} else {
-			t.ResponderID = id
+			t.WorkspaceID = id
 		}
 	}
-	if f.has("group_id") && f.id("group_id", &id) {
-		if _, ok := st.groups.get(id); id != 0 && !ok {
-			f.fail("group_id", "There is no group with this id", "invalid_value")
-		} else {
-			t.GroupID = id
+}
+
+// applyTicketCustom applies custom_fields, each checked against its
+// field's kind and choices.
+func (st *state) applyTicketCustom(f *fields, t *Ticket) {
+	var cf map[string]any
+	if !f.decode("custom_fields", &cf, "key/value object") {
+		return
+	}
+	if t.CustomFields == nil {
+		t.CustomFields = map[string]any{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cf)) {
+		if msg := st.checkCustom(k, cf[k]); msg != "" {
+			f.fail(k, msg, "invalid_value")
+			continue
 		}
+		t.CustomFields[k] = cf[k]
 	}
-	if f.has("department_id") && f.id("department_id", &id) {
-		if _, ok := st.departments.get(id); id != 0 && !ok {
-			f.fail("department_id", "There is no department with this id", "invalid_value")
-		} else {
-			t.DepartmentID = id
-		}
-	}
-	if f.has("requested_for_id") && f.id("requested_for_id", &id) {
-		if id != 0 && !st.isUser(id) {
-			f.fail("requested_for_id", "There is no requester with this id", "invalid_value")
-		} else {
-			t.RequestedForID = id
-		}
-	}
-	if f.has("requester_id") && f.id("requester_id", &id) {
-		if !st.isUser(id) {
-			f.fail("requester_id", "There is no requester with this id", "invalid_value")
-		} else {
-			t.RequesterID = id
-		}
-	}
-	if f.has("workspace_id") {
-		if !create {
-			f.fail("workspace_id", "workspace_id cannot be updated; move the ticket with PUT /tickets/{id}/move_workspace", "readonly_field")
-		} else if f.id("workspace_id", &id) {
-			if !st.workspace(id) {
-				f.fail("workspace_id", "There is no workspace with this id", "invalid_value")
-			} else {
-				t.WorkspaceID = id
-			}
-		}
-	}
-	if f.has("custom_fields") {
-		var cf map[string]any
-		if f.decode("custom_fields", &cf, "key/value object") {
-			if t.CustomFields == nil {
-				t.CustomFields = map[string]any{}
-			}
-			for _, k := range slices.Sorted(maps.Keys(cf)) {
-				if msg := st.checkCustom(k, cf[k]); msg != "" {
-					f.fail(k, msg, "invalid_value")
-					continue
-				}
-				t.CustomFields[k] = cf[k]
-			}
-		}
-	}
-	var email string
-	if f.has("email") {
-		f.str("email", &email)
-		if email != "" && !strings.Contains(email, "@") {
-			f.fail("email", "It should be in the 'valid email address' format", "invalid_value")
-		}
-	}
-	if create && t.RequesterID == 0 && email == "" {
-		f.fail("requester_id", "Mandatory attribute missing: send either email or requester_id", "missing_field")
-		f.fail("email", "Mandatory attribute missing: send either email or requester_id", "missing_field")
-	}
-	if len(f.errs) > 0 {
-		return f.errs
-	}
-	if email != "" && !f.has("requester_id") {
-		t.RequesterID = c.requesterFor(email)
-	}
-	return nil
 }
 
 // requesterFor finds the user with this e-mail, creating a requester when
@@ -911,20 +961,30 @@ func requireBody(f *fields) string {
 	return body
 }
 
+// startConversation reads what a reply and a note share: the ticket, a
+// body of only the allowed fields, its text and its author. Faults of the
+// text and author stay in f, reported with the caller's own.
+func (c *call) startConversation(allowed ...string) (cur *Ticket, f *fields, body string, uid int64, rep *reply) {
+	cur, rep = c.ticket()
+	if rep != nil {
+		return nil, nil, "", 0, rep
+	}
+	f = &fields{body: c.body}
+	f.only(allowed...)
+	if len(f.errs) > 0 {
+		r := invalid(f.errs...)
+		return nil, nil, "", 0, &r
+	}
+	return cur, f, requireBody(f), c.conversationUser(f), nil
+}
+
 // createReply: POST /tickets/{id}/reply → a public conversation (source 0)
 // e-mailed to the requester.
 func createReply(c *call) reply {
-	cur, rep := c.ticket()
+	cur, f, body, uid, rep := c.startConversation("body", "from_email", "user_id", "cc_emails", "bcc_emails", "attachments")
 	if rep != nil {
 		return *rep
 	}
-	f := &fields{body: c.body}
-	f.only("body", "from_email", "user_id", "cc_emails", "bcc_emails", "attachments")
-	if len(f.errs) > 0 {
-		return invalid(f.errs...)
-	}
-	body := requireBody(f)
-	uid := c.conversationUser(f)
 	var from, cc, bcc = "", []string{}, []string{}
 	if f.str("from_email", &from) && from != "" && !strings.Contains(from, SupportEmail) {
 		f.fail("from_email", "It should be one of the support e-mail addresses of this account ("+SupportEmail+")", "invalid_value")
@@ -954,17 +1014,10 @@ func createReply(c *call) reply {
 // createNote: POST /tickets/{id}/notes → a note (source 2), private unless
 // "private": false.
 func createNote(c *call) reply {
-	cur, rep := c.ticket()
+	cur, f, body, uid, rep := c.startConversation("body", "private", "incoming", "notify_emails", "user_id", "attachments")
 	if rep != nil {
 		return *rep
 	}
-	f := &fields{body: c.body}
-	f.only("body", "private", "incoming", "notify_emails", "user_id", "attachments")
-	if len(f.errs) > 0 {
-		return invalid(f.errs...)
-	}
-	body := requireBody(f)
-	uid := c.conversationUser(f)
 	private, incoming, notify := true, false, []string{}
 	f.boolean("private", &private)
 	f.boolean("incoming", &incoming)

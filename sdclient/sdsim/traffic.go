@@ -2,6 +2,7 @@ package sdsim
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -32,6 +33,7 @@ const (
 	FaultDropAfter
 )
 
+// String names the fault kind.
 func (k FaultKind) String() string {
 	switch k {
 	case FaultRateLimit:
@@ -87,11 +89,18 @@ type traffic struct {
 	latency time.Duration
 	faults  []*Fault
 	log     []Request
+	logged  chan struct{} // closed, and replaced, when the log changes
 	done    chan struct{}
 	once    sync.Once
 }
 
-func (t *traffic) init() { t.done = make(chan struct{}) }
+func (t *traffic) init() { t.done, t.logged = make(chan struct{}), make(chan struct{}) }
+
+// changedLocked tells the callers of AwaitRequests that the log changed.
+func (t *traffic) changedLocked() {
+	close(t.logged)
+	t.logged = make(chan struct{})
+}
 
 // InjectFault queues a fault; faults are consumed in the order injected.
 func (d *Desk) InjectFault(f Fault) {
@@ -138,6 +147,29 @@ func (d *Desk) ResetRequests() {
 	d.traffic.mu.Lock()
 	defer d.traffic.mu.Unlock()
 	d.traffic.log = nil
+	d.traffic.changedLocked()
+}
+
+// AwaitRequests waits until the request log satisfies cond (called with a
+// copy of the log, oldest first, whenever it changes) and returns the log
+// then, or the context's error. Tests use it to wait for a request the
+// desk answers after the client has gone, such as one held by
+// FaultTimeout.
+func (d *Desk) AwaitRequests(ctx context.Context, cond func([]Request) bool) ([]Request, error) {
+	for {
+		d.traffic.mu.Lock()
+		log := append([]Request(nil), d.traffic.log...)
+		changed := d.traffic.logged
+		d.traffic.mu.Unlock()
+		if cond(log) {
+			return log, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return log, ctx.Err()
+		}
+	}
 }
 
 // Close releases requests held by FaultTimeout; the desk keeps serving.
@@ -150,6 +182,7 @@ func (t *traffic) record(r Request) {
 		t.log = append(t.log[:0], t.log[maxLog/2:]...)
 	}
 	t.log = append(t.log, r)
+	t.changedLocked()
 }
 
 func (t *traffic) getLatency() time.Duration {
@@ -289,16 +322,19 @@ func (s *statusRecorder) setStatus(code int) {
 	}
 }
 
+// WriteHeader records the status and writes it.
 func (s *statusRecorder) WriteHeader(code int) {
 	s.setStatus(code)
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Write records a 200 unless a status was written, and writes b.
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	s.setStatus(http.StatusOK)
 	return s.ResponseWriter.Write(b)
 }
 
+// Hijack hands over the connection (FaultDrop), when the writer allows.
 func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	hj, ok := s.ResponseWriter.(http.Hijacker)
 	if !ok {
@@ -307,6 +343,7 @@ func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return hj.Hijack()
 }
 
+// Flush flushes the wrapped writer, when it can.
 func (s *statusRecorder) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()

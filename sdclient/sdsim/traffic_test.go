@@ -89,10 +89,14 @@ func TestFaults(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want the client's deadline", err)
 		}
-		waitFor(t, func() bool {
-			l := d.Requests()
+		// The desk logs the held request once it sees the client gone.
+		wctx, wcancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer wcancel()
+		if log, err := d.AwaitRequests(wctx, func(l []sdsim.Request) bool {
 			return len(l) == 1 && l[0].Fault == sdsim.FaultTimeout && l[0].Status == 0
-		})
+		}); err != nil {
+			t.Fatalf("the held request was not logged as given up: %v (log %+v)", err, log)
+		}
 	})
 	t.Run("timeout up to the hold", func(t *testing.T) {
 		d.InjectFault(sdsim.Fault{Kind: sdsim.FaultTimeout, Hold: 20 * time.Millisecond})
@@ -242,16 +246,5 @@ func TestHandlerBehindAnyServer(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 {
 		t.Errorf("status %d", res.StatusCode)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
