@@ -18,6 +18,7 @@ import (
 
 // cycle is the state of one cycle.
 type cycle struct {
+	desk     Desk // s.desk, whose waits for the rate budget end with the cycle's ctx
 	now      time.Time
 	log      *slog.Logger
 	set      *rules.Set
@@ -175,6 +176,9 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		return Cycle{Skipped: "idle"}
 	}
 	cy := newCycle(now, set, due, s.logger)
+	// The cycle's writes run on contexts of their own (actionContext); a
+	// stop still ends their waits for the rate budget.
+	cy.desk = s.desk.Stopping(ctx)
 	started := time.Now()
 
 	// 1. Sync the mirror.

@@ -30,6 +30,13 @@ type Desk interface {
 	// AgentByEmail finds an agent by e-mail (an error matching
 	// sdclient.ErrNotFound when there is none).
 	AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, *sdclient.Response, error)
+	// PeopleDesk names the people and groups of a ticket for the rules.
+	PeopleDesk
+	// Stopping returns a view of the desk whose requests, when they wait
+	// for the rate budget, give up (sdclient.ErrStopped) once stop ends,
+	// though their own context (a firing's, cut loose from the cycle so
+	// that a shutdown does not cut a write in half) goes on.
+	Stopping(stop context.Context) Desk
 }
 
 // ClientDesk adapts an sdclient client to Desk. Pass the background client
@@ -67,6 +74,8 @@ func (d clientDesk) Reply(ctx context.Context, id int64, r *sdclient.ReplyReques
 func (d clientDesk) ListConversations(ctx context.Context, id int64, opts *sdclient.ListOptions) ([]*sdclient.Conversation, *sdclient.Response, error) {
 	return d.c.Conversations.List(ctx, id, opts)
 }
+
+func (d clientDesk) Stopping(stop context.Context) Desk { return clientDesk{d.c.StopWith(stop)} }
 
 func (d clientDesk) AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, *sdclient.Response, error) {
 	return d.c.Agents.GetByEmail(ctx, email)

@@ -231,7 +231,7 @@ func (s *Scheduler) reread(ctx context.Context, cy *cycle, id int64) (*sdclient.
 	if cy.gone[id] {
 		return nil, nil
 	}
-	t, resp, err := s.desk.GetTicket(ctx, id)
+	t, resp, err := cy.desk.GetTicket(ctx, id)
 	s.count(cy, resp, err)
 	if errors.Is(err, sdclient.ErrNotFound) || (err == nil && t != nil && t.Deleted) {
 		cy.gone[id] = true
@@ -275,14 +275,12 @@ type run struct {
 }
 
 // actionContext bounds a firing's writes: a shutdown must not cut them in
-// half, so they get their own context, but a stop lets the request under
-// way finish and starts no new one (a request still waiting for rate budget
-// gives up with sdclient.ErrStopped and the firing is released).
+// half, so they get their own context. A stop lets the request under way
+// finish and starts no new one: the cycle's desk (cycle.desk, a
+// Desk.Stopping view) makes a request still waiting for rate budget give
+// up with sdclient.ErrStopped, and the firing is released.
 func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
-	// The one use of sdclient.WithStop (a stop passed in a context value):
-	// an explicit sdclient API replaces it (issue 12).
-	return sdclient.WithStop(actx, ctx), cancel
+	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
 }
 
 // fire claims the decision and performs its actions (proceed). updated is
@@ -545,11 +543,11 @@ func notSent(err error) bool {
 func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rules.Firing, t *sdclient.Ticket, a rules.Action, marker string) (*sdclient.Ticket, error) {
 	switch a.Kind {
 	case rules.ActionNote:
-		_, resp, err := s.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: withMarker(a.Text, marker), Private: true})
+		_, resp, err := cy.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: withMarker(a.Text, marker), Private: true})
 		s.count(cy, resp, err)
 		return nil, err
 	case rules.ActionReply:
-		_, resp, err := s.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: withMarker(a.Text, marker)})
+		_, resp, err := cy.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: withMarker(a.Text, marker)})
 		s.count(cy, resp, err)
 		return nil, err
 	case rules.ActionAlert:
@@ -571,7 +569,7 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 			tags := mergeTags(t.Tags, *u.Tags)
 			u.Tags = &tags
 		}
-		nt, resp, err := s.desk.UpdateTicket(ctx, t.ID, &u)
+		nt, resp, err := cy.desk.UpdateTicket(ctx, t.ID, &u)
 		s.count(cy, resp, err)
 		if err != nil {
 			return nil, err
@@ -586,7 +584,7 @@ func (s *Scheduler) agentID(ctx context.Context, cy *cycle, email string) (int64
 	if id, ok := cy.agents[email]; ok {
 		return id, nil
 	}
-	ag, resp, err := s.desk.AgentByEmail(ctx, email)
+	ag, resp, err := cy.desk.AgentByEmail(ctx, email)
 	s.count(cy, resp, err)
 	if err != nil {
 		return 0, fmt.Errorf("assign to %s: %w", email, err)
@@ -661,7 +659,7 @@ func (s *Scheduler) conversations(ctx context.Context, cy *cycle, id int64) ([]*
 	const perPage = 100
 	var out []*sdclient.Conversation
 	for page := 1; page <= 1000; page++ {
-		list, resp, err := s.desk.ListConversations(ctx, id, &sdclient.ListOptions{Page: page, PerPage: perPage})
+		list, resp, err := cy.desk.ListConversations(ctx, id, &sdclient.ListOptions{Page: page, PerPage: perPage})
 		s.count(cy, resp, err)
 		if err != nil {
 			return nil, fmt.Errorf("list conversations of ticket %d: %w", id, err)

@@ -1,10 +1,6 @@
 package scheduler
 
 import (
-	"net/http"
-	"strconv"
-	"strings"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -134,56 +130,4 @@ func histogramVec(all *[]prometheus.Collector, name, help string, buckets []floa
 func collect[C prometheus.Collector](all *[]prometheus.Collector, c C) C {
 	*all = append(*all, c)
 	return c
-}
-
-// InstrumentTransport wraps rt (nil: http.DefaultTransport) so that every
-// request to the desk is counted in deskbot_desk_requests_total by endpoint
-// (the API path with ids replaced by {id}) and status ("error" when no
-// response came). Give the result to sdclient.WithHTTPClient.
-//
-// Transitional: request metrics move to sdclient, wired in cmd (issue 12);
-// this goes once cmd uses them.
-func InstrumentTransport(rt http.RoundTripper, reg prometheus.Registerer) http.RoundTripper {
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "deskbot_desk_requests_total",
-		Help: "Requests sent to the desk by endpoint and HTTP status.",
-	}, []string{"method", "endpoint", "status"})
-	if reg != nil {
-		reg.MustRegister(c)
-	}
-	return &instrumented{next: rt, requests: c}
-}
-
-type instrumented struct {
-	next     http.RoundTripper
-	requests *prometheus.CounterVec
-}
-
-func (t *instrumented) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(r)
-	status := "error"
-	if err == nil {
-		status = strconv.Itoa(resp.StatusCode)
-	}
-	t.requests.WithLabelValues(r.Method, Endpoint(r.URL.Path), status).Inc()
-	return resp, err
-}
-
-// Endpoint reduces a request path to a low-cardinality label: the part
-// from /api/v2 on, with every numeric segment replaced by {id}
-// ("/api/v2/tickets/42/notes" -> "/tickets/{id}/notes").
-func Endpoint(path string) string {
-	if i := strings.Index(path, "/api/v2"); i >= 0 {
-		path = path[i+len("/api/v2"):]
-	}
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	for i, s := range segs {
-		if s != "" && strings.Trim(s, "0123456789") == "" {
-			segs[i] = "{id}"
-		}
-	}
-	return "/" + strings.Join(segs, "/")
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // PeopleDesk is the part of the desk that names the people and groups of
-// a ticket for rules (ticket.requester, ticket.agent, ticket.group).
-// ClientDesk has it; a Desk without it leaves the names empty.
+// a ticket for rules (ticket.requester, ticket.agent, ticket.group); part
+// of Desk.
 type PeopleDesk interface {
 	// GetRequester reads requester id.
 	GetRequester(ctx context.Context, id int64) (*sdclient.Requester, *sdclient.Response, error)
@@ -161,10 +161,7 @@ func (s *Scheduler) lookupPeople(ctx context.Context, cy *cycle, set *rules.Set,
 		return
 	}
 	set.UsePeople(&s.people)
-	pd, ok := s.desk.(PeopleDesk)
-	if !ok {
-		return
-	}
+	pd := s.desk
 	for _, k := range s.people.stale(tickets, cy.now, peopleRequestsPerCycle) {
 		if ctx.Err() != nil {
 			return

@@ -455,19 +455,6 @@ rules:
 	}
 }
 
-func TestEndpoint(t *testing.T) {
-	for in, want := range map[string]string{
-		"/api/v2/tickets/42/notes": "/tickets/{id}/notes",
-		"/api/v2/tickets/filter":   "/tickets/filter",
-		"/x/api/v2/agents":         "/agents",
-		"/api/v2/tickets/7":        "/tickets/{id}",
-	} {
-		if got := Endpoint(in); got != want {
-			t.Errorf("Endpoint(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSetTagsAddsToTheTicketsTags(t *testing.T) {
 	e := newEnv(t, `version: 1
 rules:

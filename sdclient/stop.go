@@ -26,28 +26,12 @@ func (c *Client) StopWith(stop context.Context) *Client {
 	return &t
 }
 
-type stopKey struct{}
-
-// WithStop returns ctx carrying stop, with the effect of c.StopWith(stop)
-// on the requests made with the returned context.
-//
-// Deprecated: options do not travel in context values; use
-// Client.StopWith. WithStop stays until its last caller has moved.
-func WithStop(ctx, stop context.Context) context.Context {
-	return context.WithValue(ctx, stopKey{}, stop)
-}
-
-// stops are the stop contexts a request made with ctx heeds: the client's
-// (StopWith) and ctx's (the deprecated WithStop).
-func (c *Client) stops(ctx context.Context) []context.Context {
-	var stops []context.Context
+// stops are the stop contexts a request heeds: the client's (StopWith).
+func (c *Client) stops(context.Context) []context.Context {
 	if c.stop != nil {
-		stops = append(stops, c.stop)
+		return []context.Context{c.stop}
 	}
-	if stop, ok := ctx.Value(stopKey{}).(context.Context); ok && stop != nil {
-		stops = append(stops, stop)
-	}
-	return stops
+	return nil
 }
 
 // waitContext is ctx, also cancelled when one of its stops ends: the

@@ -12,7 +12,7 @@ import (
 
 // A request waiting for rate budget gives up with ErrStopped when its stop
 // ends, and is never sent; without a stop it keeps waiting. The stop is the
-// client's (StopWith), or the context's (the deprecated WithStop).
+// client's (StopWith).
 func TestStopAbandonsWaitingRequests(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -20,10 +20,6 @@ func TestStopAbandonsWaitingRequests(t *testing.T) {
 	}{
 		{"StopWith", func(ctx, stop context.Context, c *Client) error {
 			_, _, err := c.StopWith(stop).Agents.Me(ctx)
-			return err
-		}},
-		{"WithStop", func(ctx, stop context.Context, c *Client) error {
-			_, _, err := c.Agents.Me(WithStop(ctx, stop))
 			return err
 		}},
 	} {

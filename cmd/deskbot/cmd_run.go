@@ -83,7 +83,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 // to build is decided by the constructors it calls.
 func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slog.Logger) error {
 	reg := newRegistry()
-	d, err := connectDesk(ctx, cfg, logger, announceDesk(cfg, logger), sdclient.WithHTTPClient(instrumentedHTTPClient(reg)))
+	d, err := connectDesk(ctx, cfg, logger, announceDesk(cfg, logger), sdclient.WithHTTPClient(deskHTTPClient()), sdclient.WithMetrics(reg))
 	if err != nil {
 		return err
 	}

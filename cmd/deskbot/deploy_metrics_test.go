@@ -151,7 +151,7 @@ func deskbotMetrics(t *testing.T) map[string]*metricFamily {
 	}
 
 	rec := &recordingRegisterer{Registry: prometheus.NewRegistry()}
-	scheduler.InstrumentTransport(nil, rec)
+	sdclient.InstrumentTransport(nil, rec)
 	client, err := sdclient.New("http://127.0.0.1:1", "key")
 	if err != nil {
 		t.Fatal(err)

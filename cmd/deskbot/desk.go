@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The desk deskbot talks to: DESKBOT_DESK_URL, or the embedded simulator.
@@ -33,13 +31,10 @@ type desk struct {
 	stop        func()           // ends the embedded simulator
 }
 
-// instrumentedHTTPClient is the desk client's HTTP client, its requests
-// counted on reg.
-func instrumentedHTTPClient(reg *prometheus.Registry) *http.Client {
-	return &http.Client{
-		Timeout:   30 * time.Second,
-		Transport: scheduler.InstrumentTransport(http.DefaultTransport.(*http.Transport).Clone(), reg),
-	}
+// deskHTTPClient is the desk client's HTTP client: a timeout per request
+// on a transport of its own.
+func deskHTTPClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 }
 
 // connectDesk starts the embedded simulator when DESKBOT_DESK_URL is unset,
