@@ -122,21 +122,18 @@ func (e *APIError) Is(target error) bool {
 	if isRedirect(e.StatusCode) {
 		return target == ErrRedirected || (target == ErrInvalidInput && writeNotApplied(e.Method, e.StatusCode))
 	}
-	switch e.StatusCode {
-	case http.StatusNotFound:
-		return target == ErrNotFound
-	case http.StatusUnauthorized:
-		return target == ErrUnauthorized
-	case http.StatusForbidden:
-		return target == ErrForbidden
-	case http.StatusBadRequest:
-		return target == ErrValidation
-	case http.StatusConflict:
-		return target == ErrConflict
-	case http.StatusTooManyRequests:
-		return target == ErrRateLimited
-	}
-	return false
+	sentinel, ok := statusSentinels[e.StatusCode]
+	return ok && target == sentinel
+}
+
+// statusSentinels are the sentinels an APIError of a status matches.
+var statusSentinels = map[int]error{
+	http.StatusNotFound:        ErrNotFound,
+	http.StatusUnauthorized:    ErrUnauthorized,
+	http.StatusForbidden:       ErrForbidden,
+	http.StatusBadRequest:      ErrValidation,
+	http.StatusConflict:        ErrConflict,
+	http.StatusTooManyRequests: ErrRateLimited,
 }
 
 // RateLimitError is a 429: the desk's account budget is spent. RetryAfter is
