@@ -48,6 +48,9 @@ rules:
 // killDesk SIGKILLs the process right after a note was created (201).
 type killDesk struct{ Desk }
 
+// Stopping keeps the wrapper on the cycle's view of the desk.
+func (d killDesk) Stopping(stop context.Context) Desk { return killDesk{d.Desk.Stopping(stop)} }
+
 func (d killDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error) {
 	c, resp, err := d.Desk.AddNote(ctx, id, n)
 	killOn(resp, err, 201)
@@ -68,6 +71,11 @@ rules:
 // killUpdateDesk SIGKILLs the process right after a ticket update was
 // applied (200), before the ledger recorded it.
 type killUpdateDesk struct{ Desk }
+
+// Stopping keeps the wrapper on the cycle's view of the desk.
+func (d killUpdateDesk) Stopping(stop context.Context) Desk {
+	return killUpdateDesk{d.Desk.Stopping(stop)}
+}
 
 func (d killUpdateDesk) UpdateTicket(ctx context.Context, id int64, u *sdclient.TicketUpdate) (*sdclient.Ticket, *sdclient.Response, error) {
 	t, resp, err := d.Desk.UpdateTicket(ctx, id, u)

@@ -35,7 +35,9 @@ type Desk interface {
 	// Stopping returns a view of the desk whose requests, when they wait
 	// for the rate budget, give up (sdclient.ErrStopped) once stop ends,
 	// though their own context (a firing's, cut loose from the cycle so
-	// that a shutdown does not cut a write in half) goes on.
+	// that a shutdown does not cut a write in half) goes on. A cycle's
+	// re-reads and writes go through this view, so a Desk that wraps
+	// another must wrap its Stopping view too.
 	Stopping(stop context.Context) Desk
 }
 

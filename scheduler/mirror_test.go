@@ -109,6 +109,11 @@ func TestFeedManyChangesInOneSecond(t *testing.T) {
 // says (a desk that ignores it).
 type unorderedDesk struct{ Desk }
 
+// Stopping keeps the wrapper on the cycle's view of the desk.
+func (d unorderedDesk) Stopping(stop context.Context) Desk {
+	return unorderedDesk{d.Desk.Stopping(stop)}
+}
+
 func (d unorderedDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error) {
 	o := *opts
 	if o.OrderBy == "updated_at" {

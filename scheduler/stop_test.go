@@ -21,6 +21,12 @@ type blockingDesk struct {
 	release chan struct{}
 }
 
+// Stopping keeps the wrapper on the cycle's view of the desk.
+func (d blockingDesk) Stopping(stop context.Context) Desk {
+	d.Desk = d.Desk.Stopping(stop)
+	return d
+}
+
 func (d blockingDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error) {
 	close(d.entered)
 	<-d.release
