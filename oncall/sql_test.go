@@ -1,14 +1,11 @@
 package oncall_test
 
 import (
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/pgtest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -22,27 +19,7 @@ func sqliteDB(t *testing.T) (string, []store.Option) {
 // DESKBOT_TEST_POSTGRES, dropped when t ends (storetest.PerTest); t is
 // skipped when it is not set.
 func postgresDB(t *testing.T) (string, []store.Option) {
-	dsn := os.Getenv("DESKBOT_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("DESKBOT_TEST_POSTGRES is not set; set it to a PostgreSQL DSN, e.g. postgres://postgres:postgres@127.0.0.1:5432/deskbot_test?sslmode=disable, to run against PostgreSQL")
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "oncalltest_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		db.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		defer db.Close()
-		if _, err := db.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			t.Error(err)
-		}
-	})
+	dsn, schema := pgtest.Schema(t)
 	return dsn, []store.Option{store.WithSchema(schema)}
 }
 

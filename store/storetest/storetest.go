@@ -1,6 +1,3 @@
-// Package storetest is the conformance suite every engine of package store
-// must pass: one set of behaviours, checked the same way on SQLite and
-// PostgreSQL.
 package storetest
 
 import (
