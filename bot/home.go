@@ -156,8 +156,8 @@ func (r *Router) requesterID(ctx context.Context, email string, agent *sdclient.
 	if agent != nil {
 		fallback = agent.ID
 	}
-	finder, ok := r.desk.(RequesterFinder)
-	if !ok {
+	finder, _ := r.desk.(RequesterFinder)
+	if finder == nil {
 		return fallback, nil
 	}
 	key := strings.ToLower(email)
@@ -173,6 +173,8 @@ func (r *Router) requesterID(ctx context.Context, email string, agent *sdclient.
 	})
 	var id int64
 	switch {
+	case errors.Is(err, errNoRequesterFinder):
+		return fallback, nil
 	case errors.Is(err, sdclient.ErrNotFound):
 	case err != nil:
 		return 0, fmt.Errorf("look up requester %s: %w", email, err)

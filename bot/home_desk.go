@@ -29,3 +29,17 @@ func (a *DeskAdapter) RequesterByEmail(ctx context.Context, email string) (*sdcl
 	}
 	return out, nil
 }
+
+// errNoRequesterFinder: the desk cannot find requesters by e-mail (see
+// RequesterFinder).
+var errNoRequesterFinder = errors.New("the desk does not find requesters by e-mail")
+
+// RequesterByEmail implements RequesterFinder when the desk does.
+func (d *meteredDesk) RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error) {
+	rf, ok := d.Desk.(RequesterFinder)
+	if !ok {
+		return nil, errNoRequesterFinder
+	}
+	d.spend(ctx, creditsRequest)
+	return rf.RequesterByEmail(ctx, email)
+}

@@ -34,8 +34,12 @@ const (
 // maxHomeBlocks is Slack's limit on the blocks of a view (a message: 50).
 const maxHomeBlocks = 100
 
-// homeSubject is how much of a subject a Home line shows.
-const homeSubject = 120
+// homeSubject is how much of a subject a Home line shows, maxHomeLine how
+// much of the whole line.
+const (
+	homeSubject = 120
+	maxHomeLine = 400
+)
 
 // homeState remembers, per user, the BuiltAt of the home last published,
 // so that opening the tab again within the router's interval costs no
@@ -193,7 +197,7 @@ func homeListBlocks(id, title string, l chat.HomeList) []slack.Block {
 	}
 	shown := 0
 	for _, t := range l.Tickets {
-		line := "\n• " + homeLine(t)
+		line := "\n• " + fitMarkup(homeLine(t), maxHomeLine)
 		// Room is kept for the "and N more" line.
 		if utf8.RuneCountInString(b.String())+utf8.RuneCountInString(line) > maxSectionText-40 {
 			break
