@@ -14,6 +14,7 @@ import (
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 
@@ -181,13 +182,18 @@ func TestHomeTabFromTheMirror(t *testing.T) {
 // desk, within the viewer's scope, and say so; a person the desk does not
 // know and one without an e-mail are told why there is nothing.
 func TestHomeTabFromTheDesk(t *testing.T) {
-	e := newAccessEnv(t, bot.WithHomeInterval(0))
+	due := mirrorNow.Add(8 * time.Hour)
+	e := newAccessEnv(t, bot.WithHomeInterval(0), bot.WithOnCall(whoOnCall{st: []oncall.Status{{Schedule: "network", TimeZone: "UTC",
+		Now: oncall.Shift{Member: "mia@example.com", End: due}, Next: oncall.Shift{Member: "asa@example.com", End: due.Add(time.Hour)}}}}))
 	e.fake.AddUser(slackfake.User{ID: "UZED", Name: "zed", Email: "zed@example.com"})
 	e.fake.AddUser(slackfake.User{ID: "UNOMAIL", Name: "nomail"})
 	e.sim.Desk.ResetRequests()
 	text := homeText(t, e.openHome(uAsa)[0])
 	if !strings.Contains(text, "*Assigned to you* (1)") || !strings.Contains(text, accessSubjects["asa"]) || !strings.Contains(text, "Read from the desk") {
 		t.Errorf("Asa's home:\n%s", text)
+	}
+	if !strings.Contains(text, "*On call now*\nnetwork: <@UMIA> until") || !strings.Contains(text, "then <@UASA> until") {
+		t.Errorf("Asa's home does not say who is on call:\n%s", text)
 	}
 	reqs := ticketRequests(e.sim)
 	if len(reqs) != 2 { // assigned and requested: one filter each
@@ -202,6 +208,14 @@ func TestHomeTabFromTheDesk(t *testing.T) {
 		t.Errorf("home of a user without e-mail:\n%s", text)
 	}
 }
+
+// whoOnCall is an on-call with schedules only.
+type whoOnCall struct {
+	bot.OnCall // nil: the home asks only WhoIsOnCall
+	st         []oncall.Status
+}
+
+func (w whoOnCall) WhoIsOnCall(time.Time) []oncall.Status { return w.st }
 
 // TestHomeTabButtons: New ticket opens the new-ticket modal, whose
 // submission opens a ticket; My queue opens a modal with the viewer's
