@@ -47,8 +47,8 @@ type homeCache struct {
 // (assigned to them, within their access scope) and as requester, from
 // the ticket mirror where it can answer and from the desk otherwise, who
 // is on call now, and the quick actions. A home built less than the home
-// interval ago is returned again as it was (same BuiltAt), at no cost: a
-// transport need not show it again. It never fails: what could not be
+// interval ago is returned again as it was (same BuiltAt, Fresh false), at
+// no cost: a transport need not show it again. It never fails: what could not be
 // read is said in the home.
 func (r *Router) Home(ctx context.Context, caller chat.Caller) (h chat.Home) {
 	now := r.now()
@@ -56,6 +56,7 @@ func (r *Router) Home(ctx context.Context, caller chat.Caller) (h chat.Home) {
 	prev, ok := r.homes.byUser[caller.UserID]
 	r.mu.Unlock()
 	if ok && now.Sub(prev.BuiltAt) < r.homes.interval {
+		prev.Fresh = false
 		return prev
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
@@ -67,6 +68,7 @@ func (r *Router) Home(ctx context.Context, caller chat.Caller) (h chat.Home) {
 		}
 	}()
 	h = r.buildHome(ctx, caller, now)
+	h.Fresh = true
 	r.mu.Lock()
 	for u, old := range r.homes.byUser { // keep the cache to the last interval
 		if now.Sub(old.BuiltAt) >= r.homes.interval {

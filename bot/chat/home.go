@@ -25,6 +25,10 @@ type Home struct {
 	OnCallMarkup string
 	Actions      []Button
 	BuiltAt      time.Time // when the router built it (the rebuild bound)
+	// Fresh: built for this call; false when it is the home built for an
+	// earlier one within the router's interval, which a transport that
+	// showed it need not show again.
+	Fresh bool
 }
 
 // HomeList is one list of a Home: the first tickets and how many there are.

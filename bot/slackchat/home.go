@@ -19,7 +19,7 @@ import (
 // (*bot.Router does); without it the bot does not publish a Home tab.
 type HomeRouter interface {
 	// Home is what the caller's Home tab shows. A home built within the
-	// router's interval comes back unchanged (same BuiltAt).
+	// router's interval comes back unchanged (same BuiltAt, Fresh false).
 	Home(ctx context.Context, caller chat.Caller) chat.Home
 }
 
@@ -78,14 +78,15 @@ func (s *Slack) homeEvent(ctx context.Context, evt socketmode.Event) bool {
 }
 
 // publishHome builds the user's home and publishes it (views.publish),
-// unless it is the one last published.
+// unless the router answered with the home it built for an earlier open,
+// which was published.
 func (s *Slack) publishHome(ctx context.Context, hr HomeRouter, user, team string) {
 	h := hr.Home(ctx, chat.Caller{UserID: user, TeamID: team, Users: s})
 	s.home.mu.Lock()
 	if s.home.published == nil {
 		s.home.published = map[string]time.Time{}
 	}
-	same := s.home.published[user].Equal(h.BuiltAt) && !h.BuiltAt.IsZero()
+	same := !h.Fresh && s.home.published[user].Equal(h.BuiltAt)
 	s.home.mu.Unlock()
 	if same {
 		return
