@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/internal/flight"
 	"github.com/deskbot/deskbot/oncall"
 
 	"github.com/deskbot/deskbot/sdclient"
@@ -37,10 +39,12 @@ func WithHomeInterval(d time.Duration) Option {
 	return func(c *routerConfig) { c.homeInterval = &d }
 }
 
-// homeCache is the homes built in the last interval, by chat user id.
+// homeCache is the homes built in the last interval, by chat user id;
+// concurrent opens by one person share one build.
 type homeCache struct {
 	interval time.Duration
 	byUser   map[string]chat.Home
+	builds   flight.Group[chat.Home]
 }
 
 // Home builds what the caller's home shows: their open tickets as agent
@@ -48,36 +52,66 @@ type homeCache struct {
 // the ticket mirror where it can answer and from the desk otherwise, who
 // is on call now, and the quick actions. A home built less than the home
 // interval ago is returned again as it was (same BuiltAt, Fresh false), at
-// no cost: a transport need not show it again. It never fails: what could not be
+// no cost: a transport need not show it again; so is one being built for
+// the same person when the call came. It never fails: what could not be
 // read is said in the home.
-func (r *Router) Home(ctx context.Context, caller chat.Caller) (h chat.Home) {
-	now := r.now()
-	r.mu.Lock()
-	prev, ok := r.homes.byUser[caller.UserID]
-	r.mu.Unlock()
-	if ok && now.Sub(prev.BuiltAt) < r.homes.interval {
-		prev.Fresh = false
-		return prev
+func (r *Router) Home(ctx context.Context, caller chat.Caller) chat.Home {
+	if h, ok := r.recentHome(caller.UserID, r.now()); ok {
+		return h
 	}
+	led := false
+	h, err := r.homes.builds.Do(caller.UserID, func() (chat.Home, error) {
+		led = true
+		now := r.now()
+		if h, ok := r.recentHome(caller.UserID, now); ok {
+			return h, nil
+		}
+		h := r.safeBuildHome(ctx, caller, now)
+		h.Fresh = true
+		r.mu.Lock()
+		for u, old := range r.homes.byUser { // keep the cache to the last interval
+			if now.Sub(old.BuiltAt) >= r.homes.interval {
+				delete(r.homes.byUser, u)
+			}
+		}
+		r.homes.byUser[caller.UserID] = h
+		r.mu.Unlock()
+		return h, nil
+	})
+	if err != nil {
+		return chat.Home{NoAccount: chat.PanicText("your home"), BuiltAt: r.now()}
+	}
+	if !led {
+		h.Fresh = false // the caller that built it shows it
+	}
+	return h
+}
+
+// recentHome is the home built for user less than the interval before
+// now, not Fresh.
+func (r *Router) recentHome(user string, now time.Time) (chat.Home, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h, ok := r.homes.byUser[user]
+	if !ok || now.Sub(h.BuiltAt) >= r.homes.interval {
+		return chat.Home{}, false
+	}
+	h.Fresh = false
+	return h, true
+}
+
+// safeBuildHome is buildHome under the command deadline, a panic turned
+// into a home that says so.
+func (r *Router) safeBuildHome(ctx context.Context, caller chat.Caller, now time.Time) (h chat.Home) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	defer func() {
 		if v := recover(); v != nil {
-			r.log.Error("building a home panicked", "panic", fmt.Sprint(v))
+			r.log.Error("building a home panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			h = chat.Home{NoAccount: chat.PanicText("your home"), BuiltAt: now}
 		}
 	}()
-	h = r.buildHome(ctx, caller, now)
-	h.Fresh = true
-	r.mu.Lock()
-	for u, old := range r.homes.byUser { // keep the cache to the last interval
-		if now.Sub(old.BuiltAt) >= r.homes.interval {
-			delete(r.homes.byUser, u)
-		}
-	}
-	r.homes.byUser[caller.UserID] = h
-	r.mu.Unlock()
-	return h
+	return r.buildHome(ctx, caller, now)
 }
 
 func (r *Router) buildHome(ctx context.Context, caller chat.Caller, now time.Time) chat.Home {
