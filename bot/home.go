@@ -47,6 +47,15 @@ type homeCache struct {
 	builds   flight.Group[chat.Home]
 }
 
+// initHomes sets up the homes' caches (NewRouter).
+func (r *Router) initHomes(cfg *routerConfig) {
+	r.homes = homeCache{interval: DefaultHomeInterval, byUser: map[string]chat.Home{}}
+	if cfg.homeInterval != nil {
+		r.homes.interval = *cfg.homeInterval
+	}
+	r.requesterIDs = map[string]cached[int64]{}
+}
+
 // Home builds what the caller's home shows: their open tickets as agent
 // (assigned to them, within their access scope) and as requester, from
 // the ticket mirror where it can answer and from the desk otherwise, who

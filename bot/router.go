@@ -204,26 +204,22 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 		return nil, err
 	}
 	r := &Router{
-		desk:         desk,
-		log:          log,
-		now:          cfg.now,
-		explainer:    cfg.explainer,
-		acks:         cfg.acks,
-		oncall:       cfg.oncall,
-		timeout:      cfg.timeout,
-		agentTTL:     cfg.agentTTL,
-		link:         cfg.link(),
-		maxRetry:     cfg.maxRetry,
-		budget:       cfg.budget,
-		agents:       make(map[string]cached[*sdclient.Agent]),
-		names:        make(map[int64]cached[string]),
-		requesters:   make(map[int64]cached[*sdclient.TicketRequester]),
-		homes:        homeCache{interval: DefaultHomeInterval, byUser: map[string]chat.Home{}},
-		requesterIDs: map[string]cached[int64]{},
+		desk:       desk,
+		log:        log,
+		now:        cfg.now,
+		explainer:  cfg.explainer,
+		acks:       cfg.acks,
+		oncall:     cfg.oncall,
+		timeout:    cfg.timeout,
+		agentTTL:   cfg.agentTTL,
+		link:       cfg.link(),
+		maxRetry:   cfg.maxRetry,
+		budget:     cfg.budget,
+		agents:     make(map[string]cached[*sdclient.Agent]),
+		names:      make(map[int64]cached[string]),
+		requesters: make(map[int64]cached[*sdclient.TicketRequester]),
 	}
-	if cfg.homeInterval != nil {
-		r.homes.interval = *cfg.homeInterval
-	}
+	r.initHomes(&cfg)
 	if cfg.mirror != nil {
 		r.mirror = &mirrorCache{src: cfg.mirror, ws: map[int64]*mirrorWS{}}
 	}
