@@ -47,6 +47,8 @@ type Router struct {
 	statusLookups flight.Group[[]sdclient.FieldChoice]
 	groups        cached[[]*sdclient.Group]
 	agentsList    cached[agentPage]
+	homes         homeCache                // home.go
+	requesterIDs  map[string]cached[int64] // by lower-case e-mail; 0: none
 }
 
 // cached is a value read at a time; ok: read at all.
@@ -104,6 +106,8 @@ type routerConfig struct {
 	ticketLink *string // nil: not set
 	maxRetry   int
 	budget     int
+	// homeInterval is WithHomeInterval's, nil: DefaultHomeInterval.
+	homeInterval *time.Duration
 }
 
 // WithClock sets the clock used for caches and retries (tests).
@@ -161,6 +165,8 @@ func (c *routerConfig) check() error {
 		return fmt.Errorf("bot: WithAgentCacheTTL: %s is negative", c.agentTTL)
 	case c.maxRetry < 0:
 		return fmt.Errorf("bot: WithBusyRetries: %d is negative", c.maxRetry)
+	case c.homeInterval != nil && *c.homeInterval < 0:
+		return fmt.Errorf("bot: WithHomeInterval: %s is negative", *c.homeInterval)
 	case c.budget < 0:
 		return fmt.Errorf("bot: WithDeskBudget: %d is negative", c.budget)
 	case c.deskURL != "" && !strings.HasPrefix(c.deskURL, "http://") && !strings.HasPrefix(c.deskURL, "https://"):
@@ -213,6 +219,7 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 		names:      make(map[int64]cached[string]),
 		requesters: make(map[int64]cached[*sdclient.TicketRequester]),
 	}
+	r.initHomes(&cfg)
 	if cfg.mirror != nil {
 		r.mirror = &mirrorCache{src: cfg.mirror, ws: map[int64]*mirrorWS{}}
 	}

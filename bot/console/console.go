@@ -212,6 +212,10 @@ func (c *Console) line(ctx context.Context, line string) {
 	if i := strings.IndexFunc(line, unicode.IsSpace); i >= 0 {
 		cmd, text = line[:i], strings.TrimSpace(line[i:])
 	}
+	if cmd == "/home" {
+		c.home(ctx)
+		return
+	}
 	if cmd == "/press" {
 		n, ok := choiceNumber(text)
 		if !ok {

@@ -7,7 +7,8 @@
 //
 // What it owns: everything Slack-specific: the socket-mode loop and its
 // reconnects, envelope de-duplication (EnvelopeStore), Block Kit rendering
-// within Slack's limits (blocks.go, pagecard.go, modal.go), mentions and
+// within Slack's limits (blocks.go, pagecard.go, modal.go, home.go: the
+// App Home tab and its buttons), mentions and
 // user groups, the bounded and retried HTTP client of its Web API calls
 // (slackhttp.go).
 //

@@ -67,3 +67,6 @@ func (v groupView) Blocks() []slack.Block { return v.blocks }
 
 // Replies is a grouped alert's thread.
 func (v groupView) Replies() [][]slack.Block { return v.replies }
+
+// HomeView is homeView.
+var HomeView = homeView

@@ -93,6 +93,7 @@ type Slack struct {
 	groups        groupCache                  // usergroups.list: @handle -> id
 	members       map[string]cached[[]string] // usergroups.users.list by group id
 	memberLookups flight.Group[[]string]
+	home          homeState // home.go
 }
 
 var (
@@ -437,6 +438,7 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 		if evt.Request != nil {
 			_ = sm.Ack(*evt.Request)
 		}
+		s.homeEvent(ctx, evt)
 	default:
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
 			_ = sm.Ack(*evt.Request)
@@ -690,6 +692,9 @@ func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
 	}
 	if s.foreignTeam(cb.Team.ID) {
 		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, failed(foreignTeamText), false)
+		return
+	}
+	if s.homeClick(ctx, cb) {
 		return
 	}
 	res := s.router.Dispatch(ctx, chat.Caller{UserID: cb.User.ID, TeamID: cb.Team.ID, ChannelID: channel, Users: s},

@@ -86,6 +86,7 @@ var apiMethods = map[string]apiHandler{
 	"views.open":            (*Server).viewsOpen,
 	"views.push":            (*Server).viewsPush,
 	"views.update":          (*Server).viewsUpdate,
+	"views.publish":         (*Server).viewsPublish, // home.go
 }
 
 // fault is an injected failure for the next call of a method.

@@ -1,0 +1,45 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// RequesterByEmail implements RequesterFinder (GET /requesters?email=):
+// sdclient.ErrNotFound when the desk has no requester with that e-mail.
+func (a *DeskAdapter) RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error) {
+	rs, _, err := a.c.Requesters.List(ctx, &sdclient.RequesterListOptions{Email: email})
+	if errors.Is(err, sdclient.ErrInvalidInput) {
+		return nil, fmt.Errorf("%w: %w", sdclient.ErrNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("requester %s: %w", email, sdclient.ErrNotFound)
+	}
+	rq := rs[0]
+	out := &sdclient.TicketRequester{ID: rq.ID, Name: rq.FirstName, Email: email}
+	if rq.LastName != nil {
+		out.Name = strings.TrimSpace(out.Name + " " + *rq.LastName)
+	}
+	return out, nil
+}
+
+// errNoRequesterFinder: the desk cannot find requesters by e-mail (see
+// RequesterFinder).
+var errNoRequesterFinder = errors.New("the desk does not find requesters by e-mail")
+
+// RequesterByEmail implements RequesterFinder when the desk does.
+func (d *meteredDesk) RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error) {
+	rf, ok := d.Desk.(RequesterFinder)
+	if !ok {
+		return nil, errNoRequesterFinder
+	}
+	d.spend(ctx, creditsRequest)
+	return rf.RequesterByEmail(ctx, email)
+}
