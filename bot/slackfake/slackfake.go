@@ -198,6 +198,7 @@ type Server struct {
 	responses []Response
 	calls     []Call
 	ackLog    []Ack
+	unfurls   []Unfurl
 }
 
 // New starts a fake Slack. Close it when done.

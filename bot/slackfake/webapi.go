@@ -86,6 +86,9 @@ var apiMethods = map[string]apiHandler{
 	"views.open":            (*Server).viewsOpen,
 	"views.push":            (*Server).viewsPush,
 	"views.update":          (*Server).viewsUpdate,
+	"conversations.replies": (*Server).conversationsReplies, // fromchat.go
+	"chat.getPermalink":     (*Server).chatGetPermalink,
+	"chat.unfurl":           (*Server).chatUnfurl,
 }
 
 // fault is an injected failure for the next call of a method.
@@ -438,6 +441,8 @@ type storedMessage struct {
 	blocks   json.RawMessage
 	edited   string // ts of the last edit
 	deleted  bool
+	user     string     // the author, "" for the bot (UserMessage)
+	reacts   []reaction // reactions added (ReactionAdded), in order
 }
 
 func (m *storedMessage) inHistory() bool {
@@ -470,6 +475,7 @@ func (s *Server) messageJSONLocked(m *storedMessage) map[string]any {
 	if m.edited != "" {
 		out["edited"] = map[string]any{"user": s.cfg.botUserID, "ts": m.edited}
 	}
+	s.authorJSONLocked(m, out)
 	return out
 }
 
