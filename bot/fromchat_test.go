@@ -3,14 +3,18 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 func fromChatRouter(t *testing.T, d Desk) *Router {
@@ -193,5 +197,56 @@ func TestUnfurlOnlyWhatTheSharerMaySee(t *testing.T) {
 	}
 	if n := d.Count("ticket") - before; n != 0 {
 		t.Errorf("%d ticket reads for a requester's link", n)
+	}
+}
+
+// TestTicketFromMessageTwoReplicas: two routers (replicas) sharing one
+// store race to make a ticket of the same message, many times over: each
+// message makes exactly one ticket, and every loser names it or says it
+// is being made.
+func TestTicketFromMessageTwoReplicas(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d := fakedesk.New()
+	var replicas []*Router
+	for range 2 {
+		r, err := NewRouter(d, slog.New(slog.DiscardHandler), WithDeskURL("https://desk.example.com"), WithMessageLedger(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas = append(replicas, r)
+	}
+	const messages, perReplica = 10, 3
+	for i := range messages {
+		ts := fmt.Sprintf("%d.000100", i+1)
+		var wg sync.WaitGroup
+		resps := make([]Reply, 2*perReplica)
+		for j := range resps {
+			wg.Go(func() {
+				loads := 0
+				resps[j] = replicas[j%2].TicketFromMessage(t.Context(), Caller{UserID: "UALICE", Users: fromChatUsers}, sourceMessage(ts, "UCAROL", "Printer", &loads))
+			})
+		}
+		wg.Wait()
+		made := 0
+		for _, r := range resps {
+			switch {
+			case r.Failed:
+				t.Errorf("message %s: %s", ts, r.Text)
+			case r.Public:
+				made++
+			case !strings.Contains(r.Text, "already ticket #") && !strings.Contains(r.Text, "being made"):
+				t.Errorf("message %s: loser answered %q", ts, r.Text)
+			}
+		}
+		if made != 1 {
+			t.Errorf("message %s made %d tickets; want 1", ts, made)
+		}
+	}
+	if n := d.Count("create"); n != messages {
+		t.Errorf("%d tickets created for %d messages", n, messages)
 	}
 }
