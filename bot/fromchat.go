@@ -28,6 +28,8 @@ type MessageLedger interface {
 	SetMessageTicket(ctx context.Context, channel, ts string, ticketID int64) error
 	// ReleaseMessage gives up a claim that made no ticket.
 	ReleaseMessage(ctx context.Context, channel, ts string) error
+	// MessageTicket is the ticket made from (channel, ts), if any.
+	MessageTicket(ctx context.Context, channel, ts string) (ticketID int64, ok bool, err error)
 }
 
 // WithMessageLedger sets where message -> ticket links are kept; share one
@@ -91,6 +93,21 @@ func (r *Router) TicketFromMessage(ctx context.Context, caller Caller, m chat.So
 		}
 		return Reply{Text: text, Public: true, Ticket: t}, nil
 	}, c)
+}
+
+// MessageTicket answers, for the caller alone, that a ticket was made from
+// the message already; ok is false when none was (or the ledger cannot
+// say), and the shortcut's form opens. It reads the store only.
+func (r *Router) MessageTicket(ctx context.Context, channel, ts string) (Reply, bool) {
+	id, ok, err := r.messages.MessageTicket(ctx, channel, ts)
+	if err != nil {
+		r.log.Warn("read the ticket of a message", "channel", channel, "ts", ts, "err", err)
+		return Reply{}, false
+	}
+	if !ok {
+		return Reply{}, false
+	}
+	return Reply{Text: r.withLink(fmt.Sprintf("This message is already ticket #%d", id), id) + "."}, true
 }
 
 // withLink appends the ticket's link, when there is one, to text.
@@ -243,6 +260,13 @@ func (l *memoryMessages) SetMessageTicket(_ context.Context, channel, ts string,
 	}
 	l.m[k] = memoryClaim{ticket: id}
 	return nil
+}
+
+func (l *memoryMessages) MessageTicket(_ context.Context, channel, ts string) (int64, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.m[[2]string{channel, ts}]
+	return c.ticket, c.ticket > 0, nil
 }
 
 func (l *memoryMessages) ReleaseMessage(_ context.Context, channel, ts string) error {

@@ -43,6 +43,9 @@ func TestTicketFromMessageOnce(t *testing.T) {
 	loads := 0
 	m := sourceMessage("1.000100", "UCAROL", "\n  Printer   on fire\nsmoke everywhere", &loads)
 	caller := Caller{UserID: "UALICE", Users: fromChatUsers}
+	if resp, ok := r.MessageTicket(ctx, "C1", "1.000100"); ok {
+		t.Errorf("MessageTicket before any ticket = %+v", resp)
+	}
 	resp := r.TicketFromMessage(ctx, caller, m)
 	if resp.Failed || !resp.Public || !strings.Contains(resp.Text, "Created ticket #101 from this message: Printer on fire — https://desk.example.com/a/tickets/101") {
 		t.Fatalf("first: %+v", resp)
@@ -55,6 +58,9 @@ func TestTicketFromMessageOnce(t *testing.T) {
 		if !strings.Contains(c.Description, w) {
 			t.Errorf("description %q lacks %q", c.Description, w)
 		}
+	}
+	if got, ok := r.MessageTicket(ctx, "C1", "1.000100"); !ok || got.Text != "This message is already ticket #101 — https://desk.example.com/a/tickets/101." {
+		t.Errorf("MessageTicket = %+v, %v", got, ok)
 	}
 	// Again, by someone else: the first ticket, no desk request, no read.
 	calls := d.Count("create")

@@ -47,6 +47,9 @@ type FromChat interface {
 	// TicketFromMessage makes a ticket of a message; a Public answer is
 	// for the message's thread, any other for the caller alone.
 	TicketFromMessage(ctx context.Context, caller chat.Caller, m chat.SourceMessage) chat.Reply
+	// MessageTicket answers that the message is a ticket already; ok is
+	// false when it is not.
+	MessageTicket(ctx context.Context, channel, ts string) (chat.Reply, bool)
 	// Unfurl returns the cards of the ticket links the caller may see.
 	Unfurl(ctx context.Context, caller chat.Caller, urls []string) map[string]*chat.Card
 }
@@ -132,12 +135,17 @@ func (s *Slack) shortcut(ctx context.Context, req *socketmode.Request, cb slack.
 				s.answer(ctx, cb.ResponseURL, channel, user, failed(foreignTeamText), false)
 				return
 			}
+			ts := cmp.Or(cb.MessageTs, cb.Message.Timestamp)
+			if resp, ok := s.router.MessageTicket(ctx, channel, ts); ok {
+				s.answer(ctx, cb.ResponseURL, channel, user, resp, false)
+				return
+			}
 			form := s.router.Dispatch(ctx, s.caller(user, channel), chat.Command{Slash: "/ticket", Text: "new"}).Form
 			if form == nil {
 				form = &chat.TicketForm{}
 			}
 			form.Subject = chat.Truncate(firstLine(cb.Message.Text), 250)
-			meta, _ := json.Marshal(messageMeta{Channel: channel, TS: cmp.Or(cb.MessageTs, cb.Message.Timestamp),
+			meta, _ := json.Marshal(messageMeta{Channel: channel, TS: ts,
 				Thread: cb.Message.ThreadTimestamp, Author: cb.Message.User, ResponseURL: cb.ResponseURL})
 			v := ticketModal(form, string(meta))
 			v.CallbackID = messageFormCallbackID

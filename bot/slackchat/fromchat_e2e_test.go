@@ -124,24 +124,30 @@ func TestTicketReactionEndToEnd(t *testing.T) {
 func TestTicketShortcutEndToEnd(t *testing.T) {
 	h := newE2E(t, nil, nil)
 	ts := h.post("UCAROL", "  VPN   drops every hour  \nsince Monday", "")
-	env, err := h.fake.MessageShortcut(h.ctx, "UBOB", "C0DESK", ts, slackchat.ShortcutCallbackID)
-	if err != nil {
-		t.Fatal(err)
+	// Bob and Alice both open the form on the message.
+	forms := map[string]slackfake.View{}
+	envs := map[string]*slackfake.Envelope{}
+	for _, user := range []string{"UBOB", "UALICE"} {
+		env, err := h.fake.MessageShortcut(h.ctx, user, "C0DESK", ts, slackchat.ShortcutCallbackID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.WaitAck(h.ctx); err != nil {
+			t.Fatal(err)
+		}
+		v, err := h.fake.WaitView(h.ctx, func(v slackfake.View) bool { return v.Method == "views.open" && v.UserID == user })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(v.Raw), `"initial_value":"VPN drops every hour"`) || !strings.Contains(string(v.Raw), "Ticket from message") {
+			t.Errorf("form %s", v.Raw)
+		}
+		forms[user], envs[user] = v, env
 	}
-	if _, err := env.WaitAck(h.ctx); err != nil {
-		t.Fatal(err)
-	}
-	v, err := h.fake.WaitView(h.ctx, func(v slackfake.View) bool { return v.Method == "views.open" && v.UserID == "UBOB" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(v.Raw), `"initial_value":"VPN drops every hour"`) || !strings.Contains(string(v.Raw), "Ticket from message") {
-		t.Errorf("form %s", v.Raw)
-	}
-	sub, err := h.fake.ViewSubmission(h.ctx, "UBOB", v.CallbackID, "", map[string]map[string]string{
+	sub, err := h.fake.ViewSubmission(h.ctx, "UBOB", forms["UBOB"].CallbackID, "", map[string]map[string]string{
 		slackchat.FormSubject:  {slackchat.FormSubject: "VPN unstable"},
 		slackchat.FormPriority: {slackchat.FormPriority: "3"},
-	}, slackfake.WithViewID(v.ID))
+	}, slackfake.WithViewID(forms["UBOB"].ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,18 +161,28 @@ func TestTicketShortcutEndToEnd(t *testing.T) {
 	if c := h.fdesk.Creates[0]; c.Email != "carol@example.com" || c.Priority != 3 || !strings.Contains(c.Description, "VPN   drops every hour") {
 		t.Errorf("created %+v", c)
 	}
-	// The shortcut again: the form opens, its submission finds the ticket.
-	env, _ = h.fake.MessageShortcut(h.ctx, "UALICE", "C0DESK", ts, slackchat.ShortcutCallbackID)
-	v, err = h.fake.WaitView(h.ctx, func(v slackfake.View) bool { return v.Method == "views.open" && v.UserID == "UALICE" })
+	// Alice submits the form she opened before: the ticket made, to her.
+	if _, err := h.fake.ViewSubmission(h.ctx, "UALICE", forms["UALICE"].CallbackID, "", map[string]map[string]string{slackchat.FormSubject: {slackchat.FormSubject: "again"}}, slackfake.WithViewID(forms["UALICE"].ID)); err != nil {
+		t.Fatal(err)
+	}
+	const already = "This message is already ticket #101 — https://desk.example.com/a/tickets/101."
+	r, err := h.fake.WaitResponse(h.ctx, func(r slackfake.Response) bool { return r.EnvelopeID == envs["UALICE"].ID })
+	if err != nil || r.Text != already || r.ResponseType != "ephemeral" {
+		t.Errorf("second submission answered %+v, %v", r, err)
+	}
+	// Carol runs the shortcut now: told at once, no form.
+	env, err := h.fake.MessageShortcut(h.ctx, "UCAROL", "C0DESK", ts, slackchat.ShortcutCallbackID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.fake.ViewSubmission(h.ctx, "UALICE", v.CallbackID, "", map[string]map[string]string{slackchat.FormSubject: {slackchat.FormSubject: "again"}}, slackfake.WithViewID(v.ID)); err != nil {
-		t.Fatal(err)
+	r, err = h.fake.WaitResponse(h.ctx, func(r slackfake.Response) bool { return r.EnvelopeID == env.ID })
+	if err != nil || r.Text != already {
+		t.Errorf("shortcut on a ticketed message answered %+v, %v", r, err)
 	}
-	r, err := h.fake.WaitResponse(h.ctx, func(r slackfake.Response) bool { return r.EnvelopeID == env.ID })
-	if err != nil || r.Text != "This message is already ticket #101 — https://desk.example.com/a/tickets/101." || r.ResponseType != "ephemeral" {
-		t.Errorf("second shortcut answered %+v, %v", r, err)
+	for _, v := range h.fake.Views() {
+		if v.UserID == "UCAROL" {
+			t.Errorf("a form opened for a message that is a ticket: %+v", v)
+		}
 	}
 	if n := h.fdesk.Count("create"); n != 1 {
 		t.Errorf("%d tickets created; want 1", n)
