@@ -19,10 +19,11 @@ func BenchmarkTicketFromMessageCost(b *testing.B) {
 	sim, c, _ := fakedesk.Sim(b)
 	desk := bot.NewDeskAdapter(c)
 	h := newE2E(b, desk, nil)
-	var deskNew, slackNew, deskAgain, slackAgain int
+	var deskNew, slackNew, deskAgain, slackAgain, coldDesk, coldSlack int
 	for i := range b.N + 1 {
 		if i == 1 {
 			// The first round warmed the users.info cache; count from here.
+			coldDesk, coldSlack = deskNew, slackNew
 			deskNew, slackNew, deskAgain, slackAgain = 0, 0, 0, 0
 			b.ResetTimer()
 		}
@@ -48,6 +49,8 @@ func BenchmarkTicketFromMessageCost(b *testing.B) {
 		deskAgain += len(sim.Desk.Requests()) - d1
 		slackAgain += len(h.fake.Calls()) - s1
 	}
+	b.ReportMetric(float64(coldDesk), "cold-desk-req/ticket")
+	b.ReportMetric(float64(coldSlack), "cold-slack-calls/ticket")
 	b.ReportMetric(float64(deskNew)/float64(b.N), "desk-req/ticket")
 	b.ReportMetric(float64(slackNew)/float64(b.N), "slack-calls/ticket")
 	b.ReportMetric(float64(deskAgain)/float64(b.N), "desk-req/repeat")
@@ -74,9 +77,10 @@ func BenchmarkUnfurlCost(b *testing.B) {
 	desk := bot.NewDeskAdapter(c)
 	h := newE2E(b, desk, nil)
 	link := fmt.Sprintf("https://desk.example.com/a/tickets/%d", id)
-	var deskAgent, slackAgent, deskReq, slackReq int
+	var deskAgent, slackAgent, deskReq, slackReq, coldAgent, coldReq int
 	for i := range b.N + 1 {
 		if i == 1 {
+			coldAgent, coldReq = deskAgent, deskReq
 			deskAgent, slackAgent, deskReq, slackReq = 0, 0, 0, 0
 			b.ResetTimer()
 		}
@@ -106,6 +110,8 @@ func BenchmarkUnfurlCost(b *testing.B) {
 		deskReq += len(sim.Desk.Requests()) - d1
 		slackReq += len(h.fake.Calls()) - s1
 	}
+	b.ReportMetric(float64(coldAgent), "cold-desk-req/unfurl")
+	b.ReportMetric(float64(coldReq), "cold-desk-req/requester-link")
 	b.ReportMetric(float64(deskAgent)/float64(b.N), "desk-req/unfurl")
 	b.ReportMetric(float64(slackAgent)/float64(b.N), "slack-calls/unfurl")
 	b.ReportMetric(float64(deskReq)/float64(b.N), "desk-req/requester-link")
