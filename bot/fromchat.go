@@ -123,7 +123,8 @@ func (r *Router) withLink(text string, id int64) string {
 func (r *Router) createFromMessage(ctx context.Context, caller Caller, callerEmail string, m chat.SourceMessage) (*sdclient.Ticket, bool, error) {
 	content, err := m.Load(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("read the message: %w", err)
+		r.log.Warn("read a message for its ticket", "channel", m.Channel, "ts", m.TS, "err", err)
+		return nil, false, refuse("could not read that message (%v); the bot reads only channels it is a member of: invite it there and try again", err)
 	}
 	author := cmp.Or(content.Author, m.Author)
 	requester, fallback := r.chatEmail(ctx, caller, author), false

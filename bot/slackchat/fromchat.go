@@ -144,7 +144,7 @@ func (s *Slack) shortcut(ctx context.Context, req *socketmode.Request, cb slack.
 			if form == nil {
 				form = &chat.TicketForm{}
 			}
-			form.Subject = chat.Truncate(firstLine(cb.Message.Text), 250)
+			form.Subject = chat.Truncate(firstLine(plainText(cb.Message.Text)), 250)
 			meta, _ := json.Marshal(messageMeta{Channel: channel, TS: ts,
 				Thread: cb.Message.ThreadTimestamp, Author: cb.Message.User, ResponseURL: cb.ResponseURL})
 			v := ticketModal(form, string(meta))
@@ -211,7 +211,7 @@ func (s *Slack) loadMessage(channel, ts string, thread *string) func(ctx context
 	return func(ctx context.Context) (chat.MessageContent, error) {
 		msgs, more, _, err := s.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: ts, Limit: maxRepliesRead})
 		if err != nil {
-			return chat.MessageContent{}, fmt.Errorf("conversations.replies %s/%s (is the bot in the channel?): %w", channel, ts, err)
+			return chat.MessageContent{}, fmt.Errorf("conversations.replies: %w", err)
 		}
 		var mc chat.MessageContent
 		found := false
@@ -219,7 +219,7 @@ func (s *Slack) loadMessage(channel, ts string, thread *string) func(ctx context
 			switch {
 			case m.Timestamp == ts:
 				found = true
-				mc.Text, mc.Author = m.Text, m.User
+				mc.Text, mc.Author = plainText(m.Text), m.User
 				if m.BotID != "" {
 					mc.Author = ""
 				}
@@ -231,11 +231,11 @@ func (s *Slack) loadMessage(channel, ts string, thread *string) func(ctx context
 				if m.BotID != "" {
 					author = ""
 				}
-				mc.Replies = append(mc.Replies, chat.ThreadReply{Author: author, Text: m.Text})
+				mc.Replies = append(mc.Replies, chat.ThreadReply{Author: author, Text: plainText(m.Text)})
 			}
 		}
 		if !found {
-			return chat.MessageContent{}, fmt.Errorf("conversations.replies %s/%s: the message is not in its thread", channel, ts)
+			return chat.MessageContent{}, fmt.Errorf("conversations.replies: message %s is not in its thread", ts)
 		}
 		mc.More = more
 		link, err := s.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: channel, Ts: ts})
@@ -317,4 +317,37 @@ func (s *Slack) linkShared(ctx context.Context, req *socketmode.Request, e *slac
 			s.log.Info("left ticket links without a card: the desk is busy", "channel", e.Channel)
 		},
 	})
+}
+
+// slackMarkup finds Slack's angle-bracket markup in message text: links,
+// mentions and channel references.
+var slackMarkup = regexp.MustCompile(`<([^<>|]*)(?:\|([^<>]*))?>`)
+
+// plainText turns a message's text as Slack stores it into what a person
+// read: <url|label> becomes "label (url)", <url> the url, <@U123> "@U123",
+// <#C123|name> "#name", <!here> "@here"; and &amp; &lt; &gt; their
+// characters.
+func plainText(text string) string {
+	text = slackMarkup.ReplaceAllStringFunc(text, func(m string) string {
+		sub := slackMarkup.FindStringSubmatch(m)
+		target, label := sub[1], sub[2]
+		switch {
+		case strings.HasPrefix(target, "@") && label != "":
+			return "@" + label
+		case strings.HasPrefix(target, "#") && label != "":
+			return "#" + label
+		case strings.HasPrefix(target, "@"), strings.HasPrefix(target, "#"):
+			return target
+		case strings.HasPrefix(target, "!"):
+			name, _, _ := strings.Cut(strings.TrimPrefix(target, "!"), "^")
+			if label != "" {
+				return label
+			}
+			return "@" + name
+		case label != "" && label != target:
+			return label + " (" + target + ")"
+		}
+		return target
+	})
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
 }

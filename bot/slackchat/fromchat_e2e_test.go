@@ -113,6 +113,19 @@ func TestTicketReactionEndToEnd(t *testing.T) {
 	if !strings.Contains(e.Text, "your chat profile shows no e-mail address") {
 		t.Errorf("refusal %q", e.Text)
 	}
+	// A channel the bot is not in: it says so, and a later try works.
+	h.fake.FailNext("conversations.replies", 1, "not_in_channel")
+	closed := h.post("UCAROL", "Screen &lt;flickers&gt; in <#C1|it-desk>", "")
+	h.react("UALICE", "C0DESK", closed, "ticket")
+	e = h.waitPosted("refusal", func(m slackfake.Message) bool { return m.Ephemeral && m.User == "UALICE" && strings.Contains(m.Text, "not_in_channel") })
+	if want := "could not read that message (conversations.replies: not_in_channel); the bot reads only channels it is a member of: invite it there and try again"; e.Text != want {
+		t.Errorf("refusal %q; want %q", e.Text, want)
+	}
+	h.react("UBOB", "C0DESK", closed, "ticket")
+	m = h.waitPosted("answer after the retry", func(m slackfake.Message) bool { return m.ThreadTS == closed })
+	if c := h.fdesk.Creates[len(h.fdesk.Creates)-1]; !strings.HasPrefix(m.Text, "Created ticket #103") || c.Subject != "Screen <flickers> in #it-desk" {
+		t.Errorf("retry: %q, subject %q", m.Text, c.Subject)
+	}
 	if u := h.fake.UnknownMethods(); len(u) > 0 {
 		t.Errorf("bot called methods the fake does not know: %v", u)
 	}
