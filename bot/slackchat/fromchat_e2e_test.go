@@ -117,7 +117,9 @@ func TestTicketReactionEndToEnd(t *testing.T) {
 	h.fake.FailNext("conversations.replies", 1, "not_in_channel")
 	closed := h.post("UCAROL", "Screen &lt;flickers&gt; in <#C1|it-desk>", "")
 	h.react("UALICE", "C0DESK", closed, "ticket")
-	e = h.waitPosted("refusal", func(m slackfake.Message) bool { return m.Ephemeral && m.User == "UALICE" && strings.Contains(m.Text, "not_in_channel") })
+	e = h.waitPosted("refusal", func(m slackfake.Message) bool {
+		return m.Ephemeral && m.User == "UALICE" && strings.Contains(m.Text, "not_in_channel")
+	})
 	if want := "could not read that message (conversations.replies: not_in_channel); the bot reads only channels it is a member of: invite it there and try again"; e.Text != want {
 		t.Errorf("refusal %q; want %q", e.Text, want)
 	}
