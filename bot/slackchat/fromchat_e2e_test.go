@@ -233,6 +233,17 @@ func TestUnfurlEndToEnd(t *testing.T) {
 			t.Errorf("card %s lacks %q", att.Blocks, w)
 		}
 	}
+	// Still in the composer: unfurled by unfurl_id.
+	env, uid, err := h.fake.LinkSharedInComposer(h.ctx, "UALICE", link+"?tab=notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.WaitAck(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := h.fake.WaitUnfurl(h.ctx, func(u slackfake.Unfurl) bool { return u.UnfurlID == uid }); err != nil || u.URLs[link+"?tab=notes"] == nil {
+		t.Errorf("composer unfurl %+v, %v", u, err)
+	}
 	// Carol is a requester: no card, and no ticket read for her.
 	sim.Desk.ResetRequests()
 	env, _, err = h.fake.LinkShared(h.ctx, "UCAROL", "C0DESK", link)
@@ -243,8 +254,8 @@ func TestUnfurlEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitIdle(t, h.ctx, h.slack)
-	if n := len(h.fake.Unfurls()); n != 1 {
-		t.Errorf("%d unfurls; want only alice's", n)
+	if n := len(h.fake.Unfurls()); n != 2 {
+		t.Errorf("%d unfurls; want only alice's two", n)
 	}
 	for _, r := range sim.Desk.Requests() {
 		if strings.HasPrefix(r.Path, "/api/v2/tickets/") {

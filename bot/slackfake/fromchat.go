@@ -25,8 +25,9 @@ type reaction struct {
 
 // Unfurl is one chat.unfurl call as the fake applied it.
 type Unfurl struct {
-	Channel string
-	TS      string
+	Channel  string
+	TS       string
+	UnfurlID string // set when the unfurl named a composer's link (unfurl_id)
 	// URLs maps each unfurled URL to its attachment JSON as sent.
 	URLs map[string]json.RawMessage
 	At   time.Time
@@ -215,6 +216,40 @@ func (s *Server) LinkShared(ctx context.Context, userID, channel string, links .
 	return env, ts, err
 }
 
+// LinkSharedInComposer delivers the link_shared event Slack sends while
+// userID is still typing the links in a message composer: the
+// channel is "COMPOSER", message_ts is not a ts, and only unfurl_id and
+// source name what chat.unfurl unfurls. It returns the envelope and the
+// unfurl_id.
+func (s *Server) LinkSharedInComposer(ctx context.Context, userID string, links ...string) (*Envelope, string, error) {
+	var shared []any
+	for _, l := range links {
+		u, err := url.Parse(l)
+		if err != nil || u.Host == "" {
+			return nil, "", fmt.Errorf("share link %q: not a URL", l)
+		}
+		shared = append(shared, map[string]any{"domain": u.Hostname(), "url": l})
+	}
+	s.mu.Lock()
+	if s.composer == nil {
+		s.composer = map[string][]string{}
+	}
+	id := s.nextIDLocked("composer-")
+	s.composer[id] = links
+	payload := s.eventCallbackLocked(map[string]any{
+		"type":       "link_shared",
+		"channel":    "COMPOSER",
+		"user":       userID,
+		"message_ts": "c0ffee" + strings.ToLower(id),
+		"unfurl_id":  id,
+		"source":     "composer",
+		"links":      shared,
+	})
+	s.mu.Unlock()
+	env, err := s.Send(ctx, "events_api", payload)
+	return env, id, err
+}
+
 // conversationsReplies serves conversations.replies: the thread of the
 // message ts (its parent first, then the replies), paged by limit and
 // cursor.
@@ -285,20 +320,34 @@ func (s *Server) chatGetPermalink(r *apiRequest) (map[string]any, apiError) {
 // must be in the message's text, and each attachment's blocks must be
 // valid.
 func (s *Server) chatUnfurl(r *apiRequest) (map[string]any, apiError) {
-	ch, ok := s.resolveChannelLocked(r.param("channel"))
-	if !ok {
-		return nil, ErrChannelNotFound
-	}
-	m := s.findMessageLocked(ch, r.param("ts"))
-	if m == nil {
-		return nil, "cannot_unfurl_message"
+	var rec Unfurl
+	var text string
+	if id := r.param("unfurl_id"); id != "" || r.has("source") {
+		links, ok := s.composer[id]
+		switch {
+		case r.param("source") != "composer" && r.param("source") != "conversations_history":
+			return nil, "invalid_source"
+		case !ok:
+			return nil, "invalid_unfurl_id"
+		}
+		rec.UnfurlID, text = id, strings.Join(links, " ")
+	} else {
+		ch, ok := s.resolveChannelLocked(r.param("channel"))
+		if !ok {
+			return nil, ErrChannelNotFound
+		}
+		m := s.findMessageLocked(ch, r.param("ts"))
+		if m == nil {
+			return nil, "cannot_unfurl_message"
+		}
+		rec.Channel, rec.TS, text = ch, m.ts, m.text
 	}
 	var unfurls map[string]json.RawMessage
 	if json.Unmarshal([]byte(r.param("unfurls")), &unfurls) != nil || len(unfurls) == 0 {
 		return nil, "invalid_unfurls_format"
 	}
 	for u, att := range unfurls {
-		if !strings.Contains(m.text, u) {
+		if !strings.Contains(text, u) {
 			return nil, "cannot_unfurl_url"
 		}
 		var a struct {
@@ -311,7 +360,8 @@ func (s *Server) chatUnfurl(r *apiRequest) (map[string]any, apiError) {
 			return nil, ErrInvalidBlocks
 		}
 	}
-	s.unfurls = append(s.unfurls, Unfurl{Channel: ch, TS: m.ts, URLs: unfurls, At: time.Now()})
+	rec.URLs, rec.At = unfurls, time.Now()
+	s.unfurls = append(s.unfurls, rec)
 	s.notifyLocked()
 	return map[string]any{}, ""
 }

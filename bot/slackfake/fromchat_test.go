@@ -112,3 +112,36 @@ func TestReactionAndShortcutEnvelopes(t *testing.T) {
 		t.Error("a reaction to no message was delivered")
 	}
 }
+
+// TestComposerUnfurl unfurls a link still in the composer by unfurl_id
+// and source, as slack-go's UnfurlMessageByID sends them.
+func TestComposerUnfurl(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, slackfake.WithUsers(alice))
+	c := startClient(t, srv, srv.AppToken())
+	ctx := testCtx(t)
+	const link = "https://desk.example.com/a/tickets/7"
+	env, id, err := srv.LinkSharedInComposer(ctx, alice.ID, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evt, _ := c.waitEvent(t, 0, isEnvelope(env.ID))
+	ev, _ := evt.Data.(slackevents.EventsAPIEvent)
+	if ls, ok := ev.InnerEvent.Data.(*slackevents.LinkSharedEvent); !ok || ls.Channel != "COMPOSER" || ls.Links[0].URL != link {
+		t.Fatalf("link_shared = %+v", ev.InnerEvent.Data)
+	}
+	api := webClient(srv, srv.BotToken())
+	card := map[string]slack.Attachment{link: {Text: "ticket 7"}}
+	if _, _, _, err := api.UnfurlMessageByIDContext(ctx, "nope", "composer", card); err == nil || err.Error() != "invalid_unfurl_id" {
+		t.Errorf("unknown unfurl_id: %v", err)
+	}
+	if _, _, _, err := api.UnfurlMessageByIDContext(ctx, id, "elsewhere", card); err == nil || err.Error() != "invalid_source" {
+		t.Errorf("bad source: %v", err)
+	}
+	if _, _, _, err := api.UnfurlMessageByIDContext(ctx, id, "composer", card); err != nil {
+		t.Fatal(err)
+	}
+	if u := srv.Unfurls(); len(u) != 1 || u[0].UnfurlID != id || u[0].URLs[link] == nil {
+		t.Errorf("unfurls = %+v", u)
+	}
+}

@@ -199,6 +199,7 @@ type Server struct {
 	calls     []Call
 	ackLog    []Ack
 	unfurls   []Unfurl
+	composer  map[string][]string // unfurl_id -> links shared in a composer (fromchat.go)
 }
 
 // New starts a fake Slack. Close it when done.
