@@ -10,8 +10,12 @@
 // from it), authorisation and access scopes (access.go), the answers to
 // desk failures (deskerrors.go), the desk budget of people's commands and
 // their admission (budget.go, gate.go), the ticket mirror reads
-// (mirror.go), the App Home model (Router.Home, home.go), the on-call commands and page buttons (oncall.go), and the
-// Desk port with its adapter over sdclient (desk.go, deskadapter.go).
+// (mirror.go), the App Home model (Router.Home, home.go), the on-call
+// commands and page buttons (oncall.go), tickets
+// made from chat messages, one per message over the MessageLedger port
+// (fromchat.go: Router.TicketFromMessage), the cards of unfurled ticket
+// links (unfurl.go: Router.Unfurl), and the Desk port with its adapter
+// over sdclient (desk.go, deskadapter.go).
 //
 // What it may import: sdclient (and sdclient/filter), store (the mirror's
 // types), oncall, and its own sub-packages bot/chat and bot/internal/...;

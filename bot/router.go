@@ -34,9 +34,10 @@ type Router struct {
 	link      string // ticket link template with {id}
 	table     []*command
 	maxRetry  int
-	budget    int        // desk credits a minute for commands; 0: unchecked
-	meter     *deskMeter // what r.desk spent in the last minute
-	gate      *gate      // admits the commands that call the desk (gate.go)
+	budget    int           // desk credits a minute for commands; 0: unchecked
+	meter     *deskMeter    // what r.desk spent in the last minute
+	gate      *gate         // admits the commands that call the desk (gate.go)
+	messages  MessageLedger // message -> ticket claims (fromchat.go)
 
 	mu            sync.Mutex
 	agents        map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
@@ -108,6 +109,7 @@ type routerConfig struct {
 	budget     int
 	// homeInterval is WithHomeInterval's, nil: DefaultHomeInterval.
 	homeInterval *time.Duration
+	messages     MessageLedger
 }
 
 // WithClock sets the clock used for caches and retries (tests).
@@ -215,11 +217,15 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 		link:       cfg.link(),
 		maxRetry:   cfg.maxRetry,
 		budget:     cfg.budget,
+		messages:   cfg.messages,
 		agents:     make(map[string]cached[*sdclient.Agent]),
 		names:      make(map[int64]cached[string]),
 		requesters: make(map[int64]cached[*sdclient.TicketRequester]),
 	}
 	r.initHomes(&cfg)
+	if r.messages == nil {
+		r.messages = &memoryMessages{}
+	}
 	if cfg.mirror != nil {
 		r.mirror = &mirrorCache{src: cfg.mirror, ws: map[int64]*mirrorWS{}}
 	}

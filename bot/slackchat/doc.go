@@ -3,7 +3,9 @@
 // redeliveries, admits the commands that call the desk (bot.Router.Admit),
 // runs each through the router's Dispatch and renders the Reply as Block
 // Kit; it posts alert cards, grouped alerts and on-call page cards and
-// direct messages, and keeps them up to date.
+// direct messages, and keeps them up to date. It also turns a message
+// into a ticket (the Create ticket shortcut, the ticket reaction) and
+// unfurls desk ticket links (fromchat.go, over the router's FromChat).
 //
 // What it owns: everything Slack-specific: the socket-mode loop and its
 // reconnects, envelope de-duplication (EnvelopeStore), Block Kit rendering

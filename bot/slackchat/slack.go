@@ -42,6 +42,7 @@ type Router interface {
 	TicketLink(id int64) string
 	// Warm fills the router's caches.
 	Warm(ctx context.Context)
+	FromChat // tickets from messages, link unfurls (fromchat.go)
 }
 
 // failed is an error answer.
@@ -74,6 +75,7 @@ type Slack struct {
 	pingEvery time.Duration
 	groupTTL  time.Duration
 	groupWait time.Duration
+	reaction  string // the emoji that makes a ticket of a message; "": none
 
 	ready    atomic.Bool
 	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
@@ -118,6 +120,7 @@ type config struct {
 	maxWait      time.Duration
 	lookback     time.Duration
 	pingEvery    time.Duration
+	reaction     string
 }
 
 // WithAPIURL points the client at another Web API base
@@ -188,6 +191,8 @@ func (c *config) check() error {
 		return fmt.Errorf("slackchat: WithReconnectBackoff: want 0 < min <= max, got %s, %s", c.minWait, c.maxWait)
 	case c.lookback <= 0:
 		return fmt.Errorf("slackchat: WithAlertLookback: %s is not positive", c.lookback)
+	case c.reaction != "" && !ValidReaction(c.reaction):
+		return fmt.Errorf("slackchat: WithTicketReaction: %q is not an emoji name", c.reaction)
 	}
 	if !strings.HasSuffix(c.apiURL, "/") {
 		c.apiURL += "/"
@@ -213,6 +218,7 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		minWait:  time.Second,
 		maxWait:  2 * time.Minute,
 		lookback: 24 * time.Hour,
+		reaction: DefaultTicketReaction,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -238,6 +244,7 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		pingEvery: cfg.pingEvery,
 		groupTTL:  defaultGroupTTL,
 		groupWait: defaultGroupWait,
+		reaction:  cfg.reaction,
 		emails:    make(map[string]cached[string]),
 		channels:  make(map[string]string),
 		userIDs:   make(map[string]cached[string]),
@@ -391,7 +398,14 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			return
 		}
 		switch cb.Type {
+		case slack.InteractionTypeMessageAction:
+			_ = sm.Ack(*evt.Request)
+			s.shortcut(ctx, evt.Request, cb)
 		case slack.InteractionTypeViewSubmission:
+			if cb.View.CallbackID == messageFormCallbackID {
+				s.submitMessageForm(ctx, sm, evt.Request, cb)
+				return
+			}
 			if cb.View.CallbackID != formCallbackID {
 				_ = sm.Ack(*evt.Request)
 				return
@@ -437,6 +451,7 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 	case socketmode.EventTypeEventsAPI:
 		if evt.Request != nil {
 			_ = sm.Ack(*evt.Request)
+			s.fromChatEvent(ctx, evt)
 		}
 		s.homeEvent(ctx, evt)
 	default:

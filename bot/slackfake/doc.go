@@ -5,8 +5,9 @@
 //
 // It is built like net/http/httptest: New returns a running server, the
 // client is pointed at APIURL with slack.OptionAPIURL, tests push slash
-// commands and interactions through the websocket and assert on what the
-// bot did through the recorders (Messages, Views, Responses, Calls, Acks).
+// commands, interactions and events (reactions, message shortcuts, shared
+// links: fromchat.go) through the websocket and assert on what the bot did
+// through the recorders (Messages, Views, Responses, Calls, Acks, Unfurls).
 //
 // What it owns: the fake's side of the Slack protocols deskbot speaks
 // (Web API methods, socket-mode envelopes and acks, response_url posts,

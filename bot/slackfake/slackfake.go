@@ -198,6 +198,8 @@ type Server struct {
 	responses []Response
 	calls     []Call
 	ackLog    []Ack
+	unfurls   []Unfurl
+	composer  map[string][]string // unfurl_id -> links shared in a composer (fromchat.go)
 }
 
 // New starts a fake Slack. Close it when done.

@@ -86,7 +86,10 @@ var apiMethods = map[string]apiHandler{
 	"views.open":            (*Server).viewsOpen,
 	"views.push":            (*Server).viewsPush,
 	"views.update":          (*Server).viewsUpdate,
-	"views.publish":         (*Server).viewsPublish, // home.go
+	"views.publish":         (*Server).viewsPublish,         // home.go
+	"conversations.replies": (*Server).conversationsReplies, // fromchat.go
+	"chat.getPermalink":     (*Server).chatGetPermalink,
+	"chat.unfurl":           (*Server).chatUnfurl,
 }
 
 // fault is an injected failure for the next call of a method.
@@ -439,6 +442,8 @@ type storedMessage struct {
 	blocks   json.RawMessage
 	edited   string // ts of the last edit
 	deleted  bool
+	user     string     // the author, "" for the bot (UserMessage)
+	reacts   []reaction // reactions added (ReactionAdded), in order
 }
 
 func (m *storedMessage) inHistory() bool {
@@ -471,6 +476,7 @@ func (s *Server) messageJSONLocked(m *storedMessage) map[string]any {
 	if m.edited != "" {
 		out["edited"] = map[string]any{"user": s.cfg.botUserID, "ts": m.edited}
 	}
+	s.authorJSONLocked(m, out)
 	return out
 }
 

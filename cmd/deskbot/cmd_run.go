@@ -39,6 +39,7 @@ environment (an empty variable counts as unset):
   DESKBOT_MAX_FIRINGS_PER_CYCLE
                              firings one poll starts across rules; the rest fire in later
                              polls (default 50; 0: only each rule's max_firings_per_cycle)
+  DESKBOT_TICKET_REACTION    emoji whose reaction makes a ticket of a message (default ticket; off: none)
   DESKBOT_LOG_LEVEL          debug, info, warn or error (default info)
   DESKBOT_LOG_FORMAT         text or json (default text)
 `

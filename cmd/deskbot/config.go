@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/deskbot/deskbot/bot/slackchat"
 )
 
 // config is deskbot's environment contract (DESIGN.md section 3): names,
@@ -31,6 +33,7 @@ type config struct {
 	MaxFiringsPerCycle int        `env:"DESKBOT_MAX_FIRINGS_PER_CYCLE, default=50"`
 	LogLevel           slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
 	LogFormat          string     `env:"DESKBOT_LOG_FORMAT, default=text"`
+	TicketReaction     string     `env:"DESKBOT_TICKET_REACTION, default=ticket"`
 
 	// stateInMemory: DESKBOT_STATE was unset with the embedded simulator.
 	stateInMemory bool
@@ -142,7 +145,7 @@ func defaultState(deskURL string) (dsn string, inMemory bool) {
 // together, the ranges and the URL forms. The first problem found is the
 // error, naming its variable.
 func (c *config) validate() error {
-	for _, check := range []func() error{c.validateDesk, c.validateRates, c.validateSlack, c.validateLog} {
+	for _, check := range []func() error{c.validateDesk, c.validateRates, c.validateSlack, c.validateReaction, c.validateLog} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -208,6 +211,16 @@ func (c *config) validateSlack() error {
 	return nil
 }
 
+// validateReaction checks DESKBOT_TICKET_REACTION: an emoji name, with or
+// without colons, or off.
+func (c *config) validateReaction() error {
+	c.TicketReaction = strings.Trim(strings.TrimSpace(c.TicketReaction), ":")
+	if c.TicketReaction != "off" && !slackchat.ValidReaction(c.TicketReaction) {
+		return fmt.Errorf("DESKBOT_TICKET_REACTION: want an emoji name such as ticket or :ticket:, or off, got %q", c.TicketReaction)
+	}
+	return nil
+}
+
 // validateLog checks DESKBOT_LOG_FORMAT (go-envconfig parses the level).
 func (c *config) validateLog() error {
 	switch c.LogFormat {
@@ -249,4 +262,13 @@ func (c *config) listRate() int {
 		return c.ListRatePerMin
 	}
 	return max(2, c.RatePerMin*2/5)
+}
+
+// ticketReaction is the emoji of DESKBOT_TICKET_REACTION for the Slack
+// transport; "" when it is off.
+func (c *config) ticketReaction() string {
+	if c.TicketReaction == "off" {
+		return ""
+	}
+	return c.TicketReaction
 }

@@ -96,6 +96,7 @@ func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *onca
 		bot.WithDeskURL(d.url),
 		bot.WithExplainer(expl),
 		bot.WithAcks(storeAcks{st}),
+		bot.WithMessageLedger(st), // tickets from messages: one per message, across replicas
 		// Commands may spend the whole rate (the interactive twin uses the
 		// reserve too): the Slack transport sizes its workers to it.
 		bot.WithDeskBudget(cfg.RatePerMin),
@@ -116,7 +117,7 @@ func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *onca
 func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logger *slog.Logger) (chatTransport, error) {
 	if cfg.slackEnabled() {
 		return slackchat.New(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
-			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st))
+			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st), slackchat.WithTicketReaction(cfg.ticketReaction()))
 	}
 	logger.Info("no SLACK_BOT_TOKEN: chat runs on this console; type /ticket help")
 	return console.New(router, e.stdin, e.stdout)

@@ -111,6 +111,7 @@ func Run(t *testing.T, open Open) {
 		{"MirrorLoadUnknownWorkspace", testMirrorUnknownWorkspace},
 		{"MirrorConcurrentApply", testMirrorConcurrentApply},
 	}
+	tests = append(tests, messageTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
