@@ -52,7 +52,7 @@ var (
 	alertKeys = []string{"channel", "text", "mention"}
 	pageKeys  = []string{"policy", "channel", "text"}
 	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "category", "sub_category", "custom_fields"}
-	actKeys   = []string{"note", "reply", "set", "assign", "alert", "page"}
+	actKeys   = []string{"note", "reply", "set", "assign", "alert", "page", "dm"}
 )
 
 // Load parses and checks a rules file. filename is used in messages only.

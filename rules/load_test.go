@@ -88,7 +88,7 @@ func TestLoadErrors(t *testing.T) {
 			"  - every: 1m"), []string{
 			`f.yaml:4:5: rule without a name`,
 			`f.yaml:4:5: missing query: (a filter expression such as status:open AND priority:4)`,
-			`f.yaml:4:5: missing actions: (a list of note, reply, set, assign, alert or page)`}},
+			`f.yaml:4:5: missing actions: (a list of note, reply, set, assign, alert, page or dm)`}},
 		{"query syntax", ruleFile(
 			"  - name: a",
 			"    query: \"status:open AND AND priority:4\"",
@@ -223,11 +223,11 @@ func TestLoadErrors(t *testing.T) {
 		{"actions not a list", ruleFile(
 			ruleHead("a"),
 			"    actions: {note: hi}"), []string{
-			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign, alert or page, got a mapping`}},
+			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign, alert, page or dm, got a mapping`}},
 		{"empty actions", ruleFile(
 			ruleHead("a"),
 			"    actions: []"), []string{
-			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign, alert or page`}},
+			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign, alert, page or dm`}},
 		{"empty if", ruleFile(
 			ruleHead("a"),
 			"    if: ''",
@@ -263,7 +263,7 @@ func TestLoadErrors(t *testing.T) {
 			ruleHead("a"),
 			"    actions:",
 			"      - call: oncall"), []string{
-			`f.yaml:7:9: rule "a": unknown action "call" (want one of note, reply, set, assign, alert, page)`}},
+			`f.yaml:7:9: rule "a": unknown action "call" (want one of note, reply, set, assign, alert, page, dm)`}},
 		{"two kinds in one action", ruleFile(
 			ruleHead("a"),
 			"    actions:",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/vm"
+	"gopkg.in/yaml.v3"
 
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
@@ -91,6 +92,8 @@ type actionSpec struct {
 	// setTemplates are the values of set: that are templates, rendered
 	// into update per ticket.
 	setTemplates []setTemplate
+	to           string     // dm: assignee, requester, an e-mail or a user id
+	node         *yaml.Node // dm: where it is, for the fallback channel's error
 }
 
 // Option configures Load.
