@@ -88,6 +88,30 @@ func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (
 	return n.chat.AlreadyAlerted(ctx, channel, key)
 }
 
+// DM hands a rule's direct message to the transport when it sends them
+// (Slack, console); without, it is posted as an alert to its fallback
+// channel naming the person.
+func (n chatNotifier) DM(ctx context.Context, d scheduler.DM) error {
+	if dn, ok := n.chat.(bot.DMNotifier); ok {
+		return dn.DM(ctx, dmMessage(d))
+	}
+	return n.chat.Alert(ctx, bot.AlertMessage{Channel: d.Channel, Text: "For " + d.Who + ": " + d.Text, Ticket: d.Ticket, Rule: d.Rule, Key: d.Key})
+}
+
+// AlreadyDMed tells whether the transport already sent d.
+func (n chatNotifier) AlreadyDMed(ctx context.Context, d scheduler.DM) (bool, error) {
+	if dn, ok := n.chat.(bot.DMNotifier); ok {
+		return dn.AlreadyDMed(ctx, dmMessage(d))
+	}
+	return n.chat.AlreadyAlerted(ctx, d.Channel, d.Key)
+}
+
+func dmMessage(d scheduler.DM) bot.DMMessage {
+	return bot.DMMessage{To: d.To, Who: d.Who, Why: d.Why, Channel: d.Channel, Text: d.Text, Rule: d.Rule, Key: d.Key, Ticket: d.Ticket}
+}
+
+var _ scheduler.DMNotifier = chatNotifier{}
+
 // lateScheduler is the scheduler's HeldBackReader for the explainer, which
 // is built before the scheduler (see newChatAndScheduler): nothing is held
 // back while s is nil (before it is built, or without rules).
