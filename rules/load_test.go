@@ -63,7 +63,7 @@ func TestLoadErrors(t *testing.T) {
 			ruleHead("a"),
 			"    whne: ticket.priority > 2",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions)`}},
+			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions, digest)`}},
 		{"name wrong type", ruleFile(
 			"  - name: [a]",
 			"    query: status:open",
@@ -392,7 +392,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:2:20: merge key <<: *a (a mapping) merges a mapping into itself (an alias cycle)`}},
 		{"unknown key in a merged mapping names the merging rule", "version: 1\nx-defaults: &defaults\n  evry: 5m\n  once: ticket\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n", []string{
-			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions)`}},
+			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions, digest)`}},
 		{"bad merged value is reported for each rule merging it", "version: 1\nx-defaults: &defaults {every: 5x}\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n" +
 			"  - <<: *defaults\n    name: b\n    query: status:open\n    actions: [{note: hi}]\n", []string{

@@ -32,6 +32,10 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]*yaml.Node, merrs []m
 	if _, ok := byKey["name"]; !ok {
 		l.rep.Node(n, "rule without a name")
 	}
+	if _, ok := byKey["digest"]; ok {
+		l.loadDigestRule(n, pairs, byKey, r.Name, nameOK)
+		return nil
+	}
 	ok := l.loadRuleKeys(n, byKey, r) && nameOK
 	if !ok || !yamlpos.Strict(n, pairs) {
 		return nil

@@ -40,6 +40,7 @@ type Set struct {
 	byName   map[string]*Rule
 	terms    termTable // distinct query terms of all rules
 	oncall   *oncall.Config
+	digests  []*Digest // the digest rules
 	vms      sync.Pool // *vm.VM
 	// needsPeople is set when an expression reads ticket.requester,
 	// agent or group; people is what fills them (UsePeople).
