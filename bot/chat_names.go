@@ -40,3 +40,6 @@ type DMMessage = chat.DMMessage
 
 // DMNotifier is chat.DMNotifier: a transport that sends DMMessages.
 type DMNotifier = chat.DMNotifier
+
+// DigestMessage is chat.DigestMessage: a digest rule's summary.
+type DigestMessage = chat.DigestMessage

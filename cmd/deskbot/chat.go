@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -111,6 +112,35 @@ func dmMessage(d scheduler.DM) bot.DMMessage {
 }
 
 var _ scheduler.DMNotifier = chatNotifier{}
+
+// digestPoster is a chat transport that posts digests (Slack, console).
+type digestPoster interface {
+	PostDigest(ctx context.Context, m bot.DigestMessage, prev chat.DigestRef) (chat.DigestRef, error)
+}
+
+// PostDigest hands a digest rule's summary to the transport; one that
+// cannot post digests leaves them to the log.
+func (n chatNotifier) PostDigest(ctx context.Context, r scheduler.DigestReport, prev scheduler.DigestRef) (scheduler.DigestRef, error) {
+	dp, ok := n.chat.(digestPoster)
+	if !ok {
+		return scheduler.DigestRef{}, nil
+	}
+	m := bot.DigestMessage{Rule: r.Rule, Channel: r.Channel, At: r.At, Within: r.Within, Total: r.Total,
+		ByStatus: chatCounts(r.ByStatus), ByPriority: chatCounts(r.ByPriority), ByGroup: chatCounts(r.ByGroup),
+		Unassigned: r.Unassigned, UnassignedTotal: r.UnassignedTotal, Breaching: r.Breaching, BreachingTotal: r.BreachingTotal, Overdue: r.Overdue}
+	ref, err := dp.PostDigest(ctx, m, chat.DigestRef(prev))
+	return scheduler.DigestRef(ref), err
+}
+
+func chatCounts(cs []scheduler.DigestCount) []chat.Count {
+	out := make([]chat.Count, len(cs))
+	for i, c := range cs {
+		out[i] = chat.Count(c)
+	}
+	return out
+}
+
+var _ scheduler.Digester = chatNotifier{}
 
 // lateScheduler is the scheduler's HeldBackReader for the explainer, which
 // is built before the scheduler (see newChatAndScheduler): nothing is held
