@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,5 +119,39 @@ func TestDMWithoutDMNotifier(t *testing.T) {
 	as := e.notif.forTicket(id)
 	if len(as) != 1 || as[0].Channel != "#it-desk" || !strings.HasPrefix(as[0].Text, "For the assignee (ticket #"+strconv.FormatInt(id, 10)+" has no assignee): #") {
 		t.Fatalf("alerts %+v", as)
+	}
+}
+
+// lossyDM sends every direct message but loses the answer of the first
+// (a timeout after Slack got it).
+type lossyDM struct {
+	dmNotifier
+	lost bool
+}
+
+func (n *lossyDM) DM(ctx context.Context, d DM) error {
+	_ = n.dmNotifier.DM(ctx, d)
+	if !n.lost {
+		n.lost = true
+		return errors.New("context deadline exceeded (the message was sent)")
+	}
+	return nil
+}
+
+// A firing whose dm: answer was lost is resumed after its lease, finds
+// the message by its key (AlreadyDMed) and does not send it again.
+func TestDMResumedNotSentTwice(t *testing.T) {
+	n := &lossyDM{dmNotifier: dmNotifier{recNotifier: &recNotifier{}}}
+	e := newEnv(t, nudgeRules)
+	e.s.notifier = n
+	ag := e.sim.Desk.AddAgent(sdsim.Agent{FirstName: "Andy", Email: "andy@example.com", Active: true})
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "soon", Priority: 2, ResponderID: ag.ID, DueBy: t0.Add(20 * time.Minute)})
+	e.runOnce()
+	if got := len(n.list()); got != 1 {
+		t.Fatalf("%d messages after the first cycle, want 1", got)
+	}
+	e.afterLeases(2)
+	if got := len(n.list()); got != 1 {
+		t.Errorf("%d messages after the firing resumed, want still 1", got)
 	}
 }
