@@ -20,7 +20,7 @@ func TestDigestEndToEnd(t *testing.T) {
 	due := at.Add(25 * time.Minute)
 	m := chat.DigestMessage{Rule: "morning", Channel: "#it-oncall", At: at, Within: 4 * time.Hour, Total: 3,
 		ByStatus: []chat.Count{{Name: "Open", N: 2}, {Name: "Pending", N: 1}}, ByPriority: []chat.Count{{Name: "Urgent", N: 3}},
-		ByGroup: []chat.Count{{Name: "Network <ops>", N: 3}},
+		ByGroup:   []chat.Count{{Name: "Network <ops>", N: 3}},
 		Breaching: []*sdclient.Ticket{{ID: 7, Subject: "VPN down", DueBy: &due}}, BreachingTotal: 1,
 		Unassigned: []*sdclient.Ticket{{ID: 5, Subject: "Printer", CreatedAt: at.Add(-50 * time.Hour)}}, UnassignedTotal: 1}
 	ref, err := h.slack.PostDigest(h.ctx, m, chat.DigestRef{})
@@ -81,7 +81,7 @@ func TestDigestEndToEnd(t *testing.T) {
 func digestText(t *testing.T, raw json.RawMessage) string {
 	t.Helper()
 	var blocks []struct {
-		Text     *struct{ Text string } `json:"text"`
+		Text     *struct{ Text string }  `json:"text"`
 		Elements []struct{ Text string } `json:"elements"`
 	}
 	if err := json.Unmarshal(raw, &blocks); err != nil {
