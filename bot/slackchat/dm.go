@@ -38,16 +38,19 @@ func (s *Slack) DM(ctx context.Context, m chat.DMMessage) error {
 	marker := markerID(blockDMPrefix, m.Key)
 	if userID != "" {
 		ch, _, _, err := s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}})
-		if err != nil {
+		if code, ok := unreachableDM(err); ok {
+			why = fmt.Sprintf("Slack would not open a direct message with %s (%s)", m.To, code)
+		} else if err != nil {
 			return fmt.Errorf("direct message %s: conversations.open %s: %w", m.Key, userID, err)
+		} else {
+			_, _, err = s.api.PostMessageContext(ctx, ch.ID,
+				slack.MsgOptionText(escapeFit(m.Text, maxMessageText), false),
+				slack.MsgOptionBlocks(s.dmBlocks(m, escape(m.Text), marker)...))
+			if err != nil {
+				return fmt.Errorf("direct message %s to %s: %w", m.Key, userID, err)
+			}
+			return nil
 		}
-		_, _, err = s.api.PostMessageContext(ctx, ch.ID,
-			slack.MsgOptionText(escapeFit(m.Text, maxMessageText), false),
-			slack.MsgOptionBlocks(s.dmBlocks(m, escape(m.Text), marker)...))
-		if err != nil {
-			return fmt.Errorf("direct message %s to %s: %w", m.Key, userID, err)
-		}
-		return nil
 	}
 	text := m.FallbackText(why)
 	ch, _, err := s.api.PostMessageContext(ctx, m.Channel,
@@ -73,12 +76,31 @@ func (s *Slack) AlreadyDMed(ctx context.Context, m chat.DMMessage) (bool, error)
 		return false, err
 	}
 	if userID != "" {
-		if found, err := s.findPageDM(ctx, userID, marker); err != nil || found {
-			return found, err
+		found, err := s.findPageDM(ctx, userID, marker)
+		if _, gone := unreachableDM(err); err != nil && !gone {
+			return false, err
+		}
+		if found {
+			return true, nil
 		}
 	}
 	_, found, err := s.findMarked(ctx, m.Channel, marker)
 	return found, err
+}
+
+// unreachableDM reports whether err is Slack refusing a direct message
+// with a person for good (an unknown or deactivated user, a bot): the
+// message then goes to the fallback channel.
+func unreachableDM(err error) (code string, ok bool) {
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) {
+		return "", false
+	}
+	switch se.Err {
+	case "user_not_found", "user_disabled", "cannot_dm_bot":
+		return se.Err, true
+	}
+	return "", false
 }
 
 // dmTarget resolves m.To to a Slack user id; "" and why when the message

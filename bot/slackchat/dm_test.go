@@ -69,6 +69,17 @@ func TestDMEndToEnd(t *testing.T) {
 	if post := lastIn(t, h.fake, oncallID); !strings.Contains(post.Text, "For the assignee (not sent directly: ticket #42 has no assignee)") {
 		t.Fatalf("fallback post %q", post.Text)
 	}
+	ghost := m
+	ghost.To, ghost.Who, ghost.Key = "UGHOST", "UGHOST", "deskbot:f=nudge/42/3.1/0"
+	if err := h.slack.DM(h.ctx, ghost); err != nil {
+		t.Fatal(err)
+	}
+	if post := lastIn(t, h.fake, oncallID); !strings.Contains(post.Text, "For UGHOST (not sent directly: Slack would not open a direct message with UGHOST (user_not_found))") {
+		t.Fatalf("fallback post for an unknown user id %q", post.Text)
+	}
+	if found, err := h.slack.AlreadyDMed(h.ctx, ghost); err != nil || !found {
+		t.Fatalf("AlreadyDMed of the unknown user's fallback post = %v, %v", found, err)
+	}
 	if err := h.slack.DM(h.ctx, chat.DMMessage{To: "bob@example.com", Key: "k"}); err == nil {
 		t.Error("a direct message without ticket was sent")
 	}
