@@ -108,6 +108,20 @@ func (dr *digestRuns) peek(set *rules.Set, now time.Time) bool {
 	return false
 }
 
+// digestRetry is how soon a digest whose post failed is tried again
+// (never later than its next scheduled run).
+const digestRetry = time.Minute
+
+// retryAt brings the next run of digest name forward to at, when that is
+// sooner than its schedule.
+func (dr *digestRuns) retryAt(name string, at time.Time) {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if next, ok := dr.next[name]; ok && at.Before(next) {
+		dr.next[name] = at
+	}
+}
+
 // digestNext is d's first run after now.
 func digestNext(d *rules.Digest, now time.Time) time.Time {
 	if d.Cron != "" {
@@ -128,7 +142,9 @@ func (s *Scheduler) runDigests(ctx context.Context, cy *cycle, set *rules.Set, t
 		r := s.digestReport(d, tickets, cy.now)
 		log := cy.log.With(slog.String("digest", d.Name), slog.String("channel", d.Channel), slog.Int("tickets", r.Total))
 		if err := s.postDigest(ctx, d, r); err != nil {
-			log.Error("digest not posted", slog.Any("error", err))
+			retry := cy.now.Add(digestRetry)
+			s.digests.retryAt(d.Name, retry)
+			log.Error("digest not posted; retrying", slog.Any("error", err), slog.Time("retry_at", retry))
 			continue
 		}
 		log.Info("digest")

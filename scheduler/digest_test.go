@@ -15,6 +15,7 @@ import (
 // messages are numbered.
 type digestNotifier struct {
 	*recNotifier
+	fail  int // refuse this many digests
 	mu    sync.Mutex
 	posts []DigestReport
 	prevs []DigestRef
@@ -23,6 +24,10 @@ type digestNotifier struct {
 func (n *digestNotifier) PostDigest(_ context.Context, r DigestReport, prev DigestRef) (DigestRef, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.fail > 0 {
+		n.fail--
+		return DigestRef{}, fmt.Errorf("channel_not_found: %w", ErrNotDelivered)
+	}
 	n.posts = append(n.posts, r)
 	n.prevs = append(n.prevs, prev)
 	if prev.TS != "" {
@@ -116,5 +121,28 @@ func TestDigest(t *testing.T) {
 		if p.Rule == "nothing" {
 			t.Errorf("a digest with nothing to say was posted: %+v", p)
 		}
+	}
+}
+
+// A digest the chat refused is tried again a minute later, not at its next
+// scheduled run.
+func TestDigestRetriedAfterFailure(t *testing.T) {
+	n := &digestNotifier{recNotifier: &recNotifier{}, fail: 1}
+	e := newEnv(t, digestRules)
+	e.s.notifier = n
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 2})
+	e.runOnce()
+	e.clk.Advance(time.Hour)
+	e.runOnce() // 10:00: refused
+	if posts, _ := n.runs(); len(posts) != 0 {
+		t.Fatalf("posted %d despite the failure", len(posts))
+	}
+	e.next() // 10:01: retried
+	if posts, _ := n.runs(); len(posts) != 1 || posts[0].Total != 1 {
+		t.Fatalf("after the retry: %+v", posts)
+	}
+	e.next() // 10:02: nothing more until 11:00
+	if posts, _ := n.runs(); len(posts) != 1 {
+		t.Fatalf("%d digests by 10:02, want 1", len(posts))
 	}
 }
