@@ -34,3 +34,12 @@ type (
 	// Notifier is chat.Notifier: what posts alerts.
 	Notifier = chat.Notifier
 )
+
+// DMMessage is chat.DMMessage: a rule's direct message to a person.
+type DMMessage = chat.DMMessage
+
+// DMNotifier is chat.DMNotifier: a transport that sends DMMessages.
+type DMNotifier = chat.DMNotifier
+
+// DigestMessage is chat.DigestMessage: a digest rule's summary.
+type DigestMessage = chat.DigestMessage

@@ -59,6 +59,11 @@ type Action struct {
 	// agent to assign by e-mail; the executor resolves it to responder_id.
 	Update      *sdclient.TicketUpdate
 	AssignEmail string // see Update
+
+	// To is who a dm (ActionDM) goes to: DMAssignee, DMRequester, an
+	// e-mail or a chat user id. Channel is then where it goes instead
+	// when the person cannot be reached there, and Text what it says.
+	To string
 }
 
 // Decision is what evaluation produced for one (rule, ticket): the actions to

@@ -117,6 +117,9 @@ func (r *Rule) render(m *vm.VM, env any) ([]Action, error) {
 			if out.Text, err = a.text.render(m, env); err == nil {
 				out.Mention, err = a.mention.render(m, env)
 			}
+		case ActionDM:
+			out.Channel, out.To = a.channel, a.to
+			out.Text, err = a.text.render(m, env)
 		case ActionPage:
 			out.Channel, out.Policy = a.channel, a.policy
 			out.Text, err = a.text.render(m, env)

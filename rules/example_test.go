@@ -94,7 +94,7 @@ func TestExampleRulesDoNotFeedEachOther(t *testing.T) {
 	chat := map[string]bool{}
 	for _, r := range s.Rules() {
 		for _, k := range r.ActionKinds() {
-			chat[r.Name] = chat[r.Name] || k == ActionAlert || k == ActionPage
+			chat[r.Name] = chat[r.Name] || k == ActionAlert || k == ActionPage || k == ActionDM
 		}
 	}
 	created := fixtureNow.Add(-2 * time.Hour)
@@ -102,7 +102,7 @@ func TestExampleRulesDoNotFeedEachOther(t *testing.T) {
 	for _, status := range []int{2, 3, 6, 7} {
 		for priority := 1; priority <= 4; priority++ {
 			for _, agent := range []int64{0, 12001} {
-				for _, due := range []time.Duration{-time.Hour, time.Hour} {
+				for _, due := range []time.Duration{-time.Hour, 20 * time.Minute, time.Hour} {
 					id++
 					dueBy := fixtureNow.Add(due)
 					tk := &sdclient.Ticket{ID: id, Subject: fmt.Sprintf("t%d", id), Status: status, Priority: priority,

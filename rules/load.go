@@ -48,11 +48,11 @@ var topKeys = yamlpos.Keys{
 func isAnchorKey(k string) bool { return len(k) > 2 && strings.HasPrefix(k, "x-") }
 
 var (
-	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "group_over", "max_firings_per_cycle", "actions"}
+	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "group_over", "max_firings_per_cycle", "actions", "digest"}
 	alertKeys = []string{"channel", "text", "mention"}
 	pageKeys  = []string{"policy", "channel", "text"}
 	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "category", "sub_category", "custom_fields"}
-	actKeys   = []string{"note", "reply", "set", "assign", "alert", "page"}
+	actKeys   = []string{"note", "reply", "set", "assign", "alert", "page", "dm"}
 )
 
 // Load parses and checks a rules file. filename is used in messages only.
@@ -83,6 +83,8 @@ type loader struct {
 	// one of its policies are not reported a second time.
 	oncall    *oncall.Config
 	oncallBad bool
+	// digests are the digest rules loaded (rules with digest:).
+	digests []*Digest
 }
 
 // setRule names the rule being loaded in the problems reported from now
@@ -222,6 +224,7 @@ func (l *loader) loadRules(root *yaml.Node, top map[string]yamlpos.Pair, mg *mer
 			s.byName[r.Name] = r
 		}
 	}
+	s.digests = l.digests
 }
 
 // loadOnCall parses the oncall: section and merges its positioned errors.

@@ -63,7 +63,7 @@ func TestLoadErrors(t *testing.T) {
 			ruleHead("a"),
 			"    whne: ticket.priority > 2",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions)`}},
+			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions, digest)`}},
 		{"name wrong type", ruleFile(
 			"  - name: [a]",
 			"    query: status:open",
@@ -88,7 +88,7 @@ func TestLoadErrors(t *testing.T) {
 			"  - every: 1m"), []string{
 			`f.yaml:4:5: rule without a name`,
 			`f.yaml:4:5: missing query: (a filter expression such as status:open AND priority:4)`,
-			`f.yaml:4:5: missing actions: (a list of note, reply, set, assign, alert or page)`}},
+			`f.yaml:4:5: missing actions: (a list of note, reply, set, assign, alert, page or dm)`}},
 		{"query syntax", ruleFile(
 			"  - name: a",
 			"    query: \"status:open AND AND priority:4\"",
@@ -223,11 +223,11 @@ func TestLoadErrors(t *testing.T) {
 		{"actions not a list", ruleFile(
 			ruleHead("a"),
 			"    actions: {note: hi}"), []string{
-			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign, alert or page, got a mapping`}},
+			`f.yaml:6:14: rule "a": actions: want a list of note, reply, set, assign, alert, page or dm, got a mapping`}},
 		{"empty actions", ruleFile(
 			ruleHead("a"),
 			"    actions: []"), []string{
-			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign, alert or page`}},
+			`f.yaml:6:14: rule "a": actions: empty: a rule needs at least one note, reply, set, assign, alert, page or dm`}},
 		{"empty if", ruleFile(
 			ruleHead("a"),
 			"    if: ''",
@@ -263,7 +263,7 @@ func TestLoadErrors(t *testing.T) {
 			ruleHead("a"),
 			"    actions:",
 			"      - call: oncall"), []string{
-			`f.yaml:7:9: rule "a": unknown action "call" (want one of note, reply, set, assign, alert, page)`}},
+			`f.yaml:7:9: rule "a": unknown action "call" (want one of note, reply, set, assign, alert, page, dm)`}},
 		{"two kinds in one action", ruleFile(
 			ruleHead("a"),
 			"    actions:",
@@ -392,7 +392,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:2:20: merge key <<: *a (a mapping) merges a mapping into itself (an alias cycle)`}},
 		{"unknown key in a merged mapping names the merging rule", "version: 1\nx-defaults: &defaults\n  evry: 5m\n  once: ticket\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n", []string{
-			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions)`}},
+			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions, digest)`}},
 		{"bad merged value is reported for each rule merging it", "version: 1\nx-defaults: &defaults {every: 5x}\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n" +
 			"  - <<: *defaults\n    name: b\n    query: status:open\n    actions: [{note: hi}]\n", []string{

@@ -12,11 +12,11 @@ import (
 // assign: of the rule merge into one update, placed where the first is.
 func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 	if n.Kind != yaml.SequenceNode {
-		l.rep.Node(n, "actions: want a list of note, reply, set, assign, alert or page, got %s", yamlpos.Describe(n))
+		l.rep.Node(n, "actions: want a list of note, reply, set, assign, alert, page or dm, got %s", yamlpos.Describe(n))
 		return false
 	}
 	if len(n.Content) == 0 {
-		l.rep.Node(n, "actions: empty: a rule needs at least one note, reply, set, assign, alert or page")
+		l.rep.Node(n, "actions: empty: a rule needs at least one note, reply, set, assign, alert, page or dm")
 		return false
 	}
 	ok := true
@@ -29,6 +29,7 @@ func (l *loader) loadActions(n *yaml.Node, r *Rule) bool {
 		}
 		ok = ok && good
 	}
+	ok = l.dmChannels(r) && ok
 	if updateAt >= 0 {
 		r.actions[updateAt].update = &m.upd
 		r.actions[updateAt].assignEmail = m.email
@@ -83,6 +84,8 @@ func (l *loader) loadAction(k, v *yaml.Node, r *Rule, m *updateMerger, updateAt 
 		a, ok = l.alert(v)
 	case "page":
 		a, ok = l.page(v)
+	case "dm":
+		a, ok = l.dm(v)
 	default:
 		l.rep.Node(k, "unknown action %q (want one of %s)", k.Value, strings.Join(actKeys, ", "))
 		return false

@@ -32,6 +32,10 @@ func (l *loader) loadRule(n *yaml.Node, firstAt map[string]*yaml.Node, merrs []m
 	if _, ok := byKey["name"]; !ok {
 		l.rep.Node(n, "rule without a name")
 	}
+	if _, ok := byKey["digest"]; ok {
+		l.loadDigestRule(n, pairs, byKey, r.Name, nameOK)
+		return nil
+	}
 	ok := l.loadRuleKeys(n, byKey, r) && nameOK
 	if !ok || !yamlpos.Strict(n, pairs) {
 		return nil
@@ -104,7 +108,7 @@ func (l *loader) loadRuleKeys(n *yaml.Node, byKey map[string]yamlpos.Pair, r *Ru
 		{"max_firings_per_cycle", "", func(v *yaml.Node, r *Rule) bool {
 			return l.positive(v, "max_firings_per_cycle", "the rule fires on at most this many tickets a poll; the rest wait for later polls", &r.MaxFiringsPerCycle)
 		}},
-		{"actions", "missing actions: (a list of note, reply, set, assign, alert or page)", l.loadActions},
+		{"actions", "missing actions: (a list of note, reply, set, assign, alert, page or dm)", l.loadActions},
 	}
 	ok := true
 	for _, f := range fields {

@@ -96,6 +96,8 @@ func describeAction(a Action) string {
 		return s + ": " + oneLine(a.Text)
 	case ActionUpdate:
 		return "update: " + describeUpdate(a.Update, a.AssignEmail)
+	case ActionDM:
+		return "dm " + a.To + " (else " + a.Channel + "): " + oneLine(a.Text)
 	case ActionPage:
 		return "page " + a.Policy + " in " + a.Channel + ": " + oneLine(a.Text)
 	}

@@ -152,6 +152,7 @@ func WriteReference(w io.Writer) error {
 	}
 	p("\n## `set:` keys\n\n")
 	p("%s. String values (`type`, `category`, `sub_category`, each tag, a custom field's) may be templates, rendered per ticket: `set: {category: \"{{ ticket.custom_fields.site }}\"}`; a tag that renders empty is dropped.\n", "`"+strings.Join(setKeys, "`, `")+"`")
+	writeDMDigestReference(p)
 	return bw.Flush()
 }
 

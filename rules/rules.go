@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/vm"
+	"gopkg.in/yaml.v3"
 
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
@@ -39,6 +40,7 @@ type Set struct {
 	byName   map[string]*Rule
 	terms    termTable // distinct query terms of all rules
 	oncall   *oncall.Config
+	digests  []*Digest // the digest rules
 	vms      sync.Pool // *vm.VM
 	// needsPeople is set when an expression reads ticket.requester,
 	// agent or group; people is what fills them (UsePeople).
@@ -91,6 +93,8 @@ type actionSpec struct {
 	// setTemplates are the values of set: that are templates, rendered
 	// into update per ticket.
 	setTemplates []setTemplate
+	to           string     // dm: assignee, requester, an e-mail or a user id
+	node         *yaml.Node // dm: where it is, for the fallback channel's error
 }
 
 // Option configures Load.

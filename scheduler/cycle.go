@@ -172,7 +172,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	s.mu.Unlock()
 	now := s.cfg.clock.Now()
 	due := s.dueJobs(jobs, mode, now)
-	if len(due) == 0 {
+	if len(due) == 0 && !s.digests.peek(set, now) {
 		return Cycle{Skipped: "idle"}
 	}
 	cy := newCycle(now, set, due, s.logger)
@@ -191,6 +191,8 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	for _, t := range tickets {
 		cy.inMirror[t.ID] = true
 	}
+
+	s.runDigests(ctx, cy, set, tickets)
 
 	// 2. Evaluate.
 	s.lookupPeople(ctx, cy, set, tickets)

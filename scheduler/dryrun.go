@@ -440,6 +440,8 @@ func WouldHave(as []rules.Action, grouped bool) string {
 			parts = append(parts, fmt.Sprintf("reply %q", a.Text))
 		case a.Kind == rules.ActionPage:
 			parts = append(parts, fmt.Sprintf("page %s in %s %q", a.Policy, a.Channel, a.Text))
+		case a.Kind == rules.ActionDM:
+			parts = append(parts, fmt.Sprintf("send %s the direct message %q (else to %s)", a.To, a.Text, a.Channel))
 		case a.Kind == rules.ActionUpdate:
 			parts = append(parts, "set "+describeSet(a))
 		}

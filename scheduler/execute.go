@@ -331,7 +331,13 @@ func (s *Scheduler) resumedDone(ctx context.Context, cy *cycle, ru *run, i int, 
 		if ru.checked[i] {
 			return false, false
 		}
-		there, err := s.alreadyThere(ctx, cy, ru.t.ID, ru.f, a, marker, &ru.convs)
+		var there bool
+		var err error
+		if a.Kind == rules.ActionDM {
+			there, err = s.alreadyDMed(ctx, cy, ru.r, ru.t, a, marker)
+		} else {
+			there, err = s.alreadyThere(ctx, cy, ru.t.ID, ru.f, a, marker, &ru.convs)
+		}
 		if err != nil {
 			s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
 			s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
@@ -558,6 +564,8 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 		return nil, nil
 	case rules.ActionPage:
 		return nil, s.startPage(ctx, cy, r, f, t.ID, a)
+	case rules.ActionDM:
+		return nil, s.sendDM(ctx, cy, r, t, a, marker)
 	case rules.ActionUpdate:
 		u, err := s.resolveUpdate(ctx, cy, a)
 		if err != nil {
@@ -685,6 +693,8 @@ func describeActions(as []rules.Action) string {
 			parts = append(parts, fmt.Sprintf("%s %q", a.Kind, a.Text))
 		case rules.ActionPage:
 			parts = append(parts, fmt.Sprintf("page %s in %s %q", a.Policy, a.Channel, a.Text))
+		case rules.ActionDM:
+			parts = append(parts, fmt.Sprintf("dm %s (else %s) %q", a.To, a.Channel, a.Text))
 		case rules.ActionUpdate:
 			s := "update"
 			if a.AssignEmail != "" {

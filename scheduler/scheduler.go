@@ -52,6 +52,7 @@ type Scheduler struct {
 	held    heldBack    // decisions the per-cycle caps held back
 	dry     dryMemory   // what earlier dry-run cycles would have fired
 	people  peopleCache // names of requesters, agents and groups for the rules
+	digests digestRuns  // when each digest rule runs next
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool

@@ -39,9 +39,10 @@ type Console struct {
 	in     io.Reader
 	email  string
 
-	mu     sync.Mutex // serialises writes to out
-	out    io.Writer
-	alerts map[string]bool
+	mu      sync.Mutex // serialises writes to out
+	out     io.Writer
+	alerts  map[string]bool
+	digests int // digests printed: each one's ts
 
 	// The buttons of the cards printed, by number: typing the number (or
 	// /press N) presses it. Numbers only grow, so that a card printed

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -87,6 +88,59 @@ func alertMessage(a scheduler.Alert) bot.AlertMessage {
 func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
 	return n.chat.AlreadyAlerted(ctx, channel, key)
 }
+
+// DM hands a rule's direct message to the transport when it sends them
+// (Slack, console); without, it is posted as an alert to its fallback
+// channel naming the person.
+func (n chatNotifier) DM(ctx context.Context, d scheduler.DM) error {
+	if dn, ok := n.chat.(bot.DMNotifier); ok {
+		return dn.DM(ctx, dmMessage(d))
+	}
+	return n.chat.Alert(ctx, bot.AlertMessage{Channel: d.Channel, Text: "For " + d.Who + ": " + d.Text, Ticket: d.Ticket, Rule: d.Rule, Key: d.Key})
+}
+
+// AlreadyDMed tells whether the transport already sent d.
+func (n chatNotifier) AlreadyDMed(ctx context.Context, d scheduler.DM) (bool, error) {
+	if dn, ok := n.chat.(bot.DMNotifier); ok {
+		return dn.AlreadyDMed(ctx, dmMessage(d))
+	}
+	return n.chat.AlreadyAlerted(ctx, d.Channel, d.Key)
+}
+
+func dmMessage(d scheduler.DM) bot.DMMessage {
+	return bot.DMMessage{To: d.To, Who: d.Who, Why: d.Why, Channel: d.Channel, Text: d.Text, Rule: d.Rule, Key: d.Key, Ticket: d.Ticket}
+}
+
+var _ scheduler.DMNotifier = chatNotifier{}
+
+// digestPoster is a chat transport that posts digests (Slack, console).
+type digestPoster interface {
+	PostDigest(ctx context.Context, m bot.DigestMessage, prev chat.DigestRef) (chat.DigestRef, error)
+}
+
+// PostDigest hands a digest rule's summary to the transport; one that
+// cannot post digests leaves them to the log.
+func (n chatNotifier) PostDigest(ctx context.Context, r scheduler.DigestReport, prev scheduler.DigestRef) (scheduler.DigestRef, error) {
+	dp, ok := n.chat.(digestPoster)
+	if !ok {
+		return scheduler.DigestRef{}, nil
+	}
+	m := bot.DigestMessage{Rule: r.Rule, Channel: r.Channel, At: r.At, Within: r.Within, Total: r.Total,
+		ByStatus: chatCounts(r.ByStatus), ByPriority: chatCounts(r.ByPriority), ByGroup: chatCounts(r.ByGroup),
+		Unassigned: r.Unassigned, UnassignedTotal: r.UnassignedTotal, Breaching: r.Breaching, BreachingTotal: r.BreachingTotal, Overdue: r.Overdue}
+	ref, err := dp.PostDigest(ctx, m, chat.DigestRef(prev))
+	return scheduler.DigestRef(ref), err
+}
+
+func chatCounts(cs []scheduler.DigestCount) []chat.Count {
+	out := make([]chat.Count, len(cs))
+	for i, c := range cs {
+		out[i] = chat.Count(c)
+	}
+	return out
+}
+
+var _ scheduler.Digester = chatNotifier{}
 
 // lateScheduler is the scheduler's HeldBackReader for the explainer, which
 // is built before the scheduler (see newChatAndScheduler): nothing is held

@@ -134,6 +134,9 @@ func cmdRulesCheck(e env, args []string) error {
 		return err
 	}
 	summary := plural(len(set.Rules()), "rule")
+	if n := len(set.Digests()); n > 0 {
+		summary += ", " + plural(n, "digest")
+	}
 	if oc := set.OnCall(); oc != nil {
 		summary += fmt.Sprintf(", on-call: %s and %s", plural(len(oc.Schedules), "schedule"), plural(len(oc.Policies), "policy"))
 	}

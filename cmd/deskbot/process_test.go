@@ -313,7 +313,7 @@ func TestRulesCheckAndTestCommands(t *testing.T) {
 	if code := p.wait(30 * time.Second); code != 0 {
 		t.Fatalf("rules check of the example exited %d: %s", code, p.stderr)
 	}
-	if want := "rules.example.yaml: ok, 4 rules, on-call: 2 schedules and 1 policy\n"; !strings.HasSuffix(p.stdout.String(), want) {
+	if want := "rules.example.yaml: ok, 5 rules, 1 digest, on-call: 2 schedules and 1 policy\n"; !strings.HasSuffix(p.stdout.String(), want) {
 		t.Errorf("rules check of the example said %q, want %q", p.stdout.String(), want)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
