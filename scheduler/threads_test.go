@@ -122,7 +122,6 @@ func TestThreadsDeskToThread(t *testing.T) {
 	}
 }
 
-
 func TestThreadPostsText(t *testing.T) {
 	c := &sdclient.Conversation{ID: 9, Incoming: true, Body: "<div>Still broken<br>since 9am</div>"}
 	if got := conversationPost(c); got != "The requester wrote (by e-mail):\nStill broken\nsince 9am" {
