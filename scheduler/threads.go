@@ -55,19 +55,6 @@ type threadFollower struct {
 	poster ThreadPoster
 }
 
-// chatOrigin is the invisible tag that ends a conversation deskbot wrote on
-// the desk from a thread reply: followThread never posts it back.
-var chatOrigin = markerTag("deskbot:thread")
-
-// FromChat returns body marked as written from a chat thread (with an
-// invisible tag HTML sanitisers keep), so that the desk -> thread
-// direction does not echo it back to the thread.
-func FromChat(body string) string { return body + chatOrigin }
-
-// IsFromChat reports whether text (a conversation's body or body_text)
-// carries FromChat's tag.
-func IsFromChat(text string) bool { return strings.Contains(text, chatOrigin) }
-
 // threadSkew is how much earlier than the link a conversation may be dated
 // by the desk's clock and still be posted (the ticket's first reply may
 // race the alert).
@@ -158,7 +145,7 @@ func threadPosts(t *sdclient.Ticket, l store.ThreadLink, convs []*sdclient.Conve
 			continue
 		}
 		to.ConvID = max(to.ConvID, c.ID)
-		if c.Private || IsFromChat(c.Body) || IsFromChat(c.BodyText) || (!l.LinkedAt.IsZero() && c.CreatedAt.Before(since)) {
+		if c.Private || store.IsFromThread(c.Body) || store.IsFromThread(c.BodyText) || (!l.LinkedAt.IsZero() && c.CreatedAt.Before(since)) {
 			continue
 		}
 		posts = append(posts, conversationPost(c))

@@ -83,7 +83,7 @@ func TestThreadsDeskToThread(t *testing.T) {
 	e.clk.Advance(time.Minute)
 	mustDo(e.client.Conversations.Reply(ctx, linked, &sdclient.ReplyRequest{Body: "<p>We are on it &amp; ordering toner.</p>"}))
 	mustDo(e.client.Conversations.Note(ctx, linked, &sdclient.NoteRequest{Body: "internal: it is the fuser", Private: true}))
-	mustDo(e.client.Conversations.Note(ctx, linked, &sdclient.NoteRequest{Body: FromChat("from the thread"), Private: false}))
+	mustDo(e.client.Conversations.Note(ctx, linked, &sdclient.NoteRequest{Body: store.FromThread("from the thread"), Private: false}))
 	mustDo(e.client.Conversations.Reply(ctx, other, &sdclient.ReplyRequest{Body: "not linked"}))
 	if _, err := s.RunOnce(ctx); err != nil {
 		t.Fatal(err)
