@@ -178,3 +178,10 @@ func (s *Store) threads(ctx context.Context, query string, args ...any) ([]Threa
 	}
 	return out, rows.Err()
 }
+
+// LinkedTicket returns the id of the ticket linked to the thread threadTS
+// in channel; ok is false when there is none.
+func (s *Store) LinkedTicket(ctx context.Context, channel, threadTS string) (int64, bool, error) {
+	l, ok, err := s.ThreadTicket(ctx, channel, threadTS)
+	return l.TicketID, ok, err
+}

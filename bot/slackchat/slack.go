@@ -74,6 +74,7 @@ type Slack struct {
 	pingEvery time.Duration
 	groupTTL  time.Duration
 	groupWait time.Duration
+	threads   threadConfig // live threads (threads.go)
 
 	ready    atomic.Bool
 	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
@@ -117,6 +118,7 @@ type config struct {
 	maxWait      time.Duration
 	lookback     time.Duration
 	pingEvery    time.Duration
+	threads      threadConfig // live threads (threads.go)
 }
 
 // WithAPIURL points the client at another Web API base
@@ -237,6 +239,7 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		pingEvery: cfg.pingEvery,
 		groupTTL:  defaultGroupTTL,
 		groupWait: defaultGroupWait,
+		threads:   cfg.threads,
 		emails:    make(map[string]cached[string]),
 		channels:  make(map[string]string),
 		userIDs:   make(map[string]cached[string]),
@@ -436,6 +439,7 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 	case socketmode.EventTypeEventsAPI:
 		if evt.Request != nil {
 			_ = sm.Ack(*evt.Request)
+			s.threadEvent(ctx, evt) // live threads (threads.go)
 		}
 	default:
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
