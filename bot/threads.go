@@ -119,11 +119,18 @@ func (r *Router) requesterThreadReply(ctx context.Context, c *call, email, body 
 		return Reply{}, refuse("only the requester of ticket #%d and desk agents can add to it from this thread; your message was not copied", c.ticket)
 	}
 	html := store.FromThread(htmlText(body))
-	if td, ok := r.desk.(ThreadDesk); ok {
-		if err := td.RequesterNote(ctx, c.ticket, html, rq.ID); err != nil {
-			return Reply{}, fmt.Errorf("add requester note to ticket %d: %w", c.ticket, err)
-		}
-	} else if err := r.desk.AddNote(ctx, c.ticket, store.FromThread(htmlText(rq.Name+" ("+email+") wrote in Slack:\n"+body)), 0); err != nil {
+	td, _ := r.desk.(ThreadDesk)
+	err = errNoThreadDesk
+	if td != nil {
+		err = td.RequesterNote(ctx, c.ticket, html, rq.ID)
+	}
+	if err != nil && !errors.Is(err, errNoThreadDesk) {
+		return Reply{}, fmt.Errorf("add requester note to ticket %d: %w", c.ticket, err)
+	}
+	if err == nil {
+		return Reply{Text: fmt.Sprintf("Copied to ticket #%d.", c.ticket)}, nil
+	}
+	if err := r.desk.AddNote(ctx, c.ticket, store.FromThread(htmlText(rq.Name+" ("+email+") wrote in Slack:\n"+body)), 0); err != nil {
 		return Reply{}, fmt.Errorf("add note to ticket %d: %w", c.ticket, err)
 	}
 	return Reply{Text: fmt.Sprintf("Copied to ticket #%d.", c.ticket)}, nil
