@@ -53,6 +53,7 @@ const (
 type Option func(*config)
 
 type config struct {
+	threads       *threadFollower // live threads (threads.go); nil: off
 	clock         clockwork.Clock
 	workspaces    []int64
 	elector       gocron.Elector

@@ -38,6 +38,8 @@ type SyncResult struct {
 	// Syncing is how far a full sync under way has come (Total -1 before
 	// its first page); zero when none runs.
 	Syncing []FullSyncProgress
+
+	threadChanged []*sdclient.Ticket // the feed's changed tickets, for live threads (threads.go)
 }
 
 // FullSyncProgress is the progress of one workspace's full sync.
@@ -84,6 +86,7 @@ func (s *Scheduler) sync(ctx context.Context, cy *cycle, inline bool) *SyncResul
 		m.mu.Unlock()
 	}
 	s.m.mirrorTickets.Set(float64(res.Tickets))
+	s.followThreads(ctx, cy, res)
 	return res
 }
 
@@ -220,6 +223,7 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 			}
 			if m.put(t) {
 				res.Changed++
+				s.noteThreadChange(res, t)
 			}
 		}
 		m.mu.Unlock()

@@ -32,12 +32,13 @@ func (s *Slack) Alert(ctx context.Context, m chat.AlertMessage) error {
 	}
 	card := s.router.AlertCard(ctx, m)
 	blocks := alertBlocks(alertView{Headline: headline, Rule: m.Rule, Key: m.Key, Card: card})
-	ch, _, err := s.api.PostMessageContext(ctx, m.Channel,
+	ch, ts, err := s.api.PostMessageContext(ctx, m.Channel,
 		slack.MsgOptionText(escapeFit(fmt.Sprintf("%s — ticket #%d %s", m.Text, m.Ticket.ID, m.Ticket.Subject), maxMessageText), false),
 		slack.MsgOptionBlocks(blocks...))
 	if err != nil {
 		return fmt.Errorf("post alert %s on ticket %d to %s: %w", m.Key, m.Ticket.ID, m.Channel, err)
 	}
+	s.linkAlert(ctx, m.Ticket.ID, ch, ts) // live threads (threads.go)
 	if ch != "" && ch != m.Channel {
 		s.rememberChannel(m.Channel, ch)
 	}

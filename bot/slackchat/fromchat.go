@@ -104,6 +104,7 @@ func (s *Slack) reacted(ctx context.Context, req *socketmode.Request, e *slackev
 			thread := ""
 			m := chat.SourceMessage{Channel: channel, TS: ts, Author: e.ItemUser, Load: s.loadMessage(channel, ts, &thread)}
 			resp := s.router.TicketFromMessage(ctx, s.caller(user, channel), m)
+			s.linkMessageTicket(ctx, resp, channel, cmp.Or(thread, ts))
 			s.answerMessage(ctx, channel, cmp.Or(thread, ts), user, "", resp)
 		},
 		busy: func(ctx context.Context, text string) {
@@ -113,6 +114,16 @@ func (s *Slack) reacted(ctx context.Context, req *socketmode.Request, e *slackev
 			s.answer(ctx, "", channel, user, failed(chat.PanicText("the ticket reaction")), false)
 		},
 	})
+}
+
+// linkMessageTicket links a ticket made from a message to the message's
+// thread (live threads: the thread follows the ticket, and replies in it
+// go to the ticket). The first link wins, so an "already ticket #N"
+// answer links nothing new.
+func (s *Slack) linkMessageTicket(ctx context.Context, resp chat.Reply, channel, thread string) {
+	if resp.Ticket != nil && resp.Public {
+		s.linkAlert(ctx, resp.Ticket.ID, channel, thread)
+	}
 }
 
 // caller is a Slack user in a channel as the router sees them.
@@ -192,6 +203,7 @@ func (s *Slack) submitMessageForm(ctx context.Context, sm acker, req *socketmode
 			thread := meta.Thread
 			m := chat.SourceMessage{Channel: meta.Channel, TS: meta.TS, Author: meta.Author, Form: &v, Load: s.loadMessage(meta.Channel, meta.TS, &thread)}
 			resp := s.router.TicketFromMessage(ctx, s.caller(user, meta.Channel), m)
+			s.linkMessageTicket(ctx, resp, meta.Channel, cmp.Or(thread, meta.TS))
 			s.answerMessage(ctx, meta.Channel, cmp.Or(thread, meta.TS), user, meta.ResponseURL, resp)
 		},
 		busy: func(ctx context.Context, text string) {

@@ -75,7 +75,8 @@ type Slack struct {
 	pingEvery time.Duration
 	groupTTL  time.Duration
 	groupWait time.Duration
-	reaction  string // the emoji that makes a ticket of a message; "": none
+	reaction  string       // the emoji that makes a ticket of a message; "": none
+	threads   threadConfig // live threads (threads.go)
 
 	ready    atomic.Bool
 	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
@@ -121,6 +122,7 @@ type config struct {
 	lookback     time.Duration
 	pingEvery    time.Duration
 	reaction     string
+	threads      threadConfig // live threads (threads.go)
 }
 
 // WithAPIURL points the client at another Web API base
@@ -245,6 +247,7 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		groupTTL:  defaultGroupTTL,
 		groupWait: defaultGroupWait,
 		reaction:  cfg.reaction,
+		threads:   cfg.threads,
 		emails:    make(map[string]cached[string]),
 		channels:  make(map[string]string),
 		userIDs:   make(map[string]cached[string]),
@@ -452,6 +455,7 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 		if evt.Request != nil {
 			_ = sm.Ack(*evt.Request)
 			s.fromChatEvent(ctx, evt)
+			s.threadEvent(ctx, evt) // live threads (threads.go)
 		}
 		s.homeEvent(ctx, evt)
 	default:

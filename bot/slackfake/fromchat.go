@@ -94,10 +94,14 @@ func (s *Server) repliesLocked(channel, parent string) []*storedMessage {
 	return out
 }
 
-// eventCallback wraps an Events API event as Slack's event_callback.
+// eventCallbackLocked wraps an Events API event as Slack's
+// event_callback; an event without its own event_ts (a message event has
+// its message's) gets a fresh one.
 func (s *Server) eventCallbackLocked(event map[string]any) map[string]any {
 	now := s.cfg.clock.Now()
-	event["event_ts"] = s.nextTSLocked()
+	if _, ok := event["event_ts"]; !ok {
+		event["event_ts"] = s.nextTSLocked()
+	}
 	return map[string]any{
 		"token":      "fake-verification-token",
 		"team_id":    s.cfg.teamID,

@@ -117,7 +117,10 @@ func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *onca
 func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logger *slog.Logger) (chatTransport, error) {
 	if cfg.slackEnabled() {
 		return slackchat.New(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
-			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st), slackchat.WithTicketReaction(cfg.ticketReaction()))
+			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st), slackchat.WithTicketReaction(cfg.ticketReaction()),
+			// Live threads: alerts and tickets from messages are linked
+			// to their thread; replies there go to the ticket.
+			slackchat.WithThreads(st, router))
 	}
 	logger.Info("no SLACK_BOT_TOKEN: chat runs on this console; type /ticket help")
 	return console.New(router, e.stdin, e.stdout)
@@ -143,6 +146,11 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, st 
 	}
 	if esc != nil {
 		opts = append(opts, scheduler.WithEscalator(esc, 0))
+	}
+	if tp, ok := chat.(scheduler.ThreadPoster); ok && !cfg.DryRun {
+		// Live threads: the desk's public replies and status changes of
+		// linked tickets are posted in their threads (Slack only).
+		opts = append(opts, scheduler.WithThreads(st, tp))
 	}
 	var notifier scheduler.Notifier = chatNotifier{chat}
 	if cfg.DryRun {

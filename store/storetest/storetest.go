@@ -110,6 +110,7 @@ func Run(t *testing.T, open Open) {
 		{"MirrorTicketMovesWorkspace", testMirrorMove},
 		{"MirrorLoadUnknownWorkspace", testMirrorUnknownWorkspace},
 		{"MirrorConcurrentApply", testMirrorConcurrentApply},
+		{"Threads", testThreads}, // threads.go: live threads (issue 13)
 	}
 	tests = append(tests, messageTests...)
 	for _, tc := range tests {
