@@ -275,3 +275,40 @@ func TestLiveThreadEndToEnd(t *testing.T) {
 		t.Errorf("thread after resolving = %q", got)
 	}
 }
+
+// A ticket made from a message follows the message's thread as an alerted
+// one does: the desk's public reply on it appears there, once.
+func TestTicketFromMessageFollowsItsThread(t *testing.T) {
+	e := newThreadEnv(t)
+	ctx := e.ctx
+	ts, err := e.fake.UserMessage("UCAROL", oncallID, "Scanner jammed\nfloor 2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.react("UALICE", oncallID, ts, "ticket")
+	answer := e.waitPosted("answer in the thread", func(m slackfake.Message) bool { return m.ThreadTS == ts && !m.Ephemeral })
+	var id int64
+	if _, err := fmt.Sscanf(answer.Text, "Created ticket #%d", &id); err != nil {
+		t.Fatalf("answer %q: %v", answer.Text, err)
+	}
+	l, ok, err := e.st.ThreadOf(ctx, id)
+	if err != nil || !ok || l.Channel != oncallID || l.ThreadTS != ts {
+		t.Fatalf("link of the ticket made from the message = %+v, %v, %v; want %s/%s", l, ok, err, oncallID, ts)
+	}
+	e.poll()
+	e.clk.Advance(time.Second)
+	if _, _, err := e.client.Conversations.Reply(ctx, id, &sdclient.ReplyRequest{Body: "<p>Unjammed.</p>"}); err != nil {
+		t.Fatal(err)
+	}
+	e.poll()
+	e.poll() // again: nothing twice
+	n := 0
+	for _, text := range e.inThread(ts) {
+		if text == "Reply on the desk:\nUnjammed." {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the desk's reply appeared %d times in the message's thread %q; want once", n, e.inThread(ts))
+	}
+}
