@@ -211,7 +211,7 @@ func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (
 	if l := r.TicketLink(t.ID); l != "" {
 		text += " — " + l
 	}
-	return Reply{Text: text}, nil
+	return Reply{Text: text, Created: t}, nil
 }
 
 func (r *Router) getTicket(ctx context.Context, id int64, brief bool) (*sdclient.Ticket, error) {

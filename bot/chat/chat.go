@@ -65,6 +65,9 @@ type Reply struct {
 	// Page is, after a button on a page card, the page as stored after the
 	// click.
 	Page *oncall.Page
+	// Created is the ticket the command opened (/ticket new, the
+	// new-ticket form): a transport may follow it in a thread.
+	Created *sdclient.Ticket
 }
 
 // TicketForm is the new-ticket form (a Slack modal): subject, description,

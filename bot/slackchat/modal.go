@@ -112,5 +112,5 @@ func (s *Slack) submit(ctx context.Context, cb slack.InteractionCallback, v chat
 		return
 	}
 	resp := s.router.Dispatch(ctx, chat.Caller{UserID: cb.User.ID, TeamID: cb.Team.ID, ChannelID: channel, Users: s}, chat.Command{Form: &v})
-	s.answer(ctx, meta.ResponseURL, channel, cb.User.ID, resp, false)
+	s.answer(ctx, meta.ResponseURL, channel, cb.User.ID, s.followInDM(ctx, cb.User.ID, resp), false)
 }

@@ -634,7 +634,7 @@ func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
 		s.log.Warn("open the new-ticket form", "err", err)
 		resp = failed("could not open the new-ticket form (" + err.Error() + "); try /ticket new <subject>")
 	}
-	s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, resp, false)
+	s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, s.followInDM(ctx, cmd.UserID, resp), false)
 }
 
 // answer sends a Reply: through response_url when there is one, else

@@ -312,3 +312,50 @@ func TestTicketFromMessageFollowsItsThread(t *testing.T) {
 		t.Fatalf("the desk's reply appeared %d times in the message's thread %q; want once", n, e.inThread(ts))
 	}
 }
+
+// A ticket opened with /ticket new (whose answer only its author sees) is
+// followed in a thread of the author's direct messages with the bot: the
+// desk's reply appears there once, and the author's reply there goes to
+// the ticket.
+func TestNewTicketFollowedInDM(t *testing.T) {
+	e := newThreadEnv(t)
+	ctx := e.ctx
+	r := e.slash("UCAROL", "/ticket", "new Scanner jammed")
+	var id int64
+	if _, err := fmt.Sscanf(r.Text, "Created ticket #%d", &id); err != nil {
+		t.Fatalf("answer %q: %v", r.Text, err)
+	}
+	head := e.waitPosted("the thread that follows the ticket", func(m slackfake.Message) bool {
+		return m.Channel == "DUCAROL" && strings.HasPrefix(m.Text, fmt.Sprintf("Ticket #%d: Scanner jammed", id))
+	})
+	if l, ok, err := e.st.ThreadOf(ctx, id); err != nil || !ok || l.Channel != "DUCAROL" || l.ThreadTS != head.TS {
+		t.Fatalf("link of the new ticket = %+v, %v, %v; want DUCAROL/%s", l, ok, err, head.TS)
+	}
+	e.poll()
+	e.clk.Advance(time.Second)
+	if _, _, err := e.client.Conversations.Reply(ctx, id, &sdclient.ReplyRequest{Body: "<p>Unjammed.</p>"}); err != nil {
+		t.Fatal(err)
+	}
+	e.poll()
+	e.poll() // again: nothing twice
+	if got := e.inThread(head.TS); len(got) != 1 || got[0] != "Reply on the desk:\nUnjammed." {
+		t.Fatalf("the DM thread holds %q; want the desk's reply once", got)
+	}
+	_, env, err := e.fake.PostUserMessage(ctx, slackfake.UserMessage{UserID: "UCAROL", ChannelID: "DUCAROL", ThreadTS: head.TS, Text: "Works now, thanks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.WaitAck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	told := e.waitPosted("what Carol's reply became", func(m slackfake.Message) bool {
+		return m.Ephemeral && m.User == "UCAROL" && m.ThreadTS == head.TS
+	})
+	if told.Text != fmt.Sprintf("Copied to ticket #%d.", id) {
+		t.Errorf("Carol was told %q", told.Text)
+	}
+	cs := e.sim.Desk.Conversations(id)
+	if len(cs) == 0 || !strings.Contains(cs[len(cs)-1].Body, "Works now, thanks") {
+		t.Errorf("the ticket's conversations %+v lack Carol's reply", cs)
+	}
+}

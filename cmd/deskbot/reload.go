@@ -145,22 +145,24 @@ func reloadRules(ctx context.Context, logger *slog.Logger, loader *rulesLoader, 
 	s, err := loader.load(ctx, path)
 	if err != nil {
 		var le *rules.LoadError
+		// The status first: whoever reads the log line finds it in
+		// /metrics and /readyz already.
 		if errors.As(err, &le) && len(le.Errors) > 0 {
+			rs.failed(le.Errors[0].Error())
 			for _, e := range le.Errors {
 				logger.Error("SIGHUP: rules file has an error; keeping the old rules", "error", e.Error())
 			}
-			rs.failed(le.Errors[0].Error())
 		} else {
-			logger.Error("SIGHUP: cannot read the rules file; keeping the old rules", "file", path, "err", err)
 			rs.failed(err.Error())
+			logger.Error("SIGHUP: cannot read the rules file; keeping the old rules", "file", path, "err", err)
 		}
 		return
 	}
 	if sched != nil {
 		// The scheduler hands the new oncall: section to the escalator.
 		if err := sched.Reload(s); err != nil {
-			logger.Error("SIGHUP: the new rules cannot run; keeping the old rules", "err", err)
 			rs.failed(err.Error())
+			logger.Error("SIGHUP: the new rules cannot run; keeping the old rules", "err", err)
 			return
 		}
 		if !oncallOn && s.OnCall() != nil {
