@@ -19,11 +19,7 @@ import (
 
 func TestConsole(t *testing.T) {
 	in := strings.NewReader("/ticket new Printer on fire\n/ticket show 101\n\n/ticket new\n/assign 42 bob@example.com\nhello\n/ticket show x\n")
-	c, out, d := newConsole(t, in)
-	if err := c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got, d := runConsole(t, in)
 	chattest.Contains(t, "console output", got,
 		"Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101",
 		"#101 Printer on fire <https://desk.example.com/a/tickets/101>",
@@ -198,6 +194,17 @@ func TestConsolePostDryRun(t *testing.T) {
 	}
 }
 
+// runConsole runs a console (see newConsole) over in to its end and
+// returns what it printed, and its desk.
+func runConsole(t *testing.T, in io.Reader, opts ...console.Option) (string, *fakedesk.Desk) {
+	t.Helper()
+	c, out, d := newConsole(t, in, opts...)
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), d
+}
+
 // newConsole is a console over a router over a fake desk, reading in and
 // writing to out.
 func newConsole(t *testing.T, in io.Reader, opts ...console.Option) (*console.Console, *bytes.Buffer, *fakedesk.Desk) {
@@ -226,8 +233,7 @@ func TestConsoleDigest(t *testing.T) {
 	if _, err := c.PostDigest(ctx, m, ref); err != nil {
 		t.Fatal(err)
 	}
-	got := out.String()
-	chattest.Contains(t, "output", got,
+	chattest.Contains(t, "output", out.String(),
 		"DIGEST #it-desk: Desk digest (morning), Wed 25 Nov 08:00 UTC",
 		"1 open: Open 1",
 		"• #42 Printer on fire <https://desk.example.com/a/tickets/42> — opened 3h ago",
@@ -255,8 +261,7 @@ func TestConsoleDM(t *testing.T) {
 	if err := c.DM(ctx, none); err != nil {
 		t.Fatal(err)
 	}
-	got := out.String()
-	chattest.Contains(t, "output", got,
+	chattest.Contains(t, "output", out.String(),
 		"DM bob@example.com: due in 30 minutes — ticket #42",
 		"ALERT #it-desk: For the assignee (not sent directly: ticket #42 has no assignee): due soon — ticket #42",
 		"(rule nudge)",
@@ -269,10 +274,6 @@ func TestConsoleDM(t *testing.T) {
 // TestConsoleHome: /home prints the person's home as text, with the
 // commands that do what the Home tab's buttons do.
 func TestConsoleHome(t *testing.T) {
-	c, out, _ := newConsole(t, strings.NewReader("/home\n"))
-	if err := c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
+	got, _ := runConsole(t, strings.NewReader("/home\n"))
 	chattest.Contains(t, "/home", got, "Your deskbot home", "Assigned to you: 1", "• #43 Waiting on vendor · High — VPN down", "Your requests: 0", "(new ticket: /ticket new <subject> · your queue: /ticket mine)")
 }
