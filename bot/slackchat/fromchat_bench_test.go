@@ -32,16 +32,14 @@ func BenchmarkTicketFromMessageCost(b *testing.B) {
 		if _, err := h.fake.WaitMessage(h.ctx, func(m slackfake.Message) bool { return m.ThreadTS == ts }); err != nil {
 			b.Fatal(err)
 		}
-		waitIdle(b, h.ctx, h.slack)
-		cost.mark(1)
+		cost.settled(b, 1)
 		react(b, h, "UALICE", ts)
 		if _, err := h.fake.WaitMessage(h.ctx, func(m slackfake.Message) bool {
 			return m.Ephemeral && m.User == "UALICE" && strings.Contains(m.Text, "already")
 		}); err != nil {
 			b.Fatal(err)
 		}
-		waitIdle(b, h.ctx, h.slack)
-		cost.mark(2)
+		cost.settled(b, 2)
 	}
 	b.ReportMetric(float64(cost.cold[0][0]), "cold-desk-req/ticket")
 	b.ReportMetric(float64(cost.cold[0][1]), "cold-slack-calls/ticket")
@@ -76,6 +74,13 @@ func (c *roundCosts) mark(n int) {
 		c.sum[n-1][1] += now[1] - c.at[1]
 	}
 	c.at = now
+}
+
+// settled waits until the bot is idle, then marks n (see mark).
+func (c *roundCosts) settled(b *testing.B, n int) {
+	b.Helper()
+	waitIdle(b, c.h.ctx, c.h.slack)
+	c.mark(n)
 }
 
 // report reports the desk requests and Slack calls per round of each
@@ -121,8 +126,7 @@ func BenchmarkUnfurlCost(b *testing.B) {
 		if _, err := h.fake.WaitUnfurl(h.ctx, func(u slackfake.Unfurl) bool { return u.TS == ts }); err != nil {
 			b.Fatal(err)
 		}
-		waitIdle(b, h.ctx, h.slack)
-		cost.mark(1)
+		cost.settled(b, 1)
 		env, _, err = h.fake.LinkShared(h.ctx, "UCAROL", "C0DESK", link)
 		if err != nil {
 			b.Fatal(err)
@@ -130,8 +134,7 @@ func BenchmarkUnfurlCost(b *testing.B) {
 		if _, err := env.WaitAck(h.ctx); err != nil {
 			b.Fatal(err)
 		}
-		waitIdle(b, h.ctx, h.slack)
-		cost.mark(2)
+		cost.settled(b, 2)
 	}
 	b.ReportMetric(float64(cost.cold[0][0]), "cold-desk-req/unfurl")
 	b.ReportMetric(float64(cost.cold[1][0]), "cold-desk-req/requester-link")
