@@ -66,3 +66,12 @@ func Contains(t testing.TB, what, got string, wants ...string) {
 		}
 	}
 }
+
+// Tail is the end of a long string (its last 60 characters), for error
+// messages.
+func Tail(s string) string {
+	if len(s) <= 60 {
+		return s
+	}
+	return "…" + s[len(s)-60:]
+}
