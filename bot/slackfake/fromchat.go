@@ -372,22 +372,11 @@ func (s *Server) chatUnfurl(r *apiRequest) (map[string]any, apiError) {
 
 // Unfurls returns the chat.unfurl calls applied so far.
 func (s *Server) Unfurls() []Unfurl {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.unfurls)
+	return cloned(s, &s.unfurls)
 }
 
-// WaitUnfurl waits for a chat.unfurl call matching pred.
+// WaitUnfurl waits for a chat.unfurl call matching pred (nil matches
+// any).
 func (s *Server) WaitUnfurl(ctx context.Context, pred func(Unfurl) bool) (Unfurl, error) {
-	var got Unfurl
-	err := s.waitFor(ctx, "unfurl", func() bool {
-		for _, u := range s.unfurls {
-			if pred(u) {
-				got = u
-				return true
-			}
-		}
-		return false
-	})
-	return got, err
+	return waitFirst(ctx, s, "unfurl", &s.unfurls, pred)
 }
