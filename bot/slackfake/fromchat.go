@@ -273,15 +273,9 @@ func (s *Server) conversationsReplies(r *apiRequest) (map[string]any, apiError) 
 		}
 	}
 	thread := append([]*storedMessage{parent}, s.repliesLocked(ch, parent.ts)...)
-	limit := 1000
-	if l := r.param("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 0 {
-			return nil, ErrInvalidArguments
-		}
-		if n > 0 {
-			limit = min(n, 1000)
-		}
+	limit, ok := r.limit(1000, 1000)
+	if !ok {
+		return nil, ErrInvalidArguments
 	}
 	from := 0
 	if c := r.param("cursor"); c != "" {
