@@ -116,16 +116,27 @@ func (s *Server) eventCallbackLocked(event map[string]any) map[string]any {
 	}
 }
 
-// ReactionAdded has userID add the emoji reaction (without colons) to the
-// message channel/ts, and delivers the reaction_added event (events_api
-// envelope) that Slack sends apps subscribed to it.
-func (s *Server) ReactionAdded(ctx context.Context, userID, channel, ts, name string) (*Envelope, error) {
+// lockMessage locks the server and finds the message channel/ts (and
+// the channel's id), keeping the lock; without such a message it unlocks
+// and says so, after what (the operation: "react to").
+func (s *Server) lockMessage(channel, ts, what string) (string, *storedMessage, error) {
 	s.mu.Lock()
 	ch, _ := s.resolveChannelLocked(channel)
 	m := s.findMessageLocked(ch, ts)
 	if m == nil {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("react to %s/%s: no such message", channel, ts)
+		return "", nil, fmt.Errorf("%s %s/%s: no such message", what, channel, ts)
+	}
+	return ch, m, nil
+}
+
+// ReactionAdded has userID add the emoji reaction (without colons) to the
+// message channel/ts, and delivers the reaction_added event (events_api
+// envelope) that Slack sends apps subscribed to it.
+func (s *Server) ReactionAdded(ctx context.Context, userID, channel, ts, name string) (*Envelope, error) {
+	ch, m, err := s.lockMessage(channel, ts, "react to")
+	if err != nil {
+		return nil, err
 	}
 	name = strings.Trim(name, ":")
 	i := slices.IndexFunc(m.reacts, func(r reaction) bool { return r.name == name })
@@ -155,12 +166,9 @@ func (s *Server) ReactionAdded(ctx context.Context, userID, channel, ts, name st
 // userID running the message shortcut callbackID on channel/ts, with a
 // fresh trigger_id and response_url, the message as Slack sends it.
 func (s *Server) MessageShortcut(ctx context.Context, userID, channel, ts, callbackID string) (*Envelope, error) {
-	s.mu.Lock()
-	ch, _ := s.resolveChannelLocked(channel)
-	m := s.findMessageLocked(ch, ts)
-	if m == nil {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("shortcut on %s/%s: no such message", channel, ts)
+	ch, m, err := s.lockMessage(channel, ts, "shortcut on")
+	if err != nil {
+		return nil, err
 	}
 	envID := newEnvelopeID()
 	trig := s.newTriggerLocked(userID, "")
