@@ -262,17 +262,28 @@ func (s *Server) LinkSharedInComposer(ctx context.Context, userID string, links 
 	return env, id, err
 }
 
+// messageParamLocked finds the message the request names by its channel
+// and ts parameters (tsParam: "ts", "message_ts"): ErrChannelNotFound for
+// an unknown channel, notFound for no such message there.
+func (s *Server) messageParamLocked(r *apiRequest, tsParam string, notFound apiError) (string, *storedMessage, apiError) {
+	ch, ok := s.resolveChannelLocked(r.param("channel"))
+	if !ok {
+		return "", nil, ErrChannelNotFound
+	}
+	m := s.findMessageLocked(ch, r.param(tsParam))
+	if m == nil {
+		return "", nil, notFound
+	}
+	return ch, m, ""
+}
+
 // conversationsReplies serves conversations.replies: the thread of the
 // message ts (its parent first, then the replies), paged by limit and
 // cursor.
 func (s *Server) conversationsReplies(r *apiRequest) (map[string]any, apiError) {
-	ch, ok := s.resolveChannelLocked(r.param("channel"))
-	if !ok {
-		return nil, ErrChannelNotFound
-	}
-	m := s.findMessageLocked(ch, r.param("ts"))
-	if m == nil {
-		return nil, "thread_not_found"
+	ch, m, apiErr := s.messageParamLocked(r, "ts", "thread_not_found")
+	if apiErr != "" {
+		return nil, apiErr
 	}
 	parent := m
 	if m.threadTS != "" && m.threadTS != m.ts {
@@ -307,13 +318,9 @@ func (s *Server) conversationsReplies(r *apiRequest) (map[string]any, apiError) 
 
 // chatGetPermalink serves chat.getPermalink: the message's web address.
 func (s *Server) chatGetPermalink(r *apiRequest) (map[string]any, apiError) {
-	ch, ok := s.resolveChannelLocked(r.param("channel"))
-	if !ok {
-		return nil, ErrChannelNotFound
-	}
-	m := s.findMessageLocked(ch, r.param("message_ts"))
-	if m == nil {
-		return nil, ErrMessageNotFound
+	ch, m, apiErr := s.messageParamLocked(r, "message_ts", ErrMessageNotFound)
+	if apiErr != "" {
+		return nil, apiErr
 	}
 	link := fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", s.cfg.teamName, ch, strings.ReplaceAll(m.ts, ".", ""))
 	if m.threadTS != "" && m.threadTS != m.ts {
@@ -338,13 +345,9 @@ func (s *Server) chatUnfurl(r *apiRequest) (map[string]any, apiError) {
 		}
 		rec.UnfurlID, text = id, strings.Join(links, " ")
 	} else {
-		ch, ok := s.resolveChannelLocked(r.param("channel"))
-		if !ok {
-			return nil, ErrChannelNotFound
-		}
-		m := s.findMessageLocked(ch, r.param("ts"))
-		if m == nil {
-			return nil, "cannot_unfurl_message"
+		ch, m, apiErr := s.messageParamLocked(r, "ts", "cannot_unfurl_message")
+		if apiErr != "" {
+			return nil, apiErr
 		}
 		rec.Channel, rec.TS, text = ch, m.ts, m.text
 	}
