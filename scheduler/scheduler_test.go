@@ -1083,17 +1083,6 @@ func TestExplainerFollowsTheLedger(t *testing.T) {
 	}
 }
 
-// ticketReads are the ticket requests the desk got.
-func ticketReads(sim *sdsim.Server) []string {
-	var out []string
-	for _, r := range sim.Desk.Requests() {
-		if strings.Contains(r.Path, "/tickets") {
-			out = append(out, r.Method+" "+r.Path)
-		}
-	}
-	return out
-}
-
 // TestExplainerReadsTheMirror: with the mirror the scheduler keeps, rules
 // why reads the ticket from it at no desk request and says how fresh it
 // is; it reads the desk, saying why, for a ticket the mirror does not
@@ -1118,7 +1107,7 @@ func TestExplainerReadsTheMirror(t *testing.T) {
 		if !strings.Contains(out, fmt.Sprintf("Ticket #%d ", id)) || !strings.Contains(out, "Ledger:") {
 			t.Errorf("%s: no explanation:\n%s", step, out)
 		}
-		if got := ticketReads(e.sim); len(got) != reads {
+		if got := e.sim.Desk.TicketRequests(); len(got) != reads {
 			t.Errorf("%s: ticket requests %v, want %d", step, got, reads)
 		}
 		return out
