@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/crashtest"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -449,16 +449,7 @@ func crashChild(t *testing.T, at, url string) (db, alerts string) {
 	t.Helper()
 	dir := t.TempDir()
 	db, alerts = filepath.Join(dir, "state.db"), filepath.Join(dir, "alerts.jsonl")
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashAtEnv+"="+at, crashURLEnv+"="+url, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-	}
+	crashtest.KilledChild(t, "TestCrashChild", crashAtEnv+"="+at, crashURLEnv+"="+url, crashDBEnv+"="+db, crashAlertsEnv+"="+alerts)
 	return db, alerts
 }
 
