@@ -160,12 +160,21 @@ func (d *meteredDesk) Agent(ctx context.Context, id int64) (*sdclient.Agent, err
 
 // Requester implements RequesterDesk when the desk does.
 func (d *meteredDesk) Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error) {
-	rd, ok := d.Desk.(RequesterDesk)
+	return meteredOptional(ctx, d, errNoRequesters, func(rd RequesterDesk) (*sdclient.TicketRequester, error) {
+		return rd.Requester(ctx, id)
+	})
+}
+
+// meteredOptional spends a request and calls f on d's desk as an I (an
+// interface the desk may implement), or answers errNo when it does not.
+func meteredOptional[I, T any](ctx context.Context, d *meteredDesk, errNo error, f func(I) (T, error)) (T, error) {
+	i, ok := d.Desk.(I)
 	if !ok {
-		return nil, errNoRequesters
+		var none T
+		return none, errNo
 	}
 	d.spend(ctx, creditsRequest)
-	return rd.Requester(ctx, id)
+	return f(i)
 }
 
 // Agents implements AgentLister when the desk does; counted as one page

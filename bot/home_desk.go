@@ -36,10 +36,7 @@ var errNoRequesterFinder = errors.New("the desk does not find requesters by e-ma
 
 // RequesterByEmail implements RequesterFinder when the desk does.
 func (d *meteredDesk) RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error) {
-	rf, ok := d.Desk.(RequesterFinder)
-	if !ok {
-		return nil, errNoRequesterFinder
-	}
-	d.spend(ctx, creditsRequest)
-	return rf.RequesterByEmail(ctx, email)
+	return meteredOptional(ctx, d, errNoRequesterFinder, func(rf RequesterFinder) (*sdclient.TicketRequester, error) {
+		return rf.RequesterByEmail(ctx, email)
+	})
 }

@@ -6,15 +6,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 )
-
-func tail(s string) string {
-	if len(s) <= 60 {
-		return s
-	}
-	return "…" + s[len(s)-60:]
-}
 
 // A subject pasted from a log is cut to a subject line; the description
 // keeps the whole text, so nothing typed is lost.
@@ -39,11 +33,11 @@ func TestNewTicketLongSubject(t *testing.T) {
 			}
 			got := d.Creates[0]
 			if n := utf8.RuneCountInString(got.Subject); n > maxSubject || !strings.HasSuffix(got.Subject, "…") || !strings.HasPrefix(got.Subject, "ERROR disk") {
-				t.Errorf("subject of %d characters: %q", n, tail(got.Subject))
+				t.Errorf("subject of %d characters: %q", n, chattest.Tail(got.Subject))
 			}
 			for _, w := range tt.wantDesc {
 				if !strings.Contains(got.Description, w) {
-					t.Errorf("description %q lacks %q", tail(got.Description), tail(w))
+					t.Errorf("description %q lacks %q", chattest.Tail(got.Description), chattest.Tail(w))
 				}
 			}
 		})

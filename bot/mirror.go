@@ -164,10 +164,10 @@ func (r *Router) mirrorTicket(ctx context.Context, id int64) (t *sdclient.Ticket
 		}
 		if m.lag(now) > mirrorMaxLag {
 			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror is too old to trust (%s, more than %s ago).",
-				asOf(m.state.Cursor, now), minutes(mirrorMaxLag))
+				store.MirrorAsOf(m.state.Cursor, now), minutes(mirrorMaxLag))
 		}
 		c := *held
-		return &c, fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", asOf(m.state.Cursor, now))
+		return &c, fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", store.MirrorAsOf(m.state.Cursor, now))
 	}
 	return nil, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", id)
 }
@@ -201,7 +201,7 @@ func (r *Router) mirrorLists(ctx context.Context, workspaces []int64) (map[int64
 		case !m.state.Complete || m.state.Cursor.IsZero():
 			why = "the mirror's first full sync has not finished"
 		case m.lag(now) > mirrorMaxLag:
-			why = fmt.Sprintf("deskbot's mirror is too old to trust (%s, more than %s ago)", asOf(m.state.Cursor, now), minutes(mirrorMaxLag))
+			why = fmt.Sprintf("deskbot's mirror is too old to trust (%s, more than %s ago)", store.MirrorAsOf(m.state.Cursor, now), minutes(mirrorMaxLag))
 		default:
 			use[ws] = m
 			if oldest.IsZero() || m.state.Cursor.Before(oldest) {
@@ -219,9 +219,9 @@ func (r *Router) mirrorLists(ctx context.Context, workspaces []int64) (map[int64
 	case len(use) == 0:
 		note = "read from the desk: " + joinReasons(desk)
 	case len(desk) == 0:
-		note = "from deskbot's mirror, " + asOf(oldest, now)
+		note = "from deskbot's mirror, " + store.MirrorAsOf(oldest, now)
 	default:
-		note = fmt.Sprintf("from deskbot's mirror, %s; read from the desk for %s", asOf(oldest, now), joinReasons(desk))
+		note = fmt.Sprintf("from deskbot's mirror, %s; read from the desk for %s", store.MirrorAsOf(oldest, now), joinReasons(desk))
 	}
 	return use, note
 }
@@ -260,16 +260,6 @@ func deskOrder(a, b *sdclient.Ticket) int {
 		return c
 	}
 	return cmp.Compare(b.ID, a.ID)
-}
-
-// asOf says when the mirror was complete up to: "as of 09:41:12 UTC", with
-// the date when it is not today's.
-func asOf(cursor, now time.Time) string {
-	c, n := cursor.UTC(), now.UTC()
-	if c.Format(time.DateOnly) == n.Format(time.DateOnly) {
-		return "as of " + c.Format(time.TimeOnly) + " UTC"
-	}
-	return "as of " + c.Format(time.DateTime) + " UTC"
 }
 
 // minutes is a whole number of minutes in words.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -25,16 +26,12 @@ func TestShowHasDescriptionTypeCategoryTags(t *testing.T) {
 		t.Fatalf("show: %+v", resp)
 	}
 	text := resp.Card.Text()
-	for _, want := range []string{
+	chattest.Contains(t, "card", text,
 		"Type:               Incident",
 		"Category:           Hardware › Printer",
 		"Tags:               printer, floor-3",
 		"• description: The printer on floor 3 is smoking & beeping. It keeps jamming.",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("card lacks %q:\n%s", want, text)
-		}
-	}
+	)
 	for _, l := range resp.Card.Lines {
 		if d, ok := strings.CutPrefix(l, "description: "); ok {
 			if n := len([]rune(d)); n > maxDescription || !strings.HasSuffix(d, "…") {

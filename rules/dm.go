@@ -53,12 +53,7 @@ func (l *loader) dm(n *yaml.Node) (actionSpec, bool) {
 		"channel": func(v *yaml.Node) bool { return l.actionChannel(v, "dm", &a.channel) },
 	})
 	ok = yamlpos.Strict(n, pairs) && fieldsOK
-	if !has["to"] {
-		l.rep.Node(n, "dm: missing to: (assignee, requester, an e-mail or a Slack user id)")
-		ok = false
-	}
-	if !has["text"] {
-		l.rep.Node(n, "dm: missing text")
+	if !l.required(n, "dm", has, [2]string{"to", "to: (assignee, requester, an e-mail or a Slack user id)"}, [2]string{"text", "text"}) {
 		ok = false
 	}
 	return a, ok

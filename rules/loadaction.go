@@ -149,15 +149,24 @@ func (l *loader) alert(n *yaml.Node) (actionSpec, bool) {
 		"text":    func(v *yaml.Node) bool { return l.actionText(v, "alert text", textChat, &a.text) },
 		"mention": func(v *yaml.Node) bool { return l.actionText(v, "alert mention", textMention, &a.mention) },
 	})
-	if !has["channel"] {
-		l.rep.Node(n, "alert: missing channel")
-		ok = false
-	}
-	if !has["text"] {
-		l.rep.Node(n, "alert: missing text")
+	if !l.required(n, "alert", has, [2]string{"channel", "channel"}, [2]string{"text", "text"}) {
 		ok = false
 	}
 	return a, ok
+}
+
+// required reports at n, in order, each field that has lacks, as what
+// (the action: "alert", "dm") is "missing" it; a field is its key and
+// how the problem names it. It returns false when one is missing.
+func (l *loader) required(n *yaml.Node, what string, has map[string]bool, fields ...[2]string) bool {
+	ok := true
+	for _, f := range fields {
+		if !has[f[0]] {
+			l.rep.Node(n, "%s: missing %s", what, f[1])
+			ok = false
+		}
+	}
+	return ok
 }
 
 // actionText compiles the template of an action's text into *dst (nil

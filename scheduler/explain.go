@@ -152,22 +152,11 @@ func (e *Explainer) fromMirror(ctx context.Context, id int64) (t *sdclient.Ticke
 			return nil, "Read from the desk: the mirror is not built yet."
 		case now.Sub(st.Cursor) > mirrorMaxLag:
 			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror is too old to trust (%s, more than %s ago).",
-				MirrorAsOf(st.Cursor, now), minutes(mirrorMaxLag))
+				store.MirrorAsOf(st.Cursor, now), minutes(mirrorMaxLag))
 		}
-		return tickets[i], fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", MirrorAsOf(st.Cursor, now))
+		return tickets[i], fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", store.MirrorAsOf(st.Cursor, now))
 	}
 	return nil, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", id)
-}
-
-// MirrorAsOf says when a mirror whose change feed cursor is cursor was
-// complete up to, at now: "as of 09:41:12 UTC", with the date when it is
-// not today's. Whoever tells a person how fresh the mirror is says it so.
-func MirrorAsOf(cursor, now time.Time) string {
-	c, n := cursor.UTC(), now.UTC()
-	if c.Format(time.DateOnly) == n.Format(time.DateOnly) {
-		return "as of " + c.Format(time.TimeOnly) + " UTC"
-	}
-	return "as of " + c.Format(time.DateTime) + " UTC"
 }
 
 // minutes is a whole number of minutes in words.

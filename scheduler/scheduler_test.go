@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -9,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const urgentRules = `version: 1
@@ -830,5 +830,380 @@ func TestReloadWhileCyclesRun(t *testing.T) {
 	<-done
 	if got := e.s.tickEvery(); got != 30*time.Second {
 		t.Errorf("tick %v after the last reload, want 30s", got)
+	}
+}
+
+const peopleRules = `version: 1
+rules:
+  - name: network
+    query: "priority:4"
+    if: 'ticket.group.name == "Network" && ticket.description_text contains "switch"'
+    once: every 1m
+    actions:
+      - note: "For {{ ticket.requester.name }} <{{ ticket.requester.email }}>, agent {{ ticket.agent.name }} ({{ ticket.agent.email }}), group {{ ticket.group.name }}, unknown [{{ ticket.agent.name }}]"
+`
+
+// Rules see the names of a ticket's requester, agent and group, looked up
+// on the desk a few a cycle and cached; unknown ones are "".
+func TestRulesSeePeopleNames(t *testing.T) {
+	e := newEnv(t, peopleRules)
+	d := e.sim.Desk
+	g := d.AddGroup(sdsim.Group{Name: "Network"})
+	ag := d.AddAgent(sdsim.Agent{FirstName: "Andy", LastName: "Agent", Email: "andy@example.com", Active: true})
+	rq := d.AddRequester(sdsim.Requester{FirstName: "Rita", LastName: "Requester", PrimaryEmail: "rita@example.com", Active: true})
+	long := "the core switch is down " + strings.Repeat("x", 3000)
+	assigned := d.AddTicket(sdsim.Ticket{Subject: "switch", Priority: 4, Description: long, RequesterID: rq.ID, ResponderID: ag.ID, GroupID: g.ID}).ID
+	unassigned := d.AddTicket(sdsim.Ticket{Subject: "switch 2", Priority: 4, Description: "a switch", RequesterID: rq.ID, GroupID: g.ID}).ID
+	other := d.AddTicket(sdsim.Ticket{Subject: "no group", Priority: 4, Description: "a switch", RequesterID: 999999}).ID
+
+	lookups := func() int {
+		n := 0
+		for _, r := range d.Requests() {
+			if strings.HasPrefix(r.Path, "/api/v2/requesters/") || strings.HasPrefix(r.Path, "/api/v2/agents/") || strings.HasPrefix(r.Path, "/api/v2/groups/") {
+				n++
+			}
+		}
+		return n
+	}
+	e.runOnce()
+	if n := lookups(); n == 0 || n > peopleRequestsPerCycle {
+		t.Fatalf("first cycle: %d look-ups, want 1 to %d", n, peopleRequestsPerCycle)
+	}
+	notes := e.notesWith(assigned, "For Rita Requester")
+	if len(notes) != 1 || !strings.Contains(notes[0].Body, "agent Andy Agent (andy@example.com), group Network") {
+		t.Fatalf("assigned ticket's notes: %+v", e.sim.Desk.Conversations(assigned))
+	}
+	if n := e.notesWith(unassigned, "agent  (), group Network, unknown []"); len(n) != 1 {
+		t.Errorf("unassigned ticket's notes: %+v", e.sim.Desk.Conversations(unassigned))
+	}
+	if n := len(e.sim.Desk.Conversations(other)); n != 0 {
+		t.Errorf("ticket without a group got %d notes", n)
+	}
+	// Cached: the next cycles ask nothing until the names are stale.
+	before := lookups()
+	e.next()
+	if n := lookups(); n != before {
+		t.Errorf("second cycle looked up %d names again", n-before)
+	}
+	e.clk.Advance(peopleTTL)
+	e.runOnce()
+	if n := lookups(); n == before || n-before > peopleRequestsPerCycle {
+		t.Errorf("after %s: %d look-ups, want 1 to %d", peopleTTL, n-before, peopleRequestsPerCycle)
+	}
+}
+
+// A rules file that reads no names looks none up.
+func TestNoPeopleLookups(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: a
+    query: "priority:4"
+    actions: [{note: "{{ ticket.subject }}"}]
+`)
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 4, RequesterID: 5, GroupID: 3})
+	e.runOnce()
+	for _, r := range e.sim.Desk.Requests() {
+		if strings.HasPrefix(r.Path, "/api/v2/requesters/") || strings.HasPrefix(r.Path, "/api/v2/groups/") {
+			t.Errorf("looked up %s", r.Path)
+		}
+	}
+}
+
+// assignThenNote's first action moves the ticket out of its own query.
+const assignThenNote = `version: 1
+rules:
+  - name: route
+    query: "status:open AND agent_id:0 AND priority:4"
+    actions:
+      - set: {responder_id: %d, tags: [routed]}
+      - note: "Routed to the first line."
+`
+
+// TestFiringMovedOutOfItsQueryStillFinishes: a firing whose first action
+// (an assignment) takes the ticket out of the rule's query, and which then
+// stops (the assignment's answer is lost, or the note meets a 5xx), finishes
+// on resume: the assignment is not sent again (its values hold) and the
+// note is written exactly once, in the same episode.
+func TestFiringMovedOutOfItsQueryStillFinishes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(id int64) sdsim.Fault
+		puts  int
+	}{
+		{"the assignment's answer is lost", func(id int64) sdsim.Fault {
+			return sdsim.Fault{Kind: sdsim.FaultDropAfter, Count: 2, Method: "PUT", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d", id)} // every attempt
+		}, 2},
+		{"the note meets a 5xx", func(id int64) sdsim.Fault {
+			return sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2, Method: "POST", PathPrefix: fmt.Sprintf("/api/v2/tickets/%d/notes", id)}
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, fmt.Sprintf(assignThenNote, sdsim.DefaultAgentID))
+			agent := sdsim.DefaultAgentID
+			id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4}).ID
+			e.sim.Desk.InjectFault(tc.fault(id))
+			if res := e.runOnce(); res[0].Fired != 0 {
+				t.Fatalf("first cycle fired %d; want the firing cut short", res[0].Fired)
+			}
+			if tk, _ := e.sim.Desk.Ticket(id); tk.ResponderID != agent {
+				t.Fatalf("ticket assigned to %d, want %d: the assignment reached the desk", tk.ResponderID, agent)
+			}
+			ended, fired := 0, 0
+			for range 4 {
+				e.clk.Advance(DefaultLease)
+				res := e.runOnce()
+				ended += res[0].Ended
+				fired += res[0].Fired
+			}
+			if n := len(e.notesWith(id, "Routed to the first line.")); n != 1 {
+				t.Errorf("%d notes, want exactly 1: the firing must finish although the ticket left the query", n)
+			}
+			puts := 0
+			for _, r := range e.sim.Desk.Requests() {
+				if r.Method == "PUT" && r.Path == fmt.Sprintf("/api/v2/tickets/%d", id) {
+					puts++
+				}
+			}
+			if puts != tc.puts {
+				t.Errorf("%d updates sent, want %d: an update whose values hold is not sent again", puts, tc.puts)
+			}
+			if fired != 1 || ended != 1 {
+				t.Errorf("fired %d, ended %d over the later cycles; want the firing finished, then its episode ended", fired, ended)
+			}
+		})
+	}
+}
+
+// TestIdenticalNoteOfAnotherRuleHidesNoLostNote: on a desk that strips
+// HTML comments, two rules write the same note text on one ticket. The
+// first one's note never reaches the desk (the connection drops before it
+// is applied); when it resumes, the second rule's identical note must not
+// pass for it: each note carries its firing's invisible tag.
+func TestIdenticalNoteOfAnotherRuleHidesNoLostNote(t *testing.T) {
+	e := newEnvSim(t, []sdsim.Option{sdsim.WithHTMLCommentsStripped()}, `version: 1
+rules:
+  - name: first
+    query: "priority:4"
+    actions: [{note: "Escalated."}]
+  - name: second
+    query: "priority:4"
+    actions: [{note: "Escalated."}]
+`)
+	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4}).ID
+	e.noteFault(id, sdsim.FaultDrop, 1)
+	if res := e.runOnce(); res[0].Fired != 1 {
+		t.Fatalf("first cycle fired %d, want only the second rule", res[0].Fired)
+	}
+	if n := len(e.notesWith(id, "Escalated.")); n != 1 {
+		t.Fatalf("%d notes after the drop, want the second rule's only", n)
+	}
+	e.afterLeases(2)
+	if n := len(e.notesWith(id, "Escalated.")); n != 2 {
+		t.Errorf("%d notes, want 2: the first rule's lost note must be written on resume", n)
+	}
+}
+
+const explainRules = `version: 1
+channels: {oncall: "#it-oncall"}
+rules:
+  - name: page-urgent
+    query: "status:open AND agent_id:0 AND priority:4"
+    every: 1m
+    actions:
+      - alert: {channel: oncall, text: "Urgent #{{ ticket.id }}"}
+  - name: remind
+    query: "status:open AND agent_id:0 AND priority:4"
+    every: 1m
+    once: every 30m
+    actions:
+      - note: "Still unassigned."
+  - name: welcome
+    query: "status:open AND agent_id:0 AND priority:4"
+    every: 1m
+    once: ticket
+    actions:
+      - reply: "We are on it."
+`
+
+// TestExplainerFollowsTheLedger: /ticket why and rules why say, for a live
+// ticket, whether each rule holds and what the ledger says of its episode,
+// through a firing, the end of the episode and the once: modes.
+func TestExplainerFollowsTheLedger(t *testing.T) {
+	e := newEnv(t, explainRules)
+	set := mustRules(t, explainRules)
+	ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now)
+	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
+	explain := func() string {
+		t.Helper()
+		out, err := ex.Explain(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ts := func(d time.Duration) string { return t0.Add(d).UTC().Format(time.RFC3339) }
+	wantLines := func(step, out string, lines ...string) {
+		t.Helper()
+		for _, l := range lines {
+			if !strings.Contains(out, l) {
+				t.Errorf("%s: explanation lacks %q:\n%s", step, l, out)
+			}
+		}
+	}
+
+	wantLines("before any poll", explain(),
+		fmt.Sprintf("rule page-urgent on ticket #%d: FIRES", id),
+		"  query holds: status:open AND agent_id:0 AND priority:4",
+		"page-urgent: never fired; can fire on the next poll where it holds")
+
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	wantLines("after firing", explain(),
+		"page-urgent: episode 1 open, fired "+ts(0)+"; fires again only after a complete poll in which it no longer holds",
+		"remind: episode 1 open, fired "+ts(0)+"; can fire again from "+ts(30*time.Minute),
+		"welcome: episode 1 open, fired "+ts(0)+"; once: ticket, so it never fires again")
+
+	e.assign(id, sdsim.DefaultAgentID)
+	e.runOnce()
+	wantLines("after assignment", explain(),
+		fmt.Sprintf("rule page-urgent on ticket #%d: does not fire", id),
+		"page-urgent: episode 1 ended "+ts(time.Minute)+", fired "+ts(0)+"; can fire again when it holds",
+		"welcome: episode 1 ended "+ts(time.Minute)+", fired "+ts(0)+"; once: ticket, so it never fires again")
+
+	if _, err := ex.Explain(t.Context(), 999999); !errors.Is(err, sdclient.ErrNotFound) || !strings.Contains(err.Error(), "ticket 999999 not found") {
+		t.Errorf("unknown ticket: %v; want ticket 999999 not found, wrapping ErrNotFound", err)
+	}
+	noRules := NewExplainer(ClientDesk(e.client), func() *rules.Set { return nil }, e.st, nil)
+	if out, err := noRules.Explain(t.Context(), id); err != nil || !strings.Contains(out, "No rules are loaded") {
+		t.Errorf("without rules: %q, %v", out, err)
+	}
+	noLedger := NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, nil, nil)
+	if out, err := noLedger.Explain(t.Context(), id); err != nil || strings.Contains(out, "Ledger:") || !strings.Contains(out, "rule page-urgent") {
+		t.Errorf("without a ledger: %q, %v; want the rules and no ledger section", out, err)
+	}
+}
+
+// TestExplainerReadsTheMirror: with the mirror the scheduler keeps, rules
+// why reads the ticket from it at no desk request and says how fresh it
+// is; it reads the desk, saying why, for a ticket the mirror does not
+// hold, a mirror nobody keeps up to date, and a mirror not built yet.
+func TestExplainerReadsTheMirror(t *testing.T) {
+	e := newEnv(t, explainRules)
+	set := mustRules(t, explainRules)
+	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
+	e.runOnce() // the full sync builds the mirror; the cursor is the desk's clock less the overlap
+	ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, ExplainFromMirror(e.st))
+
+	explain := func(step string, id int64, first string, reads int) string {
+		t.Helper()
+		e.sim.Desk.ResetRequests()
+		out, err := ex.Explain(t.Context(), id)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if got, _, _ := strings.Cut(out, "\n"); got != first {
+			t.Errorf("%s: first line %q, want %q", step, got, first)
+		}
+		if !strings.Contains(out, fmt.Sprintf("Ticket #%d ", id)) || !strings.Contains(out, "Ledger:") {
+			t.Errorf("%s: no explanation:\n%s", step, out)
+		}
+		if got := e.sim.Desk.TicketRequests(); len(got) != reads {
+			t.Errorf("%s: ticket requests %v, want %d", step, got, reads)
+		}
+		return out
+	}
+
+	out := explain("in the mirror", id, "From deskbot's mirror, as of 08:59:30 UTC (change feed cursor); the desk was not asked.", 0)
+	if !strings.Contains(out, fmt.Sprintf("rule page-urgent on ticket #%d: FIRES", id)) || !strings.Contains(out, `"Mail down"`) {
+		t.Errorf("the mirrored ticket is not explained:\n%s", out)
+	}
+
+	later := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer jam", Priority: 4}).ID
+	explain("not in the mirror", later, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", later), 1)
+
+	e.clk.Advance(20 * time.Minute) // nobody syncs
+	explain("mirror too old", id, "Read from the desk: deskbot's mirror is too old to trust (as of 08:59:30 UTC, more than 15 minutes ago).", 1)
+
+	empty := openStore(t, ":memory:")
+	ex = NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, ExplainFromMirror(empty))
+	explain("no mirror yet", id, "Read from the desk: the mirror is not built yet.", 1)
+}
+
+// TestRuleOverBudgetIsReportedOthersRun: a rule whose nested loops over
+// the tags go over the run-time budget on a ticket with many tags fails on
+// that ticket only; it is counted, reported by RuleHealth (/readyz), and
+// the other rules act as usual. Within budget again, it is forgotten.
+func TestRuleOverBudgetIsReportedOthersRun(t *testing.T) {
+	e := newEnv(t, `version: 1
+rules:
+  - name: nested
+    query: "priority:4"
+    if: 'any(ticket.tags, {any(ticket.tags, {# == "zz" + #})})'
+    actions: [{note: "never"}]
+  - name: plain
+    query: "priority:4"
+    actions: [{note: "plain"}]
+`)
+	tags := make([]string, 400) // 400 × 400 loop steps: over the 100,000 of a ticket
+	for i := range tags {
+		tags[i] = fmt.Sprint("t", i)
+	}
+	big := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "many tags", Priority: 4, Tags: tags}).ID
+	small := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "few tags", Priority: 4, Tags: tags[:3]}).ID
+	e.runOnce()
+	for _, id := range []int64{big, small} {
+		if n := len(e.notesWith(id, "plain")); n != 1 {
+			t.Errorf("ticket %d: %d notes of the other rule, want 1", id, n)
+		}
+	}
+	if got := metricValue(t, e.s.m.overBudget.WithLabelValues("nested")); got != 1 {
+		t.Errorf("over-budget metric = %v, want 1 (one ticket)", got)
+	}
+	err := e.s.RuleHealth(t.Context())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`rule "nested" went over its run-time budget on 1 tickets (e.g. #%d)`, big)) {
+		t.Errorf("RuleHealth = %v", err)
+	}
+	e.sim.Desk.UpdateTicket(big, func(x *sdsim.Ticket) { x.Tags = tags[:5] })
+	e.next()
+	if err := e.s.RuleHealth(t.Context()); err != nil {
+		t.Errorf("RuleHealth after the ticket shrank = %v, want nil", err)
+	}
+}
+
+// TestStopIsPromptDuringAnExpensiveEvaluation: a rule that costs a few
+// milliseconds a ticket over thousands of tickets makes a long
+// evaluation; cancelling the cycle's context (a shutdown) ends it within
+// a chunk of tickets instead of after the whole mirror, and nothing of
+// the half-evaluated cycle acts or ends an episode.
+func TestStopIsPromptDuringAnExpensiveEvaluation(t *testing.T) {
+	e := newEnv(t, urgentRules)
+	for i := range 3000 {
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprint("t", i), Priority: 1 + i%2})
+	}
+	e.runOnce() // the full sync, with cheap rules
+	slow := mustRules(t, `version: 1
+rules:
+  - name: slow
+    query: "status:open"
+    if: 'let xs = 1..315; !all(xs, {all(xs, {# > 0})})'
+    actions: [{note: "never"}]
+`)
+	if err := e.s.Reload(slow); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
+	stop := time.AfterFunc(300*time.Millisecond, cancel)
+	defer stop.Stop()
+	started := time.Now()
+	c := e.s.runCycle(ctx, scheduled)
+	took := time.Since(started)
+	if c.Skipped != "stopping" || len(c.Jobs) != 1 || c.Jobs[0].Complete || c.Jobs[0].Ended != 0 {
+		t.Fatalf("cycle %+v, want it stopped while evaluating", c)
+	}
+	// The whole evaluation takes 3,000 × several ms; a chunk of 32 a
+	// fraction of a second, even under the race detector.
+	if took > 10*time.Second {
+		t.Errorf("the cycle took %v to stop", took)
 	}
 }

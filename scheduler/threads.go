@@ -184,17 +184,8 @@ func htmlToText(s string) string {
 	return strings.TrimSpace(dropTags(html.UnescapeString(htmlTag.ReplaceAllString(s, ""))))
 }
 
-// statusName names the desk's built-in statuses; a custom one by number.
+// statusName names the desk's built-in statuses (as a digest does); a
+// custom one by number.
 func statusName(st int) string {
-	switch st {
-	case sdclient.StatusOpen:
-		return "Open"
-	case sdclient.StatusPending:
-		return "Pending"
-	case sdclient.StatusResolved:
-		return "Resolved"
-	case sdclient.StatusClosed:
-		return "Closed"
-	}
-	return fmt.Sprintf("status %d", st)
+	return cmp.Or(digestStatus[st], fmt.Sprintf("status %d", st))
 }

@@ -270,3 +270,15 @@ func upsertTickets(ctx context.Context, tx *sql.Tx, ws int64, rows []mirrorRow) 
 	}
 	return nil
 }
+
+// MirrorAsOf says when a mirror whose change feed cursor is cursor was
+// complete up to, at now: "as of 09:41:12 UTC", with the date when it is
+// not today's. Whoever tells a person how fresh the mirror is (the bot's
+// answers, the scheduler's explanations) says it so.
+func MirrorAsOf(cursor, now time.Time) string {
+	c, n := cursor.UTC(), now.UTC()
+	if c.Format(time.DateOnly) == n.Format(time.DateOnly) {
+		return "as of " + c.Format(time.TimeOnly) + " UTC"
+	}
+	return "as of " + c.Format(time.DateTime) + " UTC"
+}

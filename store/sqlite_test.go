@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/crashtest"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -125,16 +125,7 @@ func TestSQLiteKilledMidFiring(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "state.db")
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestSQLiteKilledMidFiring$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child did not die of SIGKILL: %v\n%s", err, out)
-	}
+	crashtest.KilledChild(t, "TestSQLiteKilledMidFiring", crashEnv+"="+path)
 
 	s, err := store.Open(t.Context(), path)
 	if err != nil {

@@ -224,13 +224,20 @@ func (g AlertGroupMessage) Check() error {
 
 // Check refuses an alert without ticket, channel or key.
 func (m AlertMessage) Check() error {
-	switch {
-	case m.Ticket == nil:
-		return errors.New("alert has no ticket")
-	case m.Channel == "":
-		return fmt.Errorf("alert on ticket %d has no channel", m.Ticket.ID)
-	case m.Key == "":
-		return fmt.Errorf("alert on ticket %d has no key", m.Ticket.ID)
+	return checkOnTicket("alert", m.Ticket, [2]string{m.Channel, "channel"}, [2]string{m.Key, "key"})
+}
+
+// checkOnTicket refuses a message on a ticket (what names it in the
+// error: "alert", "direct message") without ticket, or with one of the
+// fields empty; each field is its value and its name, checked in order.
+func checkOnTicket(what string, tk *sdclient.Ticket, fields ...[2]string) error {
+	if tk == nil {
+		return fmt.Errorf("%s has no ticket", what)
+	}
+	for _, f := range fields {
+		if f[0] == "" {
+			return fmt.Errorf("%s on ticket %d has no %s", what, tk.ID, f[1])
+		}
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/deskbot/deskbot/sdclient"
@@ -34,15 +33,7 @@ type DMNotifier interface {
 
 // Check refuses a message without ticket, key or fallback channel.
 func (m DMMessage) Check() error {
-	switch {
-	case m.Ticket == nil:
-		return errors.New("direct message has no ticket")
-	case m.Key == "":
-		return fmt.Errorf("direct message on ticket %d has no key", m.Ticket.ID)
-	case m.Channel == "":
-		return fmt.Errorf("direct message on ticket %d has no fallback channel", m.Ticket.ID)
-	}
-	return nil
+	return checkOnTicket("direct message", m.Ticket, [2]string{m.Key, "key"}, [2]string{m.Channel, "fallback channel"})
 }
 
 // FallbackText is what the fallback channel shows: for whom the message

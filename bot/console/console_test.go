@@ -6,36 +6,28 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/console"
 	"github.com/deskbot/deskbot/bot/internal/chattest"
-	"github.com/deskbot/deskbot/bot/internal/routertest"
-
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
-
+	"github.com/deskbot/deskbot/bot/internal/routertest"
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/sdclient"
 )
 
 func TestConsole(t *testing.T) {
 	in := strings.NewReader("/ticket new Printer on fire\n/ticket show 101\n\n/ticket new\n/assign 42 bob@example.com\nhello\n/ticket show x\n")
-	c, out, d := newConsole(t, in)
-	if err := c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	got := out.String()
-	for _, want := range []string{
+	got, d := runConsole(t, in)
+	chattest.Contains(t, "console output", got,
 		"Created ticket #101: Printer on fire — https://desk.example.com/a/tickets/101",
 		"#101 Printer on fire <https://desk.example.com/a/tickets/101>",
 		"the console has no forms; type /ticket new <subject>",
 		"Ticket #42 is assigned to Bob Builder.",
 		"commands start with /ticket, /assign or /oncall",
 		`"x" is not a ticket number; usage: /ticket show N`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("console output lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	// The caller is the API key's agent (Alice, id 7): she is the requester.
 	if d.Creates[0].Email != "alice@example.com" {
 		t.Errorf("requester %q, want the API key's agent", d.Creates[0].Email)
@@ -53,11 +45,7 @@ func TestConsoleAlert(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"ALERT #oncall: Urgent unassigned (@it-oncall)", "#42 Printer on fire", "Status:", "rule page · act with /assign 42 me, /ticket resolve 42"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("alert output lacks %q:\n%s", want, got)
-		}
-	}
+	chattest.Contains(t, "alert output", got, "ALERT #oncall: Urgent unassigned (@it-oncall)", "#42 Printer on fire", "Status:", "rule page · act with /assign 42 me, /ticket resolve 42")
 	if ok, _ := c.AlreadyAlerted(ctx, "#oncall", "k1"); !ok {
 		t.Fatal("AlreadyAlerted false after the alert")
 	}
@@ -134,18 +122,14 @@ func TestConsoleButtons(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{
+	chattest.Contains(t, "console output", got,
 		"  [1] Assign to me [2] Acknowledge [3] Resolve  (type a number to press it)", // the alert on #42
 		"  [4] Assign to me [5] Resolve [6] Close  (type a number to press it)",       // /ticket show 43
 		"Done: Bob Builder acknowledged (ticket #42).",                                // 2
 		"Done: Bob Builder assigned the ticket to themself (ticket #43).",             // [4]
 		"there is no button [99]",
 		"usage: /press N",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("console output lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if strings.Contains(got, "[Assign to me]") {
 		t.Errorf("buttons shown without numbers:\n%s", got)
 	}
@@ -210,6 +194,17 @@ func TestConsolePostDryRun(t *testing.T) {
 	}
 }
 
+// runConsole runs a console (see newConsole) over in to its end and
+// returns what it printed, and its desk.
+func runConsole(t *testing.T, in io.Reader, opts ...console.Option) (string, *fakedesk.Desk) {
+	t.Helper()
+	c, out, d := newConsole(t, in, opts...)
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), d
+}
+
 // newConsole is a console over a router over a fake desk, reading in and
 // writing to out.
 func newConsole(t *testing.T, in io.Reader, opts ...console.Option) (*console.Console, *bytes.Buffer, *fakedesk.Desk) {
@@ -221,4 +216,64 @@ func newConsole(t *testing.T, in io.Reader, opts ...console.Option) (*console.Co
 		t.Fatal(err)
 	}
 	return c, out, d
+}
+
+// The console prints a digest, and a later run of the day as its update.
+func TestConsoleDigest(t *testing.T) {
+	c, out, _ := newConsole(t, strings.NewReader(""))
+	ctx := context.Background()
+	at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	m := chat.DigestMessage{Rule: "morning", Channel: "#it-desk", At: at, Within: 4 * time.Hour, Total: 1,
+		ByStatus: []chat.Count{{Name: "Open", N: 1}}, ByPriority: []chat.Count{{Name: "High", N: 1}}, ByGroup: []chat.Count{{Name: "no group", N: 1}},
+		Unassigned: []*sdclient.Ticket{{ID: 42, Subject: "Printer on fire", CreatedAt: at.Add(-3 * time.Hour)}}, UnassignedTotal: 1}
+	ref, err := c.PostDigest(ctx, m, chat.DigestRef{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PostDigest(ctx, m, ref); err != nil {
+		t.Fatal(err)
+	}
+	chattest.Contains(t, "output", out.String(),
+		"DIGEST #it-desk: Desk digest (morning), Wed 25 Nov 08:00 UTC",
+		"1 open: Open 1",
+		"• #42 Printer on fire <https://desk.example.com/a/tickets/42> — opened 3h ago",
+		"DIGEST #it-desk (update of today's digest 1):",
+	)
+}
+
+// A dm: prints as a direct message to the person, or, when there is
+// nobody to write to, as the fallback channel shows it; each once.
+func TestConsoleDM(t *testing.T) {
+	c, out, d := newConsole(t, strings.NewReader(""))
+	ctx := context.Background()
+	tk := d.Snapshot(42)
+	m := chat.DMMessage{To: "bob@example.com", Who: "the assignee Bob Builder", Channel: "#it-desk", Text: "due in 30 minutes", Rule: "nudge", Key: "k1", Ticket: &tk}
+	if ok, _ := c.AlreadyDMed(ctx, m); ok {
+		t.Fatal("sent before any message")
+	}
+	if err := c.DM(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := c.AlreadyDMed(ctx, m); !ok {
+		t.Error("AlreadyDMed false after DM")
+	}
+	none := chat.DMMessage{Who: "the assignee", Why: "ticket #42 has no assignee", Channel: "#it-desk", Text: "due soon", Rule: "nudge", Key: "k2", Ticket: &tk}
+	if err := c.DM(ctx, none); err != nil {
+		t.Fatal(err)
+	}
+	chattest.Contains(t, "output", out.String(),
+		"DM bob@example.com: due in 30 minutes — ticket #42",
+		"ALERT #it-desk: For the assignee (not sent directly: ticket #42 has no assignee): due soon — ticket #42",
+		"(rule nudge)",
+	)
+	if err := c.DM(ctx, chat.DMMessage{Key: "k3"}); err == nil {
+		t.Error("a message without ticket was printed")
+	}
+}
+
+// TestConsoleHome: /home prints the person's home as text, with the
+// commands that do what the Home tab's buttons do.
+func TestConsoleHome(t *testing.T) {
+	got, _ := runConsole(t, strings.NewReader("/home\n"))
+	chattest.Contains(t, "/home", got, "Your deskbot home", "Assigned to you: 1", "• #43 Waiting on vendor · High — VPN down", "Your requests: 0", "(new ticket: /ticket new <subject> · your queue: /ticket mine)")
 }

@@ -5,18 +5,14 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
 // tail is the end of a long string, for error messages.
-func tail(s string) string {
-	if len(s) <= 60 {
-		return s
-	}
-	return "…" + s[len(s)-60:]
-}
+var tail = chattest.Tail
 
 // The desk's assignment scopes (sdclient.AgentRole.AssignmentScope).
 const (

@@ -116,16 +116,27 @@ func (s *Server) eventCallbackLocked(event map[string]any) map[string]any {
 	}
 }
 
-// ReactionAdded has userID add the emoji reaction (without colons) to the
-// message channel/ts, and delivers the reaction_added event (events_api
-// envelope) that Slack sends apps subscribed to it.
-func (s *Server) ReactionAdded(ctx context.Context, userID, channel, ts, name string) (*Envelope, error) {
+// lockMessage locks the server and finds the message channel/ts (and
+// the channel's id), keeping the lock; without such a message it unlocks
+// and says so, after what (the operation: "react to").
+func (s *Server) lockMessage(channel, ts, what string) (string, *storedMessage, error) {
 	s.mu.Lock()
 	ch, _ := s.resolveChannelLocked(channel)
 	m := s.findMessageLocked(ch, ts)
 	if m == nil {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("react to %s/%s: no such message", channel, ts)
+		return "", nil, fmt.Errorf("%s %s/%s: no such message", what, channel, ts)
+	}
+	return ch, m, nil
+}
+
+// ReactionAdded has userID add the emoji reaction (without colons) to the
+// message channel/ts, and delivers the reaction_added event (events_api
+// envelope) that Slack sends apps subscribed to it.
+func (s *Server) ReactionAdded(ctx context.Context, userID, channel, ts, name string) (*Envelope, error) {
+	ch, m, err := s.lockMessage(channel, ts, "react to")
+	if err != nil {
+		return nil, err
 	}
 	name = strings.Trim(name, ":")
 	i := slices.IndexFunc(m.reacts, func(r reaction) bool { return r.name == name })
@@ -155,12 +166,9 @@ func (s *Server) ReactionAdded(ctx context.Context, userID, channel, ts, name st
 // userID running the message shortcut callbackID on channel/ts, with a
 // fresh trigger_id and response_url, the message as Slack sends it.
 func (s *Server) MessageShortcut(ctx context.Context, userID, channel, ts, callbackID string) (*Envelope, error) {
-	s.mu.Lock()
-	ch, _ := s.resolveChannelLocked(channel)
-	m := s.findMessageLocked(ch, ts)
-	if m == nil {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("shortcut on %s/%s: no such message", channel, ts)
+	ch, m, err := s.lockMessage(channel, ts, "shortcut on")
+	if err != nil {
+		return nil, err
 	}
 	envID := newEnvelopeID()
 	trig := s.newTriggerLocked(userID, "")
@@ -254,17 +262,28 @@ func (s *Server) LinkSharedInComposer(ctx context.Context, userID string, links 
 	return env, id, err
 }
 
+// messageParamLocked finds the message the request names by its channel
+// and ts parameters (tsParam: "ts", "message_ts"): ErrChannelNotFound for
+// an unknown channel, notFound for no such message there.
+func (s *Server) messageParamLocked(r *apiRequest, tsParam string, notFound apiError) (string, *storedMessage, apiError) {
+	ch, ok := s.resolveChannelLocked(r.param("channel"))
+	if !ok {
+		return "", nil, ErrChannelNotFound
+	}
+	m := s.findMessageLocked(ch, r.param(tsParam))
+	if m == nil {
+		return "", nil, notFound
+	}
+	return ch, m, ""
+}
+
 // conversationsReplies serves conversations.replies: the thread of the
 // message ts (its parent first, then the replies), paged by limit and
 // cursor.
 func (s *Server) conversationsReplies(r *apiRequest) (map[string]any, apiError) {
-	ch, ok := s.resolveChannelLocked(r.param("channel"))
-	if !ok {
-		return nil, ErrChannelNotFound
-	}
-	m := s.findMessageLocked(ch, r.param("ts"))
-	if m == nil {
-		return nil, "thread_not_found"
+	ch, m, apiErr := s.messageParamLocked(r, "ts", "thread_not_found")
+	if apiErr != "" {
+		return nil, apiErr
 	}
 	parent := m
 	if m.threadTS != "" && m.threadTS != m.ts {
@@ -273,15 +292,9 @@ func (s *Server) conversationsReplies(r *apiRequest) (map[string]any, apiError) 
 		}
 	}
 	thread := append([]*storedMessage{parent}, s.repliesLocked(ch, parent.ts)...)
-	limit := 1000
-	if l := r.param("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 0 {
-			return nil, ErrInvalidArguments
-		}
-		if n > 0 {
-			limit = min(n, 1000)
-		}
+	limit, ok := r.limit(1000, 1000)
+	if !ok {
+		return nil, ErrInvalidArguments
 	}
 	from := 0
 	if c := r.param("cursor"); c != "" {
@@ -305,13 +318,9 @@ func (s *Server) conversationsReplies(r *apiRequest) (map[string]any, apiError) 
 
 // chatGetPermalink serves chat.getPermalink: the message's web address.
 func (s *Server) chatGetPermalink(r *apiRequest) (map[string]any, apiError) {
-	ch, ok := s.resolveChannelLocked(r.param("channel"))
-	if !ok {
-		return nil, ErrChannelNotFound
-	}
-	m := s.findMessageLocked(ch, r.param("message_ts"))
-	if m == nil {
-		return nil, ErrMessageNotFound
+	ch, m, apiErr := s.messageParamLocked(r, "message_ts", ErrMessageNotFound)
+	if apiErr != "" {
+		return nil, apiErr
 	}
 	link := fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", s.cfg.teamName, ch, strings.ReplaceAll(m.ts, ".", ""))
 	if m.threadTS != "" && m.threadTS != m.ts {
@@ -336,13 +345,9 @@ func (s *Server) chatUnfurl(r *apiRequest) (map[string]any, apiError) {
 		}
 		rec.UnfurlID, text = id, strings.Join(links, " ")
 	} else {
-		ch, ok := s.resolveChannelLocked(r.param("channel"))
-		if !ok {
-			return nil, ErrChannelNotFound
-		}
-		m := s.findMessageLocked(ch, r.param("ts"))
-		if m == nil {
-			return nil, "cannot_unfurl_message"
+		ch, m, apiErr := s.messageParamLocked(r, "ts", "cannot_unfurl_message")
+		if apiErr != "" {
+			return nil, apiErr
 		}
 		rec.Channel, rec.TS, text = ch, m.ts, m.text
 	}
@@ -372,22 +377,11 @@ func (s *Server) chatUnfurl(r *apiRequest) (map[string]any, apiError) {
 
 // Unfurls returns the chat.unfurl calls applied so far.
 func (s *Server) Unfurls() []Unfurl {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.unfurls)
+	return cloned(s, &s.unfurls)
 }
 
-// WaitUnfurl waits for a chat.unfurl call matching pred.
+// WaitUnfurl waits for a chat.unfurl call matching pred (nil matches
+// any).
 func (s *Server) WaitUnfurl(ctx context.Context, pred func(Unfurl) bool) (Unfurl, error) {
-	var got Unfurl
-	err := s.waitFor(ctx, "unfurl", func() bool {
-		for _, u := range s.unfurls {
-			if pred(u) {
-				got = u
-				return true
-			}
-		}
-		return false
-	})
-	return got, err
+	return waitFirst(ctx, s, "unfurl", &s.unfurls, pred)
 }

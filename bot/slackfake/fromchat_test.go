@@ -117,9 +117,7 @@ func TestReactionAndShortcutEnvelopes(t *testing.T) {
 // and source, as slack-go's UnfurlMessageByID sends them.
 func TestComposerUnfurl(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, slackfake.WithUsers(alice))
-	c := startClient(t, srv, srv.AppToken())
-	ctx := testCtx(t)
+	srv, c, ctx := aliceClient(t)
 	const link = "https://desk.example.com/a/tickets/7"
 	env, id, err := srv.LinkSharedInComposer(ctx, alice.ID, link)
 	if err != nil {

@@ -48,6 +48,15 @@ type client struct {
 	more   chan struct{}
 }
 
+// aliceClient is a fake that knows alice, a socket-mode client connected
+// to it, and the test's context: the set-up most tests start from.
+func aliceClient(t *testing.T) (*slackfake.Server, *client, context.Context) {
+	t.Helper()
+	srv := newFake(t, slackfake.WithUsers(alice))
+	c := startClient(t, srv, srv.AppToken())
+	return srv, c, testCtx(t)
+}
+
 // startClient runs a real socketmode client against the fake until the
 // test ends.
 func startClient(t *testing.T, srv *slackfake.Server, appToken string, opts ...socketmode.Option) *client {

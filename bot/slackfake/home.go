@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // ErrViewTooLarge is Slack's answer to a view over 250 kB.
@@ -60,22 +59,7 @@ func viewBlockLimits(raw json.RawMessage) string {
 	if raw == nil {
 		return ""
 	}
-	var blocks []map[string]any
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "blocks are not a JSON array of objects"
-	}
-	if len(blocks) > maxViewBlocks {
-		return fmt.Sprintf("%d blocks, at most %d", len(blocks), maxViewBlocks)
-	}
-	for i, b := range blocks {
-		if id, _ := b["block_id"].(string); utf8.RuneCountInString(id) > 255 {
-			return fmt.Sprintf("block %d: block_id over 255 characters", i)
-		}
-		if why := blockLimit(b); why != "" {
-			return fmt.Sprintf("block %d (%v): %s", i, b["type"], why)
-		}
-	}
-	return ""
+	return blocksWithin(raw, maxViewBlocks)
 }
 
 // homeViewLocked is the Home view published for user, nil when none.

@@ -16,12 +16,17 @@ const maxMessageText = 40000
 // which Slack enforces by refusing the whole message with invalid_blocks;
 // it returns why the blocks break one, or "".
 func blockLimits(raw json.RawMessage) string {
+	return blocksWithin(raw, 50)
+}
+
+// blocksWithin is blockLimits with at most most blocks.
+func blocksWithin(raw json.RawMessage, most int) string {
 	var blocks []map[string]any
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return "blocks are not a JSON array of objects"
 	}
-	if len(blocks) > 50 {
-		return fmt.Sprintf("%d blocks, at most 50", len(blocks))
+	if len(blocks) > most {
+		return fmt.Sprintf("%d blocks, at most %d", len(blocks), most)
 	}
 	for i, b := range blocks {
 		if id, _ := b["block_id"].(string); utf8.RuneCountInString(id) > 255 {

@@ -80,69 +80,33 @@ type Ack struct {
 
 // Messages returns every recorded message operation, oldest first.
 func (s *Server) Messages() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.messages)
+	return cloned(s, &s.messages)
 }
 
 // WaitMessage waits for a recorded message matching pred (nil matches any)
 // and returns the first one.
 func (s *Server) WaitMessage(ctx context.Context, pred func(Message) bool) (Message, error) {
-	var found Message
-	err := s.waitFor(ctx, "message", func() bool {
-		for _, m := range s.messages {
-			if pred == nil || pred(m) {
-				found = m
-				return true
-			}
-		}
-		return false
-	})
-	return found, err
+	return waitFirst(ctx, s, "message", &s.messages, pred)
 }
 
 // Views returns every recorded views.* call, oldest first.
 func (s *Server) Views() []View {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.viewLog)
+	return cloned(s, &s.viewLog)
 }
 
 // WaitView waits for a recorded view operation matching pred (nil matches any).
 func (s *Server) WaitView(ctx context.Context, pred func(View) bool) (View, error) {
-	var found View
-	err := s.waitFor(ctx, "view", func() bool {
-		for _, v := range s.viewLog {
-			if pred == nil || pred(v) {
-				found = v
-				return true
-			}
-		}
-		return false
-	})
-	return found, err
+	return waitFirst(ctx, s, "view", &s.viewLog, pred)
 }
 
 // Responses returns every POST to a response_url, oldest first.
 func (s *Server) Responses() []Response {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.responses)
+	return cloned(s, &s.responses)
 }
 
 // WaitResponse waits for a response_url POST matching pred (nil matches any).
 func (s *Server) WaitResponse(ctx context.Context, pred func(Response) bool) (Response, error) {
-	var found Response
-	err := s.waitFor(ctx, "response_url post", func() bool {
-		for _, r := range s.responses {
-			if pred == nil || pred(r) {
-				found = r
-				return true
-			}
-		}
-		return false
-	})
-	return found, err
+	return waitFirst(ctx, s, "response_url post", &s.responses, pred)
 }
 
 // Calls returns every Web API request, oldest first.
@@ -173,9 +137,7 @@ func (s *Server) UnknownMethods() []string {
 
 // Acks returns every ack frame read, in arrival order.
 func (s *Server) Acks() []Ack {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.ackLog)
+	return cloned(s, &s.ackLog)
 }
 
 // History returns the messages Slack would list in conversations.history
@@ -191,4 +153,28 @@ func (s *Server) History(channel string) []Message {
 		}
 	}
 	return out
+}
+
+// waitFirst waits until a record of *list (read under the server's lock)
+// matches pred (nil matches any) and returns the first that does; what
+// names the records in the error of a wait that times out.
+func waitFirst[T any](ctx context.Context, s *Server, what string, list *[]T, pred func(T) bool) (T, error) {
+	var found T
+	err := s.waitFor(ctx, what, func() bool {
+		for _, r := range *list {
+			if pred == nil || pred(r) {
+				found = r
+				return true
+			}
+		}
+		return false
+	})
+	return found, err
+}
+
+// cloned is a copy of *list, taken under the server's lock.
+func cloned[T any](s *Server, list *[]T) []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(*list)
 }

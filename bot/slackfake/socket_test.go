@@ -102,9 +102,7 @@ func TestSlashCommandArrivesAndAckIsSeen(t *testing.T) {
 
 func TestBlockActionCarriesTheClickedElement(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, slackfake.WithUsers(alice))
-	c := startClient(t, srv, srv.AppToken())
-	ctx := testCtx(t)
+	srv, c, ctx := aliceClient(t)
 	api := webClient(srv, srv.BotToken())
 
 	claim := slack.NewButtonBlockElement("claim", "ticket-42", slack.NewTextBlockObject(slack.PlainTextType, "Claim", false, false))
@@ -302,9 +300,7 @@ func TestOpenViewTriggerRules(t *testing.T) {
 
 func TestDisconnectMakesClientReconnect(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, slackfake.WithUsers(alice))
-	c := startClient(t, srv, srv.AppToken())
-	ctx := testCtx(t)
+	srv, c, ctx := aliceClient(t)
 	_, first := c.waitEvent(t, 0, isType(socketmode.EventTypeConnected))
 	// slack-go reports Connected once the websocket is dialled, which can
 	// be before the fake has registered the connection.
@@ -370,9 +366,7 @@ func TestPingsKeepTheConnection(t *testing.T) {
 
 func TestRedeliverRepeatsTheEnvelope(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, slackfake.WithUsers(alice))
-	c := startClient(t, srv, srv.AppToken())
-	ctx := testCtx(t)
+	srv, c, ctx := aliceClient(t)
 
 	env, err := srv.SlashCommand(ctx, slackfake.SlashCommand{Command: "/ticket", Text: "show 7", UserID: alice.ID, ChannelID: "C1"})
 	if err != nil {

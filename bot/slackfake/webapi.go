@@ -35,6 +35,23 @@ type apiRequest struct {
 	token  tokenKind
 }
 
+// limit reads the limit parameter of a listing: def when absent or 0,
+// at most most; false when it is not a number or is negative.
+func (r *apiRequest) limit(def, most int) (int, bool) {
+	l := r.param("limit")
+	if l == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	if n == 0 {
+		return def, true
+	}
+	return min(n, most), true
+}
+
 // param returns a parameter from the form or, for JSON posts, a JSON
 // string field; a non-string JSON value is returned as its raw JSON.
 func (r *apiRequest) param(name string) string {
@@ -610,15 +627,9 @@ func (s *Server) conversationsHistory(r *apiRequest) (map[string]any, apiError) 
 	if !ok {
 		return nil, ErrChannelNotFound
 	}
-	limit := 100
-	if l := r.param("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 0 {
-			return nil, ErrInvalidArguments
-		}
-		if n > 0 {
-			limit = min(n, 999)
-		}
+	limit, ok := r.limit(100, 999)
+	if !ok {
+		return nil, ErrInvalidArguments
 	}
 	latest, oldest := r.param("latest"), r.param("oldest")
 	inclusive := r.param("inclusive") == "1" || r.param("inclusive") == "true"

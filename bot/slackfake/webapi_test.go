@@ -268,9 +268,7 @@ func TestFaultInjection(t *testing.T) {
 
 func TestResponseURL(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, slackfake.WithUsers(alice))
-	startClient(t, srv, srv.AppToken())
-	ctx := testCtx(t)
+	srv, _, ctx := aliceClient(t)
 	api := webClient(srv, srv.BotToken())
 
 	_, ts, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("Ticket 42: open", false))
@@ -469,9 +467,7 @@ func TestUserGroupsList(t *testing.T) {
 
 func TestPushAndUpdateViews(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, slackfake.WithUsers(alice))
-	c := startClient(t, srv, srv.AppToken())
-	ctx := testCtx(t)
+	srv, c, ctx := aliceClient(t)
 	api := webClient(srv, srv.BotToken())
 	modal := func(callback, title string) slack.ModalViewRequest {
 		return slack.ModalViewRequest{Type: slack.VTModal, CallbackID: callback, ExternalID: "",
@@ -543,9 +539,7 @@ func TestPushAndUpdateViews(t *testing.T) {
 // end-to-end tests catch a card Slack would refuse.
 func TestBlockKitLimitsEnforced(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, slackfake.WithUsers(alice))
-	startClient(t, srv, srv.AppToken())
-	ctx := testCtx(t)
+	srv, _, ctx := aliceClient(t)
 	api := webClient(srv, srv.BotToken())
 	section := func(n int) slack.Block {
 		return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, strings.Repeat("é", n), false, false), nil, nil)

@@ -245,17 +245,6 @@ rules:
     actions: [{note: "urgent"}]
 `
 
-// deskTicketReads are the ticket requests the desk got.
-func deskTicketReads(sim *sdsim.Server) []string {
-	var out []string
-	for _, r := range sim.Desk.Requests() {
-		if strings.Contains(r.Path, "/tickets") {
-			out = append(out, r.Method+" "+r.Path)
-		}
-	}
-	return out
-}
-
 // With rules loaded, deskbot's chat answers /ticket unassigned, mine and
 // why from the mirror its scheduler keeps, and the desk sees none of the
 // ticket requests they used to send.
@@ -331,7 +320,7 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 		!strings.Contains(stdout, fmt.Sprintf("rule urgent on ticket #%d: FIRES", mirrored)) {
 		t.Errorf("mirrored ticket: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if reads := deskTicketReads(sim); len(reads) != 0 {
+	if reads := sim.Desk.TicketRequests(); len(reads) != 0 {
 		t.Errorf("mirrored ticket: the desk got ticket requests %v", reads)
 	}
 
@@ -342,7 +331,7 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 		!strings.Contains(stdout, `"Printer jam"`) {
 		t.Errorf("ticket not mirrored: exit %d, want %q first\n%s\n%s", code, want, stdout, stderr)
 	}
-	if reads := deskTicketReads(sim); len(reads) != 1 {
+	if reads := sim.Desk.TicketRequests(); len(reads) != 1 {
 		t.Errorf("ticket not mirrored: ticket requests %v, want the one read", reads)
 	}
 

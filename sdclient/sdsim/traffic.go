@@ -142,6 +142,19 @@ func (d *Desk) Requests() []Request {
 	return append([]Request(nil), d.traffic.log...)
 }
 
+// TicketRequests returns "METHOD path" of each logged request to a
+// /tickets path, oldest first: what a test counts to see which ticket
+// reads a client made.
+func (d *Desk) TicketRequests() []string {
+	var out []string
+	for _, r := range d.Requests() {
+		if strings.Contains(r.Path, "/tickets") {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
 // ResetRequests empties the request log.
 func (d *Desk) ResetRequests() {
 	d.traffic.mu.Lock()

@@ -3,6 +3,8 @@ package chattest
 import (
 	"context"
 	"fmt"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
@@ -52,4 +54,24 @@ func AlertGroup(first, n int) chat.AlertGroupMessage {
 			Text: fmt.Sprintf("Ticket #%d is overdue: %s", id, tk.Subject), Key: fmt.Sprintf("deskbot:f=overdue/%d/1.1/2", id)})
 	}
 	return g
+}
+
+// Contains reports, as errors of t, each of wants that got lacks; what
+// names got in the message (e.g. "console output").
+func Contains(t testing.TB, what, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, got)
+		}
+	}
+}
+
+// Tail is the end of a long string (its last 60 characters), for error
+// messages.
+func Tail(s string) string {
+	if len(s) <= 60 {
+		return s
+	}
+	return "…" + s[len(s)-60:]
 }
