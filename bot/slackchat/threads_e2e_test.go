@@ -276,6 +276,21 @@ func TestLiveThreadEndToEnd(t *testing.T) {
 	}
 }
 
+// deskReplies has the desk reply "Unjammed." on ticket id between polls
+// (twice after it: nothing is posted twice), and returns what the thread
+// ts then holds.
+func (e *threadEnv) deskReplies(id int64, ts string) []string {
+	e.t.Helper()
+	e.poll()
+	e.clk.Advance(time.Second)
+	if _, _, err := e.client.Conversations.Reply(e.ctx, id, &sdclient.ReplyRequest{Body: "<p>Unjammed.</p>"}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.poll()
+	e.poll()
+	return e.inThread(ts)
+}
+
 // A ticket made from a message follows the message's thread as an alerted
 // one does: the desk's public reply on it appears there, once.
 func TestTicketFromMessageFollowsItsThread(t *testing.T) {
@@ -295,15 +310,8 @@ func TestTicketFromMessageFollowsItsThread(t *testing.T) {
 	if err != nil || !ok || l.Channel != oncallID || l.ThreadTS != ts {
 		t.Fatalf("link of the ticket made from the message = %+v, %v, %v; want %s/%s", l, ok, err, oncallID, ts)
 	}
-	e.poll()
-	e.clk.Advance(time.Second)
-	if _, _, err := e.client.Conversations.Reply(ctx, id, &sdclient.ReplyRequest{Body: "<p>Unjammed.</p>"}); err != nil {
-		t.Fatal(err)
-	}
-	e.poll()
-	e.poll() // again: nothing twice
 	n := 0
-	for _, text := range e.inThread(ts) {
+	for _, text := range e.deskReplies(id, ts) {
 		if text == "Reply on the desk:\nUnjammed." {
 			n++
 		}
@@ -331,14 +339,7 @@ func TestNewTicketFollowedInDM(t *testing.T) {
 	if l, ok, err := e.st.ThreadOf(ctx, id); err != nil || !ok || l.Channel != "DUCAROL" || l.ThreadTS != head.TS {
 		t.Fatalf("link of the new ticket = %+v, %v, %v; want DUCAROL/%s", l, ok, err, head.TS)
 	}
-	e.poll()
-	e.clk.Advance(time.Second)
-	if _, _, err := e.client.Conversations.Reply(ctx, id, &sdclient.ReplyRequest{Body: "<p>Unjammed.</p>"}); err != nil {
-		t.Fatal(err)
-	}
-	e.poll()
-	e.poll() // again: nothing twice
-	if got := e.inThread(head.TS); len(got) != 1 || got[0] != "Reply on the desk:\nUnjammed." {
+	if got := e.deskReplies(id, head.TS); len(got) != 1 || got[0] != "Reply on the desk:\nUnjammed." {
 		t.Fatalf("the DM thread holds %q; want the desk's reply once", got)
 	}
 	_, env, err := e.fake.PostUserMessage(ctx, slackfake.UserMessage{UserID: "UCAROL", ChannelID: "DUCAROL", ThreadTS: head.TS, Text: "Works now, thanks"})
