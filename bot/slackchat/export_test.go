@@ -70,3 +70,6 @@ func (v groupView) Replies() [][]slack.Block { return v.replies }
 
 // HomeView is homeView.
 var HomeView = homeView
+
+// InAThread is inAThread: which message events live threads look at.
+var InAThread = inAThread

@@ -87,10 +87,27 @@ func (s *Slack) threadEvent(ctx context.Context, evt socketmode.Event) {
 		return
 	}
 	me, ok := outer.InnerEvent.Data.(*slackevents.MessageEvent)
-	if !ok || me == nil || s.foreignTeam(outer.TeamID) {
+	if !ok || me == nil || s.foreignTeam(outer.TeamID) || !inAThread(me) {
 		return
 	}
 	s.spawn(ctx, evt.Request, job{run: func(ctx context.Context) { s.threadMessage(ctx, me) }})
+}
+
+// inAThread reports whether a message event is a person's reply in a
+// thread, or the edit or deletion of one: the only messages live threads
+// look at. Every other message of a channel the bot is in (most of them)
+// is dropped here, before it costs a worker or a store write.
+func inAThread(me *slackevents.MessageEvent) bool {
+	reply := func(botID, ts, threadTS string) bool { return botID == "" && threadTS != "" && threadTS != ts }
+	switch me.SubType {
+	case "", "thread_broadcast", "file_share":
+		return me.User != "" && reply(me.BotID, me.TimeStamp, me.ThreadTimeStamp)
+	case "message_changed":
+		return me.Message != nil && reply(me.Message.BotID, me.Message.Timestamp, me.Message.ThreadTimestamp)
+	case "message_deleted":
+		return me.PreviousMessage != nil && reply(me.PreviousMessage.BotID, me.PreviousMessage.Timestamp, me.PreviousMessage.ThreadTimestamp)
+	}
+	return false
 }
 
 // threadMessage copies a reply in a linked thread to its ticket, or says

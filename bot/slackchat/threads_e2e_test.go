@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
@@ -358,5 +360,35 @@ func TestNewTicketFollowedInDM(t *testing.T) {
 	cs := e.sim.Desk.Conversations(id)
 	if len(cs) == 0 || !strings.Contains(cs[len(cs)-1].Body, "Works now, thanks") {
 		t.Errorf("the ticket's conversations %+v lack Carol's reply", cs)
+	}
+}
+
+// Live threads look only at people's replies in threads (and their edits
+// and deletions): every other channel message is dropped before it costs a
+// worker or a store write.
+func TestInAThread(t *testing.T) {
+	msg := func(user, bot, ts, thread string) *slackevents.MessageEvent {
+		return &slackevents.MessageEvent{User: user, BotID: bot, TimeStamp: ts, ThreadTimeStamp: thread}
+	}
+	in := &slack.Msg{Timestamp: "2.0", ThreadTimestamp: "1.0"}
+	parent := &slack.Msg{Timestamp: "1.0", ThreadTimestamp: "1.0"}
+	for _, tc := range []struct {
+		name string
+		ev   *slackevents.MessageEvent
+		want bool
+	}{
+		{"a reply in a thread", msg("UCAROL", "", "2.0", "1.0"), true},
+		{"a message in the channel", msg("UCAROL", "", "2.0", ""), false},
+		{"a thread's parent", msg("UCAROL", "", "1.0", "1.0"), false},
+		{"a bot's reply", msg("", "B1", "2.0", "1.0"), false},
+		{"a broadcast reply", &slackevents.MessageEvent{SubType: "thread_broadcast", User: "UCAROL", TimeStamp: "2.0", ThreadTimeStamp: "1.0"}, true},
+		{"a reply edited", &slackevents.MessageEvent{SubType: "message_changed", Message: in}, true},
+		{"a parent edited", &slackevents.MessageEvent{SubType: "message_changed", Message: parent}, false},
+		{"a reply deleted", &slackevents.MessageEvent{SubType: "message_deleted", PreviousMessage: in}, true},
+		{"a channel join", &slackevents.MessageEvent{SubType: "channel_join", User: "UCAROL", TimeStamp: "2.0", ThreadTimeStamp: "1.0"}, false},
+	} {
+		if got := slackchat.InAThread(tc.ev); got != tc.want {
+			t.Errorf("%s: inAThread = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
