@@ -216,3 +216,24 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 		t.Errorf("queued firings %v once drained, want 0", q)
 	}
 }
+
+// TestBacklogDoesNotStretchTheFeed: the planner stretches the polling to
+// the background budget, not the draining of a backlog: a cycle whose
+// firings spent far more than the budget leaves the next tick on time.
+func TestBacklogDoesNotStretchTheFeed(t *testing.T) {
+	e := newEnv(t, backlogOrderRules, WithBudget(6))
+	for i := range 10 {
+		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprint("r", i), Priority: 1, ResponderID: sdsim.DefaultAgentID})
+	}
+	c, err := e.s.RunCycle(t.Context()) // the full sync and 10 firings: 20 requests and more
+	if err != nil || c.Requests < 20 || c.Jobs[0].Fired != 10 {
+		t.Fatalf("first cycle: %+v %v, want 10 firings", c, err)
+	}
+	if f := e.s.plan.stretch(); f != 1 {
+		t.Errorf("stretch %v after a cycle of %d requests, %d of them the sync's: want 1", f, c.Requests, c.Sync.Requests)
+	}
+	e.clk.Advance(time.Minute)
+	if c := e.s.runCycle(t.Context(), scheduled); c.Skipped != "" {
+		t.Errorf("the next tick was skipped (%s)", c.Skipped)
+	}
+}
