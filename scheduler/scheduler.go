@@ -401,7 +401,8 @@ type CycleResult struct {
 	Decisions int
 	Fired     int // see Decisions
 	// HeldBack is how many decisions of the job's rules the per-cycle
-	// caps held back for later cycles.
+	// caps held back, or the cycle queued when its time was up, for later
+	// cycles.
 	HeldBack int
 	Ended    int // episodes ended
 	// Kept is how many episodes of tickets missing from the mirror stayed
