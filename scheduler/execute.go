@@ -35,21 +35,26 @@ func withMarker(body, marker string) string {
 // shows as fired and what the per-cycle caps hold back (admit), and per
 // ticket re-reads it once, re-checks each rule on the fresh ticket and
 // fires the ones that still hold; a rule's grouped alerts are posted once
-// all of its firings of the cycle have reached them (flushGroups). A
-// scheduled cycle stops starting tickets at its deadline (the next tick):
-// the rest is queued for the next cycles. It returns how many firings
-// finished.
+// all of its firings of the cycle have reached them (flushGroups), and
+// likewise the first steps of its grouped pages. A scheduled cycle starts
+// no ticket whose firings would wait for the budget past its deadline (the
+// next tick; see fits): the rest is queued for the next cycles. It returns
+// how many firings finished.
 func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.Decision) int {
 	sortDecisions(cy.set, decisions) // by ticket, then file order: a ticket's decisions together
 	s.prefetchStates(ctx, cy, decisions)
 	ordered := s.order(cy, decisions)
 	s.admit(ctx, cy, ordered)
 	byTicket := map[int64][]rules.Decision{}
-	grouped := 0 // admitted firings of grouping rules not handled yet
+	// Admitted firings of rules whose alerts or pages are grouped, not
+	// handled yet: once none is left, their messages go out, before the
+	// routine work behind them.
+	grouped, paged := 0, 0
 	for _, d := range decisions {
 		byTicket[d.TicketID] = append(byTicket[d.TicketID], d)
-		if cy.admitted[keyOf(d)] && cy.grouping[d.Rule] {
-			grouped++
+		if cy.admitted[keyOf(d)] {
+			grouped += b2i(cy.grouping[d.Rule])
+			paged += b2i(cy.pageGrouping[d.Rule])
 		}
 	}
 	fired, started := 0, false
@@ -75,28 +80,22 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.De
 		started = true
 		fired += s.executeTicket(ctx, cy, group)
 		for _, d := range group {
-			if cy.admitted[keyOf(d)] && cy.grouping[d.Rule] {
-				grouped--
+			if cy.admitted[keyOf(d)] {
+				grouped -= b2i(cy.grouping[d.Rule])
+				paged -= b2i(cy.pageGrouping[d.Rule])
 			}
 		}
 		if grouped == 0 && len(cy.groups) > 0 {
-			// Every grouped alert of the cycle waits at its message: post
-			// them now, before the routine work behind them.
 			fired += s.flushGroups(ctx, cy)
+		}
+		if paged == 0 && cy.deferredPages > 0 {
+			s.tickGroupedPages(ctx, cy)
 		}
 	}
 	// Firings waiting for their grouped alert have begun: they finish even
 	// when the scheduler is stopping (each action bounded, as in fire).
 	fired += s.flushGroups(ctx, cy)
-	if cy.deferredPages > 0 {
-		// The pages of rules paging more tickets than their group_over were
-		// started without their first step: one tick takes those steps,
-		// one direct message per person. Were the tick busy (or this
-		// process to die), the scheduled tick takes them.
-		if _, err := s.tickPages(ctx); err != nil {
-			cy.log.Warn("on-call tick after starting pages had errors; the escalator retries", slog.Any("error", err))
-		}
-	}
+	s.tickGroupedPages(ctx, cy)
 	if !s.cfg.dryRun {
 		s.noteHeld(cy)
 		s.noteWaiting(cy)
@@ -106,6 +105,28 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.De
 			slog.Int("queued", n), slog.Int("fired", fired))
 	}
 	return fired
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tickGroupedPages takes the first steps of the pages the cycle started
+// without them, if any.
+func (s *Scheduler) tickGroupedPages(ctx context.Context, cy *cycle) {
+	if cy.deferredPages > 0 {
+		// The pages of rules paging more tickets than their group_over were
+		// started without their first step: one tick takes those steps,
+		// one direct message per person. Were the tick busy (or this
+		// process to die), the scheduled tick takes them.
+		if _, err := s.tickPages(ctx); err != nil {
+			cy.log.Warn("on-call tick after starting pages had errors; the escalator retries", slog.Any("error", err))
+		}
+		cy.deferredPages = 0
+	}
 }
 
 // deadline is when a scheduled cycle starting at now must have started

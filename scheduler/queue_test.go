@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -235,5 +236,59 @@ func TestBacklogDoesNotStretchTheFeed(t *testing.T) {
 	e.clk.Advance(time.Minute)
 	if c := e.s.runCycle(t.Context(), scheduled); c.Skipped != "" {
 		t.Errorf("the next tick was skipped (%s)", c.Skipped)
+	}
+}
+
+// notingGroupNotifier is a groupNotifier that notes, when a group is
+// posted, how many routine notes the desk already had.
+type notingGroupNotifier struct {
+	groupNotifier
+	notesBefore func() int
+	seen        []int
+}
+
+func (n *notingGroupNotifier) AlertGroup(ctx context.Context, g AlertGroup) error {
+	n.seen = append(n.seen, n.notesBefore())
+	return n.groupNotifier.AlertGroup(ctx, g)
+}
+
+// TestGroupedUrgentAlertBeforeRoutineWork: a rule's grouped alert goes
+// out as soon as every one of its firings reached it, before the routine
+// notes queued behind them (but the one the routine share gives the
+// longest-waiting ticket among the first five places), not at the end of
+// the cycle.
+func TestGroupedUrgentAlertBeforeRoutineWork(t *testing.T) {
+	e := newEnv(t, backlogOrderRules)
+	var routine []int64
+	for i := range 6 {
+		routine = append(routine, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprint("r", i), Priority: 1, ResponderID: sdsim.DefaultAgentID}).ID)
+	}
+	urgent := addUrgent(e, 7) // more than group_over (5): one message
+	notes := func() int {
+		n := 0
+		for _, id := range routine {
+			n += len(e.notesWith(id, "routine check"))
+		}
+		return n
+	}
+	gn := &notingGroupNotifier{groupNotifier: groupNotifier{e.notif}, notesBefore: notes}
+	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, backlogOrderRules), e.st, gn, WithClock(e.clk), WithSingleton(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RunCycle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(gn.seen) != 1 || gn.seen[0] != 1 {
+		t.Errorf("grouped alerts posted with %v routine notes already written, want one message after 1 (the routine share)", gn.seen)
+	}
+	if n := notes(); n != len(routine) {
+		t.Errorf("%d routine notes after the cycle, want %d", n, len(routine))
+	}
+	named := e.notif.named("urgent")
+	for _, id := range urgent {
+		if named[id] != 1 {
+			t.Errorf("urgent ticket #%d named %d times, want 1", id, named[id])
+		}
 	}
 }
