@@ -77,7 +77,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		episodesEnded: counterVec(&all, "deskbot_scheduler_episodes_ended_total",
 			"Episodes ended by complete polls, by rule.", "rule"),
 		endChecks: counterVec(&all, "deskbot_scheduler_episode_end_checks_total",
-			"Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle) or error.", "rule", "outcome"),
+			"Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle, or waiting for the request budget) or error.", "rule", "outcome"),
 		cascades: counterVec(&all, "deskbot_scheduler_cascades_deferred_total",
 			"Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.", "rule"),
 		pages: counterVec(&all, "deskbot_scheduler_pages_total",
