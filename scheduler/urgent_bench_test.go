@@ -81,7 +81,9 @@ func (n *timedNotifier) alertedAt(id int64) (time.Time, bool) {
 // file. urgent-latency-s is the time from the ticket's arrival at the desk
 // to its alert reaching the chat (goal: at most two feed intervals, 60 s);
 // routine-per-min the routine notes written a minute meanwhile (> 0: the
-// backlog still drains). Four urgent tickets arrive one at a time, at
+// backlog still drains); feed-gap-max-s the longest time between two
+// reads of the change feed (the feed keeps its 30 s interval while the
+// backlog drains). Four urgent tickets arrive one at a time, at
 // different phases of the cycles; the figure is the slowest of them.
 //
 // The cycles run as gocron runs them in singleton mode (one at a time, a
@@ -89,19 +91,22 @@ func (n *timedNotifier) alertedAt(id int64) (time.Time, bool) {
 // while the scheduler waits on it (for the next tick or the request
 // budget), so the figures do not depend on the machine's speed.
 func BenchmarkUrgentDuringBacklog(b *testing.B) {
-	var latency, perMin float64
+	var latency, perMin, gap float64
 	for b.Loop() {
-		l, r := urgentDuringBacklog(b)
+		l, r, g := urgentDuringBacklog(b)
 		latency += l.Seconds()
 		perMin += r
+		gap = max(gap, g.Seconds())
 	}
 	b.ReportMetric(latency/float64(b.N), "urgent-latency-s")
 	b.ReportMetric(perMin/float64(b.N), "routine-per-min")
+	b.ReportMetric(gap, "feed-gap-max-s")
 }
 
 // urgentDuringBacklog is one run of BenchmarkUrgentDuringBacklog: the
-// slowest urgent alert, and the routine notes a minute.
-func urgentDuringBacklog(b *testing.B) (latency time.Duration, routinePerMin float64) {
+// slowest urgent alert, the routine notes a minute and the longest gap
+// between two reads of the change feed.
+func urgentDuringBacklog(b *testing.B) (latency time.Duration, routinePerMin float64, feedGap time.Duration) {
 	clk := clockwork.NewFakeClockAt(t0)
 	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
 	defer sim.Close()
@@ -188,10 +193,20 @@ func urgentDuringBacklog(b *testing.B) (latency time.Duration, routinePerMin flo
 	}
 	routine := countNotes(sim, "Routine check") - notes0
 	minutes := end.Sub(start).Minutes()
-	if testing.Verbose() {
-		b.Logf("%d routine notes in %.0f min", routine, minutes)
+	var last time.Time
+	for _, r := range sim.Desk.Requests() {
+		if r.Method != "GET" || r.Path != "/api/v2/tickets" || r.Time.Before(start) {
+			continue
+		}
+		if !last.IsZero() {
+			feedGap = max(feedGap, r.Time.Sub(last))
+		}
+		last = r.Time
 	}
-	return latency, float64(routine) / minutes
+	if testing.Verbose() {
+		b.Logf("%d routine notes in %.0f min; the change feed read at most %v apart", routine, minutes, feedGap)
+	}
+	return latency, float64(routine) / minutes, feedGap
 }
 
 // driveClock runs work in a goroutine and moves clk on by backlogStep
