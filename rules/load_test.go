@@ -63,7 +63,7 @@ func TestLoadErrors(t *testing.T) {
 			ruleHead("a"),
 			"    whne: ticket.priority > 2",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions, digest)`}},
+			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, priority, actions, digest)`}},
 		{"name wrong type", ruleFile(
 			"  - name: [a]",
 			"    query: status:open",
@@ -392,7 +392,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:2:20: merge key <<: *a (a mapping) merges a mapping into itself (an alias cycle)`}},
 		{"unknown key in a merged mapping names the merging rule", "version: 1\nx-defaults: &defaults\n  evry: 5m\n  once: ticket\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n", []string{
-			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, actions, digest)`}},
+			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, priority, actions, digest)`}},
 		{"bad merged value is reported for each rule merging it", "version: 1\nx-defaults: &defaults {every: 5x}\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n" +
 			"  - <<: *defaults\n    name: b\n    query: status:open\n    actions: [{note: hi}]\n", []string{
@@ -439,6 +439,15 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:7:28: rule "a": max_firings_per_cycle: want an integer, got the string "many"`,
 			`f.yaml:11:17: rule "b": group_over: want an integer, got the number 2.5`,
 			`f.yaml:12:28: rule "b": max_firings_per_cycle: -3: want a whole number from 1 to 100000 (the rule fires on at most this many tickets a poll; the rest wait for later polls)`}},
+		{"priority other than high, normal or low", ruleFile(
+			ruleHead("a"),
+			"    priority: urgent",
+			"    actions: [{note: hi}]",
+			ruleHead("b"),
+			"    priority: [high]",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:6:15: rule "a": priority "urgent": want high, normal or low (unset: from the actions, pages first and e-mails last)`,
+			`f.yaml:10:15: rule "b": priority: want a string, got a list`}},
 		{"query naming a status, a priority or a custom field", ruleFile(
 			"  - name: a",
 			`    query: "status:pending AND priority:Urgent AND location:'HQ' AND priorty:4"`,
@@ -488,5 +497,25 @@ func TestLoadStormControl(t *testing.T) {
 	}
 	if b := s.Rule("b"); b.GroupOver != 3 || b.MaxFiringsPerCycle != 7 {
 		t.Errorf("rule b: group_over %d, max_firings_per_cycle %d; want 3 and 7", b.GroupOver, b.MaxFiringsPerCycle)
+	}
+}
+
+func TestLoadPriority(t *testing.T) {
+	s, err := Load("f.yaml", []byte(ruleFile(
+		ruleHead("a"),
+		"    actions: [{note: hi}]",
+		ruleHead("b"),
+		"    priority: high",
+		"    actions: [{note: hi}]",
+		ruleHead("c"),
+		"    priority: low",
+		"    actions: [{note: hi}]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]Priority{"a": PriorityDefault, "b": PriorityHigh, "c": PriorityLow} {
+		if got := s.Rule(name).Priority; got != want {
+			t.Errorf("rule %s: priority %q, want %q", name, got, want)
+		}
 	}
 }

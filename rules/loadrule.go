@@ -108,6 +108,7 @@ func (l *loader) loadRuleKeys(n *yaml.Node, byKey map[string]yamlpos.Pair, r *Ru
 		{"max_firings_per_cycle", "", func(v *yaml.Node, r *Rule) bool {
 			return l.positive(v, "max_firings_per_cycle", "the rule fires on at most this many tickets a poll; the rest wait for later polls", &r.MaxFiringsPerCycle)
 		}},
+		{"priority", "", l.loadPriority},
 		{"actions", "missing actions: (a list of note, reply, set, assign, alert, page or dm)", l.loadActions},
 	}
 	ok := true

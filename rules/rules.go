@@ -70,6 +70,9 @@ type Rule struct {
 	// wait for later polls (max_firings_per_cycle:, default
 	// DefaultMaxFiringsPerCycle).
 	MaxFiringsPerCycle int
+	// Priority is the rule's own priority (priority:), PriorityDefault
+	// when its actions decide.
+	Priority Priority
 	// Line is the line of the rule in the file.
 	Line int
 

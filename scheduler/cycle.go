@@ -46,6 +46,15 @@ type cycle struct {
 	groups        map[groupKey][]*run // firings waiting for their grouped alert
 
 	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
+
+	// deadline is when a scheduled cycle stops starting firings (zero:
+	// never, RunCycle); queued counts the decisions it left for later.
+	deadline time.Time
+	queued   int
+	// execRequests are the requests of the execute step: the planner
+	// stretches the polling, not the draining of a backlog, which the
+	// deadline bounds.
+	execRequests int
 	// states are the ledger states of the cycle's decisions, by rule and
 	// ticket, read at once by prefetchStates.
 	states map[string]map[int64]rules.FiringRecord
@@ -61,8 +70,12 @@ type Cycle struct {
 
 // count adds the requests behind one desk call and notes the rate state.
 func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
+	n := attempts(resp, err)
 	if cy != nil {
-		cy.requests += attempts(resp, err)
+		cy.requests += n
+	}
+	if s.cfg.budget > 0 {
+		s.spent.add(s.cfg.clock.Now(), n)
 	}
 	if resp != nil && resp.Response != nil && resp.Rate.Remaining >= 0 {
 		s.m.rateRemaining.Set(float64(resp.Rate.Remaining))
@@ -222,8 +235,13 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		out.Jobs = append(out.Jobs, res)
 	}
 
-	// 4. Execute.
+	// 4. Execute, by the queue's order, until the next tick is due.
+	if mode != once {
+		cy.deadline = s.deadline(now)
+	}
+	before := cy.requests
 	s.execute(ctx, cy, decisions)
+	cy.execRequests = cy.requests - before
 	s.endCycle(ctx, cy, &out, tick, started)
 	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
 		slog.Int("changed", synced.Changed), slog.Int("decisions", len(decisions)), slog.Int("requests", cy.requests),
@@ -323,7 +341,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, out *Cycle, tick *j
 		res.HeldBack = cy.heldCount(j)
 		s.finishJob(j, res, cy.now, dur, cy.requests)
 	}
-	s.plan.record(tick, cy.requests, out.Sync.Requests, cy.now)
+	s.plan.record(tick, cy.requests-cy.execRequests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
 }

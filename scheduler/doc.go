@@ -21,7 +21,9 @@
 //     rules.FiringRecord, the one rule book that the store's Claim, the
 //     pre-check before a re-read (alreadyFired), the dry run and the
 //     explanation (Explainer, `/ticket why`, `deskbot rules why`) all use.
-//   - Storm control (storm.go: per-cycle caps, grouped alerts and pages),
+//   - Who goes first (queue.go: classes, the queue's order, the routine
+//     share, and the budget a cycle may still spend before its next tick),
+//     storm control (storm.go: per-cycle caps, grouped alerts and pages),
 //     the request budget planner (budget.go), rules over their run-time
 //     budget (budgets.go), the dry run and `rules plan` (dryrun.go),
 //     on-call pages started by rules (oncall.go), ledger pruning
@@ -52,8 +54,11 @@
 //   - The limiter and the budget: the sdclient limiter enforces the hard
 //     request rate; the planner (budget.go) keeps polling within the
 //     background share of it by stretching every interval by one factor
-//     computed from recent cycles, and the per-cycle caps (storm.go) bound
-//     what one cycle may start, leaving the rest to the next ticks.
+//     computed from recent cycles' polling (the sync, not the firings),
+//     the per-cycle caps (storm.go) bound what one cycle may start, and a
+//     scheduled cycle starts no firing that would wait for the budget
+//     past its next tick (queue.go), leaving the rest queued, most urgent
+//     first, for the next ticks: the feed keeps its interval.
 //   - Options: Option is func(*config) over an unexported config (and
 //     ExplainerOption func(*explainerConfig)); New validates and returns
 //     the error.

@@ -45,7 +45,8 @@ type Outlook struct {
 type RuleOutlook struct {
 	Rule *rules.Rule // the rule
 	// Fires are the decisions that would fire (not failed, not fired
-	// already per the ledger), in ticket order; the first Waves[0] fire in
+	// already per the ledger), in the queue's order (queue.go: class,
+	// ticket priority, age); the first Waves[0] fire in
 	// this cycle, the next Waves[1] in the next one, and so on.
 	Fires        []rules.Decision
 	Waves        []int // how many of Fires each cycle from this one starts
@@ -99,7 +100,7 @@ type dryMemory struct {
 
 // waves splits the firings of every rule into cycles by the caps, as admit
 // would over successive cycles, assuming every ticket keeps matching: in
-// ticket order (then file order), at most each rule's cap and at most
+// the queue's order (see order), at most each rule's cap and at most
 // cycleCap (0: none) in all per cycle.
 func waves(fires []rules.Decision, set *rules.Set, cycleCap int) map[string][]int {
 	out := map[string][]int{}
@@ -128,8 +129,8 @@ func waves(fires []rules.Decision, set *rules.Set, cycleCap int) map[string][]in
 	return out
 }
 
-// outlook is what cy would do with decisions (sorted by ticket, then file
-// order); fired says whether the ledger or memory shows a decision as
+// outlook is what cy would do with decisions (in the queue's order);
+// fired says whether the ledger or memory shows a decision as
 // fired.
 func (s *Scheduler) outlook(cy *cycle, decisions []rules.Decision, fired func(rules.Decision) bool) Outlook {
 	o := Outlook{At: cy.now, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings}

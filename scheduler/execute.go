@@ -30,36 +30,93 @@ func withMarker(body, marker string) string {
 	return strings.TrimRight(body, "\n") + "\n<!-- " + marker + " -->" + markerTag(marker)
 }
 
-// execute acts on decisions: per ticket, skip what the ledger shows as
-// fired and what the per-cycle caps hold back (admit), re-read the ticket
-// once, re-check each rule on the fresh ticket and fire the ones that still
-// hold; then post the cycle's grouped alerts and finish the firings that
-// waited for them (flushGroups). It returns how many firings finished.
+// execute acts on decisions: in the queue's order (order: firings under
+// way, then by class, ticket priority and age) it skips what the ledger
+// shows as fired and what the per-cycle caps hold back (admit), and per
+// ticket re-reads it once, re-checks each rule on the fresh ticket and
+// fires the ones that still hold; a rule's grouped alerts are posted once
+// all of its firings of the cycle have reached them (flushGroups), and
+// likewise the first steps of its grouped pages. A scheduled cycle starts
+// no ticket whose firings would wait for the budget past its deadline (the
+// next tick; see fits): the rest is queued for the next cycles. It returns
+// how many firings finished.
 func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.Decision) int {
-	sortDecisions(cy.set, decisions)
+	sortDecisions(cy.set, decisions) // by ticket, then file order: a ticket's decisions together
 	s.prefetchStates(ctx, cy, decisions)
-	s.admit(ctx, cy, decisions)
-	fired := 0
-	for start := 0; start < len(decisions); {
-		end := start + 1
-		for end < len(decisions) && decisions[end].TicketID == decisions[start].TicketID {
-			end++
+	ordered := s.order(cy, decisions)
+	s.admit(ctx, cy, ordered)
+	byTicket := map[int64][]rules.Decision{}
+	// Admitted firings of rules whose alerts or pages are grouped, not
+	// handled yet: once none is left, their messages go out, before the
+	// routine work behind them.
+	grouped, paged := 0, 0
+	for _, d := range decisions {
+		byTicket[d.TicketID] = append(byTicket[d.TicketID], d)
+		if cy.admitted[keyOf(d)] {
+			grouped += b2i(cy.grouping[d.Rule])
+			paged += b2i(cy.pageGrouping[d.Rule])
 		}
-		group := decisions[start:end]
-		start = end
-		if ctx.Err() != nil || s.stopping.Load() {
+	}
+	fired, started := 0, false
+	handled := map[int64]bool{}
+	for _, first := range ordered {
+		if handled[first.TicketID] || !cy.admitted[keyOf(first)] {
+			continue
+		}
+		handled[first.TicketID] = true
+		group := byTicket[first.TicketID]
+		switch {
+		case ctx.Err() != nil || s.stopping.Load():
 			for _, d := range group {
-				if cy.admitted[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
+				if cy.admitted[keyOf(d)] {
 					s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 				}
 			}
 			continue
+		case started && !s.fits(cy, group):
+			s.queueRest(cy, group)
+			continue
 		}
+		started = true
 		fired += s.executeTicket(ctx, cy, group)
+		for _, d := range group {
+			if cy.admitted[keyOf(d)] {
+				grouped -= b2i(cy.grouping[d.Rule])
+				paged -= b2i(cy.pageGrouping[d.Rule])
+			}
+		}
+		if grouped == 0 && len(cy.groups) > 0 {
+			fired += s.flushGroups(ctx, cy)
+		}
+		if paged == 0 && cy.deferredPages > 0 {
+			s.tickGroupedPages(ctx, cy)
+		}
 	}
 	// Firings waiting for their grouped alert have begun: they finish even
 	// when the scheduler is stopping (each action bounded, as in fire).
 	fired += s.flushGroups(ctx, cy)
+	s.tickGroupedPages(ctx, cy)
+	if !s.cfg.dryRun {
+		s.noteHeld(cy)
+		s.noteWaiting(cy)
+	}
+	if n := cy.queuedCount(); n > 0 {
+		cy.log.Info("the cycle's time is up: the rest of the queue waits for the next cycles, more urgent work first",
+			slog.Int("queued", n), slog.Int("fired", fired))
+	}
+	return fired
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tickGroupedPages takes the first steps of the pages the cycle started
+// without them, if any.
+func (s *Scheduler) tickGroupedPages(ctx context.Context, cy *cycle) {
 	if cy.deferredPages > 0 {
 		// The pages of rules paging more tickets than their group_over were
 		// started without their first step: one tick takes those steps,
@@ -68,11 +125,39 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.De
 		if _, err := s.tickPages(ctx); err != nil {
 			cy.log.Warn("on-call tick after starting pages had errors; the escalator retries", slog.Any("error", err))
 		}
+		cy.deferredPages = 0
 	}
-	if !s.cfg.dryRun {
-		s.noteHeld(cy)
+}
+
+// deadline is when a scheduled cycle starting at now must have started
+// its last firing: when its next run is due (the tick, stretched by the
+// budget's planner), less the time a request takes at the background
+// budget's pace (a twentieth of the tick without a budget), so that the
+// next cycle's sync starts on time.
+func (s *Scheduler) deadline(now time.Time) time.Time {
+	next := time.Duration(float64(s.tickEvery()) * max(s.plan.stretch(), 1))
+	margin := next / 20
+	if s.cfg.budget > 0 {
+		margin = min(budgetWindow/time.Duration(s.cfg.budget), next/4)
 	}
-	return fired
+	return now.Add(next - margin)
+}
+
+// queueRest leaves the admitted decisions of group for a later cycle:
+// their time in this one is up.
+func (s *Scheduler) queueRest(cy *cycle, group []rules.Decision) {
+	for _, d := range group {
+		if !cy.admitted[keyOf(d)] {
+			continue
+		}
+		delete(cy.admitted, keyOf(d))
+		if cy.held[d.Rule] == nil {
+			cy.held[d.Rule] = map[int64]Held{}
+		}
+		cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: capQueue, Class: classOf(cy.set.Rule(d.Rule)).String()}
+		cy.queued++
+		s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+	}
 }
 
 // executeTicket handles the decisions of one ticket that admit let through.
@@ -89,7 +174,19 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 	}
 	ticket, err := s.reread(ctx, cy, id)
 	if err != nil {
+		if waiting(err) && !s.stopping.Load() && ctx.Err() == nil {
+			s.queueRest(cy, todo) // the budget's wait outlasted the re-read's context
+			cy.log.Info("waiting for the request budget to re-read the ticket before acting; its firings wait in the queue",
+				slog.Int64("ticket", id), slog.Any("error", err))
+			return 0
+		}
 		for _, d := range todo {
+			if waiting(err) {
+				s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+				cy.log.Info("waiting for the request budget to re-read the ticket before acting; it goes on in a later cycle",
+					slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
+				continue
+			}
 			s.m.decisions.WithLabelValues(d.Rule, "failed").Inc()
 			cy.log.Warn("cannot re-read ticket before acting; retrying next cycle",
 				slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
@@ -339,8 +436,7 @@ func (s *Scheduler) resumedDone(ctx context.Context, cy *cycle, ru *run, i int, 
 			there, err = s.alreadyThere(ctx, cy, ru.t.ID, ru.f, a, marker, &ru.convs)
 		}
 		if err != nil {
-			s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
-			s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
+			s.countFailed(ru, a.Kind, err)
 			if !s.yieldFiring(ctx, cy, ru, alog, err) {
 				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
 			}
@@ -437,8 +533,7 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int, err error) {
 	a := ru.d.Actions[i]
 	alog := ru.log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
-	s.m.actions.WithLabelValues(string(a.Kind), "error").Inc()
-	s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
+	s.countFailed(ru, a.Kind, err)
 	if s.yieldFiring(actx, cy, ru, alog, err) {
 		return
 	}
@@ -457,8 +552,35 @@ func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int
 	if rerr := s.ledger.Release(actx, ru.f.ID, at, err.Error()); rerr != nil {
 		alog.Error("release claim", slog.Any("error", rerr))
 	}
-	alog.Error("action refused; the firing is retried later", slog.Any("error", err),
+	level, msg := slog.LevelError, "action refused; the firing is retried later"
+	if waiting(err) {
+		// The desk's own rate limit (a 429 after the retries): the budget,
+		// not the action, was the problem.
+		level, msg = slog.LevelInfo, "the desk's rate limit held the action back; the firing goes on next cycle"
+	}
+	alog.Log(actx, level, msg, slog.Any("error", err),
 		slog.Int("attempt", ru.f.Attempts), slog.Duration("retry_in", wait))
+}
+
+// waiting reports whether err only says that a request waited, and was
+// not sent: for deskbot's own request budget, the desk's rate limit (a
+// 429), or a stop. Such a firing is deferred, not failed, in the metrics
+// and the logs, so that DeskbotActionsFailing counts real failures only.
+func waiting(err error) bool {
+	return errors.Is(err, sdclient.ErrBudgetWait) || errors.Is(err, sdclient.ErrListBudgetWait) ||
+		errors.Is(err, sdclient.ErrRateLimited) || errors.Is(err, sdclient.ErrStopped)
+}
+
+// countFailed counts an action that did not go through: deferred when it
+// only waited (see waiting), else an error and a failed decision.
+func (s *Scheduler) countFailed(ru *run, kind rules.ActionKind, err error) {
+	if waiting(err) {
+		s.m.actions.WithLabelValues(string(kind), "deferred").Inc()
+		s.m.decisions.WithLabelValues(ru.r.Name, "deferred").Inc()
+		return
+	}
+	s.m.actions.WithLabelValues(string(kind), "error").Inc()
+	s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
 }
 
 // yieldFiring gives a firing's claim up for the next cycle when its
@@ -467,8 +589,8 @@ func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int
 // or its action context ran out while the request waited for deskbot's own
 // request budget (sdclient.ErrBudgetWait). Nothing was sent, so the claim
 // is released at once instead of held for the lease, with no back-off, and
-// the log says so at info or warn: neither is an error. It reports whether
-// err was such a case.
+// the log says so at info: neither is an error (both count as deferred,
+// see waiting). It reports whether err was such a case.
 func (s *Scheduler) yieldFiring(actx context.Context, cy *cycle, ru *run, alog *slog.Logger, err error) bool {
 	var why, msg string
 	level := slog.LevelInfo
@@ -476,7 +598,7 @@ func (s *Scheduler) yieldFiring(actx context.Context, cy *cycle, ru *run, alog *
 	case errors.Is(err, sdclient.ErrStopped):
 		why, msg = ledgerStopped, "stopped, will resume"
 	case errors.Is(err, sdclient.ErrBudgetWait) || errors.Is(err, sdclient.ErrListBudgetWait):
-		why, msg, level = ledgerBudgetWait, "waiting for the request budget; the firing goes on next cycle", slog.LevelWarn
+		why, msg = ledgerBudgetWait, "waiting for the request budget; the firing goes on next cycle"
 	default:
 		return false
 	}

@@ -84,6 +84,10 @@ func (s *Scheduler) confirmEnds(ctx context.Context, cy *cycle, r *rules.Rule, m
 		}
 		t, err := s.reread(ctx, cy, id)
 		switch {
+		case waiting(err):
+			cy.log.Info("waiting for the request budget to confirm that a ticket left a rule; its episode stays open", slog.String("rule", r.Name),
+				slog.Int64("ticket", id), slog.Any("error", err))
+			outcome(id, "deferred")
 		case err != nil:
 			cy.log.Warn("cannot confirm that a ticket left a rule; its episode stays open", slog.String("rule", r.Name),
 				slog.Int64("ticket", id), slog.Any("error", err))

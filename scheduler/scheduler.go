@@ -50,6 +50,8 @@ type Scheduler struct {
 	running sync.Mutex  // held while a cycle runs
 	budgets budgets     // rules over their run-time budget
 	held    heldBack    // decisions the per-cycle caps held back
+	queue   waitQueue   // since when held back decisions wait (queue.go)
+	spent   spentLog    // the scheduler's requests of the last minute (queue.go)
 	dry     dryMemory   // what earlier dry-run cycles would have fired
 	people  peopleCache // names of requesters, agents and groups for the rules
 	digests digestRuns  // when each digest rule runs next
@@ -399,7 +401,8 @@ type CycleResult struct {
 	Decisions int
 	Fired     int // see Decisions
 	// HeldBack is how many decisions of the job's rules the per-cycle
-	// caps held back for later cycles.
+	// caps held back, or the cycle queued when its time was up, for later
+	// cycles.
 	HeldBack int
 	Ended    int // episodes ended
 	// Kept is how many episodes of tickets missing from the mirror stayed

@@ -150,7 +150,9 @@ func (s *syncBuffer) text() string {
 // TestBudgetWaitReleasesTheFiring: an action whose context runs out while
 // its request waits for deskbot's own rate budget is not an error and does
 // not hold the firing's lease: the firing is released for the next cycle
-// at once, logged at warn, and /ticket why says so plainly.
+// at once, logged at info, counted as deferred (not failed: the shipped
+// DeskbotActionsFailing alert counts failed decisions), and /ticket why
+// says so plainly.
 func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	// 7 requests a minute (see TestStopAbandonsActionsWaitingForBudget):
@@ -181,11 +183,25 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 		t.Errorf("%d tickets noted and %d released, want 1 and 1", noted, released)
 	}
 	out := logs.text()
-	if !strings.Contains(out, `level=WARN msg="waiting for the request budget; the firing goes on next cycle"`) {
-		t.Errorf("no warn line for the budget wait in the log:\n%s", out)
+	if !strings.Contains(out, `level=INFO msg="waiting for the request budget; the firing goes on next cycle"`) {
+		t.Errorf("no info line for the budget wait in the log:\n%s", out)
 	}
-	if strings.Contains(out, "level=ERROR") {
-		t.Errorf("an ERROR line for a budget wait:\n%s", out)
+	if strings.Contains(out, "level=ERROR") || strings.Contains(out, "level=WARN") {
+		t.Errorf("a WARN or ERROR line for a budget wait:\n%s", out)
+	}
+	for _, c := range []struct {
+		what string
+		got  float64
+		want float64
+	}{
+		{"decisions failed", metricValue(t, s.m.decisions.WithLabelValues("page-urgent", "failed")), 0},
+		{"decisions deferred", metricValue(t, s.m.decisions.WithLabelValues("page-urgent", "deferred")), 1},
+		{"note actions error", metricValue(t, s.m.actions.WithLabelValues("note", "error")), 0},
+		{"note actions deferred", metricValue(t, s.m.actions.WithLabelValues("note", "deferred")), 1},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
+		}
 	}
 }
 

@@ -33,15 +33,23 @@ import (
 //     member resumed after a crash or a lost answer finds its alert posted
 //     (AlreadyAlerted) and records it as done, exactly as a single alert.
 
-// Held says why a decision was not executed in a cycle: a per-cycle cap.
+// Held says why a decision was not executed in a cycle: a per-cycle cap,
+// or its place in the queue (queue.go) when the cycle's time ran out.
 type Held struct {
-	At    time.Time // the cycle's time
-	Cap   string    // "rule": the rule's max_firings_per_cycle; "cycle": the bound across rules
-	Limit int       // the cap's value
+	At time.Time // the cycle's time
+	// Cap is "rule": the rule's max_firings_per_cycle; "cycle": the bound
+	// across rules; "queue": not capped, but queued behind more urgent or
+	// older work when the cycle's share of the request budget ran out.
+	Cap   string
+	Limit int    // the cap's value (caps only)
+	Class string // the decision's class (pages, alerts and direct messages, ...)
 }
 
 // String says it in words, for /ticket why and rules why.
 func (h Held) String() string {
+	if h.Cap == capQueue {
+		return fmt.Sprintf("queued in the cycle of %s (class: %s): the request budget of the cycle ran out before its turn; fires in a later cycle, more urgent work first", stamp(h.At), h.Class)
+	}
 	what := fmt.Sprintf("the rule's max_firings_per_cycle (%d)", h.Limit)
 	if h.Cap == capCycle {
 		what = fmt.Sprintf("the cap of %d firings per cycle across rules", h.Limit)
@@ -49,10 +57,11 @@ func (h Held) String() string {
 	return fmt.Sprintf("held back by %s in the cycle of %s; fires in a later cycle", what, stamp(h.At))
 }
 
-// The caps a decision can be held back by.
+// Why a decision can be held back: the caps, and the queue.
 const (
 	capRule  = "rule"
 	capCycle = "cycle"
+	capQueue = "queue"
 )
 
 // heldBack remembers, per rule, the decisions its last cycle held back.
@@ -107,28 +116,21 @@ func groupOver(r *rules.Rule) int {
 }
 
 // admit chooses the decisions the cycle executes: not failed, not dry run,
-// not already fired per the ledger, and within the caps. Firings under way
-// come first (they finish what a crash interrupted), then the rest in
-// ticket order. It sets cy.admitted, cy.held and cy.grouping.
-func (s *Scheduler) admit(ctx context.Context, cy *cycle, decisions []rules.Decision) {
+// not already fired per the ledger, and within the caps, in the queue's
+// order (see order: firings under way first, then by class, ticket
+// priority and age). It sets cy.admitted, cy.held and cy.grouping.
+func (s *Scheduler) admit(ctx context.Context, cy *cycle, ordered []rules.Decision) {
 	cy.admitted = map[rules.FiringKey]bool{}
 	cy.held = map[string]map[int64]Held{}
 	cy.grouping = map[string]bool{}
 	cy.pageGrouping = map[string]bool{}
 	if s.cfg.dryRun {
-		s.dryRun(ctx, cy, decisions) // says what it would have done, admits nothing
+		s.dryRun(ctx, cy, ordered) // says what it would have done, admits nothing
 		return
 	}
 	adm := &admission{perRule: map[string]int{}}
-	for _, d := range decisions {
-		if cy.begun[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
-			s.consider(ctx, cy, adm, d)
-		}
-	}
-	for _, d := range decisions {
-		if !cy.begun[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
-			s.consider(ctx, cy, adm, d)
-		}
+	for _, d := range ordered {
+		s.consider(ctx, cy, adm, d)
 	}
 	for name, held := range cy.held {
 		cy.log.Info("per-cycle cap reached: the rest of the rule's firings wait for the next cycles",
@@ -184,7 +186,7 @@ func (s *Scheduler) consider(ctx context.Context, cy *cycle, adm *admission, d r
 		if cy.held[d.Rule] == nil {
 			cy.held[d.Rule] = map[int64]Held{}
 		}
-		cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: over, Limit: limit}
+		cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: over, Limit: limit, Class: classOf(cy.set.Rule(d.Rule)).String()}
 		s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 		s.m.deferredByCap.WithLabelValues(d.Rule).Inc()
 		return
@@ -193,6 +195,10 @@ func (s *Scheduler) consider(ctx context.Context, cy *cycle, adm *admission, d r
 	adm.perRule[d.Rule]++
 	adm.total++
 }
+
+// queuedCount is how many decisions the cycle queued for later when its
+// time was up.
+func (cy *cycle) queuedCount() int { return cy.queued }
 
 // heldCount is how many decisions of j's rules the cycle held back.
 func (cy *cycle) heldCount(j *job) int {
