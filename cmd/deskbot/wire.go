@@ -130,7 +130,7 @@ func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logge
 // scheduler per state: a second process on a SQLite file is refused here),
 // alerting through chat, or logging only under DESKBOT_DRY_RUN.
 func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, st *store.Store, set *rules.Set, esc *oncall.Escalator, chat chatTransport, reg *prometheus.Registry, logger *slog.Logger) (*scheduler.Scheduler, *store.Leadership, error) {
-	lead, err := st.Leadership(logger)
+	lead, err := st.Leadership(ctx, logger)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DESKBOT_STATE: %w", err)
 	}

@@ -113,6 +113,7 @@ func Run(t *testing.T, open Open) {
 		{"Threads", testThreads}, // threads.go: live threads (issue 13)
 	}
 	tests = append(tests, messageTests...)
+	tests = append(tests, leaderTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
