@@ -52,10 +52,10 @@ const schedulerLockName = "deskbot-scheduler"
 //
 // Leadership carries an epoch (a fencing token): each time a process gains
 // it, the store's epoch grows by one and is this process's until it loses
-// the leadership. The store's Claim records it on every firing and writes
-// only while the store's epoch is still this process's, so a leader that
-// lost the leadership unnoticed learns it at its next claim and acts no
-// more; and a new leader takes over the pending claims of older epochs at
+// the leadership. The store's Claim records it on every firing, and Claim
+// and ActionDone write only while the store's epoch is still this
+// process's, so a leader that lost the leadership unnoticed learns it at
+// its next claim or recorded action and acts no more; and a new leader takes over the pending claims of older epochs at
 // once, without waiting out the dead leader's leases.
 type Leadership struct {
 	lock   *fileLock  // a SQLite file
@@ -179,10 +179,10 @@ func (s *Store) readEpoch() int64 {
 	return 0
 }
 
-// fence checks, inside a claim's transaction, that the store's epoch is
-// still ours (ours > 0); on PostgreSQL it holds the epoch row FOR SHARE
-// until the claim commits, so that a new leader's epoch follows every
-// claim of the old one.
+// fence checks, inside a claim's (or ActionDone's) transaction, that the
+// store's epoch is still ours (ours > 0); on PostgreSQL it holds the epoch
+// row FOR SHARE until the write commits, so that a new leader's epoch
+// follows every write of the old one.
 func (s *Store) fence(ctx context.Context, tx *sql.Tx, ours int64) error {
 	if ours == 0 {
 		return nil

@@ -179,43 +179,62 @@ func TestLeadershipPostgresSilentLoss(t *testing.T) {
 		}
 	})
 
-	t.Run("another replica leads first: the old leader's claim is fenced", func(t *testing.T) {
-		a, b := openTest(t, dsn, WithSchema(schema)), openTest(t, dsn, WithSchema(schema))
-		var logs strings.Builder
-		la, err := a.Leadership(ctx, slog.New(slog.NewTextHandler(&logs, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer la.Close(ctx)
-		lb, err := b.Leadership(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer lb.Close(ctx)
-		if err := la.IsLeader(ctx); err != nil {
-			t.Fatal(err)
-		}
-		dropSession(la)
-		if err := lb.IsLeader(ctx); err != nil || lb.Epoch() <= la.Epoch() {
-			t.Fatalf("the other replica: IsLeader = %v, epoch %d (old leader's %d); want the leadership in a newer epoch", err, lb.Epoch(), la.Epoch())
-		}
-		other := rules.FiringKey{Rule: "page", TicketID: 10}
-		if _, err := a.Claim(ctx, other, rules.Once{}, t0, time.Minute); !errors.Is(err, ErrNotLeader) {
-			t.Fatalf("the old leader's claim after another replica took over: %v, want ErrNotLeader", err)
-		}
-		if _, found, err := b.FiringState(ctx, other); err != nil || found {
-			t.Errorf("the fenced claim left a record (found %v, %v)", found, err)
-		}
-		if la.Leader() || !strings.Contains(logs.String(), "lost the scheduler leadership: another process leads in a newer epoch") {
-			t.Errorf("old leader: Leader() = %v; logs:\n%s", la.Leader(), logs.String())
-		}
-		if err := la.IsLeader(ctx); !errors.Is(err, ErrNotLeader) {
-			t.Errorf("old leader's IsLeader = %v, want ErrNotLeader while the other leads", err)
-		}
-		if f, err := b.Claim(ctx, other, rules.Once{}, t0, time.Minute); err != nil || !f.Won {
-			t.Errorf("the new leader's claim: %+v, %v", f, err)
-		}
-	})
+	// The old leader's first write after another replica took over (a
+	// claim, or the record of an action of a firing it claimed before) is
+	// refused by the newer epoch, and it says so and leads no more; the
+	// new leader takes its firing over at once.
+	for _, first := range []string{"claim", "action done"} {
+		t.Run("another replica leads first: the old leader's "+first+" is fenced", func(t *testing.T) {
+			a, b := openTest(t, dsn, WithSchema(schema)), openTest(t, dsn, WithSchema(schema))
+			var logs strings.Builder
+			la, err := a.Leadership(ctx, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer la.Close(ctx)
+			lb, err := b.Leadership(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lb.Close(ctx)
+			if err := la.IsLeader(ctx); err != nil {
+				t.Fatal(err)
+			}
+			held := rules.FiringKey{Rule: "fenced-" + strings.ReplaceAll(first, " ", "-"), TicketID: 1}
+			f, err := a.Claim(ctx, held, rules.Once{}, t0, time.Hour)
+			if err != nil || !f.Won {
+				t.Fatalf("the leader's claim: %+v, %v", f, err)
+			}
+			dropSession(la)
+			if err := lb.IsLeader(ctx); err != nil || lb.Epoch() <= la.Epoch() {
+				t.Fatalf("the other replica: IsLeader = %v, epoch %d (old leader's %d); want the leadership in a newer epoch", err, lb.Epoch(), la.Epoch())
+			}
+			other := rules.FiringKey{Rule: held.Rule, TicketID: 2}
+			switch first {
+			case "claim":
+				if _, err := a.Claim(ctx, other, rules.Once{}, t0, time.Minute); !errors.Is(err, ErrNotLeader) {
+					t.Fatalf("the old leader's claim after another replica took over: %v, want ErrNotLeader", err)
+				}
+				if _, found, err := b.FiringState(ctx, other); err != nil || found {
+					t.Errorf("the fenced claim left a record (found %v, %v)", found, err)
+				}
+			case "action done":
+				if err := a.ActionDone(ctx, f.ID, 0); !errors.Is(err, ErrNotLeader) {
+					t.Fatalf("the old leader's ActionDone after another replica took over: %v, want ErrNotLeader", err)
+				}
+			}
+			if la.Leader() || !strings.Contains(logs.String(), "lost the scheduler leadership: another process leads in a newer epoch") {
+				t.Errorf("old leader: Leader() = %v; logs:\n%s", la.Leader(), logs.String())
+			}
+			if err := la.IsLeader(ctx); !errors.Is(err, ErrNotLeader) {
+				t.Errorf("old leader's IsLeader = %v, want ErrNotLeader while the other leads", err)
+			}
+			// Its firing's lease (an hour) binds the new leader no more.
+			if g, err := b.Claim(ctx, held, rules.Once{}, t0.Add(time.Second), time.Minute); err != nil || !g.Won || !g.Resumed || len(g.Done) != 0 {
+				t.Errorf("the new leader's take-over: %+v, %v; want it at once, nothing done", g, err)
+			}
+		})
+	}
 }
 
 // CheckStateFile says what is wrong with a SQLite file's place, and

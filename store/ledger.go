@@ -314,12 +314,25 @@ func column[T any](ctx context.Context, q querier, query string, args ...any) ([
 
 // ActionDone records that action i of the firing reached its target. It is
 // idempotent, and durable when it returns.
+//
+// With a Leadership taken on the store it is fenced like Claim: a process
+// that no longer leads is refused (ErrNotLeader), so that a leader deposed
+// unnoticed stops after the action under way; the new leader, which took
+// the firing over at once, finds that action on the desk (its marker)
+// instead of repeating it.
 func (s *Store) ActionDone(ctx context.Context, firingID int64, i int) error {
 	op := fmt.Sprintf("record action %d of firing %d done", i, firingID)
 	if i < 0 {
 		return s.wrap(op, errors.New("negative action index"))
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	ours, err := s.claimEpoch()
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.fence(ctx, tx, ours); err != nil {
+			return err
+		}
 		n, err := affected(ctx, tx, `INSERT INTO ledger_actions (firing_id, action, done_at)
 			SELECT id, $2, $3 FROM ledger_firings WHERE id = $1
 			ON CONFLICT (firing_id, action) DO NOTHING`, firingID, i, dbTime(s.now()))

@@ -97,17 +97,27 @@ func testEpochRelease(t *testing.T, open Open) {
 	mustWin(t, claim(t, b, key, episode, retry), 1, 1, true, nil)
 }
 
-// A process that gave the leadership up (or lost it) claims nothing: its
-// next write learns it, before any action.
+// A process that gave the leadership up (or lost it) claims nothing and
+// records no more actions: its next write learns it. The next leader
+// finishes the firing it left.
 func testLeaderGone(t *testing.T, open Open) {
 	a := open(t)
 	la := lead(t, a)
-	mustWin(t, claim(t, a, rules.FiringKey{Rule: "r", TicketID: 1}, episode, t0), 1, 1, false, nil)
+	key := rules.FiringKey{Rule: "r", TicketID: 1}
+	f := claim(t, a, key, episode, t0)
+	mustWin(t, f, 1, 1, false, nil)
+	do(t, a.ActionDone(t.Context(), f.ID, 0))
 	do(t, la.Close(t.Context()))
 	_, err := a.Claim(t.Context(), rules.FiringKey{Rule: "r", TicketID: 2}, episode, t0, lease)
 	if !errors.Is(err, store.ErrNotLeader) {
 		t.Fatalf("claim after the leadership was given up: %v, want ErrNotLeader", err)
 	}
+	if err := a.ActionDone(t.Context(), f.ID, 1); !errors.Is(err, store.ErrNotLeader) {
+		t.Fatalf("ActionDone after the leadership was given up: %v, want ErrNotLeader", err)
+	}
+	b := open(t)
+	lead(t, b)
+	mustWin(t, claim(t, b, key, episode, t0.Add(time.Second)), 1, 1, true, []int{0})
 	if la.Leader() || la.IsLeader(t.Context()) == nil {
 		t.Errorf("Leader() = %v after Close; want false and IsLeader refusing", la.Leader())
 	}
