@@ -387,6 +387,13 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 	actx, cancel := s.actionContext(ctx)
 	f, err := s.ledger.Claim(actx, key, r.Once, cy.now, s.cfg.lease)
 	cancel()
+	if errors.Is(err, ErrNotLeader) {
+		// Another process leads in a newer epoch (or this one gave the
+		// leadership up): the ledger refused before anything was done, and
+		// the leadership said so once.
+		log.Debug("not claimed: this process no longer leads the scheduler", slog.Any("error", err))
+		return failed, nil
+	}
 	if err != nil {
 		s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
 		log.Error("claim failed; retrying next cycle", slog.Any("error", err))

@@ -281,7 +281,7 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() bo
 }
 
 // openStore opens the state store at dsn, closed when the test ends.
-func openStore(t *testing.T, dsn string) *store.Store {
+func openStore(t testing.TB, dsn string) *store.Store {
 	t.Helper()
 	st, err := store.Open(t.Context(), dsn)
 	if err != nil {

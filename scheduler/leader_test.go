@@ -41,7 +41,7 @@ func TestLeaderFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		el, err := st.Leadership(testLogger(t))
+		el, err := st.Leadership(t.Context(), testLogger(t))
 		if err != nil {
 			t.Fatal(err)
 		}

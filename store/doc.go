@@ -18,7 +18,11 @@
 //     engine is handed out by the Store rather than worked out by its
 //     callers: (*Store).Leadership elects the one scheduler (a lock file
 //     beside a SQLite database, a session advisory lock on PostgreSQL, whose
-//     key, LockKey, follows the schema).
+//     key, LockKey, follows the schema). Leadership carries an epoch (a
+//     fencing token, table leader_epoch) that grows with each gain; Claim
+//     records it, is refused (ErrNotLeader) once the store's epoch moved
+//     on, and takes over the unreleased pending claims of older epochs at
+//     once.
 //   - The schema and its migrations (migrations/<engine>/NNNN_name.sql,
 //     applied in order at Open, once across processes starting together).
 //

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -10,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -42,58 +45,163 @@ const schedulerLockName = "deskbot-scheduler"
 //     leads; when its connection ends (the process dies, the network drops)
 //     PostgreSQL releases the lock and the next replica's IsLeader takes
 //     it. Advisory locks are re-entrant, so a leader never locks again: it
-//     pings its connection, and a failed ping makes it a follower.
+//     asks PostgreSQL whether its session still holds the lock (a pooler in
+//     transaction mode, or a connection recycled under it, loses a session
+//     lock silently) and whether the epoch is still its own; either failing
+//     makes it a follower.
+//
+// Leadership carries an epoch (a fencing token): each time a process gains
+// it, the store's epoch grows by one and is this process's until it loses
+// the leadership. The store's Claim records it on every firing, and Claim
+// and ActionDone write only while the store's epoch is still this
+// process's, so a leader that lost the leadership unnoticed learns it at
+// its next claim or recorded action and acts no more; and a new leader takes over the pending claims of older epochs at
+// once, without waiting out the dead leader's leases.
 type Leadership struct {
-	lock *fileLock  // a SQLite file
-	pg   *pgElector // PostgreSQL
+	lock   *fileLock  // a SQLite file
+	pg     *pgElector // PostgreSQL
+	logger *slog.Logger
+
+	// epoch is the epoch this process leads in; 0 while it does not lead
+	// (not yet won, lost, given up).
+	epoch atomic.Int64
 }
 
 // Leadership takes this process's part in electing the scheduler on the
 // store's state (see the type). On a SQLite file another process holding
-// the lock gives an error wrapping ErrLocked that names its pid. logger
-// hears of leadership won and lost (nil: discarded).
-func (s *Store) Leadership(logger *slog.Logger) (*Leadership, error) {
+// the lock gives an error wrapping ErrLocked that names its pid; on SQLite
+// the process leads from here on, in a new epoch. logger hears of
+// leadership won and lost (nil: discarded). The store's claims are fenced
+// on this Leadership from then on.
+func (s *Store) Leadership(ctx context.Context, logger *slog.Logger) (*Leadership, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	l := &Leadership{logger: logger}
 	switch {
 	case s.engine == Postgres:
-		return &Leadership{pg: &pgElector{cfg: s.pgConfig, key: s.lockKey, logger: logger, scrub: s.scrub}}, nil
+		l.pg = &pgElector{cfg: s.pgConfig, key: s.lockKey, logger: logger, scrub: s.scrub, epoch: &l.epoch, now: s.now}
+		s.lead.Store(l)
+		return l, nil
 	case s.file != "":
-		l, err := lockFile(s.file)
+		lock, err := lockFile(s.file)
 		if err != nil {
 			return nil, err
 		}
-		return &Leadership{lock: l}, nil
+		l.lock = lock
 	}
-	return &Leadership{}, nil
+	var epoch int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, bumpEpoch, dbTime(s.now())).Scan(&epoch)
+	})
+	if err != nil {
+		_ = l.lock.unlock()
+		return nil, s.wrap("begin a leadership epoch", err)
+	}
+	l.epoch.Store(epoch)
+	s.lead.Store(l)
+	logger.Debug("leads the scheduler", slog.Int64("epoch", epoch))
+	return l, nil
 }
 
+// bumpEpoch starts a new leadership epoch and returns it.
+const bumpEpoch = `UPDATE leader_epoch SET epoch = epoch + 1, since = $1 WHERE id = 1 RETURNING epoch`
+
 // IsLeader returns nil when this process leads, an error wrapping
-// ErrNotLeader when another replica does, or the connection error. gocron
-// asks it before every run.
+// ErrNotLeader when another replica does (or this one lost the leadership
+// to a newer epoch), or the connection error. gocron asks it before every
+// run.
 func (l *Leadership) IsLeader(ctx context.Context) error {
-	if l.pg == nil {
-		return nil // decided when the Leadership was made
+	if l.pg != nil {
+		return l.pg.IsLeader(ctx)
 	}
-	return l.pg.IsLeader(ctx)
+	if l.epoch.Load() == 0 {
+		return fmt.Errorf("leader election: this process gave the leadership up or lost it: %w", ErrNotLeader)
+	}
+	return nil // decided when the Leadership was made
 }
 
 // Leader reports whether this process led at the last IsLeader.
 func (l *Leadership) Leader() bool {
-	if l.pg == nil {
-		return true
+	if l.pg != nil {
+		return l.pg.Leader()
 	}
-	return l.pg.Leader()
+	return l.epoch.Load() != 0
+}
+
+// Epoch is the leadership epoch this process leads in, 0 while it does not
+// lead.
+func (l *Leadership) Epoch() int64 { return l.epoch.Load() }
+
+// fencedOut makes this process a follower because the store's epoch moved
+// on from ours to now: another process gained the leadership.
+func (l *Leadership) fencedOut(ours, now int64) {
+	if !l.epoch.CompareAndSwap(ours, 0) {
+		return // already lost, and said so
+	}
+	l.logger.Warn("lost the scheduler leadership: another process leads in a newer epoch; not acting",
+		slog.Int64("epoch", ours), slog.Int64("current_epoch", now))
+	if l.pg != nil {
+		l.pg.fencedOut()
+	}
 }
 
 // Close gives the leadership up (releasing the file lock, or closing the
 // session that holds the advisory lock); IsLeader refuses from then on.
 func (l *Leadership) Close(ctx context.Context) error {
+	l.epoch.Store(0)
 	if l.pg != nil {
 		return l.pg.Close(ctx)
 	}
 	return l.lock.unlock()
+}
+
+// claimEpoch is the epoch the store's claims are made in: 0 when no
+// Leadership was taken on the store (tests, tools), an error wrapping
+// ErrNotLeader when one was and this process does not lead now.
+func (s *Store) claimEpoch() (int64, error) {
+	l := s.lead.Load()
+	if l == nil {
+		return 0, nil
+	}
+	if e := l.epoch.Load(); e != 0 {
+		return e, nil
+	}
+	return 0, fmt.Errorf("this process does not lead the scheduler (not won yet, lost or given up); not claiming: %w", ErrNotLeader)
+}
+
+// readEpoch is the epoch against which the store judges the claims it
+// reads: a pending claim of an older epoch holds no lease (0: none taken).
+func (s *Store) readEpoch() int64 {
+	if l := s.lead.Load(); l != nil {
+		return l.epoch.Load()
+	}
+	return 0
+}
+
+// fence checks, inside a claim's (or ActionDone's) transaction, that the
+// store's epoch is still ours (ours > 0); on PostgreSQL it holds the epoch
+// row FOR SHARE until the write commits, so that a new leader's epoch
+// follows every write of the old one.
+func (s *Store) fence(ctx context.Context, tx *sql.Tx, ours int64) error {
+	if ours == 0 {
+		return nil
+	}
+	q := `SELECT epoch FROM leader_epoch WHERE id = 1`
+	if s.engine == Postgres {
+		q += ` FOR SHARE`
+	}
+	var now int64
+	if err := tx.QueryRowContext(ctx, q).Scan(&now); err != nil {
+		return fmt.Errorf("read the leadership epoch: %w", err)
+	}
+	if now != ours {
+		if l := s.lead.Load(); l != nil {
+			l.fencedOut(ours, now)
+		}
+		return fmt.Errorf("leadership epoch %d superseded by %d: %w", ours, now, ErrNotLeader)
+	}
+	return nil
 }
 
 // LockKey is the advisory lock key of the scheduler leadership on this
@@ -135,12 +243,21 @@ type pgElector struct {
 	key    int64
 	logger *slog.Logger
 	scrub  func(error) error // removes the DSN's secrets
+	epoch  *atomic.Int64     // the Leadership's
+	now    func() time.Time
 
 	mu     sync.Mutex
 	conn   *pgx.Conn
 	leader bool
 	closed bool
 }
+
+// stillLeads asks, on the lock's connection, whether this session still
+// holds the advisory lock (a bigint key is classid, the high half, and
+// objid, the low half, with objsubid 1) and the store's epoch.
+const stillLeads = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND pid = pg_backend_pid() AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1),
+	(SELECT epoch FROM leader_epoch WHERE id = 1)`
 
 func (e *pgElector) IsLeader(ctx context.Context) error {
 	e.mu.Lock()
@@ -150,9 +267,9 @@ func (e *pgElector) IsLeader(ctx context.Context) error {
 	}
 	if e.conn == nil || e.conn.IsClosed() {
 		if e.leader {
-			e.logger.Warn("lost the scheduler leadership: connection closed")
+			e.lose("connection closed")
 		}
-		e.conn, e.leader = nil, false
+		e.conn = nil
 		c, err := pgx.ConnectConfig(ctx, e.cfg)
 		if err != nil {
 			return fmt.Errorf("leader election: connect: %w", e.scrub(err))
@@ -160,10 +277,25 @@ func (e *pgElector) IsLeader(ctx context.Context) error {
 		e.conn = c
 	}
 	if e.leader {
-		if err := e.conn.Ping(ctx); err != nil {
+		var held bool
+		var epoch int64
+		err := e.conn.QueryRow(ctx, stillLeads, int64(uint64(e.key)>>32), int64(uint32(e.key))).Scan(&held, &epoch)
+		switch {
+		case err != nil:
 			e.drop(ctx)
-			e.logger.Warn("lost the scheduler leadership: ping failed", slog.Any("error", e.scrub(err)))
-			return fmt.Errorf("leader election: ping: %w", e.scrub(err))
+			e.lose("the lock's connection failed", slog.Any("error", e.scrub(err)))
+			return fmt.Errorf("leader election: check the lock: %w", e.scrub(err))
+		case !held:
+			// The session is not the one that took the lock: a pooler
+			// or a reconnect swapped it. Dropping it lets the next
+			// IsLeader compete again from a fresh session.
+			e.drop(ctx)
+			e.lose("the session no longer holds the advisory lock (a connection pooler or a recycled connection dropped it)")
+			return fmt.Errorf("leader election: lock %d no longer held: %w", e.key, ErrNotLeader)
+		case epoch != e.epoch.Load():
+			e.drop(ctx)
+			e.lose("another process leads in a newer epoch", slog.Int64("current_epoch", epoch))
+			return fmt.Errorf("leader election: epoch superseded by %d: %w", epoch, ErrNotLeader)
 		}
 		return nil
 	}
@@ -175,9 +307,33 @@ func (e *pgElector) IsLeader(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("leader election: lock %d held by another replica: %w", e.key, ErrNotLeader)
 	}
+	var epoch int64
+	if err := e.conn.QueryRow(ctx, bumpEpoch, dbTime(e.now())).Scan(&epoch); err != nil {
+		e.drop(ctx) // releases the lock: no leader without an epoch
+		return fmt.Errorf("leader election: begin an epoch: %w", e.scrub(err))
+	}
 	e.leader = true
-	e.logger.Info("became the scheduler leader", slog.Int64("lock", e.key))
+	e.epoch.Store(epoch)
+	e.logger.Info("became the scheduler leader", slog.Int64("lock", e.key), slog.Int64("epoch", epoch))
 	return nil
+}
+
+// lose makes this replica a follower and says why.
+func (e *pgElector) lose(why string, attrs ...any) {
+	e.leader = false
+	if old := e.epoch.Swap(0); old != 0 {
+		e.logger.Warn("lost the scheduler leadership: "+why+"; not acting", append([]any{slog.Int64("epoch", old)}, attrs...)...)
+	}
+}
+
+// fencedOut drops the session of a leader whose claim found a newer
+// epoch: it no longer holds the lock, whatever it believed.
+func (e *pgElector) fencedOut() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.drop(ctx)
 }
 
 func (e *pgElector) drop(ctx context.Context) {
@@ -197,6 +353,7 @@ func (e *pgElector) Close(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed = true
+	e.epoch.Store(0)
 	if e.conn == nil {
 		return nil
 	}

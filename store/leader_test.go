@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/deskbot/deskbot/internal/pgtest"
+	"github.com/deskbot/deskbot/rules"
 )
 
 // Deskbots whose states live in different schemas of one database must not
@@ -49,14 +51,14 @@ func TestLockKeyPerSchema(t *testing.T) {
 func TestLeadershipSQLiteFileRefusesASecondHolder(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "state.db")
 	a, b := openTest(t, db), openTest(t, "sqlite:"+db)
-	l, err := a.Leadership(nil)
+	l, err := a.Leadership(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.IsLeader(t.Context()); err != nil || !l.Leader() {
 		t.Errorf("SQLite leader: IsLeader = %v, Leader = %v; want nil, true", err, l.Leader())
 	}
-	_, err = b.Leadership(nil)
+	_, err = b.Leadership(t.Context(), nil)
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "state.db.lock") ||
 		!strings.Contains(err.Error(), "another deskbot (pid ") {
 		t.Fatalf("second lock: %v, want ErrLocked naming the lock file and the holder's pid", err)
@@ -64,7 +66,7 @@ func TestLeadershipSQLiteFileRefusesASecondHolder(t *testing.T) {
 	if err := l.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := b.Leadership(nil)
+	l2, err := b.Leadership(t.Context(), nil)
 	if err != nil {
 		t.Fatalf("lock after unlock: %v", err)
 	}
@@ -73,7 +75,7 @@ func TestLeadershipSQLiteFileRefusesASecondHolder(t *testing.T) {
 
 // An in-memory SQLite store is private to its process, which leads.
 func TestLeadershipInMemory(t *testing.T) {
-	l, err := openTest(t, ":memory:").Leadership(nil)
+	l, err := openTest(t, ":memory:").Leadership(t.Context(), nil)
 	if err != nil || l.IsLeader(t.Context()) != nil || !l.Leader() || l.Close(t.Context()) != nil {
 		t.Fatalf("in-memory leadership: %v; want a leader without a lock", err)
 	}
@@ -88,12 +90,12 @@ func TestLeadershipPostgresFailover(t *testing.T) {
 	if a.LockKey() != b.LockKey() || a.LockKey() == openTest(t, dsn).LockKey() {
 		t.Fatalf("lock keys: replicas %d and %d, without the schema %d; want the replicas' equal and distinct from the other", a.LockKey(), b.LockKey(), openTest(t, dsn).LockKey())
 	}
-	la, err := a.Leadership(nil)
+	la, err := a.Leadership(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { la.Close(ctx) })
-	lb, err := b.Leadership(nil)
+	lb, err := b.Leadership(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +121,119 @@ func TestLeadershipPostgresFailover(t *testing.T) {
 	}
 	if err := lb.IsLeader(ctx); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("IsLeader after Close = %v, want ErrNotLeader", err)
+	}
+}
+
+// A PostgreSQL session advisory lock is lost silently when a pooler
+// (PgBouncer in transaction mode) or a connection recycle drops the session
+// under the leader. Simulated here by releasing the lock on the leader's
+// own connection, which stays open. Either the leader's next IsLeader
+// notices (the session no longer holds the lock) and says so, or, when
+// another replica took the leadership first, the old leader's next claim
+// is refused by the newer epoch before it writes anything.
+func TestLeadershipPostgresSilentLoss(t *testing.T) {
+	dsn, schema := pgtest.Schema(t)
+	ctx := t.Context()
+	key := rules.FiringKey{Rule: "page", TicketID: 9}
+	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	dropSession := func(l *Leadership) {
+		t.Helper()
+		l.pg.mu.Lock()
+		defer l.pg.mu.Unlock()
+		if _, err := l.pg.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("the leader notices at its next IsLeader", func(t *testing.T) {
+		a := openTest(t, dsn, WithSchema(schema))
+		var logs strings.Builder
+		la, err := a.Leadership(ctx, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer la.Close(ctx)
+		if err := la.IsLeader(ctx); err != nil {
+			t.Fatal(err)
+		}
+		first := la.Epoch()
+		if err := la.IsLeader(ctx); err != nil || la.Epoch() != first {
+			t.Fatalf("IsLeader while holding the lock = %v, epoch %d; want the leadership kept in epoch %d", err, la.Epoch(), first)
+		}
+		dropSession(la)
+		if err := la.IsLeader(ctx); !errors.Is(err, ErrNotLeader) || la.Leader() || la.Epoch() != 0 {
+			t.Fatalf("IsLeader after the session lost its lock = %v (leader %v, epoch %d); want ErrNotLeader", err, la.Leader(), la.Epoch())
+		}
+		if !strings.Contains(logs.String(), "lost the scheduler leadership: the session no longer holds the advisory lock") {
+			t.Errorf("the loss was not said; logs:\n%s", logs.String())
+		}
+		if _, err := a.Claim(ctx, key, rules.Once{}, t0, time.Minute); !errors.Is(err, ErrNotLeader) {
+			t.Errorf("claim while not leading: %v, want ErrNotLeader", err)
+		}
+		// Nobody else leads: it competes again and leads in a new epoch.
+		if err := la.IsLeader(ctx); err != nil || la.Epoch() != first+1 {
+			t.Fatalf("IsLeader again = %v, epoch %d; want the leadership in epoch %d", err, la.Epoch(), first+1)
+		}
+		if f, err := a.Claim(ctx, key, rules.Once{}, t0, time.Minute); err != nil || !f.Won {
+			t.Fatalf("claim in the new epoch: %+v, %v", f, err)
+		}
+	})
+
+	// The old leader's first write after another replica took over (a
+	// claim, or the record of an action of a firing it claimed before) is
+	// refused by the newer epoch, and it says so and leads no more; the
+	// new leader takes its firing over at once.
+	for _, first := range []string{"claim", "action done"} {
+		t.Run("another replica leads first: the old leader's "+first+" is fenced", func(t *testing.T) {
+			a, b := openTest(t, dsn, WithSchema(schema)), openTest(t, dsn, WithSchema(schema))
+			var logs strings.Builder
+			la, err := a.Leadership(ctx, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer la.Close(ctx)
+			lb, err := b.Leadership(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lb.Close(ctx)
+			if err := la.IsLeader(ctx); err != nil {
+				t.Fatal(err)
+			}
+			held := rules.FiringKey{Rule: "fenced-" + strings.ReplaceAll(first, " ", "-"), TicketID: 1}
+			f, err := a.Claim(ctx, held, rules.Once{}, t0, time.Hour)
+			if err != nil || !f.Won {
+				t.Fatalf("the leader's claim: %+v, %v", f, err)
+			}
+			dropSession(la)
+			if err := lb.IsLeader(ctx); err != nil || lb.Epoch() <= la.Epoch() {
+				t.Fatalf("the other replica: IsLeader = %v, epoch %d (old leader's %d); want the leadership in a newer epoch", err, lb.Epoch(), la.Epoch())
+			}
+			other := rules.FiringKey{Rule: held.Rule, TicketID: 2}
+			switch first {
+			case "claim":
+				if _, err := a.Claim(ctx, other, rules.Once{}, t0, time.Minute); !errors.Is(err, ErrNotLeader) {
+					t.Fatalf("the old leader's claim after another replica took over: %v, want ErrNotLeader", err)
+				}
+				if _, found, err := b.FiringState(ctx, other); err != nil || found {
+					t.Errorf("the fenced claim left a record (found %v, %v)", found, err)
+				}
+			case "action done":
+				if err := a.ActionDone(ctx, f.ID, 0); !errors.Is(err, ErrNotLeader) {
+					t.Fatalf("the old leader's ActionDone after another replica took over: %v, want ErrNotLeader", err)
+				}
+			}
+			if la.Leader() || !strings.Contains(logs.String(), "lost the scheduler leadership: another process leads in a newer epoch") {
+				t.Errorf("old leader: Leader() = %v; logs:\n%s", la.Leader(), logs.String())
+			}
+			if err := la.IsLeader(ctx); !errors.Is(err, ErrNotLeader) {
+				t.Errorf("old leader's IsLeader = %v, want ErrNotLeader while the other leads", err)
+			}
+			// Its firing's lease (an hour) binds the new leader no more.
+			if g, err := b.Claim(ctx, held, rules.Once{}, t0.Add(time.Second), time.Minute); err != nil || !g.Won || !g.Resumed || len(g.Done) != 0 {
+				t.Errorf("the new leader's take-over: %+v, %v; want it at once, nothing done", g, err)
+			}
+		})
 	}
 }
 

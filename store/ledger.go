@@ -24,11 +24,29 @@ type currentFiring struct {
 	firedAt    sql.NullTime
 	startedAt  sql.NullTime
 	attempts   int
+	epoch      int64 // the leadership epoch of the claim that holds it
+	released   bool
+}
+
+// staleLease voids the lease of a pending claim that an older leadership
+// epoch than ours made and did not release: its holder is dead or no
+// longer leads, so its lease binds no one (a released claim's lease_until
+// is when it may be retried, which holds whoever leads).
+func staleLease(leaseUntil *sql.NullTime, pending, released bool, epoch, ours int64) {
+	if pending && !released && epoch < ours {
+		*leaseUntil = sql.NullTime{}
+	}
 }
 
 // Claim reserves the right to fire key at now under once. The claim is
 // pending until Finish; a pending claim older than lease may be taken over
-// by another caller (Resumed). Whether a claim may win is rules'
+// by another caller (Resumed).
+//
+// With a Leadership taken on the store, the claim records its epoch and is
+// written only while the store's epoch is still ours (else an error
+// wrapping ErrNotLeader, and this process leads no more); a pending claim
+// of an older epoch that was not released holds no lease: it is taken over
+// at once. Whether a claim may win is rules'
 // Once.NextEligible on the (rule, ticket)'s record; this says what it then
 // does.
 //
@@ -60,6 +78,10 @@ func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once,
 		return rules.Firing{}, s.wrap(op, fmt.Errorf("unknown once mode %d", once.Mode))
 	}
 	now = dbTime(now)
+	ours, err := s.claimEpoch()
+	if err != nil {
+		return rules.Firing{}, s.wrap(op, err)
+	}
 
 	// Fast path: most claims are for tickets still matching whose firing is
 	// done or held. One read-only statement decides those without taking a
@@ -75,6 +97,9 @@ func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once,
 
 	var f rules.Firing
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.fence(ctx, tx, ours); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger_episodes (rule, ticket_id, episode, is_open)
 			VALUES ($1, $2, 0, FALSE) ON CONFLICT (rule, ticket_id) DO NOTHING`, key.Rule, key.TicketID); err != nil {
 			return fmt.Errorf("insert episode row: %w", err)
@@ -86,11 +111,11 @@ func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once,
 		f = ep.firing(key)
 		switch d := decide(ep, once, now); d.kind {
 		case newEpisode:
-			return s.startFiring(ctx, tx, &f, ep.episode+1, 1, now, lease)
+			return s.startFiring(ctx, tx, &f, ep.episode+1, 1, now, lease, ours)
 		case newFiring:
-			return s.startFiring(ctx, tx, &f, ep.episode, d.seq, now, lease)
+			return s.startFiring(ctx, tx, &f, ep.episode, d.seq, now, lease, ours)
 		case takeOver:
-			return s.takeOver(ctx, tx, &f, ep.cur, !ep.open, now, lease)
+			return s.takeOver(ctx, tx, &f, ep.cur, !ep.open, now, lease, ours)
 		}
 		return nil
 	})
@@ -121,7 +146,8 @@ type queryRower interface {
 }
 
 // readEpisode reads key's episode row and current firing in one statement;
-// lock takes the episode row FOR UPDATE (PostgreSQL).
+// lock takes the episode row FOR UPDATE (PostgreSQL). The lease of a
+// claim of an older epoch than this process's is void (staleLease).
 func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringKey, lock bool) (episodeRow, error) {
 	if lock {
 		// Lock first, then read in a second statement: under READ
@@ -135,7 +161,8 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 			return episodeRow{}, fmt.Errorf("lock episode: %w", err)
 		}
 	}
-	query := `SELECT e.episode, e.is_open, f.id, f.episode, f.seq, f.state, f.lease_until, f.fired_at, f.started_at, COALESCE(f.attempts, 0)
+	query := `SELECT e.episode, e.is_open, f.id, f.episode, f.seq, f.state, f.lease_until, f.fired_at, f.started_at,
+		COALESCE(f.attempts, 0), COALESCE(f.epoch, 0), COALESCE(f.released, FALSE)
 		FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
 		WHERE e.rule = $1 AND e.ticket_id = $2`
 	var (
@@ -145,7 +172,7 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 		c            currentFiring
 	)
 	err := q.QueryRowContext(ctx, query, key.Rule, key.TicketID).Scan(
-		&ep.episode, &ep.open, &id, &fep, &seq, &state, &c.leaseUntil, &c.firedAt, &c.startedAt, &c.attempts)
+		&ep.episode, &ep.open, &id, &fep, &seq, &state, &c.leaseUntil, &c.firedAt, &c.startedAt, &c.attempts, &c.epoch, &c.released)
 	if errors.Is(err, sql.ErrNoRows) {
 		return episodeRow{}, nil
 	}
@@ -155,6 +182,7 @@ func (s *Store) readEpisode(ctx context.Context, q queryRower, key rules.FiringK
 	ep.exists = true
 	if id.Valid {
 		c.id, c.episode, c.seq, c.state = id.Int64, fep.Int64, seq.Int64, rules.FiringStatus(state.String)
+		staleLease(&c.leaseUntil, c.state == rules.FiringPending, c.released, c.epoch, s.readEpoch())
 		ep.cur = &c
 	}
 	return ep, nil
@@ -206,12 +234,12 @@ func decide(ep episodeRow, once rules.Once, now time.Time) decision {
 
 // startFiring inserts a pending firing (episode, seq) and makes it current;
 // a new episode number opens the episode.
-func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, episode, seq int64, now time.Time, lease time.Duration) error {
+func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, episode, seq int64, now time.Time, lease time.Duration, epoch int64) error {
 	var id int64
 	if err := tx.QueryRowContext(ctx, `INSERT INTO ledger_firings
-		(rule, ticket_id, episode, seq, state, claimed_at, started_at, lease_until, attempts)
-		VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, 1) RETURNING id`,
-		f.Key.Rule, f.Key.TicketID, episode, seq, now, dbTime(now.Add(lease))).Scan(&id); err != nil {
+		(rule, ticket_id, episode, seq, state, claimed_at, started_at, lease_until, attempts, epoch)
+		VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, 1, $7) RETURNING id`,
+		f.Key.Rule, f.Key.TicketID, episode, seq, now, dbTime(now.Add(lease)), epoch).Scan(&id); err != nil {
 		return fmt.Errorf("insert firing: %w", err)
 	}
 	var err error
@@ -230,12 +258,13 @@ func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, ep
 	return nil
 }
 
-// takeOver renews the lease of a stale pending firing for a new holder and
-// reports the actions already done. reopen reopens its closed episode.
-func (s *Store) takeOver(ctx context.Context, tx *sql.Tx, f *rules.Firing, cur *currentFiring, reopen bool, now time.Time, lease time.Duration) error {
+// takeOver renews the lease of a stale pending firing for a new holder (in
+// its epoch) and reports the actions already done. reopen reopens its
+// closed episode.
+func (s *Store) takeOver(ctx context.Context, tx *sql.Tx, f *rules.Firing, cur *currentFiring, reopen bool, now time.Time, lease time.Duration, epoch int64) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE ledger_firings
-		SET claimed_at = $2, lease_until = $3, attempts = attempts + 1, released = FALSE WHERE id = $1`,
-		cur.id, now, dbTime(now.Add(lease))); err != nil {
+		SET claimed_at = $2, lease_until = $3, attempts = attempts + 1, released = FALSE, epoch = $4 WHERE id = $1`,
+		cur.id, now, dbTime(now.Add(lease)), epoch); err != nil {
 		return fmt.Errorf("take over firing %d: %w", cur.id, err)
 	}
 	if reopen {
@@ -285,12 +314,25 @@ func column[T any](ctx context.Context, q querier, query string, args ...any) ([
 
 // ActionDone records that action i of the firing reached its target. It is
 // idempotent, and durable when it returns.
+//
+// With a Leadership taken on the store it is fenced like Claim: a process
+// that no longer leads is refused (ErrNotLeader), so that a leader deposed
+// unnoticed stops after the action under way; the new leader, which took
+// the firing over at once, finds that action on the desk (its marker)
+// instead of repeating it.
 func (s *Store) ActionDone(ctx context.Context, firingID int64, i int) error {
 	op := fmt.Sprintf("record action %d of firing %d done", i, firingID)
 	if i < 0 {
 		return s.wrap(op, errors.New("negative action index"))
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	ours, err := s.claimEpoch()
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.fence(ctx, tx, ours); err != nil {
+			return err
+		}
 		n, err := affected(ctx, tx, `INSERT INTO ledger_actions (firing_id, action, done_at)
 			SELECT id, $2, $3 FROM ledger_firings WHERE id = $1
 			ON CONFLICT (firing_id, action) DO NOTHING`, firingID, i, dbTime(s.now()))
@@ -490,20 +532,25 @@ func (s *Store) OpenEpisodes(ctx context.Context, rule string) ([]int64, error) 
 // firingCols are the columns scanFiring reads, from ledger_episodes e
 // joined with its current firing f.
 const firingCols = `e.ticket_id, e.episode, e.is_open, e.started_at, e.ended_at, e.last_fired_at,
-	f.id, f.seq, f.state, f.claimed_at, f.lease_until, f.fired_at, f.attempts, f.last_error`
+	f.id, f.seq, f.state, f.claimed_at, f.lease_until, f.fired_at, f.attempts, f.last_error,
+	COALESCE(f.epoch, 0), COALESCE(f.released, FALSE)`
 
 // scanFiring reads one row of firingCols into fi (all but Done); false
-// when the row says the rule never fired on the ticket.
-func scanFiring(row interface{ Scan(...any) error }, fi *rules.FiringRecord) (bool, error) {
+// when the row says the rule never fired on the ticket. A pending claim of
+// an older epoch than ours shows no lease (staleLease).
+func scanFiring(row interface{ Scan(...any) error }, fi *rules.FiringRecord, ours int64) (bool, error) {
 	var (
 		started, ended, lastFired, claimed, leaseUntil, firedAt sql.NullTime
 		firingID, seq, attempts                                 sql.NullInt64
 		state, lastErr                                          sql.NullString
+		epoch                                                   int64
+		released                                                bool
 	)
 	if err := row.Scan(&fi.Key.TicketID, &fi.Episode, &fi.Open, &started, &ended, &lastFired,
-		&firingID, &seq, &state, &claimed, &leaseUntil, &firedAt, &attempts, &lastErr); err != nil {
+		&firingID, &seq, &state, &claimed, &leaseUntil, &firedAt, &attempts, &lastErr, &epoch, &released); err != nil {
 		return false, err
 	}
+	staleLease(&leaseUntil, rules.FiringStatus(state.String) == rules.FiringPending, released, epoch, ours)
 	if fi.Episode == 0 && !firingID.Valid {
 		return false, nil
 	}
@@ -523,7 +570,7 @@ func (s *Store) FiringState(ctx context.Context, key rules.FiringKey) (rules.Fir
 		var err error
 		found, err = scanFiring(tx.QueryRowContext(ctx, `SELECT `+firingCols+`
 			FROM ledger_episodes e LEFT JOIN ledger_firings f ON f.id = e.firing_id
-			WHERE e.rule = $1 AND e.ticket_id = $2`, key.Rule, key.TicketID), &fi)
+			WHERE e.rule = $1 AND e.ticket_id = $2`, key.Rule, key.TicketID), &fi, s.readEpoch())
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -567,7 +614,7 @@ func (s *Store) scanFirings(ctx context.Context, out map[int64]rules.FiringRecor
 	defer rows.Close()
 	for rows.Next() {
 		fi := rules.FiringRecord{Key: rules.FiringKey{Rule: rule}}
-		found, err := scanFiring(rows, &fi)
+		found, err := scanFiring(rows, &fi, s.readEpoch())
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,6 +37,10 @@ type Store struct {
 	file     string          // SQLite: the database file ("" in memory)
 	pgConfig *pgx.ConnConfig // PostgreSQL: the connection settings (Leadership connects with them)
 	lockKey  int64           // PostgreSQL: the scheduler's advisory lock key
+
+	// lead is the scheduler leadership taken on this store, whose epoch
+	// fences its claims; nil: none taken (tests, tools), claims unfenced.
+	lead atomic.Pointer[Leadership]
 
 	now        func() time.Time
 	purgeEvery time.Duration

@@ -320,6 +320,10 @@ func cliDeskAndRules(ctx context.Context, e env, cfg *config, logger *slog.Logge
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := d.reach.failed(); err != nil {
+		d.stop()
+		return nil, nil, nil, err
+	}
 	defer func() {
 		if err != nil {
 			d.stop()

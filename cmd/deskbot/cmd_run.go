@@ -89,13 +89,15 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 		return err
 	}
 	defer d.stop()
-	logger.Info("connected to the desk", "url", d.client.BaseURL(), "agent", d.me.Email)
+	if err := d.reach.failed(); err != nil {
+		logger.Warn("the desk does not answer: deskbot starts without it and retries; the rules start when it answers", "err", err)
+	}
 	st, err := store.Open(ctx, cfg.State)
 	if err != nil {
 		return fmt.Errorf("DESKBOT_STATE: %w", err)
 	}
 	defer st.Close()
-	live, err := loadLiveRules(ctx, cfg, d.interactive, reg, logger)
+	live, err := loadLiveRules(ctx, cfg, d.interactive, st, reg, logger)
 	if err != nil {
 		return err
 	}
@@ -106,8 +108,8 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	defer parts.close(ctx)
 	ops := newOpsServer(ln, reg, readyChecks(d, st, live, parts), logger)
 	logger.Info("serving /healthz /readyz /metrics", "addr", ops.Addr())
-	return runComponents(ctx, logger, ops,
+	return runComponents(ctx, logger, ops, d.reach,
 		chatRunner{chat: parts.chat, console: !cfg.slackEnabled(), rulesRun: parts.sched != nil, stdin: e.stdin, logger: logger},
-		schedulerRunner{sched: parts.sched, logger: logger},
+		schedulerRunner{sched: parts.sched, deskUp: d.reach.up(), logger: logger},
 		newReloader(live, parts.sched, parts.esc != nil, logger))
 }

@@ -101,16 +101,24 @@ func (c chatRunner) Run(ctx context.Context) error {
 	return nil
 }
 
-// schedulerRunner runs the rules scheduler (none without rules) and stops
-// it within stopTimeout, letting in-flight firings finish.
+// schedulerRunner runs the rules scheduler (none without rules) once the
+// desk has answered (deskUp closed: the scheduler starts by reading the
+// desk's statuses), and stops it within stopTimeout, letting in-flight
+// firings finish.
 type schedulerRunner struct {
 	sched  *scheduler.Scheduler
+	deskUp <-chan struct{}
 	logger *slog.Logger
 }
 
 func (r schedulerRunner) Run(ctx context.Context) error {
 	if r.sched == nil {
 		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-r.deskUp:
 	}
 	if err := r.sched.Start(ctx); err != nil {
 		return fmt.Errorf("scheduler: %w", err)

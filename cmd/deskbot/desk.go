@@ -27,7 +27,7 @@ type desk struct {
 	url         string           // the desk's base URL: DESKBOT_DESK_URL or the embedded simulator's
 	client      *sdclient.Client // the scheduler polls with it
 	interactive *sdclient.Client // people's requests (chat, a reload, /readyz): its twin that keeps the reserve
-	me          *sdclient.Agent  // the agent who owns the API key
+	reach       *deskReach       // whether the desk has answered the start-up check
 	stop        func()           // ends the embedded simulator
 }
 
@@ -40,8 +40,10 @@ func deskHTTPClient() *http.Client {
 // connectDesk starts the embedded simulator when DESKBOT_DESK_URL is unset,
 // builds the desk client with the configured budget and opts, and asks the
 // desk who owns the key (the start-up check that turns a wrong key into one
-// clear line). started, when not nil, hears the desk's URL before the first
-// request.
+// clear line). A desk that does not answer is no error: d.reach says so
+// (and can retry: deskReach), and a caller that needs the desk now returns
+// d.reach.failed(). started, when not nil, hears the desk's URL before the
+// first request.
 func connectDesk(ctx context.Context, cfg *config, logger *slog.Logger, started func(url string), opts ...sdclient.Option) (d *desk, err error) {
 	url, apiKey, stop, err := deskEndpoint(cfg, logger)
 	if err != nil {
@@ -62,8 +64,16 @@ func connectDesk(ctx context.Context, cfg *config, logger *slog.Logger, started 
 		return nil, fmt.Errorf("DESKBOT_DESK_URL: %w", err)
 	}
 	d = &desk{url: url, client: client, interactive: client.Interactive(), stop: stop}
-	if d.me, err = checkDesk(ctx, d.interactive); err != nil {
+	me, err := checkDesk(ctx, d.interactive)
+	var refused deskRefused
+	switch {
+	case err == nil:
+		d.reach = reachedDesk()
+		logger.Info("connected to the desk", "url", client.BaseURL(), "agent", me.Email)
+	case errors.As(err, &refused), ctx.Err() != nil:
 		return nil, err
+	default:
+		d.reach = unreachedDesk(func(ctx context.Context) (*sdclient.Agent, error) { return checkDesk(ctx, d.interactive) }, err, time.Now, logger)
 	}
 	return d, nil
 }
@@ -86,7 +96,8 @@ func announceDesk(cfg *config, logger *slog.Logger) func(url string) {
 }
 
 // checkDesk asks the desk who owns the API key: the start-up check that turns
-// a wrong key into one clear line instead of a stack of retries.
+// a wrong key into one clear line instead of a stack of retries. A refusal
+// of the key or the URL is a deskRefused; anything else may pass.
 func checkDesk(ctx context.Context, c *sdclient.Client) (*sdclient.Agent, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -95,11 +106,11 @@ func checkDesk(ctx context.Context, c *sdclient.Client) (*sdclient.Agent, error)
 	case err == nil:
 		return me, nil
 	case errors.Is(err, sdclient.ErrUnauthorized):
-		return nil, errors.New("the desk rejected the API key (DESKBOT_DESK_API_KEY)")
+		return nil, deskRefused{errors.New("the desk rejected the API key (DESKBOT_DESK_API_KEY)")}
 	case errors.Is(err, sdclient.ErrForbidden):
-		return nil, errors.New("the desk does not let this API key read its own agent (GET /agents/me); use an agent's key")
+		return nil, deskRefused{errors.New("the desk does not let this API key read its own agent (GET /agents/me); use an agent's key")}
 	case errors.Is(err, sdclient.ErrNotFound):
-		return nil, fmt.Errorf("%s answers 404 to GET /agents/me: is DESKBOT_DESK_URL the desk's base URL, such as https://acme.freshservice.com?", c.BaseURL())
+		return nil, deskRefused{fmt.Errorf("%s answers 404 to GET /agents/me: is DESKBOT_DESK_URL the desk's base URL, such as https://acme.freshservice.com?", c.BaseURL())}
 	default:
 		return nil, fmt.Errorf("cannot reach the desk at %s: %w", c.BaseURL(), err)
 	}

@@ -13,6 +13,8 @@
 //
 //   - desk.go: the desk client (connectDesk), the embedded simulator when
 //     DESKBOT_DESK_URL is unset, the start-up check of the API key;
+//     deskreach.go: a desk that does not answer at start-up (deskbot starts,
+//     retries with backoff, and starts the scheduler when it answers);
 //   - reload.go: the live rules (loadLiveRules) and their SIGHUP reload;
 //   - wire.go: the escalator, router, chat transport and scheduler
 //     (newChatAndScheduler, the one place where their mutual needs are

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"strings"
@@ -105,12 +107,12 @@ type liveRules struct {
 }
 
 // loadLiveRules loads DESKBOT_RULES (or rules.yaml) when there is one.
-func loadLiveRules(ctx context.Context, cfg *config, client *sdclient.Client, reg *prometheus.Registry, logger *slog.Logger) (*liveRules, error) {
+func loadLiveRules(ctx context.Context, cfg *config, client *sdclient.Client, cache fieldCache, reg *prometheus.Registry, logger *slog.Logger) (*liveRules, error) {
 	path, err := rulesFile(cfg.Rules)
 	if err != nil {
 		return nil, err
 	}
-	live := &liveRules{path: path, loader: &rulesLoader{client: client, logger: logger}}
+	live := &liveRules{path: path, loader: &rulesLoader{client: client, cache: cache, logger: logger}}
 	if path == "" {
 		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
 	} else {
@@ -184,14 +186,27 @@ const customFieldsTimeout = 10 * time.Second
 // declared, so that queries can filter on them. It reads them through the
 // interactive budget (a reload is an operator waiting, and must not queue
 // behind the scheduler's polls) within customFieldsTimeout; when they cannot
-// be read it warns and uses the fields it read last, so a reload during a
-// desk outage does not refuse a file that loaded before. Only the run loop
-// uses it, so it needs no lock.
+// be read it warns and uses the fields it read last, or, when it read none
+// yet (a start while the desk is down), those the state store kept from
+// the last read, so that neither a reload during a desk outage nor a start
+// during one refuses a file that loaded before. Only the run loop uses it,
+// so it needs no lock.
 type rulesLoader struct {
 	client *sdclient.Client
+	cache  fieldCache // nil: none
 	logger *slog.Logger
 	last   map[string]filter.Kind
 }
+
+// fieldCache keeps the desk's custom ticket fields across starts
+// (*store.Store, as a cursor).
+type fieldCache interface {
+	Cursor(ctx context.Context, name string) (string, bool, error)
+	SetCursor(ctx context.Context, name, value string, now time.Time) error
+}
+
+// customFieldsCursor names the kept custom fields in the store.
+const customFieldsCursor = "desk.custom_fields"
 
 func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error) {
 	fctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
@@ -199,14 +214,53 @@ func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error)
 	cancel()
 	switch {
 	case err == nil:
+		if !maps.Equal(custom, l.last) {
+			l.keep(ctx, custom)
+		}
 		l.last = custom
 	case l.last != nil:
 		l.logger.Warn("cannot read the desk's custom ticket fields; using those read before", "err", err)
 		custom = l.last
 	default:
-		l.logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
+		if custom = l.kept(ctx); custom != nil {
+			l.logger.Warn("cannot read the desk's custom ticket fields; using those kept from the last start", "err", err)
+			l.last = custom
+		} else {
+			l.logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
+		}
 	}
 	return rules.LoadFile(path, rules.WithCustomFields(custom))
+}
+
+// keep saves the custom fields for a later start; failing that is only
+// said.
+func (l *rulesLoader) keep(ctx context.Context, custom map[string]filter.Kind) {
+	if l.cache == nil {
+		return
+	}
+	b, err := json.Marshal(custom)
+	if err == nil {
+		err = l.cache.SetCursor(ctx, customFieldsCursor, string(b), time.Now())
+	}
+	if err != nil {
+		l.logger.Warn("cannot keep the desk's custom ticket fields in the state store", "err", err)
+	}
+}
+
+// kept reads the custom fields saved by keep (nil: none).
+func (l *rulesLoader) kept(ctx context.Context) map[string]filter.Kind {
+	if l.cache == nil {
+		return nil
+	}
+	v, ok, err := l.cache.Cursor(ctx, customFieldsCursor)
+	if err != nil || !ok {
+		return nil
+	}
+	var custom map[string]filter.Kind
+	if json.Unmarshal([]byte(v), &custom) != nil {
+		return nil
+	}
+	return custom
 }
 
 // rulesFile resolves DESKBOT_RULES: the named file, or rules.yaml if present.

@@ -153,3 +153,43 @@ func TestEmbeddedDeskSendsRateLimitHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A rules file that filters on a custom field loads at a start while the
+// desk is down: the fields read at an earlier start are kept in the state
+// store. Without them, the same start refuses the file.
+func TestRulesLoaderKeepsCustomFieldsAcrossStarts(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.yaml")
+	file := "version: 1\nrules:\n  - name: prod\n    query: \"environment:'Production'\"\n    actions: [{note: x}]\n"
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	logger := slog.New(slog.DiscardHandler)
+
+	sim := sdsim.NewServer()
+	sim.Desk.AddCustomField(sdsim.CustomField{Name: "environment", Kind: sdsim.FieldString, Choices: []string{"Production", "Staging"}})
+	up, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&rulesLoader{client: up, cache: st, logger: logger}).load(t.Context(), path); err != nil {
+		t.Fatalf("load with the desk up: %v", err)
+	}
+	sim.Close()
+
+	down, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, sdclient.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&rulesLoader{client: down, cache: st, logger: logger}).load(t.Context(), path); err != nil {
+		t.Errorf("load at a start with the desk down, fields kept: %v", err)
+	}
+	if _, err := (&rulesLoader{client: down, logger: logger}).load(t.Context(), path); err == nil {
+		t.Error("without the kept fields the file loaded: the test shows nothing")
+	}
+}

@@ -130,7 +130,7 @@ func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logge
 // scheduler per state: a second process on a SQLite file is refused here),
 // alerting through chat, or logging only under DESKBOT_DRY_RUN.
 func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, st *store.Store, set *rules.Set, esc *oncall.Escalator, chat chatTransport, reg *prometheus.Registry, logger *slog.Logger) (*scheduler.Scheduler, *store.Leadership, error) {
-	lead, err := st.Leadership(logger)
+	lead, err := st.Leadership(ctx, logger)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DESKBOT_STATE: %w", err)
 	}
@@ -177,12 +177,25 @@ func registerLeaderMetric(reg *prometheus.Registry, lead *store.Leadership) {
 	}))
 }
 
+// deskCheck is the desk's finding of /readyz: until the desk has answered
+// the start-up check, why not and when it is tried next; then the desk
+// asked at most every 30s while it answers (every 5s while it does not).
+func deskCheck(d *desk) func(context.Context) error {
+	asked := cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, d.interactive); return err })
+	return func(ctx context.Context) error {
+		if err := d.reach.status(); err != nil {
+			return err
+		}
+		return asked(ctx)
+	}
+}
+
 // readyChecks are the dependencies /readyz reports on: the desk (asked at
 // most every 30s while it answers), the store, the chat, the rules, and with
 // a scheduler its mirror and the rules' run-time budgets.
 func readyChecks(d *desk, st *store.Store, live *liveRules, p *chatParts) []readyCheck {
 	checks := []readyCheck{
-		{"desk", cachedCheck(30*time.Second, 5*time.Second, time.Now, func(ctx context.Context) error { _, err := checkDesk(ctx, d.interactive); return err })},
+		{"desk", deskCheck(d)},
 		{"store", st.Ping},
 		{"chat", func(context.Context) error {
 			if !p.chat.Ready() {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -113,6 +114,7 @@ func Run(t *testing.T, open Open) {
 		{"Threads", testThreads}, // threads.go: live threads (issue 13)
 	}
 	tests = append(tests, messageTests...)
+	tests = append(tests, leaderTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -834,10 +836,11 @@ func testConcurrentEnvelopes(t *testing.T, open Open) {
 // BenchClaim measures Claim on s and reports claims/s for the two cases a
 // poll cycle meets: a ticket that starts matching (a new episode and firing
 // are written: "fresh") and a ticket still matching whose episode already
-// fired (read and decide only: "repeat").
+// fired (read and decide only: "repeat"); "fresh-leader" is "fresh" by a
+// process that leads (the claims fenced on its epoch).
 func BenchClaim(b *testing.B, s *store.Store) {
 	ctx := b.Context()
-	b.Run("fresh", func(b *testing.B) {
+	fresh := func(b *testing.B) {
 		// -count reruns this on the same store with b.N from 1 again: a
 		// rule of its own for each run, so that every claim is fresh.
 		rule := fmt.Sprintf("bench-fresh-%d-%d", b.N, time.Now().UnixNano())
@@ -850,7 +853,8 @@ func BenchClaim(b *testing.B, s *store.Store) {
 			}
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "claims/s")
-	})
+	}
+	b.Run("fresh", fresh)
 	b.Run("repeat", func(b *testing.B) {
 		const tickets = 100
 		rule := fmt.Sprintf("bench-repeat-%d", b.N)
@@ -872,6 +876,20 @@ func BenchClaim(b *testing.B, s *store.Store) {
 			}
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "claims/s")
+	})
+	// As the scheduler claims: on a store whose process leads, each winning
+	// claim fenced on the leadership epoch. Last: once its leadership is
+	// given up, the store claims nothing more.
+	b.Run("fresh-leader", func(b *testing.B) {
+		l, err := s.Leadership(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close(context.Background())
+		if err := l.IsLeader(ctx); err != nil {
+			b.Fatal(err)
+		}
+		fresh(b)
 	})
 }
 
