@@ -47,26 +47,38 @@ func (s *Store) RuleRuns(ctx context.Context) (map[string]RuleRun, error) {
 	return out, s.wrap("read rule runs", rows.Err())
 }
 
-// SetRuleRun records r. Under the schedule already recorded, Since stays
-// the first one and LastRun only moves forward (a late write of an older
-// run, from a replica that lost the leadership, changes nothing); under
-// another schedule r replaces the record.
-func (s *Store) SetRuleRun(ctx context.Context, r RuleRun) error {
-	op := fmt.Sprintf("record the run of rule %q", r.Rule)
-	switch {
-	case r.Rule == "" || r.Schedule == "":
-		return s.wrap(op, errors.New("empty rule name or schedule"))
-	case r.Since.IsZero():
-		return s.wrap(op, errors.New("zero since"))
+// SetRuleRuns records runs, in one transaction. Under the schedule
+// already recorded, Since stays the first one and LastRun only moves
+// forward (a late write of an older run, from a replica that lost the
+// leadership, changes nothing); under another schedule a run replaces the
+// record.
+func (s *Store) SetRuleRuns(ctx context.Context, runs ...RuleRun) error {
+	for _, r := range runs {
+		switch {
+		case r.Rule == "" || r.Schedule == "":
+			return s.wrap(fmt.Sprintf("record the run of rule %q", r.Rule), errors.New("empty rule name or schedule"))
+		case r.Since.IsZero():
+			return s.wrap(fmt.Sprintf("record the run of rule %q", r.Rule), errors.New("zero since"))
+		}
 	}
-	// Every expression of SET reads the row as it was.
-	_, err := s.db.ExecContext(ctx, `INSERT INTO rule_runs (rule, schedule, since, last_run) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (rule) DO UPDATE SET
-			since = CASE WHEN rule_runs.schedule = excluded.schedule THEN rule_runs.since ELSE excluded.since END,
-			last_run = CASE WHEN rule_runs.schedule = excluded.schedule AND rule_runs.last_run IS NOT NULL
-					AND (excluded.last_run IS NULL OR rule_runs.last_run > excluded.last_run)
-				THEN rule_runs.last_run ELSE excluded.last_run END,
-			schedule = excluded.schedule`,
-		r.Rule, r.Schedule, dbTime(r.Since), nullTime(r.LastRun))
-	return s.wrap(op, err)
+	if len(runs) == 0 {
+		return nil
+	}
+	err := s.tx(ctx, nil, func(tx *sql.Tx) error {
+		for _, r := range runs {
+			// Every expression of SET reads the row as it was.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO rule_runs (rule, schedule, since, last_run) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (rule) DO UPDATE SET
+					since = CASE WHEN rule_runs.schedule = excluded.schedule THEN rule_runs.since ELSE excluded.since END,
+					last_run = CASE WHEN rule_runs.schedule = excluded.schedule AND rule_runs.last_run IS NOT NULL
+							AND (excluded.last_run IS NULL OR rule_runs.last_run > excluded.last_run)
+						THEN rule_runs.last_run ELSE excluded.last_run END,
+					schedule = excluded.schedule`,
+				r.Rule, r.Schedule, dbTime(r.Since), nullTime(r.LastRun)); err != nil {
+				return fmt.Errorf("rule %q: %w", r.Rule, err)
+			}
+		}
+		return nil
+	})
+	return s.wrap("record rule runs", err)
 }

@@ -17,8 +17,8 @@ func testRuleRuns(t *testing.T, open Open) {
 	ctx := t.Context()
 	set := func(r store.RuleRun) {
 		t.Helper()
-		if err := s.SetRuleRun(ctx, r); err != nil {
-			t.Fatalf("SetRuleRun(%+v): %v", r, err)
+		if err := s.SetRuleRuns(ctx, r); err != nil {
+			t.Fatalf("SetRuleRuns(%+v): %v", r, err)
 		}
 	}
 	get := func(s *store.Store) map[string]store.RuleRun {
@@ -70,7 +70,7 @@ func testRuleRuns(t *testing.T, open Open) {
 	// Another replica (a new leader) reads the same and carries on.
 	other := open(t)
 	check("read by another replica", get(other))
-	if err := other.SetRuleRun(ctx, store.RuleRun{Rule: "poll", Schedule: "every 5m", Since: mon9, LastRun: mon9.Add(8 * time.Minute)}); err != nil {
+	if err := other.SetRuleRuns(ctx, store.RuleRun{Rule: "poll", Schedule: "every 5m", Since: mon9, LastRun: mon9.Add(8 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	p := want["poll"]
@@ -88,9 +88,20 @@ func testRuleRuns(t *testing.T, open Open) {
 		{Rule: "x", Since: mon9},
 		{Rule: "x", Schedule: cron},
 	} {
-		if err := s.SetRuleRun(ctx, bad); err == nil {
-			t.Errorf("SetRuleRun(%+v) = nil, want an error", bad)
+		if err := s.SetRuleRuns(ctx, store.RuleRun{Rule: "ok", Schedule: cron, Since: mon9}, bad); err == nil {
+			t.Errorf("SetRuleRuns(%+v) = nil, want an error", bad)
 		}
 	}
-	check("after refused writes", get(s))
+	check("after refused writes (none of a batch with a bad run is written)", get(s))
+
+	// A batch is written whole.
+	if err := s.SetRuleRuns(ctx,
+		store.RuleRun{Rule: "reminder", Schedule: cron, Since: mon9, LastRun: mon9.Add(24 * time.Hour)},
+		store.RuleRun{Rule: "poll", Schedule: "every 10m", Since: mon9, LastRun: mon9.Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	r.LastRun = mon9.Add(24 * time.Hour)
+	want["reminder"] = r
+	want["poll"] = store.RuleRun{Rule: "poll", Schedule: "every 10m", Since: mon9.Add(time.Hour), LastRun: mon9.Add(2 * time.Hour)}
+	check("after a batch", get(s))
 }
