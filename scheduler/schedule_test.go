@@ -258,7 +258,9 @@ rules:
 	rec := func(r *rules.Rule, since, last time.Time) store.RuleRun {
 		return store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: since, LastRun: last}
 	}
-	at := func(h, m int) time.Time { return monday.Add(time.Duration(h-9)*time.Hour + time.Duration(m)*time.Minute) }
+	at := func(h, m int) time.Time {
+		return monday.Add(time.Duration(h-9)*time.Hour + time.Duration(m)*time.Minute)
+	}
 	tuesday := monday.Add(24 * time.Hour)
 	for _, c := range []struct {
 		name string
