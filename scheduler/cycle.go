@@ -24,6 +24,7 @@ type cycle struct {
 	set      *rules.Set
 	due      []*job
 	rules    []*rules.Rule // the due jobs' rules, in file order
+	once     bool          // RunCycle: every rule, due or not (a plan shows each at its next run)
 	requests int
 
 	inMirror map[int64]bool             // tickets the mirror held when evaluated
@@ -179,6 +180,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		return Cycle{Skipped: "idle"}
 	}
 	cy := newCycle(now, set, due, s.logger)
+	cy.once = mode == once
 	// The cycle's writes run on contexts of their own (actionContext); a
 	// stop still ends their waits for the rate budget.
 	cy.desk = s.desk.Stopping(ctx)

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
@@ -385,4 +386,25 @@ func adoptJobs(old, jobs []*job) {
 		j.lastStart, j.lastComplete, j.lastOutcome, j.lastRequests = o.lastStart, o.lastComplete, o.lastOutcome, o.lastRequests
 		o.stat.Unlock()
 	}
+}
+
+// NextRunText says when rule r runs next, next being NextRun at now:
+// "at the next cycle (every 1m)", "2026-11-30T09:00:00Z, in 2d21h53m (cron
+// 0 9 * * 1-5)", or for a cron time missed while no deskbot led "now,
+// catching up its run of 2026-11-30T09:00:00Z (cron 0 9 * * 1-5, catch_up
+// 1h)".
+func NextRunText(r *rules.Rule, next, now time.Time) string {
+	sched := "every " + rules.ShortDuration(cmp.Or(r.Every, rules.DefaultEvery))
+	if r.Cron != "" {
+		sched = "cron " + r.Cron
+	}
+	switch {
+	case next.IsZero():
+		return "never (" + sched + ")"
+	case next.After(now):
+		return fmt.Sprintf("%s, in %s (%s)", next.UTC().Format(time.RFC3339), rules.ShortDuration(next.Sub(now).Round(time.Minute)), sched)
+	case r.Cron != "":
+		return fmt.Sprintf("now, catching up its run of %s (%s, catch_up %s)", next.UTC().Format(time.RFC3339), sched, rules.ShortDuration(r.CatchUp))
+	}
+	return fmt.Sprintf("at the next cycle (%s)", sched)
 }
