@@ -327,6 +327,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, out *Cycle, tick *j
 		res.HeldBack = cy.heldCount(j)
 		s.finishJob(j, res, cy.now, dur, cy.requests)
 	}
+	s.saveRuns(ctx)
 	s.plan.record(tick, cy.requests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))

@@ -341,14 +341,11 @@ func (j *job) dueBy(t time.Time) {
 	}
 }
 
-// runTimeout bounds the write of a job's run to the store.
-const runTimeout = 10 * time.Second
-
-// ranJob records j's run at now: its next run, and its rules' last run in
-// the store. A cron run on an incomplete mirror (a first full sync under
-// way, a failing desk) is not the run of its time: it records nothing and
-// the job stays due, so the next cycles run it again within its catch-up
-// window.
+// ranJob records j's run at now: its next run, and its rules' last run,
+// which saveRuns writes to the store with the cycle's other jobs. A cron
+// run on an incomplete mirror (a first full sync under way, a failing
+// desk) is not the run of its time: it records nothing and the job stays
+// due, so the next cycles run it again within its catch-up window.
 func (s *Scheduler) ranJob(j *job, complete bool, now time.Time) {
 	if j.sched != nil && !complete {
 		return
@@ -357,14 +354,36 @@ func (s *Scheduler) ranJob(j *job, complete bool, now time.Time) {
 	j.stat.Lock()
 	j.last, j.loaded, j.incomplete = later(j.last, now), true, !complete
 	j.stat.Unlock()
-	runs := make([]store.RuleRun, len(j.rules))
-	for i, r := range j.rules {
-		runs[i] = store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now, LastRun: now}
+	s.unsaved.Lock()
+	defer s.unsaved.Unlock()
+	for _, r := range j.rules {
+		s.unsaved.runs = append(s.unsaved.runs, store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now, LastRun: now})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+}
+
+// runTimeout bounds the write of a cycle's runs to the store.
+const runTimeout = 10 * time.Second
+
+// unsavedRuns are the runs of a cycle's jobs not written yet.
+type unsavedRuns struct {
+	sync.Mutex
+	runs []store.RuleRun
+}
+
+// saveRuns writes the runs of the cycle's jobs in one go, also when a stop
+// cancelled the cycle: a restart must not run them again.
+func (s *Scheduler) saveRuns(ctx context.Context) {
+	s.unsaved.Lock()
+	runs := s.unsaved.runs
+	s.unsaved.runs = nil
+	s.unsaved.Unlock()
+	if len(runs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runTimeout)
 	defer cancel()
 	if err := s.runs.SetRuleRuns(ctx, runs...); err != nil {
-		s.logger.Warn("cannot record the rules' run: a restart may run them again", slog.String("job", j.name), slog.Any("error", err))
+		s.logger.Warn("cannot record the rules' runs: a restart may run them again", slog.Any("error", err))
 	}
 }
 

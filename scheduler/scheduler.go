@@ -36,6 +36,7 @@ type Scheduler struct {
 	plan     *planner
 	ms       MirrorStore
 	runs     RuleRuns    // when each rule last ran (schedule.go)
+	unsaved  unsavedRuns // runs of the cycle under way, saved at its end
 	mirrors  []*wsMirror // one per polled workspace
 	tick     *job        // the cycle, as the planner sees it
 
