@@ -3,6 +3,7 @@ package scheduler
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -335,5 +336,48 @@ func TestExplainSaysNextRuns(t *testing.T) {
 				t.Errorf("at %v the explanation lacks %q:\n%s", c.now, w, out)
 			}
 		}
+	}
+}
+
+// A run that sees an incomplete mirror does not count as the run of its
+// time. Here the rule has been scheduled since Friday, but the mirror is
+// empty at 09:00 (a new state store, say): the 09:00 run sees a mirror
+// still being built (its first full sync runs in the background); the
+// cycle kicked when the sync finishes runs the rule on the whole mirror,
+// once, and the next ticks do not run it again.
+func TestCronRunOnIncompleteMirrorRunsAgain(t *testing.T) {
+	d := newExampleDesk(t)
+	set := mustRules(t, d.yaml)
+	if err := openStore(t, d.path).SetRuleRuns(t.Context(), store.RuleRun{Rule: "pending-reminder",
+		Schedule: ScheduleKey(set.Rule("pending-reminder")), Since: friday}); err != nil {
+		t.Fatal(err)
+	}
+	d.clk.Advance(monday.Sub(d.clk.Now()))
+	want := d.waiting(monday)
+	if len(want) == 0 {
+		t.Fatal("no ticket waits for a reminder on Monday 09:00")
+	}
+	p := d.start()
+	c := p.s.runCycle(t.Context(), scheduled)
+	if c.Sync == nil || c.Sync.Complete {
+		t.Fatalf("the first cycle's sync: %+v, want it incomplete (the first full sync runs in the background)", c.Sync)
+	}
+	if !slices.ContainsFunc(c.Jobs, func(r CycleResult) bool { return r.Job == "pending-reminder" }) {
+		t.Fatalf("the 09:00 cycle ran %+v, want pending-reminder among them", c.Jobs)
+	}
+	if n := len(d.replies()); n != 0 {
+		t.Fatalf("%d reminders from a run on an empty mirror", n)
+	}
+	p.s.inflight.Wait() // the full sync, and the cycle it kicks
+	d.checkReplies("after the first full sync", want)
+	p.until(monday.Add(2*time.Hour), 10*time.Minute)
+	p.cycle()
+	d.checkReplies("two hours later", want)
+	runs, err := p.s.runs.RuleRuns(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runs["pending-reminder"].LastRun; !got.Equal(monday) {
+		t.Errorf("pending-reminder's last run is %v, want Monday 09:00 (the kicked cycle's)", got)
 	}
 }
