@@ -241,7 +241,13 @@ func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
 				fresh = append(fresh, store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now})
 			}
 		}
-		j.apply(runs, now)
+		if next, ok := j.apply(runs, now); ok && j.sched != nil {
+			// Says at start, after a reload or on becoming the leader when
+			// a cron rule runs (the dry run too): not now unless due now.
+			for _, r := range j.rules {
+				s.logger.Info("time rule scheduled", slog.String("rule", r.Name), slog.String("next_run", NextRunText(r, next, now)))
+			}
+		}
 	}
 	if len(fresh) > 0 {
 		if err := s.runs.SetRuleRuns(ctx, fresh...); err != nil {
@@ -251,8 +257,9 @@ func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
 }
 
 // apply takes j's schedule from the records runs when this process has
-// not scheduled j yet or another replica ran it since.
-func (j *job) apply(runs map[string]store.RuleRun, now time.Time) {
+// not scheduled j yet or another replica ran it since, and returns its
+// next run then (ok).
+func (j *job) apply(runs map[string]store.RuleRun, now time.Time) (next time.Time, ok bool) {
 	var last time.Time
 	for _, r := range j.rules {
 		if rec, ok := runs[r.Name]; ok && rec.Schedule == ScheduleKey(r) {
@@ -262,11 +269,12 @@ func (j *job) apply(runs map[string]store.RuleRun, now time.Time) {
 	j.stat.Lock()
 	defer j.stat.Unlock()
 	if j.loaded && !last.After(j.last) {
-		return // nothing new: this process's own schedule stands
+		return j.next, false // nothing new: this process's own schedule stands
 	}
 	j.loaded = true
 	j.last = later(j.last, last)
 	j.next = j.nextFrom(runs, now)
+	return j.next, true
 }
 
 // nextFrom is the earliest NextRun of j's rules by the records runs.
