@@ -130,7 +130,8 @@ func ScheduleKey(r *rules.Rule) string {
 //   - An every rule that never ran runs at once (now); one that ran runs
 //     an interval after its last run, now at the earliest: a restart or a
 //     new leader keeps its phase.
-//   - A cron rule runs at its schedule's times after the later of its last
+//   - A cron rule runs at its schedule's times (in UTC, as gocron's ticks
+//     and the store's times are) after the later of its last
 //     run and the moment a deskbot first scheduled it, never because a
 //     process is new: one never scheduled waits for its next time. A time
 //     missed while no deskbot led is returned (before now: due at once)
@@ -161,7 +162,7 @@ func NextRun(r *rules.Rule, rec store.RuleRun, ok bool, now time.Time) time.Time
 	if slot, missed := missedSlot(sched, base, now, r.CatchUp); missed {
 		return slot
 	}
-	return sched.Next(later(base, now))
+	return sched.Next(later(base, now).UTC())
 }
 
 // missedSlot is the latest time of sched after base, at or before now and
@@ -172,7 +173,7 @@ func missedSlot(sched cron.Schedule, base, now time.Time, catchUp time.Duration)
 	}
 	// cron's Next is the first time strictly after its argument, in
 	// whole seconds.
-	from := later(base, now.Add(-catchUp-time.Second))
+	from := later(base, now.Add(-catchUp-time.Second)).UTC()
 	var slot time.Time
 	for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
 		if t.After(base) && now.Sub(t) <= catchUp {
@@ -187,20 +188,6 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// RuleNext is when rule r runs next at now by the records of runs (nil:
-// none, as on a first start): NextRun with its record read.
-func RuleNext(ctx context.Context, runs RuleRunReader, r *rules.Rule, now time.Time) (time.Time, error) {
-	var recs map[string]store.RuleRun
-	if runs != nil {
-		var err error
-		if recs, err = runs.RuleRuns(ctx); err != nil {
-			return time.Time{}, err
-		}
-	}
-	rec, ok := recs[r.Name]
-	return NextRun(r, rec, ok, now), nil
 }
 
 // catchUp is how late a missed run of j may still run: the longest
@@ -317,7 +304,7 @@ func (j *job) dueAt(now time.Time, tick time.Duration) bool {
 		return false
 	}
 	if j.sched != nil && now.Sub(j.next) > j.catchUp(tick) {
-		j.next = j.sched.Next(now)
+		j.next = j.sched.Next(now.UTC())
 		return false
 	}
 	return true
@@ -330,7 +317,7 @@ func (j *job) scheduleNext(now time.Time) {
 	j.stat.Lock()
 	defer j.stat.Unlock()
 	if j.sched != nil {
-		j.next = j.sched.Next(now)
+		j.next = j.sched.Next(now.UTC())
 		return
 	}
 	base := j.next
