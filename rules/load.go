@@ -48,7 +48,7 @@ var topKeys = yamlpos.Keys{
 func isAnchorKey(k string) bool { return len(k) > 2 && strings.HasPrefix(k, "x-") }
 
 var (
-	ruleKeys  = []string{"name", "query", "if", "every", "cron", "once", "group_over", "max_firings_per_cycle", "priority", "actions", "digest"}
+	ruleKeys  = []string{"name", "query", "if", "every", "cron", "catch_up", "once", "group_over", "max_firings_per_cycle", "priority", "actions", "digest"}
 	alertKeys = []string{"channel", "text", "mention"}
 	pageKeys  = []string{"policy", "channel", "text"}
 	setKeys   = []string{"status", "priority", "group_id", "responder_id", "tags", "type", "category", "sub_category", "custom_fields"}

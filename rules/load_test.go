@@ -63,7 +63,7 @@ func TestLoadErrors(t *testing.T) {
 			ruleHead("a"),
 			"    whne: ticket.priority > 2",
 			"    actions: [{note: hi}]"), []string{
-			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, priority, actions, digest)`}},
+			`f.yaml:6:5: rule "a": unknown key "whne" in rule (want one of name, query, if, every, cron, catch_up, once, group_over, max_firings_per_cycle, priority, actions, digest)`}},
 		{"name wrong type", ruleFile(
 			"  - name: [a]",
 			"    query: status:open",
@@ -152,6 +152,24 @@ func TestLoadErrors(t *testing.T) {
 			"    cron: '*/5 * *'",
 			"    actions: [{note: hi}]"), []string{
 			`f.yaml:6:11: rule "a": cron: invalid spec "*/5 * *": expected exactly 5 fields, found 3: [*/5 * *] (want 5 fields: minute hour day-of-month month day-of-week)`}},
+		{"catch_up without cron", ruleFile(
+			ruleHead("a"),
+			"    every: 5m",
+			"    catch_up: 1h",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:7:5: rule "a": catch_up is for cron rules (an every rule that missed its time runs at once): remove it or use cron`}},
+		{"catch_up bad duration", ruleFile(
+			ruleHead("a"),
+			"    cron: '0 9 * * 1-5'",
+			"    catch_up: 1 hour",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:7:15: rule "a": catch_up: invalid duration "1 hour": want e.g. 30s, 5m or 1h`}},
+		{"catch_up negative", ruleFile(
+			ruleHead("a"),
+			"    cron: '0 9 * * 1-5'",
+			"    catch_up: -5m",
+			"    actions: [{note: hi}]"), []string{
+			`f.yaml:7:15: rule "a": catch_up: -5m is negative: want a duration such as 1h (0: a missed run never runs late)`}},
 		{"bad once", ruleFile(
 			ruleHead("a"),
 			"    once: sometimes",
@@ -392,7 +410,7 @@ func TestLoadErrors(t *testing.T) {
 			`f.yaml:2:20: merge key <<: *a (a mapping) merges a mapping into itself (an alias cycle)`}},
 		{"unknown key in a merged mapping names the merging rule", "version: 1\nx-defaults: &defaults\n  evry: 5m\n  once: ticket\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n", []string{
-			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, priority, actions, digest)`}},
+			`f.yaml:3:3: rule "a": unknown key "evry" in rule (want one of name, query, if, every, cron, catch_up, once, group_over, max_firings_per_cycle, priority, actions, digest)`}},
 		{"bad merged value is reported for each rule merging it", "version: 1\nx-defaults: &defaults {every: 5x}\nrules:\n" +
 			"  - <<: *defaults\n    name: a\n    query: status:open\n    actions: [{note: hi}]\n" +
 			"  - <<: *defaults\n    name: b\n    query: status:open\n    actions: [{note: hi}]\n", []string{

@@ -101,6 +101,13 @@ func (l *loader) loadRuleKeys(n *yaml.Node, byKey map[string]yamlpos.Pair, r *Ru
 			}
 			return l.loadCron(v, r)
 		}},
+		{"catch_up", "", func(v *yaml.Node, r *Rule) bool {
+			if _, hasCron := byKey["cron"]; !hasCron {
+				l.rep.Node(byKey["catch_up"].Key, "catch_up is for cron rules (an every rule that missed its time runs at once): remove it or use cron")
+				return false
+			}
+			return l.loadCatchUp(v, r)
+		}},
 		{"once", "", l.loadOnce},
 		{"group_over", "", func(v *yaml.Node, r *Rule) bool {
 			return l.positive(v, "group_over", "alerts of more tickets than this in one poll are posted as one message", &r.GroupOver)
@@ -267,6 +274,21 @@ func (l *loader) loadCron(n *yaml.Node, r *Rule) bool {
 	}
 	r.Cron = spec
 	r.Every = 0
+	r.CatchUp = DefaultCatchUp
+	return true
+}
+
+// loadCatchUp reads how late a missed cron run may still run (0: never).
+func (l *loader) loadCatchUp(n *yaml.Node, r *Rule) bool {
+	d, ok := l.duration(n, "catch_up")
+	if !ok {
+		return false
+	}
+	if d < 0 {
+		l.rep.Node(n, "catch_up: %s is negative: want a duration such as 1h (0: a missed run never runs late)", n.Value)
+		return false
+	}
+	r.CatchUp = d
 	return true
 }
 

@@ -327,7 +327,7 @@ func TestMergeBounded(t *testing.T) {
 	_, err := Load("f.yaml", []byte(b.String()))
 	// Each merged key is refused once, where it is written; each of the 9
 	// lists in tags once.
-	const unknown = `: rule "a": unknown key %q in rule (want one of name, query, if, every, cron, once, group_over, max_firings_per_cycle, priority, actions, digest)`
+	const unknown = `: rule "a": unknown key %q in rule (want one of name, query, if, every, cron, catch_up, once, group_over, max_firings_per_cycle, priority, actions, digest)`
 	want := []string{fmt.Sprintf("f.yaml:3:12"+unknown, "a"), fmt.Sprintf("f.yaml:3:18"+unknown, "b")}
 	for i := 1; i <= 9; i++ {
 		if i == 8 {

@@ -20,6 +20,11 @@ import (
 // cron:.
 const DefaultEvery = time.Minute
 
+// DefaultCatchUp is how late a cron rule's missed run may still run once
+// (catch_up:): a restart at 09:20 still sends the 09:00 reminders, one at
+// 15:00 does not.
+const DefaultCatchUp = time.Hour
+
 // Storm control defaults: a first run on a busy desk stays calm.
 const (
 	// DefaultGroupOver is a rule's group_over: when one poll would alert
@@ -60,6 +65,10 @@ type Rule struct {
 	Every time.Duration
 	// Cron is a standard 5-field cron spec; empty when Every is used.
 	Cron string
+	// CatchUp is how long after its time a cron run missed while no
+	// deskbot led still runs, once (catch_up:, default DefaultCatchUp;
+	// 0: never late). Zero for every rules.
+	CatchUp time.Duration
 	// Once says how often the rule may act on one ticket.
 	Once Once
 	// GroupOver: when one poll would alert about more tickets than this,

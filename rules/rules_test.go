@@ -59,9 +59,24 @@ rules:
     actions:
       - assign: 12
       - alert: {channel: "#adhoc", text: t, mention: "@x"}
+  - name: d
+    query: status:3
+    cron: "0 9 * * 1-5"
+    catch_up: 20m
+    actions: [{reply: hi}]
+  - name: e
+    query: status:3
+    cron: "0 9 * * 1-5"
+    catch_up: 0s
+    actions: [{reply: hi}]
 `)
-	if got := len(s.Rules()); got != 3 {
-		t.Fatalf("%d rules, want 3", got)
+	if got := len(s.Rules()); got != 5 {
+		t.Fatalf("%d rules, want 5", got)
+	}
+	for name, want := range map[string]time.Duration{"a": 0, "b": DefaultCatchUp, "c": 0, "d": 20 * time.Minute, "e": 0} {
+		if got := s.Rule(name).CatchUp; got != want {
+			t.Errorf("rule %s: catch_up %v, want %v", name, got, want)
+		}
 	}
 	a, b, c := s.Rule("a"), s.Rule("b"), s.Rule("c")
 	if a.Every != time.Minute || a.Cron != "" || a.Once != (Once{Mode: OnceEpisode}) || a.Line != 5 {

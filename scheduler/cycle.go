@@ -24,6 +24,7 @@ type cycle struct {
 	set      *rules.Set
 	due      []*job
 	rules    []*rules.Rule // the due jobs' rules, in file order
+	once     bool          // RunCycle: every rule, due or not (a plan shows each at its next run)
 	requests int
 
 	inMirror map[int64]bool             // tickets the mirror held when evaluated
@@ -146,8 +147,10 @@ const (
 	// jobs whose time has come, skips when a cycle is still running, and
 	// leaves a full sync to the background.
 	scheduled cycleMode = iota
-	// kicked: the first full sync finished; every job runs on the whole
-	// mirror at once (after a cycle under way), within the budget.
+	// kicked: the first full sync finished; the jobs due and the every
+	// jobs that ran on the incomplete mirror run on the whole mirror at
+	// once (after a cycle under way), within the budget. A cron job runs
+	// only at its time (schedule.go).
 	kicked
 	// once: RunCycle. Every job, no stretch, waits for a full sync.
 	once
@@ -184,11 +187,13 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	set, jobs := s.set, s.jobs
 	s.mu.Unlock()
 	now := s.cfg.clock.Now()
+	s.loadRuns(ctx, jobs, now) // schedule.go: restarts and new leaders carry the schedules on
 	due := s.dueJobs(jobs, mode, now)
 	if len(due) == 0 && !s.digests.peek(set, now) {
 		return Cycle{Skipped: "idle"}
 	}
 	cy := newCycle(now, set, due, s.logger)
+	cy.once = mode == once
 	// The cycle's writes run on contexts of their own (actionContext); a
 	// stop still ends their waits for the rate budget.
 	cy.desk = s.desk.Stopping(ctx)
@@ -270,12 +275,11 @@ func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) st
 	return ""
 }
 
-// dueJobs are the jobs a cycle in mode runs at now: every job, except in a
-// scheduled cycle the ones whose time has come.
+// dueJobs are the jobs a cycle in mode runs at now (see jobDue).
 func (s *Scheduler) dueJobs(jobs []*job, mode cycleMode, now time.Time) []*job {
 	var due []*job
 	for _, j := range jobs {
-		if mode != scheduled || j.dueAt(now, s.tickEvery()) {
+		if s.jobDue(j, mode, now) {
 			due = append(due, j)
 		}
 	}
@@ -341,6 +345,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, out *Cycle, tick *j
 		res.HeldBack = cy.heldCount(j)
 		s.finishJob(j, res, cy.now, dur, cy.requests)
 	}
+	s.saveRuns(ctx)
 	s.plan.record(tick, cy.requests-cy.execRequests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
@@ -363,7 +368,7 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))
 	}
 	j.stat.Unlock()
-	j.scheduleNext(now)
+	s.ranJob(j, res.Complete, now)
 	if res.HeldBack > 0 {
 		// A cap held decisions back: the job runs again at the next tick
 		// rather than after its whole interval, so the backlog drains.
@@ -372,40 +377,6 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 	if !res.Complete {
 		s.logger.Log(context.Background(), incompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
-	}
-}
-
-// dueAt reports whether j's time has come at now; tol absorbs the tick's
-// lateness.
-func (j *job) dueAt(now time.Time, tick time.Duration) bool {
-	j.stat.Lock()
-	defer j.stat.Unlock()
-	return j.next.IsZero() || !now.Before(j.next.Add(-tick/2))
-}
-
-// scheduleNext sets when j is due after a run at now: every interval from
-// the previous due time (a late tick is paid back), or the cron's next
-// time.
-func (j *job) scheduleNext(now time.Time) {
-	j.stat.Lock()
-	defer j.stat.Unlock()
-	if j.sched != nil {
-		j.next = j.sched.Next(now)
-		return
-	}
-	base := j.next
-	if base.IsZero() || now.Sub(base) > j.every || base.After(now.Add(j.every)) {
-		base = now
-	}
-	j.next = base.Add(j.every)
-}
-
-// dueBy makes j due at t at the latest.
-func (j *job) dueBy(t time.Time) {
-	j.stat.Lock()
-	defer j.stat.Unlock()
-	if j.next.IsZero() || t.Before(j.next) {
-		j.next = t
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 // DigestReport is what a digest rule says at one run: counts of its open
@@ -80,7 +81,8 @@ type digestRuns struct {
 }
 
 // due reports whether digest d runs at now, and schedules its next run.
-// A digest first seen is scheduled, not run: it runs at its next time.
+// A digest first seen is scheduled, not run: it runs at its next time
+// (loadDigests schedules it from the store first).
 func (dr *digestRuns) due(d *rules.Digest, now time.Time) bool {
 	dr.mu.Lock()
 	defer dr.mu.Unlock()
@@ -135,6 +137,7 @@ func digestNext(d *rules.Digest, now time.Time) time.Time {
 // runDigests runs the digest rules of set that are due, over the mirror's
 // tickets.
 func (s *Scheduler) runDigests(ctx context.Context, cy *cycle, set *rules.Set, tickets []*sdclient.Ticket) {
+	s.loadDigests(ctx, set, cy.now)
 	for _, d := range set.Digests() {
 		if !s.digests.due(d, cy.now) {
 			continue
@@ -148,6 +151,65 @@ func (s *Scheduler) runDigests(ctx context.Context, cy *cycle, set *rules.Set, t
 			continue
 		}
 		log.Info("digest")
+		s.unsaved.Lock()
+		s.unsaved.runs = append(s.unsaved.runs, store.RuleRun{Rule: d.Name, Schedule: ScheduleKey(digestRule(d)), Since: cy.now, LastRun: cy.now})
+		s.unsaved.Unlock()
+	}
+}
+
+// digestRule is digest d as a time rule, for its record in the store.
+func digestRule(d *rules.Digest) *rules.Rule {
+	r := &rules.Rule{Name: d.Name, Cron: d.Cron, Every: d.Every}
+	if d.Cron != "" {
+		r.CatchUp = rules.DefaultCatchUp
+	}
+	return r
+}
+
+// loadDigests schedules the digests this process has not seen yet from
+// their records in the store (schedule.go), so that a restart or a new
+// leader carries their schedules on: a cron digest missed while no deskbot
+// led runs once within an hour (DefaultCatchUp). A digest with no run
+// recorded is scheduled, not run: it runs at its next time.
+func (s *Scheduler) loadDigests(ctx context.Context, set *rules.Set, now time.Time) {
+	var unseen []*rules.Digest
+	s.digests.mu.Lock()
+	for _, d := range set.Digests() {
+		if _, seen := s.digests.next[d.Name]; !seen {
+			unseen = append(unseen, d)
+		}
+	}
+	s.digests.mu.Unlock()
+	if len(unseen) == 0 {
+		return
+	}
+	runs, err := s.runs.RuleRuns(ctx)
+	if err != nil {
+		s.logger.Warn("cannot read when the digests last ran; they run at their next times", slog.Any("error", err))
+	}
+	var fresh []store.RuleRun
+	s.digests.mu.Lock()
+	if s.digests.next == nil {
+		s.digests.next = map[string]time.Time{}
+	}
+	for _, d := range unseen {
+		r := digestRule(d)
+		rec, ok := runs[d.Name]
+		ok = ok && rec.Schedule == ScheduleKey(r)
+		next := digestNext(d, now)
+		if ok && (d.Cron != "" || !rec.LastRun.IsZero()) {
+			next = NextRun(r, rec, ok, now)
+		}
+		if !ok && err == nil {
+			fresh = append(fresh, store.RuleRun{Rule: d.Name, Schedule: ScheduleKey(r), Since: now})
+		}
+		s.digests.next[d.Name] = next
+	}
+	s.digests.mu.Unlock()
+	if len(fresh) > 0 {
+		if err := s.runs.SetRuleRuns(ctx, fresh...); err != nil {
+			s.logger.Warn("cannot record when the digests were first scheduled", slog.Any("error", err))
+		}
 	}
 }
 

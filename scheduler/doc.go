@@ -13,6 +13,11 @@
 //   - The cycle (cycle.go): sync (sync.go, mirror.go), evaluate
 //     (evaluate.go), reconcile episodes (reconcile.go), execute
 //     (execute.go, resume.go), each step in its own file.
+//   - When each job is due (schedule.go): every rule's last run is kept
+//     in the store (RuleRuns), so restarts, reloads and new leaders carry
+//     the schedules on and a cron rule never fires because a process is
+//     new; NextRun is the one answer to when a rule runs next, for the
+//     scheduler, the plan and the explanations.
 //   - The firing ledger's contract, Ledger (ledger.go), declared here by
 //     its consumer: every method the scheduler calls, no optional
 //     abilities discovered by type assertion. *store.Store implements it
@@ -25,7 +30,8 @@
 //     share, and the budget a cycle may still spend before its next tick),
 //     storm control (storm.go: per-cycle caps, grouped alerts and pages),
 //     the request budget planner (budget.go), rules over their run-time
-//     budget (budgets.go), the dry run and `rules plan` (dryrun.go),
+//     budget (budgets.go), the dry run and `rules plan` with its drain
+//     simulation (dryrun.go),
 //     on-call pages started by rules (oncall.go), ledger pruning
 //     (prune.go), and the scheduler's metrics (metrics.go).
 //

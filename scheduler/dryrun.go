@@ -1,11 +1,13 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -48,7 +50,11 @@ type RuleOutlook struct {
 	// already per the ledger), in the queue's order (queue.go: class,
 	// ticket priority, age); the first Waves[0] fire in
 	// this cycle, the next Waves[1] in the next one, and so on.
-	Fires        []rules.Decision
+	Fires []rules.Decision
+	// Next is when the rule runs first: the Outlook's At when it runs
+	// now; later for a rule not due yet in a plan (RunCycle), whose Fires
+	// are then its decisions at that time (NextRun).
+	Next         time.Time
 	Waves        []int // how many of Fires each cycle from this one starts
 	AlreadyFired int   // decisions the ledger (or an earlier dry-run cycle) shows as fired
 	Failed       int   // decisions whose if or templates failed
@@ -132,7 +138,7 @@ func waves(fires []rules.Decision, set *rules.Set, cycleCap int) map[string][]in
 // outlook is what cy would do with decisions (in the queue's order);
 // fired says whether the ledger or memory shows a decision as
 // fired.
-func (s *Scheduler) outlook(cy *cycle, decisions []rules.Decision, fired func(rules.Decision) bool) Outlook {
+func (s *Scheduler) outlook(cy *cycle, decisions []rules.Decision, next map[string]time.Time, fired func(rules.Decision) bool) Outlook {
 	o := Outlook{At: cy.now, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings}
 	idx := map[string]int{}
 	for _, r := range cy.rules {
@@ -158,11 +164,67 @@ func (s *Scheduler) outlook(cy *cycle, decisions []rules.Decision, fired func(ru
 		fires = append(fires, d)
 		o.Rules[i].Fires = append(o.Rules[i].Fires, d)
 	}
-	w := waves(fires, cy.set, s.cfg.maxFirings)
+	// Rules first run at different times share no cycle, nor its caps.
+	byTime := map[time.Time][]rules.Decision{}
+	for _, d := range fires {
+		at := cmp.Or(next[d.Rule], cy.now)
+		byTime[at] = append(byTime[at], d)
+	}
+	w := map[string][]int{}
+	for _, ds := range byTime {
+		maps.Copy(w, waves(ds, cy.set, s.cfg.maxFirings))
+	}
 	for i := range o.Rules {
 		o.Rules[i].Waves = w[o.Rules[i].Rule.Name]
+		o.Rules[i].Next = cmp.Or(next[o.Rules[i].Rule.Name], cy.now)
 	}
 	return o
+}
+
+// nextRuns is when each rule of a plan's cycle (RunCycle) first runs, by
+// NextRun over the rules' last runs; nil in other cycles, whose rules
+// all run now.
+func (s *Scheduler) nextRuns(ctx context.Context, cy *cycle) map[string]time.Time {
+	if !cy.once {
+		return nil
+	}
+	runs, err := s.runs.RuleRuns(ctx)
+	if err != nil {
+		cy.log.Warn("cannot read when the rules last ran: the plan takes every rule as new", slog.Any("error", err))
+	}
+	out := map[string]time.Time{}
+	for _, r := range cy.rules {
+		rec, ok := runs[r.Name]
+		out[r.Name] = later(NextRun(r, rec, ok, cy.now), cy.now)
+	}
+	return out
+}
+
+// atNextRuns replaces the decisions of the rules that run later than the
+// cycle by their decisions at their next run, over the mirror as it is.
+func (s *Scheduler) atNextRuns(ctx context.Context, cy *cycle, decisions []rules.Decision, next map[string]time.Time) ([]rules.Decision, error) {
+	laterRules := map[string]bool{}
+	out := decisions[:0:0]
+	for _, r := range cy.rules {
+		if at := next[r.Name]; at.After(cy.now) {
+			laterRules[r.Name] = true
+			ds, err := evaluate(ctx, cy.set, []*rules.Rule{r}, s.mirrorSnapshot(), at)
+			if err != nil {
+				return decisions, err
+			}
+			out = append(out, ds...)
+		}
+	}
+	if len(laterRules) == 0 {
+		return decisions, nil
+	}
+	for _, d := range decisions {
+		if !laterRules[d.Rule] {
+			out = append(out, d)
+		}
+	}
+	sortDecisions(cy.set, out)
+	return out, nil
 }
 
 // dryRun is admit's dry-run branch: it logs, one line per decision, what
@@ -183,7 +245,14 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 	if cy.inMirror != nil && s.syncComplete(cy) {
 		s.dry.endEpisodes(cy, decisions)
 	}
-	o := s.outlook(cy, decisions, func(d rules.Decision) bool {
+	// A plan shows each rule at its first run (NextRun).
+	next := s.nextRuns(ctx, cy)
+	if ds, err := s.atNextRuns(ctx, cy, decisions, next); err != nil {
+		cy.log.Info("plan stopped while evaluating the rules at their next runs", slog.Any("error", err))
+	} else {
+		decisions = ds
+	}
+	o := s.outlook(cy, decisions, next, func(d rules.Decision) bool {
 		if at, ok := s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]; ok {
 			// What an earlier dry-run cycle would have fired, as the
 			// ledger would record it.
@@ -232,6 +301,9 @@ func (dm *dryMemory) endEpisodes(cy *cycle, decisions []rules.Decision) {
 // holds the rest back as a real cycle's caps would (caller holds s.dry.mu).
 func (s *Scheduler) dryRemember(cy *cycle, o Outlook) {
 	for _, ro := range o.Rules {
+		if ro.Next.After(o.At) {
+			continue // not run yet
+		}
 		for _, d := range ro.Now() {
 			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
 			s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = cy.now
@@ -466,4 +538,139 @@ func describeSet(a rules.Action) string {
 		return "fields"
 	}
 	return strings.Join(parts, " ")
+}
+
+// FiringRequests is what one firing of r costs at the desk: the re-read
+// before acting and one request per note, reply or update (alerts, pages
+// and direct messages go to chat).
+func FiringRequests(r *rules.Rule) int {
+	n := 1
+	for _, k := range r.ActionKinds() {
+		switch k {
+		case rules.ActionNote, rules.ActionReply, rules.ActionUpdate:
+			n++
+		}
+	}
+	return n
+}
+
+// Drain is how the firings of a plan that run now drain under the caps
+// and the request budget (Outlook.Drain).
+type Drain struct {
+	Cycles   int           // cycles that start firings
+	Requests int           // the requests of those cycles: firings, feed, first sync
+	Last     time.Duration // from the first cycle's start until the last firing's last request
+	// Every is the average time from one of those cycles to the next:
+	// the tick, stretched by waits for the budget and by the planner.
+	Every time.Duration
+	// Rules is, per rule, when its last firing's requests have gone out.
+	Rules map[string]time.Duration
+}
+
+// drainHistory is how many recent cycles the simulated planner averages
+// (the planner's historyLen).
+const drainHistory = historyLen
+
+// Drain simulates how the firings that run now (not the rules whose first
+// run is later) drain. It depends on totals only, not on the order in
+// which a cycle admits its firings: each cycle starts the firings its caps
+// admit (Waves), each costing FiringRequests; a cycle also sends feed
+// requests (the change feed) and the first one first more (the sync and
+// the statuses). Requests go out at most budget per sliding minute (a
+// fresh window's at once), as the client's limiter grants them; a cycle
+// lasts until its last request goes out, and the next starts at the first
+// tick after it ends and after the planner's stretch (recent cycles'
+// requests a minute over the budget). budget 0: no budget.
+func (o Outlook) Drain(budget, feed, first int) Drain {
+	tick := cmp.Or(o.Tick, rules.DefaultEvery)
+	var perCycle []int
+	lastCycle := map[string]int{}
+	for _, ro := range o.Rules {
+		if ro.Next.After(o.At) {
+			continue
+		}
+		cost := FiringRequests(ro.Rule)
+		for i, n := range ro.Waves {
+			for len(perCycle) <= i {
+				perCycle = append(perCycle, 0)
+			}
+			perCycle[i] += n * cost
+			if n > 0 {
+				lastCycle[ro.Rule.Name] = i
+			}
+		}
+	}
+	out := Drain{Cycles: len(perCycle), Rules: map[string]time.Duration{}}
+	if len(perCycle) == 0 {
+		return out
+	}
+	var (
+		grants  []time.Duration // when each request went out, in order
+		ends    []time.Duration // when each cycle's last request went out
+		history []int
+		start   time.Duration
+	)
+	for i, n := range perCycle {
+		n += feed
+		if i == 0 {
+			n += first
+		}
+		end := start
+		for range n {
+			g := start
+			if budget > 0 && len(grants) >= budget {
+				g = max(g, grants[len(grants)-budget]+time.Minute)
+			}
+			grants = append(grants, g)
+			end = g
+		}
+		out.Requests += n
+		ends = append(ends, end)
+		history = append(history, n)
+		if len(history) > drainHistory {
+			history = history[1:]
+		}
+		if i == len(perCycle)-1 {
+			break
+		}
+		// The next tick: after the cycle ended (ticks while it runs are
+		// skipped), and not before the planner's stretched interval.
+		stretch := 1.0
+		if budget > 0 {
+			sum := 0
+			for _, h := range history {
+				sum += h
+			}
+			rpm := float64(sum) / float64(len(history)) * float64(time.Minute) / float64(tick)
+			stretch = max(1, rpm/float64(budget))
+		}
+		next := start + tick
+		for next <= end && end > start {
+			next += tick
+		}
+		for next < start+time.Duration(float64(tick)*stretch)-min(tick/100, time.Second) {
+			next += tick
+		}
+		start = next
+	}
+	out.Last = ends[len(ends)-1]
+	if out.Cycles > 1 {
+		out.Every = start / time.Duration(out.Cycles-1)
+	}
+	for name, i := range lastCycle {
+		out.Rules[name] = ends[i]
+	}
+	return out
+}
+
+// PlanDrain is Outlook.Drain for the outlook o of a plan's cycle c (a
+// dry-run RunCycle, `deskbot rules plan`) polling workspaces: a change
+// feed request per workspace a cycle, and in the first cycle the read of
+// the open statuses and the full sync c made.
+func PlanDrain(o Outlook, c Cycle, budget, workspaces int) Drain {
+	first := 1
+	if c.Sync != nil {
+		first += c.Sync.FullSyncRequests
+	}
+	return o.Drain(budget, max(1, workspaces), first)
 }

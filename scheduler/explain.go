@@ -37,6 +37,15 @@ type Explainer struct {
 type explainerConfig struct {
 	mirror MirrorReader   // nil: Explain reads the desk
 	held   HeldBackReader // nil: caps are not mentioned
+	runs   RuleRunReader  // nil: next runs as on a first start
+}
+
+// ExplainRuns makes the explanation say when each rule runs next from the
+// rules' last runs in r (*store.Store is one): NextRun, the answer the
+// scheduler and `rules plan` give too. Without it the next runs are those
+// of a first start.
+func ExplainRuns(r RuleRunReader) ExplainerOption {
+	return func(c *explainerConfig) { c.runs = r }
 }
 
 // HeldBackReader tells whether the last cycle of a rule held its decision
@@ -178,6 +187,9 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 	if err := rules.WriteExplanation(&b, set.Explain(t, now)); err != nil {
 		return "", err
 	}
+	if err := e.writeNextRuns(ctx, &b, set, now); err != nil {
+		return "", err
+	}
 	if e.ledger == nil {
 		return b.String(), nil
 	}
@@ -196,6 +208,23 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 		b.WriteString("  " + line + "\n")
 	}
 	return b.String(), nil
+}
+
+// writeNextRuns says when each rule runs next.
+func (e *Explainer) writeNextRuns(ctx context.Context, b *strings.Builder, set *rules.Set, now time.Time) error {
+	var runs map[string]store.RuleRun
+	if e.cfg.runs != nil {
+		var err error
+		if runs, err = e.cfg.runs.RuleRuns(ctx); err != nil {
+			return fmt.Errorf("read when the rules last ran: %w", err)
+		}
+	}
+	b.WriteString("\nNext runs:\n")
+	for _, r := range set.Rules() {
+		rec, ok := runs[r.Name]
+		fmt.Fprintf(b, "  %s: %s\n", r.Name, NextRunText(r, NextRun(r, rec, ok, now), now))
+	}
+	return nil
 }
 
 // ledgerLine says in one line what the ledger knows of a rule on a ticket.

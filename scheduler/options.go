@@ -68,6 +68,7 @@ type config struct {
 	trashEvery    time.Duration
 	closedKeep    time.Duration
 	mirrorStore   MirrorStore
+	runs          RuleRuns // schedule.go
 	maxEndChecks  int
 	statusRefresh time.Duration
 	actionTimeout time.Duration

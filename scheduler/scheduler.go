@@ -35,6 +35,8 @@ type Scheduler struct {
 	statuses statusCache
 	plan     *planner
 	ms       MirrorStore
+	runs     RuleRuns    // when each rule last ran (schedule.go)
+	unsaved  unsavedRuns // runs of the cycle under way, saved at its end
 	mirrors  []*wsMirror // one per polled workspace
 	tick     *job        // the cycle, as the planner sees it
 
@@ -105,6 +107,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger Ledger, notifier
 		baseCtx:  context.Background(),
 	}
 	s.ms = mirrorStoreFor(cfg.mirrorStore, ledger)
+	s.runs = ruleRunsFor(cfg.runs, ledger, cfg.dryRun)
 	if len(cfg.workspaces) == 0 {
 		s.mirrors = []*wsMirror{newWSMirror(nil)}
 	}
@@ -130,7 +133,10 @@ type job struct {
 	rules []*rules.Rule
 
 	stat         sync.Mutex
-	next         time.Time // when the job is due next (zero: at once)
+	next         time.Time // when the job is due next (zero: not scheduled yet)
+	last         time.Time // its latest run, this process's or the store's
+	loaded       bool      // next was taken from the store (schedule.go)
+	incomplete   bool      // its last run saw an incomplete mirror
 	lastStart    time.Time
 	lastComplete time.Time
 	lastOutcome  string
@@ -222,6 +228,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return fmt.Errorf("start scheduler: %w", err)
 	}
 	s.baseCtx, s.cancel = context.WithCancel(ctx)
+	adoptJobs(s.jobs, jobs)
 	s.jobs = jobs
 	if err := s.addCycleJob(gs); err != nil {
 		_ = gs.Shutdown()
@@ -335,7 +342,8 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 // Reload replaces the rules (SIGHUP). The new set is checked first (every
 // expanded query within the desk's limit); on error the old rules stay.
 // The jobs are rebuilt and the cycle re-ticked; a cycle under way finishes
-// with the old rules. The mirror stays: new rules run on it at once.
+// with the old rules. The mirror stays: new every rules run on it at once;
+// the others keep their schedules, and a new cron rule waits for its time.
 func (s *Scheduler) Reload(set *rules.Set) error {
 	if set == nil {
 		return errors.New("reload rules: set is nil")
@@ -364,6 +372,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	if err != nil {
 		return fmt.Errorf("reload rules: %w", err)
 	}
+	adoptJobs(s.jobs, jobs)
 	s.set, s.jobs = set, jobs
 	if s.gs != nil && tickFor(jobs) != s.tick.every {
 		if s.cycleJ != nil {

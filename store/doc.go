@@ -1,8 +1,9 @@
 // Package store keeps deskbot's durable state: the episode ledger that makes
 // every automation rule act exactly once per episode across restarts, crashes
 // and replicas, the per-workspace ticket mirror and its change-feed cursors,
-// the poll cursors, on-call pages and acknowledgements, the Slack envelopes
-// already handled, and which replica runs the scheduler.
+// the poll cursors, when each time rule last ran (RuleRun), on-call pages
+// and acknowledgements, the Slack envelopes already handled, and which
+// replica runs the scheduler.
 //
 // One Store type runs on two engines chosen by the DSN: SQLite (a file, the
 // embedded default for a single replica) and PostgreSQL (shared by several

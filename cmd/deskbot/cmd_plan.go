@@ -116,18 +116,9 @@ type planReport struct {
 	rate       int // DESKBOT_DESK_RATE_PER_MIN
 }
 
-// Request costs of a firing: the re-read before acting, then one request
-// per note, reply or update (alerts and pages go to chat, not the desk).
-func firingWrites(r *rules.Rule) int {
-	n := 0
-	for _, k := range r.ActionKinds() {
-		switch k {
-		case rules.ActionNote, rules.ActionReply, rules.ActionUpdate:
-			n++
-		}
-	}
-	return n
-}
+// firingWrites is what one firing of r writes on the desk (notes, replies,
+// updates): scheduler.FiringRequests less the re-read before acting.
+func firingWrites(r *rules.Rule) int { return scheduler.FiringRequests(r) - 1 }
 
 func (p planReport) write(w io.Writer) error {
 	var b strings.Builder
@@ -144,21 +135,30 @@ func (p planReport) write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "Cycles tick every %s; %s; %s.\n", rules.ShortDuration(o.Tick), caps, p.ledgerNote)
 
-	firstRun := 0 // requests of the first run's firings
+	// How the firings that run now drain: the caps, the budget and the
+	// stretch together (scheduler.PlanDrain; rules whose first run is
+	// later drain then).
+	drain := scheduler.PlanDrain(o, p.cycle, p.budget, p.workspaces)
+	firstRun := 0 // requests of the firings that run now
 	waves := 0
 	for _, ro := range o.Rules {
 		r := ro.Rule
+		later := ro.Next.After(o.At)
 		sched := "every " + rules.ShortDuration(r.Every)
 		if r.Cron != "" {
 			sched = "cron " + r.Cron
-			if c, err := cron.ParseStandard(r.Cron); err == nil {
-				sched += ", next at " + c.Next(o.At).UTC().Format(time.RFC3339)
-			}
+		}
+		if r.Cron != "" || later {
+			sched += ", next at " + ro.Next.UTC().Format(time.RFC3339)
 		}
 		fmt.Fprintf(&b, "\nrule %s (%s, once: %s, group_over %d, max_firings_per_cycle %d)\n",
 			r.Name, sched, onceText(r.Once), ro.GroupOver(), ro.RuleCap())
 		matches := len(ro.Fires) + ro.AlreadyFired + ro.Failed
-		line := fmt.Sprintf("  matches now: %s", plural(matches, "ticket"))
+		when := "now"
+		if later {
+			when = "at " + ro.Next.UTC().Format(time.RFC3339) + ", in " + rules.ShortDuration(ro.Next.Sub(o.At).Round(time.Minute))
+		}
+		line := fmt.Sprintf("  matches %s: %s", when, plural(matches, "ticket"))
 		var extra []string
 		if ro.AlreadyFired > 0 {
 			extra = append(extra, fmt.Sprintf("%d fired already", ro.AlreadyFired))
@@ -177,15 +177,21 @@ func (p planReport) write(w io.Writer) error {
 			fmt.Fprintln(&b, "  first run: nothing")
 			continue
 		}
-		waves = max(waves, len(ro.Waves))
-		fmt.Fprintf(&b, "  first run: %s\n", firstCycle(ro))
-		if len(ro.Waves) > 1 {
-			fmt.Fprintf(&b, "  capped: %s; the backlog drains in %s (%d cycles)\n", waveText(ro), rules.ShortDuration(ro.Drain(o.Tick)), len(ro.Waves))
-		} else {
+		fmt.Fprintf(&b, "  first run: %s\n", firstCycle(ro, when))
+		switch {
+		case len(ro.Waves) <= 1:
 			fmt.Fprintf(&b, "  capped: no, all %d fire in the first cycle\n", len(ro.Fires))
+		case later:
+			fmt.Fprintf(&b, "  capped: %s; the backlog drains over %d cycles from its first run\n", waveText(ro), len(ro.Waves))
+		default:
+			fmt.Fprintf(&b, "  capped: %s; the backlog drains in %s (%d cycles%s)\n", waveText(ro),
+				rules.ShortDuration(drain.Rules[r.Name]), len(ro.Waves), stretchedText(drain, o.Tick))
 		}
-		cost := 1 + firingWrites(r)
-		firstRun += len(ro.Fires) * cost
+		cost := scheduler.FiringRequests(r)
+		if !later {
+			waves = max(waves, len(ro.Waves))
+			firstRun += len(ro.Fires) * cost
+		}
 		fmt.Fprintf(&b, "  desk requests: %d a firing (1 re-read + %s): %d for the first run\n",
 			cost, plural(firingWrites(r), "write"), len(ro.Fires)*cost)
 	}
@@ -208,32 +214,43 @@ func (p planReport) write(w io.Writer) error {
 		for i := range waves {
 			n := p.workspaces
 			for _, ro := range o.Rules {
-				if i < len(ro.Waves) {
+				if i < len(ro.Waves) && !ro.Next.After(o.At) {
 					n += ro.Waves[i] * (1 + firingWrites(ro.Rule))
 				}
 			}
 			busiest = max(busiest, n)
 		}
-		perCycle := float64(busiest)
 		budgetPerCycle := float64(p.budget) * o.Tick.Minutes()
 		fmt.Fprintf(&b, "  first run: %d requests for its firings over %s (at most %d in one cycle, against a budget of %.0f a cycle)",
 			firstRun, plural(max(waves, 1), "cycle"), busiest, budgetPerCycle)
-		if budgetPerCycle > 0 && perCycle > budgetPerCycle {
-			fmt.Fprintf(&b, ": over it, cycles stretch to about every %s until it drains", rules.ShortDuration(time.Duration(perCycle/float64(p.budget)*float64(time.Minute)).Round(time.Second)))
+		if drain.Every > o.Tick || (budgetPerCycle > 0 && float64(busiest) > budgetPerCycle) {
+			fmt.Fprintf(&b, ": over it, firings wait for the budget and cycles stretch to about every %s until it drains",
+				rules.ShortDuration(max(drain.Every, o.Tick).Round(time.Second)))
 		}
 		b.WriteString("\n")
 	}
 	if waves > 1 {
-		fmt.Fprintf(&b, "  backlog: every rule has fired on what matches now after %s (%d cycles, a tick apart)\n", rules.ShortDuration(time.Duration(waves-1)*o.Tick), waves)
+		fmt.Fprintf(&b, "  backlog: every rule has fired on what matches now after %s (%d cycles%s)\n",
+			rules.ShortDuration(drain.Last), waves, stretchedText(drain, o.Tick))
 	}
 	b.WriteString("\nAssumes the tickets keep matching and no new ones arrive; a firing's own updates (which may make other rules match) are not simulated.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// firstCycle says what a rule's first cycle posts and writes: "1 grouped
-// message in #it-desk naming 12 tickets, 12 notes".
-func firstCycle(ro scheduler.RuleOutlook) string {
+// stretchedText says how far apart the drain's cycles are: ", a tick
+// apart" or ", about 2m apart: the budget stretches them".
+func stretchedText(d scheduler.Drain, tick time.Duration) string {
+	if d.Every <= tick {
+		return ", a tick apart"
+	}
+	return fmt.Sprintf(", about %s apart: the budget stretches them", rules.ShortDuration(d.Every.Round(time.Second)))
+}
+
+// firstCycle says what a rule's first cycle posts and writes, and when:
+// "fires on 12 now: 1 grouped message in #it-desk naming 12 tickets, 12
+// notes".
+func firstCycle(ro scheduler.RuleOutlook, when string) string {
 	now := ro.Now()
 	n := len(now)
 	var parts []string
@@ -255,7 +272,7 @@ func firstCycle(ro scheduler.RuleOutlook) string {
 			parts = append(parts, plural(n, "update"))
 		}
 	}
-	return fmt.Sprintf("fires on %d now: %s", n, strings.Join(parts, ", "))
+	return fmt.Sprintf("fires on %d %s: %s", n, when, strings.Join(parts, ", "))
 }
 
 // waveText is "20 now, 13 in the next cycle" or "20 now, then 20, 20 and 3

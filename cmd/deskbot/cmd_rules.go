@@ -273,7 +273,7 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	} else {
 		defer st.Close()
 		ledger = st
-		opts = append(opts, scheduler.ExplainFromMirror(st))
+		opts = append(opts, scheduler.ExplainFromMirror(st), scheduler.ExplainRuns(st))
 	}
 	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
 	text, err := ex.Explain(ctx, id)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -162,7 +164,7 @@ func TestRulesPlan(t *testing.T) {
 		"\nrule urgent (every 1m, once: episode, group_over 3, max_firings_per_cycle 5)\n" +
 			"  matches now: 8 tickets: #1, #2, #3, #4, #5, #6, #7, #8\n" +
 			"  first run: fires on 5 now: 1 grouped message in #it-oncall naming 5 tickets, 5 private notes\n" +
-			"  capped: 5 now, 3 in the next cycle; the backlog drains in 1m (2 cycles)\n" +
+			"  capped: 5 now, 3 in the next cycle; the backlog drains in 1m (2 cycles, a tick apart)\n" +
 			"  desk requests: 2 a firing (1 re-read + 1 write): 16 for the first run\n",
 		fmt.Sprintf("\nrule low (every 5m, once: episode, group_over 5, max_firings_per_cycle 20)\n"+
 			"  matches now: 1 ticket: #%d\n"+
@@ -184,6 +186,47 @@ func TestRulesPlan(t *testing.T) {
 	}
 	if fileExists(state) {
 		t.Errorf("plan created the state file %s", state)
+	}
+}
+
+// A cron rule's first run is at its next time, not now (issue 22): the
+// plan says when, and evaluates the rule then; the rules that run now
+// drain without it.
+func TestRulesPlanCronFirstRunAtItsTime(t *testing.T) {
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	sim.Desk.AddTicket(sdsim.Ticket{Subject: "waiting", Status: sdclient.StatusPending})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rules.yaml")
+	const y = `version: 1
+rules:
+  - name: remind
+    query: "status:3"
+    cron: "0 9 * * 1-5"
+    actions: [{reply: "Still there?"}]
+`
+	if err := os.WriteFile(file, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sched, err := cron.ParseStandard("0 9 * * 1-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sched.Next(time.Now().UTC())
+	env := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey, "DESKBOT_STATE": filepath.Join(dir, "state.db")}
+	code, stdout, stderr := runRules(t, env, "rules", "plan", file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	after := sched.Next(time.Now().UTC())
+	ok := false
+	for _, next := range []time.Time{before, after} {
+		at := next.Format(time.RFC3339)
+		ok = ok || strings.Contains(stdout, "\nrule remind (cron 0 9 * * 1-5, next at "+at+", once: episode") &&
+			strings.Contains(stdout, "  first run: fires on 1 at "+at+", in ")
+	}
+	if !ok || strings.Contains(stdout, "fires on 1 now") {
+		t.Errorf("plan does not say the cron rule first fires at %v:\n%s", before, stdout)
 	}
 }
 

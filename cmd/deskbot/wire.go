@@ -91,7 +91,8 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 // newRouter is the chat command router: the desk through the interactive
 // client, /ticket why, acknowledgements, on-call and the ticket mirror.
 func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
-	expl := scheduler.NewExplainer(scheduler.ClientDesk(d.interactive), live.set.Load, st, nil, scheduler.ExplainHeldBack(held))
+	expl := scheduler.NewExplainer(scheduler.ClientDesk(d.interactive), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
+		scheduler.ExplainRuns(st))
 	opts := []bot.Option{
 		bot.WithDeskURL(d.url),
 		bot.WithExplainer(expl),

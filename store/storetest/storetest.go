@@ -111,7 +111,8 @@ func Run(t *testing.T, open Open) {
 		{"MirrorTicketMovesWorkspace", testMirrorMove},
 		{"MirrorLoadUnknownWorkspace", testMirrorUnknownWorkspace},
 		{"MirrorConcurrentApply", testMirrorConcurrentApply},
-		{"Threads", testThreads}, // threads.go: live threads (issue 13)
+		{"Threads", testThreads},   // threads.go: live threads (issue 13)
+		{"RuleRuns", testRuleRuns}, // ruleruns.go: time rules carry on (issue 22)
 	}
 	tests = append(tests, messageTests...)
 	tests = append(tests, leaderTests...)

@@ -1,0 +1,184 @@
+package scheduler
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+// demoRun is the README's demo on a fake clock: the demo desk, the example
+// rules and the default request budget (60 a minute, a fifth kept for
+// people), the client's limiter on the same clock, so that waiting for the
+// budget takes fake time.
+type demoRun struct {
+	t      *testing.T
+	clk    *clockwork.FakeClock
+	sim    *sdsim.Server
+	client *sdclient.Client
+	set    *rules.Set
+	start  time.Time
+}
+
+func newDemoRun(t *testing.T) *demoRun {
+	y, err := os.ReadFile(filepath.Join("..", "rules.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &demoRun{t: t, clk: clockwork.NewFakeClockAt(friday), set: mustRules(t, string(y)), start: friday}
+	d.sim = sdsim.NewServer(sdsim.WithClock(d.clk.Now), sdsim.WithGenerated(demoSeed, demoTickets))
+	t.Cleanup(d.sim.Close)
+	d.client, err = sdclient.New(d.sim.URL, sdsim.DefaultAPIKey, sdclient.WithClock(d.clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// scheduler is a scheduler over the demo with opts, on a fresh store.
+func (d *demoRun) scheduler(opts ...Option) (*Scheduler, *store.Store) {
+	st := openStore(d.t, filepath.Join(d.t.TempDir(), "state.db"))
+	esc, err := oncall.NewEscalator(d.set.OnCall(), st, &recPager{}, nil)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	base := []Option{WithClock(d.clk), WithSingleton(false), WithEscalator(esc, 0),
+		WithBudget(d.client.BackgroundBudget()), WithListBudget(d.client.BackgroundListBudget())}
+	s, err := New(testLogger(d.t), ClientDesk(d.client), d.set, st, groupNotifier{&recNotifier{}}, append(base, opts...)...)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if _, err := s.currentJobs(d.t.Context()); err != nil {
+		d.t.Fatal(err)
+	}
+	return s, st
+}
+
+// drive runs fn while moving the fake clock on whenever something waits on
+// it (the limiter waiting for budget), a second at a time.
+func (d *demoRun) drive(fn func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		ctx, cancel := context.WithTimeout(d.t.Context(), 2*time.Millisecond)
+		if d.clk.BlockUntilContext(ctx, 1) == nil {
+			d.clk.Advance(time.Second)
+		}
+		cancel()
+	}
+}
+
+// run ticks s's cycle every minute from the start, as gocron does (a tick
+// that comes while a cycle runs is skipped), for the given fake time.
+func (d *demoRun) run(s *Scheduler, dur time.Duration) {
+	end := d.start.Add(dur)
+	for next := d.start; next.Before(end); {
+		if now := d.clk.Now(); now.Before(next) {
+			d.clk.Advance(next.Sub(now))
+		}
+		d.drive(func() {
+			s.runCycle(d.t.Context(), scheduled)
+			s.inflight.Wait()
+		})
+		for !next.After(d.clk.Now()) {
+			next = next.Add(time.Minute)
+		}
+	}
+}
+
+// replies counts the public replies on the desk that contain text.
+func (d *demoRun) replies(text string) int {
+	n := 0
+	for _, id := range d.sim.Desk.TicketIDs() {
+		for _, c := range d.sim.Desk.Conversations(id) {
+			if !c.Private && !c.Incoming && strings.Contains(c.Body, text) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestPlanDrainMatchesTheDemo is issue 22's honest plan: what `rules plan`
+// says of the demo (the example rules on the demo desk, at the default
+// budget) holds in a real run: its drain time is within 25% of when the
+// last firing of a capped rule reached the desk, and a rule whose first
+// run is later fires nothing before it.
+func TestPlanDrainMatchesTheDemo(t *testing.T) {
+	d := newDemoRun(t)
+
+	// The plan, as `deskbot rules plan` makes it: a dry run of every rule
+	// through a client of its own.
+	planClient, err := sdclient.New(d.sim.URL, sdsim.DefaultAPIKey, sdclient.WithClock(d.clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o *Outlook
+	plan, err := New(testLogger(t), ClientDesk(planClient), d.set, ReadOnlyLedger(nil), LogNotifier{Logger: testLogger(t)},
+		WithClock(d.clk), WithDryRun(true), WithEscalator(lazyEscalator{new(*oncall.Escalator)}, 0), WithOutlook(func(x Outlook) { o = &x }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := plan.RunCycle(t.Context())
+	if err != nil || o == nil {
+		t.Fatalf("plan: %v, outlook %v", err, o)
+	}
+	drain := PlanDrain(*o, c, d.client.BackgroundBudget(), 1)
+	capped := 0
+	for _, ro := range o.Rules {
+		if len(ro.Waves) > 1 {
+			capped++
+		}
+		if ro.Rule.Name == "pending-reminder" && !ro.Next.Equal(monday) {
+			t.Errorf("plan: pending-reminder first runs at %v, want Monday 09:00", ro.Next)
+		}
+	}
+	if capped == 0 {
+		t.Fatal("plan: no rule is capped on the demo: the test shows nothing")
+	}
+
+	// The real run: a scheduler ticking every minute for 15 minutes. A
+	// firing's time is when the ledger recorded it finished.
+	s, st := d.scheduler()
+	d.run(s, 15*time.Minute)
+	var last time.Time
+	for _, ro := range o.Rules {
+		if len(ro.Waves) <= 1 {
+			continue
+		}
+		var at time.Time
+		for _, f := range ro.Fires {
+			rec, ok, err := st.FiringState(t.Context(), rules.FiringKey{Rule: f.Rule, TicketID: f.TicketID})
+			if err != nil || !ok || rec.State != rules.FiringDone {
+				t.Fatalf("%s on #%d: %+v, %v; want fired within 15 minutes", f.Rule, f.TicketID, rec, err)
+			}
+			at = later(at, rec.FiredAt)
+		}
+		t.Logf("%s: %d firings, the last %v after start; the plan says %v", ro.Rule.Name, len(ro.Fires), at.Sub(d.start), drain.Rules[ro.Rule.Name])
+		last = later(last, at)
+	}
+	real := last.Sub(d.start)
+	t.Logf("plan: the backlog drains in %v (%d cycles, every %v, %d requests); real: the last capped firing %v after start",
+		drain.Last, drain.Cycles, drain.Every, drain.Requests, real)
+	if diff := drain.Last - real; real <= 0 || diff.Abs() > real/4 {
+		t.Errorf("the plan's drain time %v is not within 25%% of the real %v", drain.Last, real)
+	}
+	if n := d.replies(reminderText); n != 0 {
+		t.Errorf("%d public replies in the first 15 minutes of a Friday: pending-reminder runs on Monday", n)
+	}
+}

@@ -1,0 +1,424 @@
+package scheduler
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/store"
+)
+
+// Time rules run at their time. Each rule's last run is kept in the state
+// store (RuleRuns), read in every cycle before the due jobs are chosen (so
+// at start, after a reload and when this replica gains the leadership) and
+// written when a job's run completes. A job's next run is NextRun over its
+// rules' records; within a process it then follows its own runs (an every
+// job an interval after its previous due time, a cron job at its next
+// time), until another replica's run shows in the store.
+
+// RuleRuns keeps when each rule last ran (*store.Store implements it;
+// store/storetest checks it on SQLite and PostgreSQL).
+type RuleRuns interface {
+	RuleRunReader
+	// SetRuleRuns records runs: under the recorded schedule, Since stays
+	// the first and LastRun only moves forward; under another schedule a
+	// run replaces the record.
+	SetRuleRuns(ctx context.Context, runs ...store.RuleRun) error
+}
+
+// RuleRunReader reads when each rule last ran: explanations and plans
+// read it to say when a rule runs next (NextRun).
+type RuleRunReader interface {
+	// RuleRuns returns the record of every rule that has one, by name.
+	RuleRuns(ctx context.Context) (map[string]store.RuleRun, error)
+}
+
+// WithRuleRuns keeps the rules' last runs in r. Default: the ledger when
+// it is a RuleRuns (*store.Store is), else memory (a restart then starts
+// every schedule afresh). A dry run reads r and writes to memory only.
+func WithRuleRuns(r RuleRuns) Option { return func(cfg *config) { cfg.runs = r } }
+
+// ruleRunsFor is where the rules' runs are kept: r, else the ledger when it
+// keeps them, else memory; a dry run keeps its own in memory over them.
+func ruleRunsFor(r RuleRuns, ledger any, dry bool) RuleRuns {
+	if r == nil {
+		r, _ = ledger.(RuleRuns)
+	}
+	if r == nil {
+		return &memRuleRuns{}
+	}
+	if dry {
+		return &memRuleRuns{base: r}
+	}
+	return r
+}
+
+// memRuleRuns keeps runs in memory, over the records of base (nil: none).
+type memRuleRuns struct {
+	base RuleRunReader
+	mu   sync.Mutex
+	runs map[string]store.RuleRun
+}
+
+func (m *memRuleRuns) RuleRuns(ctx context.Context) (map[string]store.RuleRun, error) {
+	out := map[string]store.RuleRun{}
+	if m.base != nil {
+		base, err := m.base.RuleRuns(ctx)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, base)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, r := range m.runs {
+		if old, ok := out[name]; ok {
+			r = mergeRun(old, r)
+		}
+		out[name] = r
+	}
+	return out, nil
+}
+
+func (m *memRuleRuns) SetRuleRuns(_ context.Context, runs ...store.RuleRun) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.runs == nil {
+		m.runs = map[string]store.RuleRun{}
+	}
+	for _, r := range runs {
+		if old, ok := m.runs[r.Rule]; ok {
+			r = mergeRun(old, r)
+		}
+		m.runs[r.Rule] = r
+	}
+	return nil
+}
+
+// mergeRun is what the store keeps when r is written over old.
+func mergeRun(old, r store.RuleRun) store.RuleRun {
+	if old.Schedule != r.Schedule {
+		return r
+	}
+	r.Since = old.Since
+	if old.LastRun.After(r.LastRun) {
+		r.LastRun = old.LastRun
+	}
+	return r
+}
+
+// ScheduleKey is rule r's schedule as the store records it: "every 5m" or
+// "cron 0 9 * * 1-5". A record under another schedule does not count.
+func ScheduleKey(r *rules.Rule) string {
+	if r.Cron != "" {
+		return "cron " + r.Cron
+	}
+	return "every " + cmp.Or(r.Every, rules.DefaultEvery).String()
+}
+
+// NextRun is when rule r runs next, seen at now, from its stored record
+// rec (ok: there is one). It is the one answer the scheduler, the dry
+// run, `deskbot rules plan`, `deskbot rules why` and `/ticket why` give:
+//
+//   - An every rule that never ran runs at once (now); one that ran runs
+//     an interval after its last run, now at the earliest: a restart or a
+//     new leader keeps its phase.
+//   - A cron rule runs at its schedule's times (in UTC, as gocron's ticks
+//     and the store's times are) after the later of its last
+//     run and the moment a deskbot first scheduled it, never because a
+//     process is new: one never scheduled waits for its next time. A time
+//     missed while no deskbot led is returned (before now: due at once)
+//     while it is at most the rule's catch_up ago, so it runs once, late;
+//     an older one is skipped for the next time.
+//
+// Within a process the scheduler then follows its own runs; a run held
+// back by a cap or made on an incomplete mirror may come sooner.
+func NextRun(r *rules.Rule, rec store.RuleRun, ok bool, now time.Time) time.Time {
+	ok = ok && rec.Schedule == ScheduleKey(r)
+	if r.Cron == "" {
+		if !ok || rec.LastRun.IsZero() {
+			return now
+		}
+		if next := rec.LastRun.Add(cmp.Or(r.Every, rules.DefaultEvery)); next.After(now) {
+			return next
+		}
+		return now
+	}
+	sched, err := cron.ParseStandard(r.Cron)
+	if err != nil {
+		return time.Time{} // the loader refuses such a rule
+	}
+	base := now
+	if ok {
+		base = later(rec.Since, rec.LastRun)
+	}
+	if slot, missed := missedSlot(sched, base, now, r.CatchUp); missed {
+		return slot
+	}
+	return sched.Next(later(base, now).UTC())
+}
+
+// missedSlot is the latest time of sched after base, at or before now and
+// at most catchUp before it.
+func missedSlot(sched cron.Schedule, base, now time.Time, catchUp time.Duration) (time.Time, bool) {
+	if !base.Before(now) || catchUp < 0 {
+		return time.Time{}, false
+	}
+	// cron's Next is the first time strictly after its argument, in
+	// whole seconds.
+	from := later(base, now.Add(-catchUp-time.Second)).UTC()
+	var slot time.Time
+	for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
+		if t.After(base) && now.Sub(t) <= catchUp {
+			slot = t
+		}
+	}
+	return slot, !slot.IsZero()
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// catchUp is how late a missed run of j may still run: the longest
+// catch_up of its rules, and at least a tick (a tick's lateness never
+// skips a run).
+func (j *job) catchUp(tick time.Duration) time.Duration {
+	d := tick
+	for _, r := range j.rules {
+		d = max(d, r.CatchUp)
+	}
+	return d
+}
+
+// loadRuns brings the jobs' schedules up to date with the store: a job
+// this process has not scheduled yet, or one that another replica ran
+// since (a new leader), takes its next run from NextRun; the rules the
+// store has no record of (under their schedule) are recorded as scheduled
+// from now.
+func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
+	runs, err := s.runs.RuleRuns(ctx)
+	if err != nil {
+		s.logger.Warn("cannot read when the rules last ran; their schedules go on from what this process knows", slog.Any("error", err))
+		for _, j := range jobs {
+			j.stat.Lock()
+			if j.next.IsZero() {
+				// As if never run: no cron rule fires for being new. The
+				// next read that works schedules it properly.
+				j.next = j.nextFrom(nil, now)
+			}
+			j.stat.Unlock()
+		}
+		return
+	}
+	var fresh []store.RuleRun
+	for _, j := range jobs {
+		for _, r := range j.rules {
+			if rec, ok := runs[r.Name]; !ok || rec.Schedule != ScheduleKey(r) {
+				fresh = append(fresh, store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now})
+			}
+		}
+		if next, ok := j.apply(runs, now); ok && j.sched != nil {
+			// Says at start, after a reload or on becoming the leader when
+			// a cron rule runs (the dry run too): not now unless due now.
+			for _, r := range j.rules {
+				s.logger.Info("time rule scheduled", slog.String("rule", r.Name), slog.String("next_run", NextRunText(r, next, now)))
+			}
+		}
+	}
+	if len(fresh) > 0 {
+		if err := s.runs.SetRuleRuns(ctx, fresh...); err != nil {
+			s.logger.Warn("cannot record when the new time rules were first scheduled", slog.Any("error", err))
+		}
+	}
+}
+
+// apply takes j's schedule from the records runs when this process has
+// not scheduled j yet or another replica ran it since, and returns its
+// next run then (ok).
+func (j *job) apply(runs map[string]store.RuleRun, now time.Time) (next time.Time, ok bool) {
+	var last time.Time
+	for _, r := range j.rules {
+		if rec, ok := runs[r.Name]; ok && rec.Schedule == ScheduleKey(r) {
+			last = later(last, rec.LastRun)
+		}
+	}
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	if j.loaded && !last.After(j.last) {
+		return j.next, false // nothing new: this process's own schedule stands
+	}
+	j.loaded = true
+	j.last = later(j.last, last)
+	j.next = j.nextFrom(runs, now)
+	return j.next, true
+}
+
+// nextFrom is the earliest NextRun of j's rules by the records runs.
+func (j *job) nextFrom(runs map[string]store.RuleRun, now time.Time) time.Time {
+	var next time.Time
+	for _, r := range j.rules {
+		rec, ok := runs[r.Name]
+		if t := NextRun(r, rec, ok, now); next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
+
+// jobDue reports whether a cycle in mode runs j at now: every job in
+// RunCycle; in a scheduled cycle the jobs whose time has come; in the cycle
+// kicked by a first full sync those and the every jobs whose last run saw
+// an incomplete mirror (a cron job's such run left it due).
+func (s *Scheduler) jobDue(j *job, mode cycleMode, now time.Time) bool {
+	if mode == once {
+		return true
+	}
+	tick := s.tickEvery()
+	if j.dueAt(now, tick) {
+		return true
+	}
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	return mode == kicked && j.sched == nil && j.incomplete
+}
+
+// dueAt reports whether j's time has come at now; tick/2 absorbs the
+// tick's lateness. A job not scheduled yet is not due. A cron time further
+// back than the job's catch-up window (the process was paused, or led
+// again after a gap that no other replica filled) is skipped for the next.
+func (j *job) dueAt(now time.Time, tick time.Duration) bool {
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	if j.next.IsZero() || now.Before(j.next.Add(-tick/2)) {
+		return false
+	}
+	if j.sched != nil && now.Sub(j.next) > j.catchUp(tick) {
+		j.next = j.sched.Next(now.UTC())
+		return false
+	}
+	return true
+}
+
+// scheduleNext sets when j is due after a run at now: every interval from
+// the previous due time (a late tick is paid back; an early, unscheduled
+// run starts the interval over), or the cron's next time.
+func (j *job) scheduleNext(now time.Time) {
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	if j.sched != nil {
+		j.next = j.sched.Next(now.UTC())
+		return
+	}
+	base := j.next
+	if base.IsZero() || now.Sub(base) > j.every || base.After(now) {
+		base = now
+	}
+	j.next = base.Add(j.every)
+}
+
+// dueBy makes j due at t at the latest.
+func (j *job) dueBy(t time.Time) {
+	j.stat.Lock()
+	defer j.stat.Unlock()
+	if j.next.IsZero() || t.Before(j.next) {
+		j.next = t
+	}
+}
+
+// ranJob records j's run at now: its next run, and its rules' last run,
+// which saveRuns writes to the store with the cycle's other jobs. A cron
+// run on an incomplete mirror (a first full sync under way, a failing
+// desk) is not the run of its time: it records nothing and the job stays
+// due, so the next cycles run it again within its catch-up window.
+func (s *Scheduler) ranJob(j *job, complete bool, now time.Time) {
+	if j.sched != nil && !complete {
+		return
+	}
+	j.scheduleNext(now)
+	j.stat.Lock()
+	j.last, j.loaded, j.incomplete = later(j.last, now), true, !complete
+	j.stat.Unlock()
+	s.unsaved.Lock()
+	defer s.unsaved.Unlock()
+	for _, r := range j.rules {
+		s.unsaved.runs = append(s.unsaved.runs, store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now, LastRun: now})
+	}
+}
+
+// runTimeout bounds the write of a cycle's runs to the store.
+const runTimeout = 10 * time.Second
+
+// unsavedRuns are the runs of a cycle's jobs not written yet.
+type unsavedRuns struct {
+	sync.Mutex
+	runs []store.RuleRun
+}
+
+// saveRuns writes the runs of the cycle's jobs in one go, also when a stop
+// cancelled the cycle: a restart must not run them again.
+func (s *Scheduler) saveRuns(ctx context.Context) {
+	s.unsaved.Lock()
+	runs := s.unsaved.runs
+	s.unsaved.runs = nil
+	s.unsaved.Unlock()
+	if len(runs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runTimeout)
+	defer cancel()
+	if err := s.runs.SetRuleRuns(ctx, runs...); err != nil {
+		s.logger.Warn("cannot record the rules' runs: a restart may run them again", slog.Any("error", err))
+	}
+}
+
+// adoptJobs carries the schedule and status of old jobs over to the new
+// jobs of the same query and schedule (Start after RunCycle, a reload):
+// a rule is never due because its job was rebuilt.
+func adoptJobs(old, jobs []*job) {
+	byKey := make(map[string]*job, len(old))
+	for _, j := range old {
+		byKey[j.key] = j
+	}
+	for _, j := range jobs {
+		o := byKey[j.key]
+		if o == nil {
+			continue
+		}
+		o.stat.Lock()
+		j.next, j.last, j.loaded, j.incomplete = o.next, o.last, o.loaded, o.incomplete
+		j.lastStart, j.lastComplete, j.lastOutcome, j.lastRequests = o.lastStart, o.lastComplete, o.lastOutcome, o.lastRequests
+		o.stat.Unlock()
+	}
+}
+
+// NextRunText says when rule r runs next, next being NextRun at now:
+// "at the next cycle (every 1m)", "2026-11-30T09:00:00Z, in 2d21h53m (cron
+// 0 9 * * 1-5)", or for a cron time missed while no deskbot led "now,
+// catching up its run of 2026-11-30T09:00:00Z (cron 0 9 * * 1-5, catch_up
+// 1h)".
+func NextRunText(r *rules.Rule, next, now time.Time) string {
+	sched := "every " + rules.ShortDuration(cmp.Or(r.Every, rules.DefaultEvery))
+	if r.Cron != "" {
+		sched = "cron " + r.Cron
+	}
+	switch {
+	case next.IsZero():
+		return "never (" + sched + ")"
+	case next.After(now):
+		return fmt.Sprintf("%s, in %s (%s)", next.UTC().Format(time.RFC3339), rules.ShortDuration(next.Sub(now).Round(time.Minute)), sched)
+	case r.Cron != "":
+		return fmt.Sprintf("now, catching up its run of %s (%s, catch_up %s)", next.UTC().Format(time.RFC3339), sched, rules.ShortDuration(r.CatchUp))
+	}
+	return fmt.Sprintf("at the next cycle (%s)", sched)
+}

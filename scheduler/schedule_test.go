@@ -1,0 +1,417 @@
+package scheduler
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
+)
+
+// friday is when the example's deskbot first starts: Friday 2026-11-27
+// 11:07 UTC (the example's cron is on UTC), as in issue 22.
+var friday = time.Date(2026, 11, 27, 11, 7, 0, 0, time.UTC)
+
+// monday is the first time of pending-reminder (cron "0 9 * * 1-5") after
+// friday.
+var monday = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// reminderText is what pending-reminder's public reply says.
+const reminderText = "we are still waiting for your answer"
+
+// exampleDesk is the demo desk with the example rules, on a fake clock, and
+// the state store its deskbot processes share.
+type exampleDesk struct {
+	t      *testing.T
+	clk    *clockwork.FakeClock
+	sim    *sdsim.Server
+	client *sdclient.Client
+	path   string // the SQLite state store
+	yaml   string
+	// late is a pending ticket last updated Friday 09:10: it needs a
+	// reminder from Monday 09:10 on, after the 09:00 run.
+	late int64
+	// notifier is the chat of every process (nil: alerts recorded apart).
+	notifier Notifier
+}
+
+func newExampleDesk(t *testing.T) *exampleDesk {
+	y, err := os.ReadFile(filepath.Join("..", "rules.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &exampleDesk{t: t, clk: clockwork.NewFakeClockAt(friday), yaml: string(y), path: filepath.Join(t.TempDir(), "state.db")}
+	d.sim = sdsim.NewServer(sdsim.WithClock(d.clk.Now), sdsim.WithGenerated(demoSeed, demoTickets))
+	t.Cleanup(d.sim.Close)
+	d.client = clientFor(t, d.sim)
+	at := time.Date(2026, 11, 27, 9, 10, 0, 0, time.UTC)
+	d.late = d.sim.Desk.AddTicket(sdsim.Ticket{Subject: "waiting since Friday morning", Status: sdclient.StatusPending, CreatedAt: at, UpdatedAt: at}).ID
+	return d
+}
+
+// process is one deskbot process: its own store connection and scheduler.
+type process struct {
+	d    *exampleDesk
+	s    *Scheduler
+	runs int // cycles in which pending-reminder ran
+}
+
+// start starts a deskbot process on the shared store (a restart, or a
+// second replica).
+func (d *exampleDesk) start() *process {
+	t := d.t
+	st := openStore(t, d.path)
+	set := mustRules(t, d.yaml)
+	esc, err := oncall.NewEscalator(set.OnCall(), st, &recPager{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n Notifier = groupNotifier{&recNotifier{}}
+	if d.notifier != nil {
+		n = d.notifier
+	}
+	s, err := New(testLogger(t), ClientDesk(d.client), set, st, n,
+		WithClock(d.clk), WithSingleton(false), WithEscalator(esc, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.currentJobs(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return &process{d: d, s: s}
+}
+
+// cycle runs the process's scheduled cycle at the clock's time, and what a
+// first full sync kicks.
+func (p *process) cycle() {
+	c := p.s.runCycle(p.d.t.Context(), scheduled)
+	p.s.inflight.Wait()
+	for _, j := range c.Jobs {
+		if j.Job == "pending-reminder" {
+			p.runs++
+		}
+	}
+}
+
+// until runs cycles every step from the clock's time until before end,
+// then sets the clock to end.
+func (p *process) until(end time.Time, step time.Duration) {
+	for p.d.clk.Now().Before(end) {
+		p.cycle()
+		p.d.clk.Advance(min(step, end.Sub(p.d.clk.Now())))
+	}
+}
+
+// replies counts the reminders on the desk, by ticket.
+func (d *exampleDesk) replies() map[int64]int {
+	out := map[int64]int{}
+	for _, id := range d.sim.Desk.TicketIDs() {
+		for _, c := range d.sim.Desk.Conversations(id) {
+			if !c.Private && !c.Incoming && strings.Contains(c.Body, reminderText) {
+				out[id]++
+			}
+		}
+	}
+	return out
+}
+
+// waiting are the pending tickets of the polled (default) workspace
+// untouched for more than 72 hours at now: what the example's
+// pending-reminder is for.
+func (d *exampleDesk) waiting(now time.Time) map[int64]bool {
+	out := map[int64]bool{}
+	for _, id := range d.sim.Desk.TicketIDs() {
+		tk, _ := d.sim.Desk.Ticket(id)
+		if tk.WorkspaceID == sdsim.DefaultWorkspaceID && tk.Status == sdclient.StatusPending && now.Sub(tk.UpdatedAt) > 72*time.Hour {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// checkReplies fails unless exactly the tickets of want got one reminder
+// each.
+func (d *exampleDesk) checkReplies(what string, want map[int64]bool) {
+	d.t.Helper()
+	got := d.replies()
+	for id, n := range got {
+		if !want[id] || n != 1 {
+			d.t.Errorf("%s: ticket #%d has %d reminders, want %d", what, id, n, map[bool]int{true: 1}[want[id]])
+		}
+	}
+	for id := range want {
+		if got[id] == 0 {
+			d.t.Errorf("%s: ticket #%d waiting on its requester got no reminder", what, id)
+		}
+	}
+}
+
+// weekend runs a first deskbot from Friday 11:07 to Monday 08:50, with a
+// restart on Saturday and a reload on Sunday: pending-reminder sends
+// nothing and never runs, although tickets wait for it all along.
+func (d *exampleDesk) weekend() {
+	t := d.t
+	if len(d.waiting(friday)) == 0 {
+		t.Fatal("the demo desk has no ticket waiting for a reminder: the test shows nothing")
+	}
+	a := d.start()
+	a.until(time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC), 30*time.Minute)
+	b := d.start() // restart on Saturday
+	b.until(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), 30*time.Minute)
+	if err := b.s.Reload(mustRules(t, d.yaml)); err != nil { // SIGHUP on Sunday
+		t.Fatal(err)
+	}
+	b.until(monday.Add(-10*time.Minute), 30*time.Minute)
+	b.cycle()
+	if n := len(d.replies()); n != 0 || a.runs+b.runs != 0 {
+		t.Fatalf("before Monday 09:00: %d tickets got reminders, pending-reminder ran %d times; want none", n, a.runs+b.runs)
+	}
+}
+
+// TestExampleReminderRunsAtItsTime is issue 22's done-means: the example
+// rules on the demo desk from Friday 11:07. pending-reminder sends nothing
+// until Monday 09:00 (restarts and reloads included); a restart at 09:20
+// still sends that day's reminders, once; a restart at 15:00 sends none
+// (the next are Tuesday's); a leader change sends nothing twice. Replies
+// are counted on the desk, through the real client against sdsim.
+func TestExampleReminderRunsAtItsTime(t *testing.T) {
+	t.Run("RestartAt0920CatchesUpOnce", func(t *testing.T) {
+		d := newExampleDesk(t)
+		d.weekend() // the process stops at 08:50
+		d.clk.Advance(monday.Add(20 * time.Minute).Sub(d.clk.Now()))
+		b := d.start()
+		want := d.waiting(d.clk.Now())
+		if !want[d.late] {
+			t.Fatal("the late ticket does not wait for a reminder at 09:20")
+		}
+		b.until(monday.Add(40*time.Minute), 5*time.Minute)
+		c := d.start() // and again at 09:40
+		c.until(monday.Add(6*time.Hour), 20*time.Minute)
+		c.cycle()
+		d.checkReplies("restart at 09:20, run until 15:00", want)
+		if b.runs != 1 || c.runs != 0 {
+			t.Errorf("pending-reminder ran %d times in the 09:20 process and %d in the 09:40 one, want once and never", b.runs, c.runs)
+		}
+		t.Logf("restart at 09:20: %d reminders sent once each (the 09:00 run, caught up); none on the 09:40 restart", len(want))
+	})
+
+	t.Run("RestartAt1500SkipsTheDay", func(t *testing.T) {
+		d := newExampleDesk(t)
+		d.weekend()
+		d.clk.Advance(monday.Add(6 * time.Hour).Sub(d.clk.Now()))
+		b := d.start()
+		b.until(monday.Add(24*time.Hour), time.Hour)
+		if n := len(d.replies()); n != 0 || b.runs != 0 {
+			t.Fatalf("restart at 15:00: %d tickets got reminders by Tuesday 09:00, pending-reminder ran %d times; want none", n, b.runs)
+		}
+		want := d.waiting(d.clk.Now())
+		b.cycle() // Tuesday 09:00
+		d.checkReplies("Tuesday 09:00", want)
+		t.Logf("restart at 15:00: no reminder on Monday; Tuesday 09:00 sent %d", len(want))
+	})
+
+	t.Run("LeaderChangeSendsNothingTwice", func(t *testing.T) {
+		d := newExampleDesk(t)
+		d.weekend()
+		a, b := d.start(), d.start() // two replicas; a leads first
+		a.until(monday, 5*time.Minute)
+		want := d.waiting(monday)
+		if want[d.late] {
+			t.Fatal("the late ticket already waits for a reminder at 09:00")
+		}
+		a.cycle() // Monday 09:00
+		d.checkReplies("Monday 09:00", want)
+		d.clk.Advance(time.Minute)
+		a.until(monday.Add(5*time.Minute), time.Minute)
+		b.until(monday.Add(30*time.Minute), time.Minute) // b takes over; the late ticket matures at 09:10
+		a.until(monday.Add(6*time.Hour), 30*time.Minute) // and a again
+		a.cycle()
+		d.checkReplies("after two leader changes, at 15:00", want)
+		if a.runs != 1 || b.runs != 0 {
+			t.Errorf("pending-reminder ran %d times on the first leader and %d on the second, want once and never", a.runs, b.runs)
+		}
+		t.Logf("leader changes at 09:05 and 09:30: %d reminders, each once; the late ticket waits for Tuesday", len(want))
+	})
+}
+
+// NextRun is the one answer to "when does this rule run next".
+func TestNextRun(t *testing.T) {
+	set := mustRules(t, `version: 1
+rules:
+  - name: cron
+    query: status:3
+    cron: "0 9 * * 1-5"
+    actions: [{note: n}]
+  - name: cron-no-catch-up
+    query: status:3
+    cron: "0 9 * * 1-5"
+    catch_up: 0s
+    actions: [{note: n}]
+  - name: every
+    query: status:2
+    every: 10m
+    actions: [{note: n}]
+`)
+	cronRule, strict, every := set.Rule("cron"), set.Rule("cron-no-catch-up"), set.Rule("every")
+	rec := func(r *rules.Rule, since, last time.Time) store.RuleRun {
+		return store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: since, LastRun: last}
+	}
+	at := func(h, m int) time.Time {
+		return monday.Add(time.Duration(h-9)*time.Hour + time.Duration(m)*time.Minute)
+	}
+	tuesday := monday.Add(24 * time.Hour)
+	for _, c := range []struct {
+		name string
+		r    *rules.Rule
+		rec  store.RuleRun
+		ok   bool
+		now  time.Time
+		want time.Time
+	}{
+		{"cron never scheduled waits for its time", cronRule, store.RuleRun{}, false, friday, monday},
+		{"cron never scheduled, at 09:20, waits for tomorrow", cronRule, store.RuleRun{}, false, at(9, 20), tuesday},
+		{"cron scheduled on Friday, restart at 09:20: caught up now", cronRule, rec(cronRule, friday, time.Time{}), true, at(9, 20), monday},
+		{"cron scheduled on Friday, restart at 10:00: the edge of catch_up", cronRule, rec(cronRule, friday, time.Time{}), true, at(10, 0), monday},
+		{"cron scheduled on Friday, restart at 10:01: too late", cronRule, rec(cronRule, friday, time.Time{}), true, at(10, 1), tuesday},
+		{"cron scheduled on Friday, restart at 15:00: too late", cronRule, rec(cronRule, friday, time.Time{}), true, at(15, 0), tuesday},
+		{"cron that ran at 09:00, restart at 09:20", cronRule, rec(cronRule, friday, monday), true, at(9, 20), tuesday},
+		{"cron that ran late at 09:20, restart at 09:30", cronRule, rec(cronRule, friday, at(9, 20)), true, at(9, 30), tuesday},
+		{"cron under another schedule counts as new", cronRule, store.RuleRun{Rule: "cron", Schedule: "cron 0 8 * * *", Since: friday}, true, at(9, 20), tuesday},
+		{"cron without catch_up, restart at 09:20", strict, rec(strict, friday, time.Time{}), true, at(9, 20), tuesday},
+		{"every never ran: now", every, store.RuleRun{}, false, at(9, 20), at(9, 20)},
+		{"every scheduled, never ran: now", every, rec(every, friday, time.Time{}), true, at(9, 20), at(9, 20)},
+		{"every ran 4 minutes ago: in 6", every, rec(every, friday, at(9, 16)), true, at(9, 20), at(9, 26)},
+		{"every ran an hour ago: now", every, rec(every, friday, at(8, 20)), true, at(9, 20), at(9, 20)},
+	} {
+		if got := NextRun(c.r, c.rec, c.ok, c.now); !got.Equal(c.want) {
+			t.Errorf("%s: NextRun = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// /ticket why and rules why say when each rule runs next, from the
+// rules' last runs in the store: the answer NextRun gives the scheduler and
+// the plan.
+func TestExplainSaysNextRuns(t *testing.T) {
+	y, err := os.ReadFile(filepath.Join("..", "rules.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := mustRules(t, string(y))
+	st := openStore(t, filepath.Join(t.TempDir(), "state.db"))
+	if err := st.SetRuleRuns(t.Context(),
+		store.RuleRun{Rule: "pending-reminder", Schedule: ScheduleKey(set.Rule("pending-reminder")), Since: friday},
+		store.RuleRun{Rule: "overdue-escalate", Schedule: ScheduleKey(set.Rule("overdue-escalate")), Since: friday, LastRun: monday.Add(18 * time.Minute)},
+	); err != nil {
+		t.Fatal(err)
+	}
+	tk := &sdclient.Ticket{ID: 7, Subject: "printer", Status: sdclient.StatusPending, CreatedAt: friday, UpdatedAt: friday}
+	for _, c := range []struct {
+		now  time.Time
+		want []string
+	}{
+		{friday.Add(time.Hour), []string{
+			"  pending-reminder: 2026-11-30T09:00:00Z, in 68h53m (cron 0 9 * * 1-5)\n",
+			"  page-urgent-unassigned: at the next cycle (every 1m)\n",
+		}},
+		{monday.Add(20 * time.Minute), []string{
+			"  pending-reminder: now, catching up its run of 2026-11-30T09:00:00Z (cron 0 9 * * 1-5, catch_up 1h)\n",
+			"  overdue-escalate: 2026-11-30T09:23:00Z, in 3m (every 5m)\n",
+			"  unassigned-15m: at the next cycle (every 1m)\n",
+		}},
+		{monday.Add(6 * time.Hour), []string{
+			"  pending-reminder: 2026-12-01T09:00:00Z, in 18h (cron 0 9 * * 1-5)\n",
+		}},
+	} {
+		ex := NewExplainer(nil, func() *rules.Set { return set }, nil, func() time.Time { return c.now }, ExplainRuns(st))
+		out, err := ex.ExplainTicket(t.Context(), tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, "\nNext runs:\n") || !strings.Contains(out, w) {
+				t.Errorf("at %v the explanation lacks %q:\n%s", c.now, w, out)
+			}
+		}
+	}
+}
+
+// A run that sees an incomplete mirror does not count as the run of its
+// time. Here the rule has been scheduled since Friday, but the mirror is
+// empty at 09:00 (a new state store, say): the 09:00 run sees a mirror
+// still being built (its first full sync runs in the background); the
+// cycle kicked when the sync finishes runs the rule on the whole mirror,
+// once, and the next ticks do not run it again.
+func TestCronRunOnIncompleteMirrorRunsAgain(t *testing.T) {
+	d := newExampleDesk(t)
+	set := mustRules(t, d.yaml)
+	if err := openStore(t, d.path).SetRuleRuns(t.Context(), store.RuleRun{Rule: "pending-reminder",
+		Schedule: ScheduleKey(set.Rule("pending-reminder")), Since: friday}); err != nil {
+		t.Fatal(err)
+	}
+	d.clk.Advance(monday.Sub(d.clk.Now()))
+	want := d.waiting(monday)
+	if len(want) == 0 {
+		t.Fatal("no ticket waits for a reminder on Monday 09:00")
+	}
+	p := d.start()
+	c := p.s.runCycle(t.Context(), scheduled)
+	if c.Sync == nil || c.Sync.Complete {
+		t.Fatalf("the first cycle's sync: %+v, want it incomplete (the first full sync runs in the background)", c.Sync)
+	}
+	if !slices.ContainsFunc(c.Jobs, func(r CycleResult) bool { return r.Job == "pending-reminder" }) {
+		t.Fatalf("the 09:00 cycle ran %+v, want pending-reminder among them", c.Jobs)
+	}
+	if n := len(d.replies()); n != 0 {
+		t.Fatalf("%d reminders from a run on an empty mirror", n)
+	}
+	p.s.inflight.Wait() // the full sync, and the cycle it kicks
+	d.checkReplies("after the first full sync", want)
+	p.until(monday.Add(2*time.Hour), 10*time.Minute)
+	p.cycle()
+	d.checkReplies("two hours later", want)
+	runs, err := p.s.runs.RuleRuns(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runs["pending-reminder"].LastRun; !got.Equal(monday) {
+		t.Errorf("pending-reminder's last run is %v, want Monday 09:00 (the kicked cycle's)", got)
+	}
+}
+
+// The example's morning digest (cron "0 8 * * 1-5") carries on across
+// restarts like the other time rules: nothing over the weekend, a restart
+// at 08:20 on Monday still posts the 08:00 digest, once, and a restart at
+// 08:45 posts nothing more that day.
+func TestExampleDigestCarriesOn(t *testing.T) {
+	d := newExampleDesk(t)
+	dn := &digestNotifier{recNotifier: &recNotifier{}}
+	d.notifier = dn
+	a := d.start()
+	a.until(monday.Add(-70*time.Minute), time.Hour) // stops at 07:50
+	if posts, _ := dn.runs(); len(posts) != 0 {
+		t.Fatalf("%d digests before Monday 08:00, want none", len(posts))
+	}
+	d.clk.Advance(monday.Add(-40 * time.Minute).Sub(d.clk.Now())) // 08:20
+	b := d.start()
+	b.until(monday.Add(-15*time.Minute), 5*time.Minute)
+	c := d.start() // 08:45
+	c.until(monday.Add(3*time.Hour), 15*time.Minute)
+	posts, _ := dn.runs()
+	if len(posts) != 1 || !posts[0].At.Equal(monday.Add(-40*time.Minute)) {
+		var at []time.Time
+		for _, p := range posts {
+			at = append(at, p.At)
+		}
+		t.Errorf("digests posted at %v, want one, at the 08:20 restart", at)
+	}
+}
