@@ -122,3 +122,30 @@ func TestStartupFailureIsJSONWithJSONLogs(t *testing.T) {
 		t.Fatal("the API key appears in the output")
 	}
 }
+
+// Issue 23, 9: a malformed variable is the only line start-up prints:
+// nothing is logged (no INFO about the embedded desk, no WARN about the
+// state it keeps) before every variable has been checked.
+func TestBadVariableIsTheOnlyLine(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"DESKBOT_STATE": "mysql://x/y"}, `deskbot: DESKBOT_STATE: open state store: unsupported scheme "mysql"`},
+		{map[string]string{"DESKBOT_STATE": filepath.Join(dir, "s.db") + "?_txlock=deferred"}, "deskbot: DESKBOT_STATE: open sqlite state store: DSN sets _txlock=deferred"},
+		{map[string]string{"DESKBOT_RULES": filepath.Join(dir, "none.yaml")}, "deskbot: DESKBOT_RULES: stat " + filepath.Join(dir, "none.yaml") + ": no such file or directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			p := start(t, tc.env)
+			if code := p.wait(60 * time.Second); code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			got := strings.TrimSpace(p.stderr.String())
+			if strings.Contains(got, "\n") || !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("stderr:\n%s\nwant one line starting %q", got, tc.want)
+			}
+		})
+	}
+}
