@@ -350,7 +350,7 @@ func (r *Router) cmdAssign(ctx context.Context, c *call) (Reply, error) {
 			return Reply{}, err
 		}
 		if a == nil {
-			return Reply{}, refuse("%s has no agent account on the desk, so tickets cannot be assigned to them: name an agent by e-mail (/assign %d someone@example.com)", email, c.p.ID)
+			return Reply{}, refuse("%s has no agent account on the desk, so tickets cannot be assigned to them: %s", email, seeAssignList)
 		}
 		agent = a
 	}
@@ -359,6 +359,10 @@ func (r *Router) cmdAssign(ctx context.Context, c *call) (Reply, error) {
 	}
 	return Reply{Text: fmt.Sprintf("Ticket #%d is assigned to %s.", c.p.ID, agent.Name())}, nil
 }
+
+// seeAssignList points whoever named someone deskbot cannot assign to at
+// the list of those it can.
+const seeAssignList = "/assign list shows whom tickets can be assigned to (/assign list WORD finds a name or e-mail)"
 
 // assigneeEmail reads a Slack mention (<@U123> or <@U123|name>), a mailto
 // link or a bare e-mail address.
@@ -382,12 +386,12 @@ func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (str
 			// either way an e-mail address names them.
 			r.log.Warn("assign: cannot resolve the person named", "user", id, "err", err)
 			if _, network := networkCause(err); network {
-				return "", refuse("could not look up <@%s> in the chat just now: name them by e-mail (/assign %d someone@example.com)", id, c.p.ID)
+				return "", refuse("could not look up <@%s> in the chat just now: name them by e-mail (/assign list shows the agents' e-mails)", id)
 			}
-			return "", refuse("that person has no agent account on the desk: name them by e-mail (/assign %d someone@example.com)", c.p.ID)
+			return "", refuse("that person has no agent account on the desk: %s", seeAssignList)
 		}
 		if email == "" {
-			return "", refuse("<@%s> has no e-mail address in their chat profile: name them by e-mail (/assign %d someone@example.com)", id, c.p.ID)
+			return "", refuse("<@%s> has no e-mail address in their chat profile: name them by e-mail (/assign list shows the agents' e-mails)", id)
 		}
 		return email, nil
 	case strings.HasPrefix(target, "<mailto:") && strings.HasSuffix(target, ">"):
