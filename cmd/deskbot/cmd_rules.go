@@ -260,6 +260,9 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer stopDesk()
+	// Which desk first, whatever comes next: a ticket the embedded
+	// simulator does not have is no mystery once this is said.
+	fmt.Fprint(e.stdout, whichDesk(cfg, client.BaseURL()))
 	// The ledger and the ticket mirror are in the state store; the ticket
 	// is read from the mirror when it holds it (and the desk is asked
 	// only when it does not).
@@ -278,9 +281,12 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
 	text, err := ex.Explain(ctx, id)
 	if err != nil {
+		if cfg.DeskURL == "" && errors.Is(err, sdclient.ErrNotFound) {
+			return fmt.Errorf("rules why: %w (the embedded simulator's desk, see the NOTE above: for another desk, such as one of deskbot sim, set DESKBOT_DESK_URL and DESKBOT_DESK_API_KEY)", err)
+		}
 		return fmt.Errorf("rules why: %w", err)
 	}
-	fmt.Fprint(e.stdout, whichDesk(cfg, client.BaseURL())+text)
+	fmt.Fprint(e.stdout, text)
 	return nil
 }
 

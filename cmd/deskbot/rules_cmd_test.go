@@ -344,4 +344,13 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 	if want := "Read from the desk: the mirror is not built yet.\n"; code != 0 || !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "Ticket #1 ") {
 		t.Errorf("embedded simulator: exit %d, want %q first\n%s\n%s", code, want, stdout, stderr)
 	}
+
+	// Issue 23, 5: a ticket the embedded simulator lacks (one of a demo
+	// running beside) still gets the note first, and the error says where
+	// it looked.
+	code, stdout, stderr = runRules(t, map[string]string{}, "rules", "why", file, "--ticket", "987654")
+	if note := "NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours;"; code != 1 || !strings.HasPrefix(stdout, note) ||
+		!strings.Contains(stderr, "(the embedded simulator's desk, see the NOTE above: for another desk, such as one of deskbot sim, set DESKBOT_DESK_URL and DESKBOT_DESK_API_KEY)") {
+		t.Errorf("missing ticket on the embedded simulator: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 }
