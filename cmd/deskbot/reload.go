@@ -191,6 +191,8 @@ type rulesLoader struct {
 	client *sdclient.Client
 	logger *slog.Logger
 	last   map[string]filter.Kind
+	// lastChoices are the desk's coded field choices read last.
+	lastChoices map[string][]sdclient.FieldChoice
 }
 
 func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error) {
@@ -206,7 +208,31 @@ func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error)
 	default:
 		l.logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
 	}
-	return rules.LoadFile(path, rules.WithCustomFields(custom))
+	return rules.LoadFile(path, append(l.codes(ctx), rules.WithCustomFields(custom))...)
+}
+
+// codes are the loader options with the desk's status, priority and source
+// codes, which queries are checked against (the last ones read, or the
+// built-in ones, when the desk cannot say).
+func (l *rulesLoader) codes(ctx context.Context) []rules.Option {
+	fctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
+	choices, err := l.client.CodedChoices(fctx)
+	cancel()
+	if err != nil {
+		l.logger.Warn("cannot read the desk's ticket statuses; queries are checked against the built-in ones", "err", err)
+		choices = l.lastChoices
+	}
+	l.lastChoices = choices
+	return fieldChoiceOptions(choices)
+}
+
+// fieldChoiceOptions turns the desk's coded choices into loader options.
+func fieldChoiceOptions(choices map[string][]sdclient.FieldChoice) []rules.Option {
+	var opts []rules.Option
+	for field, ch := range choices {
+		opts = append(opts, rules.WithFieldChoices(field, ch))
+	}
+	return opts
 }
 
 // rulesFile resolves DESKBOT_RULES: the named file, or rules.yaml if present.

@@ -354,3 +354,45 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 		t.Errorf("missing ticket on the embedded simulator: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+// Issue 23, 10: rules check refuses codes no ticket can have, takes a
+// desk's custom statuses with --status, and the commands that ask the
+// desk check against the desk's own statuses.
+func TestRulesCheckRefusesUnknownCodes(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	src := "version: 1\nrules:\n  - name: vendor\n    query: \"priority:9 AND status:6\"\n    actions: [{note: \"waiting\"}]\n"
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runRules(t, map[string]string{}, "rules", "check", file)
+	for _, want := range []string{
+		file + `:4:13: rule "vendor": query: priority:9: no ticket has priority 9; the known priorities are 1 (Low), 2 (Medium), 3 (High), 4 (Urgent)`,
+		file + `:4:28: rule "vendor": query: status:6: no ticket has status 6; the known statuses are 2 (Open), 3 (Pending), 4 (Resolved), 5 (Closed); a custom status of your desk: rules check --status 6:NAME`,
+	} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("check: exit %d, stdout %q\nstderr:\n%s\nwant %q", code, stdout, stderr, want)
+		}
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(src, "priority:9", "priority:4", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runRules(t, map[string]string{}, "rules", "check", file, "--status", "6:Awaiting vendor"); code != 0 || !strings.Contains(stdout, "ok, 1 rule") {
+		t.Errorf("check --status 6:Awaiting vendor: exit %d, %q %q", code, stdout, stderr)
+	}
+
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	sim.Desk.AddStatus(6, "Awaiting vendor")
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Vendor late", Priority: 4, Status: 6})
+	desk := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey}
+	if code, stdout, stderr := runRules(t, desk, "rules", "why", file, "--ticket", fmt.Sprint(tk.ID)); code != 0 || !strings.Contains(stdout, fmt.Sprintf("rule vendor on ticket #%d: FIRES", tk.ID)) {
+		t.Errorf("rules why against a desk with status 6: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(src, "priority:9 AND status:6", "status:7", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runRules(t, desk, "rules", "why", file, "--ticket", fmt.Sprint(tk.ID)); code != 1 ||
+		!strings.Contains(stderr, "status:7: no ticket has status 7; the desk's statuses are 2 (Open), 3 (Pending), 4 (Resolved), 5 (Closed), 6 (Awaiting vendor)") {
+		t.Errorf("rules why, status 7 on a desk without it: exit %d\n%s", code, stderr)
+	}
+}
