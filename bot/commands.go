@@ -70,7 +70,7 @@ func commandTable() []*command {
 		{name: "ticket priority", args: []argSpec{argN, prioArg}, summary: "set the priority", verb: "change the priority of N", agentOnly: true, brief: true, run: (*Router).cmdPriority},
 		{name: "ticket close", args: []argSpec{argN}, summary: "close a ticket", verb: "close N", agentOnly: true, brief: true, run: (*Router).cmdClose},
 		{name: "ticket resolve", args: []argSpec{argN}, summary: "resolve a ticket", verb: "resolve N", agentOnly: true, brief: true, run: (*Router).cmdResolve},
-		{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces, e.g. priority:4 AND agent_id:0", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
+		{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces by field (priority:4 AND agent_id:0) or by plain words in subject and description (printer jam); add page N for more", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
 		{name: "ticket mine", args: []argSpec{argPageN}, summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
 		{name: "ticket unassigned", args: []argSpec{argPageN}, summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
 		{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, mirrored: true, run: (*Router).cmdWhy},
