@@ -53,7 +53,7 @@ type funcDoc struct {
 }
 
 var funcDocs = []funcDoc{
-	{"now() time", "the cycle's clock (the `--now` of `rules test`), in UTC", `now() - ticket.created_at > duration("15m")`},
+	{"now() time", "the cycle's clock (the `--now` of `rules test`), in UTC; in a text, the time its action is performed (a note after a page says when the page went out)", `now() - ticket.created_at > duration("15m")`},
 	{"duration(s string) duration", "a duration such as `90s`, `15m`, `2h30m` (a constant is checked when the file loads)", `duration("2h30m")`},
 	{"is_open(status int) bool", "whether a status counts as open (custom open statuses included)", `is_open(ticket.status)`},
 	{"has_due(ticket) bool", "whether the ticket has a due date", `has_due(ticket) && ticket.due_by < now()`},
