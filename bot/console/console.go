@@ -333,7 +333,9 @@ func (c *Console) caller() chat.Caller {
 func (c *Console) printf(format string, a ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fmt.Fprintf(c.out, format, a...)
+	// Whatever an answer, card or page quotes from the desk, deskbot's
+	// marks on its own notes stay out of the terminal.
+	fmt.Fprint(c.out, chat.StripMarks(fmt.Sprintf(format, a...)))
 }
 
 // Alert prints the alert as a text card.
