@@ -601,7 +601,7 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 		}
 		ts, n, err := r.searchScoped(ctx, sq, ws, ac, want)
 		if err != nil {
-			return Reply{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
+			return Reply{}, fmt.Errorf("filter tickets in %s: %w", r.workspaceName(ctx, ws), err)
 		}
 		all = append(all, ts...)
 		total += n

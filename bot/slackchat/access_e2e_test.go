@@ -756,7 +756,7 @@ func TestMirrorAnswersWithoutTheDesk(t *testing.T) {
 		if ids, want := listed(got), []int64{id["hardware"], id["network"], id["hr"]}; !slices.Equal(ids, want) {
 			t.Errorf("listed %v, want %v:\n%s", ids, want, got)
 		}
-		if note := fromMirror + "; read from the desk for workspace 3: deskbot does not mirror it"; !strings.Contains(got, note) {
+		if note := fromMirror + "; read from the desk for workspace HR: deskbot does not mirror it"; !strings.Contains(got, note) {
 			t.Errorf("answer lacks %q:\n%s", note, got)
 		}
 		reqs := ticketRequests(e.sim)
