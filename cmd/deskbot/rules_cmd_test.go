@@ -396,3 +396,40 @@ func TestRulesCheckRefusesUnknownCodes(t *testing.T) {
 		t.Errorf("rules why, status 7 on a desk without it: exit %d\n%s", code, stderr)
 	}
 }
+
+// Issue 23, 12: digest rules show in rules test, rules plan and rules why:
+// when each runs next and what it would post (or, for one ticket, whether
+// the digest counts it).
+func TestDigestsInTestPlanAndWhy(t *testing.T) {
+	example, err := filepath.Abs("../../rules.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tickets, err := filepath.Abs("../../rules/testdata/tickets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runRules(t, map[string]string{}, "rules", "test", example, "--tickets", tickets, "--now", "2025-03-10T10:00:00Z")
+	for _, want := range []string{
+		"\ndigest morning-digest (cron 0 8 * * 1-5): next run 2025-03-11T08:00:00Z, it would post to #it-desk:\n  Desk digest (morning-digest), Tue 11 Mar 08:00 UTC\n  8 open: Open 5, Pending 2, status 6 1\n",
+		"\n  Unassigned: 3, oldest first\n  • #107 Payroll system unreachable — opened 24h30m ago\n",
+	} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("rules test: exit %d, lacks %q\n%s\n%s", code, want, stdout, stderr)
+		}
+	}
+
+	code, stdout, stderr = runRules(t, map[string]string{}, "rules", "plan", example)
+	if code != 0 || !strings.Contains(stdout, "\ndigest morning-digest (cron 0 8 * * 1-5): next run ") || !strings.Contains(stdout, ", it would post to #it-desk:\n  Desk digest (morning-digest), ") {
+		t.Errorf("rules plan: exit %d, no digest\n%s\n%s", code, stdout, stderr)
+	}
+
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN down", Priority: 2})
+	desk := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey}
+	code, stdout, stderr = runRules(t, desk, "rules", "why", example, "--ticket", fmt.Sprint(tk.ID))
+	if want := "\nDigests:\n  digest morning-digest (to #it-desk): counted among its open tickets, listed under the unassigned (each list shows its first 5); next run "; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("rules why: exit %d, lacks %q\n%s\n%s", code, want, stdout, stderr)
+	}
+}
