@@ -435,7 +435,7 @@ func (r *Router) cmdSearch(ctx context.Context, c *call) (Reply, error) {
 		return Reply{}, refuse("bad filter expression: %v. %s", err, filterHint)
 	}
 	return r.list(ctx, c, q, "Tickets matching "+typed, listOpts{page: page, more: "/ticket search " + typed,
-		narrow: "narrow the search, e.g. /ticket search " + typed + " AND priority:4"})
+		narrow: "narrow the search with another term, e.g. /ticket search " + typed + " AND group_id:N"})
 }
 
 // filterHint explains the desk's filter syntax to someone who typed

@@ -49,7 +49,7 @@ func TestListsPageWhatTheyCount(t *testing.T) {
 		{"search priority:2 page 2", "/ticket", 10, []string{"Tickets matching priority:2: 45", "showing 11–20 of 45; next: /ticket search priority:2 page 3"}, nil},
 		// The desk answers a search with one page of 30: page 3 is its
 		// last, and says how to see the others rather than offer page 4.
-		{"search priority:2 page 3", "/ticket", 10, []string{"showing 21–30 of 45; the desk answers with its first 30 only: to see the others, narrow the search, e.g. /ticket search priority:2 AND priority:4"}, []string{"page 4"}},
+		{"search priority:2 page 3", "/ticket", 10, []string{"showing 21–30 of 45; the desk answers with its first 30 only: to see the others, narrow the search with another term, e.g. /ticket search priority:2 AND group_id:N"}, []string{"page 4"}},
 		{"list page 2", "/assign", 8, []string{"Agents to assign to: 23", "showing 16–23 of 23"}, []string{"next:"}},
 		{"list", "/assign", 15, []string{"showing 1–15 of 23; next: /assign list page 2"}, nil},
 		{"list zed page 2", "/assign", 5, []string{"Agents to assign to matching zed: 20", "showing 16–20 of 20"}, nil},
