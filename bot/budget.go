@@ -188,6 +188,11 @@ func (d *meteredDesk) Agents(ctx context.Context, limit int) ([]*sdclient.Agent,
 	return al.Agents(ctx, limit)
 }
 
+// Workspaces implements WorkspaceLister when the desk does.
+func (d *meteredDesk) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
+	return meteredOptional(ctx, d, errNoWorkspaces, func(w WorkspaceLister) ([]*sdclient.Workspace, error) { return w.Workspaces(ctx) })
+}
+
 func (d *meteredDesk) Me(ctx context.Context) (*sdclient.Agent, error) {
 	d.spend(ctx, creditsRequest)
 	return d.Desk.Me(ctx)

@@ -80,7 +80,7 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 		case cv.Incoming:
 			kind = "from requester"
 		}
-		body := strings.Join(strings.Fields(cv.BodyText), " ")
+		body := strings.Join(strings.Fields(chat.StripMarks(cv.BodyText)), " ")
 		c.Lines = append(c.Lines, fmt.Sprintf("%s · %s: %s", cv.CreatedAt.UTC().Format("2006-01-02 15:04"), kind, chat.Truncate(body, 200)))
 	}
 	c.Notes = []string{fmt.Sprintf("created %s · updated %s", t.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), t.UpdatedAt.UTC().Format("2006-01-02 15:04 UTC"))}
@@ -98,7 +98,7 @@ func descriptionText(t *sdclient.Ticket) string {
 	if strings.TrimSpace(d) == "" && t.Description != "" {
 		d = html.UnescapeString(htmlTag.ReplaceAllString(strings.NewReplacer("<br>", "\n", "</p>", "\n", "</div>", "\n").Replace(t.Description), " "))
 	}
-	return strings.Join(strings.Fields(d), " ")
+	return strings.Join(strings.Fields(chat.StripMarks(d)), " ")
 }
 
 var htmlTag = regexp.MustCompile(`<[^>]*>`)

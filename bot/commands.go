@@ -47,6 +47,7 @@ func (c *command) usage() string {
 
 var (
 	argN       = argSpec{argID, "N"}
+	argPageN   = argSpec{argPage, "page N"}
 	argNote    = argSpec{argText, "text"}
 	statusArg  = argSpec{argText, "open|pending|resolved|closed|<status name or id>"}
 	prioArg    = argSpec{argText, "low|medium|high|urgent|1-4"}
@@ -69,12 +70,12 @@ func commandTable() []*command {
 		{name: "ticket priority", args: []argSpec{argN, prioArg}, summary: "set the priority", verb: "change the priority of N", agentOnly: true, brief: true, run: (*Router).cmdPriority},
 		{name: "ticket close", args: []argSpec{argN}, summary: "close a ticket", verb: "close N", agentOnly: true, brief: true, run: (*Router).cmdClose},
 		{name: "ticket resolve", args: []argSpec{argN}, summary: "resolve a ticket", verb: "resolve N", agentOnly: true, brief: true, run: (*Router).cmdResolve},
-		{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces, e.g. priority:4 AND agent_id:0", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
-		{name: "ticket mine", summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
-		{name: "ticket unassigned", summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
+		{name: "ticket search", args: []argSpec{filterArg}, summary: "search your workspaces by field (priority:4 AND agent_id:0) or by plain words in subject and description (printer jam); add page N for more", verb: "search tickets", agentOnly: true, run: (*Router).cmdSearch},
+		{name: "ticket mine", args: []argSpec{argPageN}, summary: "your open tickets", verb: "list your tickets", agentOnly: true, run: (*Router).cmdMine},
+		{name: "ticket unassigned", args: []argSpec{argPageN}, summary: "open tickets nobody owns", verb: "list unassigned tickets", agentOnly: true, run: (*Router).cmdUnassigned},
 		{name: "ticket why", args: []argSpec{argN}, summary: "which rules act on a ticket, and why", verb: "explain N", agentOnly: true, brief: true, mirrored: true, run: (*Router).cmdWhy},
 		{name: "ticket help", summary: "this list", verb: "show help", run: (*Router).cmdHelp},
-		{name: "ticket agents", args: []argSpec{{argOptText, "words"}}, summary: "agents (name, e-mail) and groups to assign to, e.g. /ticket agents alice; also /assign list [words]", verb: "list agents", agentOnly: true, run: (*Router).cmdAgents},
+		{name: "ticket agents", args: []argSpec{{argOptText, "words"}}, summary: "agents (name, e-mail) and groups to assign to, e.g. /ticket agents alice; also /assign list [words] [page N]", verb: "list agents", agentOnly: true, run: (*Router).cmdAgents},
 		{name: "assign", args: []argSpec{argN, assigneeAr}, summary: "assign a ticket to an agent (see /assign list)", verb: "assign N", agentOnly: true, brief: true, run: (*Router).cmdAssign},
 		{name: "oncall", summary: "who is on call now and next, per schedule", verb: "show who is on call", run: (*Router).cmdOnCall},
 		{name: "oncall ack", args: []argSpec{argN}, summary: "acknowledge the on-call page of a ticket (stops the escalation)", verb: "acknowledge the page of N", brief: true, run: (*Router).cmdOnCallAck},
@@ -108,7 +109,7 @@ func checkTable(table []*command) error {
 		}
 		seen[c.name] = true
 		for i, a := range c.args {
-			if a.kind != argID && i != len(c.args)-1 {
+			if a.kind != argID && a.kind != argPage && i != len(c.args)-1 {
 				return fmt.Errorf("bot: command %q: text argument %q must be last", c.name, a.name)
 			}
 		}
@@ -349,7 +350,7 @@ func (r *Router) cmdAssign(ctx context.Context, c *call) (Reply, error) {
 			return Reply{}, err
 		}
 		if a == nil {
-			return Reply{}, refuse("%s has no agent account on the desk, so tickets cannot be assigned to them: name an agent by e-mail (/assign %d someone@example.com)", email, c.p.ID)
+			return Reply{}, refuse("%s has no agent account on the desk, so tickets cannot be assigned to them: %s", email, seeAssignList)
 		}
 		agent = a
 	}
@@ -358,6 +359,10 @@ func (r *Router) cmdAssign(ctx context.Context, c *call) (Reply, error) {
 	}
 	return Reply{Text: fmt.Sprintf("Ticket #%d is assigned to %s.", c.p.ID, agent.Name())}, nil
 }
+
+// seeAssignList points whoever named someone deskbot cannot assign to at
+// the list of those it can.
+const seeAssignList = "/assign list shows whom tickets can be assigned to (/assign list WORD finds a name or e-mail)"
 
 // assigneeEmail reads a Slack mention (<@U123> or <@U123|name>), a mailto
 // link or a bare e-mail address.
@@ -381,12 +386,12 @@ func (r *Router) assigneeEmail(ctx context.Context, c *call, target string) (str
 			// either way an e-mail address names them.
 			r.log.Warn("assign: cannot resolve the person named", "user", id, "err", err)
 			if _, network := networkCause(err); network {
-				return "", refuse("could not look up <@%s> in the chat just now: name them by e-mail (/assign %d someone@example.com)", id, c.p.ID)
+				return "", refuse("could not look up <@%s> in the chat just now: name them by e-mail (/assign list shows the agents' e-mails)", id)
 			}
-			return "", refuse("that person has no agent account on the desk: name them by e-mail (/assign %d someone@example.com)", c.p.ID)
+			return "", refuse("that person has no agent account on the desk: %s", seeAssignList)
 		}
 		if email == "" {
-			return "", refuse("<@%s> has no e-mail address in their chat profile: name them by e-mail (/assign %d someone@example.com)", id, c.p.ID)
+			return "", refuse("<@%s> has no e-mail address in their chat profile: name them by e-mail (/assign list shows the agents' e-mails)", id)
 		}
 		return email, nil
 	case strings.HasPrefix(target, "<mailto:") && strings.HasSuffix(target, ">"):
@@ -418,7 +423,7 @@ func (r *Router) cmdWhy(ctx context.Context, c *call) (Reply, error) {
 }
 
 func (r *Router) cmdSearch(ctx context.Context, c *call) (Reply, error) {
-	typed, page, err := cutPage(strings.TrimSpace(c.p.Text))
+	typed, page, err := cutPage(strings.TrimSpace(c.p.Text), maxPage, "10 tickets each")
 	if err != nil {
 		return Reply{}, err
 	}
@@ -429,7 +434,8 @@ func (r *Router) cmdSearch(ctx context.Context, c *call) (Reply, error) {
 	if err != nil {
 		return Reply{}, refuse("bad filter expression: %v. %s", err, filterHint)
 	}
-	return r.list(ctx, c, q, "Tickets matching "+typed, listOpts{page: page, more: "/ticket search " + typed})
+	return r.list(ctx, c, q, "Tickets matching "+typed, listOpts{page: page, more: "/ticket search " + typed,
+		narrow: "narrow the search with another term, e.g. /ticket search " + typed + " AND group_id:N"})
 }
 
 // filterHint explains the desk's filter syntax to someone who typed
@@ -452,15 +458,16 @@ const maxPage = 10
 
 var pageSuffix = regexp.MustCompile(`(?i)\s+page\s+(\S+)\s*$`)
 
-// cutPage takes "page N" off the end of a search.
-func cutPage(s string) (string, int, error) {
+// cutPage takes "page N" (1 to last) off the end of a search; each says
+// how large a page is.
+func cutPage(s string, last int, each string) (string, int, error) {
 	m := pageSuffix.FindStringSubmatchIndex(s)
 	if m == nil {
 		return s, 1, nil
 	}
 	n, err := strconv.Atoi(s[m[2]:m[3]])
-	if err != nil || n < 1 || n > maxPage {
-		return "", 0, refuse("%q is not a page number: pages are 1 to %d (10 tickets each)", s[m[2]:m[3]], maxPage)
+	if err != nil || n < 1 || n > last {
+		return "", 0, refuse("%q is not a page number: pages are 1 to %d (%s)", s[m[2]:m[3]], last, each)
 	}
 	return strings.TrimSpace(s[:m[0]]), n, nil
 }
@@ -498,21 +505,26 @@ func (r *Router) searchWords(ctx context.Context, c *call, typed string, words [
 		}
 		return true
 	}
-	return r.list(ctx, c, "", "Open tickets with "+typed+" in subject or description", listOpts{page: page, mirrored: match, mirrorOnly: true, more: "/ticket search " + typed})
+	return r.list(ctx, c, "", "Open tickets with "+typed+" in subject or description", listOpts{page: page, mirrored: match, mirrorOnly: true, more: "/ticket search " + typed,
+		narrow: "add a word to the search"})
 }
 
 func (r *Router) cmdMine(ctx context.Context, c *call) (Reply, error) {
 	q := fmt.Sprintf("agent_id:%d AND %s", c.agent.ID, openClause(r.statusChoices(ctx)))
-	return r.list(ctx, c, q, "Your open tickets", listOpts{mirrored: func(t *sdclient.Ticket) bool {
-		return sdclient.IsOpenStatus(t.Status) && t.ResponderID != nil && *t.ResponderID == c.agent.ID
-	}})
+	return r.list(ctx, c, q, "Your open tickets", listOpts{page: c.p.Page, more: "/ticket mine",
+		narrow: fmt.Sprintf("narrow them with a search, e.g. /ticket search agent_id:%d AND status:open AND priority:4", c.agent.ID),
+		mirrored: func(t *sdclient.Ticket) bool {
+			return sdclient.IsOpenStatus(t.Status) && t.ResponderID != nil && *t.ResponderID == c.agent.ID
+		}})
 }
 
 func (r *Router) cmdUnassigned(ctx context.Context, c *call) (Reply, error) {
 	q := "agent_id:0 AND " + openClause(r.statusChoices(ctx))
-	return r.list(ctx, c, q, "Open unassigned tickets", listOpts{mirrored: func(t *sdclient.Ticket) bool {
-		return sdclient.IsOpenStatus(t.Status) && (t.ResponderID == nil || *t.ResponderID == 0)
-	}})
+	return r.list(ctx, c, q, "Open unassigned tickets", listOpts{page: c.p.Page, more: "/ticket unassigned",
+		narrow: "narrow them with a search, e.g. /ticket search agent_id:0 AND status:open AND priority:4",
+		mirrored: func(t *sdclient.Ticket) bool {
+			return sdclient.IsOpenStatus(t.Status) && (t.ResponderID == nil || *t.ResponderID == 0)
+		}})
 }
 
 // maxQuery is the desk's limit on a filter query.
@@ -543,13 +555,18 @@ type listOpts struct {
 	mirrorOnly bool
 	page       int    // 1-based page of listLimit tickets; 0 is 1
 	more       string // the command that asks for more, without "page N"
+	// narrow says how to see tickets past the ones the desk answers with.
+	narrow string
 }
 
 // list runs q in each of the caller's workspaces and renders one page of
 // the result.
 func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts) (Reply, error) {
 	page := max(o.page, 1)
-	want := page * listLimit // tickets to read from each workspace
+	// Tickets to read from each workspace: this page and the next, so the
+	// answer offers a next page only when it can be shown. (One desk page
+	// is read either way.)
+	want := (page + 1) * listLimit
 	if len(q) > maxQuery {
 		return Reply{}, refuse("the filter expression is %d characters long; the desk accepts at most %d", len(q), maxQuery)
 	}
@@ -584,12 +601,12 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 		}
 		ts, n, err := r.searchScoped(ctx, sq, ws, ac, want)
 		if err != nil {
-			return Reply{}, fmt.Errorf("filter tickets in workspace %d: %w", ws, err)
+			return Reply{}, fmt.Errorf("filter tickets in %s: %w", r.workspaceName(ctx, ws), err)
 		}
 		all = append(all, ts...)
 		total += n
 	}
-	card, err := r.listCard(ctx, c, all, total, title, page, o.more)
+	card, err := r.listCard(ctx, c, all, total, title, page, o)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -642,14 +659,15 @@ func (r *Router) deskScope(ac access, q string, workspaces []int64, fromMirror m
 }
 
 // listCard renders page of the tickets found (total in all), or refuses
-// a page past the end.
-func (r *Router) listCard(ctx context.Context, c *call, all []*sdclient.Ticket, total int, title string, page int, more string) (*Card, error) {
+// a page past the end. all holds the tickets up to the next page's, when
+// the desk answered with them.
+func (r *Router) listCard(ctx context.Context, c *call, all []*sdclient.Ticket, total int, title string, page int, o listOpts) (*Card, error) {
 	choices := r.statusChoices(ctx)
 	card := &Card{Title: fmt.Sprintf("%s: %d", title, total)}
 	from := (page - 1) * listLimit
 	if from >= len(all) && page > 1 {
 		if from < total {
-			return nil, refuse("the desk answers a search with its first %d tickets only, so page %d cannot be shown; narrow the search", len(all), page)
+			return nil, refuse("the desk answers with its first %d tickets only, so page %d cannot be shown; to see the others, %s", len(all), page, o.narrow)
 		}
 		return nil, refuse("%s: %d, so there is no page %d", title, total, page)
 	}
@@ -666,9 +684,16 @@ func (r *Router) listCard(ctx context.Context, c *call, all []*sdclient.Ticket, 
 		card.Lines = append(card.Lines, line)
 	}
 	if total > len(card.Lines) {
-		note := fmt.Sprintf("showing %d–%d of %d", from+1, from+len(card.Lines), total)
-		if from+len(card.Lines) < total && more != "" && page < maxPage {
-			note += fmt.Sprintf("; next: %s page %d", more, page+1)
+		end := from + len(card.Lines)
+		note := fmt.Sprintf("showing %d–%d of %d", from+1, end, total)
+		switch {
+		case end >= total || o.more == "":
+		case len(all) > end && page < maxPage:
+			note += fmt.Sprintf("; next: %s page %d", o.more, page+1)
+		case len(all) > end:
+			note += fmt.Sprintf("; pages stop at %d: to see the others, %s", maxPage, o.narrow)
+		default:
+			note += fmt.Sprintf("; the desk answers with its first %d only: to see the others, %s", len(all), o.narrow)
 		}
 		card.Notes = append(card.Notes, note)
 	}
@@ -886,7 +911,11 @@ const (
 // and the groups, whose name (or e-mail) holds every word typed: whom
 // /assign can name. The list is cached like the groups (ten minutes).
 func (r *Router) cmdAgents(ctx context.Context, c *call) (Reply, error) {
-	words := strings.Fields(strings.ToLower(c.p.Text))
+	typed, page, err := cutPage(" "+c.p.Text, (maxAgentsRead+maxAgentsShown-1)/maxAgentsShown, fmt.Sprintf("%d agents each", maxAgentsShown))
+	if err != nil {
+		return Reply{}, err
+	}
+	words := strings.Fields(strings.ToLower(typed))
 	has := func(s string) bool {
 		s = strings.ToLower(s)
 		for _, w := range words {
@@ -917,12 +946,20 @@ func (r *Router) cmdAgents(ctx context.Context, c *call) (Reply, error) {
 		title += " matching " + strings.Join(words, " ")
 	}
 	card := &Card{Title: fmt.Sprintf("%s: %d", title, len(match))}
-	for i, a := range match {
-		if i == maxAgentsShown {
-			card.Notes = append(card.Notes, fmt.Sprintf("%d more: add a word of the name or e-mail to narrow, e.g. /assign list smith", len(match)-maxAgentsShown))
-			break
-		}
+	from := (page - 1) * maxAgentsShown
+	if from >= len(match) && page > 1 {
+		return Reply{}, refuse("%s: %d, so there is no page %d", title, len(match), page)
+	}
+	shown := match[min(from, len(match)):min(from+maxAgentsShown, len(match))]
+	for _, a := range shown {
 		card.Lines = append(card.Lines, fmt.Sprintf("%s — %s", a.Name(), a.Email))
+	}
+	if len(shown) < len(match) {
+		note := fmt.Sprintf("showing %d–%d of %d", from+1, from+len(shown), len(match))
+		if from+len(shown) < len(match) {
+			note += fmt.Sprintf("; next: %s page %d", strings.Join(append([]string{"/assign list"}, words...), " "), page+1)
+		}
+		card.Notes = append(card.Notes, note+"; or add a word of the name or e-mail to narrow, e.g. /assign list smith")
 	}
 	if len(match) == 0 {
 		card.Lines = []string{"no agent found"}

@@ -64,6 +64,12 @@ type AgentLister interface {
 	Agents(ctx context.Context, limit int) (agents []*sdclient.Agent, more bool, err error)
 }
 
+// WorkspaceLister is an optional Desk method: the account's workspaces,
+// so that answers name a workspace rather than give its id.
+type WorkspaceLister interface {
+	Workspaces(ctx context.Context) ([]*sdclient.Workspace, error)
+}
+
 // Explainer says why the rules did or did not act on a ticket the command
 // has just read; the rules engine implements it. A nil Explainer means no
 // rules are loaded.

@@ -117,6 +117,18 @@ func (a *DeskAdapter) Requester(ctx context.Context, id int64) (*sdclient.Ticket
 	return &sdclient.TicketRequester{ID: ag.ID, Name: ag.Name(), Email: ag.Email}, nil
 }
 
+// Workspaces implements WorkspaceLister (GET /workspaces).
+func (a *DeskAdapter) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
+	var out []*sdclient.Workspace
+	for w, err := range a.c.Workspaces.ListAll(ctx, &sdclient.ListOptions{PerPage: 100}) {
+		if err != nil {
+			return nil, fmt.Errorf("list workspaces: %w", err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
 // Agents implements AgentLister (GET /agents?per_page=100, page by page,
 // up to limit agents).
 func (a *DeskAdapter) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {

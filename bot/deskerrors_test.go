@@ -152,16 +152,17 @@ func TestOwnBudgetSpentAnswer(t *testing.T) {
 	}
 }
 
-// /assign with a mention the chat cannot resolve to a person of the desk
-// says to name them by e-mail (the console knows only its own user).
+// /assign with a mention the chat cannot resolve to a person of the desk,
+// or an e-mail of no agent, points to the list of whom it can assign to
+// (issue 23, 3), not back to what was typed.
 func TestAssignUnknownPersonAnswer(t *testing.T) {
 	d, id := newTroubledDesk(t)
 	r := deskRouter(t, d.url, nil)
 	n := itoa(id)
 	wantAnswer(t, handle(r, "UALICE", "/assign", n+" <@U123>"),
-		"that person has no agent account on the desk: name them by e-mail (/assign "+n+" someone@example.com)")
-	wantAnswer(t, handle(r, "UALICE", "/assign", n+" carol@example.com"),
-		"carol@example.com has no agent account on the desk, so tickets cannot be assigned to them: name an agent by e-mail (/assign "+n+" someone@example.com)")
+		"that person has no agent account on the desk: /assign list shows whom tickets can be assigned to (/assign list WORD finds a name or e-mail)")
+	wantAnswer(t, handle(r, "UALICE", "/assign", n+" nobody@example.com"),
+		"nobody@example.com has no agent account on the desk, so tickets cannot be assigned to them: /assign list shows whom tickets can be assigned to (/assign list WORD finds a name or e-mail)")
 }
 
 // A true bug still says so, and only then.

@@ -185,7 +185,7 @@ func (r *Router) homeOnCall(ctx context.Context, caller chat.Caller, now time.Ti
 		return "", ""
 	}
 	st := r.oncall.WhoIsOnCall(now)
-	text = oncall.RenderStatus(st)
+	text = oncall.RenderStatusWith(st, func(member string) string { return r.memberName(ctx, caller, member) })
 	if m, ok := caller.Users.(Mentioner); ok && len(st) > 0 {
 		markup = oncall.RenderStatusWith(st, func(member string) string { return m.MentionMember(ctx, member) })
 	}

@@ -210,7 +210,7 @@ func (r *Router) mirrorLists(ctx context.Context, workspaces []int64) (map[int64
 			continue
 		}
 		if len(workspaces) > 1 {
-			why = fmt.Sprintf("%s: %s", workspaceName(ws), why)
+			why = fmt.Sprintf("%s: %s", r.workspaceName(ctx, ws), why)
 		}
 		desk = append(desk, why)
 	}
@@ -224,13 +224,6 @@ func (r *Router) mirrorLists(ctx context.Context, workspaces []int64) (map[int64
 		note = fmt.Sprintf("from deskbot's mirror, %s; read from the desk for %s", store.MirrorAsOf(oldest, now), joinReasons(desk))
 	}
 	return use, note
-}
-
-func workspaceName(ws int64) string {
-	if ws == 0 {
-		return "the default workspace"
-	}
-	return fmt.Sprintf("workspace %d", ws)
 }
 
 func joinReasons(rs []string) string { return strings.Join(rs, "; ") }

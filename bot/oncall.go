@@ -338,7 +338,7 @@ func (r *Router) cmdOnCall(ctx context.Context, c *call) (Reply, error) {
 		return Reply{Text: "on-call is not configured (no oncall: section in the rules file)"}, nil
 	}
 	st := r.oncall.WhoIsOnCall(r.now())
-	resp := Reply{Text: oncall.RenderStatus(st)}
+	resp := Reply{Text: oncall.RenderStatusWith(st, func(member string) string { return r.memberName(ctx, c.caller, member) })}
 	if m, ok := c.caller.Users.(Mentioner); ok && len(st) > 0 {
 		resp.Markup = oncall.RenderStatusWith(st, func(member string) string { return m.MentionMember(ctx, member) })
 	}

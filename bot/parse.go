@@ -18,6 +18,7 @@ const (
 	argID      argKind = iota // a ticket number, N or #N
 	argText                   // the rest of the line, required
 	argOptText                // the rest of the line, optional
+	argPage                   // an optional "page N" at the end
 )
 
 // argSpec names one argument for the usage line.
@@ -27,7 +28,7 @@ type argSpec struct {
 }
 
 func (a argSpec) usage() string {
-	if a.kind == argOptText {
+	if a.kind == argOptText || a.kind == argPage {
 		return "[" + a.name + "]"
 	}
 	return a.name
@@ -42,6 +43,8 @@ type ParsedCommand struct {
 	ID int64
 	// Text is the free text after the fixed arguments, trimmed.
 	Text string
+	// Page is the page asked for with "page N" (0: none asked, the first).
+	Page int
 }
 
 // UsageError says that a command line does not fit its usage; the message
@@ -125,6 +128,14 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 			p.Text, rest = rest, ""
 		case argOptText:
 			p.Text, rest = rest, ""
+		case argPage:
+			if w, r := splitWord(rest); strings.EqualFold(w, "page") {
+				n, err := strconv.Atoi(r)
+				if err != nil || n < 1 || n > maxPage {
+					return fail("%q is not a page number: pages are 1 to %d", r, maxPage)
+				}
+				p.Page, rest = n, ""
+			}
 		}
 	}
 	if rest != "" {

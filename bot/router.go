@@ -48,6 +48,7 @@ type Router struct {
 	statusLookups flight.Group[[]sdclient.FieldChoice]
 	groups        cached[[]*sdclient.Group]
 	agentsList    cached[agentPage]
+	workspaces    cached[map[int64]string] // names by id
 	homes         homeCache                // home.go
 	requesterIDs  map[string]cached[int64] // by lower-case e-mail; 0: none
 }
@@ -551,6 +552,11 @@ func (r *Router) agentName(ctx context.Context, id int64) string {
 		return err
 	})
 	if err != nil {
+		// The desk is down or slow: a name deskbot knew, however old, is
+		// better than an id.
+		if name := r.knownAgentName(id); name != "" {
+			return name
+		}
 		return fmt.Sprintf("agent #%d", id)
 	}
 	keepIn(r, r.names, id, a.Name(), now)

@@ -153,7 +153,8 @@ func TestSearchFilterPages(t *testing.T) {
 }
 
 // An agent of two workspaces, one of which deskbot does not mirror: the
-// words are searched where the mirror can, and the answer names the other.
+// words are searched where the mirror can, and the answer names the other
+// (issue 23, 6: by its name, not its id).
 func TestSearchPlainWordsPartlyMirrored(t *testing.T) {
 	sim, desk, m := wordsDesk(t)
 	other := sim.Desk.AddWorkspace(sdsim.Workspace{Name: "HR"})
@@ -163,7 +164,8 @@ func TestSearchPlainWordsPartlyMirrored(t *testing.T) {
 	if resp.Failed || resp.Card == nil || !strings.HasSuffix(resp.Card.Title, ": 23") {
 		t.Fatalf("answer %+v", resp)
 	}
-	if want := fmt.Sprintf("as of 09:41:12 UTC; not searched: workspace %d: deskbot does not mirror it", other.ID); !strings.Contains(resp.Card.Text(), want) {
+	// Issue 23, 6: by its name.
+	if want := "as of 09:41:12 UTC; not searched: workspace HR: deskbot does not mirror it"; !strings.Contains(resp.Card.Text(), want) {
 		t.Errorf("answer lacks %q:\n%s", want, resp.Card.Text())
 	}
 }

@@ -35,6 +35,19 @@ func (d clientDesk) AddNote(ctx context.Context, ticketID int64, body string) er
 	return nil
 }
 
+// PersonName implements PersonNamer: the desk agent's name for an agent's
+// e-mail; "" for anyone else or when the desk cannot say.
+func (d clientDesk) PersonName(ctx context.Context, who string) string {
+	if !strings.Contains(who, "@") {
+		return ""
+	}
+	a, _, err := d.c.Agents.GetByEmail(ctx, who)
+	if err != nil || a == nil {
+		return ""
+	}
+	return a.Name()
+}
+
 // TicketClosed implements Desk: resolved (4), closed (5), deleted or gone
 // tickets page nobody.
 func (d clientDesk) TicketClosed(ctx context.Context, ticketID int64) (bool, error) {

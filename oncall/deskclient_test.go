@@ -1,7 +1,9 @@
 package oncall_test
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
@@ -69,5 +71,35 @@ func TestClientDeskTicketClosed(t *testing.T) {
 	tk := sim2.Desk.AddTicket(sdsim.Ticket{})
 	if _, err := denied.TicketClosed(t.Context(), tk.ID); err == nil {
 		t.Error("refused request: no error")
+	}
+}
+
+// Issue 23, 6: the acknowledgement note names a desk agent by name, with
+// the e-mail; anyone the desk does not know keeps the e-mail alone.
+func TestAckNoteNamesTheAgent(t *testing.T) {
+	d, sim := newSimDesk(t, sdsim.DefaultAPIKey)
+	sim.Desk.AddAgent(sdsim.Agent{FirstName: "Boss", LastName: "Person", Email: "boss@example.com"})
+	esc, err := oncall.NewEscalator(mustParse(t, fixture(t, "escalator.yaml")), &oncall.MemStore{}, &fakePager{}, d,
+		oncall.WithClock(func() time.Time { return t0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ by, want string }{
+		{"boss@example.com", "On-call page acknowledged by Boss Person (boss@example.com) at 2026-03-02 12:05:00 UTC"},
+		{"alice@example.com", "On-call page acknowledged by alice@example.com at 2026-03-02 12:05:00 UTC"},
+	} {
+		tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN down", Priority: 4})
+		spec := oncall.PageSpec{Rule: "page-urgent", TicketID: tk.ID, Episode: 1, Policy: "it-urgent", Channel: "#it-oncall", Text: "Urgent"}
+		p, _, err := esc.Start(t.Context(), spec, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := esc.Ack(t.Context(), p.Key, tc.by, t0.Add(5*time.Minute)); err != nil || !ok {
+			t.Fatalf("ack by %s: %v %v", tc.by, ok, err)
+		}
+		cs := sim.Desk.Conversations(tk.ID)
+		if len(cs) != 1 || !strings.HasPrefix(cs[0].Body, tc.want) {
+			t.Errorf("ack by %s: notes %+v, want one starting %q", tc.by, cs, tc.want)
+		}
 	}
 }

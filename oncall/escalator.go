@@ -73,6 +73,13 @@ type PageRequest struct {
 	Text     string // the page's text (the rule's alert text)
 }
 
+// PersonNamer is an optional Desk method: the name of the person an
+// e-mail or chat id names (a desk agent's name), "" when it knows none.
+// The acknowledgement note names them by it.
+type PersonNamer interface {
+	PersonName(ctx context.Context, who string) string
+}
+
 // Desk is what the Escalator needs from the service desk.
 type Desk interface {
 	// AddNote adds a private note to a ticket: who acknowledged and when,
@@ -490,6 +497,14 @@ func (e *Escalator) exhausted(ctx context.Context, q Page, now time.Time, st *Ti
 func (e *Escalator) note(ctx context.Context, p Page, now time.Time, st *TickStats) error {
 	exhausted := p.ExhaustNoteDue()
 	body := AckNote(p)
+	if n, ok := e.desk.(PersonNamer); ok && !exhausted {
+		// The note names the person, as the desk shows its agents.
+		if name := n.PersonName(ctx, p.AckedBy); name != "" && name != p.AckedBy {
+			q := p.Clone()
+			q.AckedBy = fmt.Sprintf("%s (%s)", name, p.AckedBy)
+			body = AckNote(q)
+		}
+	}
 	if exhausted {
 		body = ExhaustedNote(p, e.Config().Policy(p.Policy))
 	}

@@ -117,6 +117,8 @@ func compileExpr(src string, asBool bool) (*compiled, []exprError) {
 		expr.Function("is_open", isOpenFunc, new(func(int) bool)),
 		expr.Function("has_due", hasDueFunc, new(func(TicketEnv) bool)),
 		expr.Function("has_tag", hasTagFunc, new(func(TicketEnv, string) bool)),
+		// until(t) is patched into until(t, now()): see patcher.
+		expr.Function("until", untilFunc, new(func(time.Time, time.Time) string)),
 		expr.Function(stepFuncName, stepFunc, new(func(Env) bool)),
 	}
 	if asBool {
@@ -169,6 +171,54 @@ func hasTagFunc(params ...any) (any, error) {
 		}
 	}
 	return false, nil
+}
+
+// untilFunc is until(t, now): how long until t, in words, rounded to the
+// minute: "in 28 min", "1 min ago", "in 2 h 5 min", "in 3 days 4 h".
+// A ticket without the date (the zero time) has "no date".
+func untilFunc(params ...any) (any, error) {
+	t, ok1 := params[0].(time.Time)
+	now, ok2 := params[1].(time.Time)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("until: want a time, got %T", params[0])
+	}
+	if t.IsZero() {
+		return "no date", nil
+	}
+	return Until(t, now), nil
+}
+
+// Until says how long until t, seen at now, in words rounded to the
+// minute: "in 28 min", "1 min ago", "in 2 h 5 min", "in 3 days 4 h",
+// "in less than a minute".
+func Until(t, now time.Time) string {
+	d := t.Sub(now)
+	ago := d < 0
+	if ago {
+		d = -d
+	}
+	var s string
+	switch m := int64(d.Round(time.Minute) / time.Minute); {
+	case m == 0:
+		s = "less than a minute"
+	case m < 60:
+		s = fmt.Sprintf("%d min", m)
+	case m < 48*60:
+		s = fmt.Sprintf("%d h", m/60)
+		if m%60 != 0 {
+			s += fmt.Sprintf(" %d min", m%60)
+		}
+	default:
+		h := (m + 30) / 60
+		s = fmt.Sprintf("%d days", h/24)
+		if h%24 != 0 {
+			s += fmt.Sprintf(" %d h", h%24)
+		}
+	}
+	if ago {
+		return s + " ago"
+	}
+	return "in " + s
 }
 
 // toExprError turns an expr error into a message and an offset into src.
@@ -256,6 +306,12 @@ func (p *patcher) Visit(node *ast.Node) {
 		}
 	case *ast.CallNode:
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "now" {
+			p.usesNow = true
+		}
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "until" && len(n.Arguments) == 1 {
+			// until(t) is how long until t as seen from the evaluation's
+			// clock: until(t, now()).
+			n.Arguments = append(n.Arguments, &ast.CallNode{Callee: &ast.IdentifierNode{Value: "now"}})
 			p.usesNow = true
 		}
 		if m, ok := n.Callee.(*ast.MemberNode); ok && isTimeComparison(m) {

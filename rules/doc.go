@@ -13,7 +13,8 @@
 // Expressions (if: and the {{ }} of texts) are compiled once at load
 // against Env: ticket (TicketEnv, the API's field names), now() (the
 // evaluation's clock), duration(), is_open(status), has_due(ticket),
-// has_tag(ticket, tag) (in any case, like the query's tag:) and the
+// has_tag(ticket, tag) (in any case, like the query's tag:), until(t)
+// (how long until t from now(), in words) and the
 // named codes Low, Medium, High, Urgent, Open, Pending, Resolved, Closed.
 // Constant duration("15m") calls are folded at load.
 //

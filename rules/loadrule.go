@@ -172,6 +172,10 @@ func (l *loader) loadQuery(n *yaml.Node, r *Rule) bool {
 		}
 		return false
 	}
+	for _, ce := range l.cfg.checkCodes(probe) {
+		l.errIn(n, yamlpos.RuneOffset(src, ce.pos), "query: %s", ce.msg)
+		ok = false
+	}
 	if !ok {
 		return false
 	}

@@ -53,11 +53,12 @@ type funcDoc struct {
 }
 
 var funcDocs = []funcDoc{
-	{"now() time", "the cycle's clock (the `--now` of `rules test`), in UTC", `now() - ticket.created_at > duration("15m")`},
+	{"now() time", "the cycle's clock (the `--now` of `rules test`), in UTC; in a text, the time its action is performed (a note after a page says when the page went out)", `now() - ticket.created_at > duration("15m")`},
 	{"duration(s string) duration", "a duration such as `90s`, `15m`, `2h30m` (a constant is checked when the file loads)", `duration("2h30m")`},
 	{"is_open(status int) bool", "whether a status counts as open (custom open statuses included)", `is_open(ticket.status)`},
 	{"has_due(ticket) bool", "whether the ticket has a due date", `has_due(ticket) && ticket.due_by < now()`},
 	{"has_tag(ticket, tag string) bool", "whether the ticket carries tag, in any case (as the query's `tag:`)", `has_tag(ticket, "vpn")`},
+	{"until(t time) string", "how long until t from now(), in words rounded to the minute: `in 28 min`, `1 min ago`, `in 2 h 5 min`, `in 3 days 4 h`; `no date` when the ticket has none", `until(ticket.due_by)`},
 	{"timezone(name string) location", "a time zone, to print a time in it: `ticket.due_by.In(timezone(\"Europe/Zurich\"))`", `ticket.due_by.In(timezone("Europe/Zurich")).Hour() > 17`},
 }
 

@@ -115,6 +115,8 @@ type Option func(*config)
 // config holds what the options of Load set.
 type config struct {
 	custom map[string]filter.Kind
+	// choices are the desk's codes of coded fields (see WithFieldChoices).
+	choices map[string][]sdclient.FieldChoice
 }
 
 // WithCustomFields declares the desk's custom ticket fields (name and kind)

@@ -257,6 +257,56 @@ var (
 // digestReport computes d over the mirror's tickets at now. Group names
 // come from the people cache (no request; "group N" until known).
 func (s *Scheduler) digestReport(d *rules.Digest, tickets []*sdclient.Ticket, now time.Time) DigestReport {
+	return digestReportOf(d, tickets, now, s.groupName)
+}
+
+// DigestPreview is what a digest rule would post at its next run, over
+// the tickets as they are now: `rules plan` and `rules test` show it.
+type DigestPreview struct {
+	Digest *rules.Digest
+	Next   time.Time    // its next run after now
+	Report DigestReport // what that run would post (At is Next)
+}
+
+// PreviewDigests previews every digest rule of set over tickets: when it
+// runs next after now and what it would post then. Groups are named by id.
+func PreviewDigests(set *rules.Set, tickets []*sdclient.Ticket, now time.Time) []DigestPreview {
+	return previewDigests(set, tickets, now, func(id *int64) string {
+		if id == nil || *id == 0 {
+			return "no group"
+		}
+		return fmt.Sprintf("group %d", *id)
+	})
+}
+
+// DigestPreviews is PreviewDigests over the scheduler's mirror, with the
+// group names it knows (a dry-run cycle has filled the mirror).
+func (s *Scheduler) DigestPreviews(now time.Time) []DigestPreview {
+	s.mu.Lock()
+	set := s.set
+	s.mu.Unlock()
+	return previewDigests(set, s.mirrorSnapshot(), now, s.groupName)
+}
+
+func previewDigests(set *rules.Set, tickets []*sdclient.Ticket, now time.Time, groupName func(*int64) string) []DigestPreview {
+	if set == nil {
+		return nil
+	}
+	var out []DigestPreview
+	for _, d := range set.Digests() {
+		next := DigestNext(d, now)
+		out = append(out, DigestPreview{Digest: d, Next: next, Report: digestReportOf(d, tickets, next, groupName)})
+	}
+	return out
+}
+
+// DigestNext is digest d's first run after now (its cron, or now plus
+// its every).
+func DigestNext(d *rules.Digest, now time.Time) time.Time { return digestNext(d, now) }
+
+// digestReportOf computes d over tickets at now, naming groups with
+// groupName.
+func digestReportOf(d *rules.Digest, tickets []*sdclient.Ticket, now time.Time, groupName func(*int64) string) DigestReport {
 	r := DigestReport{Rule: d.Name, Channel: d.Channel, At: now, Within: d.Within}
 	status, prio, group := map[string]int{}, map[string]int{}, map[string]int{}
 	var unassigned, breaching []*sdclient.Ticket
@@ -268,7 +318,7 @@ func (s *Scheduler) digestReport(d *rules.Digest, tickets []*sdclient.Ticket, no
 		r.Total++
 		status[cmp.Or(digestStatus[t.Status], fmt.Sprintf("status %d", t.Status))]++
 		prio[cmp.Or(digestPriority[t.Priority], fmt.Sprintf("priority %d", t.Priority))]++
-		group[s.groupName(t.GroupID)]++
+		group[groupName(t.GroupID)]++
 		if t.ResponderID == nil || *t.ResponderID == 0 {
 			unassigned = append(unassigned, t)
 		}

@@ -506,6 +506,7 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 			alog.Debug("alert waits for the rule's grouped message of this cycle")
 			return suspended
 		}
+		a = s.renderedNow(cy, ru, i)
 		u, err := s.perform(actx, cy, r, f, t, a, marker)
 		if err != nil {
 			s.actionFailed(actx, cy, ru, i, err)
@@ -672,6 +673,24 @@ func notSent(err error) bool {
 	}
 	var apiErr *sdclient.APIError
 	return errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500
+}
+
+// renderedNow is action i of a firing with its text rendered when it is
+// performed: a note after a page that went out a minute after the cycle
+// began says so ("paged at {{ now() }}"), and until() counts from then.
+// The ticket is the one decided on; only the clock moves. When the clock
+// has not moved a second since the cycle began, the text is as decided.
+func (s *Scheduler) renderedNow(cy *cycle, ru *run, i int) rules.Action {
+	a := ru.d.Actions[i]
+	at := s.cfg.clock.Now()
+	if at.Sub(cy.now) < time.Second || ru.d.Ticket == nil {
+		return a
+	}
+	acts, err := cy.set.RenderActions(ru.r, ru.d.Ticket, at)
+	if err != nil || len(acts) != len(ru.d.Actions) || acts[i].Kind != a.Kind {
+		return a // as decided: it rendered then
+	}
+	return acts[i]
 }
 
 // perform does one action. It returns the ticket after an update.

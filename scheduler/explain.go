@@ -190,6 +190,7 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 	if err := e.writeNextRuns(ctx, &b, set, now); err != nil {
 		return "", err
 	}
+	writeDigestsOf(&b, set, t, now)
 	if e.ledger == nil {
 		return b.String(), nil
 	}
@@ -225,6 +226,39 @@ func (e *Explainer) writeNextRuns(ctx context.Context, b *strings.Builder, set *
 		fmt.Fprintf(b, "  %s: %s\n", r.Name, NextRunText(r, NextRun(r, rec, ok, now), now))
 	}
 	return nil
+}
+
+// writeDigestsOf says, for every digest rule, whether t is among its
+// tickets (and in which of its lists) and when it runs next.
+func writeDigestsOf(b *strings.Builder, set *rules.Set, t *sdclient.Ticket, now time.Time) {
+	ds := set.Digests()
+	if len(ds) == 0 {
+		return
+	}
+	b.WriteString("\nDigests:\n")
+	for _, d := range ds {
+		next := DigestNext(d, now)
+		r := digestReportOf(d, []*sdclient.Ticket{t}, next, func(*int64) string { return "" })
+		var in string
+		switch {
+		case r.Total == 0 && !sdclient.IsOpenStatus(t.Status):
+			in = "not among its tickets: the ticket is not open"
+		case r.Total == 0:
+			in = "not among its tickets: its query does not hold"
+		default:
+			in = "counted among its open tickets"
+			if r.BreachingTotal > 0 {
+				in += fmt.Sprintf(", listed under what is due within %s", rules.ShortDuration(d.Within))
+			}
+			if r.UnassignedTotal > 0 {
+				in += ", listed under the unassigned"
+			}
+			if r.BreachingTotal+r.UnassignedTotal > 0 {
+				in += fmt.Sprintf(" (each list shows its first %d)", d.List)
+			}
+		}
+		fmt.Fprintf(b, "  digest %s (to %s): %s; next run %s\n", d.Name, d.Channel, in, next.UTC().Format("Mon 2006-01-02 15:04 MST"))
+	}
 }
 
 // ledgerLine says in one line what the ledger knows of a rule on a ticket.

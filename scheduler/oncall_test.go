@@ -197,3 +197,49 @@ func TestPageLogsNameRuleAndTicket(t *testing.T) {
 		t.Fatal("no log line about the page already started")
 	}
 }
+
+// slowPager is a pager whose page goes out a while after it was asked
+// for (a slow chat, a page behind others): the clock moves on meanwhile.
+type slowPager struct {
+	recPager
+	clk   interface{ Advance(time.Duration) }
+	delay time.Duration
+}
+
+func (p *slowPager) Page(ctx context.Context, r oncall.PageRequest) error {
+	p.clk.Advance(p.delay)
+	return p.recPager.Page(ctx, r)
+}
+
+// Issue 23, 13: the note a rule writes after its page says when the page
+// went out, not when the cycle began: texts are rendered as each action
+// is performed.
+func TestPageNoteSaysWhenThePageWentOut(t *testing.T) {
+	yaml := strings.Replace(pageRules, `- note: "Paged on-call."`, `- note: "Paged on-call at {{ now() }}, due {{ until(ticket.due_by) }}."`, 1)
+	pager := &slowPager{delay: 65 * time.Second}
+	var esc *oncall.Escalator
+	e := newEnv(t, yaml, func(cfg *config) { cfg.escalator = lazyEscalator{&esc} })
+	pager.clk = e.clk
+	var err error
+	esc, err = oncall.NewEscalator(mustRules(t, yaml).OnCall(), e.st, pager, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begun := e.clk.Now()
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4, DueBy: begun.Add(30 * time.Minute)})
+	if res := e.runOnce(); !allComplete(res) {
+		t.Fatalf("incomplete %+v", res)
+	}
+	if len(pager.sent()) != 1 {
+		t.Fatalf("pages %q, want 1", pager.sent())
+	}
+	paged := begun.Add(65 * time.Second).UTC()
+	want := fmt.Sprintf("Paged on-call at %s, due in 29 min.", paged.Format(time.RFC3339))
+	if n := e.notesWith(tk.ID, want); len(n) != 1 {
+		var all []string
+		for _, c := range e.notesWith(tk.ID, "Paged") {
+			all = append(all, c.Body)
+		}
+		t.Fatalf("notes %q, want one with %q (the cycle began at %s)", all, want, begun.UTC().Format(time.TimeOnly))
+	}
+}

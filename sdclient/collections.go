@@ -374,6 +374,13 @@ type ProductsService struct {
 	listing[Product, ListOptions, *ListOptions]
 }
 
+// WorkspacesService reads the account's workspaces (GET /workspaces): List
+// and ListAll of Workspace with ListOptions (crud.go). The API description
+// does not show the endpoint; the real API serves it (reference/freshservice-api.md).
+type WorkspacesService struct {
+	listing[Workspace, ListOptions, *ListOptions]
+}
+
 // VendorsService reads vendors (GET /vendors): List and ListAll of Vendor
 // with ListOptions (crud.go).
 type VendorsService struct {

@@ -50,6 +50,7 @@ var routeAliases = map[string]routeAlias{
 	"GET /agents/me":           {"", "not in the schema; freshservice-api.md §1 (used by independent clients)"},
 	"GET /ticket_form_fields":  {"", "not in the schema; description lists it"},
 	"GET /ticket_fields":       {"", "not in the schema (only POST /ticket_fields/sources); description lists it"},
+	"GET /workspaces":          {"", "not in the schema; the real API lists workspaces (decisions.md, after the table)"},
 	"PUT /tickets/{}/restore":  {"GET /tickets/{}/restore", "decision 6: docs curl uses PUT, schema GET; sdsim serves both"},
 	"PUT /conversations/{}":    {"PUT /tickets/{}/conversations/{}", "decision 7: description says /conversations/{id}"},
 	"DELETE /conversations/{}": {"DELETE /tickets/{}/conversations/{}", "decision 7: description says /conversations/{id}"},

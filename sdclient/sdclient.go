@@ -75,6 +75,7 @@ type Client struct {
 	Releases         *ReleasesService
 	Solutions        *SolutionsService
 	Products         *ProductsService
+	Workspaces       *WorkspacesService
 	Vendors          *VendorsService
 	TicketFields     *TicketFieldsService
 	TicketFormFields *TicketFormFieldsService
@@ -220,6 +221,7 @@ func (c *Client) initServices() {
 	releases := newResource(c, "release", "releases")
 	c.Releases = &ReleasesService{listOf[Release, ListOptions](releases), editOf[Release](releases, checkRelease), deleting{releases}}
 	c.Products = &ProductsService{listOf[Product, ListOptions](newResource(c, "product", "products"))}
+	c.Workspaces = &WorkspacesService{listOf[Workspace, ListOptions](newResource(c, "workspace", "workspaces"))}
 	c.Vendors = &VendorsService{listOf[Vendor, ListOptions](newResource(c, "vendor", "vendors"))}
 	canned := resource{client: c, plural: "canned responses", coll: "canned_responses", listKey: "canned_responses"}
 	c.CannedResponses = &CannedResponsesService{listOf[CannedResponse, ListOptions](canned)}

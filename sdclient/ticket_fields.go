@@ -111,3 +111,25 @@ func customFieldKind(fieldType string) (filter.Kind, bool) {
 	}
 	return 0, false
 }
+
+// CodedChoices returns the choices of the form's status, priority and
+// source fields by those names: the codes a ticket can have in each. A
+// field the form lacks, or lists without choices, is left out.
+func (c *Client) CodedChoices(ctx context.Context) (map[string][]FieldChoice, error) {
+	fields, _, err := c.TicketFormFields.List(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sdclient: read ticket field choices: %w", err)
+	}
+	out := map[string][]FieldChoice{}
+	for _, f := range fields {
+		if f == nil || len(f.Choices) == 0 {
+			continue
+		}
+		for _, name := range []string{"status", "priority", "source"} {
+			if f.Name == name || f.FieldType == "default_"+name {
+				out[name] = f.Choices
+			}
+		}
+	}
+	return out, nil
+}

@@ -497,6 +497,14 @@ type SolutionArticle struct {
 	UpdatedAt       time.Time     `json:"updated_at"`
 }
 
+// Workspace is one of the account's workspaces (envelope "workspace"):
+// tickets, agents and groups belong to one.
+type Workspace struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Primary bool   `json:"primary"`
+}
+
 // Product is a product of the asset catalogue (envelope "product").
 type Product struct {
 	ID                 int64     `json:"id"`

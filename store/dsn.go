@@ -127,10 +127,22 @@ func sqliteFile(rest string) string {
 // CheckStateFile says plainly what is wrong with the SQLite file dsn names
 // before SQLite's own "unable to open database file" would: a directory, a
 // missing or unwritable directory (SQLite writes a journal and the
-// Leadership a lock file next to the database). It is nil for PostgreSQL,
-// an in-memory database and a DSN that Open refuses (Open says why).
+// Leadership a lock file next to the database). It also refuses a DSN
+// that Open would refuse for its form (an unsupported scheme, bad SQLite
+// parameters), so that start-up can say so before it logs anything. It is
+// nil for PostgreSQL and an in-memory database.
 func CheckStateFile(dsn string) error {
-	path := StateFile(dsn)
+	engine, rest, err := engineOf(dsn)
+	if err != nil {
+		return err
+	}
+	if engine != SQLite {
+		return nil
+	}
+	if _, err := sqliteDSN(rest, 0); err != nil {
+		return fmt.Errorf("open sqlite state store: %w", err)
+	}
+	path := sqliteFile(rest)
 	if path == "" {
 		return nil
 	}

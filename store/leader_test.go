@@ -237,14 +237,17 @@ func TestLeadershipPostgresSilentLoss(t *testing.T) {
 	}
 }
 
-// CheckStateFile says what is wrong with a SQLite file's place, and
-// nothing of other DSNs.
+// CheckStateFile says what is wrong with a SQLite file's place or a DSN's
+// form, and nothing of PostgreSQL DSNs.
 func TestCheckStateFile(t *testing.T) {
 	dir := t.TempDir()
 	for dsn, want := range map[string]string{
 		filepath.Join(dir, "ok.db"): "",
 		"postgres://u:p@h/db":       "",
-		dir:                         "is a directory",
+		":memory:":                  "",
+		"mysql://x/y":               `unsupported scheme "mysql"`,
+		filepath.Join(dir, "ok.db") + "?_txlock=deferred": "deskbot needs _txlock=immediate",
+		dir: "is a directory",
 		"sqlite:" + filepath.Join(dir, "no", "x.db"): "does not exist",
 	} {
 		err := CheckStateFile(dsn)

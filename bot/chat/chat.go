@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -334,4 +335,21 @@ type Admission interface {
 	Charge(ctx context.Context) context.Context
 	// Done frees the command's place.
 	Done()
+}
+
+// deskbotMark is what deskbot writes into the notes and replies it adds
+// to a ticket so that it recognises them later: an HTML comment naming
+// the firing (or thread message) and an invisible tag, a word joiner, a
+// run of zero width spaces and non-joiners, and a word joiner. Neither is
+// for people.
+var deskbotMark = regexp.MustCompile(`<!--\s*deskbot:[^>]*-->|\x{2060}[\x{200b}\x{200c}]*\x{2060}`)
+
+// StripMarks removes deskbot's own marks from a text shown to people (a
+// note of a rule on a card, say); other text is left as it is, zero width
+// characters of a language included.
+func StripMarks(s string) string {
+	if !strings.ContainsRune(s, '\u2060') && !strings.Contains(s, "deskbot:") {
+		return s
+	}
+	return deskbotMark.ReplaceAllString(s, "")
 }

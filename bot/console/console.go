@@ -234,8 +234,18 @@ func (c *Console) line(ctx context.Context, line string) {
 	if resp.Form != nil {
 		resp = chat.Reply{Text: "the console has no forms; type /ticket new <subject>", Failed: true}
 	}
+	if cmd == "/ticket" && (text == "" || strings.EqualFold(text, "help")) && !resp.Failed {
+		// The console's own commands belong to "every chat command" too.
+		resp.Text += "\n" + consoleHelp
+	}
 	c.printResponse(resp)
 }
+
+// consoleHelp lists the commands only the console has.
+const consoleHelp = `console only:
+• /home — your Home tab, as Slack shows it: your tickets
+• /press N (or just N) — press button [N] of a card above
+• help or ? — this list; Ctrl-D leaves`
 
 func (c *Console) printResponse(resp chat.Reply) {
 	var b strings.Builder
@@ -323,7 +333,9 @@ func (c *Console) caller() chat.Caller {
 func (c *Console) printf(format string, a ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fmt.Fprintf(c.out, format, a...)
+	// Whatever an answer, card or page quotes from the desk, deskbot's
+	// marks on its own notes stay out of the terminal.
+	fmt.Fprint(c.out, chat.StripMarks(fmt.Sprintf(format, a...)))
 }
 
 // Alert prints the alert as a text card.

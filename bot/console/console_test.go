@@ -277,3 +277,15 @@ func TestConsoleHome(t *testing.T) {
 	got, _ := runConsole(t, strings.NewReader("/home\n"))
 	chattest.Contains(t, "/home", got, "Your deskbot home", "Assigned to you: 1", "• #43 Waiting on vendor · High — VPN down", "Your requests: 0", "(new ticket: /ticket new <subject> · your queue: /ticket mine)")
 }
+
+// Issue 23, 8: /ticket help lists every command the console takes: the
+// router's, with plain-word search, and the console's own /home and
+// /press.
+func TestConsoleHelpListsEveryCommand(t *testing.T) {
+	got, _ := runConsole(t, strings.NewReader("/ticket help\n"))
+	chattest.Contains(t, "help", got,
+		"/ticket search <filter expression> — search your workspaces by field (priority:4 AND agent_id:0) or by plain words in subject and description (printer jam)",
+		"/ticket unassigned [page N]", "/assign list [words] [page N]", "/oncall ack N",
+		"• /home — your Home tab", "• /press N (or just N) — press button [N] of a card above",
+	)
+}

@@ -576,7 +576,7 @@ func TestAssignListAgents(t *testing.T) {
 	all := routertest.Handle(r, "UALICE", "/assign", "list")
 	got := all.Card.Text()
 	if !strings.Contains(got, "Groups:") || !strings.Contains(got, "Hardware, Network") || strings.Contains(got, "gone@example.com") ||
-		len(all.Card.Lines) != maxAgentsShown || !strings.Contains(got, "more: add a word of the name or e-mail to narrow") {
+		len(all.Card.Lines) != maxAgentsShown || !strings.Contains(got, "; next: /assign list page 2; or add a word of the name or e-mail to narrow") {
 		t.Errorf("/assign list:\n%s", got)
 	}
 	if net := routertest.Handle(r, "UALICE", "/assign", "list net"); net.Card.Title != "Agents to assign to matching net: 0" || !strings.Contains(net.Card.Text(), "Network") {
@@ -756,7 +756,7 @@ func TestMirrorAnswersWithoutTheDesk(t *testing.T) {
 		if ids, want := listed(got), []int64{id["hardware"], id["network"], id["hr"]}; !slices.Equal(ids, want) {
 			t.Errorf("listed %v, want %v:\n%s", ids, want, got)
 		}
-		if note := fromMirror + "; read from the desk for workspace 3: deskbot does not mirror it"; !strings.Contains(got, note) {
+		if note := fromMirror + "; read from the desk for workspace HR: deskbot does not mirror it"; !strings.Contains(got, note) {
 			t.Errorf("answer lacks %q:\n%s", note, got)
 		}
 		reqs := ticketRequests(e.sim)
@@ -861,7 +861,7 @@ func TestMirrorListsMatchTheDesk(t *testing.T) {
 			t.Errorf("%s: notes %q, want %q", text, mr.Card.Notes, want)
 		}
 	}
-	if d := routertest.Handle(fromDesk, "UALICE", "/ticket", "unassigned"); !slices.Contains(d.Card.Notes, "showing 1–10 of 13") {
+	if d := routertest.Handle(fromDesk, "UALICE", "/ticket", "unassigned"); !slices.Contains(d.Card.Notes, "showing 1–10 of 13; next: /ticket unassigned page 2") {
 		t.Errorf("the test does not reach the limit: %q", d.Card.Notes)
 	}
 }

@@ -206,7 +206,8 @@ func TestOnCallCommandMentionsMembers(t *testing.T) {
 	if r.Text != want {
 		t.Fatalf("/oncall = %q, want %q", r.Text, want)
 	}
-	// The console keeps the plain text.
+	// The console names people in plain text (issue 23, 6): a Slack id it
+	// cannot look up says what it is.
 	var out bytes.Buffer
 	c, err := console.New(e.router, strings.NewReader("/oncall\n"), &out)
 	if err != nil {
@@ -215,7 +216,7 @@ func TestOnCallCommandMentionsMembers(t *testing.T) {
 	if err := c.Run(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if plain := "it-primary: U0DAVE until Tue 2026-03-03 09:00 CET, then nobody@example.com until"; !strings.Contains(out.String(), plain) {
+	if plain := "it-primary: Slack user U0DAVE until Tue 2026-03-03 09:00 CET, then nobody@example.com until"; !strings.Contains(out.String(), plain) {
 		t.Errorf("console /oncall = %q, want %q", out.String(), plain)
 	}
 }

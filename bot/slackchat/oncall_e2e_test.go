@@ -307,7 +307,7 @@ func TestOnCallPageEscalatesUntilAcknowledged(t *testing.T) {
 		t.Fatal("an acknowledged page card still has its buttons")
 	}
 	notes := e.notes()
-	if len(notes) != 1 || !strings.Contains(notes[0], "On-call page acknowledged by bob@example.com at 2026-03-02 12:13:00 UTC") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "On-call page acknowledged by Bob Builder (bob@example.com) at 2026-03-02 12:13:00 UTC") {
 		t.Fatalf("ticket notes %q", notes)
 	}
 	for range 6 {
@@ -338,7 +338,7 @@ func TestOnCallTakeIt(t *testing.T) {
 	if tk.ResponderID != e.alice {
 		t.Fatalf("responder %d, want alice %d", tk.ResponderID, e.alice)
 	}
-	if n := e.notes(); len(n) != 1 || !strings.Contains(n[0], "On-call page taken (assigned to them) by alice@example.com at 2026-03-02 12:02:00 UTC") {
+	if n := e.notes(); len(n) != 1 || !strings.Contains(n[0], "On-call page taken (assigned to them) by Alice Agent (alice@example.com) at 2026-03-02 12:02:00 UTC") {
 		t.Fatalf("notes %q", n)
 	}
 	e.tick(30 * time.Minute)
@@ -403,7 +403,7 @@ func TestOnCallCommands(t *testing.T) {
 	if err := has(up, "<@UALICE> acknowledged at 12:04 UTC"); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.notes(); len(n) != 1 || !strings.Contains(n[0], "acknowledged by alice@example.com") {
+	if n := e.notes(); len(n) != 1 || !strings.Contains(n[0], "acknowledged by Alice Agent (alice@example.com)") {
 		t.Fatalf("notes %q", n)
 	}
 	r = e.slash("UCAROL", "/ticket", "help")

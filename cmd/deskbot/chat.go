@@ -125,10 +125,7 @@ func (n chatNotifier) PostDigest(ctx context.Context, r scheduler.DigestReport, 
 	if !ok {
 		return scheduler.DigestRef{}, nil
 	}
-	m := bot.DigestMessage{Rule: r.Rule, Channel: r.Channel, At: r.At, Within: r.Within, Total: r.Total,
-		ByStatus: chatCounts(r.ByStatus), ByPriority: chatCounts(r.ByPriority), ByGroup: chatCounts(r.ByGroup),
-		Unassigned: r.Unassigned, UnassignedTotal: r.UnassignedTotal, Breaching: r.Breaching, BreachingTotal: r.BreachingTotal, Overdue: r.Overdue}
-	ref, err := dp.PostDigest(ctx, m, chat.DigestRef(prev))
+	ref, err := dp.PostDigest(ctx, digestMessage(r), chat.DigestRef(prev))
 	return scheduler.DigestRef(ref), err
 }
 

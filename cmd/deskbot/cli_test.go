@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,70 @@ func TestStartupFailureIsJSONWithJSONLogs(t *testing.T) {
 	}
 	if strings.Contains(p.stderr.String()+p.stdout.String(), "not-the-key-4711") {
 		t.Fatal("the API key appears in the output")
+	}
+}
+
+// Issue 23, 9: a malformed variable is the only line start-up prints:
+// nothing is logged (no INFO about the embedded desk, no WARN about the
+// state it keeps) before every variable has been checked.
+func TestBadVariableIsTheOnlyLine(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"DESKBOT_STATE": "mysql://x/y"}, `deskbot: DESKBOT_STATE: open state store: unsupported scheme "mysql"`},
+		{map[string]string{"DESKBOT_STATE": filepath.Join(dir, "s.db") + "?_txlock=deferred"}, "deskbot: DESKBOT_STATE: open sqlite state store: DSN sets _txlock=deferred"},
+		{map[string]string{"DESKBOT_RULES": filepath.Join(dir, "none.yaml")}, "deskbot: DESKBOT_RULES: stat " + filepath.Join(dir, "none.yaml") + ": no such file or directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			p := start(t, tc.env)
+			if code := p.wait(60 * time.Second); code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			got := strings.TrimSpace(p.stderr.String())
+			if strings.Contains(got, "\n") || !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("stderr:\n%s\nwant one line starting %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Issue 23, 14: deskbot sim limits requests like the embedded simulator
+// (the smallest plan's 100 a minute) unless --rate says otherwise; 0 is
+// unlimited.
+func TestSimLimitsLikeTheEmbeddedDesk(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		total string // X-Ratelimit-Total; "" none
+		said  string
+	}{
+		{nil, "100", "5 tickets, 100 requests a minute"},
+		{[]string{"--rate", "250"}, "250", "5 tickets, 250 requests a minute"},
+		{[]string{"--rate", "0"}, "", "5 tickets, no rate limit"},
+	} {
+		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
+			p := start(t, nil, append([]string{"sim", "--addr", "127.0.0.1:0", "--tickets", "5"}, tc.args...)...)
+			var url string
+			for deadline := time.Now().Add(30 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if _, rest, ok := strings.Cut(p.stdout.String(), "desk simulator on "); ok {
+					url, _, _ = strings.Cut(rest, " ")
+				}
+			}
+			if url == "" || !strings.Contains(p.stdout.String(), tc.said) {
+				t.Fatalf("stdout %q, want the address and %q", p.stdout.String(), tc.said)
+			}
+			req, _ := http.NewRequest(http.MethodGet, url+"/api/v2/tickets/filter?query=%22priority:4%22", nil)
+			req.SetBasicAuth(sdsim.DefaultAPIKey, "X")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Get("X-Ratelimit-Total"); resp.StatusCode != http.StatusOK || got != tc.total {
+				t.Errorf("%s: X-Ratelimit-Total %q, want %q", resp.Status, got, tc.total)
+			}
+		})
 	}
 }

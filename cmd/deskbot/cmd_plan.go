@@ -101,7 +101,11 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 		head = fmt.Sprintf("Desk %s (DESKBOT_DESK_URL); nothing on it is changed.\n\n", strings.TrimSuffix(client.BaseURL(), "/api/v2/"))
 	}
 	fmt.Fprint(e.stdout, head)
-	return p.write(e.stdout)
+	if err := p.write(e.stdout); err != nil {
+		return err
+	}
+	writeDigestPreviews(e.stdout, sched.DigestPreviews(outlook.At))
+	return nil
 }
 
 // planReport is what `rules plan` prints.

@@ -20,14 +20,16 @@ import (
 )
 
 const rulesUsage = `Usage:
-  deskbot rules check FILE [--custom-field NAME:KIND ...]
-  deskbot rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...]
+  deskbot rules check FILE [--custom-field NAME:KIND ...] [--status ID:NAME ...]
+  deskbot rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...] [--status ID:NAME ...]
   deskbot rules why FILE --ticket N
   deskbot rules plan [FILE]
 
 check and test work offline: name the desk's custom ticket fields that
 queries filter on with --custom-field (KIND: text, number, checkbox or
-date); why, plan and deskbot itself read them from the desk. plan says
+date), and its custom statuses with --status (the built-in ones are 2
+Open, 3 Pending, 4 Resolved, 5 Closed); why, plan and deskbot itself
+read them from the desk. plan says
 what the rules would do on the desk now (first run, caps, grouping,
 requests an hour); FILE defaults to DESKBOT_RULES, else rules.yaml.
 `
@@ -122,14 +124,38 @@ func customFieldFlag(fs *flag.FlagSet) map[string]filter.Kind {
 	return fields
 }
 
+// statusFlag adds --status to fs: the desk's custom statuses, which
+// queries may ask for besides the built-in ones, for the commands that do
+// not ask the desk. The options it returns read them once fs is parsed.
+func statusFlag(fs *flag.FlagSet) func() []rules.Option {
+	statuses := rules.BuiltinChoices("status")
+	builtin := len(statuses)
+	fs.Func("status", "a custom ticket status of the desk that queries ask for, as ID:NAME, e.g. 6:Awaiting vendor (repeatable)", func(v string) error {
+		id, name, ok := strings.Cut(v, ":")
+		n, err := strconv.ParseInt(strings.TrimSpace(id), 10, 64)
+		if !ok || err != nil || n <= 0 || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("%q: want ID:NAME, e.g. 6:Awaiting vendor", v)
+		}
+		statuses = append(statuses, sdclient.FieldChoice{ID: n, Value: strings.TrimSpace(name)})
+		return nil
+	})
+	return func() []rules.Option {
+		if len(statuses) == builtin {
+			return nil
+		}
+		return []rules.Option{rules.WithFieldChoices("status", statuses)}
+	}
+}
+
 func cmdRulesCheck(e env, args []string) error {
-	fs := newFlags(e, "rules check", "rules check FILE [--custom-field NAME:KIND ...]")
+	fs := newFlags(e, "rules check", "rules check FILE [--custom-field NAME:KIND ...] [--status ID:NAME ...]")
 	custom := customFieldFlag(fs)
+	statuses := statusFlag(fs)
 	file, err := parseWithFile(fs, args)
 	if err != nil {
 		return usageErr(fs, "rules check", err)
 	}
-	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
+	set, err := loadRulesForCLI(e, file, append(statuses(), rules.WithCustomFields(custom))...)
 	if err != nil {
 		return err
 	}
@@ -145,8 +171,9 @@ func cmdRulesCheck(e env, args []string) error {
 }
 
 func cmdRulesTest(e env, args []string) error {
-	fs := newFlags(e, "rules test", "rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...]")
+	fs := newFlags(e, "rules test", "rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...] [--status ID:NAME ...]")
 	custom := customFieldFlag(fs)
+	statuses := statusFlag(fs)
 	ticketsPath := fs.String("tickets", "", "JSON file of tickets: an array, or the API's {\"tickets\": [...]}")
 	nowFlag := fs.String("now", "", "the evaluation clock, RFC3339 (default: the current time)")
 	file, err := parseWithFile(fs, args)
@@ -162,7 +189,7 @@ func cmdRulesTest(e env, args []string) error {
 			return usageErr(fs, "rules test", fmt.Errorf("--now %q is not RFC3339 (e.g. 2025-03-10T10:00:00Z)", *nowFlag))
 		}
 	}
-	set, err := loadRulesForCLI(e, file, rules.WithCustomFields(custom))
+	set, err := loadRulesForCLI(e, file, append(statuses(), rules.WithCustomFields(custom))...)
 	if err != nil {
 		return err
 	}
@@ -179,6 +206,7 @@ func cmdRulesTest(e env, args []string) error {
 	if err := rules.WritePlan(e.stdout, plan); err != nil {
 		return err
 	}
+	writeDigestPreviews(e.stdout, scheduler.PreviewDigests(set, tickets, now))
 	// A rule that fails on a ticket fails the test: in CI, a broken if or
 	// template must not pass unnoticed among the planned actions.
 	failed := 0
@@ -260,6 +288,9 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer stopDesk()
+	// Which desk first, whatever comes next: a ticket the embedded
+	// simulator does not have is no mystery once this is said.
+	fmt.Fprint(e.stdout, whichDesk(cfg, client.BaseURL()))
 	// The ledger and the ticket mirror are in the state store; the ticket
 	// is read from the mirror when it holds it (and the desk is asked
 	// only when it does not).
@@ -278,9 +309,12 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
 	text, err := ex.Explain(ctx, id)
 	if err != nil {
+		if cfg.DeskURL == "" && errors.Is(err, sdclient.ErrNotFound) {
+			return fmt.Errorf("rules why: %w (the embedded simulator's desk, see the NOTE above: for another desk, such as one of deskbot sim, set DESKBOT_DESK_URL and DESKBOT_DESK_API_KEY)", err)
+		}
 		return fmt.Errorf("rules why: %w", err)
 	}
-	fmt.Fprint(e.stdout, whichDesk(cfg, client.BaseURL())+text)
+	fmt.Fprint(e.stdout, text)
 	return nil
 }
 
@@ -334,7 +368,11 @@ func cliDeskAndRules(ctx context.Context, e env, cfg *config, logger *slog.Logge
 	if cerr != nil {
 		logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", cerr)
 	}
-	set, err = loadRulesForCLI(e, file, rules.WithCustomFields(custom))
+	choices, cerr := client.CodedChoices(ctx)
+	if cerr != nil {
+		logger.Warn("cannot read the desk's ticket statuses; queries are checked against the built-in ones", "err", cerr)
+	}
+	set, err = loadRulesForCLI(e, file, append(fieldChoiceOptions(choices), rules.WithCustomFields(custom))...)
 	if err != nil {
 		return nil, nil, nil, err
 	}

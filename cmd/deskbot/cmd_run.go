@@ -58,8 +58,13 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Every variable is checked before the first log line, so that a bad
+	// one is the only line printed.
 	if err := store.CheckStateFile(cfg.State); err != nil {
 		return fmt.Errorf("DESKBOT_STATE: %w", err)
+	}
+	if _, err := rulesFile(cfg.Rules); err != nil {
+		return err
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel, cfg.LogFormat)
 	// Listen first: an address in use is a configuration error, said

@@ -22,7 +22,9 @@ func cmdSim(ctx context.Context, e env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	tickets := fs.Int("tickets", 200, "number of generated tickets")
 	seed := fs.Int64("seed", 1, "seed of the generated desk (same seed, same desk)")
-	rate := fs.Int("rate", 0, "requests per minute before answering 429 (0: unlimited)")
+	// The same limit as the embedded simulator's, the smallest plan's: rules
+	// tried here spend what they would on a real desk.
+	rate := fs.Int("rate", embeddedRateLimit, "requests per minute before answering 429, account-wide like a real desk's (0: unlimited)")
 	if err := parseFlags(fs, args); err != nil {
 		return usageErr(fs, "sim", err)
 	}
@@ -42,7 +44,11 @@ func cmdSim(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("sim: listen on %s: %w", *addr, err)
 	}
 	srv := &http.Server{Handler: desk.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(e.stdout, "desk simulator on http://%s with %d tickets\n", ln.Addr(), *tickets)
+	limit := fmt.Sprintf("%d requests a minute", *rate)
+	if *rate == 0 {
+		limit = "no rate limit"
+	}
+	fmt.Fprintf(e.stdout, "desk simulator on http://%s with %d tickets, %s\n", ln.Addr(), *tickets, limit)
 	fmt.Fprintf(e.stdout, "try: DESKBOT_DESK_URL=http://%s DESKBOT_DESK_API_KEY=%s deskbot\n", ln.Addr(), sdsim.DefaultAPIKey)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

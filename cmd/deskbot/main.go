@@ -77,7 +77,7 @@ Usage:
   deskbot rules test FILE --tickets T  show which rules would fire on the tickets in T (JSON)
   deskbot rules why FILE --ticket N    explain every rule against one live ticket
   deskbot rules plan [FILE]            plan the rules on the desk: matches, first run, requests an hour
-  deskbot sim [--addr A] [--tickets N] serve the desk simulator alone
+  deskbot sim [--addr A] [--tickets N] serve the desk simulator alone (100 requests a minute; --rate N)
   deskbot version                      print the version
 
 Configuration comes from the environment (DESKBOT_DESK_URL, DESKBOT_DESK_API_KEY,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,4 +76,83 @@ func TestRulesTestRefusesIncompleteTickets(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant stderr with %s", code, stdout, stderr, want)
 	}
+}
+
+// Issue 23, 4: the README's "try your own rules" commands work as written
+// on a fresh clone: every file they name is in the repository or made by
+// an earlier line of the block, and the rules file they run loads.
+func TestReadmeTryYourOwnRulesOnAFreshClone(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "\nTo try your own rules")
+	if !ok {
+		t.Fatal(`README.md has no "To try your own rules" paragraph`)
+	}
+	_, block, _ := strings.Cut(sec, "```sh\n")
+	block, _, ok = strings.Cut(block, "```")
+	if !ok {
+		t.Fatal(`README.md's "try your own rules" has no closed sh block`)
+	}
+	tracked := trackedFiles(t)
+	clone := t.TempDir() // what the block made, beside the clone's files
+	have := func(name string) string {
+		if p := filepath.Join(clone, name); fileExists(p) {
+			return p
+		}
+		if tracked[name] {
+			return filepath.Join("../..", name)
+		}
+		return ""
+	}
+	ran := 0
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == "cp":
+			if len(f) != 3 || have(f[1]) == "" {
+				t.Fatalf("%q: copies what a fresh clone does not have", line)
+			}
+			src, err := os.ReadFile(have(f[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(clone, f[2]), src, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		case strings.Contains(line, "DESKBOT_RULES="):
+			for _, w := range f {
+				if name, ok := strings.CutPrefix(w, "DESKBOT_RULES="); ok {
+					path := have(name)
+					if path == "" {
+						t.Fatalf("%q: DESKBOT_RULES names %s, which a fresh clone does not have and no line of the block makes", line, name)
+					}
+					if code, stdout, stderr := runRules(t, map[string]string{}, "rules", "check", path); code != 0 {
+						t.Fatalf("rules check %s: exit %d\n%s%s", name, code, stdout, stderr)
+					}
+					ran++
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatal(`README.md's "try your own rules" block sets no DESKBOT_RULES`)
+	}
+}
+
+// trackedFiles is what a fresh clone holds at its root: the files git
+// tracks (a working copy may hold others, such as a rules.yaml of one's own).
+func trackedFiles(t *testing.T) map[string]bool {
+	t.Helper()
+	out, err := exec.Command("git", "-C", "../..", "ls-files").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (not a git checkout?)", err)
+	}
+	files := map[string]bool{}
+	for _, f := range strings.Split(string(out), "\n") {
+		files[f] = true
+	}
+	return files
 }

@@ -196,6 +196,8 @@ type rulesLoader struct {
 	cache  fieldCache // nil: none
 	logger *slog.Logger
 	last   map[string]filter.Kind
+	// lastChoices are the desk's coded field choices read last.
+	lastChoices map[string][]sdclient.FieldChoice
 }
 
 // fieldCache keeps the desk's custom ticket fields across starts
@@ -229,7 +231,31 @@ func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error)
 			l.logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
 		}
 	}
-	return rules.LoadFile(path, rules.WithCustomFields(custom))
+	return rules.LoadFile(path, append(l.codes(ctx), rules.WithCustomFields(custom))...)
+}
+
+// codes are the loader options with the desk's status, priority and source
+// codes, which queries are checked against (the last ones read, or the
+// built-in ones, when the desk cannot say).
+func (l *rulesLoader) codes(ctx context.Context) []rules.Option {
+	fctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
+	choices, err := l.client.CodedChoices(fctx)
+	cancel()
+	if err != nil {
+		l.logger.Warn("cannot read the desk's ticket statuses; queries are checked against the built-in ones", "err", err)
+		choices = l.lastChoices
+	}
+	l.lastChoices = choices
+	return fieldChoiceOptions(choices)
+}
+
+// fieldChoiceOptions turns the desk's coded choices into loader options.
+func fieldChoiceOptions(choices map[string][]sdclient.FieldChoice) []rules.Option {
+	var opts []rules.Option
+	for field, ch := range choices {
+		opts = append(opts, rules.WithFieldChoices(field, ch))
+	}
+	return opts
 }
 
 // keep saves the custom fields for a later start; failing that is only

@@ -387,4 +387,92 @@ func TestRulesWhyReadsTheMirror(t *testing.T) {
 	if want := "Read from the desk: the mirror is not built yet.\n"; code != 0 || !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "Ticket #1 ") {
 		t.Errorf("embedded simulator: exit %d, want %q first\n%s\n%s", code, want, stdout, stderr)
 	}
+
+	// Issue 23, 5: a ticket the embedded simulator lacks (one of a demo
+	// running beside) still gets the note first, and the error says where
+	// it looked.
+	code, stdout, stderr = runRules(t, map[string]string{}, "rules", "why", file, "--ticket", "987654")
+	if note := "NOTE: no DESKBOT_DESK_URL: this is deskbot's embedded simulator, a desk generated afresh for this command, not yours;"; code != 1 || !strings.HasPrefix(stdout, note) ||
+		!strings.Contains(stderr, "(the embedded simulator's desk, see the NOTE above: for another desk, such as one of deskbot sim, set DESKBOT_DESK_URL and DESKBOT_DESK_API_KEY)") {
+		t.Errorf("missing ticket on the embedded simulator: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// Issue 23, 10: rules check refuses codes no ticket can have, takes a
+// desk's custom statuses with --status, and the commands that ask the
+// desk check against the desk's own statuses.
+func TestRulesCheckRefusesUnknownCodes(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	src := "version: 1\nrules:\n  - name: vendor\n    query: \"priority:9 AND status:6\"\n    actions: [{note: \"waiting\"}]\n"
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runRules(t, map[string]string{}, "rules", "check", file)
+	for _, want := range []string{
+		file + `:4:13: rule "vendor": query: priority:9: no ticket has priority 9; the known priorities are 1 (Low), 2 (Medium), 3 (High), 4 (Urgent)`,
+		file + `:4:28: rule "vendor": query: status:6: no ticket has status 6; the known statuses are 2 (Open), 3 (Pending), 4 (Resolved), 5 (Closed); a custom status of your desk: rules check --status 6:NAME`,
+	} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("check: exit %d, stdout %q\nstderr:\n%s\nwant %q", code, stdout, stderr, want)
+		}
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(src, "priority:9", "priority:4", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runRules(t, map[string]string{}, "rules", "check", file, "--status", "6:Awaiting vendor"); code != 0 || !strings.Contains(stdout, "ok, 1 rule") {
+		t.Errorf("check --status 6:Awaiting vendor: exit %d, %q %q", code, stdout, stderr)
+	}
+
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	sim.Desk.AddStatus(6, "Awaiting vendor")
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Vendor late", Priority: 4, Status: 6})
+	desk := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey}
+	if code, stdout, stderr := runRules(t, desk, "rules", "why", file, "--ticket", fmt.Sprint(tk.ID)); code != 0 || !strings.Contains(stdout, fmt.Sprintf("rule vendor on ticket #%d: FIRES", tk.ID)) {
+		t.Errorf("rules why against a desk with status 6: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(src, "priority:9 AND status:6", "status:7", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runRules(t, desk, "rules", "why", file, "--ticket", fmt.Sprint(tk.ID)); code != 1 ||
+		!strings.Contains(stderr, "status:7: no ticket has status 7; the desk's statuses are 2 (Open), 3 (Pending), 4 (Resolved), 5 (Closed), 6 (Awaiting vendor)") {
+		t.Errorf("rules why, status 7 on a desk without it: exit %d\n%s", code, stderr)
+	}
+}
+
+// Issue 23, 12: digest rules show in rules test, rules plan and rules why:
+// when each runs next and what it would post (or, for one ticket, whether
+// the digest counts it).
+func TestDigestsInTestPlanAndWhy(t *testing.T) {
+	example, err := filepath.Abs("../../rules.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tickets, err := filepath.Abs("../../rules/testdata/tickets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runRules(t, map[string]string{}, "rules", "test", example, "--tickets", tickets, "--now", "2025-03-10T10:00:00Z")
+	for _, want := range []string{
+		"\ndigest morning-digest (cron 0 8 * * 1-5): next run 2025-03-11T08:00:00Z, it would post to #it-desk:\n  Desk digest (morning-digest), Tue 11 Mar 08:00 UTC\n  8 open: Open 5, Pending 2, status 6 1\n",
+		"\n  Unassigned: 3, oldest first\n  • #107 Payroll system unreachable — opened 24h30m ago\n",
+	} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("rules test: exit %d, lacks %q\n%s\n%s", code, want, stdout, stderr)
+		}
+	}
+
+	code, stdout, stderr = runRules(t, map[string]string{}, "rules", "plan", example)
+	if code != 0 || !strings.Contains(stdout, "\ndigest morning-digest (cron 0 8 * * 1-5): next run ") || !strings.Contains(stdout, ", it would post to #it-desk:\n  Desk digest (morning-digest), ") {
+		t.Errorf("rules plan: exit %d, no digest\n%s\n%s", code, stdout, stderr)
+	}
+
+	sim := sdsim.NewServer()
+	defer sim.Close()
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN down", Priority: 2})
+	desk := map[string]string{"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey}
+	code, stdout, stderr = runRules(t, desk, "rules", "why", example, "--ticket", fmt.Sprint(tk.ID))
+	if want := "\nDigests:\n  digest morning-digest (to #it-desk): counted among its open tickets, listed under the unassigned (each list shows its first 5); next run "; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("rules why: exit %d, lacks %q\n%s\n%s", code, want, stdout, stderr)
+	}
 }

@@ -121,7 +121,17 @@ func listUnder[P, C any](c *call, param, what string, parents []P, id func(P) in
 	return listPage(c, key, out)
 }
 
-func listProducts(c *call) reply        { return listPage(c, "products", c.st.catalog.products) }
+func listProducts(c *call) reply { return listPage(c, "products", c.st.catalog.products) }
+
+// listWorkspaces: GET /workspaces, envelope "workspaces".
+func listWorkspaces(c *call) reply {
+	ws := make([]Workspace, 0, len(c.st.workspaces))
+	for _, w := range c.st.workspaces {
+		ws = append(ws, *w)
+	}
+	return listPage(c, "workspaces", ws)
+}
+
 func listVendors(c *call) reply         { return listPage(c, "vendors", c.st.catalog.vendors) }
 func listCannedResponses(c *call) reply { return listPage(c, "canned_responses", c.st.catalog.canned) }
 

@@ -139,6 +139,7 @@ func (d *Desk) routes() []route {
 		r("solutions/folders", H{"GET": listFolders}),
 		r("solutions/articles", H{"GET": listArticles}),
 		r("products", H{"GET": listProducts}),
+		r("workspaces", H{"GET": listWorkspaces}),
 		r("vendors", H{"GET": listVendors}),
 		r("ticket_fields", H{"GET": listFormFields}),
 		r("ticket_form_fields", H{"GET": listFormFields}),

@@ -144,6 +144,7 @@ func TestReadOnlyCollections(t *testing.T) {
 	for _, tt := range []struct{ path, key string }{
 		{fmt.Sprintf("/solutions/articles?folder_id=%d", folderID), "articles"},
 		{"/products", "products"},
+		{"/workspaces", "workspaces"},
 		{"/vendors", "vendors"},
 		{"/canned_responses", "canned_responses"},
 		{"/ticket_fields", "ticket_fields"},
