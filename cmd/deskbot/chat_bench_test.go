@@ -165,10 +165,17 @@ func runChatDuringBacklog(b *testing.B) chatResult {
 		b.Fatalf("no routine note reached the desk: %v\n%s", err, stderr.String())
 	}
 
-	// Both cores busy beside deskbot, for as long as the commands run.
+	// Both cores busy beside deskbot, for as long as the commands run:
+	// one spinning goroutine per core, each on a P of its own added for
+	// it, so that they compete with deskbot for the cores as a busy
+	// machine's other processes do (the OS shares the cores). Spinning on
+	// deskbot's own Ps would measure Go's 10 ms preemption quantum at
+	// every goroutine hop instead.
 	loadCtx, endLoad := context.WithCancel(ctx)
 	var load sync.WaitGroup
-	for range runtime.NumCPU() {
+	n := runtime.NumCPU()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n))
+	for range n {
 		load.Go(func() { spin(loadCtx) })
 	}
 	defer func() { endLoad(); load.Wait() }()
