@@ -33,6 +33,21 @@ func WithMirror(m Mirror) Option {
 	return func(c *routerConfig) { c.mirror = m }
 }
 
+// MirrorUpdater takes in a ticket as the desk answered a request of
+// deskbot's (scheduler.LiveMirror implements it), so that the mirror shows
+// what deskbot changed at once: read your own writes. It must not block.
+type MirrorUpdater interface {
+	Observe(t *sdclient.Ticket)
+}
+
+// WithMirrorUpdates hands every ticket the desk answers the router's
+// requests with (a ticket created, updated by a command or a button, or
+// read) to u, so that the next answer, the Home tab and the rules see the
+// change without waiting for the change feed.
+func WithMirrorUpdates(u MirrorUpdater) Option {
+	return func(c *routerConfig) { c.updates = u }
+}
+
 // mirrorMaxLag is how far the mirror's cursor may be behind deskbot's
 // clock for commands to trust it. The scheduler moves the cursor every
 // cycle (a minute, usually); a cursor further behind means nobody keeps
