@@ -153,11 +153,16 @@ func (l *LiveMirror) Observe(t *sdclient.Ticket) {
 
 // publishedMirrorFor is the mirror t belongs in, chosen without taking any
 // mirror's lock: the one of t's workspace, else the one whose view holds
-// t, else the default workspace's; nil when that one is not loaded.
+// t, else the default workspace's when t is of the workspace its tickets
+// are of; nil when there is none (a workspace deskbot does not poll: the
+// rules must not see it) or it is not loaded.
 func (s *Scheduler) publishedMirrorFor(t *sdclient.Ticket) *wsMirror {
 	for _, m := range s.mirrors {
 		if m.param != nil && t.WorkspaceID != nil && *m.param == *t.WorkspaceID {
-			return loadedOrNil(m)
+			if m.pub.Load() == nil {
+				return nil
+			}
+			return m
 		}
 	}
 	for _, m := range s.mirrors {
@@ -166,18 +171,19 @@ func (s *Scheduler) publishedMirrorFor(t *sdclient.Ticket) *wsMirror {
 		}
 	}
 	for _, m := range s.mirrors {
-		if m.param == nil {
-			return loadedOrNil(m)
+		if p := m.pub.Load(); p != nil && m.param == nil && p.home == workspaceOf(t) {
+			return m
 		}
 	}
 	return nil
 }
 
-func loadedOrNil(m *wsMirror) *wsMirror {
-	if m.pub.Load() == nil {
-		return nil
+// workspaceOf is t's workspace id, 0 when it names none.
+func workspaceOf(t *sdclient.Ticket) int64 {
+	if t.WorkspaceID == nil {
+		return 0
 	}
-	return m
+	return *t.WorkspaceID
 }
 
 // mirrorPub is one published view of a workspace's mirror. It is never
@@ -186,6 +192,9 @@ func loadedOrNil(m *wsMirror) *wsMirror {
 type mirrorPub struct {
 	tickets []*sdclient.Ticket // ordered by id
 	state   store.MirrorState
+	// home is the workspace most of its tickets are of (0: none named);
+	// for the default workspace's mirror, the default workspace's id.
+	home int64
 }
 
 func (p *mirrorPub) find(id int64) (int, bool) {
@@ -212,7 +221,7 @@ func (p *mirrorPub) with(t *sdclient.Ticket) *mirrorPub {
 	if ok && p.tickets[i].UpdatedAt.After(t.UpdatedAt) {
 		return p
 	}
-	out := &mirrorPub{state: p.state}
+	out := &mirrorPub{state: p.state, home: p.home}
 	switch {
 	case t.Deleted || t.Spam:
 		if !ok {
@@ -234,7 +243,7 @@ func (p *mirrorPub) without(id int64) *mirrorPub {
 	if !ok {
 		return p
 	}
-	return &mirrorPub{state: p.state, tickets: slices.Delete(slices.Clone(p.tickets), i, i+1)}
+	return &mirrorPub{state: p.state, home: p.home, tickets: slices.Delete(slices.Clone(p.tickets), i, i+1)}
 }
 
 // takeIn publishes t at once and leaves it in the inbox for the
@@ -286,11 +295,20 @@ func (m *wsMirror) publish() {
 		return
 	}
 	m.absorbLocked()
-	p := &mirrorPub{tickets: make([]*sdclient.Ticket, 0, len(m.tickets)), state: m.state}
+	p := &mirrorPub{tickets: make([]*sdclient.Ticket, 0, len(m.tickets)), state: m.state, home: m.ws}
+	seen := map[int64]int{}
 	for _, t := range m.tickets {
 		p.tickets = append(p.tickets, t)
+		seen[workspaceOf(t)]++
 	}
 	slices.SortFunc(p.tickets, byID)
+	if m.param == nil {
+		for ws, n := range seen {
+			if n > seen[p.home] || (n == seen[p.home] && ws < p.home) {
+				p.home = ws
+			}
+		}
+	}
 	m.pub.Store(p)
 }
 

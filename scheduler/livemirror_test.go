@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,6 +170,14 @@ func TestLiveMirrorNeverWaitsOnTheStore(t *testing.T) {
 	live.Observe(assigned)
 	if got := liveTicket(t, live, urgent.ID).ResponderID; got == nil || *got != alice.ID {
 		t.Errorf("right after the assignment people read responder %v, want %d", got, alice.ID)
+	}
+	// A ticket of a workspace deskbot does not poll stays out: the rules
+	// must not act on it.
+	foreign, ws := *assigned, int64(999)
+	foreign.ID, foreign.WorkspaceID = 99999, &ws
+	live.Observe(&foreign)
+	if tickets, _, err := live.MirrorLoad(t.Context(), 0); err != nil || slices.ContainsFunc(tickets, func(x *sdclient.Ticket) bool { return x.ID == foreign.ID }) {
+		t.Errorf("a ticket of workspace %d, not polled, went into the mirror (err %v)", ws, err)
 	}
 	if n := slow.reads.Load(); n != 0 {
 		t.Errorf("people's reads read the store %d times while the scheduler led", n)
