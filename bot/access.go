@@ -199,7 +199,10 @@ func (r *Router) permit(ctx context.Context, c *call) error {
 	}
 	var t *sdclient.Ticket
 	if c.cmd.mirrored && r.mirror != nil {
-		t, c.source = r.mirrorTicket(ctx, c.ticket)
+		var err error
+		if t, c.source, err = r.mirrorTicket(ctx, c.ticket); err != nil {
+			return err
+		}
 	}
 	if t == nil {
 		var err error

@@ -96,10 +96,21 @@ const (
 )
 
 // meteredDesk records what each call costs in the router's meter and in
-// the calling command's account.
+// the calling command's account, and hands the tickets the desk answers
+// with to the mirror (WithMirrorUpdates): every desk call of the router
+// passes here.
 type meteredDesk struct {
 	Desk
-	meter *deskMeter
+	meter   *deskMeter
+	updates MirrorUpdater // nil: none
+}
+
+// seen hands t, as the desk answered, to the mirror.
+func (d *meteredDesk) seen(t *sdclient.Ticket, err error) (*sdclient.Ticket, error) {
+	if err == nil && t != nil && d.updates != nil {
+		d.updates.Observe(t)
+	}
+	return t, err
 }
 
 func (d *meteredDesk) spend(ctx context.Context, credits int) {
@@ -115,22 +126,22 @@ func (d *meteredDesk) spend(ctx context.Context, credits int) {
 // CreateTicket costs one request.
 func (d *meteredDesk) CreateTicket(ctx context.Context, t *sdclient.TicketCreate) (*sdclient.Ticket, error) {
 	d.spend(ctx, creditsRequest)
-	return d.Desk.CreateTicket(ctx, t)
+	return d.seen(d.Desk.CreateTicket(ctx, t))
 }
 
 func (d *meteredDesk) Ticket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
 	d.spend(ctx, creditsFullTicket)
-	return d.Desk.Ticket(ctx, id)
+	return d.seen(d.Desk.Ticket(ctx, id))
 }
 
 func (d *meteredDesk) TicketBrief(ctx context.Context, id int64) (*sdclient.Ticket, error) {
 	d.spend(ctx, creditsRequest)
-	return d.Desk.TicketBrief(ctx, id)
+	return d.seen(d.Desk.TicketBrief(ctx, id))
 }
 
 func (d *meteredDesk) UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpdate) (*sdclient.Ticket, error) {
 	d.spend(ctx, creditsRequest)
-	return d.Desk.UpdateTicket(ctx, id, u)
+	return d.seen(d.Desk.UpdateTicket(ctx, id, u))
 }
 
 func (d *meteredDesk) AddNote(ctx context.Context, id int64, body string, userID int64) error {

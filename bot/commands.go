@@ -578,7 +578,10 @@ func (r *Router) list(ctx context.Context, c *call, q, title string, o listOpts)
 	var fromMirror map[int64]*mirrorWS
 	var source string
 	if o.mirrored != nil {
-		fromMirror, source = r.mirrorLists(ctx, workspaces)
+		var err error
+		if fromMirror, source, err = r.mirrorLists(ctx, workspaces); err != nil {
+			return Reply{}, err
+		}
 	}
 	if o.mirrorOnly {
 		var err error

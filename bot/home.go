@@ -254,7 +254,10 @@ func (r *Router) homeList(ctx context.Context, c *call, choices []sdclient.Field
 		}
 	}
 	open := func(t *sdclient.Ticket) bool { return sdclient.IsOpenStatus(t.Status) && match(t) }
-	fromMirror, source := r.mirrorLists(ctx, workspaces)
+	fromMirror, source, err := r.mirrorLists(ctx, workspaces)
+	if err != nil {
+		return chat.HomeList{Error: r.homeListTrouble(c, err)}
+	}
 	if source == "" {
 		source = "read from the desk"
 	}

@@ -33,6 +33,21 @@ func WithMirror(m Mirror) Option {
 	return func(c *routerConfig) { c.mirror = m }
 }
 
+// MirrorUpdater takes in a ticket as the desk answered a request of
+// deskbot's (scheduler.LiveMirror implements it), so that the mirror shows
+// what deskbot changed at once: read your own writes. It must not block.
+type MirrorUpdater interface {
+	Observe(t *sdclient.Ticket)
+}
+
+// WithMirrorUpdates hands every ticket the desk answers the router's
+// requests with (a ticket created, updated by a command or a button, or
+// read) to u, so that the next answer, the Home tab and the rules see the
+// change without waiting for the change feed.
+func WithMirrorUpdates(u MirrorUpdater) Option {
+	return func(c *routerConfig) { c.updates = u }
+}
+
 // mirrorMaxLag is how far the mirror's cursor may be behind deskbot's
 // clock for commands to trust it. The scheduler moves the cursor every
 // cycle (a minute, usually); a cursor further behind means nobody keeps
@@ -88,9 +103,16 @@ type mirrorView struct {
 	ws map[int64]*mirrorWS // by mirror key
 }
 
+// mirrorReadTimeout bounds a read of the mirror: it comes from memory on
+// the replica that leads, from the store elsewhere, and a store that does
+// not answer by then makes the command say so rather than wait.
+const mirrorReadTimeout = 5 * time.Second
+
 // view returns the current mirror, loading the workspaces whose version
 // changed since the last load.
 func (c *mirrorCache) view(ctx context.Context) (*mirrorView, error) {
+	ctx, cancel := context.WithTimeout(ctx, mirrorReadTimeout)
+	defer cancel()
 	states, err := c.src.MirrorStates(ctx)
 	if err != nil {
 		return nil, err
@@ -140,17 +162,25 @@ func (v *mirrorView) forWorkspace(ws int64) *mirrorWS {
 // lag is how far the mirror's cursor is behind now.
 func (m *mirrorWS) lag(now time.Time) time.Duration { return now.Sub(m.state.Cursor) }
 
+// errMirrorUnread answers a command whose mirror read failed: it does not
+// spend the desk budget instead (people first: a slow store must not turn
+// into desk requests that leave the budget spent).
+func (r *Router) errMirrorUnread(err error, args ...any) error {
+	r.log.Warn("cannot read the ticket mirror; the desk is not asked instead", append(args, "err", err)...)
+	return refuse("deskbot's mirror of the tickets could not be read just now; try again in a moment (the desk was not asked, to keep its request budget)")
+}
+
 // mirrorTicket reads ticket id from the mirror. Without it, source says
 // why the ticket is to be read from the desk; with it, how fresh the copy
-// is. The ticket returned is the caller's to keep.
-func (r *Router) mirrorTicket(ctx context.Context, id int64) (t *sdclient.Ticket, source string) {
+// is. The ticket returned is the caller's to keep. A mirror that cannot be
+// read is an error: the desk is not read instead.
+func (r *Router) mirrorTicket(ctx context.Context, id int64) (t *sdclient.Ticket, source string, err error) {
 	v, err := r.mirror.view(ctx)
 	if err != nil {
-		r.log.Warn("cannot read the ticket mirror; reading the desk", "ticket", id, "err", err)
-		return nil, "Read from the desk: deskbot's mirror could not be read."
+		return nil, "", r.errMirrorUnread(err, "ticket", id)
 	}
 	if !v.built() {
-		return nil, "Read from the desk: the mirror is not built yet."
+		return nil, "Read from the desk: the mirror is not built yet.", nil
 	}
 	now := r.now()
 	for _, key := range slices.Sorted(maps.Keys(v.ws)) {
@@ -160,31 +190,31 @@ func (r *Router) mirrorTicket(ctx context.Context, id int64) (t *sdclient.Ticket
 			continue
 		}
 		if m.state.Cursor.IsZero() {
-			return nil, "Read from the desk: the mirror is not built yet."
+			return nil, "Read from the desk: the mirror is not built yet.", nil
 		}
 		if m.lag(now) > mirrorMaxLag {
 			return nil, fmt.Sprintf("Read from the desk: deskbot's mirror is too old to trust (%s, more than %s ago).",
-				store.MirrorAsOf(m.state.Cursor, now), minutes(mirrorMaxLag))
+				store.MirrorAsOf(m.state.Cursor, now), minutes(mirrorMaxLag)), nil
 		}
 		c := *held
-		return &c, fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", store.MirrorAsOf(m.state.Cursor, now))
+		return &c, fmt.Sprintf("From deskbot's mirror, %s (change feed cursor); the desk was not asked.", store.MirrorAsOf(m.state.Cursor, now)), nil
 	}
-	return nil, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", id)
+	return nil, fmt.Sprintf("Read from the desk: deskbot's mirror does not hold ticket #%d.", id), nil
 }
 
 // mirrorLists decides, for each workspace of a list command, whether the
 // mirror answers for it: it must hold every open ticket (a full sync
 // finished) and be kept up to date. It returns the mirrors that answer,
 // by workspace, and the note that says how fresh the answer is and which
-// workspaces were read from the desk, and why; "" without a mirror.
-func (r *Router) mirrorLists(ctx context.Context, workspaces []int64) (map[int64]*mirrorWS, string) {
+// workspaces were read from the desk, and why; "" without a mirror. A
+// mirror that cannot be read is an error: the desk is not read instead.
+func (r *Router) mirrorLists(ctx context.Context, workspaces []int64) (map[int64]*mirrorWS, string, error) {
 	if r.mirror == nil {
-		return nil, ""
+		return nil, "", nil
 	}
 	v, err := r.mirror.view(ctx)
 	if err != nil {
-		r.log.Warn("cannot read the ticket mirror; reading the desk", "err", err)
-		return nil, "read from the desk: deskbot's mirror could not be read"
+		return nil, "", r.errMirrorUnread(err)
 	}
 	now := r.now()
 	use := map[int64]*mirrorWS{}
@@ -223,7 +253,7 @@ func (r *Router) mirrorLists(ctx context.Context, workspaces []int64) (map[int64
 	default:
 		note = fmt.Sprintf("from deskbot's mirror, %s; read from the desk for %s", store.MirrorAsOf(oldest, now), joinReasons(desk))
 	}
-	return use, note
+	return use, note, nil
 }
 
 func joinReasons(rs []string) string { return strings.Join(rs, "; ") }

@@ -102,6 +102,7 @@ type routerConfig struct {
 	acks       Acks
 	oncall     OnCall
 	mirror     Mirror
+	updates    MirrorUpdater
 	timeout    time.Duration
 	agentTTL   time.Duration
 	deskURL    string
@@ -236,7 +237,7 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 	}
 	r.meter = &deskMeter{}
 	r.gate = newGate(r.budget, r.meter, time.Now)
-	r.desk = &meteredDesk{Desk: desk, meter: r.meter}
+	r.desk = &meteredDesk{Desk: desk, meter: r.meter, updates: cfg.updates}
 	return r, nil
 }
 

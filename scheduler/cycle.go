@@ -401,6 +401,7 @@ func (s *Scheduler) observe(t *sdclient.Ticket) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.put(t)
+	m.publishOne(t) // people see it at once (read your own writes)
 }
 
 // forget removes a ticket the desk no longer has from the mirror.
@@ -408,6 +409,7 @@ func (s *Scheduler) forget(id int64) {
 	for _, m := range s.mirrors {
 		m.mu.Lock()
 		m.remove(id)
+		m.publishGone(id)
 		m.mu.Unlock()
 	}
 }

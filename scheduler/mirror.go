@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
@@ -53,6 +54,16 @@ type wsMirror struct {
 	// with the next one).
 	pendingPut map[int64]*sdclient.Ticket
 	pendingDel map[int64]bool
+
+	// pub is the mirror as people's commands read it (LiveMirror),
+	// published whenever it changes (livemirror.go); readers take it
+	// without mu. pubMu orders the publishers (pub, inbox); it is never
+	// held across I/O.
+	pub   atomic.Pointer[mirrorPub]
+	pubMu sync.Mutex
+	// inbox are tickets deskbot changed for people, published but not yet
+	// put into tickets (LiveMirror.Observe); guarded by pubMu.
+	inbox map[int64]*sdclient.Ticket
 
 	full       *fullProgress // the full sync under way, nil when none
 	fullFailed time.Time     // when the last full sync failed (retried later)
@@ -137,9 +148,11 @@ func (m *wsMirror) remove(id int64) bool {
 	return true
 }
 
-// persist writes the pending changes and the state in one transaction.
-// Caller holds mu.
+// persist writes the pending changes and the state in one transaction,
+// having published them first: people see the mirror's changes without
+// waiting for the write. Caller holds mu.
 func (m *wsMirror) persist(ctx context.Context, ms MirrorStore) error {
+	m.publish()
 	put := make([]*sdclient.Ticket, 0, len(m.pendingPut))
 	for _, t := range m.pendingPut {
 		put = append(put, t)
@@ -154,8 +167,9 @@ func (m *wsMirror) persist(ctx context.Context, ms MirrorStore) error {
 	}
 	if v != m.state.Version+1 {
 		// Another replica wrote since our last write (it led for a while):
-		// reload before the next sync.
+		// reload before the next sync; until then people read the store.
 		m.stale = true
+		m.publish()
 	}
 	m.state.Version = v
 	clear(m.pendingPut)
@@ -176,13 +190,16 @@ func (m *wsMirror) load(ctx context.Context, ms MirrorStore) error {
 	m.state, m.loaded, m.stale = st, true, false
 	clear(m.pendingPut)
 	clear(m.pendingDel)
+	m.publish()
 	return nil
 }
 
-// snapshot returns the mirrored tickets ordered by id.
+// snapshot returns the mirrored tickets ordered by id, with the tickets
+// people's requests changed meanwhile (the rules see them too).
 func (m *wsMirror) snapshot() []*sdclient.Ticket {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.absorb()
 	out := make([]*sdclient.Ticket, 0, len(m.tickets))
 	for _, t := range m.tickets {
 		out = append(out, t)

@@ -43,6 +43,13 @@ type Console struct {
 	out     io.Writer
 	alerts  map[string]bool
 	digests int // digests printed: each one's ts
+	typed   int // lines typed so far: an answer to an earlier one is labelled
+
+	// Commands run side by side (a slow one does not hold up the next);
+	// running are the done channels of those not finished, which a button
+	// press waits for: it refers to the cards they print.
+	cmds    sync.WaitGroup
+	running []chan struct{}
 
 	// The buttons of the cards printed, by number: typing the number (or
 	// /press N) presses it. Numbers only grow, so that a card printed
@@ -129,6 +136,7 @@ func (c *Console) Run(ctx context.Context) error {
 		})
 	}()
 	c.printf("deskbot console: type /ticket help (Ctrl-D to leave)\n")
+	defer c.cmds.Wait() // every answer is printed before Run returns
 	for {
 		select {
 		case <-ctx.Done():
@@ -139,9 +147,78 @@ func (c *Console) Run(ctx context.Context) error {
 			}
 			return nil
 		case line := <-lines:
-			c.line(ctx, line)
+			c.start(ctx, line)
 		}
 	}
+}
+
+// start runs a typed line in its own goroutine, so that a slow command
+// (a desk that takes seconds) does not hold up the next one; its answer
+// is printed whole, and labelled with its line when another line was
+// typed since (answers may then come out of order). A button press waits
+// for the commands typed before it, whose cards its number refers to.
+func (c *Console) start(ctx context.Context, line string) {
+	c.mu.Lock()
+	c.typed++
+	a := &answer{c: c, n: c.typed, line: strings.TrimSpace(line)}
+	var before []chan struct{}
+	if _, press := pressNumber(a.line); press {
+		before = slices.Clone(c.running)
+	}
+	done := make(chan struct{})
+	c.running = append(c.running, done)
+	c.mu.Unlock()
+	c.cmds.Go(func() {
+		defer c.finished(done)
+		for _, d := range before {
+			select {
+			case <-d:
+			case <-ctx.Done():
+			}
+		}
+		c.line(ctx, a, line)
+	})
+}
+
+// finished forgets a command that has printed its answer.
+func (c *Console) finished(done chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(done)
+	c.running = slices.DeleteFunc(c.running, func(d chan struct{}) bool { return d == done })
+}
+
+// pressNumber reports whether line presses a button (a number, or /press
+// N), and which.
+func pressNumber(line string) (int, bool) {
+	if n, ok := choiceNumber(line); ok {
+		return n, true
+	}
+	if rest, ok := strings.CutPrefix(line, "/press"); ok && (rest == "" || unicode.IsSpace(rune(rest[0]))) {
+		n, _ := choiceNumber(rest)
+		return n, true
+	}
+	return 0, false
+}
+
+// answer prints the answer to one typed line.
+type answer struct {
+	c    *Console
+	n    int    // the line's number among those typed
+	line string // as typed, trimmed
+}
+
+// printf prints the answer in one write, labelled "» LINE" when another
+// line was typed after this one.
+func (a *answer) printf(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.typed > a.n {
+		text = "» " + a.line + "\n" + text
+	}
+	fmt.Fprint(c.out, text)
 }
 
 // maxLineBytes bounds a console line: the longest command in characters,
@@ -192,10 +269,10 @@ func readLines(r io.Reader, max int, emit func(string) bool) error {
 	}
 }
 
-// line runs one typed line.
-func (c *Console) line(ctx context.Context, line string) {
+// line runs one typed line and prints its answer through a.
+func (c *Console) line(ctx context.Context, a *answer, line string) {
 	if line == tooLongLine {
-		c.printf("that line is too long; a command takes at most %d characters\n", chat.MaxCommandText)
+		a.printf("that line is too long; a command takes at most %d characters\n", chat.MaxCommandText)
 		return
 	}
 	line = strings.TrimSpace(line)
@@ -206,7 +283,7 @@ func (c *Console) line(ctx context.Context, line string) {
 		line = "/ticket help"
 	}
 	if n, ok := choiceNumber(line); ok {
-		c.press(ctx, n)
+		c.press(ctx, a, n)
 		return
 	}
 	cmd, text := line, ""
@@ -214,20 +291,20 @@ func (c *Console) line(ctx context.Context, line string) {
 		cmd, text = line[:i], strings.TrimSpace(line[i:])
 	}
 	if cmd == "/home" {
-		c.home(ctx)
+		c.home(ctx, a)
 		return
 	}
 	if cmd == "/press" {
 		n, ok := choiceNumber(text)
 		if !ok {
-			c.printf("usage: /press N, N being the number of a button, e.g. [1]\n")
+			a.printf("usage: /press N, N being the number of a button, e.g. [1]\n")
 			return
 		}
-		c.press(ctx, n)
+		c.press(ctx, a, n)
 		return
 	}
 	if !strings.HasPrefix(cmd, "/") {
-		c.printf("commands start with /ticket, /assign or /oncall; try /ticket help\n")
+		a.printf("commands start with /ticket, /assign or /oncall; try /ticket help\n")
 		return
 	}
 	resp := c.router.Dispatch(ctx, c.caller(), chat.Command{Slash: cmd, Text: text})
@@ -238,7 +315,7 @@ func (c *Console) line(ctx context.Context, line string) {
 		// The console's own commands belong to "every chat command" too.
 		resp.Text += "\n" + consoleHelp
 	}
-	c.printResponse(resp)
+	c.printResponse(a, resp)
 }
 
 // consoleHelp lists the commands only the console has.
@@ -247,7 +324,7 @@ const consoleHelp = `console only:
 • /press N (or just N) — press button [N] of a card above
 • help or ? — this list; Ctrl-D leaves`
 
-func (c *Console) printResponse(resp chat.Reply) {
+func (c *Console) printResponse(a *answer, resp chat.Reply) {
 	var b strings.Builder
 	if resp.Card == nil || resp.Text != resp.Card.Title {
 		b.WriteString(resp.Text + "\n")
@@ -255,7 +332,7 @@ func (c *Console) printResponse(resp chat.Reply) {
 	if resp.Card != nil {
 		b.WriteString(c.cardText(resp.Card) + "\n")
 	}
-	c.printf("%s", b.String())
+	a.printf("%s", b.String())
 }
 
 // cardText renders a card as text, its buttons numbered for press.
@@ -305,24 +382,24 @@ func choiceNumber(s string) (int, bool) {
 
 // press presses button n of a card printed before, as a click on Slack
 // would, and prints what it did.
-func (c *Console) press(ctx context.Context, n int) {
+func (c *Console) press(ctx context.Context, a *answer, n int) {
 	c.mu.Lock()
 	bt, ok := c.choices[n]
 	c.mu.Unlock()
 	if !ok {
-		c.printf("there is no button [%d]; press one of the numbers listed under a card\n", n)
+		a.printf("there is no button [%d]; press one of the numbers listed under a card\n", n)
 		return
 	}
 	res := c.router.Dispatch(ctx, c.caller(), chat.Command{Button: bt.ActionID, Value: bt.Value})
 	if res.Failed || res.Card == nil {
-		c.printResponse(chat.Reply{Text: res.Text, Failed: res.Failed})
+		c.printResponse(a, chat.Reply{Text: res.Text, Failed: res.Failed})
 		return
 	}
 	card := *res.Card
 	if res.Activity != "" {
 		card.Notes = append(card.Notes, res.Activity)
 	}
-	c.printResponse(chat.Reply{Text: res.Text, Card: &card})
+	c.printResponse(a, chat.Reply{Text: res.Text, Card: &card})
 }
 
 // caller is the person at the console.

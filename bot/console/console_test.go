@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,4 +289,93 @@ func TestConsoleHelpListsEveryCommand(t *testing.T) {
 		"/ticket unassigned [page N]", "/assign list [words] [page N]", "/oncall ack N",
 		"• /home — your Home tab", "• /press N (or just N) — press button [N] of a card above",
 	)
+}
+
+// slowRouter holds the command whose text is hold until release closes.
+type slowRouter struct {
+	console.Router
+	hold    string
+	started chan struct{}
+	release chan struct{}
+}
+
+func (r *slowRouter) Dispatch(ctx context.Context, caller chat.Caller, cmd chat.Command) chat.Reply {
+	if cmd.Text == r.hold {
+		close(r.started)
+		<-r.release
+	}
+	return r.Router.Dispatch(ctx, caller, cmd)
+}
+
+// notifyWriter is an output the test can read while the console writes.
+type notifyWriter struct {
+	mu      sync.Mutex
+	b       strings.Builder
+	changed chan struct{}
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+	return w.b.Write(p)
+}
+
+func (w *notifyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// A command that waits on a slow desk does not hold up the next one
+// typed: its answer comes after, labelled with the line it answers, and
+// whole.
+func TestConsoleSlowCommandDoesNotBlockTheNext(t *testing.T) {
+	d := fakedesk.New()
+	r := &slowRouter{Router: routertest.New(t, d), hold: "show 42", started: make(chan struct{}), release: make(chan struct{})}
+	in, typing := io.Pipe()
+	out := &notifyWriter{changed: make(chan struct{}, 1)}
+	c, err := console.New(r, in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(t.Context()) }()
+	waitOut := func(what string) string {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			if got := out.String(); strings.Contains(got, what) {
+				return got
+			}
+			select {
+			case <-out.changed:
+			case <-timeout:
+				t.Fatalf("no %q in the console's output:\n%s", what, out.String())
+			}
+		}
+	}
+	if _, err := io.WriteString(typing, "/ticket show 42\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-r.started
+	if _, err := io.WriteString(typing, "/ticket show 43\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := waitOut("#43 VPN down")
+	if strings.Contains(got, "#42 Printer on fire") {
+		t.Fatalf("the slow command answered before the release:\n%s", got)
+	}
+	close(r.release)
+	got = waitOut("» /ticket show 42\n#42 Printer on fire")
+	if strings.Contains(got, "» /ticket show 43") {
+		t.Errorf("the answer to the last line typed is labelled:\n%s", got)
+	}
+	_ = typing.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

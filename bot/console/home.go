@@ -15,12 +15,12 @@ type HomeRouter interface {
 
 // home prints the home of the person at the console (/home); its quick
 // actions are the commands that do the same.
-func (c *Console) home(ctx context.Context) {
+func (c *Console) home(ctx context.Context, a *answer) {
 	hr, ok := c.router.(HomeRouter)
 	if !ok {
-		c.printf("this deskbot has no home; try /ticket mine\n")
+		a.printf("this deskbot has no home; try /ticket mine\n")
 		return
 	}
 	h := hr.Home(ctx, c.caller())
-	c.printf("%s\n  (new ticket: /ticket new <subject> · your queue: /ticket mine)\n", h.Text())
+	a.printf("%s\n  (new ticket: /ticket new <subject> · your queue: /ticket mine)\n", h.Text())
 }

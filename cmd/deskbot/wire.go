@@ -39,7 +39,10 @@ type chatParts struct {
 //   - /ticket why (the router's explainer) tells which decisions the
 //     scheduler's caps held back, and the scheduler alerts through the
 //     transport: the explainer asks a lateScheduler, filled once the
-//     scheduler is built (nil without rules: nothing is held back).
+//     scheduler is built (nil without rules: nothing is held back);
+//   - the router reads the ticket mirror, and hands it what deskbot
+//     changed, through a LiveMirror, which reads the store until the
+//     scheduler is attached and then the scheduler's memory while it leads.
 func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *store.Store, live *liveRules, reg *prometheus.Registry, logger *slog.Logger) (*chatParts, error) {
 	pager := &chatPager{}
 	esc, err := newEscalator(live.set.Load(), st, pager, d.client, reg, logger)
@@ -47,7 +50,8 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 		return nil, err
 	}
 	held := &lateScheduler{}
-	router, err := newRouter(cfg, d, st, live, esc, held, logger)
+	mirror := scheduler.NewLiveMirror(st)
+	router, err := newRouter(cfg, d, st, mirror, live, esc, held, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +66,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 			return nil, err
 		}
 		held.s = p.sched
+		mirror.Attach(p.sched)
 	}
 	return p, nil
 }
@@ -90,7 +95,7 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 
 // newRouter is the chat command router: the desk through the interactive
 // client, /ticket why, acknowledgements, on-call and the ticket mirror.
-func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
+func newRouter(cfg *config, d *desk, st *store.Store, mirror *scheduler.LiveMirror, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
 	expl := scheduler.NewExplainer(scheduler.ClientDesk(d.interactive), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
 		scheduler.ExplainRuns(st))
 	opts := []bot.Option{
@@ -107,8 +112,10 @@ func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *onca
 	}
 	if live.set.Load() != nil {
 		// The scheduler (of this replica or the leader) keeps the ticket
-		// mirror in the store: /ticket why, mine and unassigned read it.
-		opts = append(opts, bot.WithMirror(st))
+		// mirror: /ticket why, mine, unassigned, search and the Home tab
+		// read it (from the scheduler's memory while it leads here, else
+		// from the store), and what deskbot changes goes into it at once.
+		opts = append(opts, bot.WithMirror(mirror), bot.WithMirrorUpdates(mirror))
 	}
 	return bot.NewRouter(bot.NewDeskAdapter(d.interactive), logger, opts...)
 }
