@@ -48,13 +48,13 @@ func (s *Store) SeenEnvelope(ctx context.Context, id string, now time.Time, ttl 
 	}
 	now = dbTime(now)
 	if s.purgeDue(now) {
-		if _, err := s.db.ExecContext(ctx, `DELETE FROM slack_envelopes WHERE expires_at <= $1`, now); err != nil {
+		if _, err := s.people.ExecContext(ctx, `DELETE FROM slack_envelopes WHERE expires_at <= $1`, now); err != nil {
 			return false, s.wrap("purge expired envelopes", err)
 		}
 	}
 	// The upsert touches the row only when the old record has expired: one
 	// row affected means first sight (or sight after expiry), none a duplicate.
-	n, err := affected(ctx, s.db, `INSERT INTO slack_envelopes (id, seen_at, expires_at) VALUES ($1, $2, $3)
+	n, err := affected(ctx, s.people, `INSERT INTO slack_envelopes (id, seen_at, expires_at) VALUES ($1, $2, $3)
 		ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
 		WHERE slack_envelopes.expires_at <= excluded.seen_at`, id, now, dbTime(now.Add(ttl)))
 	if err != nil {

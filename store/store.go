@@ -29,7 +29,12 @@ const (
 // several Stores (in one process or many) may share one database: every
 // method is atomic across them.
 type Store struct {
-	db      *sql.DB
+	db *sql.DB
+	// people is the connection of the writes people's commands wait on
+	// (SeenEnvelope, for every Slack envelope): on a SQLite file a second
+	// connection, so that a command waits at most for the write under way,
+	// never in the pool's queue behind the scheduler's writes; else db.
+	people  *sql.DB
 	engine  Engine
 	display string   // the DSN with any password replaced, for errors
 	secrets []string // strings that must never appear in an error
@@ -73,8 +78,10 @@ func WithSchema(name string) Option { return func(c *config) { c.schema = name }
 func WithBusyTimeout(d time.Duration) Option { return func(c *config) { c.busyTimeout = d } }
 
 // WithMaxConns caps the PostgreSQL connection pool (default 10). SQLite
-// stores always use a single connection: SQLite has one writer at a time and
-// a single connection avoids SQLITE_BUSY inside the process.
+// stores use a single connection for the scheduler's state (SQLite has one
+// writer at a time, and the process queues on the pool instead of failing
+// with SQLITE_BUSY), and on a file a second one for the writes people's
+// commands wait on (SeenEnvelope).
 func WithMaxConns(n int) Option { return func(c *config) { c.maxConns = n } }
 
 // WithEnvelopePurgeInterval sets how often SeenEnvelope also deletes expired
@@ -118,7 +125,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	if err := s.migrate(ctx, cfg.busyTimeout); err != nil {
-		_ = s.db.Close()
+		_ = s.Close()
 		return nil, s.wrap("open "+s.display, fmt.Errorf("migrate schema: %w", err))
 	}
 	return s, nil
@@ -130,7 +137,11 @@ func (s *Store) Engine() Engine { return s.engine }
 // Close closes the store's connections. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		if err := s.db.Close(); err != nil {
+		errs := []error{s.db.Close()}
+		if s.people != s.db {
+			errs = append(errs, s.people.Close())
+		}
+		if err := errors.Join(errs...); err != nil {
 			s.closeErr = s.wrap("close", err)
 		}
 	})
@@ -166,7 +177,20 @@ func (s *Store) openSQLite(rest string, cfg config) error {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	s.db = db
+	s.db, s.people = db, db
+	if s.file == "" {
+		return nil // in memory: a second connection would open another database
+	}
+	side, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		_ = db.Close()
+		return s.wrap("open "+rest, err)
+	}
+	side.SetMaxOpenConns(1)
+	side.SetMaxIdleConns(1)
+	side.SetConnMaxLifetime(0)
+	side.SetConnMaxIdleTime(0)
+	s.people = side
 	return nil
 }
 
@@ -201,7 +225,7 @@ func (s *Store) openPostgres(dsn string, cfg config) error {
 	db.SetMaxOpenConns(cfg.maxConns)
 	db.SetMaxIdleConns(cfg.maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s.db = db
+	s.db, s.people = db, db
 	return nil
 }
 
