@@ -1,6 +1,7 @@
 package slackchat_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/slack-go/slack"
 )
 
 // TestForgedAlertAckValueRefused (issue 27, item 6): erin may act only on
@@ -90,5 +92,51 @@ func TestForgedAlertAckValueRefused(t *testing.T) {
 	e.tick(10 * time.Minute)
 	if dm := e.dms("UBOB"); len(dm) != 1 {
 		t.Fatalf("page did not escalate to bob: %d DMs", len(dm))
+	}
+}
+
+// TestForgedFormMetadataNoRequester (issue 27, item 6): Bob runs the
+// Create ticket shortcut on a message the bot wrote (no human author) and
+// submits its form with private_metadata changed to name Carol as the
+// message's author. The requester comes only from the message as the
+// chat gives it: Bob's ticket is his own, never Carol's.
+func TestForgedFormMetadataNoRequester(t *testing.T) {
+	h := newE2E(t, nil, nil)
+	api := slack.New(h.fake.BotToken(), slack.OptionAPIURL(h.fake.APIURL()))
+	_, ts, err := api.PostMessageContext(h.ctx, "C0DESK", slack.MsgOptionText("Disk on db1 is 95% full", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := h.fake.MessageShortcut(h.ctx, "UBOB", "C0DESK", ts, slackchat.ShortcutCallbackID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.WaitAck(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	form, err := h.fake.WaitView(h.ctx, func(v slackfake.View) bool { return v.Method == "views.open" && v.UserID == "UBOB" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(form.PrivateMetadata), &meta); err != nil {
+		t.Fatalf("private_metadata %q: %v", form.PrivateMetadata, err)
+	}
+	meta["a"], meta["author"], meta["user"] = "UCAROL", "UCAROL", "UCAROL"
+	forged, _ := json.Marshal(meta)
+	sub, err := h.fake.ViewSubmission(h.ctx, "UBOB", form.CallbackID, string(forged),
+		map[string]map[string]string{slackchat.FormSubject: {slackchat.FormSubject: "db1 disk"}}, slackfake.WithViewID(form.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.WaitAck(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.waitPosted("answer in the thread", func(m slackfake.Message) bool { return m.ThreadTS == ts })
+	if n := h.fdesk.Count("create"); n != 1 {
+		t.Fatalf("%d tickets created; want 1", n)
+	}
+	if c := h.fdesk.Creates[0]; c.Email != "bob@example.com" {
+		t.Fatalf("requester %q; want bob@example.com (the forged metadata named carol)", c.Email)
 	}
 }

@@ -72,7 +72,6 @@ type messageMeta struct {
 	Channel     string `json:"c"`
 	TS          string `json:"ts"`
 	Thread      string `json:"th,omitempty"`
-	Author      string `json:"a,omitempty"`
 	ResponseURL string `json:"r,omitempty"`
 }
 
@@ -102,7 +101,7 @@ func (s *Slack) reacted(ctx context.Context, req *socketmode.Request, e *slackev
 	s.spawn(ctx, req, job{
 		run: func(ctx context.Context) {
 			thread := ""
-			m := chat.SourceMessage{Channel: channel, TS: ts, Author: e.ItemUser, Load: s.loadMessage(channel, ts, &thread)}
+			m := chat.SourceMessage{Channel: channel, TS: ts, Load: s.loadMessage(channel, ts, &thread)}
 			resp := s.router.TicketFromMessage(ctx, s.caller(user, channel), m)
 			s.linkMessageTicket(ctx, resp, channel, cmp.Or(thread, ts))
 			s.answerMessage(ctx, channel, cmp.Or(thread, ts), user, "", resp)
@@ -157,7 +156,7 @@ func (s *Slack) shortcut(ctx context.Context, req *socketmode.Request, cb slack.
 			}
 			form.Subject = chat.Truncate(firstLine(plainText(cb.Message.Text)), 250)
 			meta, _ := json.Marshal(messageMeta{Channel: channel, TS: ts,
-				Thread: cb.Message.ThreadTimestamp, Author: cb.Message.User, ResponseURL: cb.ResponseURL})
+				Thread: cb.Message.ThreadTimestamp, ResponseURL: cb.ResponseURL})
 			v := ticketModal(form, string(meta))
 			v.CallbackID = messageFormCallbackID
 			v.Title = plain("Ticket from message")
@@ -201,7 +200,7 @@ func (s *Slack) submitMessageForm(ctx context.Context, sm acker, req *socketmode
 				return
 			}
 			thread := meta.Thread
-			m := chat.SourceMessage{Channel: meta.Channel, TS: meta.TS, Author: meta.Author, Form: &v, Load: s.loadMessage(meta.Channel, meta.TS, &thread)}
+			m := chat.SourceMessage{Channel: meta.Channel, TS: meta.TS, Form: &v, Load: s.loadMessage(meta.Channel, meta.TS, &thread)}
 			resp := s.router.TicketFromMessage(ctx, s.caller(user, meta.Channel), m)
 			s.linkMessageTicket(ctx, resp, meta.Channel, cmp.Or(thread, meta.TS))
 			s.answerMessage(ctx, meta.Channel, cmp.Or(thread, meta.TS), user, meta.ResponseURL, resp)
