@@ -140,3 +140,65 @@ func TestForgedFormMetadataNoRequester(t *testing.T) {
 		t.Fatalf("requester %q; want bob@example.com (the forged metadata named carol)", c.Email)
 	}
 }
+
+// idle waits until the transport has no envelope job left.
+func (h *e2e) idle() {
+	h.t.Helper()
+	for h.slack.Jobs() != 0 {
+		select {
+		case <-h.ctx.Done():
+			h.t.Fatalf("envelope jobs never finished: %d left", h.slack.Jobs())
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// TestSlackConnectStrangerActsAsNobody (issue 27, item 6): in a channel
+// shared with another organisation, Mallory of team T0OTHER has the same
+// e-mail as Alice, an agent of ours. Her reply in a linked thread is not
+// copied to the ticket and her ticket reaction makes no ticket: she acts
+// as nobody of ours. Alice's own reply, after hers, is copied.
+func TestSlackConnectStrangerActsAsNobody(t *testing.T) {
+	e := newThreadEnv(t)
+	e.fake.AddUser(slackfake.User{ID: "UMALLORY", Name: "mallory", Email: "alice@example.com", TeamID: "T0OTHER"})
+	e.poll()
+	alert, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
+		return m.Method == "chat.postMessage" && m.Channel == oncallID && m.ThreadTS == ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.sim.Desk.Conversations(e.ticket))
+	_, env, err := e.fake.PostUserMessage(e.ctx, slackfake.UserMessage{UserID: "UMALLORY", ChannelID: oncallID, ThreadTS: alert.TS, Text: "closing this, all fine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.WaitAck(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.idle()
+	ts, err := e.fake.UserMessage("UCAROL", oncallID, "Scanner jammed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.react("UMALLORY", oncallID, ts, "ticket")
+	e.idle()
+	if _, told := e.say("UALICE", alert.TS, "on my way"); !strings.Contains(told, "private note") {
+		t.Errorf("Alice was told %q", told)
+	}
+	cs := e.sim.Desk.Conversations(e.ticket)
+	if len(cs) != before+1 {
+		t.Fatalf("%d conversations written; want Alice's only: %+v", len(cs)-before, cs[before:])
+	}
+	if c := cs[before]; !strings.Contains(c.Body, "on my way") {
+		t.Fatalf("conversation %+v; want Alice's", c)
+	}
+	if n := len(e.sim.Desk.TicketIDs()); n != 1 {
+		t.Fatalf("%d tickets on the desk; Mallory's reaction made one", n)
+	}
+	for _, m := range e.fake.Messages() {
+		if m.ThreadTS == ts && !m.Ephemeral {
+			t.Errorf("answered Mallory's reaction in public: %q", m.Text)
+		}
+	}
+}

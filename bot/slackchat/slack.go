@@ -77,6 +77,10 @@ type Slack struct {
 	groupWait time.Duration
 	reaction  string       // the emoji that makes a ticket of a message; "": none
 	threads   threadConfig // live threads (threads.go)
+	// allowed are the other teams whose people act as themselves in
+	// shared (Slack Connect) channels; everyone else of another team acts
+	// as nobody of ours (see ourTeam).
+	allowed map[string]bool
 
 	ready    atomic.Bool
 	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
@@ -84,6 +88,7 @@ type Slack struct {
 	arrived  atomic.Int64 // when the last command envelope came (unix ns)
 	busyLane chan struct{}
 	team     atomic.Value // string: the team served
+	org      atomic.Value // string: its Enterprise Grid organisation, "" when none or unknown
 	wg       sync.WaitGroup
 
 	mu            sync.Mutex
@@ -116,6 +121,7 @@ type config struct {
 	envelopes    EnvelopeStore
 	envelopesSet bool
 	teamID       string
+	allowedTeams []string
 	now          func() time.Time
 	minWait      time.Duration
 	maxWait      time.Duration
@@ -153,6 +159,15 @@ func WithEnvelopeStore(s EnvelopeStore) Option {
 // are refused. Default: the bot token's team, from auth.test.
 func WithTeamID(id string) Option {
 	return func(c *config) { c.teamID = id }
+}
+
+// WithAllowedTeams names other Slack teams (ids) whose people act as
+// themselves in shared (Slack Connect) channels. By default only the
+// served team's people (and those of its Enterprise Grid organisation)
+// do: a person of another organisation whose e-mail happens to match one
+// of the desk's is nobody to deskbot.
+func WithAllowedTeams(ids ...string) Option {
+	return func(c *config) { c.allowedTeams = append(c.allowedTeams, ids...) }
 }
 
 // WithClock sets the clock for de-duplication and caches (tests).
@@ -248,6 +263,7 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		groupWait: defaultGroupWait,
 		reaction:  cfg.reaction,
 		threads:   cfg.threads,
+		allowed:   make(map[string]bool),
 		emails:    make(map[string]cached[string]),
 		channels:  make(map[string]string),
 		userIDs:   make(map[string]cached[string]),
@@ -261,7 +277,13 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		slack.OptionHTTPClient(s.http),
 		slack.OptionLog(slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
 	)
+	for _, id := range cfg.allowedTeams {
+		if id = strings.TrimSpace(id); id != "" {
+			s.allowed[id] = true
+		}
+	}
 	s.team.Store(cfg.teamID)
+	s.org.Store("")
 	return s, nil
 }
 
@@ -326,6 +348,7 @@ func (s *Slack) runOnce(ctx context.Context) error {
 			return fmt.Errorf("auth.test: %w", err)
 		}
 		s.team.Store(at.TeamID)
+		s.org.Store(at.EnterpriseID)
 	}
 	opts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))}
 	if s.pingEvery > 0 {
@@ -612,6 +635,24 @@ func (s *Slack) foreignTeam(teamID string) bool {
 	return want != "" && teamID != want
 }
 
+// ourTeam reports whether people of team act as themselves: the served
+// team, an allowed one, or any while the served team is not known yet
+// (as foreignTeam).
+func (s *Slack) ourTeam(team string) bool {
+	want, _ := s.team.Load().(string)
+	return want == "" || team == want || s.allowed[team]
+}
+
+// ourPerson reports whether a Slack user (from users.info) is one of ours:
+// of an allowed team, or of the served team's Grid organisation.
+func (s *Slack) ourPerson(u *slack.User) bool {
+	if s.ourTeam(u.TeamID) {
+		return true
+	}
+	org, _ := s.org.Load().(string)
+	return org != "" && u.Enterprise.EnterpriseID == org
+}
+
 const foreignTeamText = "this deskbot serves another Slack workspace; your request was not run"
 
 func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
@@ -692,10 +733,17 @@ func (s *Slack) Email(ctx context.Context, userID string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("users.info %s: %w", userID, err)
 		}
+		email := u.Profile.Email
+		if !s.ourPerson(u) {
+			// A person of another organisation in a shared channel: their
+			// e-mail may match one of ours, but they are nobody here.
+			s.log.Debug("a user of another team acts as nobody", "user", userID, "team", u.TeamID)
+			email = ""
+		}
 		s.mu.Lock()
-		s.emails[userID] = cached[string]{v: u.Profile.Email, at: now, ok: true}
+		s.emails[userID] = cached[string]{v: email, at: now, ok: true}
 		s.mu.Unlock()
-		return u.Profile.Email, nil
+		return email, nil
 	})
 }
 

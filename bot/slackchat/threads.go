@@ -90,6 +90,15 @@ func (s *Slack) threadEvent(ctx context.Context, evt socketmode.Event) {
 	if !ok || me == nil || s.foreignTeam(outer.TeamID) || !inAThread(me) {
 		return
 	}
+	if team := me.UserTeam; team != "" && !s.ourTeam(team) {
+		if org, _ := s.org.Load().(string); org == "" {
+			// In a shared channel, the reply of a person of another
+			// team: not copied to the ticket (in a Grid organisation,
+			// Email decides, knowing the person's organisation).
+			s.log.Debug("ignored a thread message of another team", "team", team, "user", me.User)
+			return
+		}
+	}
 	s.spawn(ctx, evt.Request, job{run: func(ctx context.Context) { s.threadMessage(ctx, me) }})
 }
 
