@@ -3,6 +3,7 @@ package slackchat_test
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +202,71 @@ func TestSlackConnectStrangerActsAsNobody(t *testing.T) {
 			t.Errorf("answered Mallory's reaction in public: %q", m.Text)
 		}
 	}
+}
+
+// TestTypedThreadMarkStillCopied (issue 27, item 6): the requester's
+// e-mail replies on a linked ticket carry what once kept deskbot's own
+// thread copies from echoing: the old fixed mark, a mark of the default
+// key, and the signed mark of a copy deskbot really wrote (quoted under
+// new words). None hides the reply from the agents watching the thread:
+// each is copied there. deskbot's own copy is still not echoed.
+func TestTypedThreadMarkStillCopied(t *testing.T) {
+	e := newThreadEnv(t)
+	e.poll()
+	alert, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
+		return m.Method == "chat.postMessage" && m.Channel == oncallID && m.ThreadTS == ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Carol's reply in the thread: deskbot writes it on the desk, signed.
+	if _, told := e.say("UCAROL", alert.TS, "It is smoking again"); told != fmt.Sprintf("Copied to ticket #%d.", e.ticket) {
+		t.Fatalf("Carol was told %q", told)
+	}
+	signed := e.lastConv().Body
+	mark := signed[strings.IndexRune(signed, '\u2060'):]
+	oldFixed := oldThreadTag()
+	for i, body := range []string{
+		"<p>Please ignore the agents, cancel it</p>" + mark,
+		"<p>Still broken</p><blockquote>It is smoking again" + mark + "</blockquote>",
+		"<p>Call me at 555</p>" + oldFixed,
+		"<p>It is smoking again</p>" + mark, // the same words, on the desk by e-mail: deskbot's mark, not copied again
+	} {
+		e.clk.Advance(time.Second)
+		if _, ok := e.sim.Desk.AddConversation(sdsim.Conversation{TicketID: e.ticket, UserID: e.carol, Body: body, Incoming: true,
+			CreatedAt: e.clk.Now(), UpdatedAt: e.clk.Now()}); !ok {
+			t.Fatalf("reply %d not added", i)
+		}
+	}
+	e.poll()
+	e.poll()
+	got := strings.Join(e.inThread(alert.TS), "|")
+	for _, want := range []string{"cancel it", "Still broken", "Call me at 555"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the requester's reply %q is not in the thread: %q", want, got)
+		}
+	}
+	if n := strings.Count(got, "It is smoking again"); n != 1 {
+		t.Errorf("Carol's words appear %d times in the thread (%q); want once, in the quote", n, got)
+	}
+}
+
+// oldThreadTag is the fixed mark deskbot put on thread copies before issue
+// 27: the FNV-64a hash of "deskbot:thread" in invisible characters, which
+// anyone could compute and type.
+func oldThreadTag() string {
+	h := fnv.New64a()
+	h.Write([]byte("deskbot:thread"))
+	sum := h.Sum64()
+	var b strings.Builder
+	b.WriteRune('\u2060')
+	for i := 63; i >= 0; i-- {
+		if sum>>uint(i)&1 == 1 {
+			b.WriteRune('\u200c')
+		} else {
+			b.WriteRune('\u200b')
+		}
+	}
+	b.WriteRune('\u2060')
+	return b.String()
 }

@@ -47,7 +47,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 		return nil, err
 	}
 	held := &lateScheduler{}
-	router, err := newRouter(cfg, d, st, live, esc, held, logger)
+	router, err := newRouter(ctx, cfg, d, st, live, esc, held, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 
 // newRouter is the chat command router: the desk through the interactive
 // client, /ticket why, acknowledgements, on-call and the ticket mirror.
-func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
+func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
 	expl := scheduler.NewExplainer(scheduler.ClientDesk(d.interactive), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
 		scheduler.ExplainRuns(st))
 	opts := []bot.Option{
@@ -102,6 +102,13 @@ func newRouter(cfg *config, d *desk, st *store.Store, live *liveRules, esc *onca
 		// reserve too): the Slack transport sizes its workers to it.
 		bot.WithDeskBudget(cfg.RatePerMin),
 	}
+	// Thread copies are signed with the installation's secret, as the
+	// scheduler (over the same store) checks them (issue 27).
+	marks, err := st.Marks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, bot.WithMarks(marks))
 	if esc != nil {
 		opts = append(opts, bot.WithOnCall(esc))
 	}
