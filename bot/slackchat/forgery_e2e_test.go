@@ -142,18 +142,6 @@ func TestForgedFormMetadataNoRequester(t *testing.T) {
 	}
 }
 
-// idle waits until the transport has no envelope job left.
-func (h *e2e) idle() {
-	h.t.Helper()
-	for h.slack.Jobs() != 0 {
-		select {
-		case <-h.ctx.Done():
-			h.t.Fatalf("envelope jobs never finished: %d left", h.slack.Jobs())
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
-}
-
 // TestSlackConnectStrangerActsAsNobody (issue 27, item 6): in a channel
 // shared with another organisation, Mallory of team T0OTHER has the same
 // e-mail as Alice, an agent of ours. Her reply in a linked thread is not
@@ -177,13 +165,13 @@ func TestSlackConnectStrangerActsAsNobody(t *testing.T) {
 	if _, err := env.WaitAck(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.idle()
+	waitIdle(t, e.ctx, e.slack)
 	ts, err := e.fake.UserMessage("UCAROL", oncallID, "Scanner jammed", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.react("UMALLORY", oncallID, ts, "ticket")
-	e.idle()
+	waitIdle(t, e.ctx, e.slack)
 	if _, told := e.say("UALICE", alert.TS, "on my way"); !strings.Contains(told, "private note") {
 		t.Errorf("Alice was told %q", told)
 	}

@@ -540,7 +540,7 @@ type job struct {
 // recovers its own; this catches the transport's) is logged and answered
 // with sorry, and the bot stays up.
 func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
-	id, retry := req.EnvelopeID, req.RetryAttempt
+	id, retry := dedupID(req), req.RetryAttempt
 	s.jobs.Add(1)
 	s.wg.Go(func() {
 		defer s.jobs.Add(-1)
@@ -593,6 +593,22 @@ func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
 		}
 		j.run(ctx)
 	})
+}
+
+// dedupID is what makes two deliveries the same: an Events API event's
+// event_id (Slack retries an event it saw no ack for, or no timely ack,
+// with retry_attempt >= 1 and possibly a new envelope, on any connection),
+// else the envelope's id.
+func dedupID(req *socketmode.Request) string {
+	if req.Type == socketmode.RequestTypeEventsAPI {
+		var p struct {
+			EventID string `json:"event_id"`
+		}
+		if json.Unmarshal(req.Payload, &p) == nil && p.EventID != "" {
+			return "event:" + p.EventID
+		}
+	}
+	return req.EnvelopeID
 }
 
 // While a burst of envelopes is arriving, its busy answers wait for a
