@@ -76,22 +76,29 @@ type messageMeta struct {
 }
 
 // fromChatEvent starts the work of an Events API envelope, already acked:
-// a ticket reaction or a shared link. Every other event is dropped.
-func (s *Slack) fromChatEvent(ctx context.Context, evt socketmode.Event) {
+// a ticket reaction or a shared link, and says whether it did. Every other
+// event is dropped.
+func (s *Slack) fromChatEvent(ctx context.Context, evt socketmode.Event) bool {
 	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
 	if !ok || s.foreignTeam(ev.TeamID) {
-		return
+		return false
 	}
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.ReactionAddedEvent:
-		if s.reaction == "" || e.Reaction != s.reaction || e.Item.Type != "message" {
-			return
+		if s.reaction == "" || e.Reaction != s.reaction || e.Item.Type != "message" || e.Item.Channel == "" || e.Item.Timestamp == "" || e.User == "" {
+			return false
 		}
 		s.arrived.Store(time.Now().UnixNano())
 		s.reacted(ctx, evt.Request, e)
+		return true
 	case *slackevents.LinkSharedEvent:
+		if len(e.Links) == 0 {
+			return false
+		}
 		s.linkShared(ctx, evt.Request, e)
+		return true
 	}
+	return false
 }
 
 // reacted makes a ticket of the message someone put the ticket reaction

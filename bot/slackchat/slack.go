@@ -21,6 +21,7 @@ import (
 	"github.com/deskbot/deskbot/bot/chat"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 )
 
@@ -434,6 +435,7 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			}
 			if cb.View.CallbackID != formCallbackID {
 				_ = sm.Ack(*evt.Request)
+				s.ignored(evt)
 				return
 			}
 			v := formValues(cb.View.State)
@@ -473,19 +475,41 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			})
 		default:
 			_ = sm.Ack(*evt.Request)
+			s.ignored(evt)
 		}
 	case socketmode.EventTypeEventsAPI:
+		handled := false
 		if evt.Request != nil {
 			_ = sm.Ack(*evt.Request)
-			s.fromChatEvent(ctx, evt)
-			s.threadEvent(ctx, evt) // live threads (threads.go)
+			handled = s.fromChatEvent(ctx, evt)
+			handled = s.threadEvent(ctx, evt) || handled // live threads (threads.go)
 		}
-		s.homeEvent(ctx, evt)
+		if !s.homeEvent(ctx, evt) && !handled {
+			s.ignored(evt)
+		}
 	default:
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
 			_ = sm.Ack(*evt.Request)
+			s.ignored(evt)
 		}
 	}
+}
+
+// ignored logs, at debug level, an envelope deskbot has nothing to do with
+// (an event it does not act on, an interaction of another app's or with
+// empty fields): which, not its content.
+func (s *Slack) ignored(evt socketmode.Event) {
+	var id, typ, inner string
+	if evt.Request != nil {
+		id, typ = evt.Request.EnvelopeID, evt.Request.Type
+	}
+	switch d := evt.Data.(type) {
+	case slackevents.EventsAPIEvent:
+		inner = d.InnerEvent.Type
+	case slack.InteractionCallback:
+		inner = string(d.Type)
+	}
+	s.log.Debug("ignored an envelope", "envelope", id, "type", typ, "event", inner)
 }
 
 // acker is the part of *socketmode.Client that event uses.
@@ -518,8 +542,8 @@ func (s *Slack) badEnvelope(sm acker, evt socketmode.Event) {
 		s.log.Warn("dropped an unparseable socket-mode message without an envelope id", "type", typ, "bytes", len(bad.Message), "err", bad.Cause)
 		return
 	}
-	_ = sm.Ack(socketmode.Request{EnvelopeID: id})
 	s.log.Warn("acked an envelope that could not be parsed; it is dropped", "envelope", id, "type", typ, "bytes", len(bad.Message), "err", bad.Cause)
+	_ = sm.Ack(socketmode.Request{EnvelopeID: id})
 }
 
 // job is the work an envelope asks for.
@@ -716,14 +740,23 @@ func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, r
 		}
 		s.log.Warn("answer through response_url failed; trying chat.postEphemeral", "err", err)
 	}
+	// A payload without a channel or user (Slack's recorded samples have
+	// them empty) has nobody to answer: nothing is posted to "".
+	if (resp.Public && channel == "") || (!resp.Public && user == "") {
+		s.log.Debug("nowhere to answer: no channel or user in the payload", "channel", channel, "user", user)
+		return
+	}
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 	if blocks != nil {
 		opts = append(opts, slack.MsgOptionBlocks(blocks...))
 	}
 	var err error
-	if resp.Public {
+	switch {
+	case resp.Public:
 		_, _, err = s.api.PostMessageContext(ctx, channel, opts...)
-	} else {
+	case channel == "":
+		_, _, err = s.api.PostMessageContext(ctx, user, opts...)
+	default:
 		_, err = s.api.PostEphemeralContext(ctx, channel, user, opts...)
 		if err != nil {
 			// Not in the channel: the DM always works (im:write).
