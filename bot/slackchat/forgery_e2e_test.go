@@ -258,3 +258,24 @@ func oldThreadTag() string {
 	b.WriteRune('\u2060')
 	return b.String()
 }
+
+// TestSlackConnectAllowedTeam: a person of another team acts as the desk
+// person with their e-mail only when their team is allowed
+// (WithAllowedTeams, DESKBOT_SLACK_ALLOWED_TEAMS); otherwise a command of
+// theirs is run as nobody's.
+func TestSlackConnectAllowedTeam(t *testing.T) {
+	for _, allowed := range []bool{false, true} {
+		t.Run(fmt.Sprint("allowed=", allowed), func(t *testing.T) {
+			var opts []slackchat.Option
+			if allowed {
+				opts = append(opts, slackchat.WithAllowedTeams("T0PARTNER"))
+			}
+			h := newE2E(t, nil, nil, opts...)
+			h.fake.AddUser(slackfake.User{ID: "UPARTNER", Name: "partner", Email: "alice@example.com", TeamID: "T0PARTNER"})
+			r := h.slash("UPARTNER", "/ticket", "show 42")
+			if got := strings.Contains(all(r), "Printer on fire"); got != allowed {
+				t.Fatalf("the partner's /ticket show 42 answered %q", r.Text)
+			}
+		})
+	}
+}

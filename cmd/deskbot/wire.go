@@ -126,6 +126,9 @@ func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logge
 	if cfg.slackEnabled() {
 		return slackchat.New(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
 			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st), slackchat.WithTicketReaction(cfg.ticketReaction()),
+			// People of other organisations in shared channels act as
+			// nobody of ours unless their team is listed.
+			slackchat.WithAllowedTeams(cfg.SlackAllowedTeams...),
 			// Live threads: alerts and tickets from messages are linked
 			// to their thread; replies there go to the ticket.
 			slackchat.WithThreads(st, router))
