@@ -51,6 +51,11 @@ func (r *Router) act(ctx context.Context, caller Caller, action, value string) (
 				r.resolvePages(ctx, id)
 			}
 		case chat.ActionAcknowledge:
+			if key != "" {
+				if err := alertKeyPermit(id, rule, key); err != nil {
+					return Reply{}, err
+				}
+			}
 			if r.acks != nil && key != "" {
 				if err := r.acks.Acknowledge(ctx, key, c.email, r.now()); err != nil {
 					return Reply{}, fmt.Errorf("record acknowledgement of %s: %w", key, err)
@@ -58,7 +63,7 @@ func (r *Router) act(ctx context.Context, caller Caller, action, value string) (
 			}
 			// The alert of a rule that also pages: acknowledging it stops
 			// the escalation too, and the page's note records who and when.
-			p, paged := r.ackAlertPage(ctx, key, c.email)
+			p, paged := r.ackAlertPage(ctx, id, key, c.email)
 			// The card is drawn from the ticket permit read (no second
 			// read), with the note just written.
 			cp := *c.t

@@ -126,7 +126,7 @@ func (r *Router) createFromMessage(ctx context.Context, caller Caller, callerEma
 		r.log.Warn("read a message for its ticket", "channel", m.Channel, "ts", m.TS, "err", err)
 		return nil, false, refuse("could not read that message (%v); the bot reads only channels it is a member of: invite it there and try again", err)
 	}
-	author := cmp.Or(content.Author, m.Author)
+	author := content.Author
 	requester, fallback := r.chatEmail(ctx, caller, author), false
 	if requester == "" {
 		requester, fallback = callerEmail, true

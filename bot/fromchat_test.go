@@ -29,9 +29,9 @@ func fromChatRouter(t *testing.T, d Desk) *Router {
 var fromChatUsers = chattest.Users{"UALICE": "alice@example.com", "UCAROL": "carol@example.com", "UNOMAIL": ""}
 
 func sourceMessage(ts, author, text string, loads *int) chat.SourceMessage {
-	return chat.SourceMessage{Channel: "C1", TS: ts, Author: author, Load: func(context.Context) (chat.MessageContent, error) {
+	return chat.SourceMessage{Channel: "C1", TS: ts, Load: func(context.Context) (chat.MessageContent, error) {
 		*loads++
-		return chat.MessageContent{Text: text, Permalink: "https://fake.slack.com/archives/C1/p" + strings.ReplaceAll(ts, ".", ""),
+		return chat.MessageContent{Text: text, Author: author, Permalink: "https://fake.slack.com/archives/C1/p" + strings.ReplaceAll(ts, ".", ""),
 			Replies: []chat.ThreadReply{{Author: "UALICE", Text: "same here"}, {Author: "", Text: "bot says hi"}}}, nil
 	}}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -440,24 +441,59 @@ func (g *pageGate) refusal(v pageVerdict, policy string) string {
 // ("deskbot:f=<rule>/<ticket>/<episode>.<seq>/<action>" -> rule/ticket/episode):
 // an alert and a page of the same rule, ticket and episode belong together.
 func alertPageKey(alertKey string) (string, bool) {
+	_, _, page, ok := splitAlertKey(alertKey)
+	return page, ok
+}
+
+// splitAlertKey returns the rule and ticket an alert key names, and the key
+// of the page of the same firing.
+func splitAlertKey(alertKey string) (rule string, ticket int64, page string, ok bool) {
 	rest, ok := strings.CutPrefix(alertKey, "deskbot:f=")
 	if !ok {
-		return "", false
+		return "", 0, "", false
 	}
 	i := strings.LastIndexByte(rest, '/')
 	if i < 0 {
-		return "", false
+		return "", 0, "", false
 	}
 	rest = rest[:i]
 	j := strings.LastIndexByte(rest, '.')
 	if j < 0 {
-		return "", false
+		return "", 0, "", false
 	}
-	return rest[:j], true
+	page = rest[:j]
+	k := strings.LastIndexByte(page, '/')
+	if k < 0 {
+		return "", 0, "", false
+	}
+	l := strings.LastIndexByte(page[:k], '/')
+	if l < 0 {
+		return "", 0, "", false
+	}
+	ticket, err := strconv.ParseInt(page[l+1:k], 10, 64)
+	if err != nil || ticket <= 0 {
+		return "", 0, "", false
+	}
+	return page[:l], ticket, page, true
 }
 
-// ackAlertPage acknowledges the page that goes with an alert, if any.
-func (r *Router) ackAlertPage(ctx context.Context, alertKey, email string) (oncall.Page, bool) {
+// alertKeyPermit refuses an alert button whose key is not of the alert of
+// the button's own ticket and rule. The button's value comes back from
+// the client and anyone can change it: the caller's access was checked on
+// the ticket it names, so the key may only name that ticket's firings, or
+// else a person could stop the page of a ticket they may not touch.
+func alertKeyPermit(id int64, rule, key string) error {
+	kr, kt, _, ok := splitAlertKey(key)
+	if !ok || kt != id || kr != rule {
+		return refuse("this button does not belong to an alert of ticket #%d", id)
+	}
+	return nil
+}
+
+// ackAlertPage acknowledges the page that goes with an alert of ticket id,
+// if any. The page is read from the store and must be of that ticket
+// (alertKeyPermit checked the key already; this holds whatever the key).
+func (r *Router) ackAlertPage(ctx context.Context, id int64, alertKey, email string) (oncall.Page, bool) {
 	if r.oncall == nil {
 		return oncall.Page{}, false
 	}
@@ -465,7 +501,7 @@ func (r *Router) ackAlertPage(ctx context.Context, alertKey, email string) (onca
 	if !ok {
 		return oncall.Page{}, false
 	}
-	if _, found, err := r.oncall.Page(ctx, key); err != nil || !found {
+	if p, found, err := r.oncall.Page(ctx, key); err != nil || !found || p.TicketID != id {
 		return oncall.Page{}, false
 	}
 	p, won, err := r.oncall.Ack(ctx, key, email, r.now())

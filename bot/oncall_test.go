@@ -15,3 +15,23 @@ func TestAlertPageKey(t *testing.T) {
 		}
 	}
 }
+
+func TestAlertKeyPermit(t *testing.T) {
+	for _, tt := range []struct {
+		id       int64
+		rule     string
+		key      string
+		accepted bool
+	}{
+		{2, "watch", "deskbot:f=watch/2/1.1/0", true},
+		{2, "a/b", "deskbot:f=a/b/2/3.4/1", true},
+		{2, "page-urgent", "deskbot:f=page-urgent/1/1.1/0", false}, // another ticket's firing
+		{2, "watch", "deskbot:f=page-urgent/2/1.1/0", false},       // another rule's
+		{2, "watch", "deskbot:f=watch/x/1.1/0", false},
+		{2, "watch", "watch/2/1", false},
+	} {
+		if err := alertKeyPermit(tt.id, tt.rule, tt.key); (err == nil) != tt.accepted {
+			t.Errorf("alertKeyPermit(%d, %q, %q) = %v, want accepted %v", tt.id, tt.rule, tt.key, err, tt.accepted)
+		}
+	}
+}

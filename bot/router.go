@@ -16,6 +16,7 @@ import (
 	"github.com/deskbot/deskbot/bot/chat"
 
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 // Router is the transport-free command layer: it parses commands, resolves
@@ -38,6 +39,7 @@ type Router struct {
 	meter     *deskMeter    // what r.desk spent in the last minute
 	gate      *gate         // admits the commands that call the desk (gate.go)
 	messages  MessageLedger // message -> ticket claims (fromchat.go)
+	marks     *store.Marks  // signs thread copies (threads.go)
 
 	mu            sync.Mutex
 	agents        map[string]cached[*sdclient.Agent] // by lower-case e-mail; v nil: not an agent
@@ -112,6 +114,7 @@ type routerConfig struct {
 	// homeInterval is WithHomeInterval's, nil: DefaultHomeInterval.
 	homeInterval *time.Duration
 	messages     MessageLedger
+	marks        *store.Marks
 }
 
 // WithClock sets the clock used for caches and retries (tests).
@@ -207,6 +210,9 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	if cfg.marks == nil {
+		cfg.marks = store.NewMarks(nil)
+	}
 	r := &Router{
 		desk:       desk,
 		log:        log,
@@ -220,6 +226,7 @@ func NewRouter(desk Desk, log *slog.Logger, opts ...Option) (*Router, error) {
 		maxRetry:   cfg.maxRetry,
 		budget:     cfg.budget,
 		messages:   cfg.messages,
+		marks:      cfg.marks,
 		agents:     make(map[string]cached[*sdclient.Agent]),
 		names:      make(map[int64]cached[string]),
 		requesters: make(map[int64]cached[*sdclient.TicketRequester]),

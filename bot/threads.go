@@ -23,8 +23,17 @@ import (
 //     must be allowed to act on the ticket, as for /ticket note.
 //   - From anyone else: not copied; the author is told why.
 //
-// What is written on the desk carries the store's from-thread mark, so the
-// desk -> thread direction (scheduler/threads.go) does not post it back.
+// What is written on the desk carries the installation's from-thread mark
+// (store.Marks.FromThread, signed with the secret WithMarks gives), so the
+// desk -> thread direction (scheduler/threads.go) does not post it back,
+// and nothing anyone else writes passes for it.
+
+// WithMarks sets what signs the conversations written from thread replies:
+// the installation's (Store.Marks), the same as the scheduler's, which
+// checks them. Default: store.NewMarks(nil), right only for tests.
+func WithMarks(m *store.Marks) Option {
+	return func(c *routerConfig) { c.marks = m }
+}
 
 // ThreadDesk is an optional Desk method: a public note written as the
 // requester (incoming), for the requester's replies in a linked thread. A
@@ -87,7 +96,7 @@ func (r *Router) agentThreadReply(ctx context.Context, c *call, body string, pub
 	if err := r.permit(ctx, c); err != nil {
 		return Reply{}, err
 	}
-	html := store.FromThread(htmlText(body))
+	html := r.marks.FromThread(c.ticket, htmlText(body), body)
 	if public {
 		if err := r.desk.Reply(ctx, c.ticket, html, c.agent.ID); err != nil {
 			return Reply{}, fmt.Errorf("reply on ticket %d: %w", c.ticket, err)
@@ -118,7 +127,7 @@ func (r *Router) requesterThreadReply(ctx context.Context, c *call, email, body 
 	if rq == nil || !strings.EqualFold(strings.TrimSpace(rq.Email), strings.TrimSpace(email)) {
 		return Reply{}, refuse("only the requester of ticket #%d and desk agents can add to it from this thread; your message was not copied", c.ticket)
 	}
-	html := store.FromThread(htmlText(body))
+	html := r.marks.FromThread(c.ticket, htmlText(body), body)
 	td, _ := r.desk.(ThreadDesk)
 	err = errNoThreadDesk
 	if td != nil {
@@ -130,7 +139,8 @@ func (r *Router) requesterThreadReply(ctx context.Context, c *call, email, body 
 	if err == nil {
 		return Reply{Text: fmt.Sprintf("Copied to ticket #%d.", c.ticket)}, nil
 	}
-	if err := r.desk.AddNote(ctx, c.ticket, store.FromThread(htmlText(rq.Name+" ("+email+") wrote in Slack:\n"+body)), 0); err != nil {
+	text := rq.Name + " (" + email + ") wrote in Slack:\n" + body
+	if err := r.desk.AddNote(ctx, c.ticket, r.marks.FromThread(c.ticket, htmlText(text), text), 0); err != nil {
 		return Reply{}, fmt.Errorf("add note to ticket %d: %w", c.ticket, err)
 	}
 	return Reply{Text: fmt.Sprintf("Copied to ticket #%d.", c.ticket)}, nil

@@ -259,11 +259,15 @@ func TestCrashResume(t *testing.T) {
 			st := openStore(t, db)
 			key := rules.FiringKey{Rule: "page", TicketID: tk.ID}
 			noteMarker := fmt.Sprintf("<!-- deskbot:f=page/%d/1.1/1 -->", tk.ID)
+			marks, err := st.Marks(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
 			notes := func() int {
 				n := 0
 				for _, c := range sim.Desk.Conversations(tk.ID) {
 					// A desk that strips the comment keeps the marker's tag.
-					tag := markerTag(fmt.Sprintf("deskbot:f=page/%d/1.1/1", tk.ID))
+					tag := marks.FiringTag(fmt.Sprintf("deskbot:f=page/%d/1.1/1", tk.ID))
 					if strings.Contains(c.Body, noteMarker) || (tc.strip && strings.HasPrefix(c.Body, "Paged the on-call.") && strings.Contains(c.Body, tag)) {
 						n++
 					}

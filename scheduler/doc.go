@@ -51,7 +51,8 @@
 //     Tests and the dry run get the same decisions as a live cycle.
 //   - The crash-safe Scheduler.fire (execute.go): claim in the ledger
 //     (pending, with a lease), perform each action carrying an invisible
-//     marker (Marker), record each action done, then Finish. A claim is
+//     marker (Marker) signed with the installation's secret (marker.go,
+//     store.Marks), record each action done, then Finish. A claim is
 //     stale when its lease ran out or, with the store's leadership, when an
 //     older leadership epoch made it (its holder died or no longer leads):
 //     a new leader takes it over in its first cycle. A worker

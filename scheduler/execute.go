@@ -11,6 +11,7 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 // Marker returns the invisible marker that names action i of firing f.
@@ -24,10 +25,10 @@ func Marker(f rules.Firing, i int) string {
 // markerPrefix starts every marker.
 const markerPrefix = "deskbot:f="
 
-// withMarker appends the marker comment and the marker's invisible tag
-// (see markerTag) to a note or reply body.
-func withMarker(body, marker string) string {
-	return strings.TrimRight(body, "\n") + "\n<!-- " + marker + " -->" + markerTag(marker)
+// withMarker appends the marker comment (for people reading the desk) and
+// the marker's signed mark (see marker.go) to a note or reply body.
+func withMarker(m *store.Marks, body, marker string) string {
+	return strings.TrimRight(body, "\n") + "\n<!-- " + marker + " -->" + m.FiringTag(marker)
 }
 
 // execute acts on decisions: in the queue's order (order: firings under
@@ -697,11 +698,19 @@ func (s *Scheduler) renderedNow(cy *cycle, ru *run, i int) rules.Action {
 func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rules.Firing, t *sdclient.Ticket, a rules.Action, marker string) (*sdclient.Ticket, error) {
 	switch a.Kind {
 	case rules.ActionNote:
-		_, resp, err := cy.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: withMarker(a.Text, marker), Private: true})
+		m, err := s.marks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		_, resp, err := cy.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: withMarker(m, a.Text, marker), Private: true})
 		s.count(cy, resp, err)
 		return nil, err
 	case rules.ActionReply:
-		_, resp, err := cy.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: withMarker(a.Text, marker)})
+		m, err := s.marks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		_, resp, err := cy.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: withMarker(m, a.Text, marker)})
 		s.count(cy, resp, err)
 		return nil, err
 	case rules.ActionAlert:
@@ -776,13 +785,21 @@ func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64,
 			}
 			*convs = list
 		}
+		m, err := s.marks(ctx)
+		if err != nil {
+			return false, err
+		}
+		// Only the signed mark proves the action happened: the marker
+		// comment is guessable, and anyone may write on the ticket. What
+		// a requester wrote (incoming) says nothing about whether this
+		// desk keeps markers either.
 		markers := false
-		tag := markerTag(marker)
+		tag := m.FiringTag(marker)
 		for _, c := range *convs {
-			if strings.Contains(c.Body, marker) || strings.Contains(c.Body, tag) || strings.Contains(c.BodyText, tag) {
+			if strings.Contains(c.Body, tag) || strings.Contains(c.BodyText, tag) {
 				return true, nil
 			}
-			markers = markers || strings.Contains(c.Body, markerPrefix) || hasAnyTag(c.Body) || hasAnyTag(c.BodyText)
+			markers = markers || (!c.Incoming && (strings.Contains(c.Body, markerPrefix) || hasAnyTag(c.Body) || hasAnyTag(c.BodyText)))
 		}
 		if markers || f.Started.IsZero() {
 			return false, nil
@@ -790,7 +807,7 @@ func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64,
 		since, text := f.Started.Add(-markerlessSkew), plainText(a.Text)
 		for _, c := range *convs {
 			isNote := c.Source == sdclient.ConversationSourceNote
-			if isNote == (a.Kind == rules.ActionNote) && !c.CreatedAt.Before(since) &&
+			if isNote == (a.Kind == rules.ActionNote) && !c.Incoming && !c.CreatedAt.Before(since) &&
 				(plainText(c.BodyText) == text || plainText(c.Body) == text) {
 				return true, nil
 			}

@@ -434,7 +434,11 @@ func TestThreadsDeskToThread(t *testing.T) {
 	e.clk.Advance(time.Minute)
 	mustDo(e.client.Conversations.Reply(ctx, linked, &sdclient.ReplyRequest{Body: "<p>We are on it &amp; ordering toner.</p>"}))
 	mustDo(e.client.Conversations.Note(ctx, linked, &sdclient.NoteRequest{Body: "internal: it is the fuser", Private: true}))
-	mustDo(e.client.Conversations.Note(ctx, linked, &sdclient.NoteRequest{Body: store.FromThread("from the thread"), Private: false}))
+	marks, err := e.st.Marks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(e.client.Conversations.Note(ctx, linked, &sdclient.NoteRequest{Body: marks.FromThread(linked, "from the thread", "from the thread"), Private: false}))
 	mustDo(e.client.Conversations.Reply(ctx, other, &sdclient.ReplyRequest{Body: "not linked"}))
 	if _, err := s.RunOnce(ctx); err != nil {
 		t.Fatal(err)

@@ -1,43 +1,56 @@
 package scheduler
 
 import (
-	"hash/fnv"
+	"context"
+	"fmt"
 	"strings"
+
+	"github.com/deskbot/deskbot/store"
 )
 
-// A desk that sanitises HTML drops the marker comment of a note or reply,
-// and with it the proof of which firing wrote it. The body therefore also
-// ends with the marker's tag: a 64-bit hash of the marker written in
-// invisible characters (zero width space for 0, zero width non-joiner for
-// 1, between two word joiners), which HTML sanitisers keep as text. So a
-// resumed firing still finds its own note on such a desk, and an
-// identical note of another rule or firing never passes for it.
+// Every note and reply a firing writes ends with the mark of its marker
+// (store.Marks.FiringTag): 64 bits of an HMAC keyed with the
+// installation's secret, in invisible characters that HTML sanitisers keep
+// as text. A resumed firing finds its own note by that mark alone, on a
+// desk that drops the marker's HTML comment as on one that keeps it; the
+// comment, which anyone writing on the ticket could type (a requester's
+// e-mail reply), proves nothing. An identical note of another rule or
+// firing never passes for it either.
 const (
 	tagEdge = '\u2060' // word joiner
 	tagZero = '\u200b' // zero width space
 	tagOne  = '\u200c' // zero width non-joiner
 )
 
-// markerTag returns the invisible tag of marker.
-func markerTag(marker string) string {
-	h := fnv.New64a()
-	h.Write([]byte(marker))
-	sum := h.Sum64()
-	var b strings.Builder
-	b.Grow(66 * 3)
-	b.WriteRune(tagEdge)
-	for i := 63; i >= 0; i-- {
-		if sum>>uint(i)&1 == 1 {
-			b.WriteRune(tagOne)
-		} else {
-			b.WriteRune(tagZero)
-		}
-	}
-	b.WriteRune(tagEdge)
-	return b.String()
+// MarksSource is a Ledger that keeps the installation's secret
+// (*store.Store): the scheduler signs with its Marks unless WithMarks
+// gives others.
+type MarksSource interface {
+	Marks(ctx context.Context) (*store.Marks, error)
 }
 
-// hasAnyTag reports whether s carries a marker tag of any firing.
+// marks returns the Marks to sign and check with: WithMarks', else the
+// ledger's (read once), else the default key's.
+func (s *Scheduler) marks(ctx context.Context) (*store.Marks, error) {
+	s.marksMu.Lock()
+	defer s.marksMu.Unlock()
+	if s.marksV != nil {
+		return s.marksV, nil
+	}
+	src, ok := s.ledger.(MarksSource)
+	if !ok {
+		s.marksV = store.NewMarks(nil)
+		return s.marksV, nil
+	}
+	m, err := src.Marks(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("marks: %w", err)
+	}
+	s.marksV = m
+	return m, nil
+}
+
+// hasAnyTag reports whether s carries a mark of any firing (or thread).
 func hasAnyTag(s string) bool { return strings.ContainsRune(s, tagEdge) }
 
 // dropTags removes the invisible tag characters from s (for comparing the

@@ -26,6 +26,8 @@ var ErrNotLeader = store.ErrNotLeader
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
 type Scheduler struct {
+	marksMu  sync.Mutex
+	marksV   *store.Marks // marks.go: what signs the firings' notes and replies
 	logger   *slog.Logger
 	desk     Desk
 	ledger   Ledger

@@ -106,7 +106,12 @@ func (s *Scheduler) followThread(ctx context.Context, cy *cycle, th *threadFollo
 		log.Warn("read the conversations of a linked ticket; its thread catches up at its next change", slog.Any("error", err))
 		return
 	}
-	posts, to := threadPosts(t, l, convs)
+	m, err := s.marks(ctx)
+	if err != nil {
+		log.Warn("read the marks of deskbot's own conversations; the thread catches up at the ticket's next change", slog.Any("error", err))
+		return
+	}
+	posts, to := threadPosts(m, t, l, convs)
 	if to == l.Posted {
 		return
 	}
@@ -134,7 +139,7 @@ func (s *Scheduler) followThread(ctx context.Context, cy *cycle, th *threadFollo
 // threadPosts works out what to post in ticket t's thread l given the
 // ticket's conversations: the texts, and the mark after them. The first
 // look at a link of unknown status takes the status as it is.
-func threadPosts(t *sdclient.Ticket, l store.ThreadLink, convs []*sdclient.Conversation) ([]string, store.ThreadMark) {
+func threadPosts(m *store.Marks, t *sdclient.Ticket, l store.ThreadLink, convs []*sdclient.Conversation) ([]string, store.ThreadMark) {
 	to := l.Posted
 	var posts []string
 	convs = slices.Clone(convs)
@@ -145,7 +150,7 @@ func threadPosts(t *sdclient.Ticket, l store.ThreadLink, convs []*sdclient.Conve
 			continue
 		}
 		to.ConvID = max(to.ConvID, c.ID)
-		if c.Private || store.IsFromThread(c.Body) || store.IsFromThread(c.BodyText) || (!l.LinkedAt.IsZero() && c.CreatedAt.Before(since)) {
+		if c.Private || m.IsFromThread(t.ID, c.Body, c.BodyText) || (!l.LinkedAt.IsZero() && c.CreatedAt.Before(since)) {
 			continue
 		}
 		posts = append(posts, conversationPost(c))

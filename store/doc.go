@@ -2,8 +2,10 @@
 // every automation rule act exactly once per episode across restarts, crashes
 // and replicas, the per-workspace ticket mirror and its change-feed cursors,
 // the poll cursors, when each time rule last ran (RuleRun), on-call pages
-// and acknowledgements, the Slack envelopes already handled, and which
-// replica runs the scheduler.
+// and acknowledgements, the Slack envelopes already handled, which
+// replica runs the scheduler, and the installation's secret that signs
+// what deskbot writes on the desk (Marks: thread copies, firing markers),
+// so that nothing anyone else writes passes for deskbot's.
 //
 // One Store type runs on two engines chosen by the DSN: SQLite (a file, the
 // embedded default for a single replica) and PostgreSQL (shared by several

@@ -5,40 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"time"
 )
-
-// threadTag is the invisible tag that ends a conversation deskbot wrote on
-// the desk from a thread reply: a 64-bit hash of "deskbot:thread" in zero
-// width characters between two word joiners, the scheme of the
-// scheduler's firing markers, which HTML sanitisers keep as text.
-var threadTag = func() string {
-	h := fnv.New64a()
-	h.Write([]byte("deskbot:thread"))
-	sum := h.Sum64()
-	var b strings.Builder
-	b.WriteRune('\u2060')
-	for i := 63; i >= 0; i-- {
-		if sum>>uint(i)&1 == 1 {
-			b.WriteRune('\u200c')
-		} else {
-			b.WriteRune('\u200b')
-		}
-	}
-	b.WriteRune('\u2060')
-	return b.String()
-}()
-
-// FromThread returns body marked as written on the desk from a reply in a
-// linked thread, so that the desk -> thread direction does not post it
-// back to the thread (no echo).
-func FromThread(body string) string { return body + threadTag }
-
-// IsFromThread reports whether text (a conversation's body or body_text)
-// carries FromThread's mark.
-func IsFromThread(text string) bool { return strings.Contains(text, threadTag) }
 
 // ThreadLink is the Slack thread a ticket is linked to ("live threads"):
 // the desk's public replies and status changes are posted to it, and

@@ -9,7 +9,6 @@ import "context"
 type SourceMessage struct {
 	Channel string // the message's channel id
 	TS      string // the message's id in its channel (Slack: its ts)
-	Author  string // the author's chat user id; "" when unknown or a bot
 	// Form is what the person typed in the shortcut's form (subject,
 	// more words, priority, group); nil for a reaction: the subject is
 	// then the message's first line.
@@ -21,8 +20,11 @@ type SourceMessage struct {
 
 // MessageContent is what SourceMessage.Load reads.
 type MessageContent struct {
-	Text      string
-	Author    string // the author's chat user id, when Load learns it
+	Text string
+	// Author is the author's chat user id as the chat gives the message
+	// ("" for a bot): the only source of a ticket's requester, never what
+	// a form or a button carries back from the client.
+	Author    string
 	Replies   []ThreadReply
 	Permalink string // "" when the chat could not give one
 	// More is set when the thread had more replies than Replies holds.

@@ -116,7 +116,7 @@ func TestConsoleButtons(t *testing.T) {
 	c, out, d := newConsole(t, in, console.WithEmail("bob@example.com"))
 	ctx := context.Background()
 	tk := d.Snapshot(42)
-	if err := c.Alert(ctx, chat.AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Ticket: &tk, Rule: "page", Key: "page/42/1"}); err != nil {
+	if err := c.Alert(ctx, chat.AlertMessage{Channel: "#oncall", Text: "Urgent unassigned", Ticket: &tk, Rule: "page", Key: "deskbot:f=page/42/1.1/0"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Run(ctx); err != nil {

@@ -201,7 +201,7 @@ func TestAccessAlertButtons(t *testing.T) {
 			e := newAccessEnv(t)
 			id := e.tickets[tc.ticket]
 			for i, action := range []string{chat.ActionAssignMe, chat.ActionAcknowledge, chat.ActionResolve} {
-				key := fmt.Sprintf("page-urgent/%d/%d", id, i)
+				key := fmt.Sprintf("deskbot:f=page-urgent/%d/%d.1/0", id, i)
 				m := e.alert(key, id)
 				before := e.deskState(id)
 				refusal, up := e.clickAnswer(tc.user, m, action, id, key)
@@ -330,7 +330,7 @@ func TestAccessOneTicketRead(t *testing.T) {
 	h.fdesk.Mu.Lock()
 	h.fdesk.Tickets[42].Status = sdclient.StatusOpen
 	h.fdesk.Mu.Unlock()
-	m := h.alert("k/42/1", 42)
+	m := h.alert("deskbot:f=page-urgent/42/1.1/0", 42)
 	for _, action := range []string{chat.ActionAssignMe, chat.ActionAcknowledge, chat.ActionResolve} {
 		before, briefBefore := h.fdesk.Count("ticket"), h.fdesk.Count("ticket brief")
 		m = h.click("UBOB", m, action)

@@ -1,6 +1,8 @@
 // Package slackchat is the Slack transport: socket mode in, the Web API
 // and response_url out. It acks every envelope at once, drops
-// redeliveries, admits the commands that call the desk (bot.Router.Admit),
+// redeliveries (the same envelope id, or for an event the same event_id,
+// which Slack's retries keep), logs at debug level what it ignores,
+// admits the commands that call the desk (bot.Router.Admit),
 // runs each through the router's Dispatch and renders the Reply as Block
 // Kit; it posts alert cards, grouped alerts and on-call page cards and
 // direct messages, and keeps them up to date. It also turns a message

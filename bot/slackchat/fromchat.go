@@ -72,27 +72,33 @@ type messageMeta struct {
 	Channel     string `json:"c"`
 	TS          string `json:"ts"`
 	Thread      string `json:"th,omitempty"`
-	Author      string `json:"a,omitempty"`
 	ResponseURL string `json:"r,omitempty"`
 }
 
 // fromChatEvent starts the work of an Events API envelope, already acked:
-// a ticket reaction or a shared link. Every other event is dropped.
-func (s *Slack) fromChatEvent(ctx context.Context, evt socketmode.Event) {
+// a ticket reaction or a shared link, and says whether it did. Every other
+// event is dropped.
+func (s *Slack) fromChatEvent(ctx context.Context, evt socketmode.Event) bool {
 	ev, ok := evt.Data.(slackevents.EventsAPIEvent)
 	if !ok || s.foreignTeam(ev.TeamID) {
-		return
+		return false
 	}
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.ReactionAddedEvent:
-		if s.reaction == "" || e.Reaction != s.reaction || e.Item.Type != "message" {
-			return
+		if s.reaction == "" || e.Reaction != s.reaction || e.Item.Type != "message" || e.Item.Channel == "" || e.Item.Timestamp == "" || e.User == "" {
+			return false
 		}
 		s.arrived.Store(time.Now().UnixNano())
 		s.reacted(ctx, evt.Request, e)
+		return true
 	case *slackevents.LinkSharedEvent:
+		if len(e.Links) == 0 {
+			return false
+		}
 		s.linkShared(ctx, evt.Request, e)
+		return true
 	}
+	return false
 }
 
 // reacted makes a ticket of the message someone put the ticket reaction
@@ -102,7 +108,7 @@ func (s *Slack) reacted(ctx context.Context, req *socketmode.Request, e *slackev
 	s.spawn(ctx, req, job{
 		run: func(ctx context.Context) {
 			thread := ""
-			m := chat.SourceMessage{Channel: channel, TS: ts, Author: e.ItemUser, Load: s.loadMessage(channel, ts, &thread)}
+			m := chat.SourceMessage{Channel: channel, TS: ts, Load: s.loadMessage(channel, ts, &thread)}
 			resp := s.router.TicketFromMessage(ctx, s.caller(user, channel), m)
 			s.linkMessageTicket(ctx, resp, channel, cmp.Or(thread, ts))
 			s.answerMessage(ctx, channel, cmp.Or(thread, ts), user, "", resp)
@@ -157,7 +163,7 @@ func (s *Slack) shortcut(ctx context.Context, req *socketmode.Request, cb slack.
 			}
 			form.Subject = chat.Truncate(firstLine(plainText(cb.Message.Text)), 250)
 			meta, _ := json.Marshal(messageMeta{Channel: channel, TS: ts,
-				Thread: cb.Message.ThreadTimestamp, Author: cb.Message.User, ResponseURL: cb.ResponseURL})
+				Thread: cb.Message.ThreadTimestamp, ResponseURL: cb.ResponseURL})
 			v := ticketModal(form, string(meta))
 			v.CallbackID = messageFormCallbackID
 			v.Title = plain("Ticket from message")
@@ -201,7 +207,7 @@ func (s *Slack) submitMessageForm(ctx context.Context, sm acker, req *socketmode
 				return
 			}
 			thread := meta.Thread
-			m := chat.SourceMessage{Channel: meta.Channel, TS: meta.TS, Author: meta.Author, Form: &v, Load: s.loadMessage(meta.Channel, meta.TS, &thread)}
+			m := chat.SourceMessage{Channel: meta.Channel, TS: meta.TS, Form: &v, Load: s.loadMessage(meta.Channel, meta.TS, &thread)}
 			resp := s.router.TicketFromMessage(ctx, s.caller(user, meta.Channel), m)
 			s.linkMessageTicket(ctx, resp, meta.Channel, cmp.Or(thread, meta.TS))
 			s.answerMessage(ctx, meta.Channel, cmp.Or(thread, meta.TS), user, meta.ResponseURL, resp)

@@ -1,6 +1,7 @@
 package slackchat_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestSimEndToEnd(t *testing.T) {
 func TestSimAlertResolve(t *testing.T) {
 	sim, desk, id := simDesk(t)
 	h := newE2E(t, desk, nil)
-	m := h.alert("page/1", id)
+	m := h.alert(fmt.Sprintf("deskbot:f=page-urgent/%d/1.1/0", id), id)
 	up := h.click("UALICE", m, chat.ActionResolve)
 	if tk, _ := sim.Desk.Ticket(id); tk.Status != sdclient.StatusResolved {
 		t.Fatalf("status %d after Resolve", tk.Status)

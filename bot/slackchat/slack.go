@@ -21,6 +21,7 @@ import (
 	"github.com/deskbot/deskbot/bot/chat"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 )
 
@@ -77,6 +78,10 @@ type Slack struct {
 	groupWait time.Duration
 	reaction  string       // the emoji that makes a ticket of a message; "": none
 	threads   threadConfig // live threads (threads.go)
+	// allowed are the other teams whose people act as themselves in
+	// shared (Slack Connect) channels; everyone else of another team acts
+	// as nobody of ours (see ourTeam).
+	allowed map[string]bool
 
 	ready    atomic.Bool
 	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
@@ -84,6 +89,7 @@ type Slack struct {
 	arrived  atomic.Int64 // when the last command envelope came (unix ns)
 	busyLane chan struct{}
 	team     atomic.Value // string: the team served
+	org      atomic.Value // string: its Enterprise Grid organisation, "" when none or unknown
 	wg       sync.WaitGroup
 
 	mu            sync.Mutex
@@ -116,6 +122,7 @@ type config struct {
 	envelopes    EnvelopeStore
 	envelopesSet bool
 	teamID       string
+	allowedTeams []string
 	now          func() time.Time
 	minWait      time.Duration
 	maxWait      time.Duration
@@ -153,6 +160,15 @@ func WithEnvelopeStore(s EnvelopeStore) Option {
 // are refused. Default: the bot token's team, from auth.test.
 func WithTeamID(id string) Option {
 	return func(c *config) { c.teamID = id }
+}
+
+// WithAllowedTeams names other Slack teams (ids) whose people act as
+// themselves in shared (Slack Connect) channels. By default only the
+// served team's people (and those of its Enterprise Grid organisation)
+// do: a person of another organisation whose e-mail happens to match one
+// of the desk's is nobody to deskbot.
+func WithAllowedTeams(ids ...string) Option {
+	return func(c *config) { c.allowedTeams = append(c.allowedTeams, ids...) }
 }
 
 // WithClock sets the clock for de-duplication and caches (tests).
@@ -248,6 +264,7 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		groupWait: defaultGroupWait,
 		reaction:  cfg.reaction,
 		threads:   cfg.threads,
+		allowed:   make(map[string]bool),
 		emails:    make(map[string]cached[string]),
 		channels:  make(map[string]string),
 		userIDs:   make(map[string]cached[string]),
@@ -261,7 +278,13 @@ func New(router Router, log *slog.Logger, botToken, appToken string, opts ...Opt
 		slack.OptionHTTPClient(s.http),
 		slack.OptionLog(slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
 	)
+	for _, id := range cfg.allowedTeams {
+		if id = strings.TrimSpace(id); id != "" {
+			s.allowed[id] = true
+		}
+	}
 	s.team.Store(cfg.teamID)
+	s.org.Store("")
 	return s, nil
 }
 
@@ -326,6 +349,7 @@ func (s *Slack) runOnce(ctx context.Context) error {
 			return fmt.Errorf("auth.test: %w", err)
 		}
 		s.team.Store(at.TeamID)
+		s.org.Store(at.EnterpriseID)
 	}
 	opts := []socketmode.Option{socketmode.OptionLog(slog.NewLogLogger(s.log.Handler(), slog.LevelDebug))}
 	if s.pingEvery > 0 {
@@ -411,6 +435,7 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			}
 			if cb.View.CallbackID != formCallbackID {
 				_ = sm.Ack(*evt.Request)
+				s.ignored(evt)
 				return
 			}
 			v := formValues(cb.View.State)
@@ -450,19 +475,41 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			})
 		default:
 			_ = sm.Ack(*evt.Request)
+			s.ignored(evt)
 		}
 	case socketmode.EventTypeEventsAPI:
+		handled := false
 		if evt.Request != nil {
 			_ = sm.Ack(*evt.Request)
-			s.fromChatEvent(ctx, evt)
-			s.threadEvent(ctx, evt) // live threads (threads.go)
+			handled = s.fromChatEvent(ctx, evt)
+			handled = s.threadEvent(ctx, evt) || handled // live threads (threads.go)
 		}
-		s.homeEvent(ctx, evt)
+		if !s.homeEvent(ctx, evt) && !handled {
+			s.ignored(evt)
+		}
 	default:
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
 			_ = sm.Ack(*evt.Request)
+			s.ignored(evt)
 		}
 	}
+}
+
+// ignored logs, at debug level, an envelope deskbot has nothing to do with
+// (an event it does not act on, an interaction of another app's or with
+// empty fields): which, not its content.
+func (s *Slack) ignored(evt socketmode.Event) {
+	var id, typ, inner string
+	if evt.Request != nil {
+		id, typ = evt.Request.EnvelopeID, evt.Request.Type
+	}
+	switch d := evt.Data.(type) {
+	case slackevents.EventsAPIEvent:
+		inner = d.InnerEvent.Type
+	case slack.InteractionCallback:
+		inner = string(d.Type)
+	}
+	s.log.Debug("ignored an envelope", "envelope", id, "type", typ, "event", inner)
 }
 
 // acker is the part of *socketmode.Client that event uses.
@@ -495,8 +542,8 @@ func (s *Slack) badEnvelope(sm acker, evt socketmode.Event) {
 		s.log.Warn("dropped an unparseable socket-mode message without an envelope id", "type", typ, "bytes", len(bad.Message), "err", bad.Cause)
 		return
 	}
-	_ = sm.Ack(socketmode.Request{EnvelopeID: id})
 	s.log.Warn("acked an envelope that could not be parsed; it is dropped", "envelope", id, "type", typ, "bytes", len(bad.Message), "err", bad.Cause)
+	_ = sm.Ack(socketmode.Request{EnvelopeID: id})
 }
 
 // job is the work an envelope asks for.
@@ -517,7 +564,7 @@ type job struct {
 // recovers its own; this catches the transport's) is logged and answered
 // with sorry, and the bot stays up.
 func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
-	id, retry := req.EnvelopeID, req.RetryAttempt
+	id, retry := dedupID(req), req.RetryAttempt
 	s.jobs.Add(1)
 	s.wg.Go(func() {
 		defer s.jobs.Add(-1)
@@ -572,6 +619,22 @@ func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
 	})
 }
 
+// dedupID is what makes two deliveries the same: an Events API event's
+// event_id (Slack retries an event it saw no ack for, or no timely ack,
+// with retry_attempt >= 1 and possibly a new envelope, on any connection),
+// else the envelope's id.
+func dedupID(req *socketmode.Request) string {
+	if req.Type == socketmode.RequestTypeEventsAPI {
+		var p struct {
+			EventID string `json:"event_id"`
+		}
+		if json.Unmarshal(req.Payload, &p) == nil && p.EventID != "" {
+			return "event:" + p.EventID
+		}
+	}
+	return req.EnvelopeID
+}
+
 // While a burst of envelopes is arriving, its busy answers wait for a
 // pause (ackQuiet without a new envelope), at most maxAckYield: the acks of
 // the burst go first (Slack drops an ack after 3 s; a busy answer has
@@ -610,6 +673,24 @@ func (s *Slack) refused(envelope, answer string) {
 func (s *Slack) foreignTeam(teamID string) bool {
 	want, _ := s.team.Load().(string)
 	return want != "" && teamID != want
+}
+
+// ourTeam reports whether people of team act as themselves: the served
+// team, an allowed one, or any while the served team is not known yet
+// (as foreignTeam).
+func (s *Slack) ourTeam(team string) bool {
+	want, _ := s.team.Load().(string)
+	return want == "" || team == want || s.allowed[team]
+}
+
+// ourPerson reports whether a Slack user (from users.info) is one of ours:
+// of an allowed team, or of the served team's Grid organisation.
+func (s *Slack) ourPerson(u *slack.User) bool {
+	if s.ourTeam(u.TeamID) {
+		return true
+	}
+	org, _ := s.org.Load().(string)
+	return org != "" && u.Enterprise.EnterpriseID == org
 }
 
 const foreignTeamText = "this deskbot serves another Slack workspace; your request was not run"
@@ -659,14 +740,23 @@ func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, r
 		}
 		s.log.Warn("answer through response_url failed; trying chat.postEphemeral", "err", err)
 	}
+	// A payload without a channel or user (Slack's recorded samples have
+	// them empty) has nobody to answer: nothing is posted to "".
+	if (resp.Public && channel == "") || (!resp.Public && user == "") {
+		s.log.Debug("nowhere to answer: no channel or user in the payload", "channel", channel, "user", user)
+		return
+	}
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
 	if blocks != nil {
 		opts = append(opts, slack.MsgOptionBlocks(blocks...))
 	}
 	var err error
-	if resp.Public {
+	switch {
+	case resp.Public:
 		_, _, err = s.api.PostMessageContext(ctx, channel, opts...)
-	} else {
+	case channel == "":
+		_, _, err = s.api.PostMessageContext(ctx, user, opts...)
+	default:
 		_, err = s.api.PostEphemeralContext(ctx, channel, user, opts...)
 		if err != nil {
 			// Not in the channel: the DM always works (im:write).
@@ -692,10 +782,17 @@ func (s *Slack) Email(ctx context.Context, userID string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("users.info %s: %w", userID, err)
 		}
+		email := u.Profile.Email
+		if !s.ourPerson(u) {
+			// A person of another organisation in a shared channel: their
+			// e-mail may match one of ours, but they are nobody here.
+			s.log.Debug("a user of another team acts as nobody", "user", userID, "team", u.TeamID)
+			email = ""
+		}
 		s.mu.Lock()
-		s.emails[userID] = cached[string]{v: u.Profile.Email, at: now, ok: true}
+		s.emails[userID] = cached[string]{v: email, at: now, ok: true}
 		s.mu.Unlock()
-		return u.Profile.Email, nil
+		return email, nil
 	})
 }
 

@@ -414,7 +414,7 @@ func (h *e2e) click(user string, m slackfake.Message, action string) slackfake.M
 
 func TestSlackAlertButtons(t *testing.T) {
 	h := newE2E(t, nil, nil)
-	m := h.alert("page-urgent/42/1", 42)
+	m := h.alert("deskbot:f=page-urgent/42/1.1/0", 42)
 	if m.Channel != oncallID || !strings.Contains(string(m.Blocks), `\u003c@UALICE\u003e Urgent ticket unassigned`) {
 		t.Fatalf("alert %s in %s", m.Blocks, m.Channel)
 	}
@@ -433,7 +433,7 @@ func TestSlackAlertButtons(t *testing.T) {
 	}
 
 	up = h.click("UALICE", up, chat.ActionAcknowledge)
-	if acks := h.acks.list(); len(acks) != 1 || acks[0] != "page-urgent/42/1 by alice@example.com" {
+	if acks := h.acks.list(); len(acks) != 1 || acks[0] != "deskbot:f=page-urgent/42/1.1/0 by alice@example.com" {
 		t.Fatalf("acks %v", acks)
 	}
 	if c := h.fdesk.Conversations(); len(c) != 1 || c[0].UserID != 7 || !c[0].Private {
@@ -451,7 +451,7 @@ func TestSlackAlertButtons(t *testing.T) {
 		t.Fatalf("resolved card still has buttons or no activity: %s", up.Blocks)
 	}
 
-	ok, err := h.slack.AlreadyAlerted(h.ctx, "#it-oncall", "page-urgent/42/1")
+	ok, err := h.slack.AlreadyAlerted(h.ctx, "#it-oncall", "deskbot:f=page-urgent/42/1.1/0")
 	if err != nil || !ok {
 		t.Fatalf("AlreadyAlerted = %v, %v; want true", ok, err)
 	}

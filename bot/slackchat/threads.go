@@ -77,20 +77,31 @@ func (s *Slack) PostInThread(ctx context.Context, channel, threadTS, text string
 }
 
 // threadEvent handles an events_api envelope (already acked) that is a
-// message event, when live threads are on.
-func (s *Slack) threadEvent(ctx context.Context, evt socketmode.Event) {
+// message event, when live threads are on, and says whether it started
+// work for it.
+func (s *Slack) threadEvent(ctx context.Context, evt socketmode.Event) bool {
 	if s.threads.links == nil || evt.Request == nil {
-		return
+		return false
 	}
 	outer, ok := evt.Data.(slackevents.EventsAPIEvent)
 	if !ok || outer.Type != slackevents.CallbackEvent {
-		return
+		return false
 	}
 	me, ok := outer.InnerEvent.Data.(*slackevents.MessageEvent)
 	if !ok || me == nil || s.foreignTeam(outer.TeamID) || !inAThread(me) {
-		return
+		return false
+	}
+	if team := me.UserTeam; team != "" && !s.ourTeam(team) {
+		if org, _ := s.org.Load().(string); org == "" {
+			// In a shared channel, the reply of a person of another
+			// team: not copied to the ticket (in a Grid organisation,
+			// Email decides, knowing the person's organisation).
+			s.log.Debug("ignored a thread message of another team", "team", team, "user", me.User)
+			return false
+		}
 	}
 	s.spawn(ctx, evt.Request, job{run: func(ctx context.Context) { s.threadMessage(ctx, me) }})
+	return true
 }
 
 // inAThread reports whether a message event is a person's reply in a

@@ -86,7 +86,11 @@ func newThreadEnv(t *testing.T) *threadEnv {
 		slackfake.WithChannels(slackfake.Channel{ID: oncallID, Name: "it-oncall"}))
 	t.Cleanup(fake.Close)
 	fwd := &lateReplier{}
-	h := newE2EWith(t, fake, bot.NewDeskAdapter(client), []bot.Option{bot.WithClock(clk.Now)},
+	marks, err := st.Marks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newE2EWith(t, fake, bot.NewDeskAdapter(client), []bot.Option{bot.WithClock(clk.Now), bot.WithMarks(marks)},
 		slackchat.WithAPIURL(fake.APIURL()), slackchat.WithClock(clk.Now), slackchat.WithThreads(st, fwd))
 	fwd.r.Store(h.router)
 	sched, err := scheduler.New(slog.New(h.logs), scheduler.ClientDesk(client), set, st, slackAlerts{h.slack},

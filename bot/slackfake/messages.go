@@ -31,6 +31,9 @@ func (s *Server) PostUserMessage(ctx context.Context, m UserMessage) (UserMessag
 	ev["client_msg_id"] = fmt.Sprintf("%08x-0000-4000-8000-%012x", time.Now().UnixNano()&0xffffffff, time.Now().UnixNano())
 	ev["channel"], ev["channel_type"], ev["event_ts"] = m.ChannelID, channelType(m.ChannelID), m.TS
 	payload := s.eventCallbackLocked(ev)
+	if s.userTeamLocked(m.UserID) != s.cfg.teamID {
+		payload["is_ext_shared_channel"] = true
+	}
 	s.mu.Unlock()
 	env, err := s.Send(ctx, "events_api", payload)
 	return m, env, err
@@ -91,12 +94,25 @@ func (s *Server) EchoBotMessage(ctx context.Context, m Message) (*Envelope, erro
 // userMessageJSONLocked is m as a message object (the event's top level,
 // or its message / previous_message).
 func (s *Server) userMessageJSONLocked(m UserMessage) map[string]any {
-	out := map[string]any{"type": "message", "user": m.UserID, "text": m.Text, "ts": m.TS, "team": s.cfg.teamID}
+	team := s.userTeamLocked(m.UserID)
+	// A message carries its author's own team: in a shared (Slack
+	// Connect) channel, another organisation's (user_team, source_team).
+	out := map[string]any{"type": "message", "user": m.UserID, "text": m.Text, "ts": m.TS,
+		"team": team, "user_team": team, "source_team": team}
 	if m.ThreadTS != "" {
 		out["thread_ts"] = m.ThreadTS
 		out["parent_user_id"] = s.cfg.botUserID
 	}
 	return out
+}
+
+// userTeamLocked is the team of member userID: the fake's own unless the
+// user was added with another (a Slack Connect guest).
+func (s *Server) userTeamLocked(userID string) string {
+	if u, ok := s.users[userID]; ok && u.TeamID != "" {
+		return u.TeamID
+	}
+	return s.cfg.teamID
 }
 
 // channelType is the channel_type of a message event in channel id.

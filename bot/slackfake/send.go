@@ -113,6 +113,20 @@ func (s *Server) Redeliver(ctx context.Context, env *Envelope) (*Envelope, error
 	return &again, s.deliver(ctx, &again)
 }
 
+// RetryEvent delivers the payload of env (an events_api envelope) again
+// under a new envelope id, with retry_attempt one more than env's and
+// retry_reason "timeout": Slack's retry of an event it saw no timely ack
+// for. The event_id inside the payload stays the same; that is what a
+// client must de-duplicate on.
+func (s *Server) RetryEvent(ctx context.Context, env *Envelope) (*Envelope, error) {
+	if env.Type != "events_api" {
+		return nil, fmt.Errorf("retry event: envelope %s is %s, not events_api", env.ID, env.Type)
+	}
+	again := &Envelope{ID: newEnvelopeID(), Type: env.Type, Payload: env.Payload,
+		RetryAttempt: env.RetryAttempt + 1, RetryReason: "timeout", s: s}
+	return again, s.deliver(ctx, again)
+}
+
 // SlashCommand describes a slash command a user types. TeamID, UserName
 // and ChannelName are filled from the fake's workspace when empty.
 type SlashCommand struct {

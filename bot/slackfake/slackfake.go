@@ -75,7 +75,7 @@ type User struct {
 	Name     string
 	RealName string
 	Email    string
-	TeamID   string
+	TeamID   string // default: the fake's; another makes a Slack Connect guest, whose messages carry it (user_team)
 	IsBot    bool
 	Deleted  bool
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
@@ -518,4 +519,41 @@ func TestCloseStopsEverything(t *testing.T) {
 	}
 	_ = c
 	assertNoFakeGoroutines(t)
+}
+
+// TestRetryEventKeepsTheEventID: Slack's retry of an event comes as a new
+// envelope with retry_attempt and retry_reason, and the same event_id; a
+// message of a Slack Connect guest carries the guest's team (user_team).
+func TestRetryEventKeepsTheEventID(t *testing.T) {
+	t.Parallel()
+	srv, c, ctx := aliceClient(t)
+	srv.AddUser(slackfake.User{ID: "UGUEST", Email: "guest@other.example", TeamID: "T0OTHER"})
+	_, env, err := srv.PostUserMessage(ctx, slackfake.UserMessage{UserID: "UGUEST", ChannelID: "C1", Text: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, i := c.waitEvent(t, 0, isEnvelope(env.ID))
+	if _, err := srv.RetryEvent(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	var again socketmode.Event
+	again, _ = c.waitEvent(t, i+1, func(e socketmode.Event) bool {
+		return e.Request != nil && e.Request.RetryAttempt == 1
+	})
+	if again.Request.EnvelopeID == env.ID || again.Request.RetryReason != "timeout" {
+		t.Errorf("retry request = %+v", again.Request)
+	}
+	id := func(e socketmode.Event) string {
+		return e.Data.(slackevents.EventsAPIEvent).Data.(*slackevents.EventsAPICallbackEvent).EventID
+	}
+	if id(first) == "" || id(first) != id(again) {
+		t.Errorf("event ids %q and %q; want the same", id(first), id(again))
+	}
+	me := first.Data.(slackevents.EventsAPIEvent).InnerEvent.Data.(*slackevents.MessageEvent)
+	if me.UserTeam != "T0OTHER" {
+		t.Errorf("user_team %q; want the guest's T0OTHER", me.UserTeam)
+	}
+	if _, err := srv.RetryEvent(ctx, &slackfake.Envelope{ID: "x", Type: "slash_commands"}); err == nil {
+		t.Error("a slash command retried as an event")
+	}
 }

@@ -40,6 +40,9 @@ environment (an empty variable counts as unset):
                              firings one poll starts across rules; the rest fire in later
                              polls (default 50; 0: only each rule's max_firings_per_cycle)
   DESKBOT_TICKET_REACTION    emoji whose reaction makes a ticket of a message (default ticket; off: none)
+  DESKBOT_SLACK_ALLOWED_TEAMS
+                             other Slack teams (T… ids) whose people act as themselves in shared
+                             channels (default none: only the bot's own team and organisation)
   DESKBOT_LOG_LEVEL          debug, info, warn or error (default info)
   DESKBOT_LOG_FORMAT         text or json (default text)
 `

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,7 @@ type config struct {
 	SlackBotToken      secret     `env:"SLACK_BOT_TOKEN"`
 	SlackAppToken      secret     `env:"SLACK_APP_TOKEN"`
 	SlackAPIURL        string     `env:"DESKBOT_SLACK_API_URL, default=https://slack.com/api/"`
+	SlackAllowedTeams  []string   `env:"DESKBOT_SLACK_ALLOWED_TEAMS"`
 	Rules              string     `env:"DESKBOT_RULES"`
 	State              string     `env:"DESKBOT_STATE"` // see defaultState
 	HTTPAddr           string     `env:"DESKBOT_HTTP_ADDR, default=127.0.0.1:9717"`
@@ -208,8 +210,22 @@ func (c *config) validateSlack() error {
 		// slack-go joins method names by concatenation.
 		c.SlackAPIURL += "/"
 	}
+	teams := c.SlackAllowedTeams[:0]
+	for _, id := range c.SlackAllowedTeams {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if !slackTeamID.MatchString(id) {
+			return fmt.Errorf("DESKBOT_SLACK_ALLOWED_TEAMS: want Slack team ids such as T0123ABCD, got %q", id)
+		}
+		teams = append(teams, id)
+	}
+	c.SlackAllowedTeams = teams
 	return nil
 }
+
+// slackTeamID is a Slack team (workspace) or Grid organisation id.
+var slackTeamID = regexp.MustCompile(`^[TE][A-Z0-9]{2,}$`)
 
 // validateReaction checks DESKBOT_TICKET_REACTION: an emoji name, with or
 // without colons, or off.

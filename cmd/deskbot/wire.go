@@ -51,7 +51,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 	}
 	held := &lateScheduler{}
 	mirror := scheduler.NewLiveMirror(st)
-	router, err := newRouter(cfg, d, st, mirror, live, esc, held, logger)
+	router, err := newRouter(ctx, cfg, d, st, mirror, live, esc, held, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 
 // newRouter is the chat command router: the desk through the interactive
 // client, /ticket why, acknowledgements, on-call and the ticket mirror.
-func newRouter(cfg *config, d *desk, st *store.Store, mirror *scheduler.LiveMirror, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
+func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirror *scheduler.LiveMirror, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
 	expl := scheduler.NewExplainer(scheduler.ClientDesk(d.interactive), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
 		scheduler.ExplainRuns(st))
 	opts := []bot.Option{
@@ -107,6 +107,13 @@ func newRouter(cfg *config, d *desk, st *store.Store, mirror *scheduler.LiveMirr
 		// reserve too): the Slack transport sizes its workers to it.
 		bot.WithDeskBudget(cfg.RatePerMin),
 	}
+	// Thread copies are signed with the installation's secret, as the
+	// scheduler (over the same store) checks them (issue 27).
+	marks, err := st.Marks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, bot.WithMarks(marks))
 	if esc != nil {
 		opts = append(opts, bot.WithOnCall(esc))
 	}
@@ -126,6 +133,9 @@ func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logge
 	if cfg.slackEnabled() {
 		return slackchat.New(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
 			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st), slackchat.WithTicketReaction(cfg.ticketReaction()),
+			// People of other organisations in shared channels act as
+			// nobody of ours unless their team is listed.
+			slackchat.WithAllowedTeams(cfg.SlackAllowedTeams...),
 			// Live threads: alerts and tickets from messages are linked
 			// to their thread; replies there go to the ticket.
 			slackchat.WithThreads(st, router))

@@ -102,6 +102,7 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentTakeoverOneWinner", testConcurrentTakeover},
 		{"ConcurrentFinishAndTakeover", testConcurrentFinishTakeover},
 		{"ConcurrentEnvelopesAndAcks", testConcurrentEnvelopes},
+		{"ConcurrentMarksOneSecret", testConcurrentMarks}, // marks.go (issue 27)
 		{"MirrorRoundTrip", testMirrorRoundTrip},
 		{"MirrorOlderCopyNeverOverwrites", testMirrorNotOlder},
 		{"MirrorDelete", testMirrorDelete},
