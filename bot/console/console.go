@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -152,33 +153,48 @@ func (c *Console) Run(ctx context.Context) error {
 	}
 }
 
-// start runs a typed line in its own goroutine, so that a slow command
-// (a desk that takes seconds) does not hold up the next one; its answer
-// is printed whole, and labelled with its line when another line was
-// typed since (answers may then come out of order). A button press waits
-// for the commands typed before it, whose cards its number refers to.
+// start runs a typed line in its own goroutine. It waits for the lines
+// typed before it, so that lines typed (or piped) together act in order (a
+// show after the new that made the ticket), but at most commandPatience: a
+// slow command (a desk that takes seconds) then no longer holds up the
+// next one, whose answer may come first; each answer is printed whole, and
+// labelled with its line when another line was typed since. A button
+// press waits for the commands typed before it however long they take:
+// its number refers to the cards they print.
 func (c *Console) start(ctx context.Context, line string) {
 	c.mu.Lock()
 	c.typed++
 	a := &answer{c: c, n: c.typed, line: strings.TrimSpace(line)}
-	var before []chan struct{}
-	if _, press := pressNumber(a.line); press {
-		before = slices.Clone(c.running)
-	}
+	before := slices.Clone(c.running)
+	_, press := pressNumber(a.line)
 	done := make(chan struct{})
 	c.running = append(c.running, done)
 	c.mu.Unlock()
 	c.cmds.Go(func() {
 		defer c.finished(done)
+		var patience <-chan time.Time
+		if !press {
+			t := time.NewTimer(commandPatience)
+			defer t.Stop()
+			patience = t.C
+		}
+	wait:
 		for _, d := range before {
 			select {
 			case <-d:
+			case <-patience:
+				break wait
 			case <-ctx.Done():
+				break wait
 			}
 		}
 		c.line(ctx, a, line)
 	})
 }
+
+// commandPatience is how long a typed line waits for the ones before it
+// before it runs beside them.
+const commandPatience = time.Second
 
 // finished forgets a command that has printed its answer.
 func (c *Console) finished(done chan struct{}) {
