@@ -85,7 +85,7 @@ type Slack struct {
 
 	ready    atomic.Bool
 	refusing atomic.Bool  // the gate is answering busy (logged once a burst)
-	jobs     atomic.Int64 // envelope jobs not finished (tests)
+	jobs     atomic.Int64 // envelopes being handled and their jobs not finished (tests)
 	arrived  atomic.Int64 // when the last command envelope came (unix ns)
 	busyLane chan struct{}
 	team     atomic.Value // string: the team served
@@ -376,6 +376,11 @@ func (s *Slack) runOnce(ctx context.Context) error {
 // could not parse included (Slack redelivers an envelope it saw no ack
 // for, for ever and on every connection).
 func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
+	// The envelope counts as work under way from before its ack until its
+	// job (if any) is spawned, so that whoever saw the ack and then waits
+	// for the work to end does not find none started yet.
+	s.jobs.Add(1)
+	defer s.jobs.Add(-1)
 	switch evt.Type {
 	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
 		s.ready.Store(true)
