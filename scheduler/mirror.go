@@ -64,7 +64,8 @@ type wsMirror struct {
 type fullProgress struct {
 	started time.Time
 	seen    int
-	total   int // -1 until the first page
+	total   int    // -1 until the first page
+	how     string // "by the ticket list (why)" when not by the search
 }
 
 func newWSMirror(ws *int64) *wsMirror {
@@ -279,8 +280,9 @@ func (s *Scheduler) MirrorHealth(ctx context.Context) error {
 		m.mu.Lock()
 		p := m.full
 		var seen, total int
+		var how string
 		if p != nil {
-			seen, total = p.seen, p.total
+			seen, total, how = p.seen, p.total, p.how
 		}
 		m.mu.Unlock()
 		switch {
@@ -289,6 +291,9 @@ func (s *Scheduler) MirrorHealth(ctx context.Context) error {
 			switch {
 			case p != nil && total >= 0:
 				msg += fmt.Sprintf(": syncing %s of %s", thousands(seen), thousands(total))
+				if how != "" {
+					msg += " " + how
+				}
 			case p == nil:
 				msg = fmt.Sprintf("the %s is not mirrored yet (the leader builds it)", m.name())
 			}
