@@ -32,18 +32,46 @@ var listEpoch = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 // ticket was created after 1970).
 const allTicketsQuery = "created_at:>'1970-01-01'"
 
-// turnToList ends a full sync's search: the rest is read from the list.
-type turnToList struct{ why string }
+// turnToList ends a full sync's search: the rest is read another way.
+type turnToList struct {
+	why string
+	cap *capped // the desk's page cap, when that is why
+}
 
 func (t *turnToList) Error() string { return "read the ticket list instead: " + t.why }
 
-// turn records that fs reads by the list from now on, and why.
-func (fs *fullSyncRun) turn(why string) {
-	fs.readBy, fs.why = readByList, why
-	fs.log.Info("full sync reads the ticket list instead of the search", slog.String("why", why))
+// turn records that fs reads by, from now on, and why.
+func (fs *fullSyncRun) turn(by, why string) {
+	fs.readBy, fs.why = by, why
+	how := map[string]string{readByList: "by the ticket list", readByWindows: "by created_at windows of the search"}[by]
+	fs.log.Info("full sync reads "+how+" instead of paging the search", slog.String("why", why))
 	if fs.prog != nil {
-		fs.prog.how = "by the ticket list (" + why + ")"
+		fs.prog.how = how + " (" + why + ")"
 	}
+}
+
+// fullSyncPastCap reads what the search did not reach (turn says why) for
+// queries, the one that stopped first: by created_at windows when the
+// desk capped the pages and the windows cost less than the list, else (or
+// when a day is too full for a window) by the list.
+func (s *Scheduler) fullSyncPastCap(ctx context.Context, m *wsMirror, queries []string, fs *fullSyncRun, turn *turnToList) error {
+	if turn.cap != nil {
+		if ok, how := s.windowsCheaper(ctx, m, fs, *turn.cap); ok {
+			fs.turn(readByWindows, turn.why+"; "+how)
+			err := error(nil)
+			for _, q := range queries {
+				if err = s.fullSyncWindows(ctx, m, q, fs, turn.cap.pages*turn.cap.pageSize); err != nil {
+					break
+				}
+			}
+			if !errors.Is(err, errWindowTooFull) {
+				return err
+			}
+			turn = &turnToList{why: turn.why + "; " + err.Error()}
+		}
+	}
+	fs.turn(readByList, turn.why)
+	return s.fullSyncByList(ctx, m, fs)
 }
 
 // pageRefused reports whether err is the desk refusing a search page as

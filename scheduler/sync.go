@@ -355,20 +355,17 @@ func (s *Scheduler) fullSync(ctx context.Context, m *wsMirror) (requests int, er
 		return 0, err
 	}
 	fs.log.Info("full sync of the mirror started", slog.Bool("first", !m.state.Complete))
-	for _, q := range queries {
+	for i, q := range queries {
 		err := s.fullSyncQuery(ctx, m, q, fs)
 		var turn *turnToList
 		if errors.As(err, &turn) {
-			fs.turn(turn.why)
-			break
+			err = s.fullSyncPastCap(ctx, m, queries[i:], fs, turn)
 		}
 		if err != nil {
 			return fs.requests, err
 		}
-	}
-	if fs.readBy == readByList {
-		if err := s.fullSyncByList(ctx, m, fs); err != nil {
-			return fs.requests, err
+		if fs.readBy != readBySearch {
+			break
 		}
 	}
 	err = s.fullSyncFinish(ctx, m, fs)
@@ -390,6 +387,7 @@ type fullSyncRun struct {
 	// readBy is how the sync reads (readBySearch, readByList) and why
 	// the why of a turn to the list; see fullsync_list.go.
 	readBy, why string
+	pageSize    int // the search's page size, as its first full page showed
 	all         int // tickets of every status the list would return; -1 until counted
 }
 
@@ -419,7 +417,8 @@ func (s *Scheduler) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs
 		p, resp, err := s.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
 		fs.requests += attempts(resp, err)
 		if page > 1 && pageRefused(err) {
-			return &turnToList{fmt.Sprintf("the desk refused page %d of its search (%v)", page, err)}
+			return &turnToList{why: fmt.Sprintf("the desk refused page %d of its search (%v)", page, err),
+				cap: &capped{pages: page - 1, pageSize: pageSize, rest: total - got}}
 		}
 		if err != nil {
 			return fmt.Errorf("full sync of the %s, page %d: %w", m.name(), page, err)
@@ -442,9 +441,10 @@ func (s *Scheduler) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs
 			fs.log.Info("full sync of the mirror under way", slog.Int("seen", len(fs.seen)), slog.Int("total", fs.done+total))
 		}
 		pageSize = max(pageSize, len(p.Tickets))
+		fs.pageSize = max(fs.pageSize, pageSize)
 		if page == 1 {
 			if why := s.listIsCheaper(ctx, m, fs, total-got, pageSize); why != "" {
-				return &turnToList{why}
+				return &turnToList{why: why}
 			}
 		}
 		if len(p.Tickets) == 0 || len(p.Tickets) < pageSize || got >= total {
@@ -455,7 +455,8 @@ func (s *Scheduler) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs
 		// The pages ended before the total: a cap that answers with an
 		// empty page, or tickets that left the result while it was
 		// paged (moving unread ones onto pages already read).
-		return &turnToList{fmt.Sprintf("the search's pages ended at %d of the %d tickets it reported", got, total)}
+		return &turnToList{why: fmt.Sprintf("the search's pages ended at %d of the %d tickets it reported", got, total),
+			cap: &capped{pages: got / max(pageSize, 1), pageSize: pageSize, rest: total - got}}
 	}
 	fs.done += max(total, 0)
 	return nil
