@@ -10,7 +10,10 @@
 //
 // # What it owns
 //
-//   - The cycle (cycle.go): sync (sync.go, mirror.go), evaluate
+//   - The cycle (cycle.go): sync (sync.go, mirror.go; a full sync the
+//     desk's search cannot page to its end, or that the ticket list reads
+//     cheaper, goes by the list or by created_at windows:
+//     fullsync_list.go, fullsync_created.go), evaluate
 //     (evaluate.go), reconcile episodes (reconcile.go), execute
 //     (execute.go, resume.go), each step in its own file.
 //   - When each job is due (schedule.go): every rule's last run is kept

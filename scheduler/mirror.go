@@ -75,7 +75,8 @@ type wsMirror struct {
 type fullProgress struct {
 	started time.Time
 	seen    int
-	total   int // -1 until the first page
+	total   int    // -1 until the first page
+	how     string // "by the ticket list (why)" when not by the search
 }
 
 func newWSMirror(ws *int64) *wsMirror {
@@ -296,8 +297,9 @@ func (s *Scheduler) MirrorHealth(ctx context.Context) error {
 		m.mu.Lock()
 		p := m.full
 		var seen, total int
+		var how string
 		if p != nil {
-			seen, total = p.seen, p.total
+			seen, total, how = p.seen, p.total, p.how
 		}
 		m.mu.Unlock()
 		switch {
@@ -306,6 +308,9 @@ func (s *Scheduler) MirrorHealth(ctx context.Context) error {
 			switch {
 			case p != nil && total >= 0:
 				msg += fmt.Sprintf(": syncing %s of %s", thousands(seen), thousands(total))
+				if how != "" {
+					msg += " " + how
+				}
 			case p == nil:
 				msg = fmt.Sprintf("the %s is not mirrored yet (the leader builds it)", m.name())
 			}

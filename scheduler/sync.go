@@ -330,7 +330,8 @@ const fullSyncRetry = 5 * time.Minute
 const shiftedFullSyncAgain = time.Hour
 
 // fullSync rebuilds m from GET /tickets/filter over every open status,
-// paging until the total (no page cap), applying each page as it arrives
+// paging until the total, or, where the search cannot or should not be
+// paged to its end, from the ticket list (fullsync_list.go), applying each page as it arrives
 // so that rules can act on what is mirrored while it runs. On the first
 // one the feed's cursor starts at the desk's clock (its Date header) less
 // the overlap, before the first page. Mirrored open tickets the sync did
@@ -338,7 +339,8 @@ const shiftedFullSyncAgain = time.Hour
 // desk may have deleted them, or the paging skipped them. Resolved and
 // closed tickets unchanged for the closed retention leave the mirror.
 func (s *Scheduler) fullSync(ctx context.Context, m *wsMirror) (requests int, err error) {
-	fs := &fullSyncRun{log: s.logger.With(slog.String("workspace", m.name())), started: time.Now(), seen: map[int64]bool{}}
+	fs := &fullSyncRun{log: s.logger.With(slog.String("workspace", m.name())), started: time.Now(), seen: map[int64]bool{},
+		readBy: readBySearch, all: -1}
 	m.mu.Lock()
 	fs.prog = m.full
 	fs.startCursor = m.state.Cursor
@@ -353,9 +355,17 @@ func (s *Scheduler) fullSync(ctx context.Context, m *wsMirror) (requests int, er
 		return 0, err
 	}
 	fs.log.Info("full sync of the mirror started", slog.Bool("first", !m.state.Complete))
-	for _, q := range queries {
-		if err := s.fullSyncQuery(ctx, m, q, fs); err != nil {
+	for i, q := range queries {
+		err := s.fullSyncQuery(ctx, m, q, fs)
+		var turn *turnToList
+		if errors.As(err, &turn) {
+			err = s.fullSyncPastCap(ctx, m, queries[i:], fs, turn)
+		}
+		if err != nil {
 			return fs.requests, err
+		}
+		if fs.readBy != readBySearch {
+			break
 		}
 	}
 	err = s.fullSyncFinish(ctx, m, fs)
@@ -374,6 +384,11 @@ type fullSyncRun struct {
 	deskStart   time.Time // the desk's clock at the first page
 	done        int       // tickets of the queries before the current one
 	requests    int
+	// readBy is how the sync reads (readBySearch, readByList) and why
+	// the why of a turn to the list; see fullsync_list.go.
+	readBy, why string
+	pageSize    int // the search's page size, as its first full page showed
+	all         int // tickets of every status the list would return; -1 until counted
 }
 
 // fullSyncEnded records the end of a full sync of m (err: failed).
@@ -401,6 +416,10 @@ func (s *Scheduler) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs
 	for page := 1; ; page++ {
 		p, resp, err := s.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
 		fs.requests += attempts(resp, err)
+		if page > 1 && pageRefused(err) {
+			return &turnToList{why: fmt.Sprintf("the desk refused page %d of its search (%v)", page, err),
+				cap: &capped{pages: page - 1, pageSize: pageSize, rest: total - got}}
+		}
 		if err != nil {
 			return fmt.Errorf("full sync of the %s, page %d: %w", m.name(), page, err)
 		}
@@ -422,9 +441,22 @@ func (s *Scheduler) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs
 			fs.log.Info("full sync of the mirror under way", slog.Int("seen", len(fs.seen)), slog.Int("total", fs.done+total))
 		}
 		pageSize = max(pageSize, len(p.Tickets))
+		fs.pageSize = max(fs.pageSize, pageSize)
+		if page == 1 {
+			if why := s.listIsCheaper(ctx, m, fs, total-got, pageSize); why != "" {
+				return &turnToList{why: why}
+			}
+		}
 		if len(p.Tickets) == 0 || len(p.Tickets) < pageSize || got >= total {
 			break
 		}
+	}
+	if got < total {
+		// The pages ended before the total: a cap that answers with an
+		// empty page, or tickets that left the result while it was
+		// paged (moving unread ones onto pages already read).
+		return &turnToList{why: fmt.Sprintf("the search's pages ended at %d of the %d tickets it reported", got, total),
+			cap: &capped{pages: got / max(pageSize, 1), pageSize: pageSize, rest: total - got}}
 	}
 	fs.done += max(total, 0)
 	return nil
@@ -435,12 +467,7 @@ func (s *Scheduler) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs
 func (s *Scheduler) fullSyncPage(ctx context.Context, m *wsMirror, tickets []*sdclient.Ticket, fs *fullSyncRun, total int) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.state.Cursor.IsZero() && !fs.deskStart.IsZero() {
-		// The feed can start at once: from the desk's time at the first
-		// page, every change reaches it.
-		m.state.Cursor = fs.deskStart.Add(-s.cfg.feedOverlap)
-		m.state.TrashCursor = m.state.Cursor
-	}
+	s.startFeedCursor(m, fs)
 	got := 0
 	for _, t := range tickets {
 		if t == nil {
@@ -457,6 +484,16 @@ func (s *Scheduler) fullSyncPage(ctx context.Context, m *wsMirror, tickets []*sd
 	}
 	fs.prog.seen, fs.prog.total = len(fs.seen), total
 	return got, m.persist(ctx, s.ms)
+}
+
+// startFeedCursor starts the feed's cursor of m at the desk's time at the
+// sync's first page (from then on every change reaches the feed), if it
+// has none yet. Caller holds m.mu.
+func (s *Scheduler) startFeedCursor(m *wsMirror, fs *fullSyncRun) {
+	if m.state.Cursor.IsZero() && !fs.deskStart.IsZero() {
+		m.state.Cursor = fs.deskStart.Add(-s.cfg.feedOverlap)
+		m.state.TrashCursor = m.state.Cursor
+	}
 }
 
 // fullSyncFinish ends a full sync whose pages are all read: it starts the
@@ -501,6 +538,7 @@ func (s *Scheduler) fullSyncFinish(ctx context.Context, m *wsMirror, fs *fullSyn
 	}
 	s.m.fullSyncs.WithLabelValues("complete").Inc()
 	fs.log.Info("full sync of the mirror complete", slog.Int("tickets", len(m.tickets)), slog.Int("requests", fs.requests),
+		slog.String("read_by", fs.readBy), slog.String("why", fs.why),
 		slog.Int("re_read", len(suspects)), slog.Bool("result_moved_while_paging", fs.shifted),
 		slog.Duration("took", time.Since(fs.started).Round(time.Millisecond)), slog.Time("next", m.nextFull))
 	return nil

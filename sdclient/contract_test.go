@@ -118,6 +118,10 @@ var extra = map[string]struct {
 }
 
 var patches = []fieldPatch{
+	// The error body (err.1, the {"errors": [...]} of every 4xx and 5xx).
+	{"err.1", "description", map[string]any{"type": "string"}, "freshservice-api.md §3: docs #filter_agents show {\"description\":\"Validation failed\",\"errors\":[...]}; the schema's own def.BadRequest (GET /assets 400) has description"},
+	{"err.1", "code", map[string]any{"type": "string"}, "freshservice-api.md §3: 401/403 bodies are {\"code\",\"message\"} in the Freshworks family (docs \"Error Codes\" list the codes)"},
+	{"err.1", "message", map[string]any{"type": "string"}, "freshservice-api.md §3: 401/403 bodies are {\"code\",\"message\"}, as the 429 and 5xx answers of the Freshworks family"},
 	{"op.GET /tickets/{ticket_id}.200", "ticket", ref("ticket"), "decision 15: schema types the view envelope as tickets[]; SDK updateTicket200 and docs use ticket{}"},
 	{"op.GET /agent_groups.200", "groups", arrayOf(ref("agent_group")), "decisions 4, 15: schema names the list envelope departments"},
 	{"op.GET /agent_groups/{agent_group_id}.200", "group", ref("agent_group"), "decision 4: docs #view_a_group envelope group"},
@@ -148,6 +152,7 @@ type digestOp struct {
 	Path      string            `json:"path"`
 	Request   string            `json:"request"`
 	Responses map[string]string `json:"responses"`
+	Errors    map[string]string `json:"errors"` // 4xx/5xx status -> body
 }
 
 type contract struct {
@@ -202,7 +207,7 @@ var loadContract = sync.OnceValues(func() (*contract, error) {
 	c := &contract{ops: map[string]digestOp{}, schemas: map[string]*jsonschema.Schema{}}
 	safe := map[string]string{}
 	for k, v := range defs {
-		if strings.HasPrefix(k, "op.") {
+		if strings.HasPrefix(k, "op.") || strings.HasPrefix(k, "err.") {
 			nk := fmt.Sprintf("op%d", len(safe))
 			safe[k] = nk
 			delete(defs, k)
@@ -233,6 +238,11 @@ var loadContract = sync.OnceValues(func() (*contract, error) {
 			return nil, err
 		}
 		for _, r := range op.Responses {
+			if err := compile(r); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range op.Errors {
 			if err := compile(r); err != nil {
 				return nil, err
 			}
@@ -293,10 +303,11 @@ func template(method, path string) string {
 	return method + " /" + strings.Join(segs, "/")
 }
 
-// contractTransport validates each exchange the client has with sdsim that
-// succeeds (2xx): the request body against the operation's request schema
-// and the response body against its response schema. Exchanges a test
-// provokes to fail (4xx, 5xx) are not the contract's business.
+// contractTransport validates each exchange the client has with sdsim: of
+// one that succeeds (2xx), the request body against the operation's request
+// schema and the response body against its response schema; of one that
+// fails (4xx, 5xx), the error body against the operation's error schema
+// (validateError).
 type contractTransport struct {
 	t     testing.TB
 	inner http.RoundTripper
@@ -314,23 +325,68 @@ func (ct *contractTransport) RoundTrip(req *http.Request) (*http.Response, error
 		req.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	resp, err := ct.inner.RoundTrip(req)
-	if err != nil || resp.StatusCode/100 != 2 {
+	if err != nil || resp.StatusCode/100 == 3 {
 		return resp, err
 	}
 	respBody, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		// A body cut short (a dropped connection) is the client's
+		// business, not the contract's: hand it on as it came.
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(respBody), errReader{err}))
+		return resp, nil
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(respBody))
 	path := req.URL.Path
 	if i := strings.Index(path, "/api/v2/"); i >= 0 {
 		path = path[i+len("/api/v2"):]
 	}
-	for _, v := range validateExchange(req.Method, path, resp.StatusCode, reqBody, respBody) {
+	check := validateExchange
+	if resp.StatusCode >= 400 {
+		check = func(method, path string, status int, _, respBody []byte) []string {
+			return validateError(method, path, status, respBody)
+		}
+	}
+	for _, v := range check(req.Method, path, resp.StatusCode, reqBody, respBody) {
 		ct.t.Errorf("contract: %s", v)
 	}
 	return resp, nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// validateError checks the body of a 4xx or 5xx answer against the error
+// schema the operation gives that status, else its first error schema
+// (the vendor lists the common statuses, not 404 or 409 everywhere). An
+// operation the schema lacks, or one without error schemas, is unchecked;
+// so is an empty body.
+func validateError(method, path string, status int, body []byte) []string {
+	c, err := loadContract()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	ours := template(method, path)
+	op, checked, ok := c.lookup(ours)
+	if !ok {
+		return []string{ours + ": no operation in the digest and no listed exception"}
+	}
+	if !checked || len(op.Errors) == 0 || len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	key := op.Errors[fmt.Sprint(status)]
+	if key == "" {
+		key = op.Errors[slices.Sorted(maps.Keys(op.Errors))[0]]
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %d error body: %v", ours, status, err)}
+	}
+	if err := c.schemas[key].Validate(v); err != nil {
+		return []string{fmt.Sprintf("%s: %d error body: %v", ours, status, err)}
+	}
+	return nil
 }
 
 func validateExchange(method, path string, status int, reqBody, respBody []byte) []string {
@@ -504,6 +560,44 @@ func TestContractCatches(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := validateExchange(tt.method, tt.path, 200, []byte(tt.req), []byte(tt.resp))
+			if tt.want == "" {
+				if len(got) > 0 {
+					t.Errorf("violations: %v", got)
+				}
+				return
+			}
+			if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, tt.want) }) {
+				t.Errorf("want a violation mentioning %q, got %v", tt.want, got)
+			}
+		})
+	}
+}
+
+// TestContractCatchesErrorBodies: the desk's error bodies are held to the
+// vendor's error schema (with the documented description, code and
+// message), like its success bodies.
+func TestContractCatchesErrorBodies(t *testing.T) {
+	tests := []struct {
+		name, method, path string
+		status             int
+		body               string
+		want               string // substring of a violation; "" = none
+	}{
+		{"validation failed", "PUT", "/tickets/1", 400, `{"description":"Validation failed","errors":[{"field":"status","message":"It should be one of the choice value","code":"invalid_value"}]}`, ""},
+		{"401 code and message", "GET", "/tickets/1", 401, `{"code":"invalid_credentials","message":"You have to be logged in to perform this action."}`, ""},
+		{"404 not listed: the op's first error schema", "GET", "/tickets/1", 404, `{"code":"not_found","message":"ticket 1 not found"}`, ""},
+		{"429 message", "GET", "/agents/5", 429, `{"message":"You have exceeded the limit of requests per minute"}`, ""},
+		{"empty body", "DELETE", "/tickets/1", 404, ``, ""},
+		{"unknown key", "GET", "/tickets/1", 400, `{"error":"bad"}`, "error"},
+		{"errors not a list", "GET", "/tickets/1", 400, `{"errors":"bad"}`, "errors"},
+		{"renamed item field", "PUT", "/tickets/1", 400, `{"errors":[{"fieldname":"status","code":"invalid_value"}]}`, "fieldname"},
+		{"item code not a string", "PUT", "/tickets/1", 400, `{"errors":[{"field":"status","code":4}]}`, "code"},
+		{"not JSON", "GET", "/tickets/1", 500, `<html>oops</html>`, "error body"},
+		{"excepted operation", "GET", "/tickets/filter", 400, `{"anything":1}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := validateError(tt.method, tt.path, tt.status, []byte(tt.body))
 			if tt.want == "" {
 				if len(got) > 0 {
 					t.Errorf("violations: %v", got)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -137,5 +139,46 @@ func TestE2ERedirectWithinOrigin(t *testing.T) {
 	got, _, err := after.Tickets.Get(ctx, 1, "conversations")
 	if err != nil || len(got.Conversations) != len(tk.Conversations) {
 		t.Errorf("conversations %d -> %d (%v): the note was applied", len(tk.Conversations), len(got.Conversations), err)
+	}
+}
+
+// TestRetryAfterForms: a 429's Retry-After is honoured as seconds, as an
+// HTTP date and as the vendor schema's date-time, a date counted from the
+// desk's clock (its Date header), however far ours is from it.
+func TestRetryAfterForms(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		form sdsim.RetryAfterForm
+		skew time.Duration // our clock minus the desk's
+	}{
+		{"seconds", sdsim.RetryAfterSeconds, 0},
+		{"IMF-fixdate", sdsim.RetryAfterHTTPDate, 0},
+		{"IMF-fixdate, our clock 10 minutes ahead", sdsim.RetryAfterHTTPDate, 10 * time.Minute},
+		{"IMF-fixdate, our clock 10 minutes behind", sdsim.RetryAfterHTTPDate, -10 * time.Minute},
+		{"RFC 3339 date-time", sdsim.RetryAfterDateTime, 0},
+		{"RFC 3339 date-time, our clock an hour ahead", sdsim.RetryAfterDateTime, time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			deskClock := clockwork.NewFakeClockAt(time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC))
+			s := sdsim.NewServer(sdsim.WithClock(deskClock.Now))
+			t.Cleanup(s.Close)
+			ours := clockwork.NewFakeClockAt(deskClock.Now().Add(tc.skew))
+			w := &waits{}
+			c, err := sdclient.New(s.URL, sdsim.DefaultAPIKey, sdclient.WithClock(ours), sdclient.WithRatePerMinute(1_000_000),
+				sdclient.WithSleep(w.sleep),
+				sdclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second, Transport: &contractTransport{t: t, inner: http.DefaultTransport}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk := s.Desk.AddTicket(sdsim.Ticket{Subject: "x", RequesterID: sdsim.DefaultAgentID})
+			s.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultRateLimit, RetryAfter: 7, RetryAfterForm: tc.form, PathPrefix: "/api/v2/tickets/"})
+			_, resp, err := c.Tickets.Get(t.Context(), tk.ID)
+			if err != nil || resp.Attempts != 2 {
+				t.Fatalf("after one 429: %v (attempts %v)", err, resp)
+			}
+			if ws := w.all(); len(ws) != 1 || ws[0] != 7*time.Second {
+				t.Errorf("waited %v, want 7s once", ws)
+			}
+		})
 	}
 }

@@ -599,7 +599,7 @@ func (a *attempt) answered(req *http.Request, hresp *http.Response, resp *Respon
 // context's deadline allow.
 func (a *attempt) rateLimited(hresp *http.Response, resp *Response, apiErr *APIError) (*Response, bool, error) {
 	c := a.c
-	wait, ok := parseRetryAfter(hresp.Header.Get("Retry-After"), c.clock.Now())
+	wait, ok := parseRetryAfter(hresp.Header.Get("Retry-After"), deskNow(hresp.Header, c.clock.Now()))
 	if !ok {
 		wait = defaultRetryAfter
 	}
@@ -730,8 +730,14 @@ func (c *Client) clockSleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// parseRetryAfter reads Retry-After as seconds (what the desk sends) or,
-// leniently, as an HTTP date.
+// parseRetryAfter reads Retry-After as delay-seconds (what the desk's
+// documentation says it sends) or as a date: an HTTP-date (RFC 9110
+// §10.2.3: IMF-fixdate, or the obsolete RFC 850 and asctime forms a
+// recipient must accept) or an RFC 3339 date-time (the format the vendor's
+// schema gives the header). A date is measured from now, which the caller
+// takes from the desk's Date header when there is one (the desk's clock,
+// not ours: they differ); a past date means at once. Either way the wait
+// is capped at maxRetryAfterSecs.
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -744,10 +750,22 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		}
 		return time.Duration(min(secs, maxRetryAfterSecs)) * time.Second, true
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
+	t, err := http.ParseTime(v)
+	if err != nil {
+		if t, err = time.Parse(time.RFC3339, v); err != nil {
+			return 0, false
+		}
 	}
-	return 0, false
+	return min(max(t.Sub(now), 0), maxRetryAfterSecs*time.Second), true
+}
+
+// deskNow is the desk's clock at its answer (its Date header), or ours
+// when it sent none or an unreadable one.
+func deskNow(h http.Header, ours time.Time) time.Time {
+	if t, err := http.ParseTime(h.Get("Date")); err == nil {
+		return t
+	}
+	return ours
 }
 
 // redact makes sure an error's text never carries the API key or the Basic

@@ -517,7 +517,16 @@ func TestParseRetryAfter(t *testing.T) {
 		{"-3", 0, false},
 		{"1.5", 0, false},
 		{"", 0, false},
-		{"Wed, 01 Jan 2025 00:00:10 GMT", 10 * time.Second, true},
+		{"Wed, 01 Jan 2025 00:00:10 GMT", 10 * time.Second, true},    // IMF-fixdate
+		{"Wednesday, 01-Jan-25 00:01:00 GMT", time.Minute, true},     // RFC 850, obsolete but accepted
+		{"Wed Jan  1 00:00:42 2025", 42 * time.Second, true},         // asctime, obsolete but accepted
+		{"2025-01-01T00:00:30Z", 30 * time.Second, true},             // the vendor schema's date-time
+		{"2025-01-01T01:00:05+01:00", 5 * time.Second, true},         // date-time with an offset
+		{"Tue, 31 Dec 2024 23:59:00 GMT", 0, true},                   // past: at once
+		{"Thu, 01 Jan 2026 00:00:00 GMT", 86400 * time.Second, true}, // a year: capped at a day
+		{"99999999999", 86400 * time.Second, true},                   // seconds: capped alike
+		{"Wed, 01 Jan 2025 00:00:10", 0, false},                      // no zone
+		{"2025-01-01 00:00:30", 0, false},
 		{"soon", 0, false},
 	}
 	for _, tc := range cases {

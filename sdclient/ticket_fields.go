@@ -40,6 +40,12 @@ func (c *Client) Statuses(ctx context.Context) ([]FieldChoice, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sdclient: read statuses: %w", err)
 	}
+	return StatusesOf(fields)
+}
+
+// StatusesOf is Statuses of form fields already read (GET
+// /ticket_form_fields), so that one read serves every caller.
+func StatusesOf(fields []*FormField) ([]FieldChoice, error) {
 	for _, f := range fields {
 		if f != nil && (f.Name == "status" || f.FieldType == "default_status") {
 			if len(f.Choices) == 0 {
@@ -55,7 +61,16 @@ func (c *Client) Statuses(ctx context.Context) ([]FieldChoice, error) {
 // status field but Resolved (4) and Closed (5), custom ones included, in the
 // desk's order. A query for unresolved tickets must list them all.
 func (c *Client) OpenStatuses(ctx context.Context) ([]int, error) {
-	choices, err := c.Statuses(ctx)
+	fields, _, err := c.TicketFormFields.List(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sdclient: read statuses: %w", err)
+	}
+	return OpenStatusesOf(fields)
+}
+
+// OpenStatusesOf is OpenStatuses of form fields already read.
+func OpenStatusesOf(fields []*FormField) ([]int, error) {
+	choices, err := StatusesOf(fields)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +100,11 @@ func (c *Client) CustomFields(ctx context.Context) (map[string]filter.Kind, erro
 	if err != nil {
 		return nil, fmt.Errorf("sdclient: read custom fields: %w", err)
 	}
+	return CustomFieldsOf(fields), nil
+}
+
+// CustomFieldsOf is CustomFields of form fields already read.
+func CustomFieldsOf(fields []*FormField) map[string]filter.Kind {
 	out := map[string]filter.Kind{}
 	for _, f := range fields {
 		if f == nil || f.DefaultField || f.Name == "" {
@@ -94,7 +114,7 @@ func (c *Client) CustomFields(ctx context.Context) (map[string]filter.Kind, erro
 			out[f.Name] = k
 		}
 	}
-	return out, nil
+	return out
 }
 
 // customFieldKind maps a custom field type of the desk to a filter kind.
@@ -120,6 +140,11 @@ func (c *Client) CodedChoices(ctx context.Context) (map[string][]FieldChoice, er
 	if err != nil {
 		return nil, fmt.Errorf("sdclient: read ticket field choices: %w", err)
 	}
+	return CodedChoicesOf(fields), nil
+}
+
+// CodedChoicesOf is CodedChoices of form fields already read.
+func CodedChoicesOf(fields []*FormField) map[string][]FieldChoice {
 	out := map[string][]FieldChoice{}
 	for _, f := range fields {
 		if f == nil || len(f.Choices) == 0 {
@@ -131,5 +156,5 @@ func (c *Client) CodedChoices(ctx context.Context) (map[string][]FieldChoice, er
 			}
 		}
 	}
-	return out, nil
+	return out
 }

@@ -40,6 +40,7 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{args: []string{"sim", "--tickets", "many"}, code: 1, stderr: "-tickets", stderrLast: `deskbot: sim: invalid value "many" for flag -tickets: parse error`},
 		{args: []string{"sim", "--tickets", "100000000"}, code: 1, stderr: "Usage: deskbot sim", stderrLast: "deskbot: sim: --tickets must be between 0 and 100000, got 100000000"},
 		{args: []string{"sim", "--rate", "-5"}, code: 1, stderr: "Usage: deskbot sim", stderrLast: "deskbot: sim: --rate must not be negative (0: unlimited), got -5"},
+		{args: []string{"sim", "--search-page-cap", "-1"}, code: 1, stderr: "Usage: deskbot sim", stderrLast: "deskbot: sim: --search-page-cap must not be negative (0: no cap), got -1"},
 		{args: []string{"rules", "plan", "a.yaml", "b.yaml"}, code: 1, stderr: "Usage: deskbot rules plan [FILE]", stderrLast: `deskbot: rules plan: unexpected argument "b.yaml"`},
 		{args: []string{"rules", "frobnicate"}, code: 1, stderr: "Usage:", stderrLast: `deskbot: rules: unknown subcommand "frobnicate"`},
 	}
@@ -163,6 +164,7 @@ func TestSimLimitsLikeTheEmbeddedDesk(t *testing.T) {
 		{nil, "100", "5 tickets, 100 requests a minute"},
 		{[]string{"--rate", "250"}, "250", "5 tickets, 250 requests a minute"},
 		{[]string{"--rate", "0"}, "", "5 tickets, no rate limit"},
+		{[]string{"--rate", "0", "--search-page-cap", "10"}, "", "5 tickets, no rate limit, search pages past 10 refused"},
 	} {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
 			p := start(t, nil, append([]string{"sim", "--addr", "127.0.0.1:0", "--tickets", "5"}, tc.args...)...)

@@ -105,7 +105,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 		return fmt.Errorf("DESKBOT_STATE: %w", err)
 	}
 	defer st.Close()
-	live, err := loadLiveRules(ctx, cfg, d.interactive, st, reg, logger)
+	live, err := loadLiveRules(ctx, cfg, d.interactive, d.shared, st, reg, logger)
 	if err != nil {
 		return err
 	}

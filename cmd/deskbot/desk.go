@@ -28,6 +28,7 @@ type desk struct {
 	client      *sdclient.Client // the scheduler polls with it
 	interactive *sdclient.Client // people's requests (chat, a reload, /readyz): its twin that keeps the reserve
 	reach       *deskReach       // whether the desk has answered the start-up check
+	shared      *deskShared      // the reads the parts share (the form's fields, the key's agent)
 	stop        func()           // ends the embedded simulator
 }
 
@@ -64,10 +65,12 @@ func connectDesk(ctx context.Context, cfg *config, logger *slog.Logger, started 
 		return nil, fmt.Errorf("DESKBOT_DESK_URL: %w", err)
 	}
 	d = &desk{url: url, client: client, interactive: client.Interactive(), stop: stop}
+	d.shared = newDeskShared(d.interactive, time.Now)
 	me, err := checkDesk(ctx, d.interactive)
 	var refused deskRefused
 	switch {
 	case err == nil:
+		d.shared.me.set(me) // the chat's "who am I" needs no second read
 		d.reach = reachedDesk()
 		logger.Info("connected to the desk", "url", client.BaseURL(), "agent", me.Email)
 	case errors.As(err, &refused), ctx.Err() != nil:

@@ -13,6 +13,8 @@
 //
 //   - desk.go: the desk client (connectDesk), the embedded simulator when
 //     DESKBOT_DESK_URL is unset, the start-up check of the API key;
+//     shared.go: the desk reads the parts share (the ticket form's fields,
+//     the key's agent), read once at start-up;
 //     deskreach.go: a desk that does not answer at start-up (deskbot starts,
 //     retries with backoff, and starts the scheduler when it answers);
 //   - reload.go: the live rules (loadLiveRules) and their SIGHUP reload;

@@ -107,12 +107,12 @@ type liveRules struct {
 }
 
 // loadLiveRules loads DESKBOT_RULES (or rules.yaml) when there is one.
-func loadLiveRules(ctx context.Context, cfg *config, client *sdclient.Client, cache fieldCache, reg *prometheus.Registry, logger *slog.Logger) (*liveRules, error) {
+func loadLiveRules(ctx context.Context, cfg *config, client *sdclient.Client, sh *deskShared, cache fieldCache, reg *prometheus.Registry, logger *slog.Logger) (*liveRules, error) {
 	path, err := rulesFile(cfg.Rules)
 	if err != nil {
 		return nil, err
 	}
-	live := &liveRules{path: path, loader: &rulesLoader{client: client, cache: cache, logger: logger}}
+	live := &liveRules{path: path, loader: &rulesLoader{client: client, shared: sh, cache: cache, logger: logger}}
 	if path == "" {
 		logger.Info("no rules file (DESKBOT_RULES unset and no rules.yaml here): automation is off")
 	} else {
@@ -193,7 +193,8 @@ const customFieldsTimeout = 10 * time.Second
 // so it needs no lock.
 type rulesLoader struct {
 	client *sdclient.Client
-	cache  fieldCache // nil: none
+	shared *deskShared // nil: read the form's fields with client
+	cache  fieldCache  // nil: none
 	logger *slog.Logger
 	last   map[string]filter.Kind
 	// lastChoices are the desk's coded field choices read last.
@@ -210,10 +211,24 @@ type fieldCache interface {
 // customFieldsCursor names the kept custom fields in the store.
 const customFieldsCursor = "desk.custom_fields"
 
+// formFields reads the ticket form's fields, once for the custom fields
+// and the codes of a load, through the shared read when there is one.
+func (l *rulesLoader) formFields(ctx context.Context) ([]*sdclient.FormField, error) {
+	ctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
+	defer cancel()
+	if l.shared != nil {
+		return l.shared.fields.get(ctx)
+	}
+	f, _, err := l.client.TicketFormFields.List(ctx, nil)
+	return f, err
+}
+
 func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error) {
-	fctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
-	custom, err := l.client.CustomFields(fctx)
-	cancel()
+	fields, err := l.formFields(ctx)
+	var custom map[string]filter.Kind
+	if err == nil {
+		custom = sdclient.CustomFieldsOf(fields)
+	}
 	switch {
 	case err == nil:
 		if !maps.Equal(custom, l.last) {
@@ -231,17 +246,17 @@ func (l *rulesLoader) load(ctx context.Context, path string) (*rules.Set, error)
 			l.logger.Warn("cannot read the desk's custom ticket fields; queries cannot filter on them", "err", err)
 		}
 	}
-	return rules.LoadFile(path, append(l.codes(ctx), rules.WithCustomFields(custom))...)
+	return rules.LoadFile(path, append(l.codes(fields, err), rules.WithCustomFields(custom))...)
 }
 
 // codes are the loader options with the desk's status, priority and source
-// codes, which queries are checked against (the last ones read, or the
-// built-in ones, when the desk cannot say).
-func (l *rulesLoader) codes(ctx context.Context) []rules.Option {
-	fctx, cancel := context.WithTimeout(ctx, customFieldsTimeout)
-	choices, err := l.client.CodedChoices(fctx)
-	cancel()
-	if err != nil {
+// codes of the form's fields, which queries are checked against (the last
+// ones read, or the built-in ones, when the desk could not say: err).
+func (l *rulesLoader) codes(fields []*sdclient.FormField, err error) []rules.Option {
+	var choices map[string][]sdclient.FieldChoice
+	if err == nil {
+		choices = sdclient.CodedChoicesOf(fields)
+	} else {
 		l.logger.Warn("cannot read the desk's ticket statuses; queries are checked against the built-in ones", "err", err)
 		choices = l.lastChoices
 	}

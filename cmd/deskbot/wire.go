@@ -62,7 +62,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 	pager.chat = chat
 	p := &chatParts{chat: chat, esc: esc}
 	if s := live.set.Load(); s != nil {
-		if p.sched, p.lead, err = newScheduler(ctx, cfg, d.client, st, s, esc, chat, reg, logger); err != nil {
+		if p.sched, p.lead, err = newScheduler(ctx, cfg, d.client, d.shared, st, s, esc, chat, reg, logger); err != nil {
 			return nil, err
 		}
 		held.s = p.sched
@@ -96,7 +96,7 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 // newRouter is the chat command router: the desk through the interactive
 // client, /ticket why, acknowledgements, on-call and the ticket mirror.
 func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirror *scheduler.LiveMirror, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
-	expl := scheduler.NewExplainer(scheduler.ClientDesk(d.interactive), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
+	expl := scheduler.NewExplainer(schedulerDesk(d.interactive, d.shared), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
 		scheduler.ExplainRuns(st))
 	opts := []bot.Option{
 		bot.WithDeskURL(d.url),
@@ -124,7 +124,11 @@ func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirro
 		// from the store), and what deskbot changes goes into it at once.
 		opts = append(opts, bot.WithMirror(mirror), bot.WithMirrorUpdates(mirror))
 	}
-	return bot.NewRouter(bot.NewDeskAdapter(d.interactive), logger, opts...)
+	var desk bot.Desk = bot.NewDeskAdapter(d.interactive)
+	if d.shared != nil {
+		desk = sharedBotDesk{bot.NewDeskAdapter(d.interactive), d.shared}
+	}
+	return bot.NewRouter(desk, logger, opts...)
 }
 
 // newTransport is the chat transport: Slack when configured, else the
@@ -147,7 +151,7 @@ func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logge
 // newScheduler is the rules scheduler on the store's leadership (one
 // scheduler per state: a second process on a SQLite file is refused here),
 // alerting through chat, or logging only under DESKBOT_DRY_RUN.
-func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, st *store.Store, set *rules.Set, esc *oncall.Escalator, chat chatTransport, reg *prometheus.Registry, logger *slog.Logger) (*scheduler.Scheduler, *store.Leadership, error) {
+func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh *deskShared, st *store.Store, set *rules.Set, esc *oncall.Escalator, chat chatTransport, reg *prometheus.Registry, logger *slog.Logger) (*scheduler.Scheduler, *store.Leadership, error) {
 	lead, err := st.Leadership(ctx, logger)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DESKBOT_STATE: %w", err)
@@ -174,7 +178,7 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, st 
 	if cfg.DryRun {
 		notifier = dryRunNotifier{LogNotifier: scheduler.LogNotifier{Logger: logger}, chat: chat}
 	}
-	sched, err := scheduler.New(logger, scheduler.ClientDesk(client), set, st, notifier, opts...)
+	sched, err := scheduler.New(logger, schedulerDesk(client, sh), set, st, notifier, opts...)
 	if err != nil {
 		_ = lead.Close(context.WithoutCancel(ctx))
 		return nil, nil, err

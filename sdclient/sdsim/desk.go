@@ -118,7 +118,9 @@ func WithRateLimit(perMinute int) Option { return func(c *config) { c.rateLimit 
 func WithFilterPageSize(n int) Option { return func(c *config) { c.filterPageSize = n } }
 
 // WithFilterPageCap makes GET /tickets/filter refuse pages beyond the cap
-// with 400, as some desks do. 0, the default, means no cap.
+// as Freshdesk's search refuses its 11th page: 400 with a "page" field
+// error ("You cannot access tickets beyond the 10th page"); the total still
+// counts every match. 0, the default, means no cap.
 func WithFilterPageCap(pages int) Option { return func(c *config) { c.filterPageCap = pages } }
 
 // WithHTMLCommentsStripped makes the desk sanitise note and reply bodies

@@ -549,10 +549,26 @@ func (c *call) filterPage() (int, *reply) {
 		page = n
 	}
 	if capPages := c.d.filterPageCap; capPages > 0 && page > capPages {
-		r := invalidValue("page", fmt.Sprintf("It should be at most %d (the search returns no more than %d pages)", capPages, capPages))
+		// Freshdesk's own words past its search's 10 pages.
+		r := invalidValue("page", fmt.Sprintf("You cannot access tickets beyond the %s page", ordinal(capPages)))
 		return 0, &r
 	}
 	return page, nil
+}
+
+// ordinal writes n as 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // filterArgs reads what every filter endpoint takes: the query, the

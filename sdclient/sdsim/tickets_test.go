@@ -591,7 +591,8 @@ func TestFilterPageSizeAndCap(t *testing.T) {
 			t.Errorf("page %d: %d tickets, total %v", page, len(r.list("tickets")), r.body["total"])
 		}
 	}
-	if r := get(t, s, filterPath("status:2", "&page=3")).want(t, 400); r.fieldErr("page") == "" {
+	if r := get(t, s, filterPath("status:2", "&page=3")).want(t, 400); r.fieldErr("page") != "invalid_value" ||
+		!strings.Contains(string(r.raw), "You cannot access tickets beyond the 2nd page") {
 		t.Errorf("page beyond the cap: %s", r.raw)
 	}
 }

@@ -55,11 +55,42 @@ func (k FaultKind) String() string {
 // do not spend the rate budget.
 type Fault struct {
 	Kind       FaultKind
-	Count      int           // requests to affect; 0 means 1
-	Method     string        // "" matches any method
-	PathPrefix string        // e.g. "/api/v2/tickets/filter"; "" matches any path
-	RetryAfter int           // FaultRateLimit: seconds in Retry-After; 0 means 1
-	Hold       time.Duration // FaultTimeout: longest hold; 0 means 30s
+	Count      int    // requests to affect; 0 means 1
+	Method     string // "" matches any method
+	PathPrefix string // e.g. "/api/v2/tickets/filter"; "" matches any path
+	RetryAfter int    // FaultRateLimit: seconds in Retry-After; 0 means 1
+	// RetryAfterForm is how FaultRateLimit writes Retry-After: seconds
+	// (default, the desk's documentation) or a date RetryAfter seconds
+	// after the desk's clock.
+	RetryAfterForm RetryAfterForm
+	Hold           time.Duration // FaultTimeout: longest hold; 0 means 30s
+}
+
+// RetryAfterForm is a way of writing Retry-After.
+type RetryAfterForm int
+
+const (
+	// RetryAfterSeconds writes delay-seconds ("30"), as the desk's
+	// documentation says.
+	RetryAfterSeconds RetryAfterForm = iota
+	// RetryAfterHTTPDate writes an IMF-fixdate ("Sun, 06 Nov 1994
+	// 08:49:37 GMT"), the other form RFC 9110 allows.
+	RetryAfterHTTPDate
+	// RetryAfterDateTime writes an RFC 3339 date-time, the format the
+	// vendor's schema gives the header.
+	RetryAfterDateTime
+)
+
+// retryAfter writes secs from now in form.
+func (f RetryAfterForm) retryAfter(secs int, now time.Time) string {
+	at := now.UTC().Truncate(time.Second).Add(time.Duration(secs) * time.Second)
+	switch f {
+	case RetryAfterHTTPDate:
+		return at.Format(http.TimeFormat)
+	case RetryAfterDateTime:
+		return at.Format(time.RFC3339)
+	}
+	return strconv.Itoa(secs)
 }
 
 // Request is one request the desk answered, for assertions in tests.
@@ -372,7 +403,11 @@ func (d *Desk) serveFault(w *statusRecorder, r *http.Request, f *Fault) {
 			secs = 1
 		}
 		d.traffic.rateHeaders(w.Header(), d.now())
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		now := d.now()
+		if t, err := http.ParseTime(w.Header().Get("Date")); err == nil {
+			now = t // a date counts from the Date the answer carries
+		}
+		w.Header().Set("Retry-After", f.RetryAfterForm.retryAfter(secs, now))
 		writeJSON(w, http.StatusTooManyRequests, codeBody("rate_limit_exceeded", "You have exceeded the limit of requests per minute"))
 	case FaultServerError:
 		writeJSON(w, http.StatusInternalServerError, codeBody("internal_error", "We're sorry, but something went wrong."))

@@ -24,6 +24,10 @@ type Operation struct {
 	// Responses maps a 2xx status to the $defs key of its body; a status
 	// without a body maps to "".
 	Responses map[string]string `json:"responses"`
+	// Errors maps a 4xx or 5xx status to the $defs key of its body
+	// (identical bodies share one "err.N" key); statuses without a body
+	// are left out.
+	Errors map[string]string `json:"errors,omitempty"`
 }
 
 // Digest is the file schemadigest writes.
@@ -119,6 +123,7 @@ func digest(src []byte) (*Digest, error) {
 	for _, name := range sortedKeys(sw.Definitions) {
 		d.Defs["def."+name] = reduce(sw.Definitions[name])
 	}
+	errs := errorBodies{defs: d.Defs, keys: map[string]string{}}
 	for _, path := range sortedKeys(sw.Paths) {
 		if !strings.HasPrefix(path, apiPrefix+"/") {
 			return nil, fmt.Errorf("path %s outside %s", path, apiPrefix)
@@ -142,6 +147,15 @@ func digest(src []byte) (*Digest, error) {
 				}
 			}
 			for _, status := range sortedKeys(op.Responses) {
+				if strings.HasPrefix(status, "4") || strings.HasPrefix(status, "5") {
+					if s := op.Responses[status].Schema; s != nil {
+						if o.Errors == nil {
+							o.Errors = map[string]string{}
+						}
+						o.Errors[status] = errs.key(reduce(s))
+					}
+					continue
+				}
 				if !strings.HasPrefix(status, "2") {
 					continue
 				}
@@ -160,6 +174,25 @@ func digest(src []byte) (*Digest, error) {
 		return nil, errors.New("no operations")
 	}
 	return d, nil
+}
+
+// errorBodies gives each distinct error body schema one $defs key: the
+// vendor repeats the same {"errors": [...]} under every status of every
+// operation.
+type errorBodies struct {
+	defs map[string]any
+	keys map[string]string // the schema's JSON text -> its key
+}
+
+func (e errorBodies) key(schema any) string {
+	b, _ := json.Marshal(schema) // maps marshal in key order: equal schemas, equal text
+	if k, ok := e.keys[string(b)]; ok {
+		return k
+	}
+	k := fmt.Sprintf("err.%d", len(e.keys)+1)
+	e.keys[string(b)] = k
+	e.defs[k] = schema
+	return k
 }
 
 // reduce keeps the structural keywords of a schema and rewrites its

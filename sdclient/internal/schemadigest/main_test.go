@@ -18,6 +18,8 @@ paths:
       responses:
         "200": {description: OK, schema: {type: object, properties: {thing: {$ref: "#/definitions/thing"}}}}
         "404": {description: gone, schema: {type: object}}
+        "409": {description: in the way, schema: {type: object}}
+        "429": {description: too many}
     put:
       parameters:
         - {name: thing, in: body, schema: {$ref: "#/definitions/thing"}}
@@ -38,7 +40,8 @@ definitions:
 	b, _ := json.Marshal(d)
 	got := string(b)
 	for _, want := range []string{
-		`{"method":"GET","path":"/things/{thing_id}","responses":{"200":"op.GET /things/{thing_id}.200"}}`,
+		`{"method":"GET","path":"/things/{thing_id}","responses":{"200":"op.GET /things/{thing_id}.200"},"errors":{"404":"err.1","409":"err.1"}}`,
+		`"err.1":{"type":"object"}`,
 		`{"method":"PUT","path":"/things/{thing_id}","request":"op.PUT /things/{thing_id}.request","responses":{"204":""}}`,
 		`"def.thing":{"properties":{"id":{"type":"integer"},"tags":{"items":{"type":"string"},"type":"array"},"type":{"type":"string"}},"type":"object"}`,
 		`"op.GET /things/{thing_id}.200":{"properties":{"thing":{"$ref":"#/$defs/def.thing"}},"type":"object"}`,
@@ -47,7 +50,7 @@ definitions:
 			t.Errorf("digest lacks %s\n%s", want, got)
 		}
 	}
-	for _, gone := range []string{"example", "description", "format", "enum", "404"} {
+	for _, gone := range []string{"example", "description", "format", "enum", "429", "err.2"} {
 		if strings.Contains(got, `"`+gone) {
 			t.Errorf("digest keeps %q: %s", gone, got)
 		}
