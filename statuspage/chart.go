@@ -5,28 +5,31 @@ import (
 	"html"
 	"html/template"
 	"strings"
-	"time"
+
+	"github.com/deskbot/deskbot/store"
 )
+
+const hours = 24
+
+// perHour is a day of firings, oldest hour first.
+type perHour [hours]int
+
+// add counts c (hours since the day's start) into the day.
+func (p *perHour) add(c store.HourCount) {
+	p[min(max(c.Hour, 0), hours-1)] += c.N
+}
 
 // hourChart draws the firings per hour of the 24 hours up to now as an
 // inline SVG bar chart (big: with axis labels; else a sparkline). It is
 // built from numbers only; the one text, the title, is escaped.
-func hourChart(times []time.Time, now time.Time, big bool) template.HTML {
-	const hours = 24
-	var counts [hours]int
-	for _, t := range times {
-		age := now.Sub(t)
-		if age < 0 || age >= hours*time.Hour {
-			continue
-		}
-		counts[hours-1-int(age/time.Hour)]++
-	}
-	peak := 1
+func hourChart(counts perHour, big bool) template.HTML {
+	peak := 0
 	total := 0
 	for _, c := range counts {
 		peak = max(peak, c)
 		total += c
 	}
+	scale := max(peak, 1)
 	w, h, bar, pad := 120, 20, 5, 0
 	if big {
 		w, h, bar, pad = 480, 120, 20, 16
@@ -35,7 +38,7 @@ func hourChart(times []time.Time, now time.Time, big bool) template.HTML {
 	title := html.EscapeString(fmt.Sprintf("%d firings in the last 24 hours (per hour, oldest left; peak %d an hour)", total, peak))
 	fmt.Fprintf(&b, `<svg class="chart" role="img" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s</title>`, w, h+pad, w, h+pad, title)
 	for i, c := range counts {
-		bh := c * h / peak
+		bh := c * h / scale
 		if c > 0 && bh == 0 {
 			bh = 1
 		}

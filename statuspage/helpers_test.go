@@ -53,6 +53,12 @@ type world struct {
 
 func newWorld(t testing.TB, rulesYAML string, simOpts ...sdsim.Option) *world {
 	t.Helper()
+	return newWorldWith(t, rulesYAML, nil, simOpts...)
+}
+
+// newWorldWith is newWorld with more scheduler options.
+func newWorldWith(t testing.TB, rulesYAML string, schedOpts []scheduler.Option, simOpts ...sdsim.Option) *world {
+	t.Helper()
 	w := &world{sim: sdsim.NewServer(simOpts...)}
 	t.Cleanup(w.sim.Close)
 	client, err := sdclient.New(w.sim.URL, sdsim.DefaultAPIKey, sdclient.WithRatePerMinute(1000000))
@@ -69,7 +75,7 @@ func newWorld(t testing.TB, rulesYAML string, simOpts ...sdsim.Option) *world {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	opts := []scheduler.Option{scheduler.WithSingleton(false)}
+	opts := append([]scheduler.Option{scheduler.WithSingleton(false)}, schedOpts...)
 	if oc := w.set.OnCall(); oc != nil {
 		// Pages go to a pager that takes them (no chat here); the store
 		// keeps them open for /oncall.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,21 +66,11 @@ type ruleRow struct {
 	Outcome                                      string
 	Requests                                     int
 	Matching, Failing, Open, Held                int
+	Evaluated                                    bool      // the rule was evaluated in this process
+	MatchedAt                                    time.Time // when: its last evaluation
 	OverBudget                                   string
 	FiredDay                                     int
 	Chart                                        template.HTML
-}
-
-// matches is the decisions of every rule on the mirror now, by rule.
-func matches(v scheduler.StatusView) map[string][]rules.Decision {
-	out := map[string][]rules.Decision{}
-	if v.Set == nil || len(v.Tickets) == 0 {
-		return out
-	}
-	for _, d := range v.Set.EvaluateRules(v.Set.Rules(), v.Tickets, v.At) {
-		out[d.Rule] = append(out[d.Rule], d)
-	}
-	return out
 }
 
 func schedule(r *rules.Rule) string {
@@ -97,19 +88,21 @@ func kinds(r *rules.Rule) string {
 	return strings.Join(ks, ", ")
 }
 
-func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only string) ([]ruleRow, map[string][]rules.Decision, error) {
+func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only string) ([]ruleRow, error) {
 	if v.Set == nil {
-		return nil, nil, nil
+		return nil, nil
 	}
-	fired, err := h.ledger.FiredSince(ctx, v.At.Add(-24*time.Hour))
+	counts, err := h.ledger.FiredPerHour(ctx, v.At.Add(-hours*time.Hour), only)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	perRule := map[string][]time.Time{}
-	for _, f := range fired {
-		perRule[f.Rule] = append(perRule[f.Rule], f.At)
+	perRule := map[string]*perHour{}
+	for _, c := range counts {
+		if perRule[c.Rule] == nil {
+			perRule[c.Rule] = &perHour{}
+		}
+		perRule[c.Rule].add(c)
 	}
-	m := matches(v)
 	jobs := map[string]scheduler.JobStatus{}
 	for _, j := range v.Ready.Jobs {
 		for _, n := range j.Rules {
@@ -125,7 +118,14 @@ func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only str
 		next := scheduler.NextRun(r, rec, ok, v.At)
 		row := ruleRow{Name: r.Name, Query: r.Query, If: r.If, Schedule: schedule(r), Priority: string(r.Priority),
 			Actions: kinds(r), LastRun: rec.LastRun, NextRun: next, Held: len(v.Held[r.Name]), OverBudget: v.OverBudget[r.Name],
-			FiredDay: len(perRule[r.Name])}
+		}
+		day := perRule[r.Name]
+		if day == nil {
+			day = &perHour{}
+		}
+		for _, n := range day {
+			row.FiredDay += n
+		}
 		if !next.After(v.At) {
 			row.NextIn = "due now"
 		} else {
@@ -137,22 +137,18 @@ func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only str
 				row.LastRun = j.LastStart
 			}
 		}
-		for _, d := range m[r.Name] {
-			if d.Err != nil {
-				row.Failing++
-			} else {
-				row.Matching++
-			}
+		if m, ok := v.Matches[r.Name]; ok {
+			row.Evaluated, row.MatchedAt, row.Matching, row.Failing = true, m.At, len(m.Tickets), len(m.Failed)
 		}
 		open, err := h.ledger.OpenEpisodes(ctx, r.Name)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		row.Open = len(open)
-		row.Chart = hourChart(perRule[r.Name], v.At, only != "")
+		row.Chart = hourChart(*day, only != "")
 		rows = append(rows, row)
 	}
-	return rows, m, nil
+	return rows, nil
 }
 
 type overviewData struct {
@@ -214,19 +210,19 @@ func (h *Handler) overview(r *http.Request) (any, error) {
 	if v.Set != nil {
 		d.Rules = len(v.Set.Rules())
 	}
-	fired, err := h.ledger.FiredSince(ctx, v.At.Add(-24*time.Hour))
+	counts, err := h.ledger.FiredPerHour(ctx, v.At.Add(-hours*time.Hour), "")
 	if err != nil {
 		return nil, err
 	}
-	var times []time.Time
-	for _, f := range fired {
-		times = append(times, f.At)
-		if !f.At.Before(v.At.Add(-time.Hour)) {
-			d.FiredHour++
-		}
+	var day perHour
+	for _, c := range counts {
+		day.add(c)
 	}
-	d.FiredDay = len(fired)
-	d.Chart = hourChart(times, v.At, true)
+	for _, n := range day {
+		d.FiredDay += n
+	}
+	d.FiredHour = day[hours-1]
+	d.Chart = hourChart(day, true)
 	return d, nil
 }
 
@@ -240,7 +236,7 @@ func (h *Handler) rulesPage(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, _, err := h.ruleRows(r.Context(), v, "")
+	rows, err := h.ruleRows(r.Context(), v, "")
 	return rulesData{base: h.base("/rules", v, noRule), Rules: rows}, err
 }
 
@@ -274,7 +270,7 @@ func (h *Handler) rulePage(r *http.Request) (any, error) {
 	if v.Set == nil || v.Set.Rule(name) == nil {
 		return nil, errNotFound
 	}
-	rows, m, err := h.ruleRows(ctx, v, name)
+	rows, err := h.ruleRows(ctx, v, name)
 	if err != nil {
 		return nil, err
 	}
@@ -287,17 +283,22 @@ func (h *Handler) rulePage(r *http.Request) (any, error) {
 	for _, id := range open {
 		isOpen[id] = true
 	}
-	byID := map[int64]*sdclient.Ticket{}
-	for _, t := range v.Tickets {
-		byID[t.ID] = t
+	m := v.Matches[name]
+	ids := slices.Clone(m.Tickets)
+	for id := range m.Failed {
+		ids = append(ids, id)
 	}
-	for i, dec := range m[name] {
+	slices.Sort(ids)
+	byID := h.tickets(ids[:min(len(ids), listMax)])
+	for i, id := range ids {
 		if i >= listMax {
-			d.More = len(m[name]) - listMax
+			d.More = len(ids) - listMax
 			break
 		}
-		row := matchRow{TicketID: dec.TicketID, State: "not fired yet: fires at the rule's next run"}
-		if t := byID[dec.TicketID]; t != nil {
+		row := matchRow{TicketID: id, State: "not fired yet: fires at the rule's next run", Err: m.Failed[id]}
+		if t := byID[id]; t != nil {
+			// Why, as /ticket why says it: the query's terms and the
+			// values the if read, on the ticket as mirrored now.
 			row.Subject = t.Subject
 			for _, e := range v.Set.Explain(t, v.At) {
 				if e.Rule == name {
@@ -305,11 +306,8 @@ func (h *Handler) rulePage(r *http.Request) (any, error) {
 				}
 			}
 		}
-		if isOpen[dec.TicketID] {
+		if isOpen[id] {
 			row.State = "fired in this episode: fires again only after the ticket stops matching"
-		}
-		if dec.Err != nil {
-			row.Err = dec.Err.Error()
 		}
 		d.Matching = append(d.Matching, row)
 	}
@@ -331,10 +329,22 @@ type firingRow struct {
 	Deferred bool
 }
 
+// tickets looks ids up in the mirror (none without a scheduler).
+func (h *Handler) tickets(ids []int64) map[int64]*sdclient.Ticket {
+	if h.sched == nil {
+		return nil
+	}
+	return h.sched.MirroredTickets(ids)
+}
+
 func (h *Handler) firingRows(fs []store.FiringRow, v scheduler.StatusView) []firingRow {
-	subjects := make(map[int64]string, len(v.Tickets))
-	for _, t := range v.Tickets {
-		subjects[t.ID] = t.Subject
+	ids := make([]int64, len(fs))
+	for i, f := range fs {
+		ids[i] = f.TicketID
+	}
+	subjects := map[int64]string{}
+	for id, t := range h.tickets(ids) {
+		subjects[id] = t.Subject
 	}
 	out := make([]firingRow, 0, len(fs))
 	for _, f := range fs {
@@ -444,6 +454,7 @@ type planRow struct {
 	Cap                    int
 	First                  []int64
 	Requests               int
+	Evaluated              bool
 }
 
 type planData struct {
@@ -463,11 +474,10 @@ func (h *Handler) planPage(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := planData{base: h.base("/plan", v, noRule), Tickets: len(v.Tickets), Tick: rules.ShortDuration(v.Tick)}
+	d := planData{base: h.base("/plan", v, noRule), Tickets: v.Tickets, Tick: rules.ShortDuration(v.Tick)}
 	if v.Set == nil {
 		return d, nil
 	}
-	m := matches(v)
 	for _, rule := range v.Set.Rules() {
 		rec, ok := v.Runs[rule.Name]
 		next := scheduler.NextRun(rule, rec, ok, v.At)
@@ -484,17 +494,17 @@ func (h *Handler) planPage(r *http.Request) (any, error) {
 			isOpen[id] = true
 		}
 		var fires []int64
-		for _, dec := range m[rule.Name] {
-			switch {
-			case dec.Err != nil:
-				row.Failing++
-			case isOpen[dec.TicketID]:
+		m, ok := v.Matches[rule.Name]
+		row.Evaluated = ok
+		for _, id := range m.Tickets {
+			if isOpen[id] {
 				row.Fired++
-			default:
-				fires = append(fires, dec.TicketID)
+			} else {
+				fires = append(fires, id)
 			}
 		}
-		row.Matching = len(m[rule.Name])
+		row.Failing = len(m.Failed)
+		row.Matching = len(m.Tickets) + len(m.Failed)
 		row.Now = min(len(fires), row.Cap)
 		row.Later = len(fires) - row.Now
 		if row.Cap > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -25,13 +26,14 @@ var assets embed.FS
 // (*scheduler.Scheduler implements it).
 type Scheduler interface {
 	StatusView(ctx context.Context) (scheduler.StatusView, error)
+	MirroredTickets(ids []int64) map[int64]*sdclient.Ticket
 }
 
 // Ledger is the state store as the pages read it (*store.Store
 // implements it).
 type Ledger interface {
 	RecentFirings(ctx context.Context, f store.FiringFilter) ([]store.FiringRow, error)
-	FiredSince(ctx context.Context, since time.Time) ([]store.FiredAt, error)
+	FiredPerHour(ctx context.Context, since time.Time, rule string) ([]store.HourCount, error)
 	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
 	OpenPages(ctx context.Context, limit int) ([]oncall.Page, error)
 }

@@ -109,29 +109,41 @@ func (s *Store) OpenPages(ctx context.Context, limit int) ([]oncall.Page, error)
 	return pages, nil
 }
 
-// FiredAt is when one firing of a rule finished.
-type FiredAt struct {
+// HourCount is how many firings of a rule finished in one hour.
+type HourCount struct {
 	Rule string
-	At   time.Time
+	Hour int // hours since the since of FiredPerHour: 0 is the first
+	N    int
 }
 
-// FiredSince returns the firings that finished at or after since, in no
-// particular order, for the pages' charts.
-func (s *Store) FiredSince(ctx context.Context, since time.Time) ([]FiredAt, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT rule, fired_at FROM ledger_firings
-		WHERE state = 'done' AND fired_at >= $1`, dbTime(since))
+// FiredPerHour counts the firings that finished at or after since, by
+// rule (only rule's, when not "") and by whole hours since since, counted
+// in the database (a chart over 10,000 firings reads a few hundred rows).
+func (s *Store) FiredPerHour(ctx context.Context, since time.Time, rule string) ([]HourCount, error) {
+	hour := `CAST((julianday(fired_at) - julianday($1)) * 24 AS INTEGER)`
+	if s.engine == Postgres {
+		hour = `CAST(FLOOR(EXTRACT(EPOCH FROM (fired_at - $1::timestamp)) / 3600) AS INTEGER)`
+	}
+	q := `SELECT rule, ` + hour + ` AS h, COUNT(*) FROM ledger_firings
+		WHERE state = 'done' AND fired_at >= $1`
+	args := []any{dbTime(since)}
+	if rule != "" {
+		q += ` AND rule = $2`
+		args = append(args, rule)
+	}
+	q += ` GROUP BY rule, h`
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, s.wrap("read firings since", err)
+		return nil, s.wrap("count firings per hour", err)
 	}
 	defer rows.Close()
-	var out []FiredAt
+	var out []HourCount
 	for rows.Next() {
-		var f FiredAt
-		if err := rows.Scan(&f.Rule, &f.At); err != nil {
-			return nil, s.wrap("read firings since", err)
+		var c HourCount
+		if err := rows.Scan(&c.Rule, &c.Hour, &c.N); err != nil {
+			return nil, s.wrap("count firings per hour", err)
 		}
-		f.At = f.At.UTC()
-		out = append(out, f)
+		out = append(out, c)
 	}
-	return out, s.wrap("read firings since", rows.Err())
+	return out, s.wrap("count firings per hour", rows.Err())
 }
