@@ -234,7 +234,7 @@ func TestBrowserDemoPages(t *testing.T) {
 	if len(fs) == 0 {
 		t.Fatal("the demo cycle fired nothing: nothing to look for")
 	}
-	_, firings, title := b.load(t, base+"/firings")
+	_, firings, _ := b.load(t, base+"/firings")
 	lines := strings.Split(firings, "\n")
 	for _, f := range fs {
 		if !slices.ContainsFunc(lines, func(l string) bool {

@@ -55,7 +55,6 @@ type config struct {
 	replica  string
 	gatherer prometheus.Gatherer
 	rules    func() *rules.Set
-	onCall   func() *oncall.Config
 	now      func() time.Time
 	logger   *slog.Logger
 }
