@@ -510,7 +510,7 @@ func (h *Handler) planPage(r *http.Request) (any, error) {
 		if row.Cap > 0 {
 			row.Cycles = (len(fires) + row.Cap - 1) / row.Cap
 		}
-		row.First = fires[:min(len(fires), 10)]
+		row.First = fires[:min(row.Now, 10)]
 		row.Requests = row.Now * scheduler.FiringRequests(rule)
 		d.Total += row.Requests
 		d.Rules = append(d.Rules, row)
@@ -545,5 +545,11 @@ func funcs(link func(int64) string) template.FuncMap {
 		},
 		"value": func(v any) string { return fmt.Sprint(v) },
 		"inc":   func(i int) int { return i + 1 },
+		"plural": func(n int, what string) string {
+			if n == 1 {
+				return "1 " + what
+			}
+			return strconv.Itoa(n) + " " + what + "s"
+		},
 	}
 }

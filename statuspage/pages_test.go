@@ -118,3 +118,40 @@ func TestPagesWithoutRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRulePageShowsHeldBack: a rule whose cap holds firings back says so
+// on /rules (how many) and on its page (which tickets, and why), and the
+// plan says what its next run fires and what its cap leaves for later.
+func TestRulePageShowsHeldBack(t *testing.T) {
+	const capped = `version: 1
+rules:
+  - name: capped
+    query: "priority:4 AND status:2"
+    max_firings_per_cycle: 2
+    actions:
+      - note: "seen"
+`
+	w := newWorld(t, capped)
+	for i := range 5 {
+		w.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("urgent %d", i), Status: 2, Priority: 4, Source: 1, RequesterID: 1})
+	}
+	w.cycle(t)
+	h := w.handler(t)
+	_, list := get(t, h, "/rules")
+	// matched 5, open episodes 2, held back 3
+	if !regexp.MustCompile(`<td>5</td><td>2</td><td>3</td>`).MatchString(list) {
+		t.Errorf("/rules does not show 5 matched, 2 open episodes, 3 held back:\n%s", list)
+	}
+	_, page := get(t, h, "/rules/capped")
+	if n := strings.Count(page, "held back by the rule&#39;s max_firings_per_cycle (2)"); n != 3 {
+		t.Errorf("/rules/capped names %d tickets held back by the cap, want 3:\n%s", n, page)
+	}
+	if n := strings.Count(page, "fired in this episode"); n != 2 {
+		t.Errorf("/rules/capped shows %d tickets fired in this episode, want 2", n)
+	}
+	_, plan := get(t, h, "/plan")
+	// 2 fired, 3 left: the next run fires 2 of them, then 1.
+	if !regexp.MustCompile(`<td>5</td><td>2</td>\s*<td>2 <a [^>]*>#\d+</a> <a [^>]*>#\d+</a></td><td>1 \(cap 2 a cycle: 2 cycles\)</td>`).MatchString(plan) {
+		t.Errorf("/plan does not show 2 fired, 2 at the next run and 1 later:\n%s", plan)
+	}
+}
