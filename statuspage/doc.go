@@ -12,7 +12,9 @@
 //     other only with the token (DESKBOT_UI_TOKEN) as a bearer header or
 //     the Basic password, compared in constant time; without a token they
 //     are off and say how to turn them on.
-//   - The pages' data (pages.go) and drawing (chart.go, templates/).
+//   - The pages' data (pages.go) and drawing (chart.go, templates/), and
+//     the desk's requests a minute, sampled from the metrics by Run
+//     (requests.go): the only goroutine, a component cmd/deskbot runs.
 //
 // # What it may import
 //

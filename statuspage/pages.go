@@ -157,6 +157,8 @@ type overviewData struct {
 	Findings       []Finding
 	Degraded       []Finding
 	Desk           deskStats
+	Requests       template.HTML // requests per minute over the last hour
+	RequestsHour   int
 	Mirrors        []mirrorRow
 	Rules          int
 	FiredHour      int
@@ -190,6 +192,7 @@ func (h *Handler) overview(r *http.Request) (any, error) {
 		}
 	}
 	d.Desk = h.deskStats()
+	d.Requests, d.RequestsHour = h.requestChart()
 	for _, m := range v.Ready.Mirror {
 		row := mirrorRow{Workspace: m.Workspace, Tickets: m.Tickets, Behind: "not read yet"}
 		if !m.Cursor.IsZero() {

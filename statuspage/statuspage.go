@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,11 +95,13 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 
 // Handler serves the status pages. Mount it with Register.
 type Handler struct {
-	cfg    config
-	sched  Scheduler // nil: no rules run here
-	ledger Ledger
-	tmpl   *template.Template
-	css    []byte
+	mu      sync.Mutex
+	samples []sample // the desk's request counters, a minute apart (requests.go)
+	cfg     config
+	sched   Scheduler // nil: no rules run here
+	ledger  Ledger
+	tmpl    *template.Template
+	css     []byte
 }
 
 // New returns the pages over sched (nil when no rules are loaded) and

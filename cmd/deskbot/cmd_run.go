@@ -118,7 +118,7 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	}
 	ops.mountPages(pages)
 	logger.Info("serving /healthz /readyz /metrics and the status pages", "addr", ops.Addr(), "pages", pagesAccess(ops.Addr(), cfg.UIToken != ""))
-	return runComponents(ctx, logger, ops, d.reach,
+	return runComponents(ctx, logger, ops, d.reach, pages,
 		chatRunner{chat: parts.chat, console: !cfg.slackEnabled(), rulesRun: parts.sched != nil, stdin: e.stdin, logger: logger},
 		schedulerRunner{sched: parts.sched, deskUp: d.reach.up(), logger: logger},
 		newReloader(live, parts.sched, parts.esc != nil, logger))
