@@ -221,6 +221,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		return stoppedCycle(due, synced, err)
 	}
 	s.noteBudgets(cy, decisions)
+	s.noteMatches(cy, decisions) // for the status pages (statusview.go)
 	byRule := map[string][]rules.Decision{}
 	for _, d := range decisions {
 		byRule[d.Rule] = append(byRule[d.Rule], d)

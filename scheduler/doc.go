@@ -36,7 +36,9 @@
 //     budget (budgets.go), the dry run and `rules plan` with its drain
 //     simulation (dryrun.go),
 //     on-call pages started by rules (oncall.go), ledger pruning
-//     (prune.go), and the scheduler's metrics (metrics.go).
+//     (prune.go), the scheduler's metrics (metrics.go), and the
+//     read-only view the status pages take (statusview.go: StatusView,
+//     each rule's last evaluation, MirroredTickets; no desk request).
 //
 // # What it may import
 //

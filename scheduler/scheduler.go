@@ -59,6 +59,7 @@ type Scheduler struct {
 	dry     dryMemory   // what earlier dry-run cycles would have fired
 	people  peopleCache // names of requesters, agents and groups for the rules
 	digests digestRuns  // when each digest rule runs next
+	matches lastMatches // each rule's last evaluation, for the status pages
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool

@@ -115,8 +115,13 @@ func serve(ctx context.Context, e env, cfg *config, ln net.Listener, logger *slo
 	}
 	defer parts.close(ctx)
 	ops := newOpsServer(ln, reg, readyChecks(d, st, live, parts), logger)
-	logger.Info("serving /healthz /readyz /metrics", "addr", ops.Addr())
-	return runComponents(ctx, logger, ops, d.reach,
+	pages, err := newStatusPages(cfg, ops.Addr(), d, st, live, parts, reg, logger)
+	if err != nil {
+		return fmt.Errorf("status pages: %w", err)
+	}
+	ops.mountPages(pages)
+	logger.Info("serving /healthz /readyz /metrics and the status pages", "addr", ops.Addr(), "pages", pagesAccess(ops.Addr(), cfg.UIToken != ""))
+	return runComponents(ctx, logger, ops, d.reach, pages,
 		chatRunner{chat: parts.chat, console: !cfg.slackEnabled(), rulesRun: parts.sched != nil, stdin: e.stdin, logger: logger},
 		schedulerRunner{sched: parts.sched, deskUp: d.reach.up(), logger: logger},
 		newReloader(live, parts.sched, parts.esc != nil, logger))

@@ -36,6 +36,7 @@ type config struct {
 	LogLevel           slog.Level `env:"DESKBOT_LOG_LEVEL, default=info"`
 	LogFormat          string     `env:"DESKBOT_LOG_FORMAT, default=text"`
 	TicketReaction     string     `env:"DESKBOT_TICKET_REACTION, default=ticket"`
+	UIToken            secret     `env:"DESKBOT_UI_TOKEN"`
 
 	// stateInMemory: DESKBOT_STATE was unset with the embedded simulator.
 	stateInMemory bool

@@ -125,15 +125,19 @@ func TestConfigParsesValues(t *testing.T) {
 		"DESKBOT_DESK_URL": "https://acme.example", "DESKBOT_DESK_API_KEY": "sekrit-key",
 		"DESKBOT_WORKSPACE_IDS": "2, 7", "DESKBOT_SLACK_API_URL": "http://127.0.0.1:1/api",
 		"SLACK_BOT_TOKEN": "xoxb-a", "SLACK_APP_TOKEN": "xapp-b", "DESKBOT_LOG_LEVEL": "debug",
+		"DESKBOT_UI_TOKEN": "ui-tok-3",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.UIToken.reveal() != "ui-tok-3" {
+		t.Fatalf("DESKBOT_UI_TOKEN not read")
+	}
 	if len(cfg.WorkspaceIDs) != 2 || cfg.WorkspaceIDs[1] != 7 || cfg.SlackAPIURL != "http://127.0.0.1:1/api/" || !cfg.slackEnabled() || cfg.LogLevel != slog.LevelDebug {
 		t.Fatalf("unexpected config: %+v", cfg)
 	}
-	for _, out := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%v %s %q", cfg.DeskAPIKey, cfg.SlackBotToken, cfg.SlackAppToken)} {
-		for _, s := range []string{"sekrit-key", "xoxb-a", "xapp-b"} {
+	for _, out := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%v %s %q %v", cfg.DeskAPIKey, cfg.SlackBotToken, cfg.SlackAppToken, cfg.UIToken)} {
+		for _, s := range []string{"sekrit-key", "xoxb-a", "xapp-b", "ui-tok-3"} {
 			if strings.Contains(out, s) {
 				t.Fatalf("secret %q printed in %q", s, out)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/statuspage"
 )
 
 // These tests keep deploy/ true to the binary: the Compose file, the
@@ -498,6 +499,15 @@ func TestDeployKubernetes(t *testing.T) {
 	if !strings.HasPrefix(cfg.State, "postgres://") {
 		t.Errorf("DESKBOT_STATE %q: two replicas need a shared postgres:// store", cfg.State)
 	}
+	// The status pages: reachable through kubectl port-forward (the pod's
+	// loopback) and, from the rest of the cluster, only once a token is
+	// set; the example sets none.
+	if e := envEntry(c, "DESKBOT_UI_TOKEN"); e == nil || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || !e.ValueFrom.SecretKeyRef.Optional {
+		t.Errorf("DESKBOT_UI_TOKEN must come from the Secret, optional (unset: the pages stay behind port-forward)")
+	}
+	if cfg.UIToken != "" || statuspage.IsLoopback(cfg.HTTPAddr) {
+		t.Errorf("the example opens the status pages to the cluster (token %v, address %s)", cfg.UIToken != "", cfg.HTTPAddr)
+	}
 
 	// The ports: the container port is where deskbot listens, and every
 	// probe names it and a path deskbot serves.
@@ -641,6 +651,17 @@ func TestDeployCompose(t *testing.T) {
 		cfg := checkConfig(t, "compose.yaml "+name, env)
 		if !strings.HasPrefix(cfg.State, "postgres://") {
 			t.Errorf("%s: DESKBOT_STATE %q: replicas need a shared postgres:// store", name, cfg.State)
+		}
+		// The status pages need the token (deskbot listens on every
+		// address in the container), which the example leaves unset, and
+		// the ports are published on the host's loopback only.
+		if cfg.UIToken != "" {
+			t.Errorf("%s: the example env file sets DESKBOT_UI_TOKEN", name)
+		}
+		for _, p := range svc["ports"].([]any) {
+			if !strings.HasPrefix(p.(string), "127.0.0.1:") {
+				t.Errorf("%s: port %q is published beyond the host's loopback", name, p)
+			}
 		}
 		port := httpPort(t, cfg.HTTPAddr)
 		for _, p := range svc["ports"].([]any) {

@@ -50,6 +50,7 @@ type readyCheck struct {
 type opsServer struct {
 	srv *http.Server
 	ln  net.Listener
+	mux *http.ServeMux
 }
 
 func newOpsServer(ln net.Listener, reg *prometheus.Registry, checks []readyCheck, logger *slog.Logger) *opsServer {
@@ -80,7 +81,8 @@ func newOpsServer(ln net.Listener, reg *prometheus.Registry, checks []readyCheck
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	return &opsServer{
-		ln: ln,
+		ln:  ln,
+		mux: mux,
 		srv: &http.Server{
 			Handler:           mux,
 			ReadHeaderTimeout: 5 * time.Second,
@@ -88,6 +90,10 @@ func newOpsServer(ln net.Listener, reg *prometheus.Registry, checks []readyCheck
 		},
 	}
 }
+
+// mountPages adds the status pages (they guard themselves) beside the
+// probes; call it before serve.
+func (o *opsServer) mountPages(p interface{ Register(*http.ServeMux) }) { p.Register(o.mux) }
 
 // Addr is the address actually listened on (useful with port 0).
 func (o *opsServer) Addr() string { return o.ln.Addr().String() }

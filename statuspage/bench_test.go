@@ -1,0 +1,133 @@
+package statuspage
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+// benchRules is 50 rules of the kinds a desk runs: by priority, status
+// and assignment, with ifs that narrow them to a few hundred tickets each
+// (half over the ticket's age).
+func benchRules() string {
+	var b strings.Builder
+	b.WriteString("version: 1\nchannels: {desk: \"#it-desk\"}\nrules:\n")
+	for i := range 50 {
+		fmt.Fprintf(&b, "  - name: rule-%02d\n", i)
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&b, "    query: \"status:open AND priority:%d\"\n", 1+i%4)
+		case 1:
+			b.WriteString("    query: \"status:open AND agent_id:0\"\n")
+		case 2:
+			fmt.Fprintf(&b, "    query: \"status:%d\"\n", 2+i%3)
+		default:
+			b.WriteString("    query: \"status:open\"\n")
+		}
+		if i%2 == 1 {
+			fmt.Fprintf(&b, "    if: 'ticket.id %% 25 == %d && now() - ticket.created_at > duration(\"%dh\")'\n", i%25, 1+i)
+		} else {
+			fmt.Fprintf(&b, "    if: 'ticket.id %% 10 == %d'\n", i%10)
+		}
+		fmt.Fprintf(&b, "    actions:\n      - note: \"rule %d on #{{ ticket.id }}: {{ ticket.subject }}\"\n", i)
+	}
+	return b.String()
+}
+
+// BenchmarkStatusPages renders every page over a desk of 10,000 open
+// tickets, 50 rules and 10,000 firings in the ledger (SQLite), and reports
+// the 99th percentile of a page's render time and the desk requests the
+// pages made (issue 24: under 50 ms, and none).
+func BenchmarkStatusPages(b *testing.B) {
+	ctx := context.Background()
+	// A dry run fills the mirror without acting; the ledger is filled
+	// directly, as 200 finished firings of each rule.
+	w := newWorldWith(b, benchRules(), []scheduler.Option{scheduler.WithDryRun(true)})
+	t0 := time.Now()
+	for i := range 10000 {
+		at := t0.Add(-time.Duration(10000-i) * 30 * time.Second)
+		t := sdsim.Ticket{Subject: fmt.Sprintf("<b>ticket</b> %d", i), Status: 2 + i%2, Priority: 1 + i%4, Source: 1, RequesterID: 1, CreatedAt: at, UpdatedAt: at}
+		if i%3 != 0 {
+			t.ResponderID = sdsim.DefaultAgentID
+		}
+		w.sim.Desk.AddTicket(t)
+	}
+	w.cycle(b)
+	view, err := w.sched.StatusView(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if view.Tickets != 10000 {
+		b.Fatalf("the mirror holds %d tickets, want 10,000", view.Tickets)
+	}
+	ids := w.sim.Desk.TicketIDs()
+	now := time.Now()
+	n := 0
+	filled := time.Now()
+	for _, r := range w.set.Rules() {
+		for i := range 200 {
+			id := ids[(i*37+n)%len(ids)]
+			f, err := w.st.Claim(ctx, rules.FiringKey{Rule: r.Name, TicketID: id}, r.Once, now.Add(-time.Duration(n)*7*time.Second), time.Minute)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if f.Won {
+				if err := w.st.Finish(ctx, f.ID, now.Add(-time.Duration(n)*7*time.Second+time.Second)); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		}
+	}
+	b.Logf("ledger filled with %d firings in %s", n, time.Since(filled).Round(time.Millisecond))
+	if n < 9900 {
+		b.Fatalf("only %d firings in the ledger", n)
+	}
+	h := w.handler(b)
+	pages := []string{"/", "/rules", "/rules/rule-07", "/firings", "/firings?rule=rule-03", "/oncall", "/plan"}
+	before := len(w.sim.Desk.Requests())
+	var took, cpu []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		for _, p := range pages {
+			start, startCPU := time.Now(), cpuTime()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+			took = append(took, time.Since(start))
+			cpu = append(cpu, cpuTime()-startCPU)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("GET %s: %d", p, rec.Code)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(p99ms(took), "render-p99-ms")
+	// The process's CPU time per render: what a page costs when the
+	// machine is shared (wall time then includes waiting for a core).
+	b.ReportMetric(p99ms(cpu), "render-cpu-p99-ms")
+	b.ReportMetric(float64(len(w.sim.Desk.Requests())-before), "desk-requests")
+}
+
+func p99ms(ds []time.Duration) float64 {
+	slices.Sort(ds)
+	return float64(ds[min(len(ds)-1, len(ds)*99/100)].Microseconds()) / 1000
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,33 @@
+// Package statuspage serves deskbot's read-only status pages beside
+// /healthz, /readyz and /metrics: the overview (/), the rules (/rules,
+// /rules/NAME), the firings (/firings), on-call (/oncall) and the plan
+// (/plan). Pages are rendered on the server with html/template from
+// embedded templates, usable without JavaScript; charts are inline SVG
+// drawn here.
+//
+// # What it owns
+//
+//   - Who may look (access.go): the pages carry ticket subjects and
+//     requesters, so on a loopback listen address they are open and on any
+//     other only with the token (DESKBOT_UI_TOKEN) as a bearer header or
+//     the Basic password, compared in constant time; without a token they
+//     are off and say how to turn them on.
+//   - The pages' data (pages.go) and drawing (chart.go, templates/), and
+//     the desk's requests a minute, sampled from the metrics by Run
+//     (requests.go): the only goroutine, a component cmd/deskbot runs.
+//
+// # What it may import
+//
+// The floors below the bot: sdclient, store, rules, oncall, scheduler
+// (read-only: Scheduler.StatusView, the store's RecentFirings and
+// OpenPages). A page never asks the desk: it renders from the
+// scheduler's memory and the store. cmd/deskbot mounts the handler on the
+// ops server.
+//
+// # Patterns to copy
+//
+//   - Everything from ticket data goes through html/template's escaping;
+//     the only template.HTML is the SVG charts, built from numbers and
+//     escaped labels.
+//   - The pages change nothing: no forms that act, so nothing to forge.
+package statuspage

@@ -1,0 +1,558 @@
+package statuspage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
+)
+
+type navItem struct {
+	Path, Label string
+	Current     bool
+}
+
+func nav(current string) []navItem {
+	items := []navItem{{"/", "Overview", false}, {"/rules", "Rules", false}, {"/firings", "Firings", false}, {"/oncall", "On-call", false}, {"/plan", "Plan", false}}
+	for i := range items {
+		items[i].Current = items[i].Path == current
+	}
+	return items
+}
+
+// base is what every page carries.
+type base struct {
+	Nav    []navItem
+	Now    time.Time
+	NoRule string // why no rules run here, or ""
+	DryRun bool
+}
+
+// view is the scheduler's view, or the loaded rules without one.
+func (h *Handler) view(ctx context.Context) (scheduler.StatusView, string, error) {
+	if h.sched == nil {
+		v := scheduler.StatusView{At: h.cfg.now()}
+		if h.cfg.rules != nil {
+			v.Set = h.cfg.rules()
+		}
+		return v, "No rules run in this process (DESKBOT_RULES names no file and there is no rules.yaml): nothing is mirrored or fired.", nil
+	}
+	v, err := h.sched.StatusView(ctx)
+	return v, "", err
+}
+
+func (h *Handler) base(page string, v scheduler.StatusView, noRule string) base {
+	return base{Nav: nav(page), Now: v.At, NoRule: noRule, DryRun: v.DryRun}
+}
+
+// ruleRows are the rules of v as /rules shows them: per rule its
+// schedule, last and next run, what matches now, open episodes, held
+// back, over budget, and the firings per hour over the last day.
+type ruleRow struct {
+	Name, Query, If, Schedule, Priority, Actions string
+	LastRun, NextRun                             time.Time
+	NextIn                                       string
+	Outcome                                      string
+	Requests                                     int
+	Matching, Failing, Open, Held                int
+	Evaluated                                    bool      // the rule was evaluated in this process
+	MatchedAt                                    time.Time // when: its last evaluation
+	OverBudget                                   string
+	FiredDay                                     int
+	Chart                                        template.HTML
+}
+
+func schedule(r *rules.Rule) string {
+	if r.Cron != "" {
+		return "cron " + r.Cron
+	}
+	return "every " + rules.ShortDuration(cmp.Or(r.Every, rules.DefaultEvery))
+}
+
+func kinds(r *rules.Rule) string {
+	var ks []string
+	for _, k := range r.ActionKinds() {
+		ks = append(ks, string(k))
+	}
+	return strings.Join(ks, ", ")
+}
+
+func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only string) ([]ruleRow, error) {
+	if v.Set == nil {
+		return nil, nil
+	}
+	counts, err := h.ledger.FiredPerHour(ctx, v.At.Add(-hours*time.Hour), only)
+	if err != nil {
+		return nil, err
+	}
+	perRule := map[string]*perHour{}
+	for _, c := range counts {
+		if perRule[c.Rule] == nil {
+			perRule[c.Rule] = &perHour{}
+		}
+		perRule[c.Rule].add(c)
+	}
+	jobs := map[string]scheduler.JobStatus{}
+	for _, j := range v.Ready.Jobs {
+		for _, n := range j.Rules {
+			jobs[n] = j
+		}
+	}
+	var rows []ruleRow
+	for _, r := range v.Set.Rules() {
+		if only != "" && r.Name != only {
+			continue
+		}
+		rec, ok := v.Runs[r.Name]
+		next := scheduler.NextRun(r, rec, ok, v.At)
+		row := ruleRow{Name: r.Name, Query: r.Query, If: r.If, Schedule: schedule(r), Priority: string(r.Priority),
+			Actions: kinds(r), LastRun: rec.LastRun, NextRun: next, Held: len(v.Held[r.Name]), OverBudget: v.OverBudget[r.Name],
+		}
+		day := perRule[r.Name]
+		if day == nil {
+			day = &perHour{}
+		}
+		for _, n := range day {
+			row.FiredDay += n
+		}
+		if !next.After(v.At) {
+			row.NextIn = "due now"
+		} else {
+			row.NextIn = "in " + rules.ShortDuration(next.Sub(v.At).Round(time.Second))
+		}
+		if j, ok := jobs[r.Name]; ok {
+			row.Outcome, row.Requests = j.LastOutcome, j.LastRequests
+			if row.LastRun.IsZero() {
+				row.LastRun = j.LastStart
+			}
+		}
+		if m, ok := v.Matches[r.Name]; ok {
+			row.Evaluated, row.MatchedAt, row.Matching, row.Failing = true, m.At, len(m.Tickets), len(m.Failed)
+		}
+		open, err := h.ledger.OpenEpisodes(ctx, r.Name)
+		if err != nil {
+			return nil, err
+		}
+		row.Open = len(open)
+		row.Chart = hourChart(*day, only != "")
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+type overviewData struct {
+	base
+	Replica, Leads string
+	Findings       []Finding
+	Degraded       []Finding
+	Desk           deskStats
+	Requests       template.HTML // requests per minute over the last hour
+	RequestsHour   int
+	Mirrors        []mirrorRow
+	Rules          int
+	FiredHour      int
+	FiredDay       int
+	Chart          template.HTML
+}
+
+type mirrorRow struct {
+	Workspace string
+	Tickets   int
+	Behind    string
+	State     string
+}
+
+func (h *Handler) overview(r *http.Request) (any, error) {
+	ctx := r.Context()
+	v, noRule, err := h.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := overviewData{base: h.base("/", v, noRule), Replica: cmp.Or(h.cfg.replica, "this process"), Leads: "yes (single process)"}
+	if h.cfg.leader != nil && !h.cfg.leader() {
+		d.Leads = "no: another replica runs the rules; this one answers chat"
+	}
+	if h.cfg.findings != nil {
+		d.Findings = h.cfg.findings(ctx)
+		for _, f := range d.Findings {
+			if f.Status != "ok" {
+				d.Degraded = append(d.Degraded, f)
+			}
+		}
+	}
+	d.Desk = h.deskStats()
+	d.Requests, d.RequestsHour = h.requestChart()
+	for _, m := range v.Ready.Mirror {
+		row := mirrorRow{Workspace: m.Workspace, Tickets: m.Tickets, Behind: "not read yet"}
+		if !m.Cursor.IsZero() {
+			row.Behind = rules.ShortDuration(v.At.Sub(m.Cursor).Round(time.Second)) + " behind the desk's clock"
+		}
+		switch {
+		case m.Syncing && m.Total >= 0:
+			row.State = fmt.Sprintf("full sync under way: %d of %d tickets", m.Seen, m.Total)
+		case m.Syncing:
+			row.State = fmt.Sprintf("full sync under way: %d tickets so far", m.Seen)
+		case m.Complete:
+			row.State = "complete (last full sync " + stamp(m.FullSyncAt) + ")"
+		default:
+			row.State = "incomplete: the first full sync has not finished"
+		}
+		d.Mirrors = append(d.Mirrors, row)
+	}
+	if v.Set != nil {
+		d.Rules = len(v.Set.Rules())
+	}
+	counts, err := h.ledger.FiredPerHour(ctx, v.At.Add(-hours*time.Hour), "")
+	if err != nil {
+		return nil, err
+	}
+	var day perHour
+	for _, c := range counts {
+		day.add(c)
+	}
+	for _, n := range day {
+		d.FiredDay += n
+	}
+	d.FiredHour = day[hours-1]
+	d.Chart = hourChart(day, true)
+	return d, nil
+}
+
+type rulesData struct {
+	base
+	Rules []ruleRow
+}
+
+func (h *Handler) rulesPage(r *http.Request) (any, error) {
+	v, noRule, err := h.view(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	rows, err := h.ruleRows(r.Context(), v, "")
+	return rulesData{base: h.base("/rules", v, noRule), Rules: rows}, err
+}
+
+type ruleData struct {
+	base
+	Rule     ruleRow
+	Matching []matchRow
+	More     int
+	Held     []scheduler.HeldTicket
+	Firings  []firingRow
+}
+
+type matchRow struct {
+	TicketID int64
+	Subject  string
+	Terms    []rules.TermResult
+	Values   []rules.NamedValue
+	State    string // the ledger's word: fired, open episode, ...
+	Err      string
+}
+
+const listMax = 100
+
+func (h *Handler) rulePage(r *http.Request) (any, error) {
+	ctx := r.Context()
+	name := r.PathValue("name")
+	v, noRule, err := h.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v.Set == nil || v.Set.Rule(name) == nil {
+		return nil, errNotFound
+	}
+	rows, err := h.ruleRows(ctx, v, name)
+	if err != nil {
+		return nil, err
+	}
+	d := ruleData{base: h.base("/rules", v, noRule), Rule: rows[0], Held: v.Held[name]}
+	open, err := h.ledger.OpenEpisodes(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	isOpen := map[int64]bool{}
+	for _, id := range open {
+		isOpen[id] = true
+	}
+	m := v.Matches[name]
+	ids := slices.Clone(m.Tickets)
+	for id := range m.Failed {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	byID := h.tickets(ids[:min(len(ids), listMax)])
+	for i, id := range ids {
+		if i >= listMax {
+			d.More = len(ids) - listMax
+			break
+		}
+		row := matchRow{TicketID: id, State: "not fired yet: fires at the rule's next run", Err: m.Failed[id]}
+		if t := byID[id]; t != nil {
+			// Why, as /ticket why says it: the query's terms and the
+			// values the if read, on the ticket as mirrored now.
+			row.Subject = t.Subject
+			for _, e := range v.Set.Explain(t, v.At) {
+				if e.Rule == name {
+					row.Terms, row.Values = e.Terms, e.Values
+				}
+			}
+		}
+		if isOpen[id] {
+			row.State = "fired in this episode: fires again only after the ticket stops matching"
+		}
+		d.Matching = append(d.Matching, row)
+	}
+	fs, err := h.ledger.RecentFirings(ctx, store.FiringFilter{Rule: name, Limit: listMax})
+	if err != nil {
+		return nil, err
+	}
+	d.Firings = h.firingRows(fs, v)
+	return d, nil
+}
+
+type firingRow struct {
+	store.FiringRow
+	Subject  string
+	Outcome  string
+	Actions  string
+	Took     string
+	Resumed  bool
+	Deferred bool
+}
+
+// tickets looks ids up in the mirror (none without a scheduler).
+func (h *Handler) tickets(ids []int64) map[int64]*sdclient.Ticket {
+	if h.sched == nil {
+		return nil
+	}
+	return h.sched.MirroredTickets(ids)
+}
+
+func (h *Handler) firingRows(fs []store.FiringRow, v scheduler.StatusView) []firingRow {
+	ids := make([]int64, len(fs))
+	for i, f := range fs {
+		ids[i] = f.TicketID
+	}
+	subjects := map[int64]string{}
+	for id, t := range h.tickets(ids) {
+		subjects[id] = t.Subject
+	}
+	out := make([]firingRow, 0, len(fs))
+	for _, f := range fs {
+		row := firingRow{FiringRow: f, Subject: subjects[f.TicketID], Resumed: f.Attempts > 1, Deferred: f.Released}
+		total := 0
+		if v.Set != nil {
+			if r := v.Set.Rule(f.Rule); r != nil {
+				total = len(r.ActionKinds())
+				row.Actions = kinds(r)
+			}
+		}
+		switch {
+		case f.Done:
+			row.Outcome = "done"
+			row.Took = rules.ShortDuration(f.FiredAt.Sub(f.StartedAt).Round(time.Second))
+		case f.Released:
+			row.Outcome = "deferred"
+		default:
+			row.Outcome = "pending"
+		}
+		if total > 0 {
+			row.Actions = fmt.Sprintf("%s (%d of %d done)", row.Actions, min(f.Actions, total), total)
+			if f.Done {
+				row.Actions = fmt.Sprintf("%s (all %d done)", kinds(v.Set.Rule(f.Rule)), total)
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+type firingsData struct {
+	base
+	Rule, Outcome, Ticket string
+	RuleNames             []string
+	Firings               []firingRow
+	Limit                 int
+}
+
+func (h *Handler) firingsPage(r *http.Request) (any, error) {
+	ctx := r.Context()
+	v, noRule, err := h.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	d := firingsData{base: h.base("/firings", v, noRule), Rule: q.Get("rule"), Outcome: q.Get("outcome"), Ticket: strings.TrimPrefix(q.Get("ticket"), "#"), Limit: 200}
+	f := store.FiringFilter{Rule: d.Rule, Limit: d.Limit}
+	switch d.Outcome {
+	case "done", "pending":
+		f.State = d.Outcome
+	case "":
+	default:
+		d.Outcome = ""
+	}
+	if d.Ticket != "" {
+		id, err := strconv.ParseInt(d.Ticket, 10, 64)
+		if err != nil || id <= 0 {
+			d.Ticket = ""
+		} else {
+			f.TicketID = id
+		}
+	}
+	if v.Set != nil {
+		for _, r := range v.Set.Rules() {
+			d.RuleNames = append(d.RuleNames, r.Name)
+		}
+	}
+	fs, err := h.ledger.RecentFirings(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	d.Firings = h.firingRows(fs, v)
+	return d, nil
+}
+
+type oncallData struct {
+	base
+	Configured bool
+	Schedules  []oncall.Status
+	Pages      []oncall.Page
+}
+
+func (h *Handler) oncallPage(r *http.Request) (any, error) {
+	ctx := r.Context()
+	v, noRule, err := h.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := oncallData{base: h.base("/oncall", v, noRule)}
+	if v.Set != nil && v.Set.OnCall() != nil {
+		d.Configured = true
+		d.Schedules = v.Set.OnCall().WhoIsOnCall(v.At)
+	}
+	if d.Pages, err = h.ledger.OpenPages(ctx, listMax); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+type planRow struct {
+	Name, Schedule, NextIn string
+	Matching, Fired        int
+	Failing                int
+	Now, Later             int
+	Cycles                 int
+	Cap                    int
+	First                  []int64
+	Requests               int
+	Evaluated              bool
+}
+
+type planData struct {
+	base
+	Tickets int
+	Tick    string
+	Rules   []planRow
+	Total   int
+}
+
+// planPage is `deskbot rules plan` on the live mirror: per rule what
+// matches now, what the ledger shows as fired already in this episode,
+// what its next run would fire and what its cap leaves to later cycles.
+func (h *Handler) planPage(r *http.Request) (any, error) {
+	ctx := r.Context()
+	v, noRule, err := h.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := planData{base: h.base("/plan", v, noRule), Tickets: v.Tickets, Tick: rules.ShortDuration(v.Tick)}
+	if v.Set == nil {
+		return d, nil
+	}
+	for _, rule := range v.Set.Rules() {
+		rec, ok := v.Runs[rule.Name]
+		next := scheduler.NextRun(rule, rec, ok, v.At)
+		row := planRow{Name: rule.Name, Schedule: schedule(rule), NextIn: "now", Cap: cmp.Or(rule.MaxFiringsPerCycle, rules.DefaultMaxFiringsPerCycle)}
+		if next.After(v.At) {
+			row.NextIn = "in " + rules.ShortDuration(next.Sub(v.At).Round(time.Second))
+		}
+		open, err := h.ledger.OpenEpisodes(ctx, rule.Name)
+		if err != nil {
+			return nil, err
+		}
+		isOpen := make(map[int64]bool, len(open))
+		for _, id := range open {
+			isOpen[id] = true
+		}
+		var fires []int64
+		m, ok := v.Matches[rule.Name]
+		row.Evaluated = ok
+		for _, id := range m.Tickets {
+			if isOpen[id] {
+				row.Fired++
+			} else {
+				fires = append(fires, id)
+			}
+		}
+		row.Failing = len(m.Failed)
+		row.Matching = len(m.Tickets) + len(m.Failed)
+		row.Now = min(len(fires), row.Cap)
+		row.Later = len(fires) - row.Now
+		if row.Cap > 0 {
+			row.Cycles = (len(fires) + row.Cap - 1) / row.Cap
+		}
+		row.First = fires[:min(row.Now, 10)]
+		row.Requests = row.Now * scheduler.FiringRequests(rule)
+		d.Total += row.Requests
+		d.Rules = append(d.Rules, row)
+	}
+	return d, nil
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func funcs(link func(int64) string) template.FuncMap {
+	return template.FuncMap{
+		"stamp": stamp,
+		"ticketURL": func(id int64) string {
+			if link == nil {
+				return ""
+			}
+			return link(id)
+		},
+		"ago": func(now, t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			if d := now.Sub(t); d >= 0 {
+				return rules.ShortDuration(d.Round(time.Second)) + " ago"
+			}
+			return "in " + rules.ShortDuration(t.Sub(now).Round(time.Second))
+		},
+		"value": func(v any) string { return fmt.Sprint(v) },
+		"inc":   func(i int) int { return i + 1 },
+		"plural": func(n int, what string) string {
+			if n == 1 {
+				return "1 " + what
+			}
+			return strconv.Itoa(n) + " " + what + "s"
+		},
+	}
+}
