@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -125,32 +122,7 @@ func runChatDuringBacklog(b *testing.B) chatResult {
 	fake := slackfake.New(slackfake.WithUsers(slackfake.User{ID: "UALICE", Name: "alice", Email: "alice@example.com"}))
 	defer fake.Close()
 
-	dir := b.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(chatRules), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	env := map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_APP_TOKEN": fake.AppToken(), "DESKBOT_SLACK_API_URL": fake.APIURL(),
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
-		"DESKBOT_HTTP_ADDR": "127.0.0.1:0", "DESKBOT_LOG_LEVEL": "warn",
-	}
-	var stderr syncBuffer
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(runCtx, []string{"deskbot"}, func(k string) string { return env[k] }, bytes.NewReader(nil), &bytes.Buffer{}, &stderr)
-	}()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			b.Errorf("run: %v", err)
-		}
-		if b.Failed() {
-			b.Logf("deskbot's log:\n%s", stderr.String())
-		}
-	}()
+	defer runInProcess(b, sim, fake, chatRules)()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	if err := fake.WaitConnected(ctx, 1); err != nil {
@@ -162,7 +134,7 @@ func runChatDuringBacklog(b *testing.B) chatResult {
 			return r.Method == "POST" && strings.HasSuffix(r.Path, "/notes")
 		})
 	}); err != nil {
-		b.Fatalf("no routine note reached the desk: %v\n%s", err, stderr.String())
+		b.Fatalf("no routine note reached the desk: %v", err)
 	}
 
 	// Both cores busy beside deskbot, for as long as the commands run:

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -45,32 +42,7 @@ func TestOwnWritesShowAtOnce(t *testing.T) {
 		slackfake.WithChannels(slackfake.Channel{ID: "C0ONCALL", Name: "it-oncall"}))
 	defer fake.Close()
 
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(ownWritesRules), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_APP_TOKEN": fake.AppToken(), "DESKBOT_SLACK_API_URL": fake.APIURL(),
-		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
-		"DESKBOT_HTTP_ADDR": "127.0.0.1:0", "DESKBOT_LOG_LEVEL": "warn",
-	}
-	var stderr syncBuffer
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(runCtx, []string{"deskbot"}, func(k string) string { return env[k] }, bytes.NewReader(nil), &bytes.Buffer{}, &stderr)
-	}()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("deskbot's log:\n%s", stderr.String())
-		}
-	}()
+	defer runInProcess(t, sim, fake, ownWritesRules)()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/sdclient/sdsim"
+)
+
+// runInProcess starts deskbot as `deskbot run` wires it, in this process,
+// over the desk simulator and the Slack fake with the rules given and a
+// SQLite state file of its own. The returned stop ends it, reports run's
+// error and, when tb failed, deskbot's log.
+func runInProcess(tb testing.TB, sim *sdsim.Server, fake *slackfake.Server, rules string) (stop func()) {
+	tb.Helper()
+	dir := tb.TempDir()
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(rulesFile, []byte(rules), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	env := map[string]string{
+		"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
+		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_APP_TOKEN": fake.AppToken(), "DESKBOT_SLACK_API_URL": fake.APIURL(),
+		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
+		"DESKBOT_HTTP_ADDR": "127.0.0.1:0", "DESKBOT_LOG_LEVEL": "warn",
+	}
+	var stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"deskbot"}, func(k string) string { return env[k] }, bytes.NewReader(nil), &bytes.Buffer{}, &stderr)
+	}()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("run: %v", err)
+		}
+		if tb.Failed() {
+			tb.Logf("deskbot's log:\n%s", stderr.String())
+		}
+	}
+}
