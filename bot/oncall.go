@@ -128,7 +128,7 @@ func (r *Router) pageAck(ctx context.Context, c *call, key string, now time.Time
 	}
 	text := fmt.Sprintf("You acknowledged the page of ticket #%d; the escalation stopped.", c.ticket)
 	if !ok {
-		text = alreadyText(p)
+		text = r.alreadyText(ctx, p)
 	}
 	return pageClick{page: &p, text: text}, nil
 }
@@ -153,7 +153,7 @@ func (r *Router) pageTake(ctx context.Context, c *call, key string, now time.Tim
 	}
 	text := fmt.Sprintf("Ticket #%d is assigned to you and the escalation stopped.", c.ticket)
 	if !ok {
-		text = fmt.Sprintf("Ticket #%d is assigned to you. %s", c.ticket, alreadyText(p))
+		text = fmt.Sprintf("Ticket #%d is assigned to you. %s", c.ticket, r.alreadyText(ctx, p))
 	}
 	return pageClick{page: &p, taken: taken, text: text}, nil
 }
@@ -308,15 +308,26 @@ func pageRefusal(policy, verb, email string) string {
 	return fmt.Sprintf("only desk agents and the people on %s's rota can %s its pages; %s is neither", policy, verb, email)
 }
 
-// alreadyText says who stopped a page before the click.
-func alreadyText(p oncall.Page) string {
+// alreadyText says who stopped a page before the click: by name when
+// they are a desk agent (issue 23: names, not ids), else by e-mail.
+func (r *Router) alreadyText(ctx context.Context, p oncall.Page) string {
 	switch {
 	case p.Acked():
-		return fmt.Sprintf("%s already acknowledged the page at %s.", p.AckedBy, p.AckedAt.UTC().Format("2006-01-02 15:04 UTC"))
+		return fmt.Sprintf("%s already acknowledged the page at %s.", r.personText(ctx, p.AckedBy), p.AckedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	case p.Resolved():
 		return "The ticket was resolved; the page had stopped."
 	}
 	return "The page had already stopped."
+}
+
+// personText names the person with that e-mail as "Name (e-mail)" when
+// they are a desk agent deskbot can look up (cached), else by the e-mail.
+func (r *Router) personText(ctx context.Context, email string) string {
+	a, err := r.agentByEmail(ctx, email)
+	if err != nil || a == nil || a.Name() == "" {
+		return email
+	}
+	return fmt.Sprintf("%s (%s)", a.Name(), email)
 }
 
 // PageTicketCard reads what a page card shows besides the page: the
@@ -418,7 +429,7 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Reply, error) {
 		if len(stopped) > 0 {
 			// The newest page says who was first (or that the ticket was
 			// resolved), rather than a bare "nothing to acknowledge".
-			return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, alreadyText(stopped[0]))
+			return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, r.alreadyText(ctx, stopped[0]))
 		}
 		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
 	}

@@ -321,7 +321,7 @@ func TestOnCallPageEscalatesUntilAcknowledged(t *testing.T) {
 	}
 	// A second click says who was first.
 	r := e.slash("UALICE", "/oncall", fmt.Sprintf("ack %d", e.ticket))
-	if !strings.Contains(r.Text, fmt.Sprintf("no page of ticket #%d is waiting for an acknowledgement: bob@example.com already acknowledged the page at 2026-03-02 12:13 UTC.", e.ticket)) {
+	if !strings.Contains(r.Text, fmt.Sprintf("no page of ticket #%d is waiting for an acknowledgement: Bob Builder (bob@example.com) already acknowledged the page at 2026-03-02 12:13 UTC.", e.ticket)) {
 		t.Fatalf("/oncall ack after the ack: %q", r.Text)
 	}
 }
