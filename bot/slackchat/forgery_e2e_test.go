@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
@@ -31,20 +30,8 @@ func TestForgedAlertAckValueRefused(t *testing.T) {
 	e.poll()
 	pageCard := e.lastCard()
 
-	tk, err := e.desk.Ticket(e.ctx, own.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	key := fmt.Sprintf("deskbot:f=watch/%d/1.1/0", own.ID)
-	if err := e.slack.Alert(e.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: "Look", Ticket: tk, Rule: "watch", Key: key}); err != nil {
-		t.Fatal(err)
-	}
-	alert, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
-		return strings.Contains(string(m.Blocks), slackchat.MarkerBlockID(key))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alert := e.postAlert(own.ID, "watch", "Look", key)
 	e.clk.Advance(time.Minute)
 	for _, forged := range []string{
 		fmt.Sprintf("%d|page-urgent|deskbot:f=page-urgent/%d/1.1/0", own.ID, e.ticket),

@@ -93,6 +93,26 @@ type pageEnv struct {
 	alice  int64 // agent ids
 }
 
+// postAlert posts rule's alert of firing key on ticket id to #it-oncall, as
+// the scheduler does, and returns the message once Slack has it.
+func (e *pageEnv) postAlert(id int64, rule, text, key string) slackfake.Message {
+	e.t.Helper()
+	tk, err := e.desk.Ticket(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.slack.Alert(e.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: text, Ticket: tk, Rule: rule, Key: key}); err != nil {
+		e.t.Fatal(err)
+	}
+	m, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
+		return strings.Contains(string(m.Blocks), slackchat.MarkerBlockID(key))
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
 func newPageEnv(t *testing.T) *pageEnv {
 	t.Helper()
 	return newPageEnvRules(t, pageRulesYAML)
@@ -416,20 +436,8 @@ func TestOnCallAlertAckStopsPage(t *testing.T) {
 	e := newPageEnv(t)
 	e.poll()
 	// The rule's alert of the same firing (episode 1) carries its key.
-	tk, err := e.desk.Ticket(e.ctx, e.ticket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	key := fmt.Sprintf("deskbot:f=page-urgent/%d/1.1/1", e.ticket)
-	if err := e.slack.Alert(e.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: "Urgent", Ticket: tk, Rule: "page-urgent", Key: key}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
-		return strings.Contains(string(m.Blocks), slackchat.MarkerBlockID(key))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := e.postAlert(e.ticket, "page-urgent", "Urgent", key)
 	pageCard := e.lastCard()
 	e.click("UBOB", m, chat.ActionAcknowledge)
 	p, _, _ := e.esc.Page(e.ctx, oncall.PageKey("page-urgent", e.ticket, 1))

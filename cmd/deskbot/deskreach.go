@@ -63,13 +63,21 @@ func unreachedDesk(check func(context.Context) (*sdclient.Agent, error), err err
 // up is closed once the desk has answered.
 func (r *deskReach) up() <-chan struct{} { return r.upc }
 
+// answered reports whether the desk has answered.
+func (r *deskReach) answered() bool {
+	select {
+	case <-r.upc:
+		return true
+	default:
+		return false
+	}
+}
+
 // failed is the error of the last check while the desk has not answered,
 // nil once it has.
 func (r *deskReach) failed() error {
-	select {
-	case <-r.upc:
+	if r.answered() {
 		return nil
-	default:
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -79,10 +87,8 @@ func (r *deskReach) failed() error {
 // status is nil once the desk has answered; before, the finding of
 // /readyz: unreachable, since when and why, and when it is tried next.
 func (r *deskReach) status() error {
-	select {
-	case <-r.upc:
+	if r.answered() {
 		return nil
-	default:
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -96,10 +102,8 @@ func (r *deskReach) status() error {
 // (401, 403) or the URL (404) stops the process with that one line, as at
 // start-up. It is a component.
 func (r *deskReach) Run(ctx context.Context) error {
-	select {
-	case <-r.upc:
+	if r.answered() {
 		return nil
-	default:
 	}
 	wait := r.first
 	for {
