@@ -13,8 +13,9 @@ import (
 )
 
 // A cycle is four steps in order, each in its own file: sync the mirror
-// (sync.go), evaluate the due rules on it (evaluate.go), reconcile their
-// episodes (reconcile.go) and execute the decisions (execute.go).
+// (package feed, through feed.go), evaluate the due rules on it
+// (evaluate.go), reconcile their episodes (reconcile.go) and execute the
+// decisions (execute.go).
 
 // cycle is the state of one cycle.
 type cycle struct {

@@ -30,7 +30,7 @@ var errFirstSync = feed.ErrFirstSync
 
 // newFeed builds the scheduler's feed from its configuration.
 func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
-	return feed.New(s.desk,
+	opts := []feed.Option{
 		feed.WithLogger(s.logger),
 		feed.WithClock(cfg.clock),
 		feed.WithWorkspaces(cfg.workspaces...),
@@ -52,7 +52,18 @@ func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
 		// A first full sync finished: run every rule on the whole
 		// mirror now rather than at the next tick.
 		feed.WithFirstSynced(func(ctx context.Context) { s.runCycle(ctx, kicked) }),
-	)
+	}
+	for _, sub := range cfg.subscribers {
+		opts = append(opts, feed.WithSubscriber(sub))
+	}
+	return feed.New(s.desk, opts...)
+}
+
+// WithFeedSubscribers makes subs follow the change feed: after each
+// cycle's sync each hears what it changed (feed.Subscriber), before the
+// rules are evaluated.
+func WithFeedSubscribers(subs ...feed.Subscriber) Option {
+	return func(cfg *config) { cfg.subscribers = append(cfg.subscribers, subs...) }
 }
 
 // Feed is the scheduler's change feed and mirror (for LiveMirror.Attach).

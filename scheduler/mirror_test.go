@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -354,5 +355,40 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	slices.Sort(got)
 	if slices.Contains(got, 45) || len(slices.Compact(got)) != 44 {
 		t.Errorf("alerts for tickets %v, want each open unassigned one once", got)
+	}
+}
+
+// feedRec is a feed.Subscriber that records what it heard.
+type feedRec struct {
+	mu  sync.Mutex
+	got []feed.Changes
+}
+
+func (r *feedRec) FeedChanged(_ context.Context, c feed.Changes) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, c)
+}
+
+// TestFeedSubscribersHearEachCyclesChanges: a subscriber given to the
+// scheduler hears, after each cycle's sync, the tickets the change feed
+// brought, before the rules act on them.
+func TestFeedSubscribersHearEachCyclesChanges(t *testing.T) {
+	rec := &feedRec{}
+	e := newEnv(t, urgentRules, WithFeedSubscribers(rec))
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 1})
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.Priority = 4 })
+	if res := e.runOnce(); res[0].Fired != 1 {
+		t.Fatalf("%+v, want the urgent ticket fired", res[0])
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.got) != 2 {
+		t.Fatalf("the subscriber heard of %d syncs, want 2", len(rec.got))
+	}
+	if c := rec.got[1]; !c.Complete || len(c.Tickets) != 1 || c.Tickets[0].ID != tk.ID || c.Tickets[0].Priority != 4 {
+		t.Errorf("second sync: %+v, want ticket %d at priority 4, complete", c, tk.ID)
 	}
 }

@@ -55,7 +55,8 @@ const (
 type Option func(*config)
 
 type config struct {
-	threads       *threadFollower // live threads (threads.go); nil: off
+	threads       *threadFollower   // live threads (threads.go); nil: off
+	subscribers   []feed.Subscriber // the feed's other followers (feed.go)
 	clock         clockwork.Clock
 	workspaces    []int64
 	elector       gocron.Elector
