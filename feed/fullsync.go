@@ -106,7 +106,7 @@ func (f *Feed) fullSyncQuery(ctx context.Context, m *wsMirror, q string, fs *ful
 	total, pageSize, got := -1, 0, 0
 	for page := 1; ; page++ {
 		p, resp, err := f.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
-		fs.requests += attempts(resp, err)
+		fs.requests += Attempts(resp, err)
 		if page > 1 && pageRefused(err) {
 			return &turnToList{why: fmt.Sprintf("the desk refused page %d of its search (%v)", page, err),
 				cap: &capped{pages: page - 1, pageSize: pageSize, rest: total - got}}
@@ -240,7 +240,7 @@ func (f *Feed) fullSyncFinish(ctx context.Context, m *wsMirror, fs *fullSyncRun)
 func (f *Feed) rereadSuspects(ctx context.Context, m *wsMirror, suspects []int64, fs *fullSyncRun) error {
 	for _, id := range suspects {
 		t, resp, err := f.desk.GetTicket(ctx, id)
-		fs.requests += attempts(resp, err)
+		fs.requests += Attempts(resp, err)
 		if err != nil && !errors.Is(err, sdclient.ErrNotFound) {
 			return fmt.Errorf("full sync of the %s: re-read ticket %d it did not return: %w", m.name(), id, err)
 		}

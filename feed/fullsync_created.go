@@ -44,7 +44,7 @@ func (f *Feed) windowsCheaper(ctx context.Context, m *wsMirror, fs *fullSyncRun,
 	}
 	if fs.all < 0 {
 		p, resp, err := f.desk.FilterTickets(ctx, allTicketsQuery, &sdclient.FilterOptions{WorkspaceID: m.param})
-		fs.requests += attempts(resp, err)
+		fs.requests += Attempts(resp, err)
 		if err != nil {
 			fs.all = 0
 			return false, ""
@@ -132,7 +132,7 @@ func (f *Feed) fullSyncWindow(ctx context.Context, m *wsMirror, q string, fs *fu
 	got := 0
 	for page := 1; ; page++ {
 		p, resp, err := f.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
-		fs.requests += attempts(resp, err)
+		fs.requests += Attempts(resp, err)
 		if page > 1 && pageRefused(err) {
 			return total, page, nil
 		}

@@ -108,7 +108,7 @@ func (f *Feed) listIsCheaper(ctx context.Context, m *wsMirror, fs *fullSyncRun, 
 	}
 	if fs.all < 0 {
 		p, resp, err := f.desk.FilterTickets(ctx, allTicketsQuery, &sdclient.FilterOptions{WorkspaceID: m.param})
-		fs.requests += attempts(resp, err)
+		fs.requests += Attempts(resp, err)
 		if err != nil {
 			// Not knowing, the search goes on: it is what always worked.
 			fs.log.Warn("full sync could not count the desk's tickets; paging the search", slog.Any("error", err))
@@ -138,7 +138,7 @@ func (f *Feed) fullSyncByList(ctx context.Context, m *wsMirror, fs *fullSyncRun)
 		opts := &sdclient.TicketListOptions{UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
 			WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
 		list, resp, err := f.desk.ListTickets(ctx, opts)
-		fs.requests += attempts(resp, err)
+		fs.requests += Attempts(resp, err)
 		if err != nil {
 			return fmt.Errorf("full sync of the %s by the ticket list, after %d tickets: %w", m.name(), len(fs.seen), err)
 		}

@@ -123,8 +123,8 @@ func TestFullSyncPastSearchCap(t *testing.T) {
 					t.Errorf("page %d of the open query asked %d times, want once (refused, then another way)", tc.refusedPage, n)
 				}
 			}
-			search := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", nil)
-			list := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets", map[string]string{"updated_since": "1970-01-01T00:00:00Z"})
+			search := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets/filter", nil)
+			list := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets", map[string]string{"updated_since": "1970-01-01T00:00:00Z"})
 			if (list > 0) != tc.listRequests {
 				t.Errorf("%d list requests from 1970, want some: %v", list, tc.listRequests)
 			}
@@ -134,7 +134,7 @@ func TestFullSyncPastSearchCap(t *testing.T) {
 					t.Errorf("%d list requests, want at most %d", list, most)
 				}
 			}
-			counted := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", map[string]string{"query": `"` + allTicketsQuery + `"`})
+			counted := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets/filter", map[string]string{"query": `"` + allTicketsQuery + `"`})
 			t.Logf("%d search requests (%d counting), %d list walks from 1970", search-counted, counted, list)
 			switch got, listCost := search-counted, (tc.open+tc.closed)/100+1; {
 			case tc.searchPages >= 0 && got != tc.searchPages:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -124,39 +122,20 @@ func mirrored(f *Feed) map[int64]*sdclient.Ticket {
 	return out
 }
 
-// requestsTo counts the desk requests since the last reset whose path is
-// path and whose query has the given parameter values.
-func requestsTo(d *sdsim.Desk, method, path string, params map[string]string) int {
-	n := 0
-	for _, r := range d.Requests() {
-		if r.Method != method || r.Path != path {
-			continue
-		}
-		q, _ := url.ParseQuery(r.RawQuery)
-		ok := true
-		for k, v := range params {
-			ok = ok && q.Get(k) == v
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
-
-func metricValue(t testing.TB, m prometheus.Metric) float64 {
+// counted is the value of the counter or gauge name registered on reg.
+func counted(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
+	mfs, err := reg.Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
-	switch {
-	case d.Counter != nil:
-		return d.Counter.GetValue()
-	case d.Gauge != nil:
-		return d.Gauge.GetValue()
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			m := mf.GetMetric()[0]
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
 	}
-	t.Fatalf("metric %v is neither a counter nor a gauge", m.Desc())
+	t.Fatalf("no metric %s registered", name)
 	return 0
 }
 

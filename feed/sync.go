@@ -328,7 +328,7 @@ func (f *Feed) listChanged(ctx context.Context, sc *syncConfig, m *wsMirror, res
 	if sc.count != nil {
 		sc.count(resp, err)
 	}
-	res.Requests += attempts(resp, err)
+	res.Requests += Attempts(resp, err)
 	if err == nil {
 		res.Decoded += len(list)
 	}
@@ -392,8 +392,9 @@ func deskDate(resp *sdclient.Response) time.Time {
 	return t.UTC()
 }
 
-// attempts is how many requests one desk call sent.
-func attempts(resp *sdclient.Response, err error) int {
+// Attempts is how many requests one desk call sent (retries included):
+// resp's count, else one when the call succeeded without a response.
+func Attempts(resp *sdclient.Response, err error) int {
 	if resp != nil {
 		return max(resp.Attempts, 1)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -69,7 +71,7 @@ func TestFeedManyChangesInOneSecond(t *testing.T) {
 			t.Fatalf("ticket %d mirrored with priority %d, want 4", id, tk.Priority)
 		}
 	}
-	feed := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets", map[string]string{"filter": "", "order_by": "updated_at", "order_type": "asc"})
+	feed := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets", map[string]string{"filter": "", "order_by": "updated_at", "order_type": "asc"})
 	if feed > 4 || res.Requests != feed {
 		t.Errorf("%d feed requests (the sync counted %d) for 250 changes in one second, want at most 4", feed, res.Requests)
 	}
@@ -92,7 +94,8 @@ func (d unorderedDesk) ListTickets(ctx context.Context, opts *sdclient.TicketLis
 // change arrives once, and the next sync asks from the new cursor.
 func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
 	e := newEnv(t, nil)
-	f := e.newFeed(unorderedDesk{clientDesk{e.client}})
+	reg := prometheus.NewRegistry()
+	f := e.newFeed(unorderedDesk{clientDesk{e.client}}, WithRegistry(reg))
 	changed := addTickets(e.sim.Desk, 230, 1)
 	e.sync(f)
 	for i, id := range changed {
@@ -106,7 +109,7 @@ func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
 	if !slices.Equal(ids(res.ChangedTickets), changed) {
 		t.Fatalf("sync changed %d tickets, want each of the 230 once", len(res.ChangedTickets))
 	}
-	if got := metricValue(t, f.m.feedUnordered); got < 1 {
+	if got := counted(t, reg, "deskbot_mirror_feed_unordered_total"); got < 1 {
 		t.Errorf("unordered feed metric = %v", got)
 	}
 	e.clk.Advance(time.Minute)
@@ -132,7 +135,7 @@ func TestDeletedAndSpamTicketsLeaveTheMirror(t *testing.T) {
 		e.clk.Advance(time.Minute)
 		e.sim.Desk.ResetRequests()
 		removed = append(removed, e.sync(e.f).RemovedIDs...)
-		if n := requestsTo(e.sim.Desk, "GET", fmt.Sprintf("/api/v2/tickets/%d", del.ID), nil); n != 0 {
+		if n := e.sim.Desk.RequestsTo("GET", fmt.Sprintf("/api/v2/tickets/%d", del.ID), nil); n != 0 {
 			t.Errorf("the deleted ticket was re-read %d times", n)
 		}
 	}
@@ -172,7 +175,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 	if res.Tickets != 101 || !slices.Contains(ids(res.ChangedTickets), urgent.ID) {
 		t.Fatalf("new leader: %d tickets, changed %v; want 101 with #%d", res.Tickets, ids(res.ChangedTickets), urgent.ID)
 	}
-	if n := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", nil); n != 0 {
+	if n := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets/filter", nil); n != 0 {
 		t.Errorf("the new leader ran a full sync (%d filter searches)", n)
 	}
 	if res.Decoded > 2 {
@@ -185,7 +188,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 	if _, ok := mirrored(e.f)[urgent.ID]; !ok || res.Tickets != 101 {
 		t.Errorf("old leader again: %d tickets, #%d mirrored %v; want the other's write reloaded", res.Tickets, urgent.ID, ok)
 	}
-	if n := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", nil); n != 0 {
+	if n := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets/filter", nil); n != 0 {
 		t.Errorf("the old leader ran a full sync (%d filter searches)", n)
 	}
 }

@@ -133,12 +133,4 @@ func (s *Scheduler) forget(id int64) { s.feed.Forget(id) }
 func (s *Scheduler) persistMirrors(ctx context.Context) error { return s.feed.Persist(ctx) }
 
 // attempts is how many requests one desk call sent.
-func attempts(resp *sdclient.Response, err error) int {
-	if resp != nil {
-		return max(resp.Attempts, 1)
-	}
-	if err == nil {
-		return 1
-	}
-	return 0
-}
+func attempts(resp *sdclient.Response, err error) int { return feed.Attempts(resp, err) }
