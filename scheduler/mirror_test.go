@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
 )
 
 // TestUrgentOnABusyDeskAlertsWithinTwoIntervals: on a desk of 10,000 open
@@ -311,5 +313,52 @@ func TestFeedSubscribersHearEachCyclesChanges(t *testing.T) {
 	}
 	if c := rec.got[1]; !c.Complete || len(c.Tickets) != 1 || c.Tickets[0].ID != tk.ID || c.Tickets[0].Priority != 4 {
 		t.Errorf("second sync: %+v, want ticket %d at priority 4, complete", c, tk.ID)
+	}
+}
+
+// countingReader counts the reads people's commands make of the store.
+type countingReader struct {
+	feed.MirrorReader
+	reads atomic.Int64
+}
+
+func (r *countingReader) MirrorStates(ctx context.Context) (map[int64]store.MirrorState, error) {
+	r.reads.Add(1)
+	return r.MirrorReader.MirrorStates(ctx)
+}
+
+// switchElector is an elector that says at once whether this replica
+// leads (Leader), as the store's leadership does.
+type switchElector struct{ leads atomic.Bool }
+
+func (l *switchElector) IsLeader(context.Context) error {
+	if !l.leads.Load() {
+		return ErrNotLeader
+	}
+	return nil
+}
+
+func (l *switchElector) Leader() bool { return l.leads.Load() }
+
+// TestLiveMirrorFollowsTheElector: people read the scheduler's mirror
+// from memory while its elector says it leads, the store otherwise.
+func TestLiveMirrorFollowsTheElector(t *testing.T) {
+	lead := &switchElector{}
+	lead.leads.Store(true)
+	e := newEnv(t, urgentRules, WithElector(lead))
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 1})
+	e.runOnce()
+	st := &countingReader{MirrorReader: e.st}
+	live := feed.NewLiveMirror(st)
+	live.Attach(e.s.Feed())
+	for _, leads := range []bool{true, false, true} {
+		lead.leads.Store(leads)
+		st.reads.Store(0)
+		if _, err := live.MirrorStates(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if fromStore := st.reads.Load() > 0; fromStore == leads {
+			t.Errorf("leading %v: read the store %v", leads, fromStore)
+		}
 	}
 }
