@@ -34,7 +34,7 @@ func WithMirror(m Mirror) Option {
 }
 
 // MirrorUpdater takes in a ticket as the desk answered a request of
-// deskbot's (scheduler.LiveMirror implements it), so that the mirror shows
+// deskbot's (feed.LiveMirror implements it), so that the mirror shows
 // what deskbot changed at once: read your own writes. It must not block.
 type MirrorUpdater interface {
 	Observe(t *sdclient.Ticket)

@@ -330,18 +330,24 @@ func BenchmarkPollScale(b *testing.B) {
 				b.Fatalf("first cycle: %+v %v", first.Sync, err)
 			}
 			// The mirror's memory: what a second copy of it, loaded from
-			// the store as a new leader does, adds to the heap.
+			// the store as a new leader's feed does (the tickets by id, and
+			// the view it publishes, ordered by id), adds to the heap.
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			copyOf := newWSMirror(nil)
-			if err := copyOf.load(b.Context(), st); err != nil || len(copyOf.tickets) != n {
-				b.Fatalf("load the mirror: %d tickets, %v", len(copyOf.tickets), err)
+			view, _, err := st.MirrorLoad(b.Context(), 0)
+			if err != nil || len(view) != n {
+				b.Fatalf("load the mirror: %d tickets, %v", len(view), err)
+			}
+			byID := make(map[int64]*sdclient.Ticket, len(view))
+			for _, t := range view {
+				byID[t.ID] = t
 			}
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			mirrorBytes := float64(after.HeapAlloc) - float64(before.HeapAlloc)
-			runtime.KeepAlive(copyOf)
+			runtime.KeepAlive(byID)
+			runtime.KeepAlive(view)
 
 			var next int64
 			requests := 0

@@ -13,8 +13,9 @@ import (
 )
 
 // A cycle is four steps in order, each in its own file: sync the mirror
-// (sync.go), evaluate the due rules on it (evaluate.go), reconcile their
-// episodes (reconcile.go) and execute the decisions (execute.go).
+// (package feed, through feed.go), evaluate the due rules on it
+// (evaluate.go), reconcile their episodes (reconcile.go) and execute the
+// decisions (execute.go).
 
 // cycle is the state of one cycle.
 type cycle struct {
@@ -82,11 +83,6 @@ func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
 		s.m.rateRemaining.Set(float64(resp.Rate.Remaining))
 	}
 }
-
-// errFirstSync says that a mirror's first full sync is still under way:
-// expected on a first start, so that a cycle incomplete for it alone is
-// logged at info, not warn.
-var errFirstSync = errors.New("the first full sync of the mirror is under way")
 
 // incompleteLevel is the level of a line about an incomplete sync or
 // cycle: info when the only cause is a first full sync under way.
@@ -379,79 +375,6 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 		s.logger.Log(context.Background(), incompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
 	}
-}
-
-// mirrorSnapshot returns the tickets of every workspace's mirror, by id.
-func (s *Scheduler) mirrorSnapshot() []*sdclient.Ticket {
-	var out []*sdclient.Ticket
-	for _, m := range s.mirrors {
-		out = append(out, m.snapshot()...)
-	}
-	if len(s.mirrors) > 1 {
-		slices.SortFunc(out, byID)
-	}
-	return out
-}
-
-// observe puts a ticket the cycle read from the desk into the mirror.
-func (s *Scheduler) observe(t *sdclient.Ticket) {
-	if t == nil {
-		return
-	}
-	m := s.mirrorFor(t)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.put(t)
-	m.publishOne(t) // people see it at once (read your own writes)
-}
-
-// forget removes a ticket the desk no longer has from the mirror.
-func (s *Scheduler) forget(id int64) {
-	for _, m := range s.mirrors {
-		m.mu.Lock()
-		m.remove(id)
-		m.publishGone(id)
-		m.mu.Unlock()
-	}
-}
-
-// mirrorFor is the mirror of t's workspace: the configured one it names,
-// else the one that holds it, else the first.
-func (s *Scheduler) mirrorFor(t *sdclient.Ticket) *wsMirror {
-	for _, m := range s.mirrors {
-		if m.param != nil && t.WorkspaceID != nil && *m.param == *t.WorkspaceID {
-			return m
-		}
-	}
-	for _, m := range s.mirrors {
-		m.mu.Lock()
-		_, ok := m.tickets[t.ID]
-		m.mu.Unlock()
-		if ok {
-			return m
-		}
-	}
-	return s.mirrors[0]
-}
-
-// persistMirrors saves what the cycle changed in the mirrors.
-func (s *Scheduler) persistMirrors(ctx context.Context) error {
-	var errs []error
-	for _, m := range s.mirrors {
-		m.mu.Lock()
-		if len(m.pendingPut)+len(m.pendingDel) > 0 {
-			errs = append(errs, m.persist(ctx, s.ms))
-		}
-		m.mu.Unlock()
-	}
-	return errors.Join(errs...)
-}
-
-func wsName(ws *int64) string {
-	if ws == nil {
-		return "default workspace"
-	}
-	return fmt.Sprintf("workspace %d", *ws)
 }
 
 // sortDecisions orders decisions by ticket, then by the rules' file order.

@@ -10,10 +10,8 @@
 //
 // # What it owns
 //
-//   - The cycle (cycle.go): sync (sync.go, mirror.go; a full sync the
-//     desk's search cannot page to its end, or that the ticket list reads
-//     cheaper, goes by the list or by created_at windows:
-//     fullsync_list.go, fullsync_created.go), evaluate
+//   - The cycle (cycle.go): sync (package feed, the change feed and the
+//     mirror; feed.go here builds it and runs a cycle's sync), evaluate
 //     (evaluate.go), reconcile episodes (reconcile.go), execute
 //     (execute.go, resume.go), each step in its own file.
 //   - When each job is due (schedule.go): every rule's last run is kept
@@ -43,8 +41,9 @@
 // # What it may import
 //
 // The floors, lowest first: sdclient/filter, sdclient, store, rules,
-// oncall, scheduler, bot, cmd. The scheduler imports the floors below it
-// (sdclient and its filter, store for the mirror's types, rules, oncall)
+// feed, oncall, scheduler, bot, cmd. The scheduler imports the floors
+// below it (sdclient and its filter, store for the mirror's types, rules,
+// feed, oncall)
 // and never bot or cmd; the desk is reached only through Desk
 // (ClientDesk adapts an *sdclient.Client), chat only through Notifier.
 //

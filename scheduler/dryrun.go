@@ -388,17 +388,7 @@ func (o Outlook) ChatSummary(set *rules.Set, max int) (channel, text string) {
 
 // syncComplete reports whether the cycle's mirror holds every open ticket
 // (a ticket's absence from the decisions then means it no longer matches).
-func (s *Scheduler) syncComplete(cy *cycle) bool {
-	for _, m := range s.mirrors {
-		m.mu.Lock()
-		ok := m.state.Complete
-		m.mu.Unlock()
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
+func (s *Scheduler) syncComplete(cy *cycle) bool { return s.feed.Complete() }
 
 // LogLine is one "would have" line of a dry run: a message for a person
 // and the attributes for a machine.

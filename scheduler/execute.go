@@ -341,7 +341,7 @@ func (s *Scheduler) reread(ctx context.Context, cy *cycle, id int64) (*sdclient.
 	}
 	cy.fresh[id] = t
 	s.observe(t) // the freshest view: the mirror takes it too
-	if s.statuses.notice(t) {
+	if s.feed.NoticeStatus(t) {
 		cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", id), slog.Int("status", t.Status))
 	}
 	return t, nil

@@ -12,14 +12,6 @@ type metrics struct {
 	lastComplete     *prometheus.GaugeVec     // job
 	cycleRequestsAll prometheus.Gauge
 	overBudget       *prometheus.CounterVec // rule
-	mirrorTickets    prometheus.Gauge
-	feedDecoded      prometheus.Counter
-	feedUnordered    prometheus.Counter
-	feedLag          prometheus.Gauge
-	fullSyncs        *prometheus.CounterVec // outcome
-	fullSyncRequests prometheus.Counter
-	fullSyncProgress *prometheus.GaugeVec   // workspace
-	fullSyncTotal    *prometheus.GaugeVec   // workspace
 	skipped          *prometheus.CounterVec // job, reason
 	decisions        *prometheus.CounterVec // rule, outcome
 	actions          *prometheus.CounterVec // kind, outcome
@@ -52,22 +44,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			"Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule.", "rule"),
 		cycleRequestsAll: gauge(&all, "deskbot_scheduler_last_cycle_requests",
 			"Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."),
-		mirrorTickets: gauge(&all, "deskbot_mirror_tickets",
-			"Tickets in the local mirror the rules are evaluated on."),
-		feedDecoded: counter(&all, "deskbot_mirror_feed_tickets_total",
-			"Tickets the change feed returned (the overlap's duplicates included)."),
-		feedUnordered: counter(&all, "deskbot_mirror_feed_unordered_total",
-			"Change feed syncs whose answer ignored order_by=updated_at (paged by number instead)."),
-		feedLag: gauge(&all, "deskbot_mirror_feed_cursor_age_seconds",
-			"How far the change feed's cursor lies behind deskbot's clock (the overlap included)."),
-		fullSyncs: counterVec(&all, "deskbot_mirror_full_syncs_total",
-			"Full syncs of the mirror by outcome (complete, failed).", "outcome"),
-		fullSyncRequests: counter(&all, "deskbot_mirror_full_sync_requests_total",
-			"Desk requests spent on full syncs."),
-		fullSyncProgress: gaugeVec(&all, "deskbot_mirror_full_sync_seen_tickets",
-			"Tickets the current or last full sync has read, by workspace.", "workspace"),
-		fullSyncTotal: gaugeVec(&all, "deskbot_mirror_full_sync_total_tickets",
-			"Open tickets the desk reported to the current or last full sync, by workspace.", "workspace"),
 		skipped: counterVec(&all, "deskbot_scheduler_skipped_runs_total",
 			"Job runs skipped: stretched by the request budget, or still running.", "job", "reason"),
 		decisions: counterVec(&all, "deskbot_scheduler_decisions_total",

@@ -3,37 +3,19 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
 )
-
-// requestsTo counts the desk requests since the last reset whose path is
-// path and whose query has the given parameter values.
-func requestsTo(d *sdsim.Desk, method, path string, params map[string]string) int {
-	n := 0
-	for _, r := range d.Requests() {
-		if r.Method != method || r.Path != path {
-			continue
-		}
-		q, _ := url.ParseQuery(r.RawQuery)
-		ok := true
-		for k, v := range params {
-			ok = ok && q.Get(k) == v
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
 
 // TestUrgentOnABusyDeskAlertsWithinTwoIntervals: on a desk of 10,000 open
 // tickets, one ticket turns urgent; the scheduled cycles (a minute apart,
@@ -78,7 +60,7 @@ func TestUrgentOnABusyDeskAlertsWithinTwoIntervals(t *testing.T) {
 	if d := alertedAt.Sub(changed); d > 2*time.Minute {
 		t.Errorf("alerted %v after the change, want within two intervals", d)
 	}
-	if n := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", nil); n != 0 {
+	if n := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets/filter", nil); n != 0 {
 		t.Errorf("%d filter searches after the first full sync, want none", n)
 	}
 }
@@ -99,70 +81,9 @@ func TestFeedManyChangesInOneSecond(t *testing.T) {
 	if !allComplete(res) || res[0].Fired != 250 || res[0].Sync.Changed != 250 {
 		t.Fatalf("cycle %+v sync %+v, want all 250 changes mirrored and fired", res[0], res[0].Sync)
 	}
-	feed := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets", map[string]string{"filter": "", "order_by": "updated_at", "order_type": "asc"})
+	feed := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets", map[string]string{"filter": "", "order_by": "updated_at", "order_type": "asc"})
 	if feed > 4 {
 		t.Errorf("%d feed requests for 250 changes in one second, want at most 4", feed)
-	}
-}
-
-// unorderedDesk answers the change feed newest first, whatever order_by
-// says (a desk that ignores it).
-type unorderedDesk struct{ Desk }
-
-// Stopping keeps the wrapper on the cycle's view of the desk.
-func (d unorderedDesk) Stopping(stop context.Context) Desk {
-	return unorderedDesk{d.Desk.Stopping(stop)}
-}
-
-func (d unorderedDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error) {
-	o := *opts
-	if o.OrderBy == "updated_at" {
-		o.OrderType = "desc"
-	}
-	return d.Desk.ListTickets(ctx, &o)
-}
-
-// TestFeedOnADeskThatIgnoresOrder: the feed pages by number to the end and
-// takes the newest updated_at of the whole answer as its cursor; every
-// change arrives once, and the next cycle asks from the new cursor.
-func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
-	e := newEnv(t, vipRules, WithMaxFiringsPerCycle(0))
-	s, err := New(testLogger(t), unorderedDesk{ClientDesk(e.client)}, mustRules(t, vipRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false), WithRegistry(prometheus.NewRegistry()),
-		WithMaxFiringsPerCycle(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := e.addTickets(230, 1)
-	if _, err := s.RunOnce(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	for i, id := range ids {
-		if i%2 == 0 {
-			e.clk.Advance(time.Second)
-		}
-		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Priority = 4 })
-	}
-	e.clk.Advance(time.Minute)
-	res, err := s.RunOnce(t.Context())
-	if err != nil || !allComplete(res) || res[0].Fired != 230 {
-		t.Fatalf("cycle %+v %v, want all 230 changes fired", res, err)
-	}
-	if got := metricValue(t, s.m.feedUnordered); got < 1 {
-		t.Errorf("unordered feed metric = %v", got)
-	}
-	// The next cycle reads the 230 tickets again: the notes changed them.
-	// The one after is quiet.
-	for range 2 {
-		e.clk.Advance(time.Minute)
-		res, _ = s.RunOnce(t.Context())
-	}
-	if res[0].Sync.Decoded != 0 {
-		t.Errorf("a quiet cycle decoded %d tickets, want none: the cursor did not move to the newest change", res[0].Sync.Decoded)
-	}
-	for _, id := range ids {
-		if n := len(e.notesWith(id, "vip")); n != 1 {
-			t.Fatalf("ticket %d: %d notes, want 1", id, n)
-		}
 	}
 }
 
@@ -186,7 +107,7 @@ func TestDeletedAndSpamTicketsLeaveTheMirror(t *testing.T) {
 		e.sim.Desk.ResetRequests()
 		res := e.runOnce()
 		ended += res[0].Ended
-		if n := requestsTo(e.sim.Desk, "GET", fmt.Sprintf("/api/v2/tickets/%d", del.ID), nil); n != 0 {
+		if n := e.sim.Desk.RequestsTo("GET", fmt.Sprintf("/api/v2/tickets/%d", del.ID), nil); n != 0 {
 			t.Errorf("the deleted ticket was re-read %d times", n)
 		}
 	}
@@ -247,7 +168,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 	if err != nil || !c.Sync.Complete || c.Sync.Tickets != 101 || c.Jobs[0].Fired != 1 {
 		t.Fatalf("new leader: %+v %+v %v", c.Sync, c.Jobs, err)
 	}
-	if n := requestsTo(e.sim.Desk, "GET", "/api/v2/tickets/filter", nil); n != 0 {
+	if n := e.sim.Desk.RequestsTo("GET", "/api/v2/tickets/filter", nil); n != 0 {
 		t.Errorf("the new leader ran a full sync (%d filter searches)", n)
 	}
 	if c.Sync.Decoded > 2 {
@@ -360,10 +281,84 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	}
 }
 
-func TestThousands(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 3400: "3,400", 100000: "100,000", 1234567: "1,234,567", -1: "-1"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+// feedRec is a feed.Subscriber that records what it heard.
+type feedRec struct {
+	mu  sync.Mutex
+	got []feed.Changes
+}
+
+func (r *feedRec) FeedChanged(_ context.Context, c feed.Changes) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, c)
+}
+
+// TestFeedSubscribersHearEachCyclesChanges: a subscriber given to the
+// scheduler hears, after each cycle's sync, the tickets the change feed
+// brought, before the rules act on them.
+func TestFeedSubscribersHearEachCyclesChanges(t *testing.T) {
+	rec := &feedRec{}
+	e := newEnv(t, urgentRules, WithFeedSubscribers(rec))
+	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 1})
+	e.runOnce()
+	e.clk.Advance(time.Minute)
+	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.Priority = 4 })
+	if res := e.runOnce(); res[0].Fired != 1 {
+		t.Fatalf("%+v, want the urgent ticket fired", res[0])
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.got) != 2 {
+		t.Fatalf("the subscriber heard of %d syncs, want 2", len(rec.got))
+	}
+	if c := rec.got[1]; !c.Complete || len(c.Tickets) != 1 || c.Tickets[0].ID != tk.ID || c.Tickets[0].Priority != 4 {
+		t.Errorf("second sync: %+v, want ticket %d at priority 4, complete", c, tk.ID)
+	}
+}
+
+// countingReader counts the reads people's commands make of the store.
+type countingReader struct {
+	feed.MirrorReader
+	reads atomic.Int64
+}
+
+func (r *countingReader) MirrorStates(ctx context.Context) (map[int64]store.MirrorState, error) {
+	r.reads.Add(1)
+	return r.MirrorReader.MirrorStates(ctx)
+}
+
+// switchElector is an elector that says at once whether this replica
+// leads (Leader), as the store's leadership does.
+type switchElector struct{ leads atomic.Bool }
+
+func (l *switchElector) IsLeader(context.Context) error {
+	if !l.leads.Load() {
+		return ErrNotLeader
+	}
+	return nil
+}
+
+func (l *switchElector) Leader() bool { return l.leads.Load() }
+
+// TestLiveMirrorFollowsTheElector: people read the scheduler's mirror
+// from memory while its elector says it leads, the store otherwise.
+func TestLiveMirrorFollowsTheElector(t *testing.T) {
+	lead := &switchElector{}
+	lead.leads.Store(true)
+	e := newEnv(t, urgentRules, WithElector(lead))
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 1})
+	e.runOnce()
+	st := &countingReader{MirrorReader: e.st}
+	live := feed.NewLiveMirror(st)
+	live.Attach(e.s.Feed())
+	for _, leads := range []bool{true, false, true} {
+		lead.leads.Store(leads)
+		st.reads.Store(0)
+		if _, err := live.MirrorStates(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if fromStore := st.reads.Load() > 0; fromStore == leads {
+			t.Errorf("leading %v: read the store %v", leads, fromStore)
 		}
 	}
 }

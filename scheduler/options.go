@@ -8,6 +8,8 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/deskbot/deskbot/feed"
 )
 
 // Defaults of New.
@@ -17,23 +19,23 @@ const (
 	// DefaultFeedOverlap is how far before the newest updated_at it saw
 	// the change feed asks again: a change committed with an earlier
 	// timestamp than one already listed still arrives.
-	DefaultFeedOverlap = 30 * time.Second
+	DefaultFeedOverlap = feed.DefaultOverlap
 	// DefaultFullSyncEvery is how often the mirror is rebuilt from a full
 	// filter search over every open status.
-	DefaultFullSyncEvery = 24 * time.Hour
+	DefaultFullSyncEvery = feed.DefaultFullSyncEvery
 	// DefaultTrashEvery is how often the deleted and spam tickets since
 	// the last sweep are looked up (they vanish from the change feed).
-	DefaultTrashEvery = 10 * time.Minute
+	DefaultTrashEvery = feed.DefaultTrashEvery
 	// DefaultClosedRetention is how long a resolved or closed ticket stays
 	// in the mirror after its last change (the desk's own supervisor rules
 	// look 30 days back too).
-	DefaultClosedRetention = 30 * 24 * time.Hour
+	DefaultClosedRetention = feed.DefaultClosedRetention
 	// DefaultMaxEndChecks bounds the re-reads one cycle spends confirming
 	// that tickets a multi-page poll missed really left their rules.
 	DefaultMaxEndChecks = 50
 	// DefaultStatusRefresh is how often the open statuses are re-read
 	// (WithStatusRefresh).
-	DefaultStatusRefresh = 10 * time.Minute
+	DefaultStatusRefresh = feed.DefaultStatusRefresh
 	// DefaultActionTimeout bounds one firing's actions (WithActionTimeout).
 	DefaultActionTimeout = 30 * time.Second
 	// DefaultStopTimeout bounds how long Stop waits (WithStopTimeout).
@@ -53,7 +55,8 @@ const (
 type Option func(*config)
 
 type config struct {
-	threads       *threadFollower // live threads (threads.go); nil: off
+	threads       *threadFollower   // live threads (threads.go); nil: off
+	subscribers   []feed.Subscriber // the feed's other followers (feed.go)
 	clock         clockwork.Clock
 	workspaces    []int64
 	elector       gocron.Elector

@@ -111,14 +111,4 @@ func (s *Scheduler) confirmEnds(ctx context.Context, cy *cycle, r *rules.Rule, m
 
 // isGone reports whether the mirror dropped ticket id because the desk
 // deleted it, marked it as spam or no longer has it.
-func (s *Scheduler) isGone(id int64) bool {
-	for _, m := range s.mirrors {
-		m.mu.Lock()
-		g := m.gone[id]
-		m.mu.Unlock()
-		if g {
-			return true
-		}
-	}
-	return false
-}
+func (s *Scheduler) isGone(id int64) bool { return s.feed.Gone(id) }

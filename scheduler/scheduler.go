@@ -13,8 +13,8 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/robfig/cron/v3"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -34,12 +34,10 @@ type Scheduler struct {
 	notifier Notifier
 	cfg      config
 	m        *metrics
-	statuses statusCache
 	plan     *planner
-	ms       MirrorStore
 	runs     RuleRuns    // when each rule last ran (schedule.go)
 	unsaved  unsavedRuns // runs of the cycle under way, saved at its end
-	mirrors  []*wsMirror // one per polled workspace
+	feed     *feed.Feed  // the change feed and the mirror
 	tick     *job        // the cycle, as the planner sees it
 
 	mu      sync.Mutex // guards the fields below
@@ -109,14 +107,12 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger Ledger, notifier
 		set:      set,
 		baseCtx:  context.Background(),
 	}
-	s.ms = mirrorStoreFor(cfg.mirrorStore, ledger)
+	f, err := s.newFeed(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new scheduler: %w", err)
+	}
+	s.feed = f
 	s.runs = ruleRunsFor(cfg.runs, ledger, cfg.dryRun)
-	if len(cfg.workspaces) == 0 {
-		s.mirrors = []*wsMirror{newWSMirror(nil)}
-	}
-	for _, ws := range cfg.workspaces {
-		s.mirrors = append(s.mirrors, newWSMirror(&ws))
-	}
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
@@ -210,7 +206,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.gs != nil || s.stopped {
 		return errors.New("start scheduler: already started")
 	}
-	open, err := s.statuses.get(ctx, s, nil, true)
+	open, err := s.feed.OpenStatuses(ctx, true)
 	if err != nil {
 		return fmt.Errorf("start scheduler: %w", err)
 	}
@@ -364,7 +360,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 			s.cfg.escalator.SetConfig(set.OnCall())
 		}
 	}()
-	open := s.statuses.current()
+	open := s.feed.KnownStatuses()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if open == nil && s.gs == nil {
@@ -431,7 +427,7 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 	if s.jobs != nil {
 		return s.jobs, nil
 	}
-	open, err := s.statuses.get(ctx, s, nil, false)
+	open, err := s.feed.OpenStatuses(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -456,22 +452,6 @@ type Readiness struct {
 	Jobs    []JobStatus // one per poll job
 	// Mirror is the state of each workspace's ticket mirror.
 	Mirror []MirrorStatus
-}
-
-// MirrorStatus is the state of one workspace's ticket mirror.
-type MirrorStatus struct {
-	Workspace string // the workspace's name in logs
-	Tickets   int    // tickets mirrored
-	// Complete is true once a full sync finished.
-	Complete bool
-	// Cursor is the change feed's cursor (the desk's clock).
-	Cursor time.Time
-	// FullSyncAt is when the last full sync finished.
-	FullSyncAt time.Time
-	// Syncing is true while a full sync runs; Seen of Total (-1: not
-	// known yet) is how far it came.
-	Syncing     bool
-	Seen, Total int // see Syncing
 }
 
 // JobStatus describes one poll job.
@@ -506,89 +486,6 @@ func (s *Scheduler) Ready() Readiness {
 		}
 		r.Jobs = append(r.Jobs, st)
 	}
-	for _, m := range s.mirrors {
-		m.mu.Lock()
-		ms := MirrorStatus{Workspace: m.name(), Tickets: len(m.tickets), Complete: m.state.Complete,
-			Cursor: m.state.Cursor, FullSyncAt: m.state.FullSyncAt, Syncing: m.full != nil}
-		if m.full != nil {
-			ms.Seen, ms.Total = m.full.seen, m.full.total
-		}
-		m.mu.Unlock()
-		r.Mirror = append(r.Mirror, ms)
-	}
+	r.Mirror = s.feed.Status()
 	return r
-}
-
-// statusCache holds the desk's open statuses for the status:open macro.
-type statusCache struct {
-	mu      sync.Mutex
-	open    []int
-	known   map[int]bool
-	fetched time.Time
-	stale   bool
-}
-
-// get returns the open statuses, re-reading them when forced, when they
-// are older than the refresh interval or when marked stale. A failed
-// refresh keeps the old ones when there are any.
-func (c *statusCache) get(ctx context.Context, s *Scheduler, cy *cycle, force bool) ([]int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := s.cfg.clock.Now()
-	if !force && c.open != nil && !c.stale && now.Sub(c.fetched) < s.cfg.statusRefresh {
-		return c.open, nil
-	}
-	open, err := s.desk.OpenStatuses(ctx)
-	if cy != nil {
-		cy.requests++
-	}
-	if err != nil {
-		if c.open != nil {
-			s.logger.Warn("refresh open statuses failed; keeping the known ones", slog.Any("error", err))
-			return c.open, nil
-		}
-		return nil, fmt.Errorf("read open statuses: %w", err)
-	}
-	if len(open) == 0 {
-		return nil, errors.New("read open statuses: the desk has no open status")
-	}
-	open = slices.Clone(open)
-	slices.Sort(open)
-	if c.open != nil && !slices.Equal(open, c.open) {
-		s.logger.Info("open statuses changed", slog.Any("before", c.open), slog.Any("now", open))
-	}
-	c.open, c.fetched, c.stale = open, now, false
-	c.known = make(map[int]bool, len(open))
-	for _, id := range open {
-		c.known[id] = true
-	}
-	return c.open, nil
-}
-
-// isStale reports whether a ticket showed an open status the cache lacks.
-func (c *statusCache) isStale() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stale
-}
-
-func (c *statusCache) current() []int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.open
-}
-
-// notice marks the statuses stale when t shows an open status the cache
-// does not know (a custom status added since the last read).
-func (c *statusCache) notice(t *sdclient.Ticket) bool {
-	if t == nil || !sdclient.IsOpenStatus(t.Status) {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.known == nil || c.known[t.Status] {
-		return false
-	}
-	c.stale = true
-	return true
 }

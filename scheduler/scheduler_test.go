@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -112,14 +113,14 @@ rules:
       - note: "x"
 `)
 	e.runOnce()
-	if got := e.s.statuses.current(); len(got) != 2 {
+	if got := e.s.feed.KnownStatuses(); len(got) != 2 {
 		t.Fatalf("open statuses = %v, want [2 3]", got)
 	}
 	e.sim.Desk.AddStatus(9, "Scheduled")
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "s", Status: 9})
 	e.runOnce() // sees status 9: marks the statuses stale
 	e.runOnce() // re-reads them
-	if got := e.s.statuses.current(); len(got) != 3 || got[2] != 9 {
+	if got := e.s.feed.KnownStatuses(); len(got) != 3 || got[2] != 9 {
 		t.Fatalf("open statuses = %v, want 9 among them after a ticket showed it", got)
 	}
 }
@@ -135,13 +136,13 @@ func TestOpenStatusesRefreshPeriodically(t *testing.T) {
 	e.sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.Status = 8 })
 	e.clk.Advance(9 * time.Minute)
 	e.runOnce()
-	if got := e.s.statuses.current(); slices.Contains(got, 8) {
+	if got := e.s.feed.KnownStatuses(); slices.Contains(got, 8) {
 		t.Fatalf("open statuses %v re-read before the refresh interval", got)
 	}
 	e.clk.Advance(2 * time.Minute)
 	e.sim.Desk.ResetRequests()
 	e.runOnce()
-	if got := e.s.statuses.current(); !slices.Contains(got, 8) {
+	if got := e.s.feed.KnownStatuses(); !slices.Contains(got, 8) {
 		t.Fatalf("open statuses %v after the refresh interval, want 8 among them", got)
 	}
 	filterQuery := e.lastFilterQuery()
@@ -643,7 +644,7 @@ func TestEndChecksAreBounded(t *testing.T) {
 	}
 	// A scheduler with a new, empty mirror over the same ledger.
 	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
-		WithSingleton(false), WithMaxEndChecks(2), WithMirrorStore(newMemMirrorStore()))
+		WithSingleton(false), WithMaxEndChecks(2), WithMirrorStore(feed.NewMemStore()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,17 +41,7 @@ type StatusView struct {
 // not mirrored). They are shared with the mirror: read them, never change
 // them. Looking a few up is cheaper than a snapshot of the whole mirror.
 func (s *Scheduler) MirroredTickets(ids []int64) map[int64]*sdclient.Ticket {
-	out := make(map[int64]*sdclient.Ticket, len(ids))
-	for _, m := range s.mirrors {
-		m.mu.Lock()
-		for _, id := range ids {
-			if t, ok := m.tickets[id]; ok {
-				out[id] = t
-			}
-		}
-		m.mu.Unlock()
-	}
-	return out
+	return s.feed.Tickets(ids)
 }
 
 // RuleMatches is what a rule's last evaluation found.

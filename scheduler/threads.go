@@ -63,27 +63,26 @@ const threadSkew = time.Minute
 // maxThreadText bounds one conversation's text in a thread post.
 const maxThreadText = 2500
 
-// noteThreadChange remembers a ticket the feed changed, for followThreads.
-func (s *Scheduler) noteThreadChange(res *SyncResult, t *sdclient.Ticket) {
-	if s.cfg.threads != nil && !t.Deleted && !t.Spam {
-		res.threadChanged = append(res.threadChanged, t)
-	}
-}
-
 // followThreads posts what changed on the linked tickets among those the
-// sync saw change.
-func (s *Scheduler) followThreads(ctx context.Context, cy *cycle, res *SyncResult) {
+// sync saw change (a feed.Subscriber: threadsOf, feed.go).
+func (s *Scheduler) followThreads(ctx context.Context, cy *cycle, changed []*sdclient.Ticket) {
 	th := s.cfg.threads
-	if th == nil || len(res.threadChanged) == 0 {
+	if th == nil || len(changed) == 0 {
 		return
 	}
-	latest := make(map[int64]*sdclient.Ticket, len(res.threadChanged))
-	ids := make([]int64, 0, len(res.threadChanged))
-	for _, t := range res.threadChanged {
+	latest := make(map[int64]*sdclient.Ticket, len(changed))
+	ids := make([]int64, 0, len(changed))
+	for _, t := range changed {
+		if t.Deleted || t.Spam {
+			continue
+		}
 		if _, seen := latest[t.ID]; !seen {
 			ids = append(ids, t.ID)
 		}
 		latest[t.ID] = t
+	}
+	if len(ids) == 0 {
+		return
 	}
 	links, err := th.store.ThreadsOf(ctx, ids)
 	if err != nil {

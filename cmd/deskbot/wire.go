@@ -10,6 +10,7 @@ import (
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/console"
 	"github.com/deskbot/deskbot/bot/slackchat"
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -41,8 +42,8 @@ type chatParts struct {
 //     transport: the explainer asks a lateScheduler, filled once the
 //     scheduler is built (nil without rules: nothing is held back);
 //   - the router reads the ticket mirror, and hands it what deskbot
-//     changed, through a LiveMirror, which reads the store until the
-//     scheduler is attached and then the scheduler's memory while it leads.
+//     changed, through a feed.LiveMirror, which reads the store until the
+//     scheduler's feed is attached and then its memory while it leads.
 func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *store.Store, live *liveRules, reg *prometheus.Registry, logger *slog.Logger) (*chatParts, error) {
 	pager := &chatPager{}
 	esc, err := newEscalator(live.set.Load(), st, pager, d.client, reg, logger)
@@ -50,7 +51,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 		return nil, err
 	}
 	held := &lateScheduler{}
-	mirror := scheduler.NewLiveMirror(st)
+	mirror := feed.NewLiveMirror(st)
 	router, err := newRouter(ctx, cfg, d, st, mirror, live, esc, held, logger)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 			return nil, err
 		}
 		held.s = p.sched
-		mirror.Attach(p.sched)
+		mirror.Attach(p.sched.Feed())
 	}
 	return p, nil
 }
@@ -95,7 +96,7 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 
 // newRouter is the chat command router: the desk through the interactive
 // client, /ticket why, acknowledgements, on-call and the ticket mirror.
-func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirror *scheduler.LiveMirror, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
+func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirror *feed.LiveMirror, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
 	expl := scheduler.NewExplainer(schedulerDesk(d.interactive, d.shared), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
 		scheduler.ExplainRuns(st))
 	opts := []bot.Option{

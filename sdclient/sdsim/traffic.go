@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,6 +185,26 @@ func (d *Desk) TicketRequests() []string {
 		}
 	}
 	return out
+}
+
+// RequestsTo counts the logged requests of method to path whose query
+// has each of the given parameter values ("" for one not sent).
+func (d *Desk) RequestsTo(method, path string, params map[string]string) int {
+	n := 0
+	for _, r := range d.Requests() {
+		if r.Method != method || r.Path != path {
+			continue
+		}
+		q, _ := url.ParseQuery(r.RawQuery)
+		ok := true
+		for k, v := range params {
+			ok = ok && q.Get(k) == v
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
 }
 
 // ResetRequests empties the request log.

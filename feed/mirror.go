@@ -1,14 +1,11 @@
-package scheduler
+package feed
 
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,8 +17,8 @@ import (
 
 // MirrorStore keeps the ticket mirror durable (*store.Store implements it),
 // so that it survives restarts and a new leader carries on where the old
-// one stopped. Without one (New's ledger is not a MirrorStore and
-// WithMirrorStore is not given) the mirror lives in memory only.
+// one stopped. Without one (WithMirrorStore not given) the mirror lives in
+// memory only.
 type MirrorStore interface {
 	// MirrorLoad reads workspace ws's mirror, ordered by ticket id.
 	MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error)
@@ -216,17 +213,8 @@ type memMirrorStore struct {
 	states  map[int64]store.MirrorState
 }
 
-// mirrorStoreFor is where the mirror is kept: ms (WithMirrorStore), else
-// the ledger when it keeps mirrors too (*store.Store does), else memory.
-func mirrorStoreFor(ms MirrorStore, ledger any) MirrorStore {
-	if ms != nil {
-		return ms
-	}
-	if ms, ok := ledger.(MirrorStore); ok {
-		return ms
-	}
-	return newMemMirrorStore()
-}
+// NewMemStore returns a MirrorStore in memory (no durable store given).
+func NewMemStore() MirrorStore { return newMemMirrorStore() }
 
 func newMemMirrorStore() *memMirrorStore {
 	return &memMirrorStore{tickets: map[int64]map[int64]*sdclient.Ticket{}, states: map[int64]store.MirrorState{}}
@@ -278,58 +266,3 @@ func (s *memMirrorStore) MirrorApply(_ context.Context, ws int64, put []*sdclien
 }
 
 func byID(a, b *sdclient.Ticket) int { return cmp.Compare(a.ID, b.ID) }
-
-// MirrorHealth is the mirror's part of /readyz: nil when every polled
-// workspace's mirror is complete and its change feed current; else why
-// not ("the first full sync of the default workspace is under way:
-// syncing 3,400 of 10,000"). It reads the shared store, so every replica
-// answers alike, and spends no desk request.
-func (s *Scheduler) MirrorHealth(ctx context.Context) error {
-	states, err := s.ms.MirrorStates(ctx)
-	if err != nil {
-		return fmt.Errorf("read the mirror state: %w", err)
-	}
-	now := s.cfg.clock.Now()
-	late := max(10*time.Minute, 3*s.tickEvery()) + s.cfg.feedOverlap
-	var errs []string
-	for _, m := range s.mirrors {
-		st, ok := states[m.ws]
-		m.mu.Lock()
-		p := m.full
-		var seen, total int
-		var how string
-		if p != nil {
-			seen, total, how = p.seen, p.total, p.how
-		}
-		m.mu.Unlock()
-		switch {
-		case !ok || !st.Complete:
-			msg := fmt.Sprintf("the first full sync of the %s is under way", m.name())
-			switch {
-			case p != nil && total >= 0:
-				msg += fmt.Sprintf(": syncing %s of %s", thousands(seen), thousands(total))
-				if how != "" {
-					msg += " " + how
-				}
-			case p == nil:
-				msg = fmt.Sprintf("the %s is not mirrored yet (the leader builds it)", m.name())
-			}
-			errs = append(errs, msg)
-		case now.Sub(st.Cursor) > late:
-			errs = append(errs, fmt.Sprintf("the change feed of the %s is %s behind", m.name(), now.Sub(st.Cursor).Round(time.Second)))
-		}
-	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// thousands writes n with thousands separators (3,400).
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}

@@ -1,4 +1,4 @@
-package scheduler
+package feed
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // slowStore is a MirrorStore whose writes (and, with reads, reads) wait
-// while it is held, as the state store does while the scheduler's writes
+// while it is held, as the state store does while the feed's writes
 // queue on SQLite's one connection; it counts the reads made of it.
 type slowStore struct {
 	MirrorStore
@@ -84,26 +84,6 @@ func (s *slowStore) MirrorApply(ctx context.Context, ws int64, put []*sdclient.T
 	return s.MirrorStore.MirrorApply(ctx, ws, put, del, st)
 }
 
-// leader is an elector that says whether this replica leads at once.
-type leader struct{ is atomic.Bool }
-
-func (l *leader) IsLeader(context.Context) error {
-	if !l.is.Load() {
-		return ErrNotLeader
-	}
-	return nil
-}
-
-func (l *leader) Leader() bool { return l.is.Load() }
-
-const unassignedRules = `version: 1
-rules:
-  - name: urgent-unassigned
-    query: "status:open AND agent_id:0 AND priority:4"
-    actions:
-      - note: "nobody owns it"
-`
-
 // liveTicket finds ticket id in workspace 0 of m, reading it as people's
 // commands do, within a second.
 func liveTicket(t *testing.T, m *LiveMirror, id int64) *sdclient.Ticket {
@@ -126,34 +106,33 @@ func liveTicket(t *testing.T, m *LiveMirror, id int64) *sdclient.Ticket {
 	return nil
 }
 
-// People read the mirror from the scheduler's memory while it leads: a
-// read answers, and shows the scheduler's newest changes, while the
-// scheduler's write to the store waits (the store is not read at all);
-// a ticket deskbot changed for a person shows at once, reaches the rules'
-// next evaluation and is saved with the next write. While another replica
+// People read the mirror from the feed's memory while its replica leads:
+// a read answers, and shows the feed's newest changes, while the feed's
+// write to the store waits (the store is not read at all); a ticket
+// deskbot changed for a person shows at once, reaches the rules' next
+// snapshot and is saved with the next write. While another replica
 // leads, people read the store.
 func TestLiveMirrorNeverWaitsOnTheStore(t *testing.T) {
 	slow := &slowStore{}
-	lead := &leader{}
-	lead.is.Store(true)
-	e := newEnv(t, unassignedRules, WithMirrorStore(slow), WithElector(lead))
+	var lead atomic.Bool
+	lead.Store(true)
+	e := newEnv(t, nil)
 	slow.MirrorStore = e.st
+	f := e.newFeed(clientDesk{e.client}, WithMirrorStore(slow), WithLeads(lead.Load))
 	urgent := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Server room flooding", Priority: 4, CreatedAt: t0.Add(-time.Hour), UpdatedAt: t0.Add(-time.Hour)})
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer", Priority: 1, CreatedAt: t0.Add(-time.Hour), UpdatedAt: t0.Add(-time.Hour)})
-	if c, err := e.s.RunCycle(t.Context()); err != nil || !c.Sync.Complete {
-		t.Fatalf("first cycle: %+v %v", c.Sync, err)
-	}
+	e.sync(f)
 	live := NewLiveMirror(slow)
-	live.Attach(e.s)
+	live.Attach(f)
 
-	// The next cycle's write to the store waits; the desk changed meanwhile.
+	// The next sync's write to the store waits; the desk changed meanwhile.
 	e.clk.Advance(time.Minute)
 	e.sim.Desk.UpdateTicket(urgent.ID, func(x *sdsim.Ticket) { x.Subject = "Server room flooded" })
 	slow.hold(false)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = e.s.RunCycle(context.WithoutCancel(t.Context()))
+		f.Sync(context.WithoutCancel(t.Context()), Inline())
 	}()
 	<-slow.inApply
 	slow.reads.Store(0)
@@ -180,18 +159,18 @@ func TestLiveMirrorNeverWaitsOnTheStore(t *testing.T) {
 		t.Errorf("a ticket of workspace %d, not polled, went into the mirror (err %v)", ws, err)
 	}
 	if n := slow.reads.Load(); n != 0 {
-		t.Errorf("people's reads read the store %d times while the scheduler led", n)
+		t.Errorf("people's reads read the store %d times while the feed led", n)
 	}
 	slow.release()
 	<-done
 
 	// The rules see the assignment before the change feed brings it.
-	for _, tk := range e.s.mirrorSnapshot() {
+	for _, tk := range f.Snapshot() {
 		if tk.ID == urgent.ID && (tk.ResponderID == nil || *tk.ResponderID != alice.ID) {
 			t.Errorf("the rules' mirror shows responder %v, want %d", tk.ResponderID, alice.ID)
 		}
 	}
-	if err := e.s.persistMirrors(t.Context()); err != nil {
+	if err := f.Persist(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	stored, _, err := e.st.MirrorLoad(t.Context(), 0)
@@ -205,7 +184,7 @@ func TestLiveMirrorNeverWaitsOnTheStore(t *testing.T) {
 	}
 
 	// Another replica leads: people read the store, which is slow now.
-	lead.is.Store(false)
+	lead.Store(false)
 	slow.hold(true)
 	defer slow.release()
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -220,13 +199,9 @@ func TestLiveMirrorNeverWaitsOnTheStore(t *testing.T) {
 // changes, also when it turns from the store to memory, so that the
 // bot's cache reloads when it must and only then.
 func TestLiveMirrorVersions(t *testing.T) {
-	lead := &leader{}
-	e := newEnv(t, unassignedRules, WithElector(lead))
+	e := newEnv(t, nil)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer", Priority: 4, CreatedAt: t0.Add(-time.Hour), UpdatedAt: t0.Add(-time.Hour)})
-	lead.is.Store(true)
-	if _, err := e.s.RunCycle(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	e.sync(e.f)
 	live := NewLiveMirror(e.st)
 	version := func() int64 {
 		t.Helper()
@@ -240,7 +215,7 @@ func TestLiveMirrorVersions(t *testing.T) {
 	if again := version(); again != fromStore {
 		t.Errorf("unchanged store: version %d then %d", fromStore, again)
 	}
-	live.Attach(e.s)
+	live.Attach(e.f)
 	fromMemory := version()
 	if fromMemory == fromStore {
 		t.Errorf("turning from the store to memory kept version %d: a cache would not reload", fromMemory)

@@ -1,4 +1,4 @@
-package scheduler
+package feed
 
 import (
 	"context"
@@ -17,17 +17,17 @@ import (
 // Mirror: /ticket why, mine, unassigned, search and the Home tab) and
 // takes in the tickets deskbot changed for them (Observe).
 //
-// While the scheduler it is attached to leads and has loaded its mirror,
-// it answers from that scheduler's memory: a view the mirror publishes
+// While the feed it is attached to leads and has loaded its mirror, it
+// answers from that feed's memory: a view the mirror publishes
 // whenever it changes, which readers take without the mirror's lock. The
-// scheduler holds that lock while it writes the mirror to the store (on
+// feed holds that lock while it writes the mirror to the store (on
 // SQLite, one connection shared with every ledger write), so a command
-// never waits on the scheduler's writes nor reads the store. Otherwise (no
-// scheduler attached, another replica leads, the mirror not loaded yet)
+// never waits on the feed's writes nor reads the store. Otherwise (no
+// feed attached, another replica leads, the mirror not loaded yet)
 // it reads the store.
 type LiveMirror struct {
 	store MirrorReader
-	sched atomic.Pointer[Scheduler]
+	feed  atomic.Pointer[Feed]
 
 	mu   sync.Mutex
 	seen map[int64]liveServed // by workspace
@@ -36,30 +36,40 @@ type LiveMirror struct {
 // liveServed is what LiveMirror last served of a workspace, and the
 // version it gave it.
 type liveServed struct {
-	pub     *mirrorPub // the scheduler's view served; nil: the store's
+	pub     *mirrorPub // the feed's view served; nil: the store's
 	stored  int64      // the store's version served
 	version int64
 }
 
+// MirrorReader reads the ticket mirror the feed keeps in the state store
+// (*store.Store implements it).
+type MirrorReader interface {
+	// MirrorStates reads every workspace's mirror state.
+	MirrorStates(ctx context.Context) (map[int64]store.MirrorState, error)
+	// MirrorLoad reads workspace ws's mirror, ordered by ticket id.
+	MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error)
+}
+
 // NewLiveMirror returns a LiveMirror over the store st until Attach gives
-// it a scheduler.
+// it a feed.
 func NewLiveMirror(st MirrorReader) *LiveMirror {
 	return &LiveMirror{store: st, seen: map[int64]liveServed{}}
 }
 
-// Attach makes l serve s's mirror from memory while s leads. (The chat is
-// built before the scheduler, which alerts through it.)
-func (l *LiveMirror) Attach(s *Scheduler) { l.sched.Store(s) }
+// Attach makes l serve f's mirror from memory while f's replica leads
+// (WithLeads). (The chat is built before the scheduler and its feed: the
+// scheduler alerts through the chat.)
+func (l *LiveMirror) Attach(f *Feed) { l.feed.Store(f) }
 
-// memory is the scheduler's published view of every workspace, or false
+// memory is the feed's published view of every workspace, or false
 // when the store must answer.
 func (l *LiveMirror) memory() (map[int64]*mirrorPub, bool) {
-	s := l.sched.Load()
-	if s == nil || !s.leads() {
+	f := l.feed.Load()
+	if f == nil || !f.leads() {
 		return nil, false
 	}
-	out := make(map[int64]*mirrorPub, len(s.mirrors))
-	for _, m := range s.mirrors {
+	out := make(map[int64]*mirrorPub, len(f.mirrors))
+	for _, m := range f.mirrors {
 		p := m.pub.Load()
 		if p == nil {
 			return nil, false
@@ -69,19 +79,8 @@ func (l *LiveMirror) memory() (map[int64]*mirrorPub, bool) {
 	return out, true
 }
 
-// leads reports, without asking anyone, whether this replica's scheduler
-// leads: an elector that cannot say so at once (no Leader method) counts
-// as not leading, and the store answers.
-func (s *Scheduler) leads() bool {
-	if s.cfg.elector == nil {
-		return true
-	}
-	l, ok := s.cfg.elector.(interface{ Leader() bool })
-	return ok && l.Leader()
-}
-
 // version is the Version l gives to what it serves of workspace ws (the
-// scheduler's view pub, or the store's version stored when pub is nil):
+// feed's view pub, or the store's version stored when pub is nil):
 // it changes whenever that does, also when the source changes, so that a
 // cache keyed by it (the bot's) reloads exactly when it must.
 func (l *LiveMirror) version(ws int64, pub *mirrorPub, stored int64) int64 {
@@ -118,7 +117,7 @@ func (l *LiveMirror) MirrorStates(ctx context.Context) (map[int64]store.MirrorSt
 }
 
 // MirrorLoad reads workspace ws's mirror, ordered by ticket id. The
-// tickets may be shared with the scheduler: never change them.
+// tickets may be shared with the feed: never change them.
 func (l *LiveMirror) MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Ticket, store.MirrorState, error) {
 	if pubs, ok := l.memory(); ok {
 		if p := pubs[ws]; p != nil {
@@ -138,15 +137,15 @@ func (l *LiveMirror) MirrorLoad(ctx context.Context, ws int64) ([]*sdclient.Tick
 // Observe takes in a ticket as the desk answered a request deskbot made
 // for a person (a command's or a button's update, a ticket it created or
 // read): the next answer, the Home tab and the rules see it at once, and
-// the scheduler saves it with its next write. It never waits on the
-// store. Without a scheduler leading, or for a ticket of a workspace not
+// the feed saves it with its next write. It never waits on the
+// store. Without a feed whose replica leads, or for a ticket of a workspace not
 // mirrored, it does nothing: the leader's change feed brings the change.
 func (l *LiveMirror) Observe(t *sdclient.Ticket) {
-	s := l.sched.Load()
-	if t == nil || t.ID <= 0 || s == nil || !s.leads() {
+	f := l.feed.Load()
+	if t == nil || t.ID <= 0 || f == nil || !f.leads() {
 		return
 	}
-	if m := s.publishedMirrorFor(t); m != nil {
+	if m := f.publishedMirrorFor(t); m != nil {
 		m.takeIn(t)
 	}
 }
@@ -156,8 +155,8 @@ func (l *LiveMirror) Observe(t *sdclient.Ticket) {
 // t, else the default workspace's when t is of the workspace its tickets
 // are of; nil when there is none (a workspace deskbot does not poll: the
 // rules must not see it) or it is not loaded.
-func (s *Scheduler) publishedMirrorFor(t *sdclient.Ticket) *wsMirror {
-	for _, m := range s.mirrors {
+func (f *Feed) publishedMirrorFor(t *sdclient.Ticket) *wsMirror {
+	for _, m := range f.mirrors {
 		if m.param != nil && t.WorkspaceID != nil && *m.param == *t.WorkspaceID {
 			if m.pub.Load() == nil {
 				return nil
@@ -165,12 +164,12 @@ func (s *Scheduler) publishedMirrorFor(t *sdclient.Ticket) *wsMirror {
 			return m
 		}
 	}
-	for _, m := range s.mirrors {
+	for _, m := range f.mirrors {
 		if p := m.pub.Load(); p != nil && p.holds(t.ID) {
 			return m
 		}
 	}
-	for _, m := range s.mirrors {
+	for _, m := range f.mirrors {
 		if p := m.pub.Load(); p != nil && m.param == nil && p.home == workspaceOf(t) {
 			return m
 		}
@@ -247,8 +246,8 @@ func (p *mirrorPub) without(id int64) *mirrorPub {
 }
 
 // takeIn publishes t at once and leaves it in the inbox for the
-// scheduler, which puts it into the mirror the next time it holds mu
-// (publish, snapshot). It does not take mu, which the scheduler holds
+// feed, which puts it into the mirror the next time it holds mu
+// (publish, snapshot). It does not take mu, which the feed holds
 // while it writes the store.
 func (m *wsMirror) takeIn(t *sdclient.Ticket) {
 	m.pubMu.Lock()
@@ -312,7 +311,7 @@ func (m *wsMirror) publish() {
 	m.pub.Store(p)
 }
 
-// publishOne publishes the change the scheduler made to one ticket (a
+// publishOne publishes the change the feed made (Observe) to one ticket (a
 // re-read, a firing's update) at once, without sorting the whole mirror
 // again. Caller holds mu.
 func (m *wsMirror) publishOne(t *sdclient.Ticket) {

@@ -1,4 +1,4 @@
-package scheduler
+package feed
 
 import (
 	"context"
@@ -54,13 +54,13 @@ func (fs *fullSyncRun) turn(by, why string) {
 // queries, the one that stopped first: by created_at windows when the
 // desk capped the pages and the windows cost less than the list, else (or
 // when a day is too full for a window) by the list.
-func (s *Scheduler) fullSyncPastCap(ctx context.Context, m *wsMirror, queries []string, fs *fullSyncRun, turn *turnToList) error {
+func (f *Feed) fullSyncPastCap(ctx context.Context, m *wsMirror, queries []string, fs *fullSyncRun, turn *turnToList) error {
 	if turn.cap != nil {
-		if ok, how := s.windowsCheaper(ctx, m, fs, *turn.cap); ok {
+		if ok, how := f.windowsCheaper(ctx, m, fs, *turn.cap); ok {
 			fs.turn(readByWindows, turn.why+"; "+how)
 			err := error(nil)
 			for _, q := range queries {
-				if err = s.fullSyncWindows(ctx, m, q, fs, turn.cap.pages*turn.cap.pageSize); err != nil {
+				if err = f.fullSyncWindows(ctx, m, q, fs, turn.cap.pages*turn.cap.pageSize); err != nil {
 					break
 				}
 			}
@@ -71,7 +71,7 @@ func (s *Scheduler) fullSyncPastCap(ctx context.Context, m *wsMirror, queries []
 		}
 	}
 	fs.turn(readByList, turn.why)
-	return s.fullSyncByList(ctx, m, fs)
+	return f.fullSyncByList(ctx, m, fs)
 }
 
 // pageRefused reports whether err is the desk refusing a search page as
@@ -98,7 +98,7 @@ func pageRefused(err error) bool {
 // whose open tickets are a good share of all, the list is cheaper. It
 // spends one request counting the tickets, only when the search has more
 // than a few pages left.
-func (s *Scheduler) listIsCheaper(ctx context.Context, m *wsMirror, fs *fullSyncRun, rest, pageSize int) string {
+func (f *Feed) listIsCheaper(ctx context.Context, m *wsMirror, fs *fullSyncRun, rest, pageSize int) string {
 	if pageSize <= 0 || pageSize >= feedPageSize || rest <= 0 {
 		return ""
 	}
@@ -107,8 +107,8 @@ func (s *Scheduler) listIsCheaper(ctx context.Context, m *wsMirror, fs *fullSync
 		return ""
 	}
 	if fs.all < 0 {
-		p, resp, err := s.desk.FilterTickets(ctx, allTicketsQuery, &sdclient.FilterOptions{WorkspaceID: m.param})
-		fs.requests += attempts(resp, err)
+		p, resp, err := f.desk.FilterTickets(ctx, allTicketsQuery, &sdclient.FilterOptions{WorkspaceID: m.param})
+		fs.requests += Attempts(resp, err)
 		if err != nil {
 			// Not knowing, the search goes on: it is what always worked.
 			fs.log.Warn("full sync could not count the desk's tickets; paging the search", slog.Any("error", err))
@@ -131,14 +131,14 @@ func (s *Scheduler) listIsCheaper(ctx context.Context, m *wsMirror, fs *fullSync
 // ones that closed). After each full page it asks again from the page's
 // newest updated_at, as the feed does; a desk that ignores the order is
 // paged by number to the end. Only reaching the end makes the sync whole.
-func (s *Scheduler) fullSyncByList(ctx context.Context, m *wsMirror, fs *fullSyncRun) error {
+func (f *Feed) fullSyncByList(ctx context.Context, m *wsMirror, fs *fullSyncRun) error {
 	since, page, ordered := listEpoch, 1, true
 	have := map[int64]time.Time{} // what the walk returned: keyset re-reads are not news
 	for n := 1; ; n++ {
 		opts := &sdclient.TicketListOptions{UpdatedSince: &since, OrderBy: "updated_at", OrderType: "asc",
 			WorkspaceID: m.param, ListOptions: sdclient.ListOptions{Page: page, PerPage: feedPageSize}}
-		list, resp, err := s.desk.ListTickets(ctx, opts)
-		fs.requests += attempts(resp, err)
+		list, resp, err := f.desk.ListTickets(ctx, opts)
+		fs.requests += Attempts(resp, err)
 		if err != nil {
 			return fmt.Errorf("full sync of the %s by the ticket list, after %d tickets: %w", m.name(), len(fs.seen), err)
 		}
@@ -150,10 +150,10 @@ func (s *Scheduler) fullSyncByList(ctx context.Context, m *wsMirror, fs *fullSyn
 				ordered = false
 			}
 		}
-		if err := s.fullSyncListPage(ctx, m, list, fs, have); err != nil {
+		if err := f.fullSyncListPage(ctx, m, list, fs, have); err != nil {
 			return err
 		}
-		s.m.fullSyncProgress.WithLabelValues(m.name()).Set(float64(len(fs.seen)))
+		f.m.fullSyncProgress.WithLabelValues(m.name()).Set(float64(len(fs.seen)))
 		if n%50 == 0 {
 			fs.log.Info("full sync of the mirror under way", slog.String("read_by", readByList),
 				slog.Int("open_seen", len(fs.seen)), slog.Int("walked", len(have)))
@@ -172,10 +172,10 @@ func (s *Scheduler) fullSyncByList(ctx context.Context, m *wsMirror, fs *fullSyn
 // fullSyncListPage mirrors one page of the ticket list's walk: open
 // tickets are put and seen, closed ones only refresh a mirrored copy
 // (closed tickets of years are not the mirror's business).
-func (s *Scheduler) fullSyncListPage(ctx context.Context, m *wsMirror, list []*sdclient.Ticket, fs *fullSyncRun, have map[int64]time.Time) error {
+func (f *Feed) fullSyncListPage(ctx context.Context, m *wsMirror, list []*sdclient.Ticket, fs *fullSyncRun, have map[int64]time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s.startFeedCursor(m, fs)
+	f.startFeedCursor(m, fs)
 	for _, t := range list {
 		if t == nil {
 			continue
@@ -197,5 +197,5 @@ func (s *Scheduler) fullSyncListPage(ctx context.Context, m *wsMirror, list []*s
 	}
 	fs.prog.seen = len(fs.seen)
 	fs.prog.total = max(fs.prog.total, len(fs.seen))
-	return m.persist(ctx, s.ms)
+	return m.persist(ctx, f.ms)
 }

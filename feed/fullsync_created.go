@@ -1,4 +1,4 @@
-package scheduler
+package feed
 
 import (
 	"context"
@@ -38,13 +38,13 @@ type capped struct {
 // probes per level from windowsFrom down to a window's days, and two per
 // window that fits; the list reads every ticket of every status, 100 a
 // page. It counts the desk's tickets once (one request) if no one has.
-func (s *Scheduler) windowsCheaper(ctx context.Context, m *wsMirror, fs *fullSyncRun, c capped) (bool, string) {
+func (f *Feed) windowsCheaper(ctx context.Context, m *wsMirror, fs *fullSyncRun, c capped) (bool, string) {
 	if c.pages < 1 || c.pageSize < 1 {
 		return false, ""
 	}
 	if fs.all < 0 {
-		p, resp, err := s.desk.FilterTickets(ctx, allTicketsQuery, &sdclient.FilterOptions{WorkspaceID: m.param})
-		fs.requests += attempts(resp, err)
+		p, resp, err := f.desk.FilterTickets(ctx, allTicketsQuery, &sdclient.FilterOptions{WorkspaceID: m.param})
+		fs.requests += Attempts(resp, err)
 		if err != nil {
 			fs.all = 0
 			return false, ""
@@ -52,7 +52,7 @@ func (s *Scheduler) windowsCheaper(ctx context.Context, m *wsMirror, fs *fullSyn
 		fs.all = p.Total
 	}
 	limit := c.pages * c.pageSize
-	days := int(s.cfg.clock.Now().Sub(windowsFrom).Hours()/24) + 2
+	days := int(f.cfg.clock.Now().Sub(windowsFrom).Hours()/24) + 2
 	windowPages := (c.rest+c.pageSize-1)/c.pageSize + 2*((c.rest+limit-1)/limit) + 2*(bits.Len(uint(days))+1)
 	listPages := fs.all/feedPageSize + 1
 	if windowPages >= listPages {
@@ -89,10 +89,10 @@ func (w window) query(q string) (string, error) {
 // reports more is halved (its tickets come with its halves), one that
 // fits is paged to its end. Tickets this sync already has are skipped.
 // A day too full to fit is errWindowTooFull.
-func (s *Scheduler) fullSyncWindows(ctx context.Context, m *wsMirror, q string, fs *fullSyncRun, limit int) error {
+func (f *Feed) fullSyncWindows(ctx context.Context, m *wsMirror, q string, fs *fullSyncRun, limit int) error {
 	today := fs.deskStart
 	if today.IsZero() {
-		today = s.cfg.clock.Now()
+		today = f.cfg.clock.Now()
 	}
 	// A day's margin: the desk may count days in its own time zone.
 	stack := []window{{from: windowsFrom, to: today.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)}}
@@ -104,7 +104,7 @@ func (s *Scheduler) fullSyncWindows(ctx context.Context, m *wsMirror, q string, 
 		if err != nil {
 			return fmt.Errorf("%w: %w", errWindowTooFull, err)
 		}
-		total, refusedAt, err := s.fullSyncWindow(ctx, m, wq, fs, limit)
+		total, refusedAt, err := f.fullSyncWindow(ctx, m, wq, fs, limit)
 		if err != nil {
 			return err
 		}
@@ -128,11 +128,11 @@ func (s *Scheduler) fullSyncWindows(ctx context.Context, m *wsMirror, q string, 
 // fullSyncWindow reads one window's pages when its total fits under limit
 // (else only the first, to learn the total), and returns the total and
 // the page the desk refused (0: none).
-func (s *Scheduler) fullSyncWindow(ctx context.Context, m *wsMirror, q string, fs *fullSyncRun, limit int) (total, refusedAt int, err error) {
+func (f *Feed) fullSyncWindow(ctx context.Context, m *wsMirror, q string, fs *fullSyncRun, limit int) (total, refusedAt int, err error) {
 	got := 0
 	for page := 1; ; page++ {
-		p, resp, err := s.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
-		fs.requests += attempts(resp, err)
+		p, resp, err := f.desk.FilterTickets(ctx, q, &sdclient.FilterOptions{WorkspaceID: m.param, Page: page})
+		fs.requests += Attempts(resp, err)
 		if page > 1 && pageRefused(err) {
 			return total, page, nil
 		}
@@ -149,11 +149,11 @@ func (s *Scheduler) fullSyncWindow(ctx context.Context, m *wsMirror, q string, f
 				fresh = append(fresh, t)
 			}
 		}
-		if _, err := s.fullSyncPage(ctx, m, fresh, fs, fs.prog.total); err != nil {
+		if _, err := f.fullSyncPage(ctx, m, fresh, fs, fs.prog.total); err != nil {
 			return 0, 0, err
 		}
 		got += len(p.Tickets)
-		s.m.fullSyncProgress.WithLabelValues(m.name()).Set(float64(len(fs.seen)))
+		f.m.fullSyncProgress.WithLabelValues(m.name()).Set(float64(len(fs.seen)))
 		if len(p.Tickets) == 0 || len(p.Tickets) < fs.pageSize || got >= total {
 			return total, 0, nil
 		}

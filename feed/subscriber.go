@@ -1,0 +1,20 @@
+package feed
+
+import (
+	"context"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// Changes is what one sync saw change, as published to subscribers.
+type Changes struct {
+	Tickets  []*sdclient.Ticket /* changed, as the feed read them */
+	Complete bool
+}
+
+// Subscriber follows the feed: the feed calls FeedChanged after each sync
+// with the tickets that sync read as changed, so the feed's other
+// followers (live threads) need not be called from inside the cycle.
+type Subscriber interface {
+	FeedChanged(ctx context.Context, c Changes)
+}
