@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,11 +170,19 @@ func (d *meteredDesk) Agent(ctx context.Context, id int64) (*sdclient.Agent, err
 	return d.Desk.Agent(ctx, id)
 }
 
-// Requester implements RequesterDesk when the desk does.
+// Requester costs one request when the desk can look requesters up.
 func (d *meteredDesk) Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error) {
-	return meteredOptional(ctx, d, errNoRequesters, func(rd RequesterDesk) (*sdclient.TicketRequester, error) {
-		return rd.Requester(ctx, id)
-	})
+	rq, err := d.Desk.Requester(ctx, id)
+	d.spendAsked(ctx, err)
+	return rq, err
+}
+
+// spendAsked spends the request of a people look-up unless the desk said
+// it cannot do it (errors.ErrUnsupported): then nothing was asked.
+func (d *meteredDesk) spendAsked(ctx context.Context, err error) {
+	if !errors.Is(err, errors.ErrUnsupported) {
+		d.spend(ctx, creditsRequest)
+	}
 }
 
 // meteredOptional spends a request and calls f on d's desk as an I (an
@@ -188,15 +197,11 @@ func meteredOptional[I, T any](ctx context.Context, d *meteredDesk, errNo error,
 	return f(i)
 }
 
-// Agents implements AgentLister when the desk does; counted as one page
-// of 100.
+// Agents is counted as one page of 100 when the desk can list agents.
 func (d *meteredDesk) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {
-	al, ok := d.Desk.(AgentLister)
-	if !ok {
-		return nil, false, errNoAgentList
-	}
-	d.spend(ctx, creditsRequest)
-	return al.Agents(ctx, limit)
+	as, more, err := d.Desk.Agents(ctx, limit)
+	d.spendAsked(ctx, err)
+	return as, more, err
 }
 
 // Workspaces implements WorkspaceLister when the desk does.

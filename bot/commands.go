@@ -996,26 +996,19 @@ func sharesWorkspace(caller, a *sdclient.Agent) bool {
 	return false
 }
 
-// errNoAgentList: the desk cannot list agents (see AgentLister).
-var errNoAgentList = errors.New("the desk does not list agents")
-
 // agentList is the desk's agents sorted by name, cached for ten minutes.
 func (r *Router) agentList(ctx context.Context) ([]*sdclient.Agent, bool, error) {
 	now := r.now()
 	if l, ok := fresh(r, &r.agentsList, now, 10*time.Minute); ok {
 		return l.v.agents, l.v.more, nil
 	}
-	al, _ := r.desk.(AgentLister)
-	if al == nil {
-		return nil, false, nil
-	}
 	var v agentPage
 	err := r.retrying(ctx, true, func(ctx context.Context) error {
 		var err error
-		v.agents, v.more, err = al.Agents(ctx, maxAgentsRead)
+		v.agents, v.more, err = r.desk.Agents(ctx, maxAgentsRead)
 		return err
 	})
-	if errors.Is(err, errNoAgentList) {
+	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, false, nil
 	}
 	if err != nil {

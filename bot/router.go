@@ -571,9 +571,6 @@ func (r *Router) agentName(ctx context.Context, id int64) string {
 	return a.Name()
 }
 
-// errNoRequesters: the desk cannot look requesters up (see RequesterDesk).
-var errNoRequesters = errors.New("the desk does not look up requesters")
-
 // requester is the person with this id for a ticket card, cached like
 // agent names; nil when the desk cannot say (the card shows the id).
 func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketRequester {
@@ -581,18 +578,14 @@ func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketReques
 	if n, ok := freshIn(r, r.requesters, id, now, r.agentTTL); ok {
 		return n.v
 	}
-	rd, _ := r.desk.(RequesterDesk)
-	if rd == nil {
-		return nil
-	}
 	var rq *sdclient.TicketRequester
 	err := r.retrying(ctx, true, func(ctx context.Context) error {
 		var err error
-		rq, err = rd.Requester(ctx, id)
+		rq, err = r.desk.Requester(ctx, id)
 		return err
 	})
 	switch {
-	case errors.Is(err, errNoRequesters):
+	case errors.Is(err, errors.ErrUnsupported):
 		return nil
 	case errors.Is(err, sdclient.ErrNotFound):
 		rq = nil // remembered: not asked again for a while

@@ -116,11 +116,10 @@ func (r *Router) requesterThreadReply(ctx context.Context, c *call, email, body 
 	if err != nil {
 		return Reply{}, err
 	}
-	rd, ok := r.desk.(RequesterDesk)
-	if !ok {
+	rq, err := r.desk.Requester(ctx, t.RequesterID)
+	if errors.Is(err, errors.ErrUnsupported) {
 		return Reply{}, refuse("this desk cannot tell who asked for ticket #%d; your message was not copied", c.ticket)
 	}
-	rq, err := rd.Requester(ctx, t.RequesterID)
 	if err != nil && !isNotFound(err) {
 		return Reply{}, fmt.Errorf("read requester of ticket %d: %w", c.ticket, err)
 	}

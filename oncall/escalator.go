@@ -73,13 +73,6 @@ type PageRequest struct {
 	Text     string // the page's text (the rule's alert text)
 }
 
-// PersonNamer is an optional Desk method: the name of the person an
-// e-mail or chat id names (a desk agent's name), "" when it knows none.
-// The acknowledgement note names them by it.
-type PersonNamer interface {
-	PersonName(ctx context.Context, who string) string
-}
-
 // Desk is what the Escalator needs from the service desk.
 type Desk interface {
 	// AddNote adds a private note to a ticket: who acknowledged and when,
@@ -88,6 +81,10 @@ type Desk interface {
 	// TicketClosed reports whether the ticket is resolved or closed, checked
 	// before each escalation step so that a resolved ticket pages nobody.
 	TicketClosed(ctx context.Context, ticketID int64) (bool, error)
+	// PersonName is the name of the person an e-mail or chat id names (a
+	// desk agent's name), "" when the desk knows none; the acknowledgement
+	// note names them by it.
+	PersonName(ctx context.Context, who string) string
 }
 
 // Escalator drives the pages of a PageStore: Tick (called by the
@@ -497,9 +494,9 @@ func (e *Escalator) exhausted(ctx context.Context, q Page, now time.Time, st *Ti
 func (e *Escalator) note(ctx context.Context, p Page, now time.Time, st *TickStats) error {
 	exhausted := p.ExhaustNoteDue()
 	body := AckNote(p)
-	if n, ok := e.desk.(PersonNamer); ok && !exhausted {
+	if e.desk != nil && !exhausted {
 		// The note names the person, as the desk shows its agents.
-		if name := n.PersonName(ctx, p.AckedBy); name != "" && name != p.AckedBy {
+		if name := e.desk.PersonName(ctx, p.AckedBy); name != "" && name != p.AckedBy {
 			q := p.Clone()
 			q.AckedBy = fmt.Sprintf("%s (%s)", name, p.AckedBy)
 			body = AckNote(q)
