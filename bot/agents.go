@@ -47,12 +47,6 @@ func (r *Router) cmdAgents(ctx context.Context, c *call) (Reply, error) {
 			match = append(match, a)
 		}
 	}
-	var groups []string
-	for _, g := range r.cachedGroups(ctx, 5*time.Second) {
-		if has(g.Name) {
-			groups = append(groups, g.Name)
-		}
-	}
 	title := "Agents to assign to"
 	if len(words) > 0 {
 		title += " matching " + strings.Join(words, " ")
@@ -76,19 +70,34 @@ func (r *Router) cmdAgents(ctx context.Context, c *call) (Reply, error) {
 	if len(match) == 0 {
 		card.Lines = []string{"no agent found"}
 	}
-	if len(groups) > 0 {
-		more := ""
-		if len(groups) > maxGroupsShown {
-			more = fmt.Sprintf(" and %d more", len(groups)-maxGroupsShown)
-			groups = groups[:maxGroupsShown]
-		}
-		card.Fields = append(card.Fields, Field{Label: "Groups", Value: strings.Join(groups, ", ") + more})
+	if groups := r.groupsField(ctx, has); groups != nil {
+		card.Fields = append(card.Fields, *groups)
 	}
 	if truncated {
 		card.Notes = append(card.Notes, fmt.Sprintf("read the first %d agents of the desk only", maxAgentsRead))
 	}
 	card.Notes = append(card.Notes, "assign with /assign N e-mail, /assign N @person or /assign N me")
 	return Reply{Text: card.Title, Card: card}, nil
+}
+
+// groupsField is the Groups field of /assign list: the groups whose name
+// has says yes to, at most maxGroupsShown of them; nil when none.
+func (r *Router) groupsField(ctx context.Context, has func(string) bool) *Field {
+	var groups []string
+	for _, g := range r.cachedGroups(ctx, 5*time.Second) {
+		if has(g.Name) {
+			groups = append(groups, g.Name)
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	more := ""
+	if len(groups) > maxGroupsShown {
+		more = fmt.Sprintf(" and %d more", len(groups)-maxGroupsShown)
+		groups = groups[:maxGroupsShown]
+	}
+	return &Field{Label: "Groups", Value: strings.Join(groups, ", ") + more}
 }
 
 // sharesWorkspace: an agent of the caller's workspaces (either without

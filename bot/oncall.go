@@ -237,74 +237,101 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Reply, error) {
 		return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 	}
 	g := &pageGate{r: r, c: c, email: email}
+	res, err := r.ackPages(ctx, g, all, email)
+	if err != nil {
+		return Reply{}, err
+	}
+	if res.allowed == 0 {
+		return Reply{}, g.noPageToAck(ctx)
+	}
+	if len(res.pages) == 0 {
+		return Reply{}, r.nothingAcked(ctx, c.p.ID, res)
+	}
+	text := fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(res.acked, ", "))
+	if len(res.why) > 0 {
+		text += " Not acknowledged: " + strings.Join(res.why, "; ") + "."
+	}
+	return Reply{Text: text, Pages: res.pages}, nil
+}
+
+// pageAcks is what /oncall ack did with the pages of a ticket.
+type pageAcks struct {
+	pages   []oncall.Page // acknowledged now
+	stopped []oncall.Page // acknowledged or resolved before
+	acked   []string      // the policies of pages
+	why     []string      // why escalating pages were not the caller's to acknowledge
+	errs    []error
+	allowed int // pages the caller may act on
+}
+
+// ackPages acknowledges, as email, the escalating pages of all that the
+// gate lets the caller act on.
+func (r *Router) ackPages(ctx context.Context, g *pageGate, all []oncall.Page, email string) (pageAcks, error) {
+	var res pageAcks
 	now := r.now()
-	var pages, stopped []oncall.Page
-	var acked, why []string
-	var errs []error
-	allowed := 0
 	for _, p := range all {
 		v, err := g.may(ctx, p)
 		if err != nil {
-			return Reply{}, err
+			return pageAcks{}, err
 		}
 		if v != pageAllowed {
 			// A page the caller may not act on is named only to someone
 			// who may act on another page of the ticket (below), and only
 			// while it escalates: who stopped it is not theirs to know.
 			if !p.Acked() && !p.Resolved() {
-				why = append(why, g.refusal(v, p.Policy))
+				res.why = append(res.why, g.refusal(v, p.Policy))
 			}
 			continue
 		}
-		allowed++
+		res.allowed++
 		if p.Acked() || p.Resolved() {
-			stopped = append(stopped, p)
+			res.stopped = append(res.stopped, p)
 			continue
 		}
 		q, won, err := r.oncall.Ack(ctx, p.Key, email, now)
 		if err != nil {
-			errs = append(errs, err)
+			res.errs = append(res.errs, err)
 		}
 		if won {
-			pages = append(pages, q)
-			acked = append(acked, q.Policy)
+			res.pages = append(res.pages, q)
+			res.acked = append(res.acked, q.Policy)
 		}
 	}
-	if allowed == 0 {
-		// The caller may act on no page of the ticket, maybe because it
-		// has none: the answer says nothing of its pages, neither whether
-		// there are any nor who acknowledged them.
-		a, err := g.lookup(ctx)
-		if err != nil {
-			return Reply{}, err
-		}
-		if a == nil {
-			return Reply{}, refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
-		}
-		if err := g.inScope(ctx); err != nil {
-			return Reply{}, err
-		}
-		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
+	return res, nil
+}
+
+// noPageToAck is the answer when the caller may act on no page of the
+// ticket, maybe because it has none: it says nothing of its pages,
+// neither whether there are any nor who acknowledged them.
+func (g *pageGate) noPageToAck(ctx context.Context) error {
+	a, err := g.lookup(ctx)
+	if err != nil {
+		return err
 	}
-	if len(pages) == 0 {
-		if err := errors.Join(errs...); err != nil {
-			return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
-		}
-		if len(why) > 0 {
-			return Reply{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
-		}
-		if len(stopped) > 0 {
-			// The newest page says who was first (or that the ticket was
-			// resolved), rather than a bare "nothing to acknowledge".
-			return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, r.alreadyText(ctx, stopped[0]))
-		}
-		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
+	if a == nil {
+		return refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", g.c.cmd.slash(), g.email)
 	}
-	text := fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(acked, ", "))
-	if len(why) > 0 {
-		text += " Not acknowledged: " + strings.Join(why, "; ") + "."
+	if err := g.inScope(ctx); err != nil {
+		return err
 	}
-	return Reply{Text: text, Pages: pages}, nil
+	return refuse("no page of ticket #%d is waiting for an acknowledgement", g.c.p.ID)
+}
+
+// nothingAcked is the answer when the caller acknowledged no page of
+// ticket id.
+func (r *Router) nothingAcked(ctx context.Context, id int64, res pageAcks) error {
+	if err := errors.Join(res.errs...); err != nil {
+		return fmt.Errorf("acknowledge pages of ticket %d: %w", id, err)
+	}
+	if len(res.why) > 0 {
+		return refuse("did not acknowledge the page of ticket #%d: %s", id, strings.Join(res.why, "; "))
+	}
+	if len(res.stopped) > 0 {
+		// The newest page says who was first (or that the ticket was
+		// resolved), rather than a bare "nothing to acknowledge".
+		return refuse("no page of ticket #%d is waiting for an acknowledgement: %s", id, r.alreadyText(ctx, res.stopped[0]))
+	}
+	return refuse("no page of ticket #%d is waiting for an acknowledgement", id)
 }
 
 // alertPageKey derives the page key of the firing an alert key names

@@ -315,76 +315,15 @@ func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac 
 		return ts, max(n, len(ts)), err
 	}
 	var found []*sdclient.Ticket
-	total := 0
+	var total int
+	var err error
 	if sq.whole != "" {
-		ts, n, err := search(sq.whole, want)
-		if err != nil {
-			return nil, 0, err
-		}
-		found, total = ts, n
+		found, total, err = search(sq.whole, want)
 	} else {
-		// Each part answers with its first tickets in the desk's order; the
-		// merge is the desk's order of the union up to the horizon, the
-		// earliest last ticket of a part that has more. (A part cut at
-		// listLimit leaves listLimit tickets before its horizon; only
-		// a desk page smaller than that shortens the list.)
-		byID := map[int64]bool{}
-		var horizon *sdclient.Ticket
-		none := false // a part has tickets but answered with none
-		add := func(ts []*sdclient.Ticket, n int) {
-			for _, t := range ts {
-				if !byID[t.ID] {
-					byID[t.ID] = true
-					found = append(found, t)
-				}
-			}
-			switch {
-			case len(ts) >= n:
-			case len(ts) == 0:
-				none = true
-			case horizon == nil || deskOrder(ts[len(ts)-1], horizon) < 0:
-				horizon = ts[len(ts)-1]
-			}
-		}
-		mine, nMine, err := search(sq.mine, minePage)
-		if err != nil {
-			return nil, 0, err
-		}
-		total = nMine
-		add(mine, nMine)
-		for _, ch := range sq.chunks {
-			ts, n, err := search(ch.query, want)
-			if err != nil {
-				return nil, 0, err
-			}
-			add(ts, n)
-			total += n
-		}
-		if len(mine) >= nMine {
-			for _, t := range mine {
-				if t.GroupID != nil && slices.Contains(sq.groups, *t.GroupID) {
-					total--
-				}
-			}
-		} else {
-			for _, ch := range sq.chunks {
-				_, both, err := search(ch.mine, 0)
-				if err != nil {
-					return nil, 0, err
-				}
-				total -= both
-			}
-		}
-		slices.SortFunc(found, deskOrder)
-		switch {
-		case none:
-			found = nil
-		case horizon != nil:
-			i := slices.IndexFunc(found, func(t *sdclient.Ticket) bool { return deskOrder(t, horizon) > 0 })
-			if i >= 0 {
-				found = found[:i]
-			}
-		}
+		found, total, err = searchParts(search, sq, want)
+	}
+	if err != nil {
+		return nil, 0, err
 	}
 	// The desk was asked for the caller's scope only; a ticket it answers
 	// with that the caller may not act on (moved meanwhile, or outside the
@@ -398,4 +337,93 @@ func (r *Router) searchScoped(ctx context.Context, sq scopedQuery, ws int64, ac 
 		shown = append(shown, t)
 	}
 	return shown[:min(len(shown), want)], max(total, len(shown)), nil
+}
+
+// deskSearch runs one filter query at the desk: at most limit tickets
+// and the total.
+type deskSearch func(q string, limit int) ([]*sdclient.Ticket, int, error)
+
+// searchParts runs a query split into parts (the caller's own tickets and
+// the chunks of their groups) and merges the answers; the total counts a
+// ticket in two parts once.
+func searchParts(search deskSearch, sq scopedQuery, want int) ([]*sdclient.Ticket, int, error) {
+	var m partMerge
+	mine, nMine, err := search(sq.mine, minePage)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := nMine
+	m.add(mine, nMine)
+	for _, ch := range sq.chunks {
+		ts, n, err := search(ch.query, want)
+		if err != nil {
+			return nil, 0, err
+		}
+		m.add(ts, n)
+		total += n
+	}
+	if len(mine) >= nMine {
+		for _, t := range mine {
+			if t.GroupID != nil && slices.Contains(sq.groups, *t.GroupID) {
+				total--
+			}
+		}
+	} else {
+		for _, ch := range sq.chunks {
+			_, both, err := search(ch.mine, 0)
+			if err != nil {
+				return nil, 0, err
+			}
+			total -= both
+		}
+	}
+	return m.merged(), total, nil
+}
+
+// partMerge merges the answers of the parts of a query. Each part answers
+// with its first tickets in the desk's order; the merge is the desk's
+// order of the union up to the horizon, the earliest last ticket of a part
+// that has more. (A part cut at listLimit leaves listLimit tickets before
+// its horizon; only a desk page smaller than that shortens the list.)
+type partMerge struct {
+	found   []*sdclient.Ticket
+	byID    map[int64]bool
+	horizon *sdclient.Ticket
+	none    bool // a part has tickets but answered with none
+}
+
+// add takes a part's answer: ts of its n tickets.
+func (m *partMerge) add(ts []*sdclient.Ticket, n int) {
+	if m.byID == nil {
+		m.byID = map[int64]bool{}
+	}
+	for _, t := range ts {
+		if !m.byID[t.ID] {
+			m.byID[t.ID] = true
+			m.found = append(m.found, t)
+		}
+	}
+	switch {
+	case len(ts) >= n:
+	case len(ts) == 0:
+		m.none = true
+	case m.horizon == nil || deskOrder(ts[len(ts)-1], m.horizon) < 0:
+		m.horizon = ts[len(ts)-1]
+	}
+}
+
+// merged is the union in the desk's order, up to the horizon.
+func (m *partMerge) merged() []*sdclient.Ticket {
+	found := m.found
+	slices.SortFunc(found, deskOrder)
+	switch {
+	case m.none:
+		return nil
+	case m.horizon != nil:
+		i := slices.IndexFunc(found, func(t *sdclient.Ticket) bool { return deskOrder(t, m.horizon) > 0 })
+		if i >= 0 {
+			found = found[:i]
+		}
+	}
+	return found
 }

@@ -207,6 +207,23 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 	if m == nil {
 		return lv, false
 	}
+	target := p.levelTarget(n, m, what, &ok)
+	if target != nil {
+		good := p.target(&lv, *target, what, cfg)
+		ok = ok && good
+	}
+	d, good := p.after(n, m, what)
+	if !good {
+		return lv, false
+	}
+	lv.After = d
+	return lv, ok
+}
+
+// levelTarget is the one target key of a level (schedule, user or
+// group); nil, reported, when there is none. A second one is reported and
+// clears *ok.
+func (p *parser) levelTarget(n *yaml.Node, m map[string]yamlpos.Pair, what string, ok *bool) *yamlpos.Pair {
 	var target *yamlpos.Pair
 	for _, k := range levelKeys[:3] {
 		v, has := m[k]
@@ -215,69 +232,77 @@ func (p *parser) level(n *yaml.Node, num int, cfg *Config) (Level, bool) {
 		}
 		if target != nil {
 			p.rep.Node(v.Key, "%s: %s and %s are mutually exclusive: one target per level", what, target.Key.Value, k)
-			ok = false
+			*ok = false
 			continue
 		}
 		target = &v
 	}
 	if target == nil {
 		p.rep.Node(n, "%s: missing schedule, user or group (whom to page)", what)
-		ok = false
-	} else {
-		switch target.Key.Value {
-		case "schedule":
-			lv.Kind = TargetSchedule
-			name, good := p.rep.Str(target.Val, what+" schedule")
-			if good {
-				if lv.Schedule = cfg.Schedule(name); lv.Schedule == nil {
-					var names []string
-					for _, s := range cfg.Schedules {
-						names = append(names, s.Name)
-					}
-					p.rep.Node(target.Val, "%s: unknown schedule %q (%s)", what, name, yamlpos.KnownNames(names))
-					good = false
+		*ok = false
+	}
+	return target
+}
+
+// target reads whom a level pages into lv.
+func (p *parser) target(lv *Level, target yamlpos.Pair, what string, cfg *Config) bool {
+	switch target.Key.Value {
+	case "schedule":
+		lv.Kind = TargetSchedule
+		name, good := p.rep.Str(target.Val, what+" schedule")
+		if good {
+			if lv.Schedule = cfg.Schedule(name); lv.Schedule == nil {
+				var names []string
+				for _, s := range cfg.Schedules {
+					names = append(names, s.Name)
 				}
-			}
-			ok = ok && good
-			lv.Name = name
-		case "user":
-			lv.Kind = TargetPerson
-			mem, good := p.member(target.Val, what+" user")
-			ok = ok && good
-			lv.Name = mem
-		case "group":
-			lv.Kind = TargetGroup
-			g, good := p.rep.Str(target.Val, what+" group")
-			if good && !slackGroup.MatchString(g) {
-				p.rep.Node(target.Val, "%s group: %q is not a Slack user group: want an id such as S0123ABC or a @handle", what, g)
+				p.rep.Node(target.Val, "%s: unknown schedule %q (%s)", what, name, yamlpos.KnownNames(names))
 				good = false
 			}
-			ok = ok && good
-			lv.Name = g
 		}
+		lv.Name = name
+		return good
+	case "user":
+		lv.Kind = TargetPerson
+		mem, good := p.member(target.Val, what+" user")
+		lv.Name = mem
+		return good
+	case "group":
+		lv.Kind = TargetGroup
+		g, good := p.rep.Str(target.Val, what+" group")
+		if good && !slackGroup.MatchString(g) {
+			p.rep.Node(target.Val, "%s group: %q is not a Slack user group: want an id such as S0123ABC or a @handle", what, g)
+			good = false
+		}
+		lv.Name = g
+		return good
 	}
+	return true
+}
+
+// after reads a level's after: (how long to wait for an acknowledgement).
+func (p *parser) after(n *yaml.Node, m map[string]yamlpos.Pair, what string) (time.Duration, bool) {
 	v, has := m["after"]
 	if !has {
 		p.rep.Node(n, "%s: missing after: (how long to wait for an acknowledgement, such as 10m)", what)
-		return lv, false
+		return 0, false
 	}
 	const want = "want a duration such as 10m or 1h"
 	if v.Val.Kind != yaml.ScalarNode || v.Val.Tag != "!!str" {
 		p.rep.Node(v.Val, "%s after: %s, got %s", what, want, yamlpos.DescribeValue(v.Val))
-		return lv, false
+		return 0, false
 	}
 	d, err := time.ParseDuration(v.Val.Value)
 	switch {
 	case err != nil:
 		p.rep.Node(v.Val, "%s after: invalid duration %q: %s", what, v.Val.Value, want)
-		return lv, false
+		return 0, false
 	case d < MinAfter:
 		p.rep.Node(v.Val, "%s after: %s is too short: want at least 1m", what, v.Val.Value)
-		return lv, false
+		return 0, false
 	case d > MaxAfter:
 		p.rep.Node(v.Val, "%s after: %s is too long: want at most 24h", what, v.Val.Value)
-		return lv, false
+		return 0, false
 	}
-	lv.After = d
-	return lv, ok
+	return d, true
 }

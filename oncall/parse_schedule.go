@@ -28,14 +28,9 @@ func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
 		return v, has
 	}
 	if v, has := need("time_zone", "an IANA time zone such as Europe/Zurich or UTC"); has {
-		if z, good := p.rep.Str(v.Val, "time_zone"); !good {
-			ok = false
-		} else if loc, err := loadZone(z); err != nil {
-			p.rep.Node(v.Val, "time_zone: unknown time zone %q: want an IANA name such as Europe/Zurich or UTC", z)
-			ok = false
-		} else {
-			s.Location = loc
-		}
+		loc, good := p.zone(v.Val)
+		ok = ok && good
+		s.Location = loc
 	}
 	if v, has := need("rotation", "the length of one shift, such as 12h, 1d or 1w"); has {
 		d, good := p.rotation(v.Val)
@@ -54,17 +49,9 @@ func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
 		startDate = d
 	}
 	if v, has := need("members", "a list of e-mail addresses or Slack user ids"); has {
-		items, good := p.list(v.Val, "members", "e-mail addresses or Slack user ids")
+		members, good := p.members(v.Val)
 		ok = ok && good
-		if good && len(items) == 0 {
-			p.rep.Node(v.Val, "members: empty: want at least one e-mail address or Slack user id")
-			ok = false
-		}
-		for _, it := range items {
-			mem, good := p.member(it, "member")
-			ok = ok && good
-			s.Members = append(s.Members, mem)
-		}
+		s.Members = members
 	}
 	if !ok {
 		return nil
@@ -77,6 +64,36 @@ func (p *parser) schedule(n *yaml.Node, seen map[string]int) *Schedule {
 		}
 	}
 	return s
+}
+
+// zone reads a schedule's time_zone.
+func (p *parser) zone(n *yaml.Node) (*time.Location, bool) {
+	z, good := p.rep.Str(n, "time_zone")
+	if !good {
+		return nil, false
+	}
+	loc, err := loadZone(z)
+	if err != nil {
+		p.rep.Node(n, "time_zone: unknown time zone %q: want an IANA name such as Europe/Zurich or UTC", z)
+		return nil, false
+	}
+	return loc, true
+}
+
+// members reads a schedule's members: at least one.
+func (p *parser) members(n *yaml.Node) ([]string, bool) {
+	items, ok := p.list(n, "members", "e-mail addresses or Slack user ids")
+	if ok && len(items) == 0 {
+		p.rep.Node(n, "members: empty: want at least one e-mail address or Slack user id")
+		ok = false
+	}
+	var members []string
+	for _, it := range items {
+		mem, good := p.member(it, "member")
+		ok = ok && good
+		members = append(members, mem)
+	}
+	return members, ok
 }
 
 // loadZone loads an IANA time zone; "Local" is refused because it depends

@@ -280,99 +280,11 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 	case socketmode.EventTypeErrorBadMessage:
 		s.badEnvelope(sm, evt)
 	case socketmode.EventTypeIncomingError:
-		// A frame that is not JSON at all: there is no envelope id to ack.
-		err := errors.New("unknown")
-		if e, ok := evt.Data.(*slack.IncomingEventError); ok && e != nil {
-			err = e.ErrorObj
-		}
-		s.log.Warn("dropped an unreadable socket-mode frame (no envelope id to ack)", "err", err)
+		s.unreadableFrame(evt)
 	case socketmode.EventTypeSlashCommand:
-		s.arrived.Store(time.Now().UnixNano())
-		cmd, ok := evt.Data.(slack.SlashCommand)
-		if evt.Request == nil {
-			return
-		}
-		_ = sm.Ack(*evt.Request)
-		if !ok {
-			s.log.Warn("acked a slash command envelope without a command", "envelope", evt.Request.EnvelopeID)
-			return
-		}
-		j := job{
-			run: func(ctx context.Context) { s.slash(ctx, cmd) },
-			sorry: func(ctx context.Context) {
-				s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(chat.PanicText(cmd.Command)), false)
-			},
-		}
-		if s.router.NeedsDesk(chat.Command{Slash: cmd.Command, Text: cmd.Text}) {
-			j.busy = func(ctx context.Context, text string) {
-				s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(text), false)
-			}
-		}
-		s.spawn(ctx, evt.Request, j)
+		s.slashEvent(ctx, sm, evt)
 	case socketmode.EventTypeInteractive:
-		s.arrived.Store(time.Now().UnixNano())
-		cb, ok := evt.Data.(slack.InteractionCallback)
-		if evt.Request == nil {
-			return
-		}
-		if !ok {
-			_ = sm.Ack(*evt.Request)
-			s.log.Warn("acked an interactive envelope without an interaction", "envelope", evt.Request.EnvelopeID)
-			return
-		}
-		switch cb.Type {
-		case slack.InteractionTypeMessageAction:
-			_ = sm.Ack(*evt.Request)
-			s.shortcut(ctx, evt.Request, cb)
-		case slack.InteractionTypeViewSubmission:
-			if cb.View.CallbackID == messageFormCallbackID {
-				s.submitMessageForm(ctx, sm, evt.Request, cb)
-				return
-			}
-			if cb.View.CallbackID != formCallbackID {
-				_ = sm.Ack(*evt.Request)
-				s.ignored(evt)
-				return
-			}
-			v := formValues(cb.View.State)
-			if strings.TrimSpace(v.Subject) == "" {
-				_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: "a ticket needs a subject"}))
-				return
-			}
-			// Admitted before the ack: when busy, the form stays open with
-			// what was typed, and the ack says when to submit it again.
-			p, busy := s.router.Admit()
-			if p == nil {
-				_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: busy}))
-				return
-			}
-			_ = sm.Ack(*evt.Request)
-			s.spawn(ctx, evt.Request, job{
-				pass: p,
-				run:  func(ctx context.Context) { s.submit(ctx, cb, v) },
-				busy: func(ctx context.Context, text string) {
-					s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(text+" (your ticket was not opened: "+v.Subject+")"), false)
-				},
-				sorry: func(ctx context.Context) {
-					s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(chat.PanicText("/ticket new")), false)
-				},
-			})
-		case slack.InteractionTypeBlockActions:
-			_ = sm.Ack(*evt.Request)
-			channel := cmp.Or(cb.Channel.ID, cb.Container.ChannelID)
-			s.spawn(ctx, evt.Request, job{
-				run: func(ctx context.Context) { s.click(ctx, cb) },
-				busy: func(ctx context.Context, text string) {
-					s.answer(ctx, "", channel, cb.User.ID, failed(text), false)
-				},
-				sorry: func(ctx context.Context) {
-					s.answer(ctx, "", channel, cb.User.ID, failed(chat.PanicText("that button")), false)
-				},
-			})
-		default:
-			_ = sm.Ack(*evt.Request)
-			s.ignored(evt)
-		}
+		s.interactiveEvent(ctx, sm, evt)
 	case socketmode.EventTypeEventsAPI:
 		handled := false
 		if evt.Request != nil {
@@ -389,6 +301,116 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			s.ignored(evt)
 		}
 	}
+}
+
+// unreadableFrame logs a frame that is not JSON at all: there is no
+// envelope id to ack.
+func (s *Slack) unreadableFrame(evt socketmode.Event) {
+	err := errors.New("unknown")
+	if e, ok := evt.Data.(*slack.IncomingEventError); ok && e != nil {
+		err = e.ErrorObj
+	}
+	s.log.Warn("dropped an unreadable socket-mode frame (no envelope id to ack)", "err", err)
+}
+
+// slashEvent acks a slash command and spawns its job.
+func (s *Slack) slashEvent(ctx context.Context, sm acker, evt socketmode.Event) {
+	s.arrived.Store(time.Now().UnixNano())
+	cmd, ok := evt.Data.(slack.SlashCommand)
+	if evt.Request == nil {
+		return
+	}
+	_ = sm.Ack(*evt.Request)
+	if !ok {
+		s.log.Warn("acked a slash command envelope without a command", "envelope", evt.Request.EnvelopeID)
+		return
+	}
+	j := job{
+		run: func(ctx context.Context) { s.slash(ctx, cmd) },
+		sorry: func(ctx context.Context) {
+			s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(chat.PanicText(cmd.Command)), false)
+		},
+	}
+	if s.router.NeedsDesk(chat.Command{Slash: cmd.Command, Text: cmd.Text}) {
+		j.busy = func(ctx context.Context, text string) {
+			s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(text), false)
+		}
+	}
+	s.spawn(ctx, evt.Request, j)
+}
+
+// interactiveEvent acks an interaction (a form's ack may carry its
+// errors) and spawns its job.
+func (s *Slack) interactiveEvent(ctx context.Context, sm acker, evt socketmode.Event) {
+	s.arrived.Store(time.Now().UnixNano())
+	cb, ok := evt.Data.(slack.InteractionCallback)
+	if evt.Request == nil {
+		return
+	}
+	if !ok {
+		_ = sm.Ack(*evt.Request)
+		s.log.Warn("acked an interactive envelope without an interaction", "envelope", evt.Request.EnvelopeID)
+		return
+	}
+	switch cb.Type {
+	case slack.InteractionTypeMessageAction:
+		_ = sm.Ack(*evt.Request)
+		s.shortcut(ctx, evt.Request, cb)
+	case slack.InteractionTypeViewSubmission:
+		s.viewSubmission(ctx, sm, evt, cb)
+	case slack.InteractionTypeBlockActions:
+		_ = sm.Ack(*evt.Request)
+		channel := cmp.Or(cb.Channel.ID, cb.Container.ChannelID)
+		s.spawn(ctx, evt.Request, job{
+			run: func(ctx context.Context) { s.click(ctx, cb) },
+			busy: func(ctx context.Context, text string) {
+				s.answer(ctx, "", channel, cb.User.ID, failed(text), false)
+			},
+			sorry: func(ctx context.Context) {
+				s.answer(ctx, "", channel, cb.User.ID, failed(chat.PanicText("that button")), false)
+			},
+		})
+	default:
+		_ = sm.Ack(*evt.Request)
+		s.ignored(evt)
+	}
+}
+
+// viewSubmission handles a submitted form: the new-ticket form or the
+// ticket-from-message form.
+func (s *Slack) viewSubmission(ctx context.Context, sm acker, evt socketmode.Event, cb slack.InteractionCallback) {
+	if cb.View.CallbackID == messageFormCallbackID {
+		s.submitMessageForm(ctx, sm, evt.Request, cb)
+		return
+	}
+	if cb.View.CallbackID != formCallbackID {
+		_ = sm.Ack(*evt.Request)
+		s.ignored(evt)
+		return
+	}
+	v := formValues(cb.View.State)
+	if strings.TrimSpace(v.Subject) == "" {
+		_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: "a ticket needs a subject"}))
+		return
+	}
+	// Admitted before the ack: when busy, the form stays open with
+	// what was typed, and the ack says when to submit it again.
+	p, busy := s.router.Admit()
+	if p == nil {
+		_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: busy}))
+		return
+	}
+	_ = sm.Ack(*evt.Request)
+	s.spawn(ctx, evt.Request, job{
+		pass: p,
+		run:  func(ctx context.Context) { s.submit(ctx, cb, v) },
+		busy: func(ctx context.Context, text string) {
+			s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(text+" (your ticket was not opened: "+v.Subject+")"), false)
+		},
+		sorry: func(ctx context.Context) {
+			s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(chat.PanicText("/ticket new")), false)
+		},
+	})
 }
 
 // ignored logs, at debug level, an envelope deskbot has nothing to do with
