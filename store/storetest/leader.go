@@ -45,9 +45,8 @@ func testEpochTakeover(t *testing.T, open Open) {
 	a := open(t)
 	la := lead(t, a)
 	key := rules.FiringKey{Rule: "page", TicketID: 5}
-	f := claim(t, a, key, episode, t0)
+	f := begun(t, a, key, episode)
 	mustWin(t, f, 1, 1, false, nil)
-	do(t, a.ActionDone(t.Context(), f.ID, 0))
 	first := la.Epoch()
 	do(t, la.Close(t.Context())) // the process dies
 
@@ -104,9 +103,8 @@ func testLeaderGone(t *testing.T, open Open) {
 	a := open(t)
 	la := lead(t, a)
 	key := rules.FiringKey{Rule: "r", TicketID: 1}
-	f := claim(t, a, key, episode, t0)
+	f := begun(t, a, key, episode)
 	mustWin(t, f, 1, 1, false, nil)
-	do(t, a.ActionDone(t.Context(), f.ID, 0))
 	do(t, la.Close(t.Context()))
 	_, err := a.Claim(t.Context(), rules.FiringKey{Rule: "r", TicketID: 2}, episode, t0, lease)
 	if !errors.Is(err, store.ErrNotLeader) {
