@@ -185,18 +185,6 @@ func (d *meteredDesk) spendAsked(ctx context.Context, err error) {
 	}
 }
 
-// meteredOptional spends a request and calls f on d's desk as an I (an
-// interface the desk may implement), or answers errNo when it does not.
-func meteredOptional[I, T any](ctx context.Context, d *meteredDesk, errNo error, f func(I) (T, error)) (T, error) {
-	i, ok := d.Desk.(I)
-	if !ok {
-		var none T
-		return none, errNo
-	}
-	d.spend(ctx, creditsRequest)
-	return f(i)
-}
-
 // Agents is counted as one page of 100 when the desk can list agents.
 func (d *meteredDesk) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {
 	as, more, err := d.Desk.Agents(ctx, limit)
@@ -204,9 +192,11 @@ func (d *meteredDesk) Agents(ctx context.Context, limit int) ([]*sdclient.Agent,
 	return as, more, err
 }
 
-// Workspaces implements WorkspaceLister when the desk does.
+// Workspaces costs one request when the desk can list workspaces.
 func (d *meteredDesk) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
-	return meteredOptional(ctx, d, errNoWorkspaces, func(w WorkspaceLister) ([]*sdclient.Workspace, error) { return w.Workspaces(ctx) })
+	ws, err := d.Desk.Workspaces(ctx)
+	d.spendAsked(ctx, err)
+	return ws, err
 }
 
 func (d *meteredDesk) Me(ctx context.Context) (*sdclient.Agent, error) {

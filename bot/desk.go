@@ -45,9 +45,8 @@ type Desk interface {
 	// Groups lists the agent groups.
 	Groups(ctx context.Context) ([]*sdclient.Group, error)
 
-	// The people look-ups below are abilities some desks lack: such a desk
-	// answers an error wrapping errors.ErrUnsupported, and the bot does
-	// without (see each).
+	// Some desks lack the abilities below: such a desk answers an error
+	// wrapping errors.ErrUnsupported, and the bot does without (see each).
 
 	// Requester reads the person with this id (a requester, or an agent
 	// who asked for help); sdclient.ErrNotFound if none. It names the
@@ -66,12 +65,14 @@ type Desk interface {
 	// the agent's own id (the desk's agents are requesters too) and anyone
 	// else is told it cannot.
 	RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error)
-}
-
-// WorkspaceLister is an optional Desk method: the account's workspaces,
-// so that answers name a workspace rather than give its id.
-type WorkspaceLister interface {
+	// Workspaces lists the account's workspaces, so that answers name a
+	// workspace rather than give its id; unsupported, they give the id.
 	Workspaces(ctx context.Context) ([]*sdclient.Workspace, error)
+	// RequesterNote adds a public, incoming note to ticket id on behalf of
+	// the requester requesterID, for the requester's replies in a linked
+	// thread; unsupported, those are copied as private notes on behalf of
+	// the API key's agent, saying who wrote them.
+	RequesterNote(ctx context.Context, id int64, body string, requesterID int64) error
 }
 
 // Explainer says why the rules did or did not act on a ticket the command

@@ -117,7 +117,7 @@ func (a *DeskAdapter) Requester(ctx context.Context, id int64) (*sdclient.Ticket
 	return &sdclient.TicketRequester{ID: ag.ID, Name: ag.Name(), Email: ag.Email}, nil
 }
 
-// Workspaces implements WorkspaceLister (GET /workspaces).
+// Workspaces implements Desk (GET /workspaces).
 func (a *DeskAdapter) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
 	var out []*sdclient.Workspace
 	for w, err := range a.c.Workspaces.ListAll(ctx, &sdclient.ListOptions{PerPage: 100}) {

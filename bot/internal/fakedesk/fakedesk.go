@@ -29,13 +29,15 @@ type Desk struct {
 	Creates    []sdclient.TicketCreate
 	Updates    []Update
 	PanicOn    string
-	// Lacks holds the people look-ups this desk cannot do ("requester",
-	// "agents", "requesterByEmail"): they answer errors.ErrUnsupported,
-	// as a desk without the ability does.
+	// WorkspaceList is what Workspaces lists (nil: none named).
+	WorkspaceList []*sdclient.Workspace
+	// Lacks holds the abilities this desk does not have ("requester",
+	// "agents", "requesterByEmail", "workspaces", "requesterNote"): they
+	// answer errors.ErrUnsupported, as a desk without the ability does.
 	Lacks map[string]bool
 }
 
-// Lack makes the desk unable to do the people look-ups ops (see Lacks).
+// Lack takes the abilities ops away from the desk (see Lacks).
 func (d *Desk) Lack(ops ...string) *Desk {
 	d.Mu.Lock()
 	defer d.Mu.Unlock()
@@ -48,7 +50,7 @@ func (d *Desk) Lack(ops ...string) *Desk {
 	return d
 }
 
-// able counts a call of a people look-up and answers errors.ErrUnsupported
+// able counts a call of an ability and answers errors.ErrUnsupported
 // when the desk lacks it; otherwise as enter.
 func (d *Desk) able(ctx context.Context, op string) error {
 	d.Mu.Lock()
@@ -66,6 +68,7 @@ type Conv struct {
 	Body     string
 	UserID   int64
 	Private  bool
+	Incoming bool // written as the requester (RequesterNote)
 }
 
 // Update is one UpdateTicket call.
@@ -246,27 +249,49 @@ func (d *Desk) UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpda
 	return &c, nil
 }
 
-func (d *Desk) addConv(ctx context.Context, op string, id int64, body string, user int64, private bool) error {
+func (d *Desk) addConv(ctx context.Context, op string, c Conv) error {
 	if err := d.enter(ctx, op); err != nil {
 		return err
 	}
 	d.Mu.Lock()
 	defer d.Mu.Unlock()
-	if _, ok := d.Tickets[id]; !ok {
-		return fmt.Errorf("%s on ticket %d: %w", op, id, sdclient.ErrNotFound)
+	if _, ok := d.Tickets[c.TicketID]; !ok {
+		return fmt.Errorf("%s on ticket %d: %w", op, c.TicketID, sdclient.ErrNotFound)
 	}
-	d.Convs = append(d.Convs, Conv{TicketID: id, Body: body, UserID: user, Private: private})
+	d.Convs = append(d.Convs, c)
 	return nil
 }
 
 // AddNote implements bot.Desk.
 func (d *Desk) AddNote(ctx context.Context, id int64, body string, user int64) error {
-	return d.addConv(ctx, "note", id, body, user, true)
+	return d.addConv(ctx, "note", Conv{TicketID: id, Body: body, UserID: user, Private: true})
 }
 
 // Reply implements bot.Desk.
 func (d *Desk) Reply(ctx context.Context, id int64, body string, user int64) error {
-	return d.addConv(ctx, "reply", id, body, user, false)
+	return d.addConv(ctx, "reply", Conv{TicketID: id, Body: body, UserID: user})
+}
+
+// RequesterNote implements bot.Desk: a public, incoming note by the
+// requester.
+func (d *Desk) RequesterNote(ctx context.Context, id int64, body string, requester int64) error {
+	d.Mu.Lock()
+	lacks := d.Lacks["requesterNote"]
+	d.Mu.Unlock()
+	if lacks {
+		return fmt.Errorf("fake desk: requesterNote: %w", errors.ErrUnsupported)
+	}
+	return d.addConv(ctx, "requesterNote", Conv{TicketID: id, Body: body, UserID: requester, Incoming: true})
+}
+
+// Workspaces implements bot.Desk: WorkspaceList.
+func (d *Desk) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
+	if err := d.able(ctx, "workspaces"); err != nil {
+		return nil, err
+	}
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
+	return append([]*sdclient.Workspace(nil), d.WorkspaceList...), nil
 }
 
 // FilterTickets implements bot.Desk over status, priority, requester,
