@@ -51,35 +51,7 @@ func (r *Router) act(ctx context.Context, caller Caller, action, value string) (
 				r.resolvePages(ctx, id)
 			}
 		case chat.ActionAcknowledge:
-			if key != "" {
-				if err := alertKeyPermit(id, rule, key); err != nil {
-					return Reply{}, err
-				}
-			}
-			if r.acks != nil && key != "" {
-				if err := r.acks.Acknowledge(ctx, key, c.email, r.now()); err != nil {
-					return Reply{}, fmt.Errorf("record acknowledgement of %s: %w", key, err)
-				}
-			}
-			// The alert of a rule that also pages: acknowledging it stops
-			// the escalation too, and the page's note records who and when.
-			p, paged := r.ackAlertPage(ctx, id, key, c.email)
-			// The card is drawn from the ticket permit read (no second
-			// read), with the note just written.
-			cp := *c.t
-			t = &cp
-			if paged {
-				res.Pages = append(res.Pages, p)
-			} else {
-				note := "Alert acknowledged in chat by " + name + "."
-				if err := r.desk.AddNote(ctx, id, htmlText(note), c.agent.ID); err != nil {
-					return Reply{}, fmt.Errorf("add note to ticket %d: %w", id, err)
-				}
-				t.Conversations = append(slices.Clip(t.Conversations), &sdclient.Conversation{
-					TicketID: id, UserID: c.agent.ID, Body: htmlText(note), BodyText: note,
-					Private: true, Source: sdclient.ConversationSourceNote, CreatedAt: r.now(), UpdatedAt: r.now(),
-				})
-			}
+			t, err = r.ackButton(ctx, c, rule, key, &res)
 			res.Activity = fmt.Sprintf("%s acknowledged", name)
 		}
 		if err != nil {
@@ -98,6 +70,42 @@ func (r *Router) act(ctx context.Context, caller Caller, action, value string) (
 	}
 	res.Text = resp.Text
 	return res
+}
+
+// ackButton acknowledges the alert of ticket c.ticket (key: its alert,
+// "" for a plain card): the alert's page stops, or a note records who
+// acknowledged. The card is drawn from the ticket permit read (no second
+// read), with the note just written.
+func (r *Router) ackButton(ctx context.Context, c *call, rule, key string, res *Reply) (*sdclient.Ticket, error) {
+	id := c.ticket
+	if key != "" {
+		if err := alertKeyPermit(id, rule, key); err != nil {
+			return nil, err
+		}
+	}
+	if r.acks != nil && key != "" {
+		if err := r.acks.Acknowledge(ctx, key, c.email, r.now()); err != nil {
+			return nil, fmt.Errorf("record acknowledgement of %s: %w", key, err)
+		}
+	}
+	// The alert of a rule that also pages: acknowledging it stops
+	// the escalation too, and the page's note records who and when.
+	p, paged := r.ackAlertPage(ctx, id, key, c.email)
+	cp := *c.t
+	t := &cp
+	if paged {
+		res.Pages = append(res.Pages, p)
+		return t, nil
+	}
+	note := "Alert acknowledged in chat by " + c.agent.Name() + "."
+	if err := r.desk.AddNote(ctx, id, htmlText(note), c.agent.ID); err != nil {
+		return nil, fmt.Errorf("add note to ticket %d: %w", id, err)
+	}
+	t.Conversations = append(slices.Clip(t.Conversations), &sdclient.Conversation{
+		TicketID: id, UserID: c.agent.ID, Body: htmlText(note), BodyText: note,
+		Private: true, Source: sdclient.ConversationSourceNote, CreatedAt: r.now(), UpdatedAt: r.now(),
+	})
+	return t, nil
 }
 
 // withEmbeds gives t (the answer of an update, which embeds nothing) the

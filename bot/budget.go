@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,39 +170,33 @@ func (d *meteredDesk) Agent(ctx context.Context, id int64) (*sdclient.Agent, err
 	return d.Desk.Agent(ctx, id)
 }
 
-// Requester implements RequesterDesk when the desk does.
+// Requester costs one request when the desk can look requesters up.
 func (d *meteredDesk) Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error) {
-	return meteredOptional(ctx, d, errNoRequesters, func(rd RequesterDesk) (*sdclient.TicketRequester, error) {
-		return rd.Requester(ctx, id)
-	})
+	rq, err := d.Desk.Requester(ctx, id)
+	d.spendAsked(ctx, err)
+	return rq, err
 }
 
-// meteredOptional spends a request and calls f on d's desk as an I (an
-// interface the desk may implement), or answers errNo when it does not.
-func meteredOptional[I, T any](ctx context.Context, d *meteredDesk, errNo error, f func(I) (T, error)) (T, error) {
-	i, ok := d.Desk.(I)
-	if !ok {
-		var none T
-		return none, errNo
+// spendAsked spends the request of a people look-up unless the desk said
+// it cannot do it (errors.ErrUnsupported): then nothing was asked.
+func (d *meteredDesk) spendAsked(ctx context.Context, err error) {
+	if !errors.Is(err, errors.ErrUnsupported) {
+		d.spend(ctx, creditsRequest)
 	}
-	d.spend(ctx, creditsRequest)
-	return f(i)
 }
 
-// Agents implements AgentLister when the desk does; counted as one page
-// of 100.
+// Agents is counted as one page of 100 when the desk can list agents.
 func (d *meteredDesk) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {
-	al, ok := d.Desk.(AgentLister)
-	if !ok {
-		return nil, false, errNoAgentList
-	}
-	d.spend(ctx, creditsRequest)
-	return al.Agents(ctx, limit)
+	as, more, err := d.Desk.Agents(ctx, limit)
+	d.spendAsked(ctx, err)
+	return as, more, err
 }
 
-// Workspaces implements WorkspaceLister when the desk does.
+// Workspaces costs one request when the desk can list workspaces.
 func (d *meteredDesk) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
-	return meteredOptional(ctx, d, errNoWorkspaces, func(w WorkspaceLister) ([]*sdclient.Workspace, error) { return w.Workspaces(ctx) })
+	ws, err := d.Desk.Workspaces(ctx)
+	d.spendAsked(ctx, err)
+	return ws, err
 }
 
 func (d *meteredDesk) Me(ctx context.Context) (*sdclient.Agent, error) {

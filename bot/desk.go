@@ -44,30 +44,35 @@ type Desk interface {
 	Statuses(ctx context.Context) ([]sdclient.FieldChoice, error)
 	// Groups lists the agent groups.
 	Groups(ctx context.Context) ([]*sdclient.Group, error)
-}
 
-// RequesterDesk is an optional Desk method: the requester of a ticket read
-// without the requester embedded (alerts and pages get such tickets from
-// the rules), so that its card shows a name, not "requester #N". A Desk
-// without it leaves those cards with the id.
-type RequesterDesk interface {
+	// Some desks lack the abilities below: such a desk answers an error
+	// wrapping errors.ErrUnsupported, and the bot does without (see each).
+
 	// Requester reads the person with this id (a requester, or an agent
-	// who asked for help); sdclient.ErrNotFound if none.
+	// who asked for help); sdclient.ErrNotFound if none. It names the
+	// requester of a ticket read without the requester embedded (alerts
+	// and pages get such tickets from the rules), so that its card shows a
+	// name, not "requester #N"; unsupported, those cards keep the id and a
+	// requester's thread reply is not copied.
 	Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error)
-}
-
-// AgentLister is an optional Desk method: every agent, for /ticket agents
-// (/assign list). A Desk without it lists groups only.
-type AgentLister interface {
 	// Agents lists the desk's agents, at most limit of them; more reports
-	// that there were more.
+	// that there were more. It is /ticket agents (/assign list);
+	// unsupported, that lists groups only.
 	Agents(ctx context.Context, limit int) (agents []*sdclient.Agent, more bool, err error)
-}
-
-// WorkspaceLister is an optional Desk method: the account's workspaces,
-// so that answers name a workspace rather than give its id.
-type WorkspaceLister interface {
+	// RequesterByEmail finds the requester with that e-mail;
+	// sdclient.ErrNotFound if none. A person's home lists the tickets they
+	// asked for by it; unsupported, an agent's requests are listed under
+	// the agent's own id (the desk's agents are requesters too) and anyone
+	// else is told it cannot.
+	RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error)
+	// Workspaces lists the account's workspaces, so that answers name a
+	// workspace rather than give its id; unsupported, they give the id.
 	Workspaces(ctx context.Context) ([]*sdclient.Workspace, error)
+	// RequesterNote adds a public, incoming note to ticket id on behalf of
+	// the requester requesterID, for the requester's replies in a linked
+	// thread; unsupported, those are copied as private notes on behalf of
+	// the API key's agent, saying who wrote them.
+	RequesterNote(ctx context.Context, id int64, body string, requesterID int64) error
 }
 
 // Explainer says why the rules did or did not act on a ticket the command

@@ -93,7 +93,7 @@ func (a *DeskAdapter) Agent(ctx context.Context, id int64) (*sdclient.Agent, err
 	return ag, err
 }
 
-// Requester implements RequesterDesk (GET /requesters/{id}; an agent who
+// Requester implements Desk (GET /requesters/{id}; an agent who
 // asked for help is not a requester: then GET /agents/{id}).
 func (a *DeskAdapter) Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error) {
 	rq, _, err := a.c.Requesters.Get(ctx, id)
@@ -117,7 +117,7 @@ func (a *DeskAdapter) Requester(ctx context.Context, id int64) (*sdclient.Ticket
 	return &sdclient.TicketRequester{ID: ag.ID, Name: ag.Name(), Email: ag.Email}, nil
 }
 
-// Workspaces implements WorkspaceLister (GET /workspaces).
+// Workspaces implements Desk (GET /workspaces).
 func (a *DeskAdapter) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
 	var out []*sdclient.Workspace
 	for w, err := range a.c.Workspaces.ListAll(ctx, &sdclient.ListOptions{PerPage: 100}) {
@@ -129,7 +129,7 @@ func (a *DeskAdapter) Workspaces(ctx context.Context) ([]*sdclient.Workspace, er
 	return out, nil
 }
 
-// Agents implements AgentLister (GET /agents?per_page=100, page by page,
+// Agents implements Desk (GET /agents?per_page=100, page by page,
 // up to limit agents).
 func (a *DeskAdapter) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {
 	var out []*sdclient.Agent

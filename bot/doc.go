@@ -11,7 +11,7 @@
 // desk failures (deskerrors.go), the desk budget of people's commands and
 // their admission (budget.go, gate.go), the ticket mirror reads
 // (mirror.go), the App Home model (Router.Home, home.go), the on-call
-// commands and page buttons (oncall.go), tickets
+// commands and page buttons (oncall.go; who may press them: oncall_gate.go), tickets
 // made from chat messages, one per message over the MessageLedger port
 // (fromchat.go: Router.TicketFromMessage), the cards of unfurled ticket
 // links (unfurl.go: Router.Unfurl), and the Desk port with its adapter
@@ -33,5 +33,7 @@
 // the ticket (brief, mirrored), and its handler (*Router).cmdX. The table
 // is built per router (commandTable), checked once (checkTable), and help,
 // usage lines and parsing all come from it. To add a command, add a row
-// and its handler; nothing else changes.
+// and its handler; nothing else changes. The handlers of the ticket
+// commands sit beside the table; the searches and lists in search.go,
+// /assign list in agents.go, status and priority words in fields.go.
 package bot

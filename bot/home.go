@@ -15,16 +15,6 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// RequesterFinder is an optional Desk method: the requester with an
-// e-mail, so that a person's home lists the tickets they asked for. A
-// Desk without it lists an agent's requests under the agent's own id (the
-// desk's agents are requesters too) and tells anyone else it cannot.
-type RequesterFinder interface {
-	// RequesterByEmail finds the requester with that e-mail;
-	// sdclient.ErrNotFound if none.
-	RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error)
-}
-
 // DefaultHomeInterval is how often at most a person's home is rebuilt:
 // opening the Home tab again within it shows what it showed.
 const DefaultHomeInterval = 30 * time.Second
@@ -201,10 +191,6 @@ func (r *Router) requesterID(ctx context.Context, email string, agent *sdclient.
 	if agent != nil {
 		fallback = agent.ID
 	}
-	finder, _ := r.desk.(RequesterFinder)
-	if finder == nil {
-		return fallback, nil
-	}
 	key := strings.ToLower(email)
 	now := r.now()
 	if c, ok := freshIn(r, r.requesterIDs, key, now, r.agentTTL); ok {
@@ -213,12 +199,12 @@ func (r *Router) requesterID(ctx context.Context, email string, agent *sdclient.
 	var rq *sdclient.TicketRequester
 	err := r.retrying(ctx, true, func(ctx context.Context) error {
 		var err error
-		rq, err = finder.RequesterByEmail(ctx, email)
+		rq, err = r.desk.RequesterByEmail(ctx, email)
 		return err
 	})
 	var id int64
 	switch {
-	case errors.Is(err, errNoRequesterFinder):
+	case errors.Is(err, errors.ErrUnsupported):
 		return fallback, nil
 	case errors.Is(err, sdclient.ErrNotFound):
 	case err != nil:

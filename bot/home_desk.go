@@ -9,7 +9,7 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// RequesterByEmail implements RequesterFinder (GET /requesters?email=):
+// RequesterByEmail implements Desk (GET /requesters?email=):
 // sdclient.ErrNotFound when the desk has no requester with that e-mail.
 func (a *DeskAdapter) RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error) {
 	rs, _, err := a.c.Requesters.List(ctx, &sdclient.RequesterListOptions{Email: email})
@@ -30,13 +30,9 @@ func (a *DeskAdapter) RequesterByEmail(ctx context.Context, email string) (*sdcl
 	return out, nil
 }
 
-// errNoRequesterFinder: the desk cannot find requesters by e-mail (see
-// RequesterFinder).
-var errNoRequesterFinder = errors.New("the desk does not find requesters by e-mail")
-
-// RequesterByEmail implements RequesterFinder when the desk does.
+// RequesterByEmail costs one request when the desk can find requesters.
 func (d *meteredDesk) RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error) {
-	return meteredOptional(ctx, d, errNoRequesterFinder, func(rf RequesterFinder) (*sdclient.TicketRequester, error) {
-		return rf.RequesterByEmail(ctx, email)
-	})
+	rq, err := d.Desk.RequesterByEmail(ctx, email)
+	d.spendAsked(ctx, err)
+	return rq, err
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/deskbot/deskbot/bot/chat"
 )
 
-// errNoWorkspaces: the desk cannot list workspaces (see WorkspaceLister).
-var errNoWorkspaces = errors.New("the desk does not list workspaces")
-
 // workspaceNamesTTL is how long the workspaces' names are kept: they
 // rarely change.
 const workspaceNamesTTL = time.Hour
@@ -27,18 +24,23 @@ func (r *Router) workspaceName(ctx context.Context, ws int64) string {
 	}
 	now := r.now()
 	c, ok := fresh(r, &r.workspaces, now, workspaceNamesTTL)
-	if wl, lists := r.desk.(WorkspaceLister); !ok && lists {
+	if !ok {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		list, err := wl.Workspaces(ctx)
+		list, err := r.desk.Workspaces(ctx)
 		cancel()
-		if err == nil {
+		switch {
+		case err == nil:
 			names := make(map[int64]string, len(list))
 			for _, w := range list {
 				names[w.ID] = w.Name
 			}
 			keep(r, &r.workspaces, names, now)
 			c.v = names
-		} else if !errors.Is(err, errNoWorkspaces) {
+		case errors.Is(err, errors.ErrUnsupported):
+			// The desk names no workspace: ids it is, not asked again
+			// within the hour.
+			keep(r, &r.workspaces, c.v, now)
+		default:
 			r.log.Warn("cannot list the desk's workspaces; naming them by id", "err", err)
 		}
 	}

@@ -175,139 +175,6 @@ func (r *Router) pageEscalate(ctx context.Context, c *call, key string, now time
 	return pageClick{text: fmt.Sprintf("Escalated the page of ticket #%d to the next level.", c.ticket)}, nil
 }
 
-// pagePermit returns the caller's e-mail when they may act on page key
-// (verb: acknowledge or escalate) of the call's ticket, and a refusal
-// otherwise.
-func (r *Router) pagePermit(ctx context.Context, c *call, key, verb string) (string, error) {
-	email, err := r.callerEmail(ctx, c.caller)
-	if err != nil {
-		return "", err
-	}
-	p, found, err := r.oncall.Page(ctx, key)
-	if err != nil {
-		return "", fmt.Errorf("read page %s: %w", key, err)
-	}
-	if !found {
-		return "", refuse("this page (%s) is not known here any more", key)
-	}
-	if p.TicketID != c.ticket {
-		// The button's ticket decides whose access is checked: it must
-		// be the page's.
-		return "", refuse("this button names ticket #%d, but its page (%s) is of another ticket", c.ticket, key)
-	}
-	g := &pageGate{r: r, c: c, email: email}
-	switch v, err := g.may(ctx, p); {
-	case err != nil:
-		return "", err
-	case v == pageOutOfScope:
-		return "", g.scope
-	case v == pageNotInvolved:
-		return "", refuse("%s", pageRefusal(p.Policy, verb, email))
-	}
-	return email, nil
-}
-
-// pageVerdict says whether a person may act on a page, and if not, why.
-type pageVerdict int
-
-const (
-	pageAllowed     pageVerdict = iota
-	pageNotInvolved             // neither a desk agent nor one of the policy's people
-	pageOutOfScope              // an agent, not one of the policy's people, and the ticket is outside their access
-)
-
-// pageGate decides which pages of the call's ticket its caller may
-// acknowledge or escalate. The people of a page's policy may (members of
-// its schedules and their overrides, its user: levels, and the members of
-// its group: levels when the chat can list them): the rules file sends
-// them the page, ticket number and text, so they need not be agents and
-// their access to the ticket does not matter. A desk agent may when the
-// ticket is within their access, by the rules of /ticket show (see
-// access.go). Anyone else in the workspace may not, so that nobody outside
-// can silently stop an escalation, nor learn from the answer whether the
-// ticket has pages or who acknowledged them. The gate looks the caller up
-// as an agent and reads the ticket at most once each, and only when the
-// policy alone does not decide.
-type pageGate struct {
-	r     *Router
-	c     *call // the caller's request and the ticket; its agent and t are filled in here
-	email string
-
-	looked bool            // the caller was looked up as an agent
-	agent  *sdclient.Agent // nil: not an agent
-	scoped bool            // the ticket was checked against the agent's access
-	scope  error           // nil: within it; the refusal (or failure) otherwise
-}
-
-// lookup looks the caller up as an agent, once.
-func (g *pageGate) lookup(ctx context.Context) (*sdclient.Agent, error) {
-	if !g.looked {
-		a, err := g.r.agentByEmail(ctx, g.email)
-		if err != nil {
-			return nil, err
-		}
-		g.agent, g.looked = a, true
-	}
-	return g.agent, nil
-}
-
-// inScope checks the ticket against the agent's access, once: nil when
-// the agent may act on it, the refusal of /ticket show otherwise (or why
-// the ticket could not be read). An agent whose access is every ticket of
-// every workspace needs no read.
-func (g *pageGate) inScope(ctx context.Context) error {
-	if !g.scoped {
-		if ac := accessOf(g.agent); !ac.all || len(ac.workspaces) > 0 {
-			g.c.agent, g.c.email = g.agent, g.email
-			g.scope = g.r.permit(ctx, g.c)
-		}
-		g.scoped = true
-	}
-	return g.scope
-}
-
-// may decides whether the caller may act on page p of the ticket. An error
-// is a failure to decide (the desk or the store), never a refusal.
-func (g *pageGate) may(ctx context.Context, p oncall.Page) (pageVerdict, error) {
-	pol := g.r.oncall.Config().Policy(p.Policy)
-	if pol.Involves(g.email, g.c.caller.UserID) {
-		return pageAllowed, nil
-	}
-	a, err := g.lookup(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if a != nil {
-		err := g.inScope(ctx)
-		if err == nil {
-			return pageAllowed, nil
-		}
-		var ref *refusal
-		if !errors.As(err, &ref) {
-			return 0, err
-		}
-	}
-	// Groups are asked last: they cost a chat call when their cached
-	// members have expired.
-	gm, _ := g.c.caller.Users.(oncall.GroupMembers)
-	ok, err := pol.InvolvesWithGroups(ctx, g.email, g.c.caller.UserID, gm)
-	if err != nil && !ok {
-		g.r.log.Warn("cannot read the members of an on-call group; counting nobody of it", "policy", p.Policy, "err", err)
-	}
-	switch {
-	case ok:
-		return pageAllowed, nil
-	case a != nil:
-		return pageOutOfScope, nil
-	}
-	return pageNotInvolved, nil
-}
-
-// pageRefusal tells a caller why they may not act on a page of policy.
-func pageRefusal(policy, verb, email string) string {
-	return fmt.Sprintf("only desk agents and the people on %s's rota can %s its pages; %s is neither", policy, verb, email)
-}
-
 // alreadyText says who stopped a page before the click: by name when
 // they are a desk agent (issue 23: names, not ids), else by e-mail.
 func (r *Router) alreadyText(ctx context.Context, p oncall.Page) string {
@@ -370,82 +237,101 @@ func (r *Router) cmdOnCallAck(ctx context.Context, c *call) (Reply, error) {
 		return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
 	}
 	g := &pageGate{r: r, c: c, email: email}
+	res, err := r.ackPages(ctx, g, all, email)
+	if err != nil {
+		return Reply{}, err
+	}
+	if res.allowed == 0 {
+		return Reply{}, g.noPageToAck(ctx)
+	}
+	if len(res.pages) == 0 {
+		return Reply{}, r.nothingAcked(ctx, c.p.ID, res)
+	}
+	text := fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(res.acked, ", "))
+	if len(res.why) > 0 {
+		text += " Not acknowledged: " + strings.Join(res.why, "; ") + "."
+	}
+	return Reply{Text: text, Pages: res.pages}, nil
+}
+
+// pageAcks is what /oncall ack did with the pages of a ticket.
+type pageAcks struct {
+	pages   []oncall.Page // acknowledged now
+	stopped []oncall.Page // acknowledged or resolved before
+	acked   []string      // the policies of pages
+	why     []string      // why escalating pages were not the caller's to acknowledge
+	errs    []error
+	allowed int // pages the caller may act on
+}
+
+// ackPages acknowledges, as email, the escalating pages of all that the
+// gate lets the caller act on.
+func (r *Router) ackPages(ctx context.Context, g *pageGate, all []oncall.Page, email string) (pageAcks, error) {
+	var res pageAcks
 	now := r.now()
-	var pages, stopped []oncall.Page
-	var acked, why []string
-	var errs []error
-	allowed := 0
 	for _, p := range all {
 		v, err := g.may(ctx, p)
 		if err != nil {
-			return Reply{}, err
+			return pageAcks{}, err
 		}
 		if v != pageAllowed {
 			// A page the caller may not act on is named only to someone
 			// who may act on another page of the ticket (below), and only
 			// while it escalates: who stopped it is not theirs to know.
 			if !p.Acked() && !p.Resolved() {
-				why = append(why, g.refusal(v, p.Policy))
+				res.why = append(res.why, g.refusal(v, p.Policy))
 			}
 			continue
 		}
-		allowed++
+		res.allowed++
 		if p.Acked() || p.Resolved() {
-			stopped = append(stopped, p)
+			res.stopped = append(res.stopped, p)
 			continue
 		}
 		q, won, err := r.oncall.Ack(ctx, p.Key, email, now)
 		if err != nil {
-			errs = append(errs, err)
+			res.errs = append(res.errs, err)
 		}
 		if won {
-			pages = append(pages, q)
-			acked = append(acked, q.Policy)
+			res.pages = append(res.pages, q)
+			res.acked = append(res.acked, q.Policy)
 		}
 	}
-	if allowed == 0 {
-		// The caller may act on no page of the ticket, maybe because it
-		// has none: the answer says nothing of its pages, neither whether
-		// there are any nor who acknowledged them.
-		a, err := g.lookup(ctx)
-		if err != nil {
-			return Reply{}, err
-		}
-		if a == nil {
-			return Reply{}, refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", c.cmd.slash(), email)
-		}
-		if err := g.inScope(ctx); err != nil {
-			return Reply{}, err
-		}
-		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
-	}
-	if len(pages) == 0 {
-		if err := errors.Join(errs...); err != nil {
-			return Reply{}, fmt.Errorf("acknowledge pages of ticket %d: %w", c.p.ID, err)
-		}
-		if len(why) > 0 {
-			return Reply{}, refuse("did not acknowledge the page of ticket #%d: %s", c.p.ID, strings.Join(why, "; "))
-		}
-		if len(stopped) > 0 {
-			// The newest page says who was first (or that the ticket was
-			// resolved), rather than a bare "nothing to acknowledge".
-			return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement: %s", c.p.ID, r.alreadyText(ctx, stopped[0]))
-		}
-		return Reply{}, refuse("no page of ticket #%d is waiting for an acknowledgement", c.p.ID)
-	}
-	text := fmt.Sprintf("Acknowledged the page of ticket #%d (%s); the escalation stopped and a private note records it.", c.p.ID, strings.Join(acked, ", "))
-	if len(why) > 0 {
-		text += " Not acknowledged: " + strings.Join(why, "; ") + "."
-	}
-	return Reply{Text: text, Pages: pages}, nil
+	return res, nil
 }
 
-// refusal says why the caller may not acknowledge a page of policy.
-func (g *pageGate) refusal(v pageVerdict, policy string) string {
-	if v == pageOutOfScope {
-		return fmt.Sprintf("you are not on %s's rota, and %v", policy, g.scope)
+// noPageToAck is the answer when the caller may act on no page of the
+// ticket, maybe because it has none: it says nothing of its pages,
+// neither whether there are any nor who acknowledged them.
+func (g *pageGate) noPageToAck(ctx context.Context) error {
+	a, err := g.lookup(ctx)
+	if err != nil {
+		return err
 	}
-	return pageRefusal(policy, "acknowledge", g.email)
+	if a == nil {
+		return refuse("only desk agents and the people on the rota of a ticket's page can use %s; %s is neither. You can open a ticket with /ticket new subject", g.c.cmd.slash(), g.email)
+	}
+	if err := g.inScope(ctx); err != nil {
+		return err
+	}
+	return refuse("no page of ticket #%d is waiting for an acknowledgement", g.c.p.ID)
+}
+
+// nothingAcked is the answer when the caller acknowledged no page of
+// ticket id.
+func (r *Router) nothingAcked(ctx context.Context, id int64, res pageAcks) error {
+	if err := errors.Join(res.errs...); err != nil {
+		return fmt.Errorf("acknowledge pages of ticket %d: %w", id, err)
+	}
+	if len(res.why) > 0 {
+		return refuse("did not acknowledge the page of ticket #%d: %s", id, strings.Join(res.why, "; "))
+	}
+	if len(res.stopped) > 0 {
+		// The newest page says who was first (or that the ticket was
+		// resolved), rather than a bare "nothing to acknowledge".
+		return refuse("no page of ticket #%d is waiting for an acknowledgement: %s", id, r.alreadyText(ctx, res.stopped[0]))
+	}
+	return refuse("no page of ticket #%d is waiting for an acknowledgement", id)
 }
 
 // alertPageKey derives the page key of the firing an alert key names

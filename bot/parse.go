@@ -78,33 +78,45 @@ func parseWith(table []*command, slash, text string) (ParsedCommand, error) {
 		return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("command text is too long (%d characters, at most %d)", n, chat.MaxCommandText)}
 	}
 	text = strings.TrimSpace(text)
-	var cmd *command
-	var rest string
+	cmd, rest, err := findCommand(table, slash, text)
+	if err != nil {
+		return ParsedCommand{}, err
+	}
+	return parseArgs(cmd, rest)
+}
+
+// findCommand is the command of the table that slash and the first word
+// of text name, and the text after it.
+func findCommand(table []*command, slash, text string) (*command, string, error) {
 	if w, r := splitWord(text); slash == "assign" && strings.EqualFold(w, "list") && lookup(table, "ticket agents") != nil {
 		// /assign list [words] is /ticket agents [words]: whom to assign to.
-		cmd, rest = lookup(table, "ticket agents"), r
-	} else if hasSubcommands(table, slash) {
-		sub, r := splitWord(text)
-		sub = strings.ToLower(sub)
-		if sub == "" {
-			sub = "help"
-		}
-		cmd = lookup(table, slash+" "+sub)
-		if cmd == nil && text == "" {
-			// A bare /oncall is a command of its own.
-			cmd = lookup(table, slash)
-		}
-		if cmd == nil {
-			return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("unknown command /%s %s", slash, sub), Usage: commandList(table, slash)}
-		}
-		rest = r
-	} else {
-		cmd = lookup(table, slash)
-		if cmd == nil {
-			return ParsedCommand{}, &UsageError{Reason: fmt.Sprintf("unknown command /%s", slash)}
-		}
-		rest = text
+		return lookup(table, "ticket agents"), r, nil
 	}
+	if !hasSubcommands(table, slash) {
+		cmd := lookup(table, slash)
+		if cmd == nil {
+			return nil, "", &UsageError{Reason: fmt.Sprintf("unknown command /%s", slash)}
+		}
+		return cmd, text, nil
+	}
+	sub, r := splitWord(text)
+	sub = strings.ToLower(sub)
+	if sub == "" {
+		sub = "help"
+	}
+	cmd := lookup(table, slash+" "+sub)
+	if cmd == nil && text == "" {
+		// A bare /oncall is a command of its own.
+		cmd = lookup(table, slash)
+	}
+	if cmd == nil {
+		return nil, "", &UsageError{Reason: fmt.Sprintf("unknown command /%s %s", slash, sub), Usage: commandList(table, slash)}
+	}
+	return cmd, r, nil
+}
+
+// parseArgs reads cmd's arguments from rest.
+func parseArgs(cmd *command, rest string) (ParsedCommand, error) {
 	p := ParsedCommand{Name: cmd.name}
 	fail := func(format string, a ...any) (ParsedCommand, error) {
 		return ParsedCommand{}, &UsageError{Command: cmd.name, Usage: cmd.usage(), Reason: fmt.Sprintf(format, a...)}

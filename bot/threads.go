@@ -35,16 +35,6 @@ func WithMarks(m *store.Marks) Option {
 	return func(c *routerConfig) { c.marks = m }
 }
 
-// ThreadDesk is an optional Desk method: a public note written as the
-// requester (incoming), for the requester's replies in a linked thread. A
-// Desk without it copies those as private notes on behalf of the API key's
-// agent, saying who wrote them.
-type ThreadDesk interface {
-	// RequesterNote adds a public, incoming note to ticket id on behalf of
-	// the requester requesterID.
-	RequesterNote(ctx context.Context, id int64, body string, requesterID int64) error
-}
-
 // ThreadReplyMarks are the ways an agent marks a thread reply as a public
 // reply to the requester rather than a private note.
 var ThreadReplyMarks = []string{"reply:", ":speech_balloon:"}
@@ -116,11 +106,10 @@ func (r *Router) requesterThreadReply(ctx context.Context, c *call, email, body 
 	if err != nil {
 		return Reply{}, err
 	}
-	rd, ok := r.desk.(RequesterDesk)
-	if !ok {
+	rq, err := r.desk.Requester(ctx, t.RequesterID)
+	if errors.Is(err, errors.ErrUnsupported) {
 		return Reply{}, refuse("this desk cannot tell who asked for ticket #%d; your message was not copied", c.ticket)
 	}
-	rq, err := rd.Requester(ctx, t.RequesterID)
 	if err != nil && !isNotFound(err) {
 		return Reply{}, fmt.Errorf("read requester of ticket %d: %w", c.ticket, err)
 	}
@@ -128,12 +117,8 @@ func (r *Router) requesterThreadReply(ctx context.Context, c *call, email, body 
 		return Reply{}, refuse("only the requester of ticket #%d and desk agents can add to it from this thread; your message was not copied", c.ticket)
 	}
 	html := r.marks.FromThread(c.ticket, htmlText(body), body)
-	td, _ := r.desk.(ThreadDesk)
-	err = errNoThreadDesk
-	if td != nil {
-		err = td.RequesterNote(ctx, c.ticket, html, rq.ID)
-	}
-	if err != nil && !errors.Is(err, errNoThreadDesk) {
+	err = r.desk.RequesterNote(ctx, c.ticket, html, rq.ID)
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return Reply{}, fmt.Errorf("add requester note to ticket %d: %w", c.ticket, err)
 	}
 	if err == nil {

@@ -35,7 +35,7 @@ func (d clientDesk) AddNote(ctx context.Context, ticketID int64, body string) er
 	return nil
 }
 
-// PersonName implements PersonNamer: the desk agent's name for an agent's
+// PersonName implements Desk: the desk agent's name for an agent's
 // e-mail; "" for anyone else or when the desk cannot say.
 func (d clientDesk) PersonName(ctx context.Context, who string) string {
 	if !strings.Contains(who, "@") {

@@ -90,10 +90,11 @@
 // # What it owns
 //
 // The oncall: section of the rules file (config.go: Config, Schedule,
-// Policy; parse.go: ParseConfig), who may act on a page (involves.go),
-// rotation arithmetic (schedule.go), the page state
-// machine (page.go), the Escalator that drives pages (escalator.go) and
-// its metrics, the in-memory PageStore (store.go), and ClientDesk
+// Policy; parse.go: ParseConfig, parse_schedule.go), who may act on a
+// page (involves.go), rotation arithmetic (schedule.go), the page state
+// machine (page.go), the Escalator that drives pages (escalator.go; its
+// ports Pager and Desk in ports.go, people's acks and escalations in
+// acks.go, the ticket notes in notes.go) and its metrics, the in-memory PageStore (store.go), and ClientDesk
 // (deskclient.go), the escalator's Desk over *sdclient.Client, kept here
 // with its consumer. The chat side (Pager) is implemented by bot; the
 // durable PageStore by store.

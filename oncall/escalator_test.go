@@ -85,12 +85,21 @@ func unreachable(id string) func(oncall.PageRequest) error {
 	}
 }
 
-// fakeDesk records notes and answers whether tickets are closed.
+// fakeDesk records notes and answers whether tickets are closed and the
+// names of the people in names (anyone else: "", a person the desk does
+// not know).
 type fakeDesk struct {
 	mu     sync.Mutex
 	notes  map[int64][]string
 	closed map[int64]bool
+	names  map[string]string
 	fail   error
+}
+
+func (d *fakeDesk) PersonName(_ context.Context, who string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.names[who]
 }
 
 func (d *fakeDesk) AddNote(_ context.Context, id int64, body string) error {
@@ -263,9 +272,12 @@ func gather(t *testing.T, reg *prometheus.Registry, name string) float64 {
 }
 
 // Acknowledging stops the escalation, writes the note once, and a second
-// acknowledgement is refused with the first acknowledger.
+// acknowledgement is refused with the first acknowledger. The desk knows
+// Alice's name but not the boss's, so the note names the boss by e-mail
+// (TestAckNoteNamesTheAgent has a desk that knows the name).
 func TestAckStopsEscalation(t *testing.T) {
 	r := newRig(t, nil)
+	r.desk.names = map[string]string{"alice@example.com": "Alice Agent"}
 	if _, _, err := r.esc.Start(t.Context(), spec42, t0); err != nil {
 		t.Fatal(err)
 	}

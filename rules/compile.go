@@ -272,30 +272,53 @@ type patcher struct {
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
+// duration folds duration("15m") into a constant, or records why the
+// string is not a duration.
+func (p *patcher) duration(node *ast.Node, n *ast.BuiltinNode) {
+	if n.Name != "duration" || len(n.Arguments) != 1 {
+		return
+	}
+	s, ok := n.Arguments[0].(*ast.StringNode)
+	if !ok {
+		return
+	}
+	d, err := time.ParseDuration(s.Value)
+	if err != nil {
+		p.errs = append(p.errs, exprError{
+			Off: s.Location().From,
+			Msg: fmt.Sprintf("invalid duration %q (want e.g. 90s, 15m, 2h30m)", s.Value),
+		})
+		return
+	}
+	c := &ast.ConstantNode{Value: d}
+	ast.Patch(node, c)
+	(*node).SetType(durationType)
+}
+
+// call notes a call of now(), makes until(t) until(t, now()), and guards
+// time comparisons against absent due dates.
+func (p *patcher) call(node *ast.Node, n *ast.CallNode) {
+	if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "now" {
+		p.usesNow = true
+	}
+	if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "until" && len(n.Arguments) == 1 {
+		// until(t) is how long until t as seen from the evaluation's
+		// clock: until(t, now()).
+		n.Arguments = append(n.Arguments, &ast.CallNode{Callee: &ast.IdentifierNode{Value: "now"}})
+		p.usesNow = true
+	}
+	if m, ok := n.Callee.(*ast.MemberNode); ok && isTimeComparison(m) {
+		guardDueDates(node)
+	}
+}
+
 // Visit implements ast.Visitor.
 func (p *patcher) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.PredicateNode:
 		countSteps(n)
 	case *ast.BuiltinNode:
-		if n.Name != "duration" || len(n.Arguments) != 1 {
-			return
-		}
-		s, ok := n.Arguments[0].(*ast.StringNode)
-		if !ok {
-			return
-		}
-		d, err := time.ParseDuration(s.Value)
-		if err != nil {
-			p.errs = append(p.errs, exprError{
-				Off: s.Location().From,
-				Msg: fmt.Sprintf("invalid duration %q (want e.g. 90s, 15m, 2h30m)", s.Value),
-			})
-			return
-		}
-		c := &ast.ConstantNode{Value: d}
-		ast.Patch(node, c)
-		(*node).SetType(durationType)
+		p.duration(node, n)
 	case *ast.IdentifierNode:
 		if v, ok := namedCodes[n.Value]; ok {
 			ast.Patch(node, &ast.IntegerNode{Value: v})
@@ -305,18 +328,7 @@ func (p *patcher) Visit(node *ast.Node) {
 			p.fields = append(p.fields, f)
 		}
 	case *ast.CallNode:
-		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "now" {
-			p.usesNow = true
-		}
-		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "until" && len(n.Arguments) == 1 {
-			// until(t) is how long until t as seen from the evaluation's
-			// clock: until(t, now()).
-			n.Arguments = append(n.Arguments, &ast.CallNode{Callee: &ast.IdentifierNode{Value: "now"}})
-			p.usesNow = true
-		}
-		if m, ok := n.Callee.(*ast.MemberNode); ok && isTimeComparison(m) {
-			guardDueDates(node)
-		}
+		p.call(node, n)
 	case *ast.BinaryNode:
 		switch n.Operator {
 		case "==", "!=":

@@ -357,20 +357,30 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
+// contractOp is the operation of the contract that method and path
+// call, by its template (ours); problem says why there is none.
+func contractOp(method, path string) (c *contract, ours string, op digestOp, checked bool, problem []string) {
+	c, err := loadContract()
+	if err != nil {
+		return nil, "", digestOp{}, false, []string{err.Error()}
+	}
+	ours = template(method, path)
+	op, checked, ok := c.lookup(ours)
+	if !ok {
+		return nil, ours, digestOp{}, false, []string{ours + ": no operation in the digest and no listed exception"}
+	}
+	return c, ours, op, checked, nil
+}
+
 // validateError checks the body of a 4xx or 5xx answer against the error
 // schema the operation gives that status, else its first error schema
 // (the vendor lists the common statuses, not 404 or 409 everywhere). An
 // operation the schema lacks, or one without error schemas, is unchecked;
 // so is an empty body.
 func validateError(method, path string, status int, body []byte) []string {
-	c, err := loadContract()
-	if err != nil {
-		return []string{err.Error()}
-	}
-	ours := template(method, path)
-	op, checked, ok := c.lookup(ours)
-	if !ok {
-		return []string{ours + ": no operation in the digest and no listed exception"}
+	c, ours, op, checked, problem := contractOp(method, path)
+	if problem != nil {
+		return problem
 	}
 	if !checked || len(op.Errors) == 0 || len(bytes.TrimSpace(body)) == 0 {
 		return nil
@@ -390,14 +400,9 @@ func validateError(method, path string, status int, body []byte) []string {
 }
 
 func validateExchange(method, path string, status int, reqBody, respBody []byte) []string {
-	c, err := loadContract()
-	if err != nil {
-		return []string{err.Error()}
-	}
-	ours := template(method, path)
-	op, checked, ok := c.lookup(ours)
-	if !ok {
-		return []string{ours + ": no operation in the digest and no listed exception"}
+	c, ours, op, checked, problem := contractOp(method, path)
+	if problem != nil {
+		return problem
 	}
 	if !checked {
 		return nil
@@ -560,16 +565,23 @@ func TestContractCatches(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := validateExchange(tt.method, tt.path, 200, []byte(tt.req), []byte(tt.resp))
-			if tt.want == "" {
-				if len(got) > 0 {
-					t.Errorf("violations: %v", got)
-				}
-				return
-			}
-			if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, tt.want) }) {
-				t.Errorf("want a violation mentioning %q, got %v", tt.want, got)
-			}
+			wantViolation(t, got, tt.want)
 		})
+	}
+}
+
+// wantViolation checks the violations got: none when want is "", else one
+// mentioning want.
+func wantViolation(t *testing.T, got []string, want string) {
+	t.Helper()
+	if want == "" {
+		if len(got) > 0 {
+			t.Errorf("violations: %v", got)
+		}
+		return
+	}
+	if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, want) }) {
+		t.Errorf("want a violation mentioning %q, got %v", want, got)
 	}
 }
 
@@ -598,15 +610,7 @@ func TestContractCatchesErrorBodies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := validateError(tt.method, tt.path, tt.status, []byte(tt.body))
-			if tt.want == "" {
-				if len(got) > 0 {
-					t.Errorf("violations: %v", got)
-				}
-				return
-			}
-			if !slices.ContainsFunc(got, func(v string) bool { return strings.Contains(v, tt.want) }) {
-				t.Errorf("want a violation mentioning %q, got %v", tt.want, got)
-			}
+			wantViolation(t, got, tt.want)
 		})
 	}
 }

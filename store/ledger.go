@@ -296,6 +296,16 @@ func doneActions(ctx context.Context, q querier, firingID int64) ([]int, error) 
 
 // column runs a query of one column and returns its values, in order.
 func column[T any](ctx context.Context, q querier, query string, args ...any) ([]T, error) {
+	return queryRows(ctx, q, func(rows *sql.Rows) (T, error) {
+		var v T
+		err := rows.Scan(&v)
+		return v, err
+	}, query, args...)
+}
+
+// queryRows runs a query and returns its rows as scan reads them, in
+// order.
+func queryRows[T any](ctx context.Context, q querier, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -303,8 +313,8 @@ func column[T any](ctx context.Context, q querier, query string, args ...any) ([
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
-		var v T
-		if err := rows.Scan(&v); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, v)

@@ -141,17 +141,47 @@ type mirrorRow struct {
 // applies of different workspaces cannot deadlock on PostgreSQL.
 func (s *Store) MirrorApply(ctx context.Context, ws int64, put []*sdclient.Ticket, del []int64, st MirrorState) (int64, error) {
 	op := fmt.Sprintf("apply mirror of workspace %d", ws)
+	rows, err := mirrorRows(put)
+	if err != nil {
+		return 0, s.wrap(op, err)
+	}
+	dels := slices.Clone(del)
+	slices.Sort(dels)
+	dels = slices.Compact(dels)
+
+	var version int64
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO mirror_state
+			(workspace_id, cursor, trash_cursor, complete, full_sync_at, version)
+			VALUES ($1, $2, $3, $4, $5, 1)
+			ON CONFLICT (workspace_id) DO UPDATE SET cursor = excluded.cursor, trash_cursor = excluded.trash_cursor,
+				complete = excluded.complete, full_sync_at = excluded.full_sync_at, version = mirror_state.version + 1
+			RETURNING version`,
+			ws, nullTime(st.Cursor), nullTime(st.TrashCursor), st.Complete, nullTime(st.FullSyncAt)).Scan(&version); err != nil {
+			return fmt.Errorf("store state: %w", err)
+		}
+		return writeMirrorTickets(ctx, tx, ws, rows, dels)
+	})
+	if err != nil {
+		return 0, s.wrap(op, err)
+	}
+	return version, nil
+}
+
+// mirrorRows encodes the tickets of put (nil ones skipped; id 0 is an
+// error), sorted by id, one row per id.
+func mirrorRows(put []*sdclient.Ticket) ([]mirrorRow, error) {
 	rows := make([]mirrorRow, 0, len(put))
 	for i, t := range put {
 		if t == nil {
 			continue
 		}
 		if t.ID == 0 {
-			return 0, s.wrap(op, fmt.Errorf("ticket %d of %d to store has id 0", i+1, len(put)))
+			return nil, fmt.Errorf("ticket %d of %d to store has id 0", i+1, len(put))
 		}
 		data, err := json.Marshal(t)
 		if err != nil {
-			return 0, s.wrap(op, fmt.Errorf("encode ticket %d: %w", t.ID, err))
+			return nil, fmt.Errorf("encode ticket %d: %w", t.ID, err)
 		}
 		rows = append(rows, mirrorRow{id: t.ID, updated: dbTime(t.UpdatedAt), data: string(data)})
 	}
@@ -169,59 +199,44 @@ func (s *Store) MirrorApply(ctx context.Context, ws int64, put []*sdclient.Ticke
 		}
 		kept = append(kept, r)
 	}
-	rows = kept
-	dels := slices.Clone(del)
-	slices.Sort(dels)
-	dels = slices.Compact(dels)
+	return kept, nil
+}
 
-	var version int64
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `INSERT INTO mirror_state
-			(workspace_id, cursor, trash_cursor, complete, full_sync_at, version)
-			VALUES ($1, $2, $3, $4, $5, 1)
-			ON CONFLICT (workspace_id) DO UPDATE SET cursor = excluded.cursor, trash_cursor = excluded.trash_cursor,
-				complete = excluded.complete, full_sync_at = excluded.full_sync_at, version = mirror_state.version + 1
-			RETURNING version`,
-			ws, nullTime(st.Cursor), nullTime(st.TrashCursor), st.Complete, nullTime(st.FullSyncAt)).Scan(&version); err != nil {
-			return fmt.Errorf("store state: %w", err)
+// writeMirrorTickets writes rows and deletes dels (both sorted by id,
+// distinct) in workspace ws, in ascending id order: the puts up to the
+// next delete in one statement.
+func writeMirrorTickets(ctx context.Context, tx *sql.Tx, ws int64, rows []mirrorRow, dels []int64) error {
+	var remove *sql.Stmt
+	defer func() {
+		if remove != nil {
+			_ = remove.Close()
 		}
-		var remove *sql.Stmt
-		defer func() {
-			if remove != nil {
-				_ = remove.Close()
+	}()
+	for i, j := 0, 0; i < len(rows) || j < len(dels); {
+		if j == len(dels) || (i < len(rows) && rows[i].id <= dels[j]) {
+			end := i + 1
+			for end < len(rows) && end-i < upsertBatch && (j == len(dels) || rows[end].id <= dels[j]) {
+				end++
 			}
-		}()
-		for i, j := 0, 0; i < len(rows) || j < len(dels); {
-			if j == len(dels) || (i < len(rows) && rows[i].id <= dels[j]) {
-				// The puts up to the next delete, in one statement.
-				end := i + 1
-				for end < len(rows) && end-i < upsertBatch && (j == len(dels) || rows[end].id <= dels[j]) {
-					end++
-				}
-				if err := upsertTickets(ctx, tx, ws, rows[i:end]); err != nil {
-					return err
-				}
-				i = end
-				continue
+			if err := upsertTickets(ctx, tx, ws, rows[i:end]); err != nil {
+				return err
 			}
-			id := dels[j]
-			j++
-			if remove == nil {
-				var err error
-				if remove, err = tx.PrepareContext(ctx, `DELETE FROM mirror_tickets WHERE id = $1 AND workspace_id = $2`); err != nil {
-					return fmt.Errorf("prepare delete: %w", err)
-				}
-			}
-			if _, err := remove.ExecContext(ctx, id, ws); err != nil {
-				return fmt.Errorf("delete ticket %d: %w", id, err)
+			i = end
+			continue
+		}
+		id := dels[j]
+		j++
+		if remove == nil {
+			var err error
+			if remove, err = tx.PrepareContext(ctx, `DELETE FROM mirror_tickets WHERE id = $1 AND workspace_id = $2`); err != nil {
+				return fmt.Errorf("prepare delete: %w", err)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, s.wrap(op, err)
+		if _, err := remove.ExecContext(ctx, id, ws); err != nil {
+			return fmt.Errorf("delete ticket %d: %w", id, err)
+		}
 	}
-	return version, nil
+	return nil
 }
 
 // readTx runs fn in a read-only transaction that sees one snapshot of the

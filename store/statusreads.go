@@ -67,27 +67,19 @@ func (s *Store) RecentFirings(ctx context.Context, f FiringFilter) ([]FiringRow,
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += fmt.Sprintf(" ORDER BY f.id DESC LIMIT %d", limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, s.wrap("read recent firings", err)
-	}
-	defer rows.Close()
-	var out []FiringRow
-	for rows.Next() {
+	out, err := queryRows(ctx, s.db, func(rows *sql.Rows) (FiringRow, error) {
 		var (
 			r              FiringRow
 			state          string
 			started, fired sql.NullTime
 			lastErr        sql.NullString
 		)
-		if err := rows.Scan(&r.ID, &r.Rule, &r.TicketID, &r.Episode, &r.Seq, &state, &started, &fired,
-			&r.Attempts, &lastErr, &r.Released, &r.Actions); err != nil {
-			return nil, s.wrap("read recent firings", err)
-		}
+		err := rows.Scan(&r.ID, &r.Rule, &r.TicketID, &r.Episode, &r.Seq, &state, &started, &fired,
+			&r.Attempts, &lastErr, &r.Released, &r.Actions)
 		r.Done, r.StartedAt, r.FiredAt, r.LastError = state == "done", utc(started), utc(fired), lastErr.String
-		out = append(out, r)
-	}
-	return out, s.wrap("read recent firings", rows.Err())
+		return r, err
+	}, q, args...)
+	return out, s.wrap("read recent firings", err)
 }
 
 // OpenPages returns up to limit (all if limit <= 0) on-call pages that are
@@ -132,18 +124,10 @@ func (s *Store) FiredPerHour(ctx context.Context, since time.Time, rule string) 
 		args = append(args, rule)
 	}
 	q += ` GROUP BY rule, h`
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, s.wrap("count firings per hour", err)
-	}
-	defer rows.Close()
-	var out []HourCount
-	for rows.Next() {
+	out, err := queryRows(ctx, s.db, func(rows *sql.Rows) (HourCount, error) {
 		var c HourCount
-		if err := rows.Scan(&c.Rule, &c.Hour, &c.N); err != nil {
-			return nil, s.wrap("count firings per hour", err)
-		}
-		out = append(out, c)
-	}
-	return out, s.wrap("count firings per hour", rows.Err())
+		err := rows.Scan(&c.Rule, &c.Hour, &c.N)
+		return c, err
+	}, q, args...)
+	return out, s.wrap("count firings per hour", err)
 }

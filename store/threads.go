@@ -130,22 +130,13 @@ func (s *Store) NoteThreadEdits(ctx context.Context, ticketID int64) (bool, erro
 }
 
 func (s *Store) threads(ctx context.Context, query string, args ...any) ([]ThreadLink, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ThreadLink
-	for rows.Next() {
+	return queryRows(ctx, s.db, func(rows *sql.Rows) (ThreadLink, error) {
 		var l ThreadLink
 		var at sql.NullTime
-		if err := rows.Scan(&l.TicketID, &l.Channel, &l.ThreadTS, &at, &l.Posted.ConvID, &l.Posted.Status, &l.EditsNoted); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&l.TicketID, &l.Channel, &l.ThreadTS, &at, &l.Posted.ConvID, &l.Posted.Status, &l.EditsNoted)
 		l.LinkedAt = at.Time.UTC()
-		out = append(out, l)
-	}
-	return out, rows.Err()
+		return l, err
+	}, query, args...)
 }
 
 // LinkedTicket returns the id of the ticket linked to the thread threadTS

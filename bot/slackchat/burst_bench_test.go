@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/internal/benchstat"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/slack-go/slack"
@@ -96,24 +96,15 @@ func BenchmarkSlashBurst(b *testing.B) {
 		b.Errorf("%d goroutines left running after the burst (%d before):\n%s", n-before, before, buf[:runtime.Stack(buf, true)])
 	}
 	n := float64(b.N)
-	b.ReportMetric(percentile(all.acks, 0.99).Seconds()*1000, "ack-p99-ms")
+	b.ReportMetric(benchstat.Percentile(all.acks, 0.99).Seconds()*1000, "ack-p99-ms")
 	b.ReportMetric(float64(all.unanswered)/n, "unanswered")
 	b.ReportMetric(float64(all.busy)/n, "answered-busy")
 	b.ReportMetric(float64(all.ok)/n, "answered-ok")
 	b.ReportMetric(float64(all.failed)/n, "answered-failed")
 	b.ReportMetric(float64(all.extra)/n, "answered-twice")
-	b.ReportMetric(percentile(all.answers, 0.99).Seconds(), "answer-p99-s")
-	b.ReportMetric(percentile(all.answers, 1).Seconds(), "answer-max-s")
-	b.ReportMetric(percentile(all.busyAt, 0.99).Seconds(), "busy-answer-p99-s")
-}
-
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[int(p*float64(len(s)-1))]
+	b.ReportMetric(benchstat.Percentile(all.answers, 0.99).Seconds(), "answer-p99-s")
+	b.ReportMetric(benchstat.Percentile(all.answers, 1).Seconds(), "answer-max-s")
+	b.ReportMetric(benchstat.Percentile(all.busyAt, 0.99).Seconds(), "busy-answer-p99-s")
 }
 
 // runBurst builds a desk simulator, a desk client, a router and a Slack

@@ -137,13 +137,7 @@ func TestForgedFormMetadataNoRequester(t *testing.T) {
 func TestSlackConnectStrangerActsAsNobody(t *testing.T) {
 	e := newThreadEnv(t)
 	e.fake.AddUser(slackfake.User{ID: "UMALLORY", Name: "mallory", Email: "alice@example.com", TeamID: "T0OTHER"})
-	e.poll()
-	alert, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
-		return m.Method == "chat.postMessage" && m.Channel == oncallID && m.ThreadTS == ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alert := e.alerted()
 	before := len(e.sim.Desk.Conversations(e.ticket))
 	_, env, err := e.fake.PostUserMessage(e.ctx, slackfake.UserMessage{UserID: "UMALLORY", ChannelID: oncallID, ThreadTS: alert.TS, Text: "closing this, all fine"})
 	if err != nil {
@@ -187,13 +181,7 @@ func TestSlackConnectStrangerActsAsNobody(t *testing.T) {
 // each is copied there. deskbot's own copy is still not echoed.
 func TestTypedThreadMarkStillCopied(t *testing.T) {
 	e := newThreadEnv(t)
-	e.poll()
-	alert, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
-		return m.Method == "chat.postMessage" && m.Channel == oncallID && m.ThreadTS == ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alert := e.alerted()
 	// Carol's reply in the thread: deskbot writes it on the desk, signed.
 	if _, told := e.say("UCAROL", alert.TS, "It is smoking again"); told != fmt.Sprintf("Copied to ticket #%d.", e.ticket) {
 		t.Fatalf("Carol was told %q", told)

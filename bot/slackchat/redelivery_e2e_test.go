@@ -59,13 +59,7 @@ func TestEventRetriesActOnce(t *testing.T) {
 	})
 	t.Run("thread reply", func(t *testing.T) {
 		e := newThreadEnv(t)
-		e.poll()
-		alert, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
-			return m.Method == "chat.postMessage" && m.Channel == oncallID && m.ThreadTS == ""
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		alert := e.alerted()
 		_, env, err := e.fake.PostUserMessage(e.ctx, slackfake.UserMessage{UserID: "UALICE", ChannelID: oncallID, ThreadTS: alert.TS, Text: "fuser ordered"})
 		if err != nil {
 			t.Fatal(err)

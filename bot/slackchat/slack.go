@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,114 +108,6 @@ var (
 	_ chat.Notifier  = (*Slack)(nil)
 	_ chat.Directory = (*Slack)(nil)
 )
-
-// Option configures a Slack transport. Options only record a value;
-// NewSlack checks them and returns the error.
-type Option func(*config)
-
-// config is what the Slack options set; NewSlack checks it.
-type config struct {
-	apiURL       string
-	http         *http.Client
-	httpSet      bool
-	envelopes    EnvelopeStore
-	envelopesSet bool
-	teamID       string
-	allowedTeams []string
-	now          func() time.Time
-	minWait      time.Duration
-	maxWait      time.Duration
-	lookback     time.Duration
-	pingEvery    time.Duration
-	reaction     string
-	threads      threadConfig // live threads (threads.go)
-}
-
-// WithAPIURL points the client at another Web API base
-// (DESKBOT_SLACK_API_URL: tests, proxies); a missing final "/" is added.
-// An empty URL keeps Slack's.
-func WithAPIURL(u string) Option {
-	return func(c *config) {
-		if u != "" {
-			c.apiURL = u
-		}
-	}
-}
-
-// WithHTTPClient sets the HTTP client for the Web API and response_url
-// posts (default: a client with a 15 s timeout). The transport uses a copy
-// of it whose calls are bounded and retried (slackhttp.go).
-func WithHTTPClient(h *http.Client) Option {
-	return func(c *config) { c.http, c.httpSet = h, true }
-}
-
-// WithEnvelopeStore sets where delivered envelope ids are remembered;
-// share one store between replicas (default: in memory).
-func WithEnvelopeStore(s EnvelopeStore) Option {
-	return func(c *config) { c.envelopes, c.envelopesSet = s, true }
-}
-
-// WithTeamID fixes the Slack team served; envelopes from any other team
-// are refused. Default: the bot token's team, from auth.test.
-func WithTeamID(id string) Option {
-	return func(c *config) { c.teamID = id }
-}
-
-// WithAllowedTeams names other Slack teams (ids) whose people act as
-// themselves in shared (Slack Connect) channels. By default only the
-// served team's people (and those of its Enterprise Grid organisation)
-// do: a person of another organisation whose e-mail happens to match one
-// of the desk's is nobody to deskbot.
-func WithAllowedTeams(ids ...string) Option {
-	return func(c *config) { c.allowedTeams = append(c.allowedTeams, ids...) }
-}
-
-// WithClock sets the clock for de-duplication and caches (tests).
-func WithClock(now func() time.Time) Option {
-	return func(c *config) { c.now = now }
-}
-
-// WithReconnectBackoff bounds the wait between reconnect attempts after the
-// socket-mode client gave up (default 1s doubling to 2m, with jitter).
-func WithReconnectBackoff(min, max time.Duration) Option {
-	return func(c *config) { c.minWait, c.maxWait = min, max }
-}
-
-// WithAlertLookback sets how far back AlreadyAlerted searches a channel
-// (default 24h).
-func WithAlertLookback(d time.Duration) Option {
-	return func(c *config) { c.lookback = d }
-}
-
-// WithPingInterval sets how long the socket may stay silent before the
-// client reconnects (socket-mode default 30s).
-func WithPingInterval(d time.Duration) Option {
-	return func(c *config) { c.pingEvery = d }
-}
-
-// check refuses values no option may set, and completes the API URL.
-func (c *config) check() error {
-	switch {
-	case !strings.HasPrefix(c.apiURL, "http://") && !strings.HasPrefix(c.apiURL, "https://"):
-		return fmt.Errorf("slackchat: WithAPIURL: %q is not an http(s) URL", c.apiURL)
-	case c.httpSet && c.http == nil:
-		return errors.New("slackchat: WithHTTPClient: nil client")
-	case c.envelopesSet && c.envelopes == nil:
-		return errors.New("slackchat: WithEnvelopeStore: nil store")
-	case c.now == nil:
-		return errors.New("slackchat: WithClock: nil clock")
-	case c.minWait <= 0 || c.maxWait < c.minWait:
-		return fmt.Errorf("slackchat: WithReconnectBackoff: want 0 < min <= max, got %s, %s", c.minWait, c.maxWait)
-	case c.lookback <= 0:
-		return fmt.Errorf("slackchat: WithAlertLookback: %s is not positive", c.lookback)
-	case c.reaction != "" && !ValidReaction(c.reaction):
-		return fmt.Errorf("slackchat: WithTicketReaction: %q is not an emoji name", c.reaction)
-	}
-	if !strings.HasSuffix(c.apiURL, "/") {
-		c.apiURL += "/"
-	}
-	return nil
-}
 
 // NewSlack builds the Slack transport. botToken is the xoxb- token,
 // appToken the xapp- token (scope connections:write).
@@ -389,99 +280,11 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 	case socketmode.EventTypeErrorBadMessage:
 		s.badEnvelope(sm, evt)
 	case socketmode.EventTypeIncomingError:
-		// A frame that is not JSON at all: there is no envelope id to ack.
-		err := errors.New("unknown")
-		if e, ok := evt.Data.(*slack.IncomingEventError); ok && e != nil {
-			err = e.ErrorObj
-		}
-		s.log.Warn("dropped an unreadable socket-mode frame (no envelope id to ack)", "err", err)
+		s.unreadableFrame(evt)
 	case socketmode.EventTypeSlashCommand:
-		s.arrived.Store(time.Now().UnixNano())
-		cmd, ok := evt.Data.(slack.SlashCommand)
-		if evt.Request == nil {
-			return
-		}
-		_ = sm.Ack(*evt.Request)
-		if !ok {
-			s.log.Warn("acked a slash command envelope without a command", "envelope", evt.Request.EnvelopeID)
-			return
-		}
-		j := job{
-			run: func(ctx context.Context) { s.slash(ctx, cmd) },
-			sorry: func(ctx context.Context) {
-				s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(chat.PanicText(cmd.Command)), false)
-			},
-		}
-		if s.router.NeedsDesk(chat.Command{Slash: cmd.Command, Text: cmd.Text}) {
-			j.busy = func(ctx context.Context, text string) {
-				s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(text), false)
-			}
-		}
-		s.spawn(ctx, evt.Request, j)
+		s.slashEvent(ctx, sm, evt)
 	case socketmode.EventTypeInteractive:
-		s.arrived.Store(time.Now().UnixNano())
-		cb, ok := evt.Data.(slack.InteractionCallback)
-		if evt.Request == nil {
-			return
-		}
-		if !ok {
-			_ = sm.Ack(*evt.Request)
-			s.log.Warn("acked an interactive envelope without an interaction", "envelope", evt.Request.EnvelopeID)
-			return
-		}
-		switch cb.Type {
-		case slack.InteractionTypeMessageAction:
-			_ = sm.Ack(*evt.Request)
-			s.shortcut(ctx, evt.Request, cb)
-		case slack.InteractionTypeViewSubmission:
-			if cb.View.CallbackID == messageFormCallbackID {
-				s.submitMessageForm(ctx, sm, evt.Request, cb)
-				return
-			}
-			if cb.View.CallbackID != formCallbackID {
-				_ = sm.Ack(*evt.Request)
-				s.ignored(evt)
-				return
-			}
-			v := formValues(cb.View.State)
-			if strings.TrimSpace(v.Subject) == "" {
-				_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: "a ticket needs a subject"}))
-				return
-			}
-			// Admitted before the ack: when busy, the form stays open with
-			// what was typed, and the ack says when to submit it again.
-			p, busy := s.router.Admit()
-			if p == nil {
-				_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: busy}))
-				return
-			}
-			_ = sm.Ack(*evt.Request)
-			s.spawn(ctx, evt.Request, job{
-				pass: p,
-				run:  func(ctx context.Context) { s.submit(ctx, cb, v) },
-				busy: func(ctx context.Context, text string) {
-					s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(text+" (your ticket was not opened: "+v.Subject+")"), false)
-				},
-				sorry: func(ctx context.Context) {
-					s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(chat.PanicText("/ticket new")), false)
-				},
-			})
-		case slack.InteractionTypeBlockActions:
-			_ = sm.Ack(*evt.Request)
-			channel := cmp.Or(cb.Channel.ID, cb.Container.ChannelID)
-			s.spawn(ctx, evt.Request, job{
-				run: func(ctx context.Context) { s.click(ctx, cb) },
-				busy: func(ctx context.Context, text string) {
-					s.answer(ctx, "", channel, cb.User.ID, failed(text), false)
-				},
-				sorry: func(ctx context.Context) {
-					s.answer(ctx, "", channel, cb.User.ID, failed(chat.PanicText("that button")), false)
-				},
-			})
-		default:
-			_ = sm.Ack(*evt.Request)
-			s.ignored(evt)
-		}
+		s.interactiveEvent(ctx, sm, evt)
 	case socketmode.EventTypeEventsAPI:
 		handled := false
 		if evt.Request != nil {
@@ -498,6 +301,116 @@ func (s *Slack) event(ctx context.Context, sm acker, evt socketmode.Event) {
 			s.ignored(evt)
 		}
 	}
+}
+
+// unreadableFrame logs a frame that is not JSON at all: there is no
+// envelope id to ack.
+func (s *Slack) unreadableFrame(evt socketmode.Event) {
+	err := errors.New("unknown")
+	if e, ok := evt.Data.(*slack.IncomingEventError); ok && e != nil {
+		err = e.ErrorObj
+	}
+	s.log.Warn("dropped an unreadable socket-mode frame (no envelope id to ack)", "err", err)
+}
+
+// slashEvent acks a slash command and spawns its job.
+func (s *Slack) slashEvent(ctx context.Context, sm acker, evt socketmode.Event) {
+	s.arrived.Store(time.Now().UnixNano())
+	cmd, ok := evt.Data.(slack.SlashCommand)
+	if evt.Request == nil {
+		return
+	}
+	_ = sm.Ack(*evt.Request)
+	if !ok {
+		s.log.Warn("acked a slash command envelope without a command", "envelope", evt.Request.EnvelopeID)
+		return
+	}
+	j := job{
+		run: func(ctx context.Context) { s.slash(ctx, cmd) },
+		sorry: func(ctx context.Context) {
+			s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(chat.PanicText(cmd.Command)), false)
+		},
+	}
+	if s.router.NeedsDesk(chat.Command{Slash: cmd.Command, Text: cmd.Text}) {
+		j.busy = func(ctx context.Context, text string) {
+			s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(text), false)
+		}
+	}
+	s.spawn(ctx, evt.Request, j)
+}
+
+// interactiveEvent acks an interaction (a form's ack may carry its
+// errors) and spawns its job.
+func (s *Slack) interactiveEvent(ctx context.Context, sm acker, evt socketmode.Event) {
+	s.arrived.Store(time.Now().UnixNano())
+	cb, ok := evt.Data.(slack.InteractionCallback)
+	if evt.Request == nil {
+		return
+	}
+	if !ok {
+		_ = sm.Ack(*evt.Request)
+		s.log.Warn("acked an interactive envelope without an interaction", "envelope", evt.Request.EnvelopeID)
+		return
+	}
+	switch cb.Type {
+	case slack.InteractionTypeMessageAction:
+		_ = sm.Ack(*evt.Request)
+		s.shortcut(ctx, evt.Request, cb)
+	case slack.InteractionTypeViewSubmission:
+		s.viewSubmission(ctx, sm, evt, cb)
+	case slack.InteractionTypeBlockActions:
+		_ = sm.Ack(*evt.Request)
+		channel := cmp.Or(cb.Channel.ID, cb.Container.ChannelID)
+		s.spawn(ctx, evt.Request, job{
+			run: func(ctx context.Context) { s.click(ctx, cb) },
+			busy: func(ctx context.Context, text string) {
+				s.answer(ctx, "", channel, cb.User.ID, failed(text), false)
+			},
+			sorry: func(ctx context.Context) {
+				s.answer(ctx, "", channel, cb.User.ID, failed(chat.PanicText("that button")), false)
+			},
+		})
+	default:
+		_ = sm.Ack(*evt.Request)
+		s.ignored(evt)
+	}
+}
+
+// viewSubmission handles a submitted form: the new-ticket form or the
+// ticket-from-message form.
+func (s *Slack) viewSubmission(ctx context.Context, sm acker, evt socketmode.Event, cb slack.InteractionCallback) {
+	if cb.View.CallbackID == messageFormCallbackID {
+		s.submitMessageForm(ctx, sm, evt.Request, cb)
+		return
+	}
+	if cb.View.CallbackID != formCallbackID {
+		_ = sm.Ack(*evt.Request)
+		s.ignored(evt)
+		return
+	}
+	v := formValues(cb.View.State)
+	if strings.TrimSpace(v.Subject) == "" {
+		_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: "a ticket needs a subject"}))
+		return
+	}
+	// Admitted before the ack: when busy, the form stays open with
+	// what was typed, and the ack says when to submit it again.
+	p, busy := s.router.Admit()
+	if p == nil {
+		_ = sm.Ack(*evt.Request, slack.NewErrorsViewSubmissionResponse(map[string]string{formSubject: busy}))
+		return
+	}
+	_ = sm.Ack(*evt.Request)
+	s.spawn(ctx, evt.Request, job{
+		pass: p,
+		run:  func(ctx context.Context) { s.submit(ctx, cb, v) },
+		busy: func(ctx context.Context, text string) {
+			s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(text+" (your ticket was not opened: "+v.Subject+")"), false)
+		},
+		sorry: func(ctx context.Context) {
+			s.answer(ctx, "", cb.User.ID, cb.User.ID, failed(chat.PanicText("/ticket new")), false)
+		},
+	})
 }
 
 // ignored logs, at debug level, an envelope deskbot has nothing to do with
@@ -551,129 +464,6 @@ func (s *Slack) badEnvelope(sm acker, evt socketmode.Event) {
 	_ = sm.Ack(socketmode.Request{EnvelopeID: id})
 }
 
-// job is the work an envelope asks for.
-type job struct {
-	run func(ctx context.Context)
-	// busy answers a command the gate refused; nil: the work is not
-	// gated (it makes no desk call).
-	busy func(ctx context.Context, text string)
-	// sorry answers after a panic; may be nil.
-	sorry func(ctx context.Context)
-	// pass is the admission when the gate was asked before the ack.
-	pass chat.Admission
-}
-
-// spawn runs a job in its own goroutine after dropping a redelivered
-// envelope, through the gate when the job is gated: it runs on one of the
-// gate's workers, or is answered busy. A panic in the job (the router
-// recovers its own; this catches the transport's) is logged and answered
-// with sorry, and the bot stays up.
-func (s *Slack) spawn(ctx context.Context, req *socketmode.Request, j job) {
-	id, retry := dedupID(req), req.RetryAttempt
-	s.jobs.Add(1)
-	s.wg.Go(func() {
-		defer s.jobs.Add(-1)
-		// The work outlives the connection it came on, but not shutdown.
-		ctx := context.WithoutCancel(ctx)
-		p := j.pass
-		defer func() {
-			if p != nil {
-				p.Done()
-			}
-			v := recover()
-			if v == nil {
-				return
-			}
-			s.log.Error("envelope handler panicked", "envelope", id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			if j.sorry == nil {
-				return
-			}
-			defer func() {
-				if v := recover(); v != nil {
-					s.log.Error("answering a panicked envelope panicked too", "envelope", id, "panic", fmt.Sprint(v))
-				}
-			}()
-			j.sorry(ctx)
-		}()
-		dup, err := s.envelopes.SeenEnvelope(ctx, id, s.now(), s.dedupTTL)
-		if err != nil {
-			s.log.Warn("envelope de-duplication failed; handling it anyway", "envelope", id, "err", err)
-		}
-		if dup {
-			s.log.Info("dropped a redelivered envelope", "envelope", id, "retry_attempt", retry)
-			return
-		}
-		if j.busy != nil {
-			if p == nil {
-				var busy string
-				if p, busy = s.router.Admit(); p == nil {
-					s.refused(id, busy)
-					s.answerBusy(ctx, j, busy)
-					return
-				}
-			}
-			if ok, busy := p.Wait(); !ok {
-				s.refused(id, busy)
-				s.answerBusy(ctx, j, busy)
-				return
-			}
-			s.refusing.Store(false)
-			ctx = p.Charge(ctx)
-		}
-		j.run(ctx)
-	})
-}
-
-// dedupID is what makes two deliveries the same: an Events API event's
-// event_id (Slack retries an event it saw no ack for, or no timely ack,
-// with retry_attempt >= 1 and possibly a new envelope, on any connection),
-// else the envelope's id.
-func dedupID(req *socketmode.Request) string {
-	if req.Type == socketmode.RequestTypeEventsAPI {
-		var p struct {
-			EventID string `json:"event_id"`
-		}
-		if json.Unmarshal(req.Payload, &p) == nil && p.EventID != "" {
-			return "event:" + p.EventID
-		}
-	}
-	return req.EnvelopeID
-}
-
-// While a burst of envelopes is arriving, its busy answers wait for a
-// pause (ackQuiet without a new envelope), at most maxAckYield: the acks of
-// the burst go first (Slack drops an ack after 3 s; a busy answer has
-// seconds). Measured with BenchmarkSlashBurst: without the wait the busy
-// answers, sent while the burst still arrives, double the acks' p99.
-const (
-	ackQuiet    = 5 * time.Millisecond
-	maxAckYield = 250 * time.Millisecond
-)
-
-// answerBusy sends a busy answer once the envelopes stopped arriving (see
-// ackQuiet); at most maxSlackCalls are waiting or being sent at once.
-func (s *Slack) answerBusy(ctx context.Context, j job, text string) {
-	s.busyLane <- struct{}{}
-	defer func() { <-s.busyLane }()
-	for start := time.Now(); time.Since(start) < maxAckYield; {
-		if time.Since(time.Unix(0, s.arrived.Load())) >= ackQuiet {
-			break
-		}
-		time.Sleep(ackQuiet)
-	}
-	j.busy(ctx, text)
-}
-
-// refused logs a command answered busy: each at debug level, the first of
-// a burst as a warning.
-func (s *Slack) refused(envelope, answer string) {
-	if s.refusing.CompareAndSwap(false, true) {
-		s.log.Warn("more commands than the desk can serve in time: answering busy", "envelope", envelope, "answer", answer)
-		return
-	}
-	s.log.Debug("answered busy", "envelope", envelope, "answer", answer)
-}
-
 // foreignTeam refuses envelopes from a team the bot does not serve.
 func (s *Slack) foreignTeam(teamID string) bool {
 	want, _ := s.team.Load().(string)
@@ -696,205 +486,4 @@ func (s *Slack) ourPerson(u *slack.User) bool {
 	}
 	org, _ := s.org.Load().(string)
 	return org != "" && u.Enterprise.EnterpriseID == org
-}
-
-const foreignTeamText = "this deskbot serves another Slack workspace; your request was not run"
-
-func (s *Slack) slash(ctx context.Context, cmd slack.SlashCommand) {
-	if s.foreignTeam(cmd.TeamID) {
-		s.log.Warn("refused a command from another team", "team", cmd.TeamID, "user", cmd.UserID)
-		s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, failed(foreignTeamText), false)
-		return
-	}
-	resp := s.router.Dispatch(ctx, chat.Caller{UserID: cmd.UserID, TeamID: cmd.TeamID, ChannelID: cmd.ChannelID, Users: s},
-		chat.Command{Slash: cmd.Command, Text: cmd.Text})
-	for _, p := range resp.Pages {
-		s.refreshPage(ctx, p)
-	}
-	if resp.Form != nil {
-		meta, _ := json.Marshal(formMeta{ResponseURL: cmd.ResponseURL, Channel: cmd.ChannelID})
-		_, err := s.api.OpenViewContext(ctx, cmd.TriggerID, ticketModal(resp.Form, string(meta)))
-		if err == nil {
-			return
-		}
-		s.log.Warn("open the new-ticket form", "err", err)
-		resp = failed("could not open the new-ticket form (" + err.Error() + "); try /ticket new <subject>")
-	}
-	s.answer(ctx, cmd.ResponseURL, cmd.ChannelID, cmd.UserID, s.followInDM(ctx, cmd.UserID, resp), false)
-}
-
-// answer sends a Reply: through response_url when there is one, else
-// chat.postEphemeral (or chat.postMessage when public).
-func (s *Slack) answer(ctx context.Context, responseURL, channel, user string, resp chat.Reply, replace bool) {
-	text := messageText(resp)
-	var blocks []slack.Block
-	if resp.Card != nil {
-		blocks = cardBlocks(resp.Card)
-	}
-	if responseURL != "" {
-		msg := &slack.WebhookMessage{Text: text, ResponseType: slack.ResponseTypeEphemeral, ReplaceOriginal: replace}
-		if resp.Public {
-			msg.ResponseType = slack.ResponseTypeInChannel
-		}
-		if blocks != nil {
-			msg.Blocks = &slack.Blocks{BlockSet: blocks}
-		}
-		err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, s.http, msg)
-		if err == nil {
-			return
-		}
-		s.log.Warn("answer through response_url failed; trying chat.postEphemeral", "err", err)
-	}
-	// A payload without a channel or user (Slack's recorded samples have
-	// them empty) has nobody to answer: nothing is posted to "".
-	if (resp.Public && channel == "") || (!resp.Public && user == "") {
-		s.log.Debug("nowhere to answer: no channel or user in the payload", "channel", channel, "user", user)
-		return
-	}
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
-	if blocks != nil {
-		opts = append(opts, slack.MsgOptionBlocks(blocks...))
-	}
-	var err error
-	switch {
-	case resp.Public:
-		_, _, err = s.api.PostMessageContext(ctx, channel, opts...)
-	case channel == "":
-		_, _, err = s.api.PostMessageContext(ctx, user, opts...)
-	default:
-		_, err = s.api.PostEphemeralContext(ctx, channel, user, opts...)
-		if err != nil {
-			// Not in the channel: the DM always works (im:write).
-			_, _, err = s.api.PostMessageContext(ctx, user, opts...)
-		}
-	}
-	if err != nil {
-		s.log.Error("could not answer", "user", user, "channel", channel, "err", err)
-	}
-}
-
-// Email implements chat.Directory with users.info, cached for an hour.
-func (s *Slack) Email(ctx context.Context, userID string) (string, error) {
-	now := s.now()
-	s.mu.Lock()
-	c, ok := s.emails[userID]
-	s.mu.Unlock()
-	if ok && now.Sub(c.at) < s.emailTTL {
-		return c.v, nil
-	}
-	return s.lookups.Do(userID, func() (string, error) {
-		u, err := s.api.GetUserInfoContext(ctx, userID)
-		if err != nil {
-			return "", fmt.Errorf("users.info %s: %w", userID, err)
-		}
-		email := u.Profile.Email
-		if !s.ourPerson(u) {
-			// A person of another organisation in a shared channel: their
-			// e-mail may match one of ours, but they are nobody here.
-			s.log.Debug("a user of another team acts as nobody", "user", userID, "team", u.TeamID)
-			email = ""
-		}
-		s.mu.Lock()
-		s.emails[userID] = cached[string]{v: email, at: now, ok: true}
-		s.mu.Unlock()
-		return email, nil
-	})
-}
-
-// click handles a button on a ticket card or an alert.
-func (s *Slack) click(ctx context.Context, cb slack.InteractionCallback) {
-	if len(cb.ActionCallback.BlockActions) == 0 {
-		return
-	}
-	act := cb.ActionCallback.BlockActions[0]
-	channel := cb.Channel.ID
-	if channel == "" {
-		channel = cb.Container.ChannelID
-	}
-	if s.foreignTeam(cb.Team.ID) {
-		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, failed(foreignTeamText), false)
-		return
-	}
-	if s.homeClick(ctx, cb) {
-		return
-	}
-	res := s.router.Dispatch(ctx, chat.Caller{UserID: cb.User.ID, TeamID: cb.Team.ID, ChannelID: channel, Users: s},
-		chat.Command{Button: act.ActionID, Value: act.Value})
-	if res.Page != nil {
-		s.pageClick(ctx, cb, channel, res)
-		return
-	}
-	if res.Failed {
-		s.answer(ctx, "", channel, cb.User.ID, failed(res.Text), false)
-		return
-	}
-	for _, p := range res.Pages {
-		s.refreshPage(ctx, p)
-	}
-	headline, activity, isAlert := oldAlert(cb.Message.Blocks.BlockSet)
-	ts := cb.Container.MessageTs
-	if ts == "" {
-		ts = cb.Message.Timestamp
-	}
-	line := escape(res.Activity) + " · " + s.now().UTC().Format("15:04 UTC")
-	if isAlert && !cb.Container.IsEphemeral {
-		_, rule, key := chat.SplitButtonValue(act.Value)
-		card := *res.Card
-		blocks := alertBlocks(alertView{Headline: headline, Rule: rule, Key: key, Card: &card, Activity: append(activity, line)})
-		_, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts,
-			slack.MsgOptionText(escapeFit(res.Activity, maxMessageText), false), slack.MsgOptionBlocks(blocks...))
-		if err != nil {
-			s.log.Error("update alert card", "channel", channel, "ts", ts, "err", err)
-			s.answer(ctx, "", channel, cb.User.ID, chat.Reply{Text: res.Text + " (the card could not be updated)"}, false)
-		}
-		return
-	}
-	card := *res.Card
-	card.Notes = append(card.Notes, res.Activity)
-	if cb.ResponseURL != "" {
-		s.answer(ctx, cb.ResponseURL, channel, cb.User.ID, chat.Reply{Text: res.Text, Card: &card}, true)
-		return
-	}
-	if _, _, _, err := s.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(escapeFit(res.Text, maxMessageText), false), slack.MsgOptionBlocks(cardBlocks(&card)...)); err != nil {
-		s.answer(ctx, "", channel, cb.User.ID, chat.Reply{Text: res.Text}, false)
-	}
-}
-
-// channelID resolves "#name" or "name" to an id with what the bot saw, then
-// conversations.list; failing that the name is passed on as given.
-func (s *Slack) channelID(ctx context.Context, ch string) string {
-	name := strings.TrimPrefix(ch, "#")
-	s.mu.Lock()
-	id, ok := s.channels[name]
-	s.mu.Unlock()
-	if ok {
-		return id
-	}
-	if !strings.HasPrefix(ch, "#") {
-		return ch
-	}
-	params := &slack.GetConversationsParameters{Types: []string{"public_channel", "private_channel"}, Limit: 1000, ExcludeArchived: true}
-	for range 10 {
-		chans, cursor, err := s.api.GetConversationsContext(ctx, params)
-		if err != nil {
-			break
-		}
-		for _, c := range chans {
-			if c.Name == name {
-				s.rememberChannel(name, c.ID)
-				return c.ID
-			}
-		}
-		if cursor == "" {
-			break
-		}
-		params.Cursor = cursor
-	}
-	return ch
-}
-
-func (s *Slack) rememberChannel(name, id string) {
-	s.mu.Lock()
-	s.channels[strings.TrimPrefix(name, "#")] = id
-	s.mu.Unlock()
 }

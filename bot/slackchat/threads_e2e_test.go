@@ -110,6 +110,20 @@ func (e *threadEnv) poll() {
 	}
 }
 
+// alerted polls and returns the alert the rules posted in the on-call
+// channel (the thread's parent).
+func (e *threadEnv) alerted() slackfake.Message {
+	e.t.Helper()
+	e.poll()
+	alert, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {
+		return m.Method == "chat.postMessage" && m.Channel == oncallID && m.ThreadTS == ""
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return alert
+}
+
 // inThread is what the bot posted in the thread ts (not ephemeral).
 func (e *threadEnv) inThread(ts string) []string {
 	var out []string
@@ -161,13 +175,7 @@ func (e *threadEnv) lastConv() sdsim.Conversation {
 func TestLiveThreadEndToEnd(t *testing.T) {
 	e := newThreadEnv(t)
 	ctx := e.ctx
-	e.poll()
-	alert, err := e.fake.WaitMessage(ctx, func(m slackfake.Message) bool {
-		return m.Method == "chat.postMessage" && m.Channel == oncallID && m.ThreadTS == ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alert := e.alerted()
 	l, ok, err := e.st.ThreadOf(ctx, e.ticket)
 	if err != nil || !ok || l.Channel != oncallID || l.ThreadTS != alert.TS {
 		t.Fatalf("link of the alerted ticket = %+v, %v, %v; want %s/%s", l, ok, err, oncallID, alert.TS)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/internal/benchstat"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -62,9 +63,9 @@ func BenchmarkChatDuringBacklog(b *testing.B) {
 		all.unanswered += r.unanswered
 	}
 	n := float64(b.N)
-	b.ReportMetric(float64(percentile(all.mirror, 0.99).Microseconds())/1000, "mirror-answer-p99-ms")
-	b.ReportMetric(float64(percentile(all.mirror, 0.5).Microseconds())/1000, "mirror-answer-p50-ms")
-	b.ReportMetric(float64(percentile(all.desk, 0.99).Microseconds())/1000, "desk-answer-p99-ms")
+	b.ReportMetric(float64(benchstat.Percentile(all.mirror, 0.99).Microseconds())/1000, "mirror-answer-p99-ms")
+	b.ReportMetric(float64(benchstat.Percentile(all.mirror, 0.5).Microseconds())/1000, "mirror-answer-p50-ms")
+	b.ReportMetric(float64(benchstat.Percentile(all.desk, 0.99).Microseconds())/1000, "desk-answer-p99-ms")
 	b.ReportMetric(float64(all.refused)/n, "refused-for-budget")
 	b.ReportMetric(float64(all.mirrorReadDesk)/n, "mirror-read-desk")
 	b.ReportMetric(float64(all.unanswered)/n, "unanswered")
@@ -76,15 +77,6 @@ type chatResult struct {
 	refused        int // answered "busy" or "budget ... spent"
 	mirrorReadDesk int // mirror commands answered from the desk
 	unanswered     int
-}
-
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[int(p*float64(len(s)-1))]
 }
 
 // chatDesk is the backlog's desk: alice, an agent with a few tickets of

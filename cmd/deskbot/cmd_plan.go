@@ -146,100 +146,127 @@ func (p planReport) write(w io.Writer) error {
 	firstRun := 0 // requests of the firings that run now
 	waves := 0
 	for _, ro := range o.Rules {
-		r := ro.Rule
-		later := ro.Next.After(o.At)
-		sched := "every " + rules.ShortDuration(r.Every)
-		if r.Cron != "" {
-			sched = "cron " + r.Cron
-		}
-		if r.Cron != "" || later {
-			sched += ", next at " + ro.Next.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(&b, "\nrule %s (%s, once: %s, group_over %d, max_firings_per_cycle %d)\n",
-			r.Name, sched, onceText(r.Once), ro.GroupOver(), ro.RuleCap())
-		matches := len(ro.Fires) + ro.AlreadyFired + ro.Failed
-		when := "now"
-		if later {
-			when = "at " + ro.Next.UTC().Format(time.RFC3339) + ", in " + rules.ShortDuration(ro.Next.Sub(o.At).Round(time.Minute))
-		}
-		line := fmt.Sprintf("  matches %s: %s", when, plural(matches, "ticket"))
-		var extra []string
-		if ro.AlreadyFired > 0 {
-			extra = append(extra, fmt.Sprintf("%d fired already", ro.AlreadyFired))
-		}
-		if ro.Failed > 0 {
-			extra = append(extra, fmt.Sprintf("%d fail to evaluate (see rules why)", ro.Failed))
-		}
-		if len(extra) > 0 {
-			line += " (" + strings.Join(extra, ", ") + ")"
-		}
-		if len(ro.Fires) > 0 {
-			line += ": " + ticketList(ro.Fires, 10)
-		}
-		fmt.Fprintln(&b, line)
-		if len(ro.Fires) == 0 {
-			fmt.Fprintln(&b, "  first run: nothing")
-			continue
-		}
-		fmt.Fprintf(&b, "  first run: %s\n", firstCycle(ro, when))
-		switch {
-		case len(ro.Waves) <= 1:
-			fmt.Fprintf(&b, "  capped: no, all %d fire in the first cycle\n", len(ro.Fires))
-		case later:
-			fmt.Fprintf(&b, "  capped: %s; the backlog drains over %d cycles from its first run\n", waveText(ro), len(ro.Waves))
-		default:
-			fmt.Fprintf(&b, "  capped: %s; the backlog drains in %s (%d cycles%s)\n", waveText(ro),
-				rules.ShortDuration(drain.Rules[r.Name]), len(ro.Waves), stretchedText(drain, o.Tick))
-		}
-		cost := scheduler.FiringRequests(r)
-		if !later {
-			waves = max(waves, len(ro.Waves))
-			firstRun += len(ro.Fires) * cost
-		}
-		fmt.Fprintf(&b, "  desk requests: %d a firing (1 re-read + %s): %d for the first run\n",
-			cost, plural(firingWrites(r), "write"), len(ro.Fires)*cost)
+		n, cost := p.writeRule(&b, ro, drain)
+		waves = max(waves, n)
+		firstRun += cost
 	}
+	p.writeRequests(&b, full, firstRun, waves, drain)
+	b.WriteString("\nAssumes the tickets keep matching and no new ones arrive; a firing's own updates (which may make other rules match) are not simulated.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
-	// Requests per hour, and the assumptions behind them.
+// writeRule writes what rule ro matches and how its firings drain; for a
+// rule that runs now it returns its cycles to drain and its first run's
+// requests (0, 0 otherwise).
+func (p planReport) writeRule(b *strings.Builder, ro scheduler.RuleOutlook, drain scheduler.Drain) (waves, requests int) {
+	o := p.o
+	r := ro.Rule
+	later := ro.Next.After(o.At)
+	sched := "every " + rules.ShortDuration(r.Every)
+	if r.Cron != "" {
+		sched = "cron " + r.Cron
+	}
+	if r.Cron != "" || later {
+		sched += ", next at " + ro.Next.UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(b, "\nrule %s (%s, once: %s, group_over %d, max_firings_per_cycle %d)\n",
+		r.Name, sched, onceText(r.Once), ro.GroupOver(), ro.RuleCap())
+	when := "now"
+	if later {
+		when = "at " + ro.Next.UTC().Format(time.RFC3339) + ", in " + rules.ShortDuration(ro.Next.Sub(o.At).Round(time.Minute))
+	}
+	fmt.Fprintln(b, matchesLine(ro, when))
+	if len(ro.Fires) == 0 {
+		fmt.Fprintln(b, "  first run: nothing")
+		return 0, 0
+	}
+	fmt.Fprintf(b, "  first run: %s\n", firstCycle(ro, when))
+	switch {
+	case len(ro.Waves) <= 1:
+		fmt.Fprintf(b, "  capped: no, all %d fire in the first cycle\n", len(ro.Fires))
+	case later:
+		fmt.Fprintf(b, "  capped: %s; the backlog drains over %d cycles from its first run\n", waveText(ro), len(ro.Waves))
+	default:
+		fmt.Fprintf(b, "  capped: %s; the backlog drains in %s (%d cycles%s)\n", waveText(ro),
+			rules.ShortDuration(drain.Rules[r.Name]), len(ro.Waves), stretchedText(drain, o.Tick))
+	}
+	cost := scheduler.FiringRequests(r)
+	fmt.Fprintf(b, "  desk requests: %d a firing (1 re-read + %s): %d for the first run\n",
+		cost, plural(firingWrites(r), "write"), len(ro.Fires)*cost)
+	if later {
+		return 0, 0
+	}
+	return len(ro.Waves), len(ro.Fires) * cost
+}
+
+// matchesLine is a rule's "  matches now: 3 tickets (...): #1, #2, #3".
+func matchesLine(ro scheduler.RuleOutlook, when string) string {
+	matches := len(ro.Fires) + ro.AlreadyFired + ro.Failed
+	line := fmt.Sprintf("  matches %s: %s", when, plural(matches, "ticket"))
+	var extra []string
+	if ro.AlreadyFired > 0 {
+		extra = append(extra, fmt.Sprintf("%d fired already", ro.AlreadyFired))
+	}
+	if ro.Failed > 0 {
+		extra = append(extra, fmt.Sprintf("%d fail to evaluate (see rules why)", ro.Failed))
+	}
+	if len(extra) > 0 {
+		line += " (" + strings.Join(extra, ", ") + ")"
+	}
+	if len(ro.Fires) > 0 {
+		line += ": " + ticketList(ro.Fires, 10)
+	}
+	return line
+}
+
+// writeRequests writes the desk requests an hour, and the assumptions
+// behind them; full is the full sync's requests, firstRun and waves those
+// of the firings that run now and the cycles they drain over.
+func (p planReport) writeRequests(b *strings.Builder, full, firstRun, waves int, drain scheduler.Drain) {
+	o := p.o
 	cycles := cyclesPerHour(p.set)
 	feed := cycles * p.workspaces
 	sweep := 2 * p.workspaces * int(time.Hour/scheduler.DefaultTrashEvery)
 	fullPerHour := float64(full) / (scheduler.DefaultFullSyncEvery.Hours())
-	fmt.Fprintf(&b, "\nRequests (budget: %d a minute, %d of them for the rules, the rest kept for people's commands):\n", p.rate, p.budget)
-	fmt.Fprintf(&b, "  change feed: %d an hour (%d cycles an hour × %s, one page per 100 changed tickets: more on a busy desk)\n",
+	fmt.Fprintf(b, "\nRequests (budget: %d a minute, %d of them for the rules, the rest kept for people's commands):\n", p.rate, p.budget)
+	fmt.Fprintf(b, "  change feed: %d an hour (%d cycles an hour × %s, one page per 100 changed tickets: more on a busy desk)\n",
 		feed, cycles, plural(p.workspaces, "workspace"))
-	fmt.Fprintf(&b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(scheduler.DefaultTrashEvery))
-	fmt.Fprintf(&b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(scheduler.DefaultFullSyncEvery), fullPerHour)
-	fmt.Fprintf(&b, "  steady state: about %d an hour before firings; each firing adds its re-read and writes (above)\n",
+	fmt.Fprintf(b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(scheduler.DefaultTrashEvery))
+	fmt.Fprintf(b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(scheduler.DefaultFullSyncEvery), fullPerHour)
+	fmt.Fprintf(b, "  steady state: about %d an hour before firings; each firing adds its re-read and writes (above)\n",
 		feed+sweep+int(fullPerHour+0.5))
 	if firstRun > 0 {
-		// The busiest cycle: its firings' requests and the feed.
-		busiest := 0
-		for i := range waves {
-			n := p.workspaces
-			for _, ro := range o.Rules {
-				if i < len(ro.Waves) && !ro.Next.After(o.At) {
-					n += ro.Waves[i] * (1 + firingWrites(ro.Rule))
-				}
-			}
-			busiest = max(busiest, n)
-		}
+		busiest := p.busiestCycle(waves)
 		budgetPerCycle := float64(p.budget) * o.Tick.Minutes()
-		fmt.Fprintf(&b, "  first run: %d requests for its firings over %s (at most %d in one cycle, against a budget of %.0f a cycle)",
+		fmt.Fprintf(b, "  first run: %d requests for its firings over %s (at most %d in one cycle, against a budget of %.0f a cycle)",
 			firstRun, plural(max(waves, 1), "cycle"), busiest, budgetPerCycle)
 		if drain.Every > o.Tick || (budgetPerCycle > 0 && float64(busiest) > budgetPerCycle) {
-			fmt.Fprintf(&b, ": over it, firings wait for the budget and cycles stretch to about every %s until it drains",
+			fmt.Fprintf(b, ": over it, firings wait for the budget and cycles stretch to about every %s until it drains",
 				rules.ShortDuration(max(drain.Every, o.Tick).Round(time.Second)))
 		}
 		b.WriteString("\n")
 	}
 	if waves > 1 {
-		fmt.Fprintf(&b, "  backlog: every rule has fired on what matches now after %s (%d cycles%s)\n",
+		fmt.Fprintf(b, "  backlog: every rule has fired on what matches now after %s (%d cycles%s)\n",
 			rules.ShortDuration(drain.Last), waves, stretchedText(drain, o.Tick))
 	}
-	b.WriteString("\nAssumes the tickets keep matching and no new ones arrive; a firing's own updates (which may make other rules match) are not simulated.\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+}
+
+// busiestCycle is the most requests one of the first waves cycles spends:
+// its firings' requests and the feed.
+func (p planReport) busiestCycle(waves int) int {
+	busiest := 0
+	for i := range waves {
+		n := p.workspaces
+		for _, ro := range p.o.Rules {
+			if i < len(ro.Waves) && !ro.Next.After(p.o.At) {
+				n += ro.Waves[i] * (1 + firingWrites(ro.Rule))
+			}
+		}
+		busiest = max(busiest, n)
+	}
+	return busiest
 }
 
 // stretchedText says how far apart the drain's cycles are: ", a tick

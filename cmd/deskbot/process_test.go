@@ -356,15 +356,7 @@ func TestSlackSimRulesReloadAndShutdown(t *testing.T) {
 	defer slack.Close()
 
 	httpAddr := freeAddr(t)
-	vars, _ := deskOn(t, sim.URL, `version: 1
-channels: {desk: "#it-desk"}
-rules:
-  - name: alert-urgent
-    query: "priority:4 AND agent_id:0"
-    every: 1s
-    actions:
-      - alert: {channel: desk, text: "urgent #{{ ticket.id }}"}
-`, "SLACK_BOT_TOKEN", slack.BotToken(), "SLACK_APP_TOKEN", slack.AppToken(),
+	vars, _ := deskOn(t, sim.URL, deskDownRules, "SLACK_BOT_TOKEN", slack.BotToken(), "SLACK_APP_TOKEN", slack.AppToken(),
 		"DESKBOT_SLACK_API_URL", slack.APIURL(), "DESKBOT_HTTP_ADDR", httpAddr,
 		"DESKBOT_LOG_LEVEL", "debug", "DESKBOT_LOG_FORMAT", "json")
 	rulesFile := vars["DESKBOT_RULES"]

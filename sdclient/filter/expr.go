@@ -220,31 +220,39 @@ func match(rv Value, op Op, tv Value) bool {
 		b, ok := tv.asBool()
 		return ok && op == OpEq && rv.Bool == b
 	case KindString:
-		switch tv.Kind {
-		case KindNumber:
-			n, ok := rv.asInt()
-			return ok && cmpInt(n, op, tv.Num)
-		case KindDate:
-			t, _, ok := rv.asTime()
-			return ok && cmpTime(t, op, tv.Time, tv.DateOnly)
-		case KindBool:
-			b, ok := rv.asBool()
-			return ok && op == OpEq && b == tv.Bool
-		case KindString:
-			if op == OpEq {
-				return strings.EqualFold(rv.Str, tv.Str)
+		return matchString(rv, op, tv)
+	}
+	return false
+}
+
+// matchString compares a string record value with the term's value: as
+// the term's kind (a number, date or boolean held in the string), or
+// case-insensitively as strings.
+func matchString(rv Value, op Op, tv Value) bool {
+	switch tv.Kind {
+	case KindNumber:
+		n, ok := rv.asInt()
+		return ok && cmpInt(n, op, tv.Num)
+	case KindDate:
+		t, _, ok := rv.asTime()
+		return ok && cmpTime(t, op, tv.Time, tv.DateOnly)
+	case KindBool:
+		b, ok := rv.asBool()
+		return ok && op == OpEq && b == tv.Bool
+	case KindString:
+		if op == OpEq {
+			return strings.EqualFold(rv.Str, tv.Str)
+		}
+		// A quoted number or date compared with a string field value
+		// holding one compares as that number or date.
+		if a, ok := rv.asInt(); ok {
+			if b, ok := tv.asInt(); ok {
+				return cmpInt(a, op, b)
 			}
-			// A quoted number or date compared with a string field value
-			// holding one compares as that number or date.
-			if a, ok := rv.asInt(); ok {
-				if b, ok := tv.asInt(); ok {
-					return cmpInt(a, op, b)
-				}
-			}
-			if a, _, ok := rv.asTime(); ok {
-				if b, day, ok := tv.asTime(); ok {
-					return cmpTime(a, op, b, day)
-				}
+		}
+		if a, _, ok := rv.asTime(); ok {
+			if b, day, ok := tv.asTime(); ok {
+				return cmpTime(a, op, b, day)
 			}
 		}
 	}

@@ -36,18 +36,25 @@ func lead(t *testing.T, s *store.Store) *store.Leadership {
 	return l
 }
 
+// leaderMidFiring opens a store that leads and has begun the firing of
+// key (its first claim, one action done).
+func leaderMidFiring(t *testing.T, open Open, key rules.FiringKey) (*store.Store, *store.Leadership, rules.Firing) {
+	t.Helper()
+	s := open(t)
+	l := lead(t, s)
+	f := begun(t, s, key, episode)
+	mustWin(t, f, 1, 1, false, nil)
+	return s, l, f
+}
+
 // A leader dies with a firing half done (its lease has most of its two
 // minutes to run). The next leader gains a newer epoch and takes the
 // firing over at once, with its done actions, instead of waiting out the
 // lease; the ledger shows it eligible at once, and then held by the new
 // leader's lease.
 func testEpochTakeover(t *testing.T, open Open) {
-	a := open(t)
-	la := lead(t, a)
 	key := rules.FiringKey{Rule: "page", TicketID: 5}
-	f := claim(t, a, key, episode, t0)
-	mustWin(t, f, 1, 1, false, nil)
-	do(t, a.ActionDone(t.Context(), f.ID, 0))
+	_, la, f := leaderMidFiring(t, open, key)
 	first := la.Epoch()
 	do(t, la.Close(t.Context())) // the process dies
 
@@ -101,12 +108,8 @@ func testEpochRelease(t *testing.T, open Open) {
 // records no more actions: its next write learns it. The next leader
 // finishes the firing it left.
 func testLeaderGone(t *testing.T, open Open) {
-	a := open(t)
-	la := lead(t, a)
 	key := rules.FiringKey{Rule: "r", TicketID: 1}
-	f := claim(t, a, key, episode, t0)
-	mustWin(t, f, 1, 1, false, nil)
-	do(t, a.ActionDone(t.Context(), f.ID, 0))
+	a, la, f := leaderMidFiring(t, open, key)
 	do(t, la.Close(t.Context()))
 	_, err := a.Claim(t.Context(), rules.FiringKey{Rule: "r", TicketID: 2}, episode, t0, lease)
 	if !errors.Is(err, store.ErrNotLeader) {

@@ -157,6 +157,15 @@ func state(t *testing.T, s *store.Store, key rules.FiringKey) rules.FiringRecord
 	return fi
 }
 
+// begun claims key at t0 and records its first action done, as a worker
+// that then died (or is about to finish) leaves it.
+func begun(t *testing.T, s *store.Store, key rules.FiringKey, once rules.Once) rules.Firing {
+	t.Helper()
+	f := claim(t, s, key, once, t0)
+	do(t, s.ActionDone(t.Context(), f.ID, 0))
+	return f
+}
+
 func do(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -405,8 +414,7 @@ func testOnceTicketCrashed(t *testing.T, open Open) {
 	s := open(t)
 	ctx := t.Context()
 	key := rules.FiringKey{Rule: "welcome", TicketID: 5}
-	f := claim(t, s, key, ticket, t0)
-	do(t, s.ActionDone(ctx, f.ID, 0))
+	f := begun(t, s, key, ticket)
 	// The worker died; then the ticket stopped matching for a while: the
 	// begun firing keeps its episode open.
 	if n, err := s.EndEpisodes(ctx, "welcome", nil, t0.Add(time.Minute)); err != nil || n != 0 {
@@ -666,8 +674,7 @@ func testReopen(t *testing.T, open Open) {
 	s := open(t)
 	ctx := t.Context()
 	key := rules.FiringKey{Rule: "r", TicketID: 21}
-	f := claim(t, s, key, episode, t0)
-	do(t, s.ActionDone(ctx, f.ID, 0))
+	begun(t, s, key, episode)
 	done := claim(t, s, rules.FiringKey{Rule: "r", TicketID: 22}, episode, t0)
 	do(t, s.Finish(ctx, done.ID, t0))
 	do(t, s.SetCursor(ctx, "c", "v1", t0))
@@ -781,8 +788,7 @@ func testConcurrentFinishTakeover(t *testing.T, open Open) {
 	a, b := open(t), open(t)
 	for k := range 20 {
 		key := rules.FiringKey{Rule: "race", TicketID: int64(k + 1)}
-		f := claim(t, a, key, episode, t0)
-		do(t, a.ActionDone(t.Context(), f.ID, 0))
+		f := begun(t, a, key, episode)
 		var (
 			finishErr, claimErr error
 			g                   rules.Firing

@@ -2,6 +2,7 @@ package fakedesk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -28,6 +29,37 @@ type Desk struct {
 	Creates    []sdclient.TicketCreate
 	Updates    []Update
 	PanicOn    string
+	// WorkspaceList is what Workspaces lists (nil: none named).
+	WorkspaceList []*sdclient.Workspace
+	// Lacks holds the abilities this desk does not have ("requester",
+	// "agents", "requesterByEmail", "workspaces", "requesterNote"): they
+	// answer errors.ErrUnsupported, as a desk without the ability does.
+	Lacks map[string]bool
+}
+
+// Lack takes the abilities ops away from the desk (see Lacks).
+func (d *Desk) Lack(ops ...string) *Desk {
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
+	if d.Lacks == nil {
+		d.Lacks = map[string]bool{}
+	}
+	for _, op := range ops {
+		d.Lacks[op] = true
+	}
+	return d
+}
+
+// able counts a call of an ability and answers errors.ErrUnsupported
+// when the desk lacks it; otherwise as enter.
+func (d *Desk) able(ctx context.Context, op string) error {
+	d.Mu.Lock()
+	lacks := d.Lacks[op]
+	d.Mu.Unlock()
+	if lacks {
+		return fmt.Errorf("fake desk: %s: %w", op, errors.ErrUnsupported)
+	}
+	return d.enter(ctx, op)
 }
 
 // Conv is a note or reply written on a ticket.
@@ -36,6 +68,7 @@ type Conv struct {
 	Body     string
 	UserID   int64
 	Private  bool
+	Incoming bool // written as the requester (RequesterNote)
 }
 
 // Update is one UpdateTicket call.
@@ -216,27 +249,49 @@ func (d *Desk) UpdateTicket(ctx context.Context, id int64, u sdclient.TicketUpda
 	return &c, nil
 }
 
-func (d *Desk) addConv(ctx context.Context, op string, id int64, body string, user int64, private bool) error {
+func (d *Desk) addConv(ctx context.Context, op string, c Conv) error {
 	if err := d.enter(ctx, op); err != nil {
 		return err
 	}
 	d.Mu.Lock()
 	defer d.Mu.Unlock()
-	if _, ok := d.Tickets[id]; !ok {
-		return fmt.Errorf("%s on ticket %d: %w", op, id, sdclient.ErrNotFound)
+	if _, ok := d.Tickets[c.TicketID]; !ok {
+		return fmt.Errorf("%s on ticket %d: %w", op, c.TicketID, sdclient.ErrNotFound)
 	}
-	d.Convs = append(d.Convs, Conv{TicketID: id, Body: body, UserID: user, Private: private})
+	d.Convs = append(d.Convs, c)
 	return nil
 }
 
 // AddNote implements bot.Desk.
 func (d *Desk) AddNote(ctx context.Context, id int64, body string, user int64) error {
-	return d.addConv(ctx, "note", id, body, user, true)
+	return d.addConv(ctx, "note", Conv{TicketID: id, Body: body, UserID: user, Private: true})
 }
 
 // Reply implements bot.Desk.
 func (d *Desk) Reply(ctx context.Context, id int64, body string, user int64) error {
-	return d.addConv(ctx, "reply", id, body, user, false)
+	return d.addConv(ctx, "reply", Conv{TicketID: id, Body: body, UserID: user})
+}
+
+// RequesterNote implements bot.Desk: a public, incoming note by the
+// requester.
+func (d *Desk) RequesterNote(ctx context.Context, id int64, body string, requester int64) error {
+	d.Mu.Lock()
+	lacks := d.Lacks["requesterNote"]
+	d.Mu.Unlock()
+	if lacks {
+		return fmt.Errorf("fake desk: requesterNote: %w", errors.ErrUnsupported)
+	}
+	return d.addConv(ctx, "requesterNote", Conv{TicketID: id, Body: body, UserID: requester, Incoming: true})
+}
+
+// Workspaces implements bot.Desk: WorkspaceList.
+func (d *Desk) Workspaces(ctx context.Context) ([]*sdclient.Workspace, error) {
+	if err := d.able(ctx, "workspaces"); err != nil {
+		return nil, err
+	}
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
+	return append([]*sdclient.Workspace(nil), d.WorkspaceList...), nil
 }
 
 // FilterTickets implements bot.Desk over status, priority, requester,
@@ -330,6 +385,69 @@ func (d *Desk) Groups(ctx context.Context) ([]*sdclient.Group, error) {
 		return nil, err
 	}
 	return append([]*sdclient.Group(nil), d.GroupList...), nil
+}
+
+// Requester implements bot.Desk: the requester embedded in a ticket with
+// that id, or the agent with that id (agents ask for help too).
+func (d *Desk) Requester(ctx context.Context, id int64) (*sdclient.TicketRequester, error) {
+	if err := d.able(ctx, "requester"); err != nil {
+		return nil, err
+	}
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
+	if rq := d.requesterLocked(func(rq *sdclient.TicketRequester) bool { return rq.ID == id }); rq != nil {
+		return rq, nil
+	}
+	for _, a := range d.AgentList {
+		if a.ID == id {
+			return &sdclient.TicketRequester{ID: a.ID, Name: a.Name(), Email: a.Email}, nil
+		}
+	}
+	return nil, fmt.Errorf("requester %d: %w", id, sdclient.ErrNotFound)
+}
+
+// RequesterByEmail implements bot.Desk: the requester embedded in a
+// ticket with that e-mail.
+func (d *Desk) RequesterByEmail(ctx context.Context, email string) (*sdclient.TicketRequester, error) {
+	if err := d.able(ctx, "requesterByEmail"); err != nil {
+		return nil, err
+	}
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
+	if rq := d.requesterLocked(func(rq *sdclient.TicketRequester) bool { return strings.EqualFold(rq.Email, email) }); rq != nil {
+		return rq, nil
+	}
+	return nil, fmt.Errorf("requester %s: %w", email, sdclient.ErrNotFound)
+}
+
+// requesterLocked is a copy of the first requester embedded in a ticket
+// (by id) that match accepts, or nil.
+func (d *Desk) requesterLocked(match func(*sdclient.TicketRequester) bool) *sdclient.TicketRequester {
+	for id := int64(1); id <= d.NextID; id++ {
+		if t, ok := d.Tickets[id]; ok && t.Requester != nil && match(t.Requester) {
+			c := *t.Requester
+			return &c
+		}
+	}
+	return nil
+}
+
+// Agents implements bot.Desk: AgentList, at most limit of them.
+func (d *Desk) Agents(ctx context.Context, limit int) ([]*sdclient.Agent, bool, error) {
+	if err := d.able(ctx, "agents"); err != nil {
+		return nil, false, err
+	}
+	d.Mu.Lock()
+	defer d.Mu.Unlock()
+	var out []*sdclient.Agent
+	for _, a := range d.AgentList {
+		if len(out) == limit {
+			return out, true, nil
+		}
+		c := *a
+		out = append(out, &c)
+	}
+	return out, false, nil
 }
 
 // Busy is the desk's 429 as sdclient returns it, asking to wait d.
