@@ -53,7 +53,7 @@ const (
 type Option func(*config)
 
 type config struct {
-	threads       *threadFollower // live threads (threads.go); nil: off
+	followers     followers // bot/follow's: feed subscribers, tick followers, direct messages (followers.go)
 	clock         clockwork.Clock
 	workspaces    []int64
 	elector       gocron.Elector

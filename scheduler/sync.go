@@ -39,7 +39,7 @@ type SyncResult struct {
 	// its first page); zero when none runs.
 	Syncing []FullSyncProgress
 
-	threadChanged []*sdclient.Ticket // the feed's changed tickets, for live threads (threads.go)
+	changed []*sdclient.Ticket // the feed's changed tickets, for the subscribers (followers.go)
 }
 
 // FullSyncProgress is the progress of one workspace's full sync.
@@ -86,7 +86,7 @@ func (s *Scheduler) sync(ctx context.Context, cy *cycle, inline bool) *SyncResul
 		m.mu.Unlock()
 	}
 	s.m.mirrorTickets.Set(float64(res.Tickets))
-	s.followThreads(ctx, cy, res)
+	s.publish(ctx, res)
 	return res
 }
 
@@ -223,7 +223,7 @@ func (s *Scheduler) feed(ctx context.Context, cy *cycle, m *wsMirror, res *SyncR
 			}
 			if m.put(t) {
 				res.Changed++
-				s.noteThreadChange(res, t)
+				s.noteChange(res, t)
 			}
 		}
 		m.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -67,6 +68,7 @@ var _ oncall.StopNotifier = (*chatPager)(nil)
 // chatNotifier fits a chat transport to the scheduler's Notifier (and its
 // optional AlertChecker, so resumed firings never post an alert twice, and
 // GroupNotifier, so a rule alerting about many tickets posts one message).
+// Direct messages and digests go to the chat through bot/follow.
 type chatNotifier struct{ chat chatTransport }
 
 func (n chatNotifier) Alert(ctx context.Context, a scheduler.Alert) error {
@@ -89,55 +91,24 @@ func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (
 	return n.chat.AlreadyAlerted(ctx, channel, key)
 }
 
-// DM hands a rule's direct message to the transport when it sends them
-// (Slack, console); without, it is posted as an alert to its fallback
+// chatDMs is how the chat sends the rules' direct messages: the
+// transport's own (Slack, console), else as alerts to their fallback
 // channel naming the person.
-func (n chatNotifier) DM(ctx context.Context, d scheduler.DM) error {
-	if dn, ok := n.chat.(bot.DMNotifier); ok {
-		return dn.DM(ctx, dmMessage(d))
+func chatDMs(c chatTransport) chat.DMNotifier {
+	if dn, ok := c.(chat.DMNotifier); ok {
+		return dn
 	}
-	return n.chat.Alert(ctx, bot.AlertMessage{Channel: d.Channel, Text: "For " + d.Who + ": " + d.Text, Ticket: d.Ticket, Rule: d.Rule, Key: d.Key})
+	return follow.AlertDMs{Chat: c}
 }
 
-// AlreadyDMed tells whether the transport already sent d.
-func (n chatNotifier) AlreadyDMed(ctx context.Context, d scheduler.DM) (bool, error) {
-	if dn, ok := n.chat.(bot.DMNotifier); ok {
-		return dn.AlreadyDMed(ctx, dmMessage(d))
+// chatDigests is the transport's digest poster; nil when it cannot post
+// digests (they are logged only).
+func chatDigests(c chatTransport) follow.DigestPoster {
+	if dp, ok := c.(follow.DigestPoster); ok {
+		return dp
 	}
-	return n.chat.AlreadyAlerted(ctx, d.Channel, d.Key)
+	return nil
 }
-
-func dmMessage(d scheduler.DM) bot.DMMessage {
-	return bot.DMMessage{To: d.To, Who: d.Who, Why: d.Why, Channel: d.Channel, Text: d.Text, Rule: d.Rule, Key: d.Key, Ticket: d.Ticket}
-}
-
-var _ scheduler.DMNotifier = chatNotifier{}
-
-// digestPoster is a chat transport that posts digests (Slack, console).
-type digestPoster interface {
-	PostDigest(ctx context.Context, m bot.DigestMessage, prev chat.DigestRef) (chat.DigestRef, error)
-}
-
-// PostDigest hands a digest rule's summary to the transport; one that
-// cannot post digests leaves them to the log.
-func (n chatNotifier) PostDigest(ctx context.Context, r scheduler.DigestReport, prev scheduler.DigestRef) (scheduler.DigestRef, error) {
-	dp, ok := n.chat.(digestPoster)
-	if !ok {
-		return scheduler.DigestRef{}, nil
-	}
-	ref, err := dp.PostDigest(ctx, digestMessage(r), chat.DigestRef(prev))
-	return scheduler.DigestRef(ref), err
-}
-
-func chatCounts(cs []scheduler.DigestCount) []chat.Count {
-	out := make([]chat.Count, len(cs))
-	for i, c := range cs {
-		out[i] = chat.Count(c)
-	}
-	return out
-}
-
-var _ scheduler.Digester = chatNotifier{}
 
 // lateScheduler is the scheduler's HeldBackReader for the explainer, which
 // is built before the scheduler (see newChatAndScheduler): nothing is held
