@@ -152,11 +152,18 @@ func TestDigestRetriedAfterFailure(t *testing.T) {
 	}
 }
 
-// A new leader (another scheduler on the same store) carries the digests'
-// schedule on: it neither posts at once nor waits a whole period more.
+// A new leader (another scheduler on the same store) carries an every:
+// digest's phase on from its last run in the store: it neither posts at
+// once nor waits a whole period from its own start.
 func TestDigestScheduleCarriedOn(t *testing.T) {
 	n := &digestChat{}
-	e := newEnv(t, digestRules, withDigests(n))
+	e := newEnv(t, `version: 1
+channels: {desk: "#it-desk"}
+rules:
+  - name: hourly
+    every: 1h
+    digest: {}
+`, withDigests(n))
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 2})
 	e.runOnce() // 09:00: scheduled for 10:00
 	e.clk.Advance(time.Hour)
@@ -165,11 +172,11 @@ func TestDigestScheduleCarriedOn(t *testing.T) {
 	e.s = e.newScheduler(withDigests(n)) // 10:30: a new leader
 	e.runOnce()
 	if posts, _ := n.runs(); len(posts) != 1 {
-		t.Fatalf("the new leader posted at 10:30: %d digests", len(posts))
+		t.Fatalf("the new leader posted at once: %d digests by 10:30, want 1", len(posts))
 	}
 	e.clk.Advance(30 * time.Minute)
-	e.runOnce() // 11:00
-	if posts, _ := n.runs(); len(posts) != 2 {
-		t.Fatalf("by 11:00 %d digests, want 2", len(posts))
+	e.runOnce() // 11:00: an hour after the last run, not after the new start
+	if posts, _ := n.runs(); len(posts) != 2 || !posts[1].At.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("by 11:00 %d digests, want 2, the second at 11:00", len(posts))
 	}
 }
