@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,33 +18,15 @@ import (
 )
 
 // dmChat records direct messages and finds them by key.
-type dmChat struct {
-	mu  sync.Mutex
-	dms []chat.DMMessage
-}
+type dmChat struct{ sent[chat.DMMessage] }
 
 func (n *dmChat) DM(_ context.Context, m chat.DMMessage) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.dms = append(n.dms, m)
+	n.add(m)
 	return nil
 }
 
 func (n *dmChat) AlreadyDMed(_ context.Context, m chat.DMMessage) (bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, x := range n.dms {
-		if x.Key == m.Key {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-func (n *dmChat) list() []chat.DMMessage {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]chat.DMMessage(nil), n.dms...)
+	return n.has(func(x chat.DMMessage) bool { return x.Key == m.Key }), nil
 }
 
 // withDMs plugs direct messages sent through n into a scheduler.
@@ -209,7 +190,7 @@ func BenchmarkDMNudges(b *testing.B) {
 	st := openStore(b, clk)
 	n := &dmChat{}
 	rules := strings.Replace(nudgeRules, "    query: status:open\n", "    query: status:open\n    max_firings_per_cycle: 1000\n", 1)
-	s, err := scheduler.New(testLogger(b), scheduler.ClientDesk(clientFor(b, sim)), mustRules(b, rules), st, nil, scheduler.WithClock(clk),
+	s, err := scheduler.New(quiet, scheduler.ClientDesk(clientFor(b, sim)), mustRules(b, rules), st, nil, scheduler.WithClock(clk),
 		scheduler.WithRegistry(prometheus.NewRegistry()), scheduler.WithMaxFiringsPerCycle(1000), scheduler.WithDMs(NewDMs(n)))
 	if err != nil {
 		b.Fatal(err)

@@ -2,10 +2,9 @@ package follow
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,12 +36,13 @@ type env struct {
 	s      *scheduler.Scheduler
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+// testLogger logs to the test's output (shown when it fails, or with -v).
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
+
+// quiet is the logger of the benchmarks.
+var quiet = slog.New(slog.DiscardHandler)
 
 func mustRules(t testing.TB, yaml string) *rules.Set {
 	t.Helper()
@@ -125,60 +125,56 @@ func (e *env) afterLeases(n int) {
 	}
 }
 
-// recAlerts is the scheduler's notifier: it records alerts and answers
-// AlreadyAlerted from them.
-type recAlerts struct {
-	mu     sync.Mutex
-	alerts []scheduler.Alert
+// sent records what a fake was given, for the scheduler's goroutines
+// and the test alike.
+type sent[T any] struct {
+	mu    sync.Mutex
+	items []T
 }
 
+func (s *sent[T]) add(x T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items = append(s.items, x)
+}
+
+func (s *sent[T]) list() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]T(nil), s.items...)
+}
+
+// has reports whether something sent satisfies f.
+func (s *sent[T]) has(f func(T) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.items, f)
+}
+
+// recAlerts is the scheduler's notifier: it records alerts and answers
+// AlreadyAlerted from them.
+type recAlerts struct{ sent[scheduler.Alert] }
+
 func (n *recAlerts) Alert(_ context.Context, a scheduler.Alert) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.alerts = append(n.alerts, a)
+	n.add(a)
 	return nil
 }
 
 func (n *recAlerts) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, a := range n.alerts {
-		if a.Channel == channel && a.Key == key {
-			return true, nil
-		}
-	}
-	return false, nil
+	return n.has(func(a scheduler.Alert) bool { return a.Channel == channel && a.Key == key }), nil
 }
 
 // chatAlerts is a chat that only posts alerts (for AlertDMs), recording
 // them.
-type chatAlerts struct {
-	mu     sync.Mutex
-	alerts []chat.AlertMessage
-}
+type chatAlerts struct{ sent[chat.AlertMessage] }
 
 func (c *chatAlerts) Alert(_ context.Context, m chat.AlertMessage) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.alerts = append(c.alerts, m)
+	c.add(m)
 	return nil
 }
 
 func (c *chatAlerts) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, m := range c.alerts {
-		if m.Channel == channel && m.Key == key {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-func (c *chatAlerts) list() []chat.AlertMessage {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]chat.AlertMessage(nil), c.alerts...)
+	return c.has(func(m chat.AlertMessage) bool { return m.Channel == channel && m.Key == key }), nil
 }
 
 // deskReads counts the simulator's requests whose path starts with

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,23 +15,12 @@ import (
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
-// threadPoster records what is posted in threads.
-type threadPoster struct {
-	mu    sync.Mutex
-	posts []string // "channel/ts: text"
-}
+// threadPoster records what is posted in threads: "channel/ts: text".
+type threadPoster struct{ sent[string] }
 
 func (p *threadPoster) PostInThread(_ context.Context, channel, ts, text string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.posts = append(p.posts, channel+"/"+ts+": "+text)
+	p.add(channel + "/" + ts + ": " + text)
 	return nil
-}
-
-func (p *threadPoster) list() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.posts...)
 }
 
 // emptyRules has one rule that matches nothing: live threads follow the
@@ -182,7 +170,7 @@ func benchThreads(b *testing.B, linkedPct int) {
 	for i := range ids {
 		ids[i] = sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Status: sdclient.StatusOpen}).ID
 	}
-	s, err := scheduler.New(testLogger(b), scheduler.ClientDesk(e.client), mustRules(b, emptyRules), e.st, nil,
+	s, err := scheduler.New(quiet, scheduler.ClientDesk(e.client), mustRules(b, emptyRules), e.st, nil,
 		scheduler.WithClock(e.clk), scheduler.WithSingleton(false), scheduler.WithRegistry(prometheus.NewRegistry()),
 		scheduler.WithSubscriber(NewThreads(scheduler.ClientDesk(e.client), e.st, p, e.st)))
 	if err != nil {
