@@ -164,33 +164,3 @@ func fullName(first string, last *string) string {
 	}
 	return strings.TrimSpace(first + " " + *last)
 }
-
-// Alerter posts alerts and finds them again; the chat transports
-// implement it.
-type Alerter interface {
-	Alert(ctx context.Context, m chat.AlertMessage) error
-	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
-}
-
-// AlertDMs is the chat.DMNotifier of a chat that cannot send direct
-// messages: each goes to its fallback channel as an alert, saying for
-// whom it was and why it is there.
-type AlertDMs struct{ Chat Alerter }
-
-// DM posts m to its fallback channel.
-func (a AlertDMs) DM(ctx context.Context, m chat.DMMessage) error {
-	why := m.Why
-	if why == "" {
-		why = "this chat cannot send direct messages"
-	}
-	err := a.Chat.Alert(ctx, chat.AlertMessage{Channel: m.Channel, Text: fmt.Sprintf("For %s (%s): %s", m.Who, why, m.Text), Rule: m.Rule, Key: m.Key, Ticket: m.Ticket})
-	if err != nil {
-		return fmt.Errorf("via %s: %w", m.Channel, err)
-	}
-	return nil
-}
-
-// AlreadyDMed reports whether m's alert is in its fallback channel.
-func (a AlertDMs) AlreadyDMed(ctx context.Context, m chat.DMMessage) (bool, error) {
-	return a.Chat.AlreadyAlerted(ctx, m.Channel, m.Key)
-}

@@ -116,24 +116,6 @@ func TestDMRequester(t *testing.T) {
 	}
 }
 
-// A chat that cannot send direct messages (AlertDMs) posts a dm: as an
-// alert to its channel, naming the person and why.
-func TestDMWithoutDMNotifier(t *testing.T) {
-	c := &chatAlerts{}
-	e := newEnv(t, nudgeRules, withDMs(AlertDMs{Chat: c}))
-	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "orphan", Priority: 2, DueBy: t0.Add(10 * time.Minute)}).ID
-	e.runOnce()
-	as := c.list()
-	if len(as) != 1 || as[0].Channel != "#it-desk" || as[0].Ticket.ID != id ||
-		!strings.HasPrefix(as[0].Text, "For the assignee (ticket #"+strconv.FormatInt(id, 10)+" has no assignee): #") {
-		t.Fatalf("alerts %+v", as)
-	}
-	e.afterLeases(1)
-	if got := len(c.list()); got != 1 {
-		t.Errorf("%d alerts after later cycles, want still 1", got)
-	}
-}
-
 // lossyDM sends every direct message but loses the answer of the first
 // (a timeout after Slack got it).
 type lossyDM struct {

@@ -13,7 +13,6 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -162,19 +161,6 @@ func (n *recAlerts) Alert(_ context.Context, a scheduler.Alert) error {
 
 func (n *recAlerts) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
 	return n.has(func(a scheduler.Alert) bool { return a.Channel == channel && a.Key == key }), nil
-}
-
-// chatAlerts is a chat that only posts alerts (for AlertDMs), recording
-// them.
-type chatAlerts struct{ sent[chat.AlertMessage] }
-
-func (c *chatAlerts) Alert(_ context.Context, m chat.AlertMessage) error {
-	c.add(m)
-	return nil
-}
-
-func (c *chatAlerts) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
-	return c.has(func(m chat.AlertMessage) bool { return m.Channel == channel && m.Key == key }), nil
 }
 
 // deskReads counts the simulator's requests whose path starts with

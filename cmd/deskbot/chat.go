@@ -25,6 +25,9 @@ type chatTransport interface {
 	AlertGroup(ctx context.Context, g bot.AlertGroupMessage) error
 	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
 	Page(ctx context.Context, r oncall.PageRequest) error
+	// The rules' direct messages and digests (bot/follow sends them).
+	chat.DMNotifier
+	follow.DigestPoster
 }
 
 // chatPager is the escalator's oncall.Pager: the chat transport, set once
@@ -89,25 +92,6 @@ func alertMessage(a scheduler.Alert) bot.AlertMessage {
 
 func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
 	return n.chat.AlreadyAlerted(ctx, channel, key)
-}
-
-// chatDMs is how the chat sends the rules' direct messages: the
-// transport's own (Slack, console), else as alerts to their fallback
-// channel naming the person.
-func chatDMs(c chatTransport) chat.DMNotifier {
-	if dn, ok := c.(chat.DMNotifier); ok {
-		return dn
-	}
-	return follow.AlertDMs{Chat: c}
-}
-
-// chatDigests is the transport's digest poster; nil when it cannot post
-// digests (they are logged only).
-func chatDigests(c chatTransport) follow.DigestPoster {
-	if dp, ok := c.(follow.DigestPoster); ok {
-		return dp
-	}
-	return nil
 }
 
 // lateScheduler is the scheduler's HeldBackReader for the explainer, which

@@ -178,8 +178,8 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh 
 	// Digests on the scheduler's ticks (so on the leader only), direct
 	// messages for its firings: both through the chat.
 	opts = append(opts,
-		scheduler.WithTickFollower(follow.NewDigests(chatDigests(chat), st, follow.WithLogger(logger), follow.WithDryRun(cfg.DryRun))),
-		scheduler.WithDMs(follow.NewDMs(chatDMs(chat))))
+		scheduler.WithTickFollower(follow.NewDigests(chat, st, follow.WithLogger(logger), follow.WithDryRun(cfg.DryRun))),
+		scheduler.WithDMs(follow.NewDMs(chat)))
 	var notifier scheduler.Notifier = chatNotifier{chat}
 	if cfg.DryRun {
 		notifier = dryRunNotifier{LogNotifier: scheduler.LogNotifier{Logger: logger}, chat: chat}
