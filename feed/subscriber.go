@@ -6,9 +6,11 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// Changes is what one sync saw change, as published to subscribers.
+// Changes is what one sync saw change, as published to subscribers: the
+// tickets new or updated in the mirror (deleted and spam ones left out),
+// and whether the sync was complete.
 type Changes struct {
-	Tickets  []*sdclient.Ticket /* changed, as the feed read them */
+	Tickets  []*sdclient.Ticket
 	Complete bool
 }
 

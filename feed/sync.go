@@ -100,12 +100,24 @@ func (f *Feed) Sync(ctx context.Context, opts ...SyncOption) *Synced {
 	res := f.syncAll(ctx, &sc)
 	f.m.mirrorTickets.Set(float64(res.Tickets))
 	if subs := append(slices.Clip(f.cfg.subscribers), sc.notify...); len(subs) > 0 {
-		c := Changes{Tickets: res.ChangedTickets, Complete: res.Complete}
+		c := Changes{Tickets: live(res.ChangedTickets), Complete: res.Complete}
 		for _, sub := range subs {
 			sub.FeedChanged(ctx, c)
 		}
 	}
 	return res
+}
+
+// live are the tickets of ts that are neither deleted nor spam: what the
+// subscribers are told changed.
+func live(ts []*sdclient.Ticket) []*sdclient.Ticket {
+	out := make([]*sdclient.Ticket, 0, len(ts))
+	for _, t := range ts {
+		if t != nil && !t.Deleted && !t.Spam {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // syncAll is Sync before the subscribers.

@@ -185,7 +185,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	now := s.cfg.clock.Now()
 	s.loadRuns(ctx, jobs, now) // schedule.go: restarts and new leaders carry the schedules on
 	due := s.dueJobs(jobs, mode, now)
-	if len(due) == 0 && !s.digests.peek(set, now) {
+	if len(due) == 0 && !s.ticksDue(set, now) {
 		return Cycle{Skipped: "idle"}
 	}
 	cy := newCycle(now, set, due, s.logger)
@@ -206,7 +206,7 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		cy.inMirror[t.ID] = true
 	}
 
-	s.runDigests(ctx, cy, set, tickets)
+	s.followTick(ctx, now, set, tickets) // digests (followers.go)
 
 	// 2. Evaluate.
 	s.lookupPeople(ctx, cy, set, tickets)

@@ -37,15 +37,20 @@
 //     (prune.go), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
 //     each rule's last evaluation, MirroredTickets; no desk request).
+//   - What it calls of the feed's other followers (followers.go, dm.go),
+//     which live in bot/follow beside the chat: feed.Subscribers told each
+//     sync's changes (live threads), TickFollowers run on the leader's
+//     ticks after the sync (digests), and the DMSender that resolves and
+//     sends a firing's dm:.
 //
 // # What it may import
 //
 // The floors, lowest first: sdclient/filter, sdclient, store, rules,
 // feed, oncall, scheduler, bot, cmd. The scheduler imports the floors
 // below it (sdclient and its filter, store for the mirror's types, rules,
-// feed, oncall)
-// and never bot or cmd; the desk is reached only through Desk
-// (ClientDesk adapts an *sdclient.Client), chat only through Notifier.
+// feed for the change feed and the mirror, oncall) and never bot or cmd; the desk is reached only
+// through Desk (ClientDesk adapts an *sdclient.Client), chat only through
+// Notifier and the followers' interfaces.
 //
 // # Patterns to copy
 //

@@ -237,8 +237,8 @@ func writeDigestsOf(b *strings.Builder, set *rules.Set, t *sdclient.Ticket, now 
 	}
 	b.WriteString("\nDigests:\n")
 	for _, d := range ds {
-		next := DigestNext(d, now)
-		r := digestReportOf(d, []*sdclient.Ticket{t}, next, func(*int64) string { return "" })
+		next := d.Next(now)
+		r := d.Report([]*sdclient.Ticket{t}, next, nil)
 		var in string
 		switch {
 		case r.Total == 0 && !sdclient.IsOpenStatus(t.Status):

@@ -53,43 +53,23 @@ func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
 		// mirror now rather than at the next tick.
 		feed.WithFirstSynced(func(ctx context.Context) { s.runCycle(ctx, kicked) }),
 	}
-	for _, sub := range cfg.subscribers {
+	for _, sub := range cfg.followers.subscribers {
 		opts = append(opts, feed.WithSubscriber(sub))
 	}
 	return feed.New(s.desk, opts...)
-}
-
-// WithFeedSubscribers makes subs follow the change feed: after each
-// cycle's sync each hears what it changed (feed.Subscriber), before the
-// rules are evaluated.
-func WithFeedSubscribers(subs ...feed.Subscriber) Option {
-	return func(cfg *config) { cfg.subscribers = append(cfg.subscribers, subs...) }
 }
 
 // Feed is the scheduler's change feed and mirror (for LiveMirror.Attach).
 func (s *Scheduler) Feed() *feed.Feed { return s.feed }
 
 // sync is the cycle's sync step: the feed's requests count in the cycle
-// and the budget, and the live threads follow what it changed.
+// and the budget; the feed then tells its subscribers what it changed.
 func (s *Scheduler) sync(ctx context.Context, cy *cycle, inline bool) *SyncResult {
 	opts := []feed.SyncOption{feed.Count(func(resp *sdclient.Response, err error) { s.count(cy, resp, err) })}
 	if inline {
 		opts = append(opts, feed.Inline())
 	}
-	if s.cfg.threads != nil {
-		opts = append(opts, feed.Notify(threadsOf{s, cy}))
-	}
 	return s.feed.Sync(ctx, opts...)
-}
-
-// threadsOf follows the live threads (threads.go) of one cycle's sync.
-type threadsOf struct {
-	s  *Scheduler
-	cy *cycle
-}
-
-func (t threadsOf) FeedChanged(ctx context.Context, c feed.Changes) {
-	t.s.followThreads(ctx, t.cy, c.Tickets)
 }
 
 // mirrorStoreFor is where the mirror is kept: ms (WithMirrorStore), else

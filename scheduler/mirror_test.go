@@ -298,7 +298,7 @@ func (r *feedRec) FeedChanged(_ context.Context, c feed.Changes) {
 // brought, before the rules act on them.
 func TestFeedSubscribersHearEachCyclesChanges(t *testing.T) {
 	rec := &feedRec{}
-	e := newEnv(t, urgentRules, WithFeedSubscribers(rec))
+	e := newEnv(t, urgentRules, WithSubscriber(rec))
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 1})
 	e.runOnce()
 	e.clk.Advance(time.Minute)

@@ -55,8 +55,7 @@ const (
 type Option func(*config)
 
 type config struct {
-	threads       *threadFollower   // live threads (threads.go); nil: off
-	subscribers   []feed.Subscriber // the feed's other followers (feed.go)
+	followers     followers // bot/follow's: feed subscribers, tick followers, direct messages (followers.go)
 	clock         clockwork.Clock
 	workspaces    []int64
 	elector       gocron.Elector

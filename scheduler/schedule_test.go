@@ -387,31 +387,3 @@ func TestCronRunOnIncompleteMirrorRunsAgain(t *testing.T) {
 		t.Errorf("pending-reminder's last run is %v, want Monday 09:00 (the kicked cycle's)", got)
 	}
 }
-
-// The example's morning digest (cron "0 8 * * 1-5") carries on across
-// restarts like the other time rules: nothing over the weekend, a restart
-// at 08:20 on Monday still posts the 08:00 digest, once, and a restart at
-// 08:45 posts nothing more that day.
-func TestExampleDigestCarriesOn(t *testing.T) {
-	d := newExampleDesk(t)
-	dn := &digestNotifier{recNotifier: &recNotifier{}}
-	d.notifier = dn
-	a := d.start()
-	a.until(monday.Add(-70*time.Minute), time.Hour) // stops at 07:50
-	if posts, _ := dn.runs(); len(posts) != 0 {
-		t.Fatalf("%d digests before Monday 08:00, want none", len(posts))
-	}
-	d.clk.Advance(monday.Add(-40 * time.Minute).Sub(d.clk.Now())) // 08:20
-	b := d.start()
-	b.until(monday.Add(-15*time.Minute), 5*time.Minute)
-	c := d.start() // 08:45
-	c.until(monday.Add(3*time.Hour), 15*time.Minute)
-	posts, _ := dn.runs()
-	if len(posts) != 1 || !posts[0].At.Equal(monday.Add(-40*time.Minute)) {
-		var at []time.Time
-		for _, p := range posts {
-			at = append(at, p.At)
-		}
-		t.Errorf("digests posted at %v, want one, at the 08:20 restart", at)
-	}
-}

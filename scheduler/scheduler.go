@@ -56,7 +56,6 @@ type Scheduler struct {
 	spent   spentLog    // the scheduler's requests of the last minute (queue.go)
 	dry     dryMemory   // what earlier dry-run cycles would have fired
 	people  peopleCache // names of requesters, agents and groups for the rules
-	digests digestRuns  // when each digest rule runs next
 	matches lastMatches // each rule's last evaluation, for the status pages
 
 	inflight sync.WaitGroup

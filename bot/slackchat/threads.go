@@ -66,7 +66,7 @@ func (s *Slack) linkAlert(ctx context.Context, ticketID int64, channel, ts strin
 }
 
 // PostInThread posts text as a reply in the thread threadTS of channel
-// (the scheduler's ThreadPoster).
+// (bot/follow's ThreadPoster).
 func (s *Slack) PostInThread(ctx context.Context, channel, threadTS, text string) error {
 	_, _, err := s.api.PostMessageContext(ctx, channel, slack.MsgOptionText(escapeFit(text, maxMessageText), false),
 		slack.MsgOptionTS(threadTS))

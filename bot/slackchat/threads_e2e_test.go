@@ -16,6 +16,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/rules"
@@ -94,7 +95,8 @@ func newThreadEnv(t *testing.T) *threadEnv {
 		slackchat.WithAPIURL(fake.APIURL()), slackchat.WithClock(clk.Now), slackchat.WithThreads(st, fwd))
 	fwd.r.Store(h.router)
 	sched, err := scheduler.New(slog.New(h.logs), scheduler.ClientDesk(client), set, st, slackAlerts{h.slack},
-		scheduler.WithClock(clk), scheduler.WithSingleton(false), scheduler.WithThreads(st, h.slack))
+		scheduler.WithClock(clk), scheduler.WithSingleton(false),
+		scheduler.WithSubscriber(follow.NewThreads(scheduler.ClientDesk(client), st, h.slack, st)))
 	if err != nil {
 		t.Fatal(err)
 	}

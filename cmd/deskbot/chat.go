@@ -7,6 +7,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -24,6 +25,9 @@ type chatTransport interface {
 	AlertGroup(ctx context.Context, g bot.AlertGroupMessage) error
 	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
 	Page(ctx context.Context, r oncall.PageRequest) error
+	// The rules' direct messages and digests (bot/follow sends them).
+	chat.DMNotifier
+	follow.DigestPoster
 }
 
 // chatPager is the escalator's oncall.Pager: the chat transport, set once
@@ -67,6 +71,7 @@ var _ oncall.StopNotifier = (*chatPager)(nil)
 // chatNotifier fits a chat transport to the scheduler's Notifier (and its
 // optional AlertChecker, so resumed firings never post an alert twice, and
 // GroupNotifier, so a rule alerting about many tickets posts one message).
+// Direct messages and digests go to the chat through bot/follow.
 type chatNotifier struct{ chat chatTransport }
 
 func (n chatNotifier) Alert(ctx context.Context, a scheduler.Alert) error {
@@ -88,56 +93,6 @@ func alertMessage(a scheduler.Alert) bot.AlertMessage {
 func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
 	return n.chat.AlreadyAlerted(ctx, channel, key)
 }
-
-// DM hands a rule's direct message to the transport when it sends them
-// (Slack, console); without, it is posted as an alert to its fallback
-// channel naming the person.
-func (n chatNotifier) DM(ctx context.Context, d scheduler.DM) error {
-	if dn, ok := n.chat.(bot.DMNotifier); ok {
-		return dn.DM(ctx, dmMessage(d))
-	}
-	return n.chat.Alert(ctx, bot.AlertMessage{Channel: d.Channel, Text: "For " + d.Who + ": " + d.Text, Ticket: d.Ticket, Rule: d.Rule, Key: d.Key})
-}
-
-// AlreadyDMed tells whether the transport already sent d.
-func (n chatNotifier) AlreadyDMed(ctx context.Context, d scheduler.DM) (bool, error) {
-	if dn, ok := n.chat.(bot.DMNotifier); ok {
-		return dn.AlreadyDMed(ctx, dmMessage(d))
-	}
-	return n.chat.AlreadyAlerted(ctx, d.Channel, d.Key)
-}
-
-func dmMessage(d scheduler.DM) bot.DMMessage {
-	return bot.DMMessage{To: d.To, Who: d.Who, Why: d.Why, Channel: d.Channel, Text: d.Text, Rule: d.Rule, Key: d.Key, Ticket: d.Ticket}
-}
-
-var _ scheduler.DMNotifier = chatNotifier{}
-
-// digestPoster is a chat transport that posts digests (Slack, console).
-type digestPoster interface {
-	PostDigest(ctx context.Context, m bot.DigestMessage, prev chat.DigestRef) (chat.DigestRef, error)
-}
-
-// PostDigest hands a digest rule's summary to the transport; one that
-// cannot post digests leaves them to the log.
-func (n chatNotifier) PostDigest(ctx context.Context, r scheduler.DigestReport, prev scheduler.DigestRef) (scheduler.DigestRef, error) {
-	dp, ok := n.chat.(digestPoster)
-	if !ok {
-		return scheduler.DigestRef{}, nil
-	}
-	ref, err := dp.PostDigest(ctx, digestMessage(r), chat.DigestRef(prev))
-	return scheduler.DigestRef(ref), err
-}
-
-func chatCounts(cs []scheduler.DigestCount) []chat.Count {
-	out := make([]chat.Count, len(cs))
-	for i, c := range cs {
-		out[i] = chat.Count(c)
-	}
-	return out
-}
-
-var _ scheduler.Digester = chatNotifier{}
 
 // lateScheduler is the scheduler's HeldBackReader for the explainer, which
 // is built before the scheduler (see newChatAndScheduler): nothing is held

@@ -206,7 +206,7 @@ func cmdRulesTest(e env, args []string) error {
 	if err := rules.WritePlan(e.stdout, plan); err != nil {
 		return err
 	}
-	writeDigestPreviews(e.stdout, scheduler.PreviewDigests(set, tickets, now))
+	writeDigestPreviews(e.stdout, rules.PreviewDigests(set, tickets, now, nil))
 	// A rule that fails on a ticket fails the test: in CI, a broken if or
 	// template must not pass unnoticed among the planned actions.
 	failed := 0

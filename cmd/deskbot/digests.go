@@ -6,17 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
-	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/bot/follow"
+	"github.com/deskbot/deskbot/rules"
 )
-
-// digestMessage is a digest report as the chat transports post it.
-func digestMessage(r scheduler.DigestReport) bot.DigestMessage {
-	return bot.DigestMessage{Rule: r.Rule, Channel: r.Channel, At: r.At, Within: r.Within, Total: r.Total,
-		ByStatus: chatCounts(r.ByStatus), ByPriority: chatCounts(r.ByPriority), ByGroup: chatCounts(r.ByGroup),
-		Unassigned: r.Unassigned, UnassignedTotal: r.UnassignedTotal, Breaching: r.Breaching, BreachingTotal: r.BreachingTotal, Overdue: r.Overdue}
-}
 
 // plainDigest is how the command line writes a digest: plain text.
 var plainDigest = chat.DigestFormat{
@@ -28,7 +21,7 @@ var plainDigest = chat.DigestFormat{
 
 // writeDigestPreviews writes, for `rules plan` and `rules test`, when each
 // digest rule runs next and what it would post then.
-func writeDigestPreviews(w io.Writer, previews []scheduler.DigestPreview) {
+func writeDigestPreviews(w io.Writer, previews []rules.DigestPreview) {
 	for _, p := range previews {
 		d := p.Digest
 		sched := "every " + d.Every.String()
@@ -37,6 +30,6 @@ func writeDigestPreviews(w io.Writer, previews []scheduler.DigestPreview) {
 		}
 		fmt.Fprintf(w, "\ndigest %s (%s): next run %s, it would post to %s:\n", d.Name, sched,
 			p.Next.UTC().Format(time.RFC3339), d.Channel)
-		fmt.Fprintf(w, "  %s\n", strings.Join(digestMessage(p.Report).Lines(plainDigest), "\n  "))
+		fmt.Fprintf(w, "  %s\n", strings.Join(follow.DigestMessage(p.Report).Lines(plainDigest), "\n  "))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/console"
+	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/oncall"
@@ -170,11 +171,16 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh 
 	if esc != nil {
 		opts = append(opts, scheduler.WithEscalator(esc, 0))
 	}
-	if tp, ok := chat.(scheduler.ThreadPoster); ok && !cfg.DryRun {
+	if tp, ok := chat.(follow.ThreadPoster); ok && !cfg.DryRun {
 		// Live threads: the desk's public replies and status changes of
 		// linked tickets are posted in their threads (Slack only).
-		opts = append(opts, scheduler.WithThreads(st, tp))
+		opts = append(opts, scheduler.WithSubscriber(follow.NewThreads(scheduler.ClientDesk(client), st, tp, st, follow.WithLogger(logger))))
 	}
+	// Digests on the scheduler's ticks (so on the leader only), direct
+	// messages for its firings: both through the chat.
+	opts = append(opts,
+		scheduler.WithTickFollower(follow.NewDigests(chat, st, follow.WithLogger(logger), follow.WithDryRun(cfg.DryRun))),
+		scheduler.WithDMs(follow.NewDMs(chat)))
 	var notifier scheduler.Notifier = chatNotifier{chat}
 	if cfg.DryRun {
 		notifier = dryRunNotifier{LogNotifier: scheduler.LogNotifier{Logger: logger}, chat: chat}

@@ -1,4 +1,4 @@
-package scheduler
+package follow
 
 import (
 	"context"
@@ -8,38 +8,45 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
-// digestNotifier records digests over a recNotifier, as a chat whose
-// messages are numbered.
-type digestNotifier struct {
-	*recNotifier
+// digestChat records digests, as a chat whose messages are numbered.
+type digestChat struct {
 	fail  int // refuse this many digests
 	mu    sync.Mutex
-	posts []DigestReport
-	prevs []DigestRef
+	posts []chat.DigestMessage
+	prevs []chat.DigestRef
 }
 
-func (n *digestNotifier) PostDigest(_ context.Context, r DigestReport, prev DigestRef) (DigestRef, error) {
+func (n *digestChat) PostDigest(_ context.Context, m chat.DigestMessage, prev chat.DigestRef) (chat.DigestRef, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.fail > 0 {
 		n.fail--
-		return DigestRef{}, fmt.Errorf("channel_not_found: %w", ErrNotDelivered)
+		return chat.DigestRef{}, fmt.Errorf("channel_not_found: %w", scheduler.ErrNotDelivered)
 	}
-	n.posts = append(n.posts, r)
+	n.posts = append(n.posts, m)
 	n.prevs = append(n.prevs, prev)
 	if prev.TS != "" {
 		return prev, nil
 	}
-	return DigestRef{Channel: "CDESK", TS: fmt.Sprintf("%d.000100", len(n.posts))}, nil
+	return chat.DigestRef{Channel: "CDESK", TS: fmt.Sprintf("%d.000100", len(n.posts))}, nil
 }
 
-func (n *digestNotifier) runs() ([]DigestReport, []DigestRef) {
+func (n *digestChat) runs() ([]chat.DigestMessage, []chat.DigestRef) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return append([]DigestReport(nil), n.posts...), append([]DigestRef(nil), n.prevs...)
+	return append([]chat.DigestMessage(nil), n.posts...), append([]chat.DigestRef(nil), n.prevs...)
+}
+
+// withDigests plugs digests posting through n into a scheduler.
+func withDigests(n DigestPoster) func(e *env) []scheduler.Option {
+	return func(e *env) []scheduler.Option {
+		return []scheduler.Option{scheduler.WithTickFollower(NewDigests(n, e.st, WithLogger(testLogger(e.t))))}
+	}
 }
 
 const digestRules = `version: 1
@@ -60,9 +67,8 @@ rules:
 // message (the ts kept in the store), the next day posts anew; a digest
 // with nothing to say posts nothing.
 func TestDigest(t *testing.T) {
-	n := &digestNotifier{recNotifier: &recNotifier{}}
-	e := newEnv(t, digestRules)
-	e.s.notifier = n
+	n := &digestChat{}
+	e := newEnv(t, digestRules, withDigests(n))
 	ag := e.sim.Desk.AddAgent(sdsim.Agent{FirstName: "Andy", Email: "andy@example.com", Active: true})
 	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "oldest", Priority: 2, CreatedAt: t0.Add(-48 * time.Hour)}).ID
 	due := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "due soon", Priority: 3, ResponderID: ag.ID, DueBy: t0.Add(90 * time.Minute), GroupID: 3}).ID
@@ -104,7 +110,7 @@ func TestDigest(t *testing.T) {
 	e.clk.Advance(time.Hour)
 	e.runOnce()
 	posts, prevs = n.runs()
-	if len(posts) != 2 || prevs[1] != (DigestRef{Channel: "CDESK", TS: "1.000100"}) {
+	if len(posts) != 2 || prevs[1] != (chat.DigestRef{Channel: "CDESK", TS: "1.000100"}) {
 		t.Fatalf("11:00 run: %d digests, prev %+v; want the 10:00 message updated", len(posts), prevs)
 	}
 	if posts[1].Overdue != 1 {
@@ -127,9 +133,8 @@ func TestDigest(t *testing.T) {
 // A digest the chat refused is tried again a minute later, not at its next
 // scheduled run.
 func TestDigestRetriedAfterFailure(t *testing.T) {
-	n := &digestNotifier{recNotifier: &recNotifier{}, fail: 1}
-	e := newEnv(t, digestRules)
-	e.s.notifier = n
+	n := &digestChat{fail: 1}
+	e := newEnv(t, digestRules, withDigests(n))
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 2})
 	e.runOnce()
 	e.clk.Advance(time.Hour)
@@ -144,5 +149,34 @@ func TestDigestRetriedAfterFailure(t *testing.T) {
 	e.next() // 10:02: nothing more until 11:00
 	if posts, _ := n.runs(); len(posts) != 1 {
 		t.Fatalf("%d digests by 10:02, want 1", len(posts))
+	}
+}
+
+// A new leader (another scheduler on the same store) carries an every:
+// digest's phase on from its last run in the store: it neither posts at
+// once nor waits a whole period from its own start.
+func TestDigestScheduleCarriedOn(t *testing.T) {
+	n := &digestChat{}
+	e := newEnv(t, `version: 1
+channels: {desk: "#it-desk"}
+rules:
+  - name: hourly
+    every: 1h
+    digest: {}
+`, withDigests(n))
+	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "a", Priority: 2})
+	e.runOnce() // 09:00: scheduled for 10:00
+	e.clk.Advance(time.Hour)
+	e.runOnce() // 10:00: posted
+	e.clk.Advance(30 * time.Minute)
+	e.s = e.newScheduler(withDigests(n)) // 10:30: a new leader
+	e.runOnce()
+	if posts, _ := n.runs(); len(posts) != 1 {
+		t.Fatalf("the new leader posted at once: %d digests by 10:30, want 1", len(posts))
+	}
+	e.clk.Advance(30 * time.Minute)
+	e.runOnce() // 11:00: an hour after the last run, not after the new start
+	if posts, _ := n.runs(); len(posts) != 2 || !posts[1].At.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("by 11:00 %d digests, want 2, the second at 11:00", len(posts))
 	}
 }

@@ -1,4 +1,4 @@
-package scheduler
+package follow
 
 import (
 	"cmp"
@@ -9,8 +9,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
@@ -43,16 +46,39 @@ type ThreadPoster interface {
 	PostInThread(ctx context.Context, channel, threadTS, text string) error
 }
 
-// WithThreads makes the scheduler follow the linked threads: after each
-// sync, the changed tickets linked in ts get their new public
-// conversations and status changes posted through p.
-func WithThreads(ts ThreadStore, p ThreadPoster) Option {
-	return func(cfg *config) { cfg.threads = &threadFollower{store: ts, poster: p} }
+// ConversationDesk reads a ticket's conversations; scheduler.ClientDesk
+// implements it.
+type ConversationDesk interface {
+	// ListConversations reads one page of a ticket's conversations.
+	ListConversations(ctx context.Context, id int64, opts *sdclient.ListOptions) ([]*sdclient.Conversation, *sdclient.Response, error)
 }
 
-type threadFollower struct {
+// MarksSource gives the installation's marks, which tell what came from a
+// thread (no echo); *store.Store implements it.
+type MarksSource interface {
+	Marks(ctx context.Context) (*store.Marks, error)
+}
+
+// Threads follows the linked threads: told the tickets each sync saw
+// change (it is a feed.Subscriber), it posts the new public conversations
+// and status changes of the linked ones in their threads.
+type Threads struct {
+	cfg    config
+	desk   ConversationDesk
 	store  ThreadStore
 	poster ThreadPoster
+	src    MarksSource
+
+	marksMu sync.Mutex
+	marks   *store.Marks // read once
+}
+
+var _ feed.Subscriber = (*Threads)(nil)
+
+// NewThreads follows the threads linked in ts, reading conversations from
+// desk and posting through p; marks tells what came from a thread.
+func NewThreads(desk ConversationDesk, ts ThreadStore, p ThreadPoster, marks MarksSource, opts ...Option) *Threads {
+	return &Threads{cfg: newConfig(opts), desk: desk, store: ts, poster: p, src: marks}
 }
 
 // threadSkew is how much earlier than the link a conversation may be dated
@@ -63,17 +89,16 @@ const threadSkew = time.Minute
 // maxThreadText bounds one conversation's text in a thread post.
 const maxThreadText = 2500
 
-// followThreads posts what changed on the linked tickets among those the
-// sync saw change (a feed.Subscriber: threadsOf, feed.go).
-func (s *Scheduler) followThreads(ctx context.Context, cy *cycle, changed []*sdclient.Ticket) {
-	th := s.cfg.threads
-	if th == nil || len(changed) == 0 {
+// FeedChanged posts what changed on the linked tickets among those the
+// sync saw change.
+func (th *Threads) FeedChanged(ctx context.Context, c feed.Changes) {
+	if len(c.Tickets) == 0 {
 		return
 	}
-	latest := make(map[int64]*sdclient.Ticket, len(changed))
-	ids := make([]int64, 0, len(changed))
-	for _, t := range changed {
-		if t.Deleted || t.Spam {
+	latest := make(map[int64]*sdclient.Ticket, len(c.Tickets))
+	ids := make([]int64, 0, len(c.Tickets))
+	for _, t := range c.Tickets {
+		if t == nil || t.Deleted || t.Spam {
 			continue
 		}
 		if _, seen := latest[t.ID]; !seen {
@@ -86,26 +111,26 @@ func (s *Scheduler) followThreads(ctx context.Context, cy *cycle, changed []*sdc
 	}
 	links, err := th.store.ThreadsOf(ctx, ids)
 	if err != nil {
-		cy.log.Error("read the linked threads of changed tickets; their changes are not posted", slog.Any("error", err))
+		th.cfg.logger.Error("read the linked threads of changed tickets; their changes are not posted", slog.Any("error", err))
 		return
 	}
 	for _, id := range ids {
 		if l, ok := links[id]; ok {
-			s.followThread(ctx, cy, th, latest[id], l)
+			th.follow(ctx, latest[id], l)
 		}
 	}
 }
 
-// followThread posts, in ticket t's thread l, its public conversations
-// newer than the thread's mark and its status if it changed.
-func (s *Scheduler) followThread(ctx context.Context, cy *cycle, th *threadFollower, t *sdclient.Ticket, l store.ThreadLink) {
-	log := cy.log.With(slog.Int64("ticket", t.ID), slog.String("channel", l.Channel), slog.String("thread", l.ThreadTS))
-	convs, err := s.conversations(ctx, cy, t.ID)
+// follow posts, in ticket t's thread l, its public conversations newer
+// than the thread's mark and its status if it changed.
+func (th *Threads) follow(ctx context.Context, t *sdclient.Ticket, l store.ThreadLink) {
+	log := th.cfg.logger.With(slog.Int64("ticket", t.ID), slog.String("channel", l.Channel), slog.String("thread", l.ThreadTS))
+	convs, err := th.conversations(ctx, t.ID)
 	if err != nil {
 		log.Warn("read the conversations of a linked ticket; its thread catches up at its next change", slog.Any("error", err))
 		return
 	}
-	m, err := s.marks(ctx)
+	m, err := th.marksOf(ctx)
 	if err != nil {
 		log.Warn("read the marks of deskbot's own conversations; the thread catches up at the ticket's next change", slog.Any("error", err))
 		return
@@ -114,7 +139,7 @@ func (s *Scheduler) followThread(ctx context.Context, cy *cycle, th *threadFollo
 	if to == l.Posted {
 		return
 	}
-	if s.cfg.dryRun {
+	if th.cfg.dryRun {
 		for _, p := range posts {
 			log.Info("dry run: would post in the ticket's thread", slog.String("text", p))
 		}
@@ -133,6 +158,42 @@ func (s *Scheduler) followThread(ctx context.Context, cy *cycle, th *threadFollo
 			return
 		}
 	}
+}
+
+// conversations reads every conversation of ticket id.
+func (th *Threads) conversations(ctx context.Context, id int64) ([]*sdclient.Conversation, error) {
+	const perPage = 100
+	var out []*sdclient.Conversation
+	for page := 1; page <= 1000; page++ {
+		list, _, err := th.desk.ListConversations(ctx, id, &sdclient.ListOptions{Page: page, PerPage: perPage})
+		if err != nil {
+			return nil, fmt.Errorf("list conversations of ticket %d: %w", id, err)
+		}
+		out = append(out, list...)
+		if len(list) < perPage {
+			break
+		}
+	}
+	return out, nil
+}
+
+// marksOf returns the installation's marks, read once.
+func (th *Threads) marksOf(ctx context.Context) (*store.Marks, error) {
+	th.marksMu.Lock()
+	defer th.marksMu.Unlock()
+	if th.marks != nil {
+		return th.marks, nil
+	}
+	if th.src == nil {
+		th.marks = store.NewMarks(nil)
+		return th.marks, nil
+	}
+	m, err := th.src.Marks(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("marks: %w", err)
+	}
+	th.marks = m
+	return m, nil
 }
 
 // threadPosts works out what to post in ticket t's thread l given the
@@ -159,14 +220,14 @@ func threadPosts(m *store.Marks, t *sdclient.Ticket, l store.ThreadLink, convs [
 		to.Status = t.Status
 	case t.Status != l.Posted.Status:
 		to.Status = t.Status
-		posts = append(posts, fmt.Sprintf("Status on the desk: %s → %s", statusName(l.Posted.Status), statusName(t.Status)))
+		posts = append(posts, fmt.Sprintf("Status on the desk: %s → %s", rules.StatusName(l.Posted.Status), rules.StatusName(t.Status)))
 	}
 	return posts, to
 }
 
 // conversationPost is the thread's text of a public conversation.
 func conversationPost(c *sdclient.Conversation) string {
-	text := cmp.Or(strings.TrimSpace(dropTags(c.BodyText)), htmlToText(c.Body))
+	text := cmp.Or(strings.TrimSpace(dropMarks(c.BodyText)), htmlToText(c.Body))
 	if r := []rune(text); len(r) > maxThreadText {
 		text = string(r[:maxThreadText]) + "…"
 	}
@@ -185,11 +246,16 @@ var htmlTag = regexp.MustCompile(`<[^>]*>`)
 // htmlToText is an HTML body as text: tags dropped, entities decoded.
 func htmlToText(s string) string {
 	s = strings.NewReplacer("<br>", "\n", "<br/>", "\n", "<br />", "\n", "</p>", "\n").Replace(s)
-	return strings.TrimSpace(dropTags(html.UnescapeString(htmlTag.ReplaceAllString(s, ""))))
+	return strings.TrimSpace(dropMarks(html.UnescapeString(htmlTag.ReplaceAllString(s, ""))))
 }
 
-// statusName names the desk's built-in statuses (as a digest does); a
-// custom one by number.
-func statusName(st int) string {
-	return cmp.Or(digestStatus[st], fmt.Sprintf("status %d", st))
+// dropMarks removes the invisible characters of deskbot's marks
+// (store.Marks: word joiner, zero width space and non-joiner) from s.
+func dropMarks(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\u2060' || r == '\u200b' || r == '\u200c' {
+			return -1
+		}
+		return r
+	}, s)
 }

@@ -1,0 +1,85 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// The feed's other followers live beside the chat they serve (bot/follow):
+// live threads subscribe to the feed's changes, digests follow the
+// scheduler's ticks on the leader, and direct messages are sent for the
+// execution step (dm.go). The scheduler declares what it calls of them
+// and calls them; it never imports them.
+
+// followers are the scheduler's followers (WithSubscriber,
+// WithTickFollower, WithDMs).
+type followers struct {
+	subscribers []feed.Subscriber
+	tickers     []TickFollower
+	dms         DMSender
+}
+
+// WithSubscriber has sub told, after each sync, the tickets the change
+// feed saw change (live threads).
+func WithSubscriber(sub feed.Subscriber) Option {
+	return func(cfg *config) {
+		if sub != nil {
+			cfg.followers.subscribers = append(cfg.followers.subscribers, sub)
+		}
+	}
+}
+
+// TickFollower follows the scheduler's ticks on the leader, beside the
+// rules, over the mirror as the tick's sync left it (digests).
+type TickFollower interface {
+	// Due reports whether it has work at now under set: a tick with no
+	// rule due still runs (and syncs the mirror) when it has.
+	Due(set *rules.Set, now time.Time) bool
+	// FollowTick does its work at t.Now.
+	FollowTick(ctx context.Context, t Tick)
+}
+
+// Tick is what a TickFollower is given at each tick: the time, the rules,
+// the mirror after the sync and what the scheduler knows without a desk
+// request.
+type Tick struct {
+	Now     time.Time
+	Set     *rules.Set
+	Tickets []*sdclient.Ticket // the mirror's tickets, by id
+	People  rules.People       // the names the scheduler has looked up (groups for digests)
+	// Runs is where the rules' last runs are kept (in memory in a dry
+	// run): a follower keeps its own schedules there, so that restarts and
+	// new leaders carry them on.
+	Runs RuleRuns
+}
+
+// WithTickFollower has f follow the scheduler's ticks (digests).
+func WithTickFollower(f TickFollower) Option {
+	return func(cfg *config) {
+		if f != nil {
+			cfg.followers.tickers = append(cfg.followers.tickers, f)
+		}
+	}
+}
+
+// ticksDue reports whether a tick follower has work at now.
+func (s *Scheduler) ticksDue(set *rules.Set, now time.Time) bool {
+	for _, f := range s.cfg.followers.tickers {
+		if f.Due(set, now) {
+			return true
+		}
+	}
+	return false
+}
+
+// followTick runs the tick followers at now over the mirror's tickets.
+func (s *Scheduler) followTick(ctx context.Context, now time.Time, set *rules.Set, tickets []*sdclient.Ticket) {
+	t := Tick{Now: now, Set: set, Tickets: tickets, People: &s.people, Runs: s.runs}
+	for _, f := range s.cfg.followers.tickers {
+		f.FollowTick(ctx, t)
+	}
+}
