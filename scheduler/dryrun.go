@@ -227,11 +227,12 @@ func (s *Scheduler) atNextRuns(ctx context.Context, cy *cycle, decisions []rules
 	return out, nil
 }
 
-// dryRun is admit's dry-run branch: it logs, one line per decision, what
-// the cycle would have done ("would have ..."), as a real cycle would do
-// it (caps, grouped alerts), remembers it for the next dry-run cycles and
-// executes nothing.
-func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Decision) {
+// dryRun is the execute step of a dry run: it logs, one line per
+// decision (in the queue's order), what the cycle would have done ("would
+// have ..."), as a real cycle would do it (caps, grouped alerts),
+// remembers it for the next dry-run cycles and executes nothing. Its
+// outcomes hold back what the caps would have.
+func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Decision) outcomes {
 	s.dry.mu.Lock()
 	defer s.dry.mu.Unlock()
 	if s.dry.fired == nil {
@@ -242,7 +243,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 			s.noteFailed(cy, d)
 		}
 	}
-	if cy.inMirror != nil && s.syncComplete(cy) {
+	if s.syncComplete() {
 		s.dry.endEpisodes(cy, decisions)
 	}
 	// A plan shows each rule at its first run (NextRun).
@@ -258,17 +259,29 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 			// ledger would record it.
 			return !d.Once.MayFire(rules.FiringRecord{Open: true, FiringID: 1, State: rules.FiringDone, FiredAt: at}, cy.now)
 		}
-		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
-		return s.alreadyFired(ctx, cy, d, log)
+		return s.firedPerLedger(ctx, cy, d)
 	})
 	for _, line := range o.Lines() {
 		cy.log.Info(line.Text, line.Attrs...)
 	}
-	s.dryRemember(cy, o)
+	held := s.dryRemember(cy, o)
 	if s.cfg.outlook != nil {
 		s.cfg.outlook(o)
 	}
 	s.postDryRun(ctx, cy, o)
+	return outcomes{held: held, reads: newRereads()}
+}
+
+// firedPerLedger reports whether the ledger shows that a Claim of d could
+// not win now (as the plan's pre-check); a state it cannot read counts as
+// not fired.
+func (s *Scheduler) firedPerLedger(ctx context.Context, cy *cycle, d rules.Decision) bool {
+	info, found, err := s.ledger.FiringState(ctx, keyOf(d))
+	if err != nil {
+		cy.log.Warn("read firing state", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", err))
+		return false // let Claim decide
+	}
+	return found && !d.Once.MayFire(info, cy.now)
 }
 
 // noteFailed counts and logs a decision that failed.
@@ -299,7 +312,8 @@ func (dm *dryMemory) endEpisodes(cy *cycle, decisions []rules.Decision) {
 
 // dryRemember notes what the dry-run cycle would have fired now, and
 // holds the rest back as a real cycle's caps would (caller holds s.dry.mu).
-func (s *Scheduler) dryRemember(cy *cycle, o Outlook) {
+func (s *Scheduler) dryRemember(cy *cycle, o Outlook) map[string]map[int64]Held {
+	held := map[string]map[int64]Held{}
 	for _, ro := range o.Rules {
 		if ro.Next.After(o.At) {
 			continue // not run yet
@@ -312,12 +326,13 @@ func (s *Scheduler) dryRemember(cy *cycle, o Outlook) {
 			// As in a real cycle, a rule with firings held back is due
 			// again at the next tick (finishJob), so the dry run drains.
 			s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
-			if cy.held[d.Rule] == nil {
-				cy.held[d.Rule] = map[int64]Held{}
+			if held[d.Rule] == nil {
+				held[d.Rule] = map[int64]Held{}
 			}
-			cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: capRule, Limit: ro.RuleCap()}
+			held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: capRule, Limit: ro.RuleCap()}
 		}
 	}
+	return held
 }
 
 // postDryRun posts what the cycle would have done to chat, when the
@@ -388,7 +403,7 @@ func (o Outlook) ChatSummary(set *rules.Set, max int) (channel, text string) {
 
 // syncComplete reports whether the cycle's mirror holds every open ticket
 // (a ticket's absence from the decisions then means it no longer matches).
-func (s *Scheduler) syncComplete(cy *cycle) bool {
+func (s *Scheduler) syncComplete() bool {
 	for _, m := range s.mirrors {
 		m.mu.Lock()
 		ok := m.state.Complete

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -31,37 +32,66 @@ func withMarker(m *store.Marks, body, marker string) string {
 	return strings.TrimRight(body, "\n") + "\n<!-- " + marker + " -->" + m.FiringTag(marker)
 }
 
-// execute acts on decisions: in the queue's order (order: firings under
-// way, then by class, ticket priority and age) it skips what the ledger
-// shows as fired and what the per-cycle caps hold back (admit), and per
-// ticket re-reads it once, re-checks each rule on the fresh ticket and
-// fires the ones that still hold; a rule's grouped alerts are posted once
-// all of its firings of the cycle have reached them (flushGroups), and
-// likewise the first steps of its grouped pages. A scheduled cycle starts
-// no ticket whose firings would wait for the budget past its deadline (the
-// next tick; see fits): the rest is queued for the next cycles. It returns
-// how many firings finished.
-func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.Decision) int {
-	sortDecisions(cy.set, decisions) // by ticket, then file order: a ticket's decisions together
-	s.prefetchStates(ctx, cy, decisions)
-	ordered := s.order(cy, decisions)
-	s.admit(ctx, cy, ordered)
+// execution is the execute step's own state in one cycle: what it
+// re-read, the agents it looked up, the firings it started, those waiting
+// for a grouped message. Nothing outside the step reads it; the step
+// returns outcomes.
+type execution struct {
+	*cycle
+	p        *plan
+	q        pace
+	reads    *rereads
+	admitted map[rules.FiringKey]bool  // the plan's, less what the queue left for later
+	queued   map[string]map[int64]Held // left for later when the cycle's time was up
+	nQueued  int                       // len of queued, all rules
+	agents   map[string]int64          // e-mail -> agent id
+	fired    map[rules.FiringKey]bool  // one firing per rule per ticket per cycle
+	firedBy  map[string]int            // finished firings by rule
+	groups   map[groupKey][]*run       // firings waiting for their grouped alert
+	// deferredPages are the pages started without their first step.
+	deferredPages int
+}
+
+// outcomes is what the execute step did.
+type outcomes struct {
+	fired   int
+	firedBy map[string]int // finished firings by rule
+	// held are the decisions left for a later cycle by the queue (or, in
+	// a dry run, by the caps), by rule and ticket.
+	held     map[string]map[int64]Held
+	reads    *rereads // the tickets the cycle re-read
+	requests int      // the step's desk requests
+}
+
+// execute acts on the plan: in the queue's order (order: firings under
+// way, then by class, ticket priority and age), the decisions the plan
+// admitted, per ticket re-reading it once, re-checking each rule on the
+// fresh ticket and firing the ones that still hold; a rule's grouped
+// alerts are posted once all of its firings of the cycle have reached them
+// (flushGroups), and likewise the first steps of its grouped pages. A
+// scheduled cycle starts no ticket whose firings would wait for the budget
+// past its deadline (q; see pace.fits): the rest is queued for the next
+// cycles.
+func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan, q pace) outcomes {
+	ex := &execution{cycle: cy, p: p, q: q, reads: newRereads(), admitted: maps.Clone(p.admitted),
+		queued: map[string]map[int64]Held{}, agents: map[string]int64{}, fired: map[rules.FiringKey]bool{}, firedBy: map[string]int{}}
+	before := cy.requests
 	byTicket := map[int64][]rules.Decision{}
 	// Admitted firings of rules whose alerts or pages are grouped, not
 	// handled yet: once none is left, their messages go out, before the
 	// routine work behind them.
 	grouped, paged := 0, 0
-	for _, d := range decisions {
+	for _, d := range p.decisions {
 		byTicket[d.TicketID] = append(byTicket[d.TicketID], d)
-		if cy.admitted[keyOf(d)] {
-			grouped += b2i(cy.grouping[d.Rule])
-			paged += b2i(cy.pageGrouping[d.Rule])
+		if ex.admitted[keyOf(d)] {
+			grouped += b2i(p.grouping[d.Rule])
+			paged += b2i(p.pageGrouping[d.Rule])
 		}
 	}
 	fired, started := 0, false
 	handled := map[int64]bool{}
-	for _, first := range ordered {
-		if handled[first.TicketID] || !cy.admitted[keyOf(first)] {
+	for _, first := range p.ordered {
+		if handled[first.TicketID] || !ex.admitted[keyOf(first)] {
 			continue
 		}
 		handled[first.TicketID] = true
@@ -69,43 +99,39 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, decisions []rules.De
 		switch {
 		case ctx.Err() != nil || s.stopping.Load():
 			for _, d := range group {
-				if cy.admitted[keyOf(d)] {
+				if ex.admitted[keyOf(d)] {
 					s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 				}
 			}
 			continue
-		case started && !s.fits(cy, group):
-			s.queueRest(cy, group)
+		case started && !q.fits(ex.groupCost(group)):
+			s.queueRest(ex, group)
 			continue
 		}
 		started = true
-		fired += s.executeTicket(ctx, cy, group)
+		fired += s.executeTicket(ctx, ex, group)
 		for _, d := range group {
-			if cy.admitted[keyOf(d)] {
-				grouped -= b2i(cy.grouping[d.Rule])
-				paged -= b2i(cy.pageGrouping[d.Rule])
+			if ex.admitted[keyOf(d)] {
+				grouped -= b2i(p.grouping[d.Rule])
+				paged -= b2i(p.pageGrouping[d.Rule])
 			}
 		}
-		if grouped == 0 && len(cy.groups) > 0 {
-			fired += s.flushGroups(ctx, cy)
+		if grouped == 0 && len(ex.groups) > 0 {
+			fired += s.flushGroups(ctx, ex)
 		}
-		if paged == 0 && cy.deferredPages > 0 {
-			s.tickGroupedPages(ctx, cy)
+		if paged == 0 && ex.deferredPages > 0 {
+			s.tickGroupedPages(ctx, ex)
 		}
 	}
 	// Firings waiting for their grouped alert have begun: they finish even
 	// when the scheduler is stopping (each action bounded, as in fire).
-	fired += s.flushGroups(ctx, cy)
-	s.tickGroupedPages(ctx, cy)
-	if !s.cfg.dryRun {
-		s.noteHeld(cy)
-		s.noteWaiting(cy)
+	fired += s.flushGroups(ctx, ex)
+	s.tickGroupedPages(ctx, ex)
+	if ex.nQueued > 0 {
+		ex.log.Info("the cycle's time is up: the rest of the queue waits for the next cycles, more urgent work first",
+			slog.Int("queued", ex.nQueued), slog.Int("fired", fired))
 	}
-	if n := cy.queuedCount(); n > 0 {
-		cy.log.Info("the cycle's time is up: the rest of the queue waits for the next cycles, more urgent work first",
-			slog.Int("queued", n), slog.Int("fired", fired))
-	}
-	return fired
+	return outcomes{fired: fired, firedBy: ex.firedBy, held: ex.queued, reads: ex.reads, requests: cy.requests - before}
 }
 
 func b2i(b bool) int {
@@ -117,16 +143,16 @@ func b2i(b bool) int {
 
 // tickGroupedPages takes the first steps of the pages the cycle started
 // without them, if any.
-func (s *Scheduler) tickGroupedPages(ctx context.Context, cy *cycle) {
-	if cy.deferredPages > 0 {
+func (s *Scheduler) tickGroupedPages(ctx context.Context, ex *execution) {
+	if ex.deferredPages > 0 {
 		// The pages of rules paging more tickets than their group_over were
 		// started without their first step: one tick takes those steps,
 		// one direct message per person. Were the tick busy (or this
 		// process to die), the scheduled tick takes them.
 		if _, err := s.tickPages(ctx); err != nil {
-			cy.log.Warn("on-call tick after starting pages had errors; the escalator retries", slog.Any("error", err))
+			ex.log.Warn("on-call tick after starting pages had errors; the escalator retries", slog.Any("error", err))
 		}
-		cy.deferredPages = 0
+		ex.deferredPages = 0
 	}
 }
 
@@ -146,50 +172,50 @@ func (s *Scheduler) deadline(now time.Time) time.Time {
 
 // queueRest leaves the admitted decisions of group for a later cycle:
 // their time in this one is up.
-func (s *Scheduler) queueRest(cy *cycle, group []rules.Decision) {
+func (s *Scheduler) queueRest(ex *execution, group []rules.Decision) {
 	for _, d := range group {
-		if !cy.admitted[keyOf(d)] {
+		if !ex.admitted[keyOf(d)] {
 			continue
 		}
-		delete(cy.admitted, keyOf(d))
-		if cy.held[d.Rule] == nil {
-			cy.held[d.Rule] = map[int64]Held{}
+		delete(ex.admitted, keyOf(d))
+		if ex.queued[d.Rule] == nil {
+			ex.queued[d.Rule] = map[int64]Held{}
 		}
-		cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: capQueue, Class: classOf(cy.set.Rule(d.Rule)).String()}
-		cy.queued++
+		ex.queued[d.Rule][d.TicketID] = Held{At: ex.now, Cap: capQueue, Class: classOf(ex.set.Rule(d.Rule)).String()}
+		ex.nQueued++
 		s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 	}
 }
 
 // executeTicket handles the decisions of one ticket that admit let through.
-func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.Decision) int {
+func (s *Scheduler) executeTicket(ctx context.Context, ex *execution, group []rules.Decision) int {
 	id := group[0].TicketID
 	var todo []rules.Decision
 	for _, d := range group {
-		if cy.admitted[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
+		if ex.admitted[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
 			todo = append(todo, d)
 		}
 	}
 	if len(todo) == 0 {
 		return 0
 	}
-	ticket, err := s.reread(ctx, cy, id)
+	ticket, err := ex.reads.get(ctx, s, ex.cycle, id)
 	if err != nil {
 		if waiting(err) && !s.stopping.Load() && ctx.Err() == nil {
-			s.queueRest(cy, todo) // the budget's wait outlasted the re-read's context
-			cy.log.Info("waiting for the request budget to re-read the ticket before acting; its firings wait in the queue",
+			s.queueRest(ex, todo) // the budget's wait outlasted the re-read's context
+			ex.log.Info("waiting for the request budget to re-read the ticket before acting; its firings wait in the queue",
 				slog.Int64("ticket", id), slog.Any("error", err))
 			return 0
 		}
 		for _, d := range todo {
 			if waiting(err) {
 				s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
-				cy.log.Info("waiting for the request budget to re-read the ticket before acting; it goes on in a later cycle",
+				ex.log.Info("waiting for the request budget to re-read the ticket before acting; it goes on in a later cycle",
 					slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
 				continue
 			}
 			s.m.decisions.WithLabelValues(d.Rule, "failed").Inc()
-			cy.log.Warn("cannot re-read ticket before acting; retrying next cycle",
+			ex.log.Warn("cannot re-read ticket before acting; retrying next cycle",
 				slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
 		}
 		return 0
@@ -197,7 +223,7 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 	if ticket == nil {
 		for _, d := range todo {
 			s.m.decisions.WithLabelValues(d.Rule, "stale").Inc()
-			cy.log.Info("ticket is gone; not acting", slog.String("rule", d.Rule), slog.Int64("ticket", id))
+			ex.log.Info("ticket is gone; not acting", slog.String("rule", d.Rule), slog.Int64("ticket", id))
 		}
 		return 0
 	}
@@ -207,21 +233,21 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 	}
 	fired := 0
 	for _, d := range todo {
-		log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", id))
+		log := ex.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", id))
 		key := rules.FiringKey{Rule: d.Rule, TicketID: id}
-		if cy.fired[key] {
+		if ex.fired[key] {
 			s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 			log.Info("rule already fired on this ticket in this cycle; not again")
 			continue
 		}
-		r := cy.set.Rule(d.Rule)
+		r := ex.set.Rule(d.Rule)
 		if r == nil {
 			continue
 		}
 		var again []rules.Decision
-		if cy.begun[key] {
+		if ex.p.begun[key] {
 			// A firing under way finishes, matching or not.
-			acts, err := cy.set.RenderActions(r, ticket, cy.now)
+			acts, err := ex.set.RenderActions(r, ticket, ex.now)
 			if err != nil {
 				s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
 				log.Error("cannot render the rest of a firing under way", slog.Any("error", err))
@@ -229,7 +255,7 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 			}
 			again = []rules.Decision{{Rule: r.Name, Once: r.Once, TicketID: id, Ticket: ticket, Actions: acts}}
 		} else {
-			again = cy.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, cy.now)
+			again = ex.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, ex.now)
 		}
 		if len(again) == 0 {
 			s.m.decisions.WithLabelValues(d.Rule, "stale").Inc()
@@ -241,16 +267,16 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 			log.Error("rule failed on the re-read ticket", slog.Any("error", again[0].Err))
 			continue
 		}
-		cy.fired[key] = true
-		out, updated := s.fire(ctx, cy, r, again[0], ticket, decided, log)
+		ex.fired[key] = true
+		out, updated := s.fire(ctx, ex, r, again[0], ticket, decided, log)
 		if out == finished {
 			fired++
 		}
 		if updated != nil {
 			ticket = updated
-			cy.fresh[id] = updated
+			ex.reads.fresh[id] = updated
 			s.observe(updated)
-			s.noteCascade(cy, ticket, decided, d.Rule)
+			s.noteCascade(ex, ticket, decided, d.Rule)
 		}
 	}
 	return fired
@@ -259,92 +285,18 @@ func (s *Scheduler) executeTicket(ctx context.Context, cy *cycle, group []rules.
 // noteCascade logs the rules of the job that the bot's own update made
 // match: they are not fired in this cycle (one firing per rule per ticket
 // per cycle, and only from what the poll saw); a later poll decides.
-func (s *Scheduler) noteCascade(cy *cycle, t *sdclient.Ticket, decided map[string]bool, by string) {
-	for _, r := range cy.rules {
+func (s *Scheduler) noteCascade(ex *execution, t *sdclient.Ticket, decided map[string]bool, by string) {
+	for _, r := range ex.rules {
 		if decided[r.Name] {
 			continue
 		}
-		if ds := cy.set.EvaluateRule(r, []*sdclient.Ticket{t}, cy.now); len(ds) > 0 {
+		if ds := ex.set.EvaluateRule(r, []*sdclient.Ticket{t}, ex.now); len(ds) > 0 {
 			decided[r.Name] = true
 			s.m.cascades.WithLabelValues(r.Name).Inc()
-			cy.log.Info("cascade: the bot's own update made another rule match; deferred to a later poll",
+			ex.log.Info("cascade: the bot's own update made another rule match; deferred to a later poll",
 				slog.String("rule", r.Name), slog.Int64("ticket", t.ID), slog.String("caused_by", by))
 		}
 	}
-}
-
-// prefetchStates reads, one statement per rule, the ledger states that
-// alreadyFired checks for the cycle's decisions: a rule still matching
-// thousands of tickets it already fired on would otherwise cost one ledger
-// transaction per ticket every cycle. A failed read leaves the rule to the
-// one-by-one path.
-func (s *Scheduler) prefetchStates(ctx context.Context, cy *cycle, decisions []rules.Decision) {
-	if s.cfg.dryRun {
-		return
-	}
-	byRule := map[string][]int64{}
-	for _, d := range decisions {
-		if d.Err == nil {
-			byRule[d.Rule] = append(byRule[d.Rule], d.TicketID)
-		}
-	}
-	cy.states = make(map[string]map[int64]rules.FiringRecord, len(byRule))
-	for rule, ids := range byRule {
-		states, err := s.ledger.FiringStates(ctx, rule, ids)
-		if err != nil {
-			cy.log.Warn("read firing states", slog.String("rule", rule), slog.Any("error", err))
-			continue
-		}
-		cy.states[rule] = states
-	}
-}
-
-// alreadyFired is the cheap pre-check: true when the ledger shows that a
-// Claim could not win now (the same rules.Once.MayFire the Claim decides
-// with).
-func (s *Scheduler) alreadyFired(ctx context.Context, cy *cycle, d rules.Decision, log *slog.Logger) bool {
-	var (
-		info  rules.FiringRecord
-		found bool
-	)
-	if states, ok := cy.states[d.Rule]; ok {
-		info, found = states[d.TicketID]
-	} else {
-		var err error
-		info, found, err = s.ledger.FiringState(ctx, rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID})
-		if err != nil {
-			log.Warn("read firing state", slog.Any("error", err))
-			return false // let Claim decide
-		}
-	}
-	return found && !d.Once.MayFire(info, cy.now)
-}
-
-// reread returns the ticket as the desk has it now (once per cycle), nil
-// when it no longer exists.
-func (s *Scheduler) reread(ctx context.Context, cy *cycle, id int64) (*sdclient.Ticket, error) {
-	if t, ok := cy.fresh[id]; ok {
-		return t, nil
-	}
-	if cy.gone[id] {
-		return nil, nil
-	}
-	t, resp, err := cy.desk.GetTicket(ctx, id)
-	s.count(cy, resp, err)
-	if errors.Is(err, sdclient.ErrNotFound) || (err == nil && t != nil && t.Deleted) {
-		cy.gone[id] = true
-		s.forget(id)
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	cy.fresh[id] = t
-	s.observe(t) // the freshest view: the mirror takes it too
-	if s.statuses.notice(t) {
-		cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", id), slog.Int("status", t.Status))
-	}
-	return t, nil
 }
 
 // outcome is how far a firing got in one go.
@@ -383,10 +335,10 @@ func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context
 
 // fire claims the decision and performs its actions (proceed). updated is
 // the ticket after an update action.
-func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, decided map[string]bool, log *slog.Logger) (out outcome, updated *sdclient.Ticket) {
+func (s *Scheduler) fire(ctx context.Context, ex *execution, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, decided map[string]bool, log *slog.Logger) (out outcome, updated *sdclient.Ticket) {
 	key := rules.FiringKey{Rule: r.Name, TicketID: t.ID}
 	actx, cancel := s.actionContext(ctx)
-	f, err := s.ledger.Claim(actx, key, r.Once, cy.now, s.cfg.lease)
+	f, err := s.ledger.Claim(actx, key, r.Once, ex.now, s.cfg.lease)
 	cancel()
 	if errors.Is(err, ErrNotLeader) {
 		// Another process leads in a newer epoch (or this one gave the
@@ -413,7 +365,7 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 	for _, i := range f.Done {
 		ru.done[i] = true
 	}
-	out = s.proceed(ctx, cy, ru)
+	out = s.proceed(ctx, ex, ru)
 	return out, ru.updated
 }
 
@@ -421,14 +373,14 @@ func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.
 // its target before the crash (an update whose values hold, a note, reply
 // or alert found there), and records it as done. stop is true when the
 // firing must stop here, left pending.
-func (s *Scheduler) resumedDone(ctx context.Context, cy *cycle, ru *run, i int, marker string, alog *slog.Logger) (done, stop bool) {
+func (s *Scheduler) resumedDone(ctx context.Context, ex *execution, ru *run, i int, marker string, alog *slog.Logger) (done, stop bool) {
 	a := ru.d.Actions[i]
 	if !ru.f.Resumed {
 		return false, false
 	}
 	var why string
 	if a.Kind == rules.ActionUpdate {
-		if holds, err := s.updateHolds(ctx, cy, ru.t, a); err != nil || !holds {
+		if holds, err := s.updateHolds(ctx, ex, ru.t, a); err != nil || !holds {
 			return false, false
 		}
 		why = "the update's values already hold: it happened before the crash, or somebody made it; not repeating it"
@@ -439,13 +391,13 @@ func (s *Scheduler) resumedDone(ctx context.Context, cy *cycle, ru *run, i int, 
 		var there bool
 		var err error
 		if a.Kind == rules.ActionDM {
-			there, err = s.alreadyDMed(ctx, cy, ru.r, ru.t, a, marker)
+			there, err = s.alreadyDMed(ctx, ex.cycle, ru.r, ru.t, a, marker)
 		} else {
-			there, err = s.alreadyThere(ctx, cy, ru.t.ID, ru.f, a, marker, &ru.convs)
+			there, err = s.alreadyThere(ctx, ex, ru.t.ID, ru.f, a, marker, &ru.convs)
 		}
 		if err != nil {
 			s.countFailed(ru, a.Kind, err)
-			if !s.yieldFiring(ctx, cy, ru, alog, err) {
+			if !s.yieldFiring(ctx, ex, ru, alog, err) {
 				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
 			}
 			return false, true
@@ -469,8 +421,8 @@ func (s *Scheduler) resumedDone(ctx context.Context, cy *cycle, ru *run, i int, 
 // proceed performs a firing's actions from ru.next on, and records the
 // firing when the last is done. In a cycle that groups the rule's alerts,
 // it stops at an alert and leaves the firing waiting for the group
-// (cy.join); flushGroups goes on with it.
-func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcome) {
+// (ex.join); flushGroups goes on with it.
+func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out outcome) {
 	actx, cancel := s.actionContext(ctx)
 	defer cancel()
 	// One line per firing at info, whatever became of it, so that an
@@ -496,21 +448,21 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 			continue
 		}
 		marker := Marker(f, i)
-		if done, stop := s.resumedDone(actx, cy, ru, i, marker, alog); stop {
+		if done, stop := s.resumedDone(actx, ex, ru, i, marker, alog); stop {
 			return failed
 		} else if done {
 			continue
 		}
-		if a.Kind == rules.ActionAlert && cy.grouping[r.Name] && !ru.alone[i] {
+		if a.Kind == rules.ActionAlert && ex.p.grouping[r.Name] && !ru.alone[i] {
 			ru.next = i
-			cy.join(ru, i)
+			ex.join(ru, i)
 			alog.Debug("alert waits for the rule's grouped message of this cycle")
 			return suspended
 		}
-		a = s.renderedNow(cy, ru, i)
-		u, err := s.perform(actx, cy, r, f, t, a, marker)
+		a = s.renderedNow(ex, ru, i)
+		u, err := s.perform(actx, ex, r, f, t, a, marker)
 		if err != nil {
-			s.actionFailed(actx, cy, ru, i, err)
+			s.actionFailed(actx, ex, ru, i, err)
 			return failed
 		}
 		s.m.actions.WithLabelValues(string(a.Kind), "ok").Inc()
@@ -531,7 +483,7 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 		return failed
 	}
 	s.m.decisions.WithLabelValues(r.Name, "fired").Inc()
-	cy.firedBy[r.Name]++
+	ex.firedBy[r.Name]++
 	return finished
 }
 
@@ -539,11 +491,11 @@ func (s *Scheduler) proceed(ctx context.Context, cy *cycle, ru *run) (out outcom
 // refusal (the action certainly did not happen) releases the claim until
 // its retry; anything else leaves it pending until its lease ends, when a
 // resumed firing checks whether the action happened.
-func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int, err error) {
+func (s *Scheduler) actionFailed(actx context.Context, ex *execution, ru *run, i int, err error) {
 	a := ru.d.Actions[i]
 	alog := ru.log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
 	s.countFailed(ru, a.Kind, err)
-	if s.yieldFiring(actx, cy, ru, alog, err) {
+	if s.yieldFiring(actx, ex, ru, alog, err) {
 		return
 	}
 	if !notSent(err) {
@@ -556,7 +508,7 @@ func (s *Scheduler) actionFailed(actx context.Context, cy *cycle, ru *run, i int
 	wait := retryDelay(err, ru.f.Attempts)
 	var at time.Time
 	if wait > 0 {
-		at = cy.now.Add(wait) // the poll's time: the next poll at +1m is due
+		at = ex.now.Add(wait) // the poll's time: the next poll at +1m is due
 	}
 	if rerr := s.ledger.Release(actx, ru.f.ID, at, err.Error()); rerr != nil {
 		alog.Error("release claim", slog.Any("error", rerr))
@@ -600,7 +552,7 @@ func (s *Scheduler) countFailed(ru *run, kind rules.ActionKind, err error) {
 // is released at once instead of held for the lease, with no back-off, and
 // the log says so at info: neither is an error (both count as deferred,
 // see waiting). It reports whether err was such a case.
-func (s *Scheduler) yieldFiring(actx context.Context, cy *cycle, ru *run, alog *slog.Logger, err error) bool {
+func (s *Scheduler) yieldFiring(actx context.Context, ex *execution, ru *run, alog *slog.Logger, err error) bool {
 	var why, msg string
 	level := slog.LevelInfo
 	switch {
@@ -681,13 +633,13 @@ func notSent(err error) bool {
 // began says so ("paged at {{ now() }}"), and until() counts from then.
 // The ticket is the one decided on; only the clock moves. When the clock
 // has not moved a second since the cycle began, the text is as decided.
-func (s *Scheduler) renderedNow(cy *cycle, ru *run, i int) rules.Action {
+func (s *Scheduler) renderedNow(ex *execution, ru *run, i int) rules.Action {
 	a := ru.d.Actions[i]
 	at := s.cfg.clock.Now()
-	if at.Sub(cy.now) < time.Second || ru.d.Ticket == nil {
+	if at.Sub(ex.now) < time.Second || ru.d.Ticket == nil {
 		return a
 	}
-	acts, err := cy.set.RenderActions(ru.r, ru.d.Ticket, at)
+	acts, err := ex.set.RenderActions(ru.r, ru.d.Ticket, at)
 	if err != nil || len(acts) != len(ru.d.Actions) || acts[i].Kind != a.Kind {
 		return a // as decided: it rendered then
 	}
@@ -695,23 +647,23 @@ func (s *Scheduler) renderedNow(cy *cycle, ru *run, i int) rules.Action {
 }
 
 // perform does one action. It returns the ticket after an update.
-func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rules.Firing, t *sdclient.Ticket, a rules.Action, marker string) (*sdclient.Ticket, error) {
+func (s *Scheduler) perform(ctx context.Context, ex *execution, r *rules.Rule, f rules.Firing, t *sdclient.Ticket, a rules.Action, marker string) (*sdclient.Ticket, error) {
 	switch a.Kind {
 	case rules.ActionNote:
 		m, err := s.marks(ctx)
 		if err != nil {
 			return nil, err
 		}
-		_, resp, err := cy.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: withMarker(m, a.Text, marker), Private: true})
-		s.count(cy, resp, err)
+		_, resp, err := ex.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: withMarker(m, a.Text, marker), Private: true})
+		s.count(ex.cycle, resp, err)
 		return nil, err
 	case rules.ActionReply:
 		m, err := s.marks(ctx)
 		if err != nil {
 			return nil, err
 		}
-		_, resp, err := cy.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: withMarker(m, a.Text, marker)})
-		s.count(cy, resp, err)
+		_, resp, err := ex.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: withMarker(m, a.Text, marker)})
+		s.count(ex.cycle, resp, err)
 		return nil, err
 	case rules.ActionAlert:
 		err := s.notifier.Alert(ctx, Alert{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Rule: r.Name, Key: marker, Ticket: t})
@@ -720,11 +672,15 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 		}
 		return nil, nil
 	case rules.ActionPage:
-		return nil, s.startPage(ctx, cy, r, f, t.ID, a)
+		deferred, err := s.startPage(ctx, r, f, t.ID, a, ex.p.pageGrouping[r.Name])
+		if deferred {
+			ex.deferredPages++
+		}
+		return nil, err
 	case rules.ActionDM:
-		return nil, s.sendDM(ctx, cy, r, t, a, marker)
+		return nil, s.sendDM(ctx, ex.cycle, r, t, a, marker)
 	case rules.ActionUpdate:
-		u, err := s.resolveUpdate(ctx, cy, a)
+		u, err := s.resolveUpdate(ctx, ex, a)
 		if err != nil {
 			return nil, err
 		}
@@ -734,8 +690,8 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 			tags := mergeTags(t.Tags, *u.Tags)
 			u.Tags = &tags
 		}
-		nt, resp, err := cy.desk.UpdateTicket(ctx, t.ID, &u)
-		s.count(cy, resp, err)
+		nt, resp, err := ex.desk.UpdateTicket(ctx, t.ID, &u)
+		s.count(ex.cycle, resp, err)
 		if err != nil {
 			return nil, err
 		}
@@ -745,16 +701,16 @@ func (s *Scheduler) perform(ctx context.Context, cy *cycle, r *rules.Rule, f rul
 }
 
 // agentID resolves an assign: e-mail (cached per cycle).
-func (s *Scheduler) agentID(ctx context.Context, cy *cycle, email string) (int64, error) {
-	if id, ok := cy.agents[email]; ok {
+func (s *Scheduler) agentID(ctx context.Context, ex *execution, email string) (int64, error) {
+	if id, ok := ex.agents[email]; ok {
 		return id, nil
 	}
-	ag, resp, err := cy.desk.AgentByEmail(ctx, email)
-	s.count(cy, resp, err)
+	ag, resp, err := ex.desk.AgentByEmail(ctx, email)
+	s.count(ex.cycle, resp, err)
 	if err != nil {
 		return 0, fmt.Errorf("assign to %s: %w", email, err)
 	}
-	cy.agents[email] = ag.ID
+	ex.agents[email] = ag.ID
 	return ag.ID, nil
 }
 
@@ -769,7 +725,7 @@ func (s *Scheduler) agentID(ctx context.Context, cy *cycle, email string) (int64
 // deskbot) has the action's text. On a desk that keeps markers, only the
 // marker counts: an identical note written by a person, or by another
 // rule, then never hides a missing one.
-func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64, f rules.Firing, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
+func (s *Scheduler) alreadyThere(ctx context.Context, ex *execution, ticketID int64, f rules.Firing, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
 	switch a.Kind {
 	case rules.ActionAlert:
 		ck, ok := s.notifier.(AlertChecker)
@@ -779,7 +735,7 @@ func (s *Scheduler) alreadyThere(ctx context.Context, cy *cycle, ticketID int64,
 		return ck.AlreadyAlerted(ctx, a.Channel, marker)
 	case rules.ActionNote, rules.ActionReply:
 		if *convs == nil {
-			list, err := s.conversations(ctx, cy, ticketID)
+			list, err := s.conversations(ctx, ex.cycle, ticketID)
 			if err != nil {
 				return false, err
 			}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
@@ -99,4 +100,62 @@ func (r readOnly) FiringStates(ctx context.Context, rule string, ids []int64) (m
 		}
 	}
 	return out, nil
+}
+
+// readLedger reads what the ledger says of a cycle's decisions, before
+// planning: the firings under way, and the states of the decisions'
+// (rule, ticket) and theirs, one statement per rule (a rule still matching
+// thousands of tickets it already fired on would otherwise cost one
+// ledger transaction per ticket every cycle). A rule whose batch read
+// fails is read ticket by ticket; a state that cannot be read is left
+// out, for Claim to decide. A dry run reads nothing here (see dryRun).
+func (s *Scheduler) readLedger(ctx context.Context, cy *cycle, decisions []rules.Decision) ledgerView {
+	if s.cfg.dryRun {
+		return ledgerView{}
+	}
+	var v ledgerView
+	begun, err := s.ledger.BegunFirings(ctx)
+	if err != nil {
+		cy.log.Warn("read the firings under way; they are finished next cycle", slog.Any("error", err))
+	} else {
+		v.begun = begun
+	}
+	byRule := map[string][]int64{}
+	for _, d := range decisions {
+		if d.Err == nil {
+			byRule[d.Rule] = append(byRule[d.Rule], d.TicketID)
+		}
+	}
+	for rule, ids := range v.begun {
+		if cy.set.Rule(rule) != nil {
+			byRule[rule] = append(byRule[rule], ids...)
+		}
+	}
+	v.states = make(map[string]map[int64]rules.FiringRecord, len(byRule))
+	for rule, ids := range byRule {
+		states, err := s.ledger.FiringStates(ctx, rule, ids)
+		if err != nil {
+			cy.log.Warn("read firing states", slog.String("rule", rule), slog.Any("error", err))
+			states = s.firingStatesOneByOne(ctx, cy, rule, ids)
+		}
+		v.states[rule] = states
+	}
+	return v
+}
+
+// firingStatesOneByOne reads the states of rule's tickets one at a time,
+// leaving out those it cannot read.
+func (s *Scheduler) firingStatesOneByOne(ctx context.Context, cy *cycle, rule string, ids []int64) map[int64]rules.FiringRecord {
+	out := map[int64]rules.FiringRecord{}
+	for _, id := range ids {
+		rec, found, err := s.ledger.FiringState(ctx, rules.FiringKey{Rule: rule, TicketID: id})
+		if err != nil {
+			cy.log.Warn("read firing state", slog.String("rule", rule), slog.Int64("ticket", id), slog.Any("error", err))
+			continue
+		}
+		if found {
+			out[id] = rec
+		}
+	}
+	return out
 }

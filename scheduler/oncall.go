@@ -60,31 +60,29 @@ func pageSpec(r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) onc
 // failure of its first step is retried by the escalator's ticks, so the
 // action counts as done. When the cycle pages more tickets of r than its
 // group_over, the page is started without its first step, which the tick
-// after the cycle takes with the others (one direct message per person).
-func (s *Scheduler) startPage(ctx context.Context, cy *cycle, r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) error {
+// after the cycle takes with the others (one direct message per person):
+// grouped says so, and deferred that the page waits for that tick.
+func (s *Scheduler) startPage(ctx context.Context, r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action, grouped bool) (deferred bool, err error) {
 	if s.cfg.escalator == nil {
-		return fmt.Errorf("page %s: %w: no on-call escalator configured", a.Policy, ErrNotDelivered)
+		return false, fmt.Errorf("page %s: %w: no on-call escalator configured", a.Policy, ErrNotDelivered)
 	}
 	spec := pageSpec(r, f, ticketID, a)
-	spec.Defer = cy != nil && cy.pageGrouping[r.Name]
+	spec.Defer = grouped
 	p, created, err := s.cfg.escalator.Start(ctx, spec, s.cfg.clock.Now())
 	log := s.logger.With(slog.String("rule", r.Name), slog.Int64("ticket", ticketID))
 	switch {
 	case err != nil && !created:
-		return fmt.Errorf("page %s: %w", a.Policy, err)
+		return false, fmt.Errorf("page %s: %w", a.Policy, err)
 	case err != nil:
 		log.Warn("on-call page started, but its first step failed; the escalator retries it",
 			slog.String("page", p.Key), slog.Any("error", err))
 	case !created:
 		log.Info("on-call page already started for this episode; not paging again", slog.String("page", p.Key))
 		s.m.pages.WithLabelValues(r.Name, "existing").Inc()
-		return nil
+		return false, nil
 	}
 	s.m.pages.WithLabelValues(r.Name, "started").Inc()
-	if spec.Defer {
-		cy.deferredPages++
-	}
-	return nil
+	return spec.Defer, nil
 }
 
 // tickPages takes the escalation steps due now. gocron runs it every

@@ -178,7 +178,7 @@ func TestPageLogsNameRuleAndTicket(t *testing.T) {
 	act := rules.Action{Kind: rules.ActionPage, Policy: "it-urgent", Channel: "#it-oncall", Text: "x"}
 	f := rules.Firing{Key: rules.FiringKey{Rule: r.Name, TicketID: 42}, Episode: 1, Seq: 1}
 	for range 2 { // the second finds the page already started
-		if err := e.s.startPage(t.Context(), nil, r, f, 42, act); err != nil {
+		if _, err := e.s.startPage(t.Context(), r, f, 42, act, false); err != nil {
 			t.Fatal(err)
 		}
 	}

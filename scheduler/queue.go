@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -53,36 +55,56 @@ func (l *spentLog) freeAt(now time.Time, need, budget int) time.Time {
 	return l.at[over-1].Add(budgetWindow)
 }
 
-// fits reports whether the admitted firings of a ticket can start before
-// the cycle's deadline: always without one (RunCycle) or without a budget
-// to plan with, else when it is not due yet and their requests (and one
-// for the next cycle's sync) fit the background budget by then.
-func (s *Scheduler) fits(cy *cycle, group []rules.Decision) bool {
-	if cy.deadline.IsZero() {
+// pace is the queue step's answer for a cycle: until when it starts
+// firings, at the background budget's pace.
+type pace struct {
+	deadline time.Time // zero: never stop (RunCycle)
+	budget   int       // the background budget a minute (0: none to plan with)
+	spent    *spentLog
+	clock    clockwork.Clock
+}
+
+// pace is the queue's pace for a cycle in mode at now: a scheduled or
+// kicked cycle stops starting firings when its next tick is due.
+func (s *Scheduler) pace(mode cycleMode, now time.Time) pace {
+	q := pace{budget: s.cfg.budget, spent: &s.spent, clock: s.cfg.clock}
+	if mode != once {
+		q.deadline = s.deadline(now)
+	}
+	return q
+}
+
+// fits reports whether the admitted firings of a ticket, costing cost
+// desk requests, can start before the cycle's deadline: always without one
+// (RunCycle) or without a budget to plan with, else when it is not due yet
+// and their requests (and one for the next cycle's sync) fit the
+// background budget by then.
+func (q pace) fits(cost int) bool {
+	if q.deadline.IsZero() {
 		return true
 	}
-	now := s.cfg.clock.Now()
-	if !now.Before(cy.deadline) {
+	now := q.clock.Now()
+	if !now.Before(q.deadline) {
 		return false
 	}
-	if s.cfg.budget <= 0 {
+	if q.budget <= 0 {
 		return true
 	}
-	return s.spent.freeAt(now, s.groupCost(cy, group)+1, s.cfg.budget).Before(cy.deadline)
+	return q.spent.freeAt(now, cost+1, q.budget).Before(q.deadline)
 }
 
 // groupCost estimates the desk requests of a ticket's admitted firings:
 // its re-read, unless the cycle has it, and each note, reply and update.
-func (s *Scheduler) groupCost(cy *cycle, group []rules.Decision) int {
+func (ex *execution) groupCost(group []rules.Decision) int {
 	n := 0
 	if len(group) > 0 {
-		if _, ok := cy.fresh[group[0].TicketID]; !ok {
+		if _, ok := ex.reads.fresh[group[0].TicketID]; !ok {
 			n++
 		}
 	}
 	for _, d := range group {
-		r := cy.set.Rule(d.Rule)
-		if r == nil || !cy.admitted[keyOf(d)] {
+		r := ex.set.Rule(d.Rule)
+		if r == nil || !ex.admitted[keyOf(d)] {
 			continue
 		}
 		for _, k := range r.ActionKinds() {
@@ -200,18 +222,18 @@ type queued struct {
 }
 
 // order returns decisions in the order the cycle admits and executes
-// them (see the top of this file).
-func (s *Scheduler) order(cy *cycle, ds []rules.Decision) []rules.Decision {
+// them (see the top of this file): begun are the firings under way, since
+// when each decision left waiting has waited (absent: since now). Pure.
+func order(set *rules.Set, now time.Time, ds []rules.Decision, begun map[rules.FiringKey]bool, since map[rules.FiringKey]time.Time) []rules.Decision {
 	file := map[string]int{}
-	for i, r := range cy.set.Rules() {
+	for i, r := range set.Rules() {
 		file[r.Name] = i
 	}
 	items := make([]queued, len(ds))
-	s.queue.mu.Lock()
 	for i, d := range ds {
 		key := rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
-		q := queued{d: d, begun: cy.begun[key], cls: classOf(cy.set.Rule(d.Rule)), file: file[d.Rule], since: cy.now}
-		if at, ok := s.queue.since[key]; ok {
+		q := queued{d: d, begun: begun[key], cls: classOf(set.Rule(d.Rule)), file: file[d.Rule], since: now}
+		if at, ok := since[key]; ok {
 			q.since = at
 		}
 		if d.Ticket != nil {
@@ -219,7 +241,6 @@ func (s *Scheduler) order(cy *cycle, ds []rules.Decision) []rules.Decision {
 		}
 		items[i] = q
 	}
-	s.queue.mu.Unlock()
 	older := func(a, b queued) int {
 		return cmp.Or(a.since.Compare(b.since), a.born.Compare(b.born), cmp.Compare(a.d.TicketID, b.d.TicketID), cmp.Compare(a.file, b.file))
 	}
@@ -277,7 +298,7 @@ func keyOf(d rules.Decision) rules.FiringKey {
 // noteWaiting remembers, for the cycle's rules, since when each decision
 // the cycle left waiting (held back by a cap or queued) has waited, and
 // sets the queue's gauge.
-func (s *Scheduler) noteWaiting(cy *cycle) {
+func (s *Scheduler) noteWaiting(cy *cycle, held map[string]map[int64]Held) {
 	s.queue.mu.Lock()
 	defer s.queue.mu.Unlock()
 	old := s.queue.since
@@ -291,8 +312,8 @@ func (s *Scheduler) noteWaiting(cy *cycle) {
 			s.queue.since[k] = at // not decided in this cycle: still waiting
 		}
 	}
-	for rule, held := range cy.held {
-		for id := range held {
+	for rule, ids := range held {
+		for id := range ids {
 			k := rules.FiringKey{Rule: rule, TicketID: id}
 			at, ok := old[k]
 			if !ok {
@@ -308,4 +329,26 @@ func (s *Scheduler) noteWaiting(cy *cycle) {
 	for c := classPage; c <= classDigest; c++ {
 		s.m.queued.WithLabelValues(c.String()).Set(float64(byClass[c]))
 	}
+}
+
+// waitingSince is since when each of ds, and each firing under way in
+// begun, waits, for those an earlier cycle left waiting.
+func (s *Scheduler) waitingSince(ds []rules.Decision, begun map[string][]int64) map[rules.FiringKey]time.Time {
+	s.queue.mu.Lock()
+	defer s.queue.mu.Unlock()
+	out := map[rules.FiringKey]time.Time{}
+	note := func(k rules.FiringKey) {
+		if at, ok := s.queue.since[k]; ok {
+			out[k] = at
+		}
+	}
+	for _, d := range ds {
+		note(keyOf(d))
+	}
+	for rule, ids := range begun {
+		for _, id := range ids {
+			note(rules.FiringKey{Rule: rule, TicketID: id})
+		}
+	}
+	return out
 }

@@ -103,21 +103,19 @@ func TestOrder(t *testing.T) {
 		{"routine work keeps one place in five", share, []int64{10, 11, 12, 13, 30, 14, 15, 16, 17, 31, 18}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Scheduler{}
-			s.queue.since = map[rules.FiringKey]time.Time{}
-			cy := &cycle{now: now, set: set, begun: map[rules.FiringKey]bool{}}
+			since, begun := map[rules.FiringKey]time.Time{}, map[rules.FiringKey]bool{}
 			var ds []rules.Decision
 			for _, it := range tc.items {
 				created := now.Add(-time.Duration(100-it.ticket) * time.Minute) // a lower id is older
 				d := rules.Decision{Rule: it.rule, TicketID: it.ticket, Ticket: &sdclient.Ticket{ID: it.ticket, Priority: it.prio, CreatedAt: created}}
 				ds = append(ds, d)
 				if it.waited > 0 {
-					s.queue.since[keyOf(d)] = now.Add(-it.waited)
+					since[keyOf(d)] = now.Add(-it.waited)
 				}
-				cy.begun[keyOf(d)] = it.begun
+				begun[keyOf(d)] = it.begun
 			}
 			var got []int64
-			for _, d := range s.order(cy, ds) {
+			for _, d := range order(set, now, ds, begun, since) {
 				got = append(got, d.TicketID)
 			}
 			if !slices.Equal(got, tc.want) {

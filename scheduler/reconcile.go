@@ -5,26 +5,56 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// reconcile ends the episodes of j's rules on the tickets that no longer
-// match. Call it only after a complete sync: the mirror then holds every
-// open ticket as fresh as the feed, so a mirrored ticket that does not
-// match has left the rule. A decision whose if failed counts as matching
-// (never end on an error). A ticket with an open episode that the mirror
-// does not hold at all (a full sync's paging skipped it, or the episode
-// predates the mirror) is re-read first; see confirmEnds.
-func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, j *job, byRule map[string][]rules.Decision, res *CycleResult) {
-	for _, r := range j.rules {
-		ds := byRule[r.Name]
-		matching := make([]int64, 0, len(ds))
-		for _, d := range ds {
-			matching = append(matching, d.TicketID)
+// reconcile is the step that ends episodes, after the firings: each due
+// job's result, and, after a complete sync (synced), the episodes of its
+// rules on the tickets that no longer match ended (endEpisodes). The
+// mirror then holds every open ticket as fresh as the feed, so a mirrored
+// ticket that does not match has left the rule. It re-reads through the
+// execute step's re-reads (done), so no ticket is read twice a cycle.
+func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan, synced *SyncResult, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
+	ends := &episodeEnds{cy: cy, reads: done.reads, inMirror: make(map[int64]bool, len(tickets))}
+	for _, t := range tickets {
+		ends.inMirror[t.ID] = true
+	}
+	out := make([]CycleResult, 0, len(due))
+	for _, j := range due {
+		res := CycleResult{Job: j.name, Rules: j.ruleNames(), Complete: synced.Complete, Err: synced.Err, Tickets: len(tickets), Sync: synced}
+		for _, r := range j.rules {
+			res.Decisions += len(p.matching[r.Name])
 		}
-		stay, err := s.confirmEnds(ctx, cy, r, matching)
+		if synced.Complete && !s.cfg.dryRun {
+			s.endEpisodes(ctx, ends, j, p.matching, &res)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// episodeEnds is what reconcile needs to confirm episode ends in a cycle.
+type episodeEnds struct {
+	cy       *cycle
+	reads    *rereads
+	inMirror map[int64]bool // tickets the mirror held when evaluated
+	checks   int            // re-reads spent confirming episode ends (see confirmEnds)
+}
+
+// endEpisodes ends the episodes of j's rules on the tickets that no longer
+// match: matching are the tickets each rule decided on; a decision whose
+// if failed counts as matching (never end on an error). A ticket with an
+// open episode that the mirror does not hold at all (a full sync's paging
+// skipped it, or the episode predates the mirror) is re-read first; see
+// confirmEnds.
+func (s *Scheduler) endEpisodes(ctx context.Context, ends *episodeEnds, j *job, byRule map[string][]int64, res *CycleResult) {
+	cy := ends.cy
+	for _, r := range j.rules {
+		matching := slices.Clone(byRule[r.Name])
+		stay, err := s.confirmEnds(ctx, ends, r, matching)
 		if err != nil {
 			res.Complete = false
 			res.Err = errors.Join(res.Err, fmt.Errorf("end episodes of rule %q: %w", r.Name, err))
@@ -52,7 +82,8 @@ func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, j *job, byRule map
 // desk deleted, marked as spam or answered 404 for ends without a re-read;
 // one the mirror holds needs none. At most maxEndChecks re-reads are spent
 // per cycle; the episodes beyond wait for a later one.
-func (s *Scheduler) confirmEnds(ctx context.Context, cy *cycle, r *rules.Rule, matching []int64) ([]int64, error) {
+func (s *Scheduler) confirmEnds(ctx context.Context, ends *episodeEnds, r *rules.Rule, matching []int64) ([]int64, error) {
+	cy := ends.cy
 	open, err := s.ledger.OpenEpisodes(ctx, r.Name)
 	if err != nil {
 		return nil, err
@@ -70,19 +101,18 @@ func (s *Scheduler) confirmEnds(ctx context.Context, cy *cycle, r *rules.Rule, m
 		}
 	}
 	for _, id := range open {
-		if in[id] || cy.inMirror[id] || s.isGone(id) {
+		if in[id] || ends.inMirror[id] || s.isGone(id) {
 			continue
 		}
-		_, cached := cy.fresh[id]
-		if !cached && !cy.gone[id] {
-			if cy.endChecks >= s.cfg.maxEndChecks {
+		if !ends.reads.has(id) {
+			if ends.checks >= s.cfg.maxEndChecks {
 				deferred++
 				outcome(id, "deferred")
 				continue
 			}
-			cy.endChecks++
+			ends.checks++
 		}
-		t, err := s.reread(ctx, cy, id)
+		t, err := ends.reads.get(ctx, s, cy, id)
 		switch {
 		case waiting(err):
 			cy.log.Info("waiting for the request budget to confirm that a ticket left a rule; its episode stays open", slog.String("rule", r.Name),

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"strings"
 	"time"
@@ -12,47 +11,11 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// withBegun adds to decisions a decision for every firing that has begun
-// (an action done) and is still pending, whether or not its rule matches
-// the ticket now: its first actions may have moved the ticket out of the
-// query (an assignment, a status), and the rest must still happen, once.
-// The executor renders their actions on the re-read ticket and does not
-// re-check the rule (cy.begun).
-func (s *Scheduler) withBegun(ctx context.Context, cy *cycle, decisions []rules.Decision) []rules.Decision {
-	if s.cfg.dryRun {
-		return decisions
-	}
-	begun, err := s.ledger.BegunFirings(ctx)
-	if err != nil {
-		cy.log.Warn("read the firings under way; they are finished next cycle", slog.Any("error", err))
-		return decisions
-	}
-	have := make(map[rules.FiringKey]bool, len(decisions))
-	for _, d := range decisions {
-		have[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = true
-	}
-	cy.begun = map[rules.FiringKey]bool{}
-	for name, ids := range begun {
-		r := cy.set.Rule(name)
-		if r == nil {
-			continue // the rule is gone from the file: nothing to render
-		}
-		for _, id := range ids {
-			key := rules.FiringKey{Rule: name, TicketID: id}
-			cy.begun[key] = true
-			if !have[key] {
-				decisions = append(decisions, rules.Decision{Rule: name, Once: r.Once, TicketID: id})
-			}
-		}
-	}
-	return decisions
-}
-
 // updateHolds reports whether every value an update action sets already
 // holds on t: a resumed firing counts such an update as done instead of
 // sending it again over a change somebody made since.
-func (s *Scheduler) updateHolds(ctx context.Context, cy *cycle, t *sdclient.Ticket, a rules.Action) (bool, error) {
-	u, err := s.resolveUpdate(ctx, cy, a)
+func (s *Scheduler) updateHolds(ctx context.Context, ex *execution, t *sdclient.Ticket, a rules.Action) (bool, error) {
+	u, err := s.resolveUpdate(ctx, ex, a)
 	if err != nil {
 		return false, err
 	}
@@ -61,13 +24,13 @@ func (s *Scheduler) updateHolds(ctx context.Context, cy *cycle, t *sdclient.Tick
 
 // resolveUpdate is the update an action sends: its set: values, and the
 // agent of its assign: e-mail (looked up once per cycle).
-func (s *Scheduler) resolveUpdate(ctx context.Context, cy *cycle, a rules.Action) (sdclient.TicketUpdate, error) {
+func (s *Scheduler) resolveUpdate(ctx context.Context, ex *execution, a rules.Action) (sdclient.TicketUpdate, error) {
 	u := sdclient.TicketUpdate{}
 	if a.Update != nil {
 		u = *a.Update
 	}
 	if a.AssignEmail != "" {
-		id, err := s.agentID(ctx, cy, a.AssignEmail)
+		id, err := s.agentID(ctx, ex, a.AssignEmail)
 		if err != nil {
 			return u, err
 		}

@@ -82,18 +82,18 @@ func (s *Scheduler) HeldBack(key rules.FiringKey) (Held, bool) {
 
 // noteHeld replaces what is remembered of the cycle's rules by what the
 // cycle held back.
-func (s *Scheduler) noteHeld(cy *cycle) {
+func (s *Scheduler) noteHeld(due []*rules.Rule, held map[string]map[int64]Held) {
 	s.held.mu.Lock()
 	defer s.held.mu.Unlock()
 	if s.held.rules == nil {
 		s.held.rules = map[string]map[int64]Held{}
 	}
-	for _, r := range cy.rules {
-		if len(cy.held[r.Name]) == 0 {
+	for _, r := range due {
+		if len(held[r.Name]) == 0 {
 			delete(s.held.rules, r.Name)
 			continue
 		}
-		s.held.rules[r.Name] = cy.held[r.Name]
+		s.held.rules[r.Name] = held[r.Name]
 	}
 }
 
@@ -115,98 +115,97 @@ func groupOver(r *rules.Rule) int {
 	return r.GroupOver
 }
 
-// admit chooses the decisions the cycle executes: not failed, not dry run,
-// not already fired per the ledger, and within the caps, in the queue's
-// order (see order: firings under way first, then by class, ticket
-// priority and age). It sets cy.admitted, cy.held and cy.grouping.
-func (s *Scheduler) admit(ctx context.Context, cy *cycle, ordered []rules.Decision) {
-	cy.admitted = map[rules.FiringKey]bool{}
-	cy.held = map[string]map[int64]Held{}
-	cy.grouping = map[string]bool{}
-	cy.pageGrouping = map[string]bool{}
-	if s.cfg.dryRun {
-		s.dryRun(ctx, cy, ordered) // says what it would have done, admits nothing
-		return
-	}
-	adm := &admission{perRule: map[string]int{}}
+// admission is what storm control decided for a cycle's decisions.
+type admission struct {
+	admitted map[rules.FiringKey]bool  // decisions the cycle executes
+	held     map[string]map[int64]Held // decisions held back by a cap, by rule and ticket
+	failed   []rules.Decision          // decisions whose rule failed
+	fired    []rules.Decision          // decisions the ledger shows fired already
+	perRule  map[string]int            // admitted, by rule
+	total    int                       // admitted
+	grouping map[string]bool           // rules whose alerts are grouped in this cycle
+	// pageGrouping are the rules whose pages this cycle starts without
+	// their first step; the cycle then ticks the escalator once, which
+	// sends one direct message per person for them all.
+	pageGrouping map[string]bool
+}
+
+// admit chooses the decisions the cycle executes: not failed, not already
+// fired per the ledger, and within the caps, in the queue's order (see
+// order: firings under way first, then by class, ticket priority and
+// age), and the rules whose alerts and pages are grouped. Pure.
+func admit(in planInput, ordered []rules.Decision) admission {
+	adm := admission{admitted: map[rules.FiringKey]bool{}, held: map[string]map[int64]Held{}, perRule: map[string]int{},
+		grouping: map[string]bool{}, pageGrouping: map[string]bool{}}
 	for _, d := range ordered {
-		s.consider(ctx, cy, adm, d)
+		adm.consider(in, d)
 	}
-	for name, held := range cy.held {
-		cy.log.Info("per-cycle cap reached: the rest of the rule's firings wait for the next cycles",
-			slog.String("rule", name), slog.Int("firing", adm.perRule[name]), slog.Int("held_back", len(held)),
-			slog.Int("rule_cap", ruleCap(cy.set.Rule(name))), slog.Int("cycle_cap", s.cfg.maxFirings))
-	}
-	_, groups := s.notifier.(GroupNotifier)
 	for name, n := range adm.perRule {
-		r := cy.set.Rule(name)
+		r := in.set.Rule(name)
 		if r == nil || n <= groupOver(r) {
 			continue
 		}
 		kinds := r.ActionKinds()
 		if slices.Contains(kinds, rules.ActionPage) {
-			cy.pageGrouping[name] = true
+			adm.pageGrouping[name] = true
 		}
-		if groups && slices.Contains(kinds, rules.ActionAlert) {
-			cy.grouping[name] = true
+		if in.groups && slices.Contains(kinds, rules.ActionAlert) {
+			adm.grouping[name] = true
 		}
 	}
-}
-
-// admission counts what admit let through so far.
-type admission struct {
-	perRule map[string]int // by rule
-	total   int
+	return adm
 }
 
 // consider admits d unless it failed, was admitted already, the ledger
-// shows it fired, or a cap holds it back (noted in cy.held).
-func (s *Scheduler) consider(ctx context.Context, cy *cycle, adm *admission, d rules.Decision) {
-	key := rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
+// shows it fired, or a cap holds it back (noted in held).
+func (adm *admission) consider(in planInput, d rules.Decision) {
+	key := keyOf(d)
 	switch {
 	case d.Err != nil:
-		s.noteFailed(cy, d)
+		adm.failed = append(adm.failed, d)
 		return
-	case cy.admitted[key]:
+	case adm.admitted[key]:
 		return
-	}
-	log := cy.log.With(slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID))
-	if s.alreadyFired(ctx, cy, d, log) {
-		s.m.decisions.WithLabelValues(d.Rule, "already_fired").Inc()
+	case in.ledger.alreadyFired(d, in.now):
+		adm.fired = append(adm.fired, d)
 		return
 	}
-	limit, over := ruleCap(cy.set.Rule(d.Rule)), ""
+	limit, over := ruleCap(in.set.Rule(d.Rule)), ""
 	switch {
 	case adm.perRule[d.Rule] >= limit:
 		over = capRule
-	case s.cfg.maxFirings > 0 && adm.total >= s.cfg.maxFirings:
-		over, limit = capCycle, s.cfg.maxFirings
+	case in.cycleCap > 0 && adm.total >= in.cycleCap:
+		over, limit = capCycle, in.cycleCap
 	}
 	if over != "" {
-		if cy.held[d.Rule] == nil {
-			cy.held[d.Rule] = map[int64]Held{}
+		if adm.held[d.Rule] == nil {
+			adm.held[d.Rule] = map[int64]Held{}
 		}
-		cy.held[d.Rule][d.TicketID] = Held{At: cy.now, Cap: over, Limit: limit, Class: classOf(cy.set.Rule(d.Rule)).String()}
-		s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
-		s.m.deferredByCap.WithLabelValues(d.Rule).Inc()
+		adm.held[d.Rule][d.TicketID] = Held{At: in.now, Cap: over, Limit: limit, Class: classOf(in.set.Rule(d.Rule)).String()}
 		return
 	}
-	cy.admitted[key] = true
+	adm.admitted[key] = true
 	adm.perRule[d.Rule]++
 	adm.total++
 }
 
-// queuedCount is how many decisions the cycle queued for later when its
-// time was up.
-func (cy *cycle) queuedCount() int { return cy.queued }
-
-// heldCount is how many decisions of j's rules the cycle held back.
-func (cy *cycle) heldCount(j *job) int {
-	n := 0
-	for _, r := range j.rules {
-		n += len(cy.held[r.Name])
+// notePlan counts and logs what planning decided: failed decisions, those
+// already fired, those the caps held back.
+func (s *Scheduler) notePlan(cy *cycle, p *plan) {
+	for _, d := range p.failed {
+		s.noteFailed(cy, d)
 	}
-	return n
+	for _, d := range p.fired {
+		s.m.decisions.WithLabelValues(d.Rule, "already_fired").Inc()
+	}
+	for name, held := range p.held {
+		n := float64(len(held))
+		s.m.decisions.WithLabelValues(name, "deferred").Add(n)
+		s.m.deferredByCap.WithLabelValues(name).Add(n)
+		cy.log.Info("per-cycle cap reached: the rest of the rule's firings wait for the next cycles",
+			slog.String("rule", name), slog.Int("firing", p.perRule[name]), slog.Int("held_back", len(held)),
+			slog.Int("rule_cap", ruleCap(cy.set.Rule(name))), slog.Int("cycle_cap", s.cfg.maxFirings))
+	}
 }
 
 // groupKey names one grouped message of a cycle: a rule's alert action.
@@ -216,32 +215,32 @@ type groupKey struct {
 }
 
 // join makes ru wait at its alert action i for the group's message.
-func (cy *cycle) join(ru *run, i int) {
-	if cy.groups == nil {
-		cy.groups = map[groupKey][]*run{}
+func (ex *execution) join(ru *run, i int) {
+	if ex.groups == nil {
+		ex.groups = map[groupKey][]*run{}
 	}
 	k := groupKey{ru.r.Name, i}
-	cy.groups[k] = append(cy.groups[k], ru)
+	ex.groups[k] = append(ex.groups[k], ru)
 }
 
 // flushGroups posts the cycle's grouped alerts, one message per rule and
 // alert action, and lets their firings go on; a firing with a second
 // grouped alert waits again, so it loops until none waits. It returns how
 // many firings finished.
-func (s *Scheduler) flushGroups(ctx context.Context, cy *cycle) int {
+func (s *Scheduler) flushGroups(ctx context.Context, ex *execution) int {
 	order := map[string]int{}
-	for i, r := range cy.set.Rules() {
+	for i, r := range ex.set.Rules() {
 		order[r.Name] = i
 	}
 	fired := 0
-	for len(cy.groups) > 0 {
-		groups := cy.groups
-		cy.groups = nil
+	for len(ex.groups) > 0 {
+		groups := ex.groups
+		ex.groups = nil
 		keys := slices.SortedFunc(maps.Keys(groups), func(a, b groupKey) int {
 			return cmp.Or(cmp.Compare(order[a.rule], order[b.rule]), cmp.Compare(a.action, b.action))
 		})
 		for _, k := range keys {
-			fired += s.postGroup(ctx, cy, k, groups[k])
+			fired += s.postGroup(ctx, ex, k, groups[k])
 		}
 	}
 	return fired
@@ -250,7 +249,7 @@ func (s *Scheduler) flushGroups(ctx context.Context, cy *cycle) int {
 // postGroup posts the alerts waiting at k as one message, records each as
 // done and goes on with each firing. Fewer than the rule's group_over (the
 // others went stale, or were posted before a crash) are posted alone.
-func (s *Scheduler) postGroup(ctx context.Context, cy *cycle, k groupKey, members []*run) int {
+func (s *Scheduler) postGroup(ctx context.Context, ex *execution, k groupKey, members []*run) int {
 	slices.SortFunc(members, func(a, b *run) int { return cmp.Compare(a.t.ID, b.t.ID) })
 	r := members[0].r
 	gn, ok := s.notifier.(GroupNotifier)
@@ -258,7 +257,7 @@ func (s *Scheduler) postGroup(ctx context.Context, cy *cycle, k groupKey, member
 	if !ok || len(members) <= groupOver(r) {
 		for _, ru := range members {
 			ru.alone[k.action] = true
-			fired += s.goOn(ctx, cy, ru)
+			fired += s.goOn(ctx, ex, ru)
 		}
 		return fired
 	}
@@ -269,13 +268,13 @@ func (s *Scheduler) postGroup(ctx context.Context, cy *cycle, k groupKey, member
 		g.Alerts = append(g.Alerts, Alert{Channel: ma.Channel, Text: ma.Text, Mention: ma.Mention, Rule: r.Name,
 			Key: Marker(ru.f, k.action), Ticket: ru.t})
 	}
-	log := cy.log.With(slog.String("rule", r.Name), slog.String("channel", a.Channel), slog.Int("tickets", len(members)))
+	log := ex.log.With(slog.String("rule", r.Name), slog.String("channel", a.Channel), slog.Int("tickets", len(members)))
 	actx, cancel := s.actionContext(ctx)
 	defer cancel()
 	if err := gn.AlertGroup(actx, g); err != nil {
 		err = fmt.Errorf("alert %s (one message for %d tickets): %w", a.Channel, len(members), err)
 		for _, ru := range members {
-			s.actionFailed(actx, cy, ru, k.action, err)
+			s.actionFailed(actx, ex, ru, k.action, err)
 		}
 		return 0
 	}
@@ -290,7 +289,7 @@ func (s *Scheduler) postGroup(ctx context.Context, cy *cycle, k groupKey, member
 		}
 		ru.done[k.action] = true
 		ru.next = k.action + 1
-		fired += s.goOn(ctx, cy, ru)
+		fired += s.goOn(ctx, ex, ru)
 	}
 	return fired
 }
@@ -298,13 +297,13 @@ func (s *Scheduler) postGroup(ctx context.Context, cy *cycle, k groupKey, member
 // goOn performs the rest of a firing that waited for its group, and keeps
 // the cycle's view of its ticket current. It returns 1 when the firing
 // finished.
-func (s *Scheduler) goOn(ctx context.Context, cy *cycle, ru *run) int {
+func (s *Scheduler) goOn(ctx context.Context, ex *execution, ru *run) int {
 	before := ru.updated
-	out := s.proceed(ctx, cy, ru)
+	out := s.proceed(ctx, ex, ru)
 	if ru.updated != nil && ru.updated != before {
-		cy.fresh[ru.t.ID] = ru.updated
+		ex.reads.fresh[ru.t.ID] = ru.updated
 		s.observe(ru.updated)
-		s.noteCascade(cy, ru.updated, ru.decided, ru.r.Name)
+		s.noteCascade(ex, ru.updated, ru.decided, ru.r.Name)
 	}
 	if out == finished {
 		return 1
