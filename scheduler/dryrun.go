@@ -586,20 +586,10 @@ type Drain struct {
 // (the planner's historyLen).
 const drainHistory = historyLen
 
-// Drain simulates how the firings that run now (not the rules whose first
-// run is later) drain. It depends on totals only, not on the order in
-// which a cycle admits its firings: each cycle starts the firings its caps
-// admit (Waves), each costing FiringRequests; a cycle also sends feed
-// requests (the change feed) and the first one first more (the sync and
-// the statuses). Requests go out at most budget per sliding minute (a
-// fresh window's at once), as the client's limiter grants them; a cycle
-// lasts until its last request goes out, and the next starts at the first
-// tick after it ends and after the planner's stretch (recent cycles'
-// requests a minute over the budget). budget 0: no budget.
-func (o Outlook) Drain(budget, feed, first int) Drain {
-	tick := cmp.Or(o.Tick, rules.DefaultEvery)
-	var perCycle []int
-	lastCycle := map[string]int{}
+// cycleCosts are the requests of the firings in each cycle the outlook
+// drains in, and the last cycle of each rule.
+func (o Outlook) cycleCosts() (perCycle []int, lastCycle map[string]int) {
+	lastCycle = map[string]int{}
 	for _, ro := range o.Rules {
 		if ro.Next.After(o.At) {
 			continue
@@ -615,6 +605,50 @@ func (o Outlook) Drain(budget, feed, first int) Drain {
 			}
 		}
 	}
+	return perCycle, lastCycle
+}
+
+// drainStretch is the planner's stretch after cycles that spent history
+// requests (1 without a budget).
+func drainStretch(history []int, tick time.Duration, budget int) float64 {
+	if budget <= 0 {
+		return 1
+	}
+	sum := 0
+	for _, h := range history {
+		sum += h
+	}
+	rpm := float64(sum) / float64(len(history)) * float64(time.Minute) / float64(tick)
+	return max(1, rpm/float64(budget))
+}
+
+// nextDrainTick is the next tick after a cycle that started at start and
+// sent its last request at end: after the cycle ended (ticks while it
+// runs are skipped), and not before the planner's stretched interval.
+func nextDrainTick(start, end, tick time.Duration, stretch float64) time.Duration {
+	next := start + tick
+	for next <= end && end > start {
+		next += tick
+	}
+	for next < start+time.Duration(float64(tick)*stretch)-min(tick/100, time.Second) {
+		next += tick
+	}
+	return next
+}
+
+// Drain simulates how the firings that run now (not the rules whose first
+// run is later) drain. It depends on totals only, not on the order in
+// which a cycle admits its firings: each cycle starts the firings its caps
+// admit (Waves), each costing FiringRequests; a cycle also sends feed
+// requests (the change feed) and the first one first more (the sync and
+// the statuses). Requests go out at most budget per sliding minute (a
+// fresh window's at once), as the client's limiter grants them; a cycle
+// lasts until its last request goes out, and the next starts at the first
+// tick after it ends and after the planner's stretch (recent cycles'
+// requests a minute over the budget). budget 0: no budget.
+func (o Outlook) Drain(budget, feed, first int) Drain {
+	tick := cmp.Or(o.Tick, rules.DefaultEvery)
+	perCycle, lastCycle := o.cycleCosts()
 	out := Drain{Cycles: len(perCycle), Rules: map[string]time.Duration{}}
 	if len(perCycle) == 0 {
 		return out
@@ -648,25 +682,7 @@ func (o Outlook) Drain(budget, feed, first int) Drain {
 		if i == len(perCycle)-1 {
 			break
 		}
-		// The next tick: after the cycle ended (ticks while it runs are
-		// skipped), and not before the planner's stretched interval.
-		stretch := 1.0
-		if budget > 0 {
-			sum := 0
-			for _, h := range history {
-				sum += h
-			}
-			rpm := float64(sum) / float64(len(history)) * float64(time.Minute) / float64(tick)
-			stretch = max(1, rpm/float64(budget))
-		}
-		next := start + tick
-		for next <= end && end > start {
-			next += tick
-		}
-		for next < start+time.Duration(float64(tick)*stretch)-min(tick/100, time.Second) {
-			next += tick
-		}
-		start = next
+		start = nextDrainTick(start, end, tick, drainStretch(history, tick, budget))
 	}
 	out.Last = ends[len(ends)-1]
 	if out.Cycles > 1 {

@@ -201,23 +201,7 @@ func (s *Scheduler) executeTicket(ctx context.Context, ex *execution, group []ru
 	}
 	ticket, err := ex.reads.get(ctx, s, ex.cycle, id)
 	if err != nil {
-		if waiting(err) && !s.stopping.Load() && ctx.Err() == nil {
-			s.queueRest(ex, todo) // the budget's wait outlasted the re-read's context
-			ex.log.Info("waiting for the request budget to re-read the ticket before acting; its firings wait in the queue",
-				slog.Int64("ticket", id), slog.Any("error", err))
-			return 0
-		}
-		for _, d := range todo {
-			if waiting(err) {
-				s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
-				ex.log.Info("waiting for the request budget to re-read the ticket before acting; it goes on in a later cycle",
-					slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
-				continue
-			}
-			s.m.decisions.WithLabelValues(d.Rule, "failed").Inc()
-			ex.log.Warn("cannot re-read ticket before acting; retrying next cycle",
-				slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
-		}
+		s.rereadFailed(ctx, ex, todo, id, err)
 		return 0
 	}
 	if ticket == nil {
@@ -244,31 +228,12 @@ func (s *Scheduler) executeTicket(ctx context.Context, ex *execution, group []ru
 		if r == nil {
 			continue
 		}
-		var again []rules.Decision
-		if ex.p.begun[key] {
-			// A firing under way finishes, matching or not.
-			acts, err := ex.set.RenderActions(r, ticket, ex.now)
-			if err != nil {
-				s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
-				log.Error("cannot render the rest of a firing under way", slog.Any("error", err))
-				continue
-			}
-			again = []rules.Decision{{Rule: r.Name, Once: r.Once, TicketID: id, Ticket: ticket, Actions: acts}}
-		} else {
-			again = ex.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, ex.now)
-		}
-		if len(again) == 0 {
-			s.m.decisions.WithLabelValues(d.Rule, "stale").Inc()
-			log.Info("rule no longer holds on the re-read ticket; not acting")
-			continue
-		}
-		if again[0].Err != nil {
-			s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
-			log.Error("rule failed on the re-read ticket", slog.Any("error", again[0].Err))
+		again, ok := s.recheck(ex, r, ticket, log)
+		if !ok {
 			continue
 		}
 		ex.fired[key] = true
-		out, updated := s.fire(ctx, ex, r, again[0], ticket, decided, log)
+		out, updated := s.fire(ctx, ex, r, again, ticket, decided, log)
 		if out == finished {
 			fired++
 		}
@@ -280,6 +245,57 @@ func (s *Scheduler) executeTicket(ctx context.Context, ex *execution, group []ru
 		}
 	}
 	return fired
+}
+
+// rereadFailed handles the decisions of a ticket whose re-read failed:
+// queued when the request budget's wait outlasted the re-read, else
+// deferred (waiting) or failed until a later cycle.
+func (s *Scheduler) rereadFailed(ctx context.Context, ex *execution, todo []rules.Decision, id int64, err error) {
+	if waiting(err) && !s.stopping.Load() && ctx.Err() == nil {
+		s.queueRest(ex, todo) // the budget's wait outlasted the re-read's context
+		ex.log.Info("waiting for the request budget to re-read the ticket before acting; its firings wait in the queue",
+			slog.Int64("ticket", id), slog.Any("error", err))
+		return
+	}
+	for _, d := range todo {
+		if waiting(err) {
+			s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
+			ex.log.Info("waiting for the request budget to re-read the ticket before acting; it goes on in a later cycle",
+				slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
+			continue
+		}
+		s.m.decisions.WithLabelValues(d.Rule, "failed").Inc()
+		ex.log.Warn("cannot re-read ticket before acting; retrying next cycle",
+			slog.String("rule", d.Rule), slog.Int64("ticket", id), slog.Any("error", err))
+	}
+}
+
+// recheck is r's decision on the re-read ticket: the rest of a firing
+// under way, matching or not, else the rule evaluated again; false when
+// the rule no longer holds or failed (counted and logged).
+func (s *Scheduler) recheck(ex *execution, r *rules.Rule, ticket *sdclient.Ticket, log *slog.Logger) (rules.Decision, bool) {
+	if ex.p.begun[rules.FiringKey{Rule: r.Name, TicketID: ticket.ID}] {
+		// A firing under way finishes, matching or not.
+		acts, err := ex.set.RenderActions(r, ticket, ex.now)
+		if err != nil {
+			s.m.decisions.WithLabelValues(r.Name, "error").Inc()
+			log.Error("cannot render the rest of a firing under way", slog.Any("error", err))
+			return rules.Decision{}, false
+		}
+		return rules.Decision{Rule: r.Name, Once: r.Once, TicketID: ticket.ID, Ticket: ticket, Actions: acts}, true
+	}
+	again := ex.set.EvaluateRule(r, []*sdclient.Ticket{ticket}, ex.now)
+	if len(again) == 0 {
+		s.m.decisions.WithLabelValues(r.Name, "stale").Inc()
+		log.Info("rule no longer holds on the re-read ticket; not acting")
+		return rules.Decision{}, false
+	}
+	if again[0].Err != nil {
+		s.m.decisions.WithLabelValues(r.Name, "error").Inc()
+		log.Error("rule failed on the re-read ticket", slog.Any("error", again[0].Err))
+		return rules.Decision{}, false
+	}
+	return again[0], true
 }
 
 // noteCascade logs the rules of the job that the bot's own update made
@@ -745,31 +761,38 @@ func (s *Scheduler) alreadyThere(ctx context.Context, ex *execution, ticketID in
 		if err != nil {
 			return false, err
 		}
-		// Only the signed mark proves the action happened: the marker
-		// comment is guessable, and anyone may write on the ticket. What
-		// a requester wrote (incoming) says nothing about whether this
-		// desk keeps markers either.
-		markers := false
-		tag := m.FiringTag(marker)
-		for _, c := range *convs {
-			if strings.Contains(c.Body, tag) || strings.Contains(c.BodyText, tag) {
-				return true, nil
-			}
-			markers = markers || (!c.Incoming && (strings.Contains(c.Body, markerPrefix) || hasAnyTag(c.Body) || hasAnyTag(c.BodyText)))
-		}
-		if markers || f.Started.IsZero() {
-			return false, nil
-		}
-		since, text := f.Started.Add(-markerlessSkew), plainText(a.Text)
-		for _, c := range *convs {
-			isNote := c.Source == sdclient.ConversationSourceNote
-			if isNote == (a.Kind == rules.ActionNote) && !c.Incoming && !c.CreatedAt.Before(since) &&
-				(plainText(c.BodyText) == text || plainText(c.Body) == text) {
-				return true, nil
-			}
-		}
+		return conversationThere(*convs, m.FiringTag(marker), f, a), nil
 	}
 	return false, nil
+}
+
+// conversationThere reports whether a note or reply is among convs: one
+// carrying its signed mark (tag), or, on a desk that keeps no markers, one
+// of the same kind with its text written since the firing started.
+func conversationThere(convs []*sdclient.Conversation, tag string, f rules.Firing, a rules.Action) bool {
+	// Only the signed mark proves the action happened: the marker
+	// comment is guessable, and anyone may write on the ticket. What
+	// a requester wrote (incoming) says nothing about whether this
+	// desk keeps markers either.
+	markers := false
+	for _, c := range convs {
+		if strings.Contains(c.Body, tag) || strings.Contains(c.BodyText, tag) {
+			return true
+		}
+		markers = markers || (!c.Incoming && (strings.Contains(c.Body, markerPrefix) || hasAnyTag(c.Body) || hasAnyTag(c.BodyText)))
+	}
+	if markers || f.Started.IsZero() {
+		return false
+	}
+	since, text := f.Started.Add(-markerlessSkew), plainText(a.Text)
+	for _, c := range convs {
+		isNote := c.Source == sdclient.ConversationSourceNote
+		if isNote == (a.Kind == rules.ActionNote) && !c.Incoming && !c.CreatedAt.Before(since) &&
+			(plainText(c.BodyText) == text || plainText(c.Body) == text) {
+			return true
+		}
+	}
+	return false
 }
 
 // markerlessSkew is how far the desk's clock may lag deskbot's when a
