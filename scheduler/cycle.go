@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -175,14 +176,14 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	}
 	var done outcomes
 	if s.cfg.dryRun {
-		done = s.dryRun(ctx, cy, p.ordered) // says what it would have done, executes nothing
+		done = s.dryRun(ctx, cy, p.Ordered) // says what it would have done, executes nothing
 	} else {
 		done = s.execute(ctx, cy, p, s.pace(mode, cy.now))
 	}
 	jobs := s.reconcile(ctx, cy, due, p, synced, tickets, done)
 	out := s.endCycle(ctx, cy, due, Cycle{Sync: synced, Jobs: jobs}, p, done, tick, started)
 	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
-		slog.Int("changed", synced.Changed), slog.Int("decisions", len(p.decisions)), slog.Int("requests", cy.requests),
+		slog.Int("changed", synced.Changed), slog.Int("decisions", len(p.Decisions)), slog.Int("requests", cy.requests),
 		slog.Bool("complete", synced.Complete))
 	return out
 }
@@ -221,8 +222,8 @@ func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*Sync
 // results for /readyz and the status pages, reads the ledger's view of
 // the decisions and plans the cycle (pure: makePlan). It returns ctx's
 // error when a stop cut the evaluation short.
-func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient.Ticket) (*plan, error) {
-	decisions, err := evaluate(ctx, cy.set, cy.rules, tickets, cy.now)
+func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient.Ticket) (*plan.Plan, error) {
+	decisions, err := plan.Evaluate(ctx, cy.set, cy.rules, tickets, cy.now)
 	if err != nil {
 		return nil, err
 	}
@@ -230,8 +231,8 @@ func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient
 	s.noteMatches(cy, decisions) // for the status pages (statusview.go)
 	led := s.readLedger(ctx, cy, decisions)
 	_, groups := s.notifier.(GroupNotifier)
-	p := makePlan(planInput{set: cy.set, rules: cy.rules, now: cy.now, decisions: decisions, ledger: led,
-		since: s.waitingSince(decisions, led.begun), dryRun: s.cfg.dryRun, cycleCap: s.cfg.maxFirings, groups: groups})
+	p := plan.Make(plan.Input{Set: cy.set, Now: cy.now, Decisions: decisions, Ledger: led,
+		Since: s.waitingSince(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
 	s.notePlan(cy, p)
 	return p, nil
 }
@@ -301,7 +302,7 @@ func stoppedCycle(due []*job, synced *SyncResult, err error) Cycle {
 // mirror, remembers what the cycle held back (for the explainer and the
 // queue's age order), and records each job's result, the planner's
 // history and the metrics.
-func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cycle, p *plan, done outcomes, tick *job, started time.Time) Cycle {
+func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cycle, p *plan.Plan, done outcomes, tick *job, started time.Time) Cycle {
 	// A local write, finished even when a stop (SIGTERM, Ctrl-C) cancelled
 	// the cycle: what it re-read is kept, and a stop logs no warning.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
@@ -310,7 +311,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	if perr != nil {
 		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
 	}
-	held := heldAll(p.held, done.held)
+	held := heldAll(p.Held, done.held)
 	if !s.cfg.dryRun {
 		s.noteHeld(cy.rules, held)
 		s.noteWaiting(cy, held)
@@ -335,12 +336,12 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 
 // heldAll is what the caps held back and what the queue left for later,
 // by rule and ticket.
-func heldAll(capped, queued map[string]map[int64]Held) map[string]map[int64]Held {
-	out := make(map[string]map[int64]Held, len(capped)+len(queued))
-	for _, m := range []map[string]map[int64]Held{capped, queued} {
+func heldAll(capped, queued map[string]map[int64]plan.Held) map[string]map[int64]plan.Held {
+	out := make(map[string]map[int64]plan.Held, len(capped)+len(queued))
+	for _, m := range []map[string]map[int64]plan.Held{capped, queued} {
 		for rule, ids := range m {
 			if out[rule] == nil {
-				out[rule] = map[int64]Held{}
+				out[rule] = map[int64]plan.Held{}
 			}
 			maps.Copy(out[rule], ids)
 		}
@@ -448,21 +449,4 @@ func wsName(ws *int64) string {
 		return "default workspace"
 	}
 	return fmt.Sprintf("workspace %d", *ws)
-}
-
-// sortDecisions orders decisions by ticket, then by the rules' file order.
-func sortDecisions(set *rules.Set, ds []rules.Decision) {
-	order := map[string]int{}
-	for i, r := range set.Rules() {
-		order[r.Name] = i
-	}
-	slices.SortStableFunc(ds, func(a, b rules.Decision) int {
-		if a.TicketID != b.TicketID {
-			if a.TicketID < b.TicketID {
-				return -1
-			}
-			return 1
-		}
-		return order[a.Rule] - order[b.Rule]
-	})
 }

@@ -10,16 +10,20 @@
 //
 // # What it owns
 //
-//   - The cycle (cycle.go): sync (sync.go, mirror.go; a full sync the
+//   - The cycle (cycle.go): runCycle assembles the steps, each passing
+//     its result to the next: sync (sync.go, mirror.go; a full sync the
 //     desk's search cannot page to its end, or that the ticket list reads
 //     cheaper, goes by the list or by created_at windows:
-//     fullsync_list.go, fullsync_created.go), evaluate
-//     (evaluate.go), reconcile episodes (reconcile.go), execute
-//     (execute.go, resume.go), each step in its own file.
+//     fullsync_list.go, fullsync_created.go) → plan (package plan: pure
+//     evaluation, the queue's order, storm control's caps and groups, over
+//     the ledger's view read first: readLedger) → execute at the queue's
+//     pace (execute.go, queue.go's pace, resume.go; its own state in
+//     execution, outcomes out) → reconcile episodes (reconcile.go) →
+//     record (endCycle).
 //   - When each job is due (schedule.go): every rule's last run is kept
 //     in the store (RuleRuns), so restarts, reloads and new leaders carry
 //     the schedules on and a cron rule never fires because a process is
-//     new; NextRun is the one answer to when a rule runs next, for the
+//     new; plan.NextRun is the one answer to when a rule runs next, for the
 //     scheduler, the plan and the explanations.
 //   - The firing ledger's contract, Ledger (ledger.go), declared here by
 //     its consumer: every method the scheduler calls, no optional
@@ -27,14 +31,16 @@
 //     and store/storetest checks it on SQLite and PostgreSQL. Whether a
 //     (rule, ticket) may fire again is rules.Once.NextEligible on its
 //     rules.FiringRecord, the one rule book that the store's Claim, the
-//     pre-check before a re-read (alreadyFired), the dry run and the
+//     pre-check before a re-read (plan.LedgerView.AlreadyFired), the dry
+//     run and the
 //     explanation (Explainer, `/ticket why`, `deskbot rules why`) all use.
-//   - Who goes first (queue.go: classes, the queue's order, the routine
-//     share, and the budget a cycle may still spend before its next tick),
-//     storm control (storm.go: per-cycle caps, grouped alerts and pages),
+//   - The queue's pace (queue.go: the budget a cycle may still spend
+//     before its next tick, and since when held-back decisions wait; the
+//     classes and order are plan's), storm control's execution side
+//     (storm.go: the cap metrics and memory, grouped alerts and pages),
 //     the request budget planner (budget.go), rules over their run-time
-//     budget (budgets.go), the dry run and `rules plan` with its drain
-//     simulation (dryrun.go),
+//     budget (budgets.go), the dry run (dryrun.go: its memory and log
+//     lines; the Outlook and the drain simulation are plan's),
 //     on-call pages started by rules (oncall.go), ledger pruning
 //     (prune.go), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
@@ -44,13 +50,14 @@
 //
 // The floors, lowest first: sdclient/filter, sdclient, store, rules,
 // oncall, scheduler, bot, cmd. The scheduler imports the floors below it
-// (sdclient and its filter, store for the mirror's types, rules, oncall)
+// (sdclient and its filter, store for the mirror's types, rules, plan,
+// oncall)
 // and never bot or cmd; the desk is reached only through Desk
 // (ClientDesk adapts an *sdclient.Client), chat only through Notifier.
 //
 // # Patterns to copy
 //
-//   - Pure rule evaluation: evaluate (evaluate.go) is the rules over the
+//   - Pure rule evaluation: plan.Evaluate is the rules over the
 //     mirrored tickets at a given now, with no I/O; everything that talks
 //     to the desk or the ledger happens before (sync) or after (execute).
 //     Tests and the dry run get the same decisions as a live cycle.
@@ -70,7 +77,7 @@
 //     request rate; the planner (budget.go) keeps polling within the
 //     background share of it by stretching every interval by one factor
 //     computed from recent cycles' polling (the sync, not the firings),
-//     the per-cycle caps (storm.go) bound what one cycle may start, and a
+//     the per-cycle caps (plan) bound what one cycle may start, and a
 //     scheduled cycle starts no firing that would wait for the budget
 //     past its next tick (queue.go), leaving the rest queued, most urgent
 //     first, for the next ticks: the feed keeps its interval.

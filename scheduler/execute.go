@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
@@ -38,16 +39,16 @@ func withMarker(m *store.Marks, body, marker string) string {
 // returns outcomes.
 type execution struct {
 	*cycle
-	p        *plan
+	p        *plan.Plan
 	q        pace
 	reads    *rereads
-	admitted map[rules.FiringKey]bool  // the plan's, less what the queue left for later
-	queued   map[string]map[int64]Held // left for later when the cycle's time was up
-	nQueued  int                       // len of queued, all rules
-	agents   map[string]int64          // e-mail -> agent id
-	fired    map[rules.FiringKey]bool  // one firing per rule per ticket per cycle
-	firedBy  map[string]int            // finished firings by rule
-	groups   map[groupKey][]*run       // firings waiting for their grouped alert
+	admitted map[rules.FiringKey]bool       // the plan's, less what the queue left for later
+	queued   map[string]map[int64]plan.Held // left for later when the cycle's time was up
+	nQueued  int                            // len of queued, all rules
+	agents   map[string]int64               // e-mail -> agent id
+	fired    map[rules.FiringKey]bool       // one firing per rule per ticket per cycle
+	firedBy  map[string]int                 // finished firings by rule
+	groups   map[groupKey][]*run            // firings waiting for their grouped alert
 	// deferredPages are the pages started without their first step.
 	deferredPages int
 }
@@ -58,13 +59,13 @@ type outcomes struct {
 	firedBy map[string]int // finished firings by rule
 	// held are the decisions left for a later cycle by the queue (or, in
 	// a dry run, by the caps), by rule and ticket.
-	held     map[string]map[int64]Held
+	held     map[string]map[int64]plan.Held
 	reads    *rereads // the tickets the cycle re-read
 	requests int      // the step's desk requests
 }
 
 // execute acts on the plan: in the queue's order (order: firings under
-// way, then by class, ticket priority and age), the decisions the plan
+// way, then by plan.Class, ticket priority and age), the decisions the plan
 // admitted, per ticket re-reading it once, re-checking each rule on the
 // fresh ticket and firing the ones that still hold; a rule's grouped
 // alerts are posted once all of its firings of the cycle have reached them
@@ -72,26 +73,26 @@ type outcomes struct {
 // scheduled cycle starts no ticket whose firings would wait for the budget
 // past its deadline (q; see pace.fits): the rest is queued for the next
 // cycles.
-func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan, q pace) outcomes {
-	ex := &execution{cycle: cy, p: p, q: q, reads: newRereads(), admitted: maps.Clone(p.admitted),
-		queued: map[string]map[int64]Held{}, agents: map[string]int64{}, fired: map[rules.FiringKey]bool{}, firedBy: map[string]int{}}
+func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan.Plan, q pace) outcomes {
+	ex := &execution{cycle: cy, p: p, q: q, reads: newRereads(), admitted: maps.Clone(p.Admitted),
+		queued: map[string]map[int64]plan.Held{}, agents: map[string]int64{}, fired: map[rules.FiringKey]bool{}, firedBy: map[string]int{}}
 	before := cy.requests
 	byTicket := map[int64][]rules.Decision{}
 	// Admitted firings of rules whose alerts or pages are grouped, not
 	// handled yet: once none is left, their messages go out, before the
 	// routine work behind them.
 	grouped, paged := 0, 0
-	for _, d := range p.decisions {
+	for _, d := range p.Decisions {
 		byTicket[d.TicketID] = append(byTicket[d.TicketID], d)
-		if ex.admitted[keyOf(d)] {
-			grouped += b2i(p.grouping[d.Rule])
-			paged += b2i(p.pageGrouping[d.Rule])
+		if ex.admitted[plan.Key(d)] {
+			grouped += b2i(p.Grouping[d.Rule])
+			paged += b2i(p.PageGrouping[d.Rule])
 		}
 	}
 	fired, started := 0, false
 	handled := map[int64]bool{}
-	for _, first := range p.ordered {
-		if handled[first.TicketID] || !ex.admitted[keyOf(first)] {
+	for _, first := range p.Ordered {
+		if handled[first.TicketID] || !ex.admitted[plan.Key(first)] {
 			continue
 		}
 		handled[first.TicketID] = true
@@ -99,7 +100,7 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan, q pace) out
 		switch {
 		case ctx.Err() != nil || s.stopping.Load():
 			for _, d := range group {
-				if ex.admitted[keyOf(d)] {
+				if ex.admitted[plan.Key(d)] {
 					s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 				}
 			}
@@ -111,9 +112,9 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan, q pace) out
 		started = true
 		fired += s.executeTicket(ctx, ex, group)
 		for _, d := range group {
-			if ex.admitted[keyOf(d)] {
-				grouped -= b2i(p.grouping[d.Rule])
-				paged -= b2i(p.pageGrouping[d.Rule])
+			if ex.admitted[plan.Key(d)] {
+				grouped -= b2i(p.Grouping[d.Rule])
+				paged -= b2i(p.PageGrouping[d.Rule])
 			}
 		}
 		if grouped == 0 && len(ex.groups) > 0 {
@@ -174,14 +175,14 @@ func (s *Scheduler) deadline(now time.Time) time.Time {
 // their time in this one is up.
 func (s *Scheduler) queueRest(ex *execution, group []rules.Decision) {
 	for _, d := range group {
-		if !ex.admitted[keyOf(d)] {
+		if !ex.admitted[plan.Key(d)] {
 			continue
 		}
-		delete(ex.admitted, keyOf(d))
+		delete(ex.admitted, plan.Key(d))
 		if ex.queued[d.Rule] == nil {
-			ex.queued[d.Rule] = map[int64]Held{}
+			ex.queued[d.Rule] = map[int64]plan.Held{}
 		}
-		ex.queued[d.Rule][d.TicketID] = Held{At: ex.now, Cap: capQueue, Class: classOf(ex.set.Rule(d.Rule)).String()}
+		ex.queued[d.Rule][d.TicketID] = plan.Held{At: ex.now, Cap: plan.CapQueue, Class: plan.ClassOf(ex.set.Rule(d.Rule)).String()}
 		ex.nQueued++
 		s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 	}
@@ -274,7 +275,7 @@ func (s *Scheduler) rereadFailed(ctx context.Context, ex *execution, todo []rule
 // under way, matching or not, else the rule evaluated again; false when
 // the rule no longer holds or failed (counted and logged).
 func (s *Scheduler) recheck(ex *execution, r *rules.Rule, ticket *sdclient.Ticket, log *slog.Logger) (rules.Decision, bool) {
-	if ex.p.begun[rules.FiringKey{Rule: r.Name, TicketID: ticket.ID}] {
+	if ex.p.Begun[rules.FiringKey{Rule: r.Name, TicketID: ticket.ID}] {
 		// A firing under way finishes, matching or not.
 		acts, err := ex.set.RenderActions(r, ticket, ex.now)
 		if err != nil {
@@ -453,7 +454,7 @@ func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out ou
 			result = "pending"
 		}
 		ru.log.Info("firing", slog.String("outcome", result), slog.Int("actions_done", len(ru.done)),
-			slog.Int("actions", len(ru.d.Actions)), slog.Bool("resumed", ru.f.Resumed), slog.String("what", describeActions(ru.d.Actions)))
+			slog.Int("actions", len(ru.d.Actions)), slog.Bool("resumed", ru.f.Resumed), slog.String("what", plan.DescribeActions(ru.d.Actions)))
 	}()
 	r, f, t, log := ru.r, ru.f, ru.t, ru.log
 	for i := ru.next; i < len(ru.d.Actions); i++ {
@@ -469,7 +470,7 @@ func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out ou
 		} else if done {
 			continue
 		}
-		if a.Kind == rules.ActionAlert && ex.p.grouping[r.Name] && !ru.alone[i] {
+		if a.Kind == rules.ActionAlert && ex.p.Grouping[r.Name] && !ru.alone[i] {
 			ru.next = i
 			ex.join(ru, i)
 			alog.Debug("alert waits for the rule's grouped message of this cycle")
@@ -688,7 +689,7 @@ func (s *Scheduler) perform(ctx context.Context, ex *execution, r *rules.Rule, f
 		}
 		return nil, nil
 	case rules.ActionPage:
-		deferred, err := s.startPage(ctx, r, f, t.ID, a, ex.p.pageGrouping[r.Name])
+		deferred, err := s.startPage(ctx, r, f, t.ID, a, ex.p.PageGrouping[r.Name])
 		if deferred {
 			ex.deferredPages++
 		}
@@ -825,29 +826,6 @@ func (s *Scheduler) conversations(ctx context.Context, cy *cycle, id int64) ([]*
 		out = []*sdclient.Conversation{}
 	}
 	return out, nil
-}
-
-func describeActions(as []rules.Action) string {
-	parts := make([]string, 0, len(as))
-	for _, a := range as {
-		switch a.Kind {
-		case rules.ActionAlert:
-			parts = append(parts, fmt.Sprintf("alert %s %q", a.Channel, a.Text))
-		case rules.ActionNote, rules.ActionReply:
-			parts = append(parts, fmt.Sprintf("%s %q", a.Kind, a.Text))
-		case rules.ActionPage:
-			parts = append(parts, fmt.Sprintf("page %s in %s %q", a.Policy, a.Channel, a.Text))
-		case rules.ActionDM:
-			parts = append(parts, fmt.Sprintf("dm %s (else %s) %q", a.To, a.Channel, a.Text))
-		case rules.ActionUpdate:
-			s := "update"
-			if a.AssignEmail != "" {
-				s += " assign " + a.AssignEmail
-			}
-			parts = append(parts, s)
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // mergeTags returns have followed by the tags of add it lacks, compared

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
@@ -41,7 +42,7 @@ type explainerConfig struct {
 }
 
 // ExplainRuns makes the explanation say when each rule runs next from the
-// rules' last runs in r (*store.Store is one): NextRun, the answer the
+// rules' last runs in r (*store.Store is one): plan.NextRun, the answer the
 // scheduler and `rules plan` give too. Without it the next runs are those
 // of a first start.
 func ExplainRuns(r RuleRunReader) ExplainerOption {
@@ -52,7 +53,7 @@ func ExplainRuns(r RuleRunReader) ExplainerOption {
 // on a ticket back by a per-cycle cap (*Scheduler implements it).
 type HeldBackReader interface {
 	// HeldBack reports why key was held back in its rule's last cycle.
-	HeldBack(key rules.FiringKey) (Held, bool)
+	HeldBack(key rules.FiringKey) (plan.Held, bool)
 }
 
 // ExplainHeldBack makes the explanation say, for a rule whose last cycle
@@ -223,7 +224,7 @@ func (e *Explainer) writeNextRuns(ctx context.Context, b *strings.Builder, set *
 	b.WriteString("\nNext runs:\n")
 	for _, r := range set.Rules() {
 		rec, ok := runs[r.Name]
-		fmt.Fprintf(b, "  %s: %s\n", r.Name, NextRunText(r, NextRun(r, rec, ok, now), now))
+		fmt.Fprintf(b, "  %s: %s\n", r.Name, plan.NextRunText(r, plan.NextRun(r, rec, ok, now), now))
 	}
 	return nil
 }
@@ -271,11 +272,11 @@ func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
 	if info.Open {
 		s.WriteString("open")
 	} else {
-		fmt.Fprintf(&s, "ended %s", stamp(info.EpisodeEnded))
+		fmt.Fprintf(&s, "ended %s", plan.Stamp(info.EpisodeEnded))
 	}
 	switch info.State {
 	case rules.FiringPending:
-		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v", info.Seq, stamp(info.ClaimedAt), info.Done)
+		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v", info.Seq, plan.Stamp(info.ClaimedAt), info.Done)
 		if info.Attempts > 1 {
 			fmt.Fprintf(&s, ", %d attempts", info.Attempts)
 		}
@@ -284,7 +285,7 @@ func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
 			s.WriteString("; " + lastAttempt(info.LastError))
 		}
 	case rules.FiringDone:
-		fmt.Fprintf(&s, ", fired %s", stamp(info.FiredAt))
+		fmt.Fprintf(&s, ", fired %s", plan.Stamp(info.FiredAt))
 	}
 	if !info.Open {
 		if r.Once.Mode == rules.OnceTicket && !info.LastFiredAt.IsZero() {
@@ -295,7 +296,7 @@ func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
 		return s.String()
 	}
 	if next, can := r.Once.NextEligible(info); can {
-		fmt.Fprintf(&s, "; can fire again from %s", stamp(next))
+		fmt.Fprintf(&s, "; can fire again from %s", plan.Stamp(next))
 	} else if r.Once.Mode == rules.OnceTicket {
 		s.WriteString("; once: ticket, so it never fires again")
 	} else {
@@ -315,11 +316,4 @@ func lastAttempt(lastError string) string {
 		return "waited for deskbot's request budget; goes on next cycle"
 	}
 	return "last attempt refused: " + lastError
-}
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -109,16 +110,16 @@ func (r readOnly) FiringStates(ctx context.Context, rule string, ids []int64) (m
 // ledger transaction per ticket every cycle). A rule whose batch read
 // fails is read ticket by ticket; a state that cannot be read is left
 // out, for Claim to decide. A dry run reads nothing here (see dryRun).
-func (s *Scheduler) readLedger(ctx context.Context, cy *cycle, decisions []rules.Decision) ledgerView {
+func (s *Scheduler) readLedger(ctx context.Context, cy *cycle, decisions []rules.Decision) plan.LedgerView {
 	if s.cfg.dryRun {
-		return ledgerView{}
+		return plan.LedgerView{}
 	}
-	var v ledgerView
+	var v plan.LedgerView
 	begun, err := s.ledger.BegunFirings(ctx)
 	if err != nil {
 		cy.log.Warn("read the firings under way; they are finished next cycle", slog.Any("error", err))
 	} else {
-		v.begun = begun
+		v.Begun = begun
 	}
 	byRule := map[string][]int64{}
 	for _, d := range decisions {
@@ -126,19 +127,19 @@ func (s *Scheduler) readLedger(ctx context.Context, cy *cycle, decisions []rules
 			byRule[d.Rule] = append(byRule[d.Rule], d.TicketID)
 		}
 	}
-	for rule, ids := range v.begun {
+	for rule, ids := range v.Begun {
 		if cy.set.Rule(rule) != nil {
 			byRule[rule] = append(byRule[rule], ids...)
 		}
 	}
-	v.states = make(map[string]map[int64]rules.FiringRecord, len(byRule))
+	v.States = make(map[string]map[int64]rules.FiringRecord, len(byRule))
 	for rule, ids := range byRule {
 		states, err := s.ledger.FiringStates(ctx, rule, ids)
 		if err != nil {
 			cy.log.Warn("read firing states", slog.String("rule", rule), slog.Any("error", err))
 			states = s.firingStatesOneByOne(ctx, cy, rule, ids)
 		}
-		v.states[rule] = states
+		v.States[rule] = states
 	}
 	return v
 }

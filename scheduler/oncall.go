@@ -10,6 +10,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -53,7 +54,7 @@ func checkPages(set *rules.Set, esc Escalator) error {
 // finds the page already started.
 func pageSpec(r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) oncall.PageSpec {
 	return oncall.PageSpec{Rule: r.Name, TicketID: ticketID, Episode: f.Episode, Policy: a.Policy, Channel: a.Channel, Text: a.Text,
-		GroupOver: groupOver(r)}
+		GroupOver: plan.GroupOver(r)}
 }
 
 // startPage performs a page action. The page is durable once created: a

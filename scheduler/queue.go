@@ -1,13 +1,12 @@
 package scheduler
 
 import (
-	"cmp"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -104,7 +103,7 @@ func (ex *execution) groupCost(group []rules.Decision) int {
 	}
 	for _, d := range group {
 		r := ex.set.Rule(d.Rule)
-		if r == nil || !ex.admitted[keyOf(d)] {
+		if r == nil || !ex.admitted[plan.Key(d)] {
 			continue
 		}
 		for _, k := range r.ActionKinds() {
@@ -117,92 +116,6 @@ func (ex *execution) groupCost(group []rules.Decision) int {
 	return n
 }
 
-// Who goes first. A cycle's decisions form a queue, admitted by the caps
-// and executed in this order (order):
-//
-//   - firings under way (a crash interrupted them) first;
-//   - then by class (classOf): pages, then alerts and direct messages,
-//     then updates and notes, then public replies (e-mails), then digests
-//     and rules with priority: low;
-//   - then by ticket priority, urgent (4) first;
-//   - then by age: the decision waiting longest (since the first cycle
-//     that decided it without executing it), then the oldest ticket.
-//
-// One place in routineShare goes to the longest-waiting decision whatever
-// its class, so routine work keeps a share and never starves behind a
-// stream of urgent work.
-//
-// A scheduled cycle executes the queue only while the next ticket's
-// firings can start before its next tick is due (cycle.deadline) at the
-// background budget's pace (spentLog predicts the wait from deskbot's own
-// requests of the last minute): what is left waits, said to be queued
-// (Held with capQueue), and the next cycle syncs the feed first, so a new
-// urgent match goes ahead of the work already queued instead of waiting
-// behind it, and the feed keeps its interval while a backlog drains.
-
-// class is how urgent a firing is: lower goes first.
-type class int
-
-const (
-	classPage   class = iota // pages, and rules with priority: high
-	classAlert               // alerts and direct messages
-	classUpdate              // updates and notes, and rules with priority: normal
-	classReply               // public replies: they e-mail the requester
-	classDigest              // digests, and rules with priority: low
-)
-
-func (c class) String() string {
-	switch c {
-	case classPage:
-		return "pages"
-	case classAlert:
-		return "alerts and direct messages"
-	case classUpdate:
-		return "updates and notes"
-	case classReply:
-		return "public replies"
-	}
-	return "digests"
-}
-
-// routineShare: one firing in this many is the longest-waiting one,
-// whatever its class.
-const routineShare = 5
-
-// classOf is the class of r's firings: its priority: when set, else its
-// most urgent action's.
-func classOf(r *rules.Rule) class {
-	if r == nil {
-		return classUpdate
-	}
-	switch r.Priority {
-	case rules.PriorityHigh:
-		return classPage
-	case rules.PriorityNormal:
-		return classUpdate
-	case rules.PriorityLow:
-		return classDigest
-	}
-	c := classDigest
-	for _, k := range r.ActionKinds() {
-		c = min(c, kindClass(k))
-	}
-	return c
-}
-
-// kindClass is the class of one action.
-func kindClass(k rules.ActionKind) class {
-	switch k {
-	case rules.ActionPage:
-		return classPage
-	case rules.ActionAlert, rules.ActionDM:
-		return classAlert
-	case rules.ActionReply:
-		return classReply
-	}
-	return classUpdate // notes, updates
-}
-
 // waitQueue remembers since when each decision left waiting has waited:
 // the age order of the queue, across cycles.
 type waitQueue struct {
@@ -210,95 +123,10 @@ type waitQueue struct {
 	since map[rules.FiringKey]time.Time
 }
 
-// queued is one decision in the queue, with what orders it.
-type queued struct {
-	d     rules.Decision
-	begun bool
-	cls   class
-	prio  int
-	since time.Time
-	born  time.Time // the ticket's created_at
-	file  int       // the rule's place in the file
-}
-
-// order returns decisions in the order the cycle admits and executes
-// them (see the top of this file): begun are the firings under way, since
-// when each decision left waiting has waited (absent: since now). Pure.
-func order(set *rules.Set, now time.Time, ds []rules.Decision, begun map[rules.FiringKey]bool, since map[rules.FiringKey]time.Time) []rules.Decision {
-	file := map[string]int{}
-	for i, r := range set.Rules() {
-		file[r.Name] = i
-	}
-	items := make([]queued, len(ds))
-	for i, d := range ds {
-		key := rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
-		q := queued{d: d, begun: begun[key], cls: classOf(set.Rule(d.Rule)), file: file[d.Rule], since: now}
-		if at, ok := since[key]; ok {
-			q.since = at
-		}
-		if d.Ticket != nil {
-			q.prio, q.born = d.Ticket.Priority, d.Ticket.CreatedAt
-		}
-		items[i] = q
-	}
-	older := func(a, b queued) int {
-		return cmp.Or(a.since.Compare(b.since), a.born.Compare(b.born), cmp.Compare(a.d.TicketID, b.d.TicketID), cmp.Compare(a.file, b.file))
-	}
-	begunFirst := func(a, b queued) int {
-		switch {
-		case a.begun == b.begun:
-			return 0
-		case a.begun:
-			return -1
-		}
-		return 1
-	}
-	urgency := indexes(len(items))
-	slices.SortStableFunc(urgency, func(i, j int) int {
-		a, b := items[i], items[j]
-		return cmp.Or(begunFirst(a, b), cmp.Compare(a.cls, b.cls), cmp.Compare(b.prio, a.prio), older(a, b))
-	})
-	age := indexes(len(items))
-	slices.SortStableFunc(age, func(i, j int) int { return cmp.Or(begunFirst(items[i], items[j]), older(items[i], items[j])) })
-
-	out := make([]rules.Decision, 0, len(items))
-	taken := make([]bool, len(items))
-	next := func(list []int, at *int) rules.Decision {
-		for taken[list[*at]] {
-			*at++
-		}
-		taken[list[*at]] = true
-		return items[list[*at]].d
-	}
-	u, a := 0, 0
-	for len(out) < len(items) {
-		if (len(out)+1)%routineShare == 0 {
-			out = append(out, next(age, &a))
-		} else {
-			out = append(out, next(urgency, &u))
-		}
-	}
-	return out
-}
-
-// indexes is 0, 1, ..., n-1.
-func indexes(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// keyOf is d's (rule, ticket).
-func keyOf(d rules.Decision) rules.FiringKey {
-	return rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
-}
-
 // noteWaiting remembers, for the cycle's rules, since when each decision
 // the cycle left waiting (held back by a cap or queued) has waited, and
 // sets the queue's gauge.
-func (s *Scheduler) noteWaiting(cy *cycle, held map[string]map[int64]Held) {
+func (s *Scheduler) noteWaiting(cy *cycle, held map[string]map[int64]plan.Held) {
 	s.queue.mu.Lock()
 	defer s.queue.mu.Unlock()
 	old := s.queue.since
@@ -322,11 +150,11 @@ func (s *Scheduler) noteWaiting(cy *cycle, held map[string]map[int64]Held) {
 			s.queue.since[k] = at
 		}
 	}
-	byClass := map[class]int{}
+	byClass := map[plan.Class]int{}
 	for k := range s.queue.since {
-		byClass[classOf(cy.set.Rule(k.Rule))]++
+		byClass[plan.ClassOf(cy.set.Rule(k.Rule))]++
 	}
-	for c := classPage; c <= classDigest; c++ {
+	for c := plan.ClassPage; c <= plan.ClassDigest; c++ {
 		s.m.queued.WithLabelValues(c.String()).Set(float64(byClass[c]))
 	}
 }
@@ -343,7 +171,7 @@ func (s *Scheduler) waitingSince(ds []rules.Decision, begun map[string][]int64) 
 		}
 	}
 	for _, d := range ds {
-		note(keyOf(d))
+		note(plan.Key(d))
 	}
 	for rule, ids := range begun {
 		for _, id := range ids {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -17,7 +18,7 @@ import (
 // mirror then holds every open ticket as fresh as the feed, so a mirrored
 // ticket that does not match has left the rule. It re-reads through the
 // execute step's re-reads (done), so no ticket is read twice a cycle.
-func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan, synced *SyncResult, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
+func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan.Plan, synced *SyncResult, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
 	ends := &episodeEnds{cy: cy, reads: done.reads, inMirror: make(map[int64]bool, len(tickets))}
 	for _, t := range tickets {
 		ends.inMirror[t.ID] = true
@@ -26,10 +27,10 @@ func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *pla
 	for _, j := range due {
 		res := CycleResult{Job: j.name, Rules: j.ruleNames(), Complete: synced.Complete, Err: synced.Err, Tickets: len(tickets), Sync: synced}
 		for _, r := range j.rules {
-			res.Decisions += len(p.matching[r.Name])
+			res.Decisions += len(p.Matching[r.Name])
 		}
 		if synced.Complete && !s.cfg.dryRun {
-			s.endEpisodes(ctx, ends, j, p.matching, &res)
+			s.endEpisodes(ctx, ends, j, p.Matching, &res)
 		}
 		out = append(out, res)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -143,7 +144,7 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 		if len(fired) == 1 {
 			// After the first cycle: ticket 13 on waits, and says why.
 			h, ok := e.s.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[12]})
-			if !ok || h.Cap != capRule || h.Limit != 12 || !h.At.Equal(t0) {
+			if !ok || h.Cap != plan.CapRule || h.Limit != 12 || !h.At.Equal(t0) {
 				t.Errorf("HeldBack(#%d) = %+v %v, want the rule's cap of 12 at %s", ids[12], h, ok, t0)
 			}
 			if _, ok := e.s.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[11]}); ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
@@ -69,11 +70,11 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 		}
 	}
 
-	var outlook *scheduler.Outlook
+	var outlook *plan.Outlook
 	quiet := newLogger(e.stderr, max(cfg.LogLevel, slog.LevelWarn), cfg.LogFormat)
 	opts := []scheduler.Option{
 		scheduler.WithDryRun(true),
-		scheduler.WithOutlook(func(o scheduler.Outlook) { outlook = &o }),
+		scheduler.WithOutlook(func(o plan.Outlook) { outlook = &o }),
 		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
@@ -112,7 +113,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 type planReport struct {
 	file       string
 	set        *rules.Set
-	o          scheduler.Outlook
+	o          plan.Outlook
 	cycle      scheduler.Cycle
 	ledgerNote string
 	workspaces int
@@ -121,8 +122,8 @@ type planReport struct {
 }
 
 // firingWrites is what one firing of r writes on the desk (notes, replies,
-// updates): scheduler.FiringRequests less the re-read before acting.
-func firingWrites(r *rules.Rule) int { return scheduler.FiringRequests(r) - 1 }
+// updates): plan.FiringRequests less the re-read before acting.
+func firingWrites(r *rules.Rule) int { return plan.FiringRequests(r) - 1 }
 
 func (p planReport) write(w io.Writer) error {
 	var b strings.Builder
@@ -191,7 +192,7 @@ func (p planReport) write(w io.Writer) error {
 			fmt.Fprintf(&b, "  capped: %s; the backlog drains in %s (%d cycles%s)\n", waveText(ro),
 				rules.ShortDuration(drain.Rules[r.Name]), len(ro.Waves), stretchedText(drain, o.Tick))
 		}
-		cost := scheduler.FiringRequests(r)
+		cost := plan.FiringRequests(r)
 		if !later {
 			waves = max(waves, len(ro.Waves))
 			firstRun += len(ro.Fires) * cost
@@ -244,7 +245,7 @@ func (p planReport) write(w io.Writer) error {
 
 // stretchedText says how far apart the drain's cycles are: ", a tick
 // apart" or ", about 2m apart: the budget stretches them".
-func stretchedText(d scheduler.Drain, tick time.Duration) string {
+func stretchedText(d plan.Drain, tick time.Duration) string {
 	if d.Every <= tick {
 		return ", a tick apart"
 	}
@@ -254,7 +255,7 @@ func stretchedText(d scheduler.Drain, tick time.Duration) string {
 // firstCycle says what a rule's first cycle posts and writes, and when:
 // "fires on 12 now: 1 grouped message in #it-desk naming 12 tickets, 12
 // notes".
-func firstCycle(ro scheduler.RuleOutlook, when string) string {
+func firstCycle(ro plan.RuleOutlook, when string) string {
 	now := ro.Now()
 	n := len(now)
 	var parts []string
@@ -281,7 +282,7 @@ func firstCycle(ro scheduler.RuleOutlook, when string) string {
 
 // waveText is "20 now, 13 in the next cycle" or "20 now, then 20, 20 and 3
 // in the next 3 cycles", saying which later cycles post a grouped message.
-func waveText(ro scheduler.RuleOutlook) string {
+func waveText(ro plan.RuleOutlook) string {
 	ws := ro.Waves
 	rest := ws[1:]
 	parts := make([]string, len(rest))
