@@ -8,15 +8,11 @@ import (
 	"github.com/deskbot/deskbot/store"
 )
 
-// friday is when the example's deskbot first starts (as in the
-// scheduler's tests): Friday 2026-11-27 11:07 UTC.
-var friday = time.Date(2026, 11, 27, 11, 7, 0, 0, time.UTC)
-
-// monday is the first time of a cron "0 9 * * 1-5" rule after friday.
-var monday = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-
-// NextRun is the one answer to "when does this rule run next".
+// NextRun is the one answer to "when does this rule run next". A deskbot
+// first starts on Friday 2026-11-27 at 11:07 UTC; the cron rules' first
+// time after it is Monday at 09:00.
 func TestNextRun(t *testing.T) {
+	friday, monday := time.Date(2026, 11, 27, 11, 7, 0, 0, time.UTC), time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	set := mustRules(t, `version: 1
 rules:
   - name: cron

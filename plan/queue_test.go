@@ -14,30 +14,13 @@ import (
 const classRules = `version: 1
 channels: {oncall: "#it-oncall"}
 rules:
-  - name: reply
-    query: "priority:1"
-    actions: [{reply: "We are on it."}]
-  - name: note
-    query: "priority:1"
-    actions: [{note: "checked"}]
-  - name: update
-    query: "priority:1"
-    actions: [{set: {status: 3}}]
-  - name: alert
-    query: "priority:1"
-    actions: [{note: "paged"}, {alert: {channel: oncall, text: "x"}}]
-  - name: reply-high
-    query: "priority:1"
-    priority: high
-    actions: [{reply: "We are on it."}]
-  - name: alert-low
-    query: "priority:1"
-    priority: low
-    actions: [{alert: {channel: oncall, text: "x"}}]
-  - name: note-normal
-    query: "priority:1"
-    priority: normal
-    actions: [{note: "x"}, {alert: {channel: oncall, text: "x"}}]
+  - {name: reply, query: "priority:1", actions: [{reply: "We are on it."}]}
+  - {name: note, query: "priority:1", actions: [{note: "checked"}]}
+  - {name: update, query: "priority:1", actions: [{set: {status: 3}}]}
+  - {name: alert, query: "priority:1", actions: [{note: "paged"}, {alert: {channel: oncall, text: "x"}}]}
+  - {name: reply-high, query: "priority:1", priority: high, actions: [{reply: "We are on it."}]}
+  - {name: alert-low, query: "priority:1", priority: low, actions: [{alert: {channel: oncall, text: "x"}}]}
+  - {name: note-normal, query: "priority:1", priority: normal, actions: [{note: "x"}, {alert: {channel: oncall, text: "x"}}]}
 `
 
 func TestClassOf(t *testing.T) {
@@ -122,11 +105,13 @@ func TestOrder(t *testing.T) {
 	}
 }
 
+// mustRules loads a rules file, named after the test, or fails it.
 func mustRules(t testing.TB, yaml string) *rules.Set {
 	t.Helper()
-	set, err := rules.Load("test.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatalf("load rules: %v", err)
+	set, err := rules.Load(t.Name()+".yaml", []byte(yaml))
+	if err == nil {
+		return set
 	}
-	return set
+	t.Fatalf("load rules: %v", err)
+	return nil
 }

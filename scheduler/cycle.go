@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -229,7 +230,10 @@ func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient
 	}
 	s.noteBudgets(cy, decisions)
 	s.noteMatches(cy, decisions) // for the status pages (statusview.go)
-	led := s.readLedger(ctx, cy, decisions)
+	var led plan.LedgerView      // a dry run reads the ledger itself (dryRun)
+	if !s.cfg.dryRun {
+		led = firing.ReadView(ctx, s.ledger, cy.set, decisions, cy.log)
+	}
 	_, groups := s.notifier.(GroupNotifier)
 	p := plan.Make(plan.Input{Set: cy.set, Now: cy.now, Decisions: decisions, Ledger: led,
 		Since: s.waitingSince(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})

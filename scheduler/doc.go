@@ -16,7 +16,8 @@
 //     cheaper, goes by the list or by created_at windows:
 //     fullsync_list.go, fullsync_created.go) → plan (package plan: pure
 //     evaluation, the queue's order, storm control's caps and groups, over
-//     the ledger's view read first: readLedger) → execute at the queue's
+//     the ledger's view read first:
+//     firing.ReadView) → execute at the queue's
 //     pace (execute.go, queue.go's pace, resume.go; its own state in
 //     execution, outcomes out) → reconcile episodes (reconcile.go) →
 //     record (endCycle).
@@ -25,15 +26,14 @@
 //     the schedules on and a cron rule never fires because a process is
 //     new; plan.NextRun is the one answer to when a rule runs next, for the
 //     scheduler, the plan and the explanations.
-//   - The firing ledger's contract, Ledger (ledger.go), declared here by
-//     its consumer: every method the scheduler calls, no optional
-//     abilities discovered by type assertion. *store.Store implements it
-//     and store/storetest checks it on SQLite and PostgreSQL. Whether a
-//     (rule, ticket) may fire again is rules.Once.NextEligible on its
-//     rules.FiringRecord, the one rule book that the store's Claim, the
-//     pre-check before a re-read (plan.LedgerView.AlreadyFired), the dry
-//     run and the
-//     explanation (Explainer, `/ticket why`, `deskbot rules why`) all use.
+//   - The execute step's loop (execute.go, fire.go): claim in the
+//     ledger (firing.Ledger, the contract *store.Store implements, no
+//     optional abilities discovered by type assertion), re-read, perform
+//     with markers, record. Whether a (rule, ticket) may fire again is
+//     rules.Once.NextEligible on its rules.FiringRecord, the one rule book
+//     that the store's Claim, the pre-check before a re-read
+//     (plan.LedgerView.AlreadyFired), the dry run and the explanation
+//     (Explainer, `/ticket why`, `deskbot rules why`) all use.
 //   - The queue's pace (queue.go: the budget a cycle may still spend
 //     before its next tick, and since when held-back decisions wait; the
 //     classes and order are plan's), storm control's execution side
@@ -51,7 +51,7 @@
 // The floors, lowest first: sdclient/filter, sdclient, store, rules,
 // oncall, scheduler, bot, cmd. The scheduler imports the floors below it
 // (sdclient and its filter, store for the mirror's types, rules, plan,
-// oncall)
+// firing, oncall)
 // and never bot or cmd; the desk is reached only through Desk
 // (ClientDesk adapts an *sdclient.Client), chat only through Notifier.
 //
@@ -61,16 +61,16 @@
 //     mirrored tickets at a given now, with no I/O; everything that talks
 //     to the desk or the ledger happens before (sync) or after (execute).
 //     Tests and the dry run get the same decisions as a live cycle.
-//   - The crash-safe Scheduler.fire (execute.go): claim in the ledger
+//   - The crash-safe Scheduler.fire (fire.go): claim in the ledger
 //     (pending, with a lease), perform each action carrying an invisible
-//     marker (Marker) signed with the installation's secret (marker.go,
+//     marker (firing.Marker) signed with the installation's secret (marker.go,
 //     store.Marks), record each action done, then Finish. A claim is
 //     stale when its lease ran out or, with the store's leadership, when an
 //     older leadership epoch made it (its holder died or no longer leads):
 //     a new leader takes it over in its first cycle. A worker
 //     that takes over a stale claim (Firing.Resumed) checks, for every
 //     action not recorded done, whether it already reached the desk or
-//     chat (alreadyThere, updateHolds) before doing it again. Actions get
+//     chat (alreadyThere, firing.UpdateHolds) before doing it again. Actions get
 //     their own context (actionContext), so a shutdown lets the request
 //     under way finish instead of cutting a firing in half.
 //   - The limiter and the budget: the sdclient limiter enforces the hard

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
@@ -130,7 +131,7 @@ func TestPlanDrainMatchesTheDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var o *plan.Outlook
-	planner, err := New(testLogger(t), ClientDesk(planClient), d.set, ReadOnlyLedger(nil), LogNotifier{Logger: testLogger(t)},
+	planner, err := New(testLogger(t), ClientDesk(planClient), d.set, firing.ReadOnlyLedger(nil), LogNotifier{Logger: testLogger(t)},
 		WithClock(d.clk), WithDryRun(true), WithEscalator(lazyEscalator{new(*oncall.Escalator)}, 0), WithOutlook(func(x plan.Outlook) { o = &x }))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
@@ -123,7 +124,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 		s.cfg.outlook(o)
 	}
 	s.postDryRun(ctx, cy, o)
-	return outcomes{held: held, reads: newRereads()}
+	return outcomes{held: held, reads: firing.NewRereads()}
 }
 
 // firedPerLedger reports whether the ledger shows that a Claim of d could

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -29,7 +30,7 @@ type TicketReader interface {
 type Explainer struct {
 	desk   TicketReader
 	rules  func() *rules.Set
-	ledger FiringStates
+	ledger firing.FiringStates
 	now    func() time.Time
 	cfg    explainerConfig
 }
@@ -93,7 +94,7 @@ const mirrorMaxLag = 15 * time.Minute
 // interactive client: a person is waiting) and the rules set returns, which
 // may change between calls (SIGHUP) or be nil (no rules loaded). A nil
 // ledger leaves the ledger out of the answer; a nil now is time.Now.
-func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates, now func() time.Time, opts ...ExplainerOption) *Explainer {
+func NewExplainer(desk TicketReader, set func() *rules.Set, ledger firing.FiringStates, now func() time.Time, opts ...ExplainerOption) *Explainer {
 	if now == nil {
 		now = time.Now
 	}
@@ -282,7 +283,7 @@ func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
 		}
 		s.WriteString(")")
 		if info.LastError != "" {
-			s.WriteString("; " + lastAttempt(info.LastError))
+			s.WriteString("; " + firing.LastAttempt(info.LastError))
 		}
 	case rules.FiringDone:
 		fmt.Fprintf(&s, ", fired %s", plan.Stamp(info.FiredAt))
@@ -303,17 +304,4 @@ func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
 		s.WriteString("; fires again only after a complete poll in which it no longer holds")
 	}
 	return s.String()
-}
-
-// lastAttempt says plainly why a pending firing's last attempt stopped,
-// from the ledger's last error: a stop or deskbot's own request budget
-// (released by yieldFiring; the raw error is in the log) is not a refusal.
-func lastAttempt(lastError string) string {
-	switch {
-	case strings.HasPrefix(lastError, ledgerStopped) || strings.Contains(lastError, sdclient.ErrStopped.Error()):
-		return "stopped by a shutdown; resumes next cycle"
-	case strings.HasPrefix(lastError, ledgerBudgetWait):
-		return "waited for deskbot's request budget; goes on next cycle"
-	}
-	return "last attempt refused: " + lastError
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
-	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -49,14 +49,6 @@ func checkPages(set *rules.Set, esc Escalator) error {
 	return nil
 }
 
-// pageSpec is the page a page action of firing f starts: keyed by rule,
-// ticket and episode, so a resumed or repeated firing of the same episode
-// finds the page already started.
-func pageSpec(r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) oncall.PageSpec {
-	return oncall.PageSpec{Rule: r.Name, TicketID: ticketID, Episode: f.Episode, Policy: a.Policy, Channel: a.Channel, Text: a.Text,
-		GroupOver: plan.GroupOver(r)}
-}
-
 // startPage performs a page action. The page is durable once created: a
 // failure of its first step is retried by the escalator's ticks, so the
 // action counts as done. When the cycle pages more tickets of r than its
@@ -67,7 +59,7 @@ func (s *Scheduler) startPage(ctx context.Context, r *rules.Rule, f rules.Firing
 	if s.cfg.escalator == nil {
 		return false, fmt.Errorf("page %s: %w: no on-call escalator configured", a.Policy, ErrNotDelivered)
 	}
-	spec := pageSpec(r, f, ticketID, a)
+	spec := firing.PageSpec(r, f, ticketID, a)
 	spec.Defer = grouped
 	p, created, err := s.cfg.escalator.Start(ctx, spec, s.cfg.clock.Now())
 	log := s.logger.With(slog.String("rule", r.Name), slog.Int64("ticket", ticketID))

@@ -97,7 +97,7 @@ func (q pace) fits(cost int) bool {
 func (ex *execution) groupCost(group []rules.Decision) int {
 	n := 0
 	if len(group) > 0 {
-		if _, ok := ex.reads.fresh[group[0].TicketID]; !ok {
+		if _, ok := ex.reads.Fresh(group[0].TicketID); !ok {
 			n++
 		}
 	}

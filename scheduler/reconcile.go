@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -40,7 +41,7 @@ func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *pla
 // episodeEnds is what reconcile needs to confirm episode ends in a cycle.
 type episodeEnds struct {
 	cy       *cycle
-	reads    *rereads
+	reads    *firing.Rereads
 	inMirror map[int64]bool // tickets the mirror held when evaluated
 	checks   int            // re-reads spent confirming episode ends (see confirmEnds)
 }
@@ -105,7 +106,7 @@ func (s *Scheduler) confirmEnds(ctx context.Context, ends *episodeEnds, r *rules
 		if in[id] || ends.inMirror[id] || s.isGone(id) {
 			continue
 		}
-		if !ends.reads.has(id) {
+		if !ends.reads.Has(id) {
 			if ends.checks >= s.cfg.maxEndChecks {
 				deferred++
 				outcome(id, "deferred")
@@ -113,9 +114,9 @@ func (s *Scheduler) confirmEnds(ctx context.Context, ends *episodeEnds, r *rules
 			}
 			ends.checks++
 		}
-		t, err := ends.reads.get(ctx, s, cy, id)
+		t, err := s.reread(ctx, cy, ends.reads, id)
 		switch {
-		case waiting(err):
+		case firing.Waiting(err):
 			cy.log.Info("waiting for the request budget to confirm that a ticket left a rule; its episode stays open", slog.String("rule", r.Name),
 				slog.Int64("ticket", id), slog.Any("error", err))
 			outcome(id, "deferred")

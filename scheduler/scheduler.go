@@ -13,6 +13,7 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/robfig/cron/v3"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
@@ -30,7 +31,7 @@ type Scheduler struct {
 	marksV   *store.Marks // marks.go: what signs the firings' notes and replies
 	logger   *slog.Logger
 	desk     Desk
-	ledger   Ledger
+	ledger   firing.Ledger
 	notifier Notifier
 	cfg      config
 	m        *metrics
@@ -67,10 +68,10 @@ type Scheduler struct {
 }
 
 // New returns a scheduler for the rules of set over desk (see ClientDesk),
-// recording firings in ledger (a Ledger) and sending alerts
+// recording firings in ledger (a firing.Ledger) and sending alerts
 // through notifier (nil: LogNotifier on logger). Nothing is sent before
 // Start or RunOnce.
-func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
+func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger firing.Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
 	if logger == nil {
 		return nil, errors.New("new scheduler: logger is nil")
 	}
@@ -592,3 +593,8 @@ func (c *statusCache) notice(t *sdclient.Ticket) bool {
 	c.stale = true
 	return true
 }
+
+// ErrNotDelivered is firing.ErrNotDelivered: a Notifier's error wrapping
+// it says the alert was certainly not posted, so the firing is released
+// and retried at once.
+var ErrNotDelivered = firing.ErrNotDelivered

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -210,7 +211,7 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 func TestLedgerLineSaysStoppedPlainly(t *testing.T) {
 	r := mustRules(t, urgentRules).Rules()[0]
 	for _, last := range []string{
-		ledgerStopped + ": alert #it-oncall: sdclient: add note: " + sdclient.ErrStopped.Error(),
+		firing.LedgerStopped + ": alert #it-oncall: sdclient: add note: " + sdclient.ErrStopped.Error(),
 		"sdclient: add note: " + sdclient.ErrStopped.Error(), // released before the plain prefix
 	} {
 		info := rules.FiringRecord{Episode: 1, Seq: 1, Open: true, State: rules.FiringPending, LastError: last}

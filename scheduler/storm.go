@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
@@ -143,7 +144,7 @@ func (s *Scheduler) postGroup(ctx context.Context, ex *execution, k groupKey, me
 	for _, ru := range members {
 		ma := ru.d.Actions[k.action]
 		g.Alerts = append(g.Alerts, Alert{Channel: ma.Channel, Text: ma.Text, Mention: ma.Mention, Rule: r.Name,
-			Key: Marker(ru.f, k.action), Ticket: ru.t})
+			Key: firing.Marker(ru.f, k.action), Ticket: ru.t})
 	}
 	log := ex.log.With(slog.String("rule", r.Name), slog.String("channel", a.Channel), slog.Int("tickets", len(members)))
 	actx, cancel := s.actionContext(ctx)
@@ -178,7 +179,7 @@ func (s *Scheduler) goOn(ctx context.Context, ex *execution, ru *run) int {
 	before := ru.updated
 	out := s.proceed(ctx, ex, ru)
 	if ru.updated != nil && ru.updated != before {
-		ex.reads.fresh[ru.t.ID] = ru.updated
+		ex.reads.Put(ru.updated)
 		s.observe(ru.updated)
 		s.noteCascade(ex, ru.updated, ru.decided, ru.r.Name)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -305,7 +306,7 @@ func TestGroupRefusedIsRetried(t *testing.T) {
 	if len(e.notif.groupList()) != 0 {
 		t.Fatal("the refused group was recorded")
 	}
-	e.clk.Advance(retryBase)
+	e.clk.Advance(firing.RetryBase)
 	e.runOnce()
 	if gs := e.notif.groupList(); len(gs) != 1 || len(gs[0].Alerts) != 6 {
 		t.Fatalf("groups %d, want the retried one of 6", len(gs))

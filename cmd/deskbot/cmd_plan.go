@@ -11,6 +11,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
@@ -55,7 +56,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 	// The ledger: with a desk of yours, what the state store says has
 	// fired (read only); with the embedded simulator, nothing (the store
 	// on disk is about other tickets).
-	var fired scheduler.FiringStates // nil: an empty ledger
+	var fired firing.FiringStates // nil: an empty ledger
 	ledgerNote := "no ledger: every matching ticket counts as not fired yet"
 	if cfg.DeskURL != "" {
 		if path := store.StateFile(cfg.State); path != "" && !fileExists(path) {
@@ -79,7 +80,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
 	}
-	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, scheduler.ReadOnlyLedger(fired), scheduler.LogNotifier{}, opts...)
+	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, firing.ReadOnlyLedger(fired), scheduler.LogNotifier{}, opts...)
 	if err != nil {
 		return fmt.Errorf("rules plan: %w", err)
 	}
