@@ -104,7 +104,7 @@ func TestConversationThere(t *testing.T) {
 		want  bool
 	}{
 		{"the signed note", []*sdclient.Conversation{noteConv(WithMarker(marks, note.Text, marker), t0, false)}, true},
-		{"only the comment, planted by a requester", []*sdclient.Conversation{noteConv("<!-- " + marker + " -->", t0, true)}, false},
+		{"only the comment, planted by a requester", []*sdclient.Conversation{noteConv("<!-- "+marker+" -->", t0, true)}, false},
 		{"a markerless desk: same text since the firing started", []*sdclient.Conversation{noteConv("Paged the on-call & noted", t0.Add(time.Minute), false)}, true},
 		{"a markerless desk: same text, written long before", []*sdclient.Conversation{noteConv("Paged the on-call & noted", t0.Add(-time.Hour), false)}, false},
 		{"a desk that keeps markers: another firing's note with the same text", []*sdclient.Conversation{
