@@ -315,7 +315,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	if perr != nil {
 		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
 	}
-	held := heldAll(p.Held, done.held)
+	held := heldAll(p.Held, done.Held)
 	if !s.cfg.dryRun {
 		s.noteHeld(cy.rules, held)
 		s.noteWaiting(cy, held)
@@ -325,7 +325,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	for i, j := range due {
 		res := &out.Jobs[i]
 		for _, r := range j.rules {
-			res.Fired += done.firedBy[r.Name]
+			res.Fired += done.FiredBy[r.Name]
 			res.HeldBack += len(held[r.Name])
 		}
 		res.Requests = cy.requests

@@ -18,18 +18,18 @@
 //     evaluation, the queue's order, storm control's caps and groups, over
 //     the ledger's view read first:
 //     firing.ReadView) → execute at the queue's
-//     pace (execute.go, queue.go's pace, resume.go; its own state in
-//     execution, outcomes out) → reconcile episodes (reconcile.go) →
+//     pace (firing.Execute; execute.go adapts the Notifier, the direct
+//     messages and the escalator to it; queue.go's pace) → reconcile episodes (reconcile.go) →
 //     record (endCycle).
 //   - When each job is due (schedule.go): every rule's last run is kept
 //     in the store (RuleRuns), so restarts, reloads and new leaders carry
 //     the schedules on and a cron rule never fires because a process is
 //     new; plan.NextRun is the one answer to when a rule runs next, for the
 //     scheduler, the plan and the explanations.
-//   - The execute step's loop (execute.go, fire.go): claim in the
-//     ledger (firing.Ledger, the contract *store.Store implements, no
-//     optional abilities discovered by type assertion), re-read, perform
-//     with markers, record. Whether a (rule, ticket) may fire again is
+//   - The execute step is package firing's: claim in the ledger
+//     (firing.Ledger, the contract *store.Store implements, no optional
+//     abilities discovered by type assertion), re-read, perform with
+//     markers, record. Whether a (rule, ticket) may fire again is
 //     rules.Once.NextEligible on its rules.FiringRecord, the one rule book
 //     that the store's Claim, the pre-check before a re-read
 //     (plan.LedgerView.AlreadyFired), the dry run and the explanation
@@ -61,7 +61,7 @@
 //     mirrored tickets at a given now, with no I/O; everything that talks
 //     to the desk or the ledger happens before (sync) or after (execute).
 //     Tests and the dry run get the same decisions as a live cycle.
-//   - The crash-safe Scheduler.fire (fire.go): claim in the ledger
+//   - The crash-safe firing (package firing, fire.go): claim in the ledger
 //     (pending, with a lease), perform each action carrying an invisible
 //     marker (firing.Marker) signed with the installation's secret (marker.go,
 //     store.Marks), record each action done, then Finish. A claim is
@@ -70,7 +70,7 @@
 //     a new leader takes it over in its first cycle. A worker
 //     that takes over a stale claim (Firing.Resumed) checks, for every
 //     action not recorded done, whether it already reached the desk or
-//     chat (alreadyThere, firing.UpdateHolds) before doing it again. Actions get
+//     chat (firing's alreadyThere, UpdateHolds) before doing it again. Actions get
 //     their own context (actionContext), so a shutdown lets the request
 //     under way finish instead of cutting a firing in half.
 //   - The limiter and the budget: the sdclient limiter enforces the hard

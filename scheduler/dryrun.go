@@ -124,7 +124,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 		s.cfg.outlook(o)
 	}
 	s.postDryRun(ctx, cy, o)
-	return outcomes{held: held, reads: firing.NewRereads()}
+	return outcomes{Outcomes: firing.Outcomes{Held: held, Reads: firing.NewRereads()}}
 }
 
 // firedPerLedger reports whether the ledger shows that a Claim of d could

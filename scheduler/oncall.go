@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 
-	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 )
@@ -47,35 +46,6 @@ func checkPages(set *rules.Set, esc Escalator) error {
 		}
 	}
 	return nil
-}
-
-// startPage performs a page action. The page is durable once created: a
-// failure of its first step is retried by the escalator's ticks, so the
-// action counts as done. When the cycle pages more tickets of r than its
-// group_over, the page is started without its first step, which the tick
-// after the cycle takes with the others (one direct message per person):
-// grouped says so, and deferred that the page waits for that tick.
-func (s *Scheduler) startPage(ctx context.Context, r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action, grouped bool) (deferred bool, err error) {
-	if s.cfg.escalator == nil {
-		return false, fmt.Errorf("page %s: %w: no on-call escalator configured", a.Policy, ErrNotDelivered)
-	}
-	spec := firing.PageSpec(r, f, ticketID, a)
-	spec.Defer = grouped
-	p, created, err := s.cfg.escalator.Start(ctx, spec, s.cfg.clock.Now())
-	log := s.logger.With(slog.String("rule", r.Name), slog.Int64("ticket", ticketID))
-	switch {
-	case err != nil && !created:
-		return false, fmt.Errorf("page %s: %w", a.Policy, err)
-	case err != nil:
-		log.Warn("on-call page started, but its first step failed; the escalator retries it",
-			slog.String("page", p.Key), slog.Any("error", err))
-	case !created:
-		log.Info("on-call page already started for this episode; not paging again", slog.String("page", p.Key))
-		s.m.pages.WithLabelValues(r.Name, "existing").Inc()
-		return false, nil
-	}
-	s.m.pages.WithLabelValues(r.Name, "started").Inc()
-	return spec.Defer, nil
 }
 
 // tickPages takes the escalation steps due now. gocron runs it every

@@ -92,30 +92,6 @@ func (q pace) fits(cost int) bool {
 	return q.spent.freeAt(now, cost+1, q.budget).Before(q.deadline)
 }
 
-// groupCost estimates the desk requests of a ticket's admitted firings:
-// its re-read, unless the cycle has it, and each note, reply and update.
-func (ex *execution) groupCost(group []rules.Decision) int {
-	n := 0
-	if len(group) > 0 {
-		if _, ok := ex.reads.Fresh(group[0].TicketID); !ok {
-			n++
-		}
-	}
-	for _, d := range group {
-		r := ex.set.Rule(d.Rule)
-		if r == nil || !ex.admitted[plan.Key(d)] {
-			continue
-		}
-		for _, k := range r.ActionKinds() {
-			switch k {
-			case rules.ActionNote, rules.ActionReply, rules.ActionUpdate:
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // waitQueue remembers since when each decision left waiting has waited:
 // the age order of the queue, across cycles.
 type waitQueue struct {
@@ -179,4 +155,18 @@ func (s *Scheduler) waitingSince(ds []rules.Decision, begun map[string][]int64) 
 		}
 	}
 	return out
+}
+
+// deadline is when a scheduled cycle starting at now must have started
+// its last firing: when its next run is due (the tick, stretched by the
+// budget's planner), less the time a request takes at the background
+// budget's pace (a twentieth of the tick without a budget), so that the
+// next cycle's sync starts on time.
+func (s *Scheduler) deadline(now time.Time) time.Time {
+	next := time.Duration(float64(s.tickEvery()) * max(s.plan.stretch(), 1))
+	margin := next / 20
+	if s.cfg.budget > 0 {
+		margin = min(budgetWindow/time.Duration(s.cfg.budget), next/4)
+	}
+	return now.Add(next - margin)
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // rereadSource is the desk and the mirror as a cycle's re-reads see them
-// (firing.Source): each read counted, the mirror kept current, an unknown
-// open status noticed.
+// (firing.Source): each read counted, an unknown open status noticed, the
+// mirror kept current.
 type rereadSource struct {
 	s  *Scheduler
 	cy *cycle
@@ -21,19 +21,12 @@ var _ firing.Source = rereadSource{}
 func (r rereadSource) GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
 	t, resp, err := r.cy.desk.GetTicket(ctx, id)
 	r.s.count(r.cy, resp, err)
+	if err == nil && t != nil && !t.Deleted && r.s.statuses.notice(t) {
+		r.cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", id), slog.Int("status", t.Status))
+	}
 	return t, err
 }
 
-func (r rereadSource) Observe(t *sdclient.Ticket) {
-	r.s.observe(t)
-	if r.s.statuses.notice(t) {
-		r.cy.log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", t.ID), slog.Int("status", t.Status))
-	}
-}
+func (r rereadSource) Observe(t *sdclient.Ticket) { r.s.observe(t) }
 
 func (r rereadSource) Forget(id int64) { r.s.forget(id) }
-
-// reread is ticket id re-read through the cycle's re-reads.
-func (s *Scheduler) reread(ctx context.Context, cy *cycle, reads *firing.Rereads, id int64) (*sdclient.Ticket, error) {
-	return reads.Get(ctx, rereadSource{s, cy}, id)
-}

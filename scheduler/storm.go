@@ -1,15 +1,9 @@
 package scheduler
 
 import (
-	"cmp"
-	"context"
-	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"sync"
 
-	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
@@ -84,107 +78,4 @@ func (s *Scheduler) notePlan(cy *cycle, p *plan.Plan) {
 			slog.String("rule", name), slog.Int("firing", p.PerRule[name]), slog.Int("held_back", len(held)),
 			slog.Int("rule_cap", plan.RuleCap(cy.set.Rule(name))), slog.Int("cycle_cap", s.cfg.maxFirings))
 	}
-}
-
-// groupKey names one grouped message of a cycle: a rule's alert action.
-type groupKey struct {
-	rule   string
-	action int
-}
-
-// join makes ru wait at its alert action i for the group's message.
-func (ex *execution) join(ru *run, i int) {
-	if ex.groups == nil {
-		ex.groups = map[groupKey][]*run{}
-	}
-	k := groupKey{ru.r.Name, i}
-	ex.groups[k] = append(ex.groups[k], ru)
-}
-
-// flushGroups posts the cycle's grouped alerts, one message per rule and
-// alert action, and lets their firings go on; a firing with a second
-// grouped alert waits again, so it loops until none waits. It returns how
-// many firings finished.
-func (s *Scheduler) flushGroups(ctx context.Context, ex *execution) int {
-	order := map[string]int{}
-	for i, r := range ex.set.Rules() {
-		order[r.Name] = i
-	}
-	fired := 0
-	for len(ex.groups) > 0 {
-		groups := ex.groups
-		ex.groups = nil
-		keys := slices.SortedFunc(maps.Keys(groups), func(a, b groupKey) int {
-			return cmp.Or(cmp.Compare(order[a.rule], order[b.rule]), cmp.Compare(a.action, b.action))
-		})
-		for _, k := range keys {
-			fired += s.postGroup(ctx, ex, k, groups[k])
-		}
-	}
-	return fired
-}
-
-// postGroup posts the alerts waiting at k as one message, records each as
-// done and goes on with each firing. Fewer than the rule's group_over (the
-// others went stale, or were posted before a crash) are posted alone.
-func (s *Scheduler) postGroup(ctx context.Context, ex *execution, k groupKey, members []*run) int {
-	slices.SortFunc(members, func(a, b *run) int { return cmp.Compare(a.t.ID, b.t.ID) })
-	r := members[0].r
-	gn, ok := s.notifier.(GroupNotifier)
-	fired := 0
-	if !ok || len(members) <= plan.GroupOver(r) {
-		for _, ru := range members {
-			ru.alone[k.action] = true
-			fired += s.goOn(ctx, ex, ru)
-		}
-		return fired
-	}
-	a := members[0].d.Actions[k.action]
-	g := AlertGroup{Channel: a.Channel, Rule: r.Name, Alerts: make([]Alert, 0, len(members))}
-	for _, ru := range members {
-		ma := ru.d.Actions[k.action]
-		g.Alerts = append(g.Alerts, Alert{Channel: ma.Channel, Text: ma.Text, Mention: ma.Mention, Rule: r.Name,
-			Key: firing.Marker(ru.f, k.action), Ticket: ru.t})
-	}
-	log := ex.log.With(slog.String("rule", r.Name), slog.String("channel", a.Channel), slog.Int("tickets", len(members)))
-	actx, cancel := s.actionContext(ctx)
-	defer cancel()
-	if err := gn.AlertGroup(actx, g); err != nil {
-		err = fmt.Errorf("alert %s (one message for %d tickets): %w", a.Channel, len(members), err)
-		for _, ru := range members {
-			s.actionFailed(actx, ex, ru, k.action, err)
-		}
-		return 0
-	}
-	s.m.alertGroups.WithLabelValues(r.Name).Inc()
-	log.Info("posted one message for the rule's alerts of this cycle", slog.Int("group_over", plan.GroupOver(r)))
-	for _, ru := range members {
-		s.m.actions.WithLabelValues(string(rules.ActionAlert), "ok").Inc()
-		if err := s.ledger.ActionDone(actx, ru.f.ID, k.action); err != nil {
-			ru.log.Error("record action done; the firing resumes when its lease ends", slog.Any("error", err),
-				slog.String("action", string(rules.ActionAlert)), slog.Int("index", k.action))
-			continue
-		}
-		ru.done[k.action] = true
-		ru.next = k.action + 1
-		fired += s.goOn(ctx, ex, ru)
-	}
-	return fired
-}
-
-// goOn performs the rest of a firing that waited for its group, and keeps
-// the cycle's view of its ticket current. It returns 1 when the firing
-// finished.
-func (s *Scheduler) goOn(ctx context.Context, ex *execution, ru *run) int {
-	before := ru.updated
-	out := s.proceed(ctx, ex, ru)
-	if ru.updated != nil && ru.updated != before {
-		ex.reads.Put(ru.updated)
-		s.observe(ru.updated)
-		s.noteCascade(ex, ru.updated, ru.decided, ru.r.Name)
-	}
-	if out == finished {
-		return 1
-	}
-	return 0
 }

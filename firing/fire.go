@@ -1,4 +1,4 @@
-package scheduler
+package firing
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 // A firing, from its claim to its record: fire claims it, proceed
@@ -46,21 +46,21 @@ type run struct {
 
 // actionContext bounds a firing's writes: a shutdown must not cut them in
 // half, so they get their own context. A stop lets the request under way
-// finish and starts no new one: the cycle's desk (cycle.desk, a
+// finish and starts no new one: the cycle's desk (Deps.Desk, a
 // Desk.Stopping view) makes a request still waiting for rate budget give
 // up with sdclient.ErrStopped, and the firing is released.
-func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
+func (ex *execution) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), ex.d.ActionTimeout)
 }
 
 // fire claims the decision and performs its actions (proceed). updated is
 // the ticket after an update action.
-func (s *Scheduler) fire(ctx context.Context, ex *execution, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, decided map[string]bool, log *slog.Logger) (out outcome, updated *sdclient.Ticket) {
+func (ex *execution) fire(ctx context.Context, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, decided map[string]bool, log *slog.Logger) (out outcome, updated *sdclient.Ticket) {
 	key := rules.FiringKey{Rule: r.Name, TicketID: t.ID}
-	actx, cancel := s.actionContext(ctx)
-	f, err := s.ledger.Claim(actx, key, r.Once, ex.now, s.cfg.lease)
+	actx, cancel := ex.actionContext(ctx)
+	f, err := ex.d.Ledger.Claim(actx, key, r.Once, ex.Now, ex.d.Lease)
 	cancel()
-	if errors.Is(err, ErrNotLeader) {
+	if errors.Is(err, store.ErrNotLeader) {
 		// Another process leads in a newer epoch (or this one gave the
 		// leadership up): the ledger refused before anything was done, and
 		// the leadership said so once.
@@ -68,12 +68,12 @@ func (s *Scheduler) fire(ctx context.Context, ex *execution, r *rules.Rule, d ru
 		return failed, nil
 	}
 	if err != nil {
-		s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
+		ex.d.Metrics.Decisions.WithLabelValues(r.Name, "failed").Inc()
 		log.Error("claim failed; retrying next cycle", slog.Any("error", err))
 		return failed, nil
 	}
 	if !f.Won {
-		s.m.decisions.WithLabelValues(r.Name, "already_fired").Inc()
+		ex.d.Metrics.Decisions.WithLabelValues(r.Name, "already_fired").Inc()
 		log.Debug("not claimed: already fired in this episode or claimed elsewhere", slog.Int64("episode", f.Episode))
 		return failed, nil
 	}
@@ -85,7 +85,7 @@ func (s *Scheduler) fire(ctx context.Context, ex *execution, r *rules.Rule, d ru
 	for _, i := range f.Done {
 		ru.done[i] = true
 	}
-	out = s.proceed(ctx, ex, ru)
+	out = ex.proceed(ctx, ru)
 	return out, ru.updated
 }
 
@@ -93,14 +93,14 @@ func (s *Scheduler) fire(ctx context.Context, ex *execution, r *rules.Rule, d ru
 // its target before the crash (an update whose values hold, a note, reply
 // or alert found there), and records it as done. stop is true when the
 // firing must stop here, left pending.
-func (s *Scheduler) resumedDone(ctx context.Context, ex *execution, ru *run, i int, marker string, alog *slog.Logger) (done, stop bool) {
+func (ex *execution) resumedDone(ctx context.Context, ru *run, i int, marker string, alog *slog.Logger) (done, stop bool) {
 	a := ru.d.Actions[i]
 	if !ru.f.Resumed {
 		return false, false
 	}
 	var why string
 	if a.Kind == rules.ActionUpdate {
-		if holds, err := s.updateHolds(ctx, ex, ru.t, a); err != nil || !holds {
+		if holds, err := ex.updateHolds(ctx, ru.t, a); err != nil || !holds {
 			return false, false
 		}
 		why = "the update's values already hold: it happened before the crash, or somebody made it; not repeating it"
@@ -111,13 +111,13 @@ func (s *Scheduler) resumedDone(ctx context.Context, ex *execution, ru *run, i i
 		var there bool
 		var err error
 		if a.Kind == rules.ActionDM {
-			there, err = s.alreadyDMed(ctx, ex.cycle, ru.r, ru.t, a, marker)
+			there, err = ex.d.DMs.AlreadyDMed(ctx, ru.r, ru.t, a, marker)
 		} else {
-			there, err = s.alreadyThere(ctx, ex, ru.t.ID, ru.f, a, marker, &ru.convs)
+			there, err = ex.alreadyThere(ctx, ru.t.ID, ru.f, a, marker, &ru.convs)
 		}
 		if err != nil {
-			s.countFailed(ru, a.Kind, err)
-			if !s.yieldFiring(ctx, ex, ru, alog, err) {
+			ex.countFailed(ru, a.Kind, err)
+			if !ex.yieldFiring(ctx, ru, alog, err) {
 				alog.Error("cannot check whether the action already happened; leaving the firing pending", slog.Any("error", err))
 			}
 			return false, true
@@ -128,9 +128,9 @@ func (s *Scheduler) resumedDone(ctx context.Context, ex *execution, ru *run, i i
 		}
 		why = "action already happened before the crash; not repeating it"
 	}
-	s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
+	ex.d.Metrics.Actions.WithLabelValues(string(a.Kind), "already_done").Inc()
 	alog.Info(why)
-	if err := s.ledger.ActionDone(ctx, ru.f.ID, i); err != nil {
+	if err := ex.d.Ledger.ActionDone(ctx, ru.f.ID, i); err != nil {
 		alog.Error("record action done", slog.Any("error", err))
 		return false, true
 	}
@@ -142,8 +142,8 @@ func (s *Scheduler) resumedDone(ctx context.Context, ex *execution, ru *run, i i
 // firing when the last is done. In a cycle that groups the rule's alerts,
 // it stops at an alert and leaves the firing waiting for the group
 // (ex.join); flushGroups goes on with it.
-func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out outcome) {
-	actx, cancel := s.actionContext(ctx)
+func (ex *execution) proceed(ctx context.Context, ru *run) (out outcome) {
+	actx, cancel := ex.actionContext(ctx)
 	defer cancel()
 	// One line per firing at info, whatever became of it, so that an
 	// operator can follow a ticket with grep or a log query (the causes
@@ -164,11 +164,11 @@ func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out ou
 		a := ru.d.Actions[i]
 		alog := log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
 		if ru.done[i] {
-			s.m.actions.WithLabelValues(string(a.Kind), "already_done").Inc()
+			ex.d.Metrics.Actions.WithLabelValues(string(a.Kind), "already_done").Inc()
 			continue
 		}
-		marker := firing.Marker(f, i)
-		if done, stop := s.resumedDone(actx, ex, ru, i, marker, alog); stop {
+		marker := Marker(f, i)
+		if done, stop := ex.resumedDone(actx, ru, i, marker, alog); stop {
 			return failed
 		} else if done {
 			continue
@@ -179,17 +179,17 @@ func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out ou
 			alog.Debug("alert waits for the rule's grouped message of this cycle")
 			return suspended
 		}
-		a = s.renderedNow(ex, ru, i)
-		u, err := s.perform(actx, ex, r, f, t, a, marker)
+		a = ex.renderedNow(ru, i)
+		u, err := ex.perform(actx, r, f, t, a, marker)
 		if err != nil {
-			s.actionFailed(actx, ex, ru, i, err)
+			ex.actionFailed(actx, ru, i, err)
 			return failed
 		}
-		s.m.actions.WithLabelValues(string(a.Kind), "ok").Inc()
+		ex.d.Metrics.Actions.WithLabelValues(string(a.Kind), "ok").Inc()
 		if u != nil {
 			ru.updated, t, ru.t = u, u, u
 		}
-		if err := s.ledger.ActionDone(actx, f.ID, i); err != nil {
+		if err := ex.d.Ledger.ActionDone(actx, f.ID, i); err != nil {
 			alog.Error("record action done; the firing resumes when its lease ends", slog.Any("error", err))
 			return failed
 		}
@@ -197,12 +197,12 @@ func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out ou
 		alog.Debug("action done")
 	}
 	ru.next = len(ru.d.Actions)
-	if err := s.ledger.Finish(actx, f.ID, s.cfg.clock.Now()); err != nil {
-		s.m.decisions.WithLabelValues(r.Name, "failed").Inc()
+	if err := ex.d.Ledger.Finish(actx, f.ID, ex.d.Now()); err != nil {
+		ex.d.Metrics.Decisions.WithLabelValues(r.Name, "failed").Inc()
 		log.Error("finish firing; it resumes when its lease ends", slog.Any("error", err))
 		return failed
 	}
-	s.m.decisions.WithLabelValues(r.Name, "fired").Inc()
+	ex.d.Metrics.Decisions.WithLabelValues(r.Name, "fired").Inc()
 	ex.firedBy[r.Name]++
 	return finished
 }
@@ -211,30 +211,30 @@ func (s *Scheduler) proceed(ctx context.Context, ex *execution, ru *run) (out ou
 // refusal (the action certainly did not happen) releases the claim until
 // its retry; anything else leaves it pending until its lease ends, when a
 // resumed firing checks whether the action happened.
-func (s *Scheduler) actionFailed(actx context.Context, ex *execution, ru *run, i int, err error) {
+func (ex *execution) actionFailed(actx context.Context, ru *run, i int, err error) {
 	a := ru.d.Actions[i]
 	alog := ru.log.With(slog.String("action", string(a.Kind)), slog.Int("index", i))
-	s.countFailed(ru, a.Kind, err)
-	if s.yieldFiring(actx, ex, ru, alog, err) {
+	ex.countFailed(ru, a.Kind, err)
+	if ex.yieldFiring(actx, ru, alog, err) {
 		return
 	}
-	if !firing.NotSent(err) {
+	if !NotSent(err) {
 		alog.Error("action failed; the firing resumes when its lease ends", slog.Any("error", err),
-			slog.Duration("lease", s.cfg.lease))
+			slog.Duration("lease", ex.d.Lease))
 		return
 	}
 	// This action certainly did not happen and those before it are
 	// recorded as done: give the claim up until the retry.
-	wait := firing.RetryDelay(err, ru.f.Attempts)
+	wait := RetryDelay(err, ru.f.Attempts)
 	var at time.Time
 	if wait > 0 {
-		at = ex.now.Add(wait) // the poll's time: the next poll at +1m is due
+		at = ex.Now.Add(wait) // the poll's time: the next poll at +1m is due
 	}
-	if rerr := s.ledger.Release(actx, ru.f.ID, at, err.Error()); rerr != nil {
+	if rerr := ex.d.Ledger.Release(actx, ru.f.ID, at, err.Error()); rerr != nil {
 		alog.Error("release claim", slog.Any("error", rerr))
 	}
 	level, msg := slog.LevelError, "action refused; the firing is retried later"
-	if firing.Waiting(err) {
+	if Waiting(err) {
 		// The desk's own rate limit (a 429 after the retries): the budget,
 		// not the action, was the problem.
 		level, msg = slog.LevelInfo, "the desk's rate limit held the action back; the firing goes on next cycle"
@@ -245,14 +245,14 @@ func (s *Scheduler) actionFailed(actx context.Context, ex *execution, ru *run, i
 
 // countFailed counts an action that did not go through: deferred when it
 // only waited (see waiting), else an error and a failed decision.
-func (s *Scheduler) countFailed(ru *run, kind rules.ActionKind, err error) {
-	if firing.Waiting(err) {
-		s.m.actions.WithLabelValues(string(kind), "deferred").Inc()
-		s.m.decisions.WithLabelValues(ru.r.Name, "deferred").Inc()
+func (ex *execution) countFailed(ru *run, kind rules.ActionKind, err error) {
+	if Waiting(err) {
+		ex.d.Metrics.Actions.WithLabelValues(string(kind), "deferred").Inc()
+		ex.d.Metrics.Decisions.WithLabelValues(ru.r.Name, "deferred").Inc()
 		return
 	}
-	s.m.actions.WithLabelValues(string(kind), "error").Inc()
-	s.m.decisions.WithLabelValues(ru.r.Name, "failed").Inc()
+	ex.d.Metrics.Actions.WithLabelValues(string(kind), "error").Inc()
+	ex.d.Metrics.Decisions.WithLabelValues(ru.r.Name, "failed").Inc()
 }
 
 // yieldFiring gives a firing's claim up for the next cycle when its
@@ -263,14 +263,14 @@ func (s *Scheduler) countFailed(ru *run, kind rules.ActionKind, err error) {
 // is released at once instead of held for the lease, with no back-off, and
 // the log says so at info: neither is an error (both count as deferred,
 // see waiting). It reports whether err was such a case.
-func (s *Scheduler) yieldFiring(actx context.Context, ex *execution, ru *run, alog *slog.Logger, err error) bool {
+func (ex *execution) yieldFiring(actx context.Context, ru *run, alog *slog.Logger, err error) bool {
 	var why, msg string
 	level := slog.LevelInfo
 	switch {
 	case errors.Is(err, sdclient.ErrStopped):
-		why, msg = firing.LedgerStopped, "stopped, will resume"
+		why, msg = LedgerStopped, "stopped, will resume"
 	case errors.Is(err, sdclient.ErrBudgetWait) || errors.Is(err, sdclient.ErrListBudgetWait):
-		why, msg = firing.LedgerBudgetWait, "waiting for the request budget; the firing goes on next cycle"
+		why, msg = LedgerBudgetWait, "waiting for the request budget; the firing goes on next cycle"
 	default:
 		return false
 	}
@@ -278,9 +278,9 @@ func (s *Scheduler) yieldFiring(actx context.Context, ex *execution, ru *run, al
 	// the release gets time of its own.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(actx), releaseTimeout)
 	defer cancel()
-	if rerr := s.ledger.Release(rctx, ru.f.ID, time.Time{}, why+": "+err.Error()); rerr != nil {
+	if rerr := ex.d.Ledger.Release(rctx, ru.f.ID, time.Time{}, why+": "+err.Error()); rerr != nil {
 		alog.Error("release claim; the firing resumes when its lease ends", slog.Any("error", rerr),
-			slog.Duration("lease", s.cfg.lease))
+			slog.Duration("lease", ex.d.Lease))
 	}
 	alog.Log(actx, level, msg, slog.Any("error", err), slog.Int("attempt", ru.f.Attempts))
 	return true
@@ -294,13 +294,13 @@ const releaseTimeout = 10 * time.Second
 // began says so ("paged at {{ now() }}"), and until() counts from then.
 // The ticket is the one decided on; only the clock moves. When the clock
 // has not moved a second since the cycle began, the text is as decided.
-func (s *Scheduler) renderedNow(ex *execution, ru *run, i int) rules.Action {
+func (ex *execution) renderedNow(ru *run, i int) rules.Action {
 	a := ru.d.Actions[i]
-	at := s.cfg.clock.Now()
-	if at.Sub(ex.now) < time.Second || ru.d.Ticket == nil {
+	at := ex.d.Now()
+	if at.Sub(ex.Now) < time.Second || ru.d.Ticket == nil {
 		return a
 	}
-	acts, err := ex.set.RenderActions(ru.r, ru.d.Ticket, at)
+	acts, err := ex.Set.RenderActions(ru.r, ru.d.Ticket, at)
 	if err != nil || len(acts) != len(ru.d.Actions) || acts[i].Kind != a.Kind {
 		return a // as decided: it rendered then
 	}
@@ -308,51 +308,51 @@ func (s *Scheduler) renderedNow(ex *execution, ru *run, i int) rules.Action {
 }
 
 // perform does one action. It returns the ticket after an update.
-func (s *Scheduler) perform(ctx context.Context, ex *execution, r *rules.Rule, f rules.Firing, t *sdclient.Ticket, a rules.Action, marker string) (*sdclient.Ticket, error) {
+func (ex *execution) perform(ctx context.Context, r *rules.Rule, f rules.Firing, t *sdclient.Ticket, a rules.Action, marker string) (*sdclient.Ticket, error) {
 	switch a.Kind {
 	case rules.ActionNote:
-		m, err := s.marks(ctx)
+		m, err := ex.d.Marks(ctx)
 		if err != nil {
 			return nil, err
 		}
-		_, resp, err := ex.desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: firing.WithMarker(m, a.Text, marker), Private: true})
-		s.count(ex.cycle, resp, err)
+		_, resp, err := ex.d.Desk.AddNote(ctx, t.ID, &sdclient.NoteRequest{Body: WithMarker(m, a.Text, marker), Private: true})
+		ex.d.Count(resp, err)
 		return nil, err
 	case rules.ActionReply:
-		m, err := s.marks(ctx)
+		m, err := ex.d.Marks(ctx)
 		if err != nil {
 			return nil, err
 		}
-		_, resp, err := ex.desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: firing.WithMarker(m, a.Text, marker)})
-		s.count(ex.cycle, resp, err)
+		_, resp, err := ex.d.Desk.Reply(ctx, t.ID, &sdclient.ReplyRequest{Body: WithMarker(m, a.Text, marker)})
+		ex.d.Count(resp, err)
 		return nil, err
 	case rules.ActionAlert:
-		err := s.notifier.Alert(ctx, Alert{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Rule: r.Name, Key: marker, Ticket: t})
+		err := ex.d.Chat.Alert(ctx, r.Name, a, marker, t)
 		if err != nil {
 			return nil, fmt.Errorf("alert %s: %w", a.Channel, err)
 		}
 		return nil, nil
 	case rules.ActionPage:
-		deferred, err := s.startPage(ctx, r, f, t.ID, a, ex.p.PageGrouping[r.Name])
+		deferred, err := StartPage(ctx, ex.d, ex.Log, r, f, t.ID, a, ex.p.PageGrouping[r.Name])
 		if deferred {
 			ex.deferredPages++
 		}
 		return nil, err
 	case rules.ActionDM:
-		return nil, s.sendDM(ctx, ex.cycle, r, t, a, marker)
+		return nil, ex.d.DMs.SendDM(ctx, r, t, a, marker)
 	case rules.ActionUpdate:
-		u, err := s.resolveUpdate(ctx, ex, a)
+		u, err := ex.resolveUpdate(ctx, a)
 		if err != nil {
 			return nil, err
 		}
 		if u.Tags != nil {
 			// The desk replaces the whole tag list on update; a rule's
 			// `set: {tags: [...]}` adds its tags to the ticket's own.
-			tags := firing.MergeTags(t.Tags, *u.Tags)
+			tags := MergeTags(t.Tags, *u.Tags)
 			u.Tags = &tags
 		}
-		nt, resp, err := ex.desk.UpdateTicket(ctx, t.ID, &u)
-		s.count(ex.cycle, resp, err)
+		nt, resp, err := ex.d.Desk.UpdateTicket(ctx, t.ID, &u)
+		ex.d.Count(resp, err)
 		if err != nil {
 			return nil, err
 		}
@@ -362,12 +362,12 @@ func (s *Scheduler) perform(ctx context.Context, ex *execution, r *rules.Rule, f
 }
 
 // agentID resolves an assign: e-mail (cached per cycle).
-func (s *Scheduler) agentID(ctx context.Context, ex *execution, email string) (int64, error) {
+func (ex *execution) agentID(ctx context.Context, email string) (int64, error) {
 	if id, ok := ex.agents[email]; ok {
 		return id, nil
 	}
-	ag, resp, err := ex.desk.AgentByEmail(ctx, email)
-	s.count(ex.cycle, resp, err)
+	ag, resp, err := ex.d.Desk.AgentByEmail(ctx, email)
+	ex.d.Count(resp, err)
 	if err != nil {
 		return 0, fmt.Errorf("assign to %s: %w", email, err)
 	}
@@ -386,48 +386,51 @@ func (s *Scheduler) agentID(ctx context.Context, ex *execution, email string) (i
 // deskbot) has the action's text. On a desk that keeps markers, only the
 // marker counts: an identical note written by a person, or by another
 // rule, then never hides a missing one.
-func (s *Scheduler) alreadyThere(ctx context.Context, ex *execution, ticketID int64, f rules.Firing, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
+func (ex *execution) alreadyThere(ctx context.Context, ticketID int64, f rules.Firing, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
 	switch a.Kind {
 	case rules.ActionAlert:
-		ck, ok := s.notifier.(AlertChecker)
-		if !ok {
-			return false, nil // cannot tell: the alert may be posted twice
-		}
-		return ck.AlreadyAlerted(ctx, a.Channel, marker)
+		return ex.d.Chat.AlreadyAlerted(ctx, a.Channel, marker)
 	case rules.ActionNote, rules.ActionReply:
 		if *convs == nil {
-			list, err := s.conversations(ctx, ex.cycle, ticketID)
+			list, err := ex.conversations(ctx, ticketID)
 			if err != nil {
 				return false, err
 			}
 			*convs = list
 		}
-		m, err := s.marks(ctx)
+		m, err := ex.d.Marks(ctx)
 		if err != nil {
 			return false, err
 		}
-		return firing.ConversationThere(*convs, m.FiringTag(marker), f, a), nil
+		return ConversationThere(*convs, m.FiringTag(marker), f, a), nil
 	}
 	return false, nil
 }
 
-// conversations reads every conversation of a ticket.
-func (s *Scheduler) conversations(ctx context.Context, cy *cycle, id int64) ([]*sdclient.Conversation, error) {
-	const perPage = 100
-	var out []*sdclient.Conversation
-	for page := 1; page <= 1000; page++ {
-		list, resp, err := cy.desk.ListConversations(ctx, id, &sdclient.ListOptions{Page: page, PerPage: perPage})
-		s.count(cy, resp, err)
+// updateHolds reports whether every value an update action sets already
+// holds on t: a resumed firing counts such an update as done instead of
+// sending it again over a change somebody made since.
+func (ex *execution) updateHolds(ctx context.Context, t *sdclient.Ticket, a rules.Action) (bool, error) {
+	u, err := ex.resolveUpdate(ctx, a)
+	if err != nil {
+		return false, err
+	}
+	return UpdateHolds(&u, t), nil
+}
+
+// resolveUpdate is the update an action sends: its set: values, and the
+// agent of its assign: e-mail (looked up once per cycle).
+func (ex *execution) resolveUpdate(ctx context.Context, a rules.Action) (sdclient.TicketUpdate, error) {
+	u := sdclient.TicketUpdate{}
+	if a.Update != nil {
+		u = *a.Update
+	}
+	if a.AssignEmail != "" {
+		id, err := ex.agentID(ctx, a.AssignEmail)
 		if err != nil {
-			return nil, fmt.Errorf("list conversations of ticket %d: %w", id, err)
+			return u, err
 		}
-		out = append(out, list...)
-		if len(list) < perPage {
-			break
-		}
+		u.ResponderID = &id
 	}
-	if out == nil {
-		out = []*sdclient.Conversation{}
-	}
-	return out, nil
+	return u, nil
 }
