@@ -14,6 +14,10 @@ import (
 
 var t0 = time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC)
 
+// The store keeps the ledger (store/storetest checks its behaviour on
+// both engines).
+var _ Ledger = (*store.Store)(nil)
+
 // A refused firing waits a minute, then twice as long each attempt, an
 // hour at most; the rate limit and a stop are retried at once.
 func TestRetryDelay(t *testing.T) {

@@ -48,6 +48,13 @@ func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 // chat is the Notifier as firings see it (firing.Chat).
 type chat struct{ n Notifier }
 
+var (
+	_ firing.Chat  = chat{}
+	_ firing.DMs   = cycleDMs{}
+	_ firing.Pages = pages{}
+	_ firing.Desk  = Desk(nil)
+)
+
 func (c chat) Alert(ctx context.Context, rule string, a rules.Action, key string, t *sdclient.Ticket) error {
 	return c.n.Alert(ctx, Alert{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Rule: rule, Key: key, Ticket: t})
 }
