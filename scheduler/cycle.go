@@ -16,14 +16,14 @@ import (
 )
 
 // A cycle is a sequence of steps that pass values (runCycle assembles
-// them): sync the mirror (sync.go) → plan (evaluate.go, then plan.go:
-// the ledger's states in, the queue's order and storm control's caps and
-// groups out, no I/O) → execute at the queue's pace (execute.go, queue.go:
-// claim, re-read, perform, record → outcomes) → reconcile the episodes
-// from the outcomes and the sync's completeness (reconcile.go) → record
-// the runs, the planner's history and the metrics (endCycle). Each step
-// keeps its own state and returns what the next needs; none calls back
-// into an earlier one.
+// them): sync the mirror (sync.go) → plan (planStep: plan.Evaluate, the
+// ledger's view read by firing.ReadView, then plan.Make: the queue's order
+// and storm control's caps and groups, no I/O) → execute at the queue's
+// pace (firing.Execute: claim, re-read, perform, record → outcomes) →
+// reconcile the episodes from the outcomes and the sync's completeness
+// (reconcile.go, firing.Episodes) → record the runs, the planner's
+// history and the metrics (endCycle). Each step keeps its own state and
+// returns what the next needs; none calls back into an earlier one.
 
 // cycle is what the steps of one cycle share and none changes: its time,
 // its rules, its logger and the desk as the cycle sees it; and the meter

@@ -25,7 +25,7 @@ type StatusView struct {
 	Tickets int
 	// Runs is each rule's last run as stored (see plan.NextRun), by rule name.
 	Runs map[string]store.RuleRun
-	// plan.Held is, per rule, how many decisions its last cycle held back (by
+	// Held is, per rule, how many decisions its last cycle held back (by
 	// a cap or the queue), each with why.
 	Held map[string][]HeldTicket
 	// OverBudget is, per rule, why its last cycle went over its run-time
