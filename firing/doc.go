@@ -29,8 +29,8 @@
 //     alreadyThere) before doing it again.
 //   - Retry (retry.go): which errors only waited (Waiting), which
 //     guarantee nothing was sent (NotSent), how long a refused firing
-//     waits (RetryDelay), and what the ledger's last error says
-//     (LastAttempt).
+//     waits (RetryDelay); a firing it releases records why with
+//     plan.LedgerStopped or plan.LedgerBudgetWait.
 //   - Re-reads (reread.go): Rereads, each ticket read from the desk once
 //     a cycle, before acting and to confirm an episode's end.
 //   - Episode ends (episodes.go): Episodes.End closes the episodes of

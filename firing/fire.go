@@ -268,9 +268,9 @@ func (ex *execution) yieldFiring(actx context.Context, ru *run, alog *slog.Logge
 	level := slog.LevelInfo
 	switch {
 	case errors.Is(err, sdclient.ErrStopped):
-		why, msg = LedgerStopped, "stopped, will resume"
+		why, msg = plan.LedgerStopped, "stopped, will resume"
 	case errors.Is(err, sdclient.ErrBudgetWait) || errors.Is(err, sdclient.ErrListBudgetWait):
-		why, msg = LedgerBudgetWait, "waiting for the request budget; the firing goes on next cycle"
+		why, msg = plan.LedgerBudgetWait, "waiting for the request budget; the firing goes on next cycle"
 	default:
 		return false
 	}

@@ -2,7 +2,6 @@ package firing
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot/sdclient"
@@ -16,13 +15,6 @@ func Waiting(err error) bool {
 	return errors.Is(err, sdclient.ErrBudgetWait) || errors.Is(err, sdclient.ErrListBudgetWait) ||
 		errors.Is(err, sdclient.ErrRateLimited) || errors.Is(err, sdclient.ErrStopped)
 }
-
-// What the ledger's last error of a firing released by the scheduler starts
-// with, for /ticket why and rules why to show plainly (see LastAttempt).
-const (
-	LedgerStopped    = "stopped by a shutdown"
-	LedgerBudgetWait = "waited for deskbot's request budget"
-)
 
 // ErrNotDelivered may be wrapped by a Notifier's error to say that the
 // alert was certainly not posted (the chat refused it), so that the firing
@@ -65,17 +57,4 @@ func NotSent(err error) bool {
 	}
 	var apiErr *sdclient.APIError
 	return errors.As(err, &apiErr) && apiErr.StatusCode >= 400 && apiErr.StatusCode < 500
-}
-
-// LastAttempt says plainly why a pending firing's last attempt stopped,
-// from the ledger's last error: a stop or deskbot's own request budget
-// (a firing released for them; the raw error is in the log) is not a refusal.
-func LastAttempt(lastError string) string {
-	switch {
-	case strings.HasPrefix(lastError, LedgerStopped) || strings.Contains(lastError, sdclient.ErrStopped.Error()):
-		return "stopped by a shutdown; resumes next cycle"
-	case strings.HasPrefix(lastError, LedgerBudgetWait):
-		return "waited for deskbot's request budget; goes on next cycle"
-	}
-	return "last attempt refused: " + lastError
 }

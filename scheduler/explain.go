@@ -202,7 +202,7 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 		if err != nil {
 			return "", fmt.Errorf("read the ledger for rule %q: %w", r.Name, err)
 		}
-		line := ledgerLine(r, info, ok)
+		line := plan.LedgerLine(r, info, ok)
 		if e.cfg.held != nil {
 			if h, held := e.cfg.held.HeldBack(rules.FiringKey{Rule: r.Name, TicketID: t.ID}); held {
 				line += "; " + h.String()
@@ -222,11 +222,7 @@ func (e *Explainer) writeNextRuns(ctx context.Context, b *strings.Builder, set *
 			return fmt.Errorf("read when the rules last ran: %w", err)
 		}
 	}
-	b.WriteString("\nNext runs:\n")
-	for _, r := range set.Rules() {
-		rec, ok := runs[r.Name]
-		fmt.Fprintf(b, "  %s: %s\n", r.Name, plan.NextRunText(r, plan.NextRun(r, rec, ok, now), now))
-	}
+	plan.WriteNextRuns(b, set, runs, now)
 	return nil
 }
 
@@ -261,47 +257,4 @@ func writeDigestsOf(b *strings.Builder, set *rules.Set, t *sdclient.Ticket, now 
 		}
 		fmt.Fprintf(b, "  digest %s (to %s): %s; next run %s\n", d.Name, d.Channel, in, next.UTC().Format("Mon 2006-01-02 15:04 MST"))
 	}
-}
-
-// ledgerLine says in one line what the ledger knows of a rule on a ticket.
-func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
-	if !ok {
-		return fmt.Sprintf("%s: never fired; can fire on the next poll where it holds", r.Name)
-	}
-	var s strings.Builder
-	fmt.Fprintf(&s, "%s: episode %d ", r.Name, info.Episode)
-	if info.Open {
-		s.WriteString("open")
-	} else {
-		fmt.Fprintf(&s, "ended %s", plan.Stamp(info.EpisodeEnded))
-	}
-	switch info.State {
-	case rules.FiringPending:
-		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v", info.Seq, plan.Stamp(info.ClaimedAt), info.Done)
-		if info.Attempts > 1 {
-			fmt.Fprintf(&s, ", %d attempts", info.Attempts)
-		}
-		s.WriteString(")")
-		if info.LastError != "" {
-			s.WriteString("; " + firing.LastAttempt(info.LastError))
-		}
-	case rules.FiringDone:
-		fmt.Fprintf(&s, ", fired %s", plan.Stamp(info.FiredAt))
-	}
-	if !info.Open {
-		if r.Once.Mode == rules.OnceTicket && !info.LastFiredAt.IsZero() {
-			s.WriteString("; once: ticket, so it never fires again")
-		} else {
-			s.WriteString("; can fire again when it holds")
-		}
-		return s.String()
-	}
-	if next, can := r.Once.NextEligible(info); can {
-		fmt.Fprintf(&s, "; can fire again from %s", plan.Stamp(next))
-	} else if r.Once.Mode == rules.OnceTicket {
-		s.WriteString("; once: ticket, so it never fires again")
-	} else {
-		s.WriteString("; fires again only after a complete poll in which it no longer holds")
-	}
-	return s.String()
 }
