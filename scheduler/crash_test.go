@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/internal/crashtest"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -218,7 +219,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var desk Desk = ClientDesk(client)
-	var ledger Ledger = st
+	var ledger firing.Ledger = st
 	ruleFile := crashRules
 	switch at {
 	case "note":
@@ -703,8 +704,8 @@ func chaos(t *testing.T, seed uint64, steps int) {
 					}
 					continue
 				}
-				if n := seen[Marker(f, i)]; n != 1 {
-					t.Errorf("ticket %d: %s happened %d times, want once", id, Marker(f, i), n)
+				if n := seen[firing.Marker(f, i)]; n != 1 {
+					t.Errorf("ticket %d: %s happened %d times, want once", id, firing.Marker(f, i), n)
 				}
 			}
 		}

@@ -5,61 +5,37 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
+	"maps"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// A cycle is four steps in order, each in its own file: sync the mirror
-// (package feed, through feed.go), evaluate the due rules on it
-// (evaluate.go), reconcile their episodes (reconcile.go) and execute the
-// decisions (execute.go).
+// A cycle is a sequence of steps that pass values (runCycle assembles
+// them): sync the mirror (package feed, through feed.go) → plan
+// (planStep: plan.Evaluate, the ledger's view read by firing.ReadView,
+// then plan.Make: the queue's order and storm control's caps and groups,
+// no I/O) → execute at the queue's pace (firing.Execute: claim, re-read,
+// perform, record → outcomes) → reconcile the episodes from the outcomes
+// and the sync's completeness (reconcile.go, firing.Episodes) → record
+// the runs, the planner's history and the metrics (endCycle). Each step
+// keeps its own state and returns what the next needs; none calls back
+// into an earlier one.
 
-// cycle is the state of one cycle.
+// cycle is what the steps of one cycle share and none changes: its time,
+// its rules, its logger and the desk as the cycle sees it; and the meter
+// of its desk requests (count).
 type cycle struct {
 	desk     Desk // s.desk, whose waits for the rate budget end with the cycle's ctx
 	now      time.Time
 	log      *slog.Logger
 	set      *rules.Set
-	due      []*job
 	rules    []*rules.Rule // the due jobs' rules, in file order
 	once     bool          // RunCycle: every rule, due or not (a plan shows each at its next run)
 	requests int
-
-	inMirror map[int64]bool             // tickets the mirror held when evaluated
-	fresh    map[int64]*sdclient.Ticket // re-read tickets, once per ticket
-	gone     map[int64]bool             // re-read said 404
-	agents   map[string]int64           // e-mail -> agent id
-	fired    map[rules.FiringKey]bool   // one firing per rule per ticket per cycle
-	begun    map[rules.FiringKey]bool   // firings under way: finish them, no re-check
-	firedBy  map[string]int             // finished firings by rule
-
-	// Storm control (storm.go).
-	admitted map[rules.FiringKey]bool  // decisions the cycle executes
-	held     map[string]map[int64]Held // decisions held back by a cap, by rule and ticket
-	grouping map[string]bool           // rules whose alerts are grouped in this cycle
-	// pageGrouping are the rules whose pages this cycle starts without
-	// their first step; the cycle then ticks the escalator once, which
-	// sends one direct message per person for them all.
-	pageGrouping  map[string]bool
-	deferredPages int                 // pages started without their first step
-	groups        map[groupKey][]*run // firings waiting for their grouped alert
-
-	endChecks int // re-reads spent confirming episode ends (see confirmEnds)
-
-	// deadline is when a scheduled cycle stops starting firings (zero:
-	// never, RunCycle); queued counts the decisions it left for later.
-	deadline time.Time
-	queued   int
-	// execRequests are the requests of the execute step: the planner
-	// stretches the polling, not the draining of a backlog, which the
-	// deadline bounds.
-	execRequests int
-	// states are the ledger states of the cycle's decisions, by rule and
-	// ticket, read at once by prefetchStates.
-	states map[string]map[int64]rules.FiringRecord
 }
 
 // Cycle says what one cycle did: its sync and, per due job, its rules.
@@ -161,7 +137,8 @@ func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
 	return c.Jobs, nil
 }
 
-// runCycle runs one cycle (see cycleMode).
+// runCycle runs one cycle (see cycleMode): the steps in order, each
+// passing its result to the next.
 func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	tick := s.currentTick()
 	if skip := s.cycleGate(ctx, mode, tick); skip != "" {
@@ -179,6 +156,37 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 
+	cy, due := s.startCycle(ctx, mode)
+	if cy == nil {
+		return Cycle{Skipped: "idle"}
+	}
+	started := time.Now()
+	synced, tickets := s.syncStep(ctx, cy, mode == once)
+	s.followTick(ctx, cy.now, cy.set, tickets) // digests (followers.go)
+	s.lookupPeople(ctx, cy, cy.set, tickets)
+	p, err := s.planStep(ctx, cy, tickets)
+	if err != nil {
+		// Stopping: nothing half-evaluated reconciles or acts.
+		cy.log.Info("cycle stopped while evaluating the rules", slog.Any("error", err))
+		return stoppedCycle(due, synced, err)
+	}
+	var done outcomes
+	if s.cfg.dryRun {
+		done = s.dryRun(ctx, cy, p.Ordered) // says what it would have done, executes nothing
+	} else {
+		done = s.execute(ctx, cy, p, s.pace(mode, cy.now))
+	}
+	jobs := s.reconcile(ctx, cy, due, p, synced, tickets, done)
+	out := s.endCycle(ctx, cy, due, Cycle{Sync: synced, Jobs: jobs}, p, done, tick, started)
+	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
+		slog.Int("changed", synced.Changed), slog.Int("decisions", len(p.Decisions)), slog.Int("requests", cy.requests),
+		slog.Bool("complete", synced.Complete))
+	return out
+}
+
+// startCycle reads the rules and jobs, and starts a cycle of the jobs due
+// now (nil when nothing is due).
+func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*job) {
 	s.mu.Lock()
 	set, jobs := s.set, s.jobs
 	s.mu.Unlock()
@@ -186,69 +194,46 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	s.loadRuns(ctx, jobs, now) // schedule.go: restarts and new leaders carry the schedules on
 	due := s.dueJobs(jobs, mode, now)
 	if len(due) == 0 && !s.ticksDue(set, now) {
-		return Cycle{Skipped: "idle"}
+		return nil, nil
 	}
 	cy := newCycle(now, set, due, s.logger)
 	cy.once = mode == once
 	// The cycle's writes run on contexts of their own (actionContext); a
 	// stop still ends their waits for the rate budget.
 	cy.desk = s.desk.Stopping(ctx)
-	started := time.Now()
+	return cy, due
+}
 
-	// 1. Sync the mirror.
-	synced := s.sync(ctx, cy, mode == once)
+// syncStep syncs the mirror and returns the sync's result and the
+// mirror's tickets.
+func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*SyncResult, []*sdclient.Ticket) {
+	synced := s.sync(ctx, cy, inline)
 	if synced.Err != nil {
 		cy.log.Log(ctx, incompleteLevel(synced.Err), "mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
 	}
-	tickets := s.mirrorSnapshot()
-	cy.inMirror = make(map[int64]bool, len(tickets))
-	for _, t := range tickets {
-		cy.inMirror[t.ID] = true
-	}
+	return synced, s.mirrorSnapshot()
+}
 
-	s.followTick(ctx, now, set, tickets) // digests (followers.go)
-
-	// 2. Evaluate.
-	s.lookupPeople(ctx, cy, set, tickets)
-	decisions, err := evaluate(ctx, set, cy.rules, tickets, now)
+// planStep evaluates the due rules on the tickets (pure), notes the
+// results for /readyz and the status pages, reads the ledger's view of
+// the decisions and plans the cycle (pure: makePlan). It returns ctx's
+// error when a stop cut the evaluation short.
+func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient.Ticket) (*plan.Plan, error) {
+	decisions, err := plan.Evaluate(ctx, cy.set, cy.rules, tickets, cy.now)
 	if err != nil {
-		// Stopping: nothing half-evaluated reconciles or acts.
-		cy.log.Info("cycle stopped while evaluating the rules", slog.Any("error", err))
-		return stoppedCycle(due, synced, err)
+		return nil, err
 	}
 	s.noteBudgets(cy, decisions)
 	s.noteMatches(cy, decisions) // for the status pages (statusview.go)
-	byRule := map[string][]rules.Decision{}
-	for _, d := range decisions {
-		byRule[d.Rule] = append(byRule[d.Rule], d)
+	var led plan.LedgerView      // a dry run reads the ledger itself (dryRun)
+	if !s.cfg.dryRun {
+		led = firing.ReadView(ctx, s.ledger, cy.set, decisions, cy.log)
 	}
-	decisions = s.withBegun(ctx, cy, decisions) // firings under way finish whatever the rules say now
-
-	// 3. Reconcile episodes, per job.
-	out := Cycle{Sync: synced}
-	for _, j := range due {
-		res := CycleResult{Job: j.name, Rules: j.ruleNames(), Complete: synced.Complete, Err: synced.Err, Tickets: len(tickets), Sync: synced}
-		for _, r := range j.rules {
-			res.Decisions += len(byRule[r.Name])
-		}
-		if synced.Complete && !s.cfg.dryRun {
-			s.reconcile(ctx, cy, j, byRule, &res)
-		}
-		out.Jobs = append(out.Jobs, res)
-	}
-
-	// 4. Execute, by the queue's order, until the next tick is due.
-	if mode != once {
-		cy.deadline = s.deadline(now)
-	}
-	before := cy.requests
-	s.execute(ctx, cy, decisions)
-	cy.execRequests = cy.requests - before
-	s.endCycle(ctx, cy, &out, tick, started)
-	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
-		slog.Int("changed", synced.Changed), slog.Int("decisions", len(decisions)), slog.Int("requests", cy.requests),
-		slog.Bool("complete", synced.Complete))
-	return out
+	_, groups := s.notifier.(GroupNotifier)
+	p := plan.Make(plan.Input{Set: cy.set, Now: cy.now, Decisions: decisions, Ledger: led,
+		Since: s.waitingSince(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
+	s.notePlan(cy, p)
+	return p, nil
 }
 
 // cycleGate says why a cycle does not run now ("" when it does): the
@@ -285,15 +270,7 @@ func (s *Scheduler) dueJobs(jobs []*job, mode cycleMode, now time.Time) []*job {
 
 // newCycle starts a cycle of the due jobs at now, noting their start.
 func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycle {
-	cy := &cycle{
-		now: now, set: set, due: due,
-		log:     log,
-		fresh:   map[int64]*sdclient.Ticket{},
-		gone:    map[int64]bool{},
-		agents:  map[string]int64{},
-		fired:   map[rules.FiringKey]bool{},
-		firedBy: map[string]int{},
-	}
+	cy := &cycle{now: now, set: set, log: log}
 	inDue := map[string]bool{}
 	for _, j := range due {
 		for _, r := range j.rules {
@@ -320,9 +297,11 @@ func stoppedCycle(due []*job, synced *SyncResult, err error) Cycle {
 	return out
 }
 
-// endCycle saves what the cycle re-read to the mirror and records each
-// job's result, the planner's history and the metrics.
-func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, out *Cycle, tick *job, started time.Time) {
+// endCycle is the record step: it saves what the cycle re-read to the
+// mirror, remembers what the cycle held back (for the explainer and the
+// queue's age order), and records each job's result, the planner's
+// history and the metrics.
+func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cycle, p *plan.Plan, done outcomes, tick *job, started time.Time) Cycle {
 	// A local write, finished even when a stop (SIGTERM, Ctrl-C) cancelled
 	// the cycle: what it re-read is kept, and a stop logs no warning.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
@@ -331,21 +310,42 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, out *Cycle, tick *j
 	if perr != nil {
 		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
 	}
+	held := heldAll(p.Held, done.Held)
+	if !s.cfg.dryRun {
+		s.noteHeld(cy.rules, held)
+		s.noteWaiting(cy, held)
+	}
 	out.Requests = cy.requests
 	dur := time.Since(started)
-	for i, j := range cy.due {
+	for i, j := range due {
 		res := &out.Jobs[i]
 		for _, r := range j.rules {
-			res.Fired += cy.firedBy[r.Name]
+			res.Fired += done.FiredBy[r.Name]
+			res.HeldBack += len(held[r.Name])
 		}
 		res.Requests = cy.requests
-		res.HeldBack = cy.heldCount(j)
 		s.finishJob(j, res, cy.now, dur, cy.requests)
 	}
 	s.saveRuns(ctx)
-	s.plan.record(tick, cy.requests-cy.execRequests, out.Sync.Requests, cy.now)
+	s.plan.record(tick, cy.requests-done.requests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
+	return out
+}
+
+// heldAll is what the caps held back and what the queue left for later,
+// by rule and ticket.
+func heldAll(capped, queued map[string]map[int64]plan.Held) map[string]map[int64]plan.Held {
+	out := make(map[string]map[int64]plan.Held, len(capped)+len(queued))
+	for _, m := range []map[string]map[int64]plan.Held{capped, queued} {
+		for rule, ids := range m {
+			if out[rule] == nil {
+				out[rule] = map[int64]plan.Held{}
+			}
+			maps.Copy(out[rule], ids)
+		}
+	}
+	return out
 }
 
 // finishJob records a job's cycle in its status and metrics, and sets when
@@ -375,21 +375,4 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 		s.logger.Log(context.Background(), incompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
 	}
-}
-
-// sortDecisions orders decisions by ticket, then by the rules' file order.
-func sortDecisions(set *rules.Set, ds []rules.Decision) {
-	order := map[string]int{}
-	for i, r := range set.Rules() {
-		order[r.Name] = i
-	}
-	slices.SortStableFunc(ds, func(a, b rules.Decision) int {
-		if a.TicketID != b.TicketID {
-			if a.TicketID < b.TicketID {
-				return -1
-			}
-			return 1
-		}
-		return order[a.Rule] - order[b.Rule]
-	})
 }

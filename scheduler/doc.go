@@ -10,29 +10,34 @@
 //
 // # What it owns
 //
-//   - The cycle (cycle.go): sync (package feed, the change feed and the
-//     mirror; feed.go here builds it and runs a cycle's sync), evaluate
-//     (evaluate.go), reconcile episodes (reconcile.go), execute
-//     (execute.go, resume.go), each step in its own file.
+//   - The cycle (cycle.go): runCycle assembles the steps, each passing
+//     its result to the next: sync (package feed, the change feed and the
+//     mirror; feed.go here builds it and runs a cycle's sync) → plan
+//     (package plan: pure evaluation, the queue's order, storm control's
+//     caps and groups, over the ledger's view read first: firing.ReadView)
+//     → execute at the queue's pace (firing.Execute; execute.go adapts the
+//     Notifier, the direct messages and the escalator to it; queue.go's
+//     pace) → reconcile episodes (reconcile.go) → record (endCycle).
 //   - When each job is due (schedule.go): every rule's last run is kept
 //     in the store (RuleRuns), so restarts, reloads and new leaders carry
 //     the schedules on and a cron rule never fires because a process is
-//     new; NextRun is the one answer to when a rule runs next, for the
+//     new; plan.NextRun is the one answer to when a rule runs next, for the
 //     scheduler, the plan and the explanations.
-//   - The firing ledger's contract, Ledger (ledger.go), declared here by
-//     its consumer: every method the scheduler calls, no optional
-//     abilities discovered by type assertion. *store.Store implements it
-//     and store/storetest checks it on SQLite and PostgreSQL. Whether a
-//     (rule, ticket) may fire again is rules.Once.NextEligible on its
-//     rules.FiringRecord, the one rule book that the store's Claim, the
-//     pre-check before a re-read (alreadyFired), the dry run and the
-//     explanation (Explainer, `/ticket why`, `deskbot rules why`) all use.
-//   - Who goes first (queue.go: classes, the queue's order, the routine
-//     share, and the budget a cycle may still spend before its next tick),
-//     storm control (storm.go: per-cycle caps, grouped alerts and pages),
+//   - The execute step is package firing's: claim in the ledger
+//     (firing.Ledger, the contract *store.Store implements, no optional
+//     abilities discovered by type assertion), re-read, perform with
+//     markers, record. Whether a (rule, ticket) may fire again is
+//     rules.Once.NextEligible on its rules.FiringRecord, the one rule book
+//     that the store's Claim, the pre-check before a re-read
+//     (plan.LedgerView.AlreadyFired), the dry run and the explanation
+//     (Explainer, `/ticket why`, `deskbot rules why`) all use.
+//   - The queue's pace (queue.go: the budget a cycle may still spend
+//     before its next tick, and since when held-back decisions wait; the
+//     classes and order are plan's), storm control's execution side
+//     (storm.go: the cap metrics and memory, grouped alerts and pages),
 //     the request budget planner (budget.go), rules over their run-time
-//     budget (budgets.go), the dry run and `rules plan` with its drain
-//     simulation (dryrun.go),
+//     budget (budgets.go), the dry run (dryrun.go: its memory and log
+//     lines; the Outlook and the drain simulation are plan's),
 //     on-call pages started by rules (oncall.go), ledger pruning
 //     (prune.go), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
@@ -46,35 +51,36 @@
 // # What it may import
 //
 // The floors, lowest first: sdclient/filter, sdclient, store, rules,
-// feed, oncall, scheduler, bot, cmd. The scheduler imports the floors
-// below it (sdclient and its filter, store for the mirror's types, rules,
-// feed for the change feed and the mirror, oncall) and never bot or cmd; the desk is reached only
-// through Desk (ClientDesk adapts an *sdclient.Client), chat only through
-// Notifier and the followers' interfaces.
+// feed, plan, firing, oncall, scheduler, bot, cmd. The scheduler imports
+// the floors below it (sdclient and its filter, store for the mirror's
+// types, rules, feed for the change feed and the mirror, plan, firing,
+// oncall) and never bot or cmd; the desk is reached only through Desk
+// (ClientDesk adapts an *sdclient.Client), chat only through Notifier and
+// the followers' interfaces.
 //
 // # Patterns to copy
 //
-//   - Pure rule evaluation: evaluate (evaluate.go) is the rules over the
+//   - Pure rule evaluation: plan.Evaluate is the rules over the
 //     mirrored tickets at a given now, with no I/O; everything that talks
 //     to the desk or the ledger happens before (sync) or after (execute).
 //     Tests and the dry run get the same decisions as a live cycle.
-//   - The crash-safe Scheduler.fire (execute.go): claim in the ledger
+//   - The crash-safe firing (package firing, fire.go): claim in the ledger
 //     (pending, with a lease), perform each action carrying an invisible
-//     marker (Marker) signed with the installation's secret (marker.go,
+//     marker (firing.Marker) signed with the installation's secret (marker.go,
 //     store.Marks), record each action done, then Finish. A claim is
 //     stale when its lease ran out or, with the store's leadership, when an
 //     older leadership epoch made it (its holder died or no longer leads):
 //     a new leader takes it over in its first cycle. A worker
 //     that takes over a stale claim (Firing.Resumed) checks, for every
 //     action not recorded done, whether it already reached the desk or
-//     chat (alreadyThere, updateHolds) before doing it again. Actions get
+//     chat (firing's alreadyThere, UpdateHolds) before doing it again. Actions get
 //     their own context (actionContext), so a shutdown lets the request
 //     under way finish instead of cutting a firing in half.
 //   - The limiter and the budget: the sdclient limiter enforces the hard
 //     request rate; the planner (budget.go) keeps polling within the
 //     background share of it by stretching every interval by one factor
 //     computed from recent cycles' polling (the sync, not the firings),
-//     the per-cycle caps (storm.go) bound what one cycle may start, and a
+//     the per-cycle caps (plan) bound what one cycle may start, and a
 //     scheduled cycle starts no firing that would wait for the budget
 //     past its next tick (queue.go), leaving the rest queued, most urgent
 //     first, for the next ticks: the feed keeps its interval.

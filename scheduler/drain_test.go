@@ -10,7 +10,9 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -128,13 +130,13 @@ func TestPlanDrainMatchesTheDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var o *Outlook
-	plan, err := New(testLogger(t), ClientDesk(planClient), d.set, ReadOnlyLedger(nil), LogNotifier{Logger: testLogger(t)},
-		WithClock(d.clk), WithDryRun(true), WithEscalator(lazyEscalator{new(*oncall.Escalator)}, 0), WithOutlook(func(x Outlook) { o = &x }))
+	var o *plan.Outlook
+	planner, err := New(testLogger(t), ClientDesk(planClient), d.set, firing.ReadOnlyLedger(nil), LogNotifier{Logger: testLogger(t)},
+		WithClock(d.clk), WithDryRun(true), WithEscalator(lazyEscalator{new(*oncall.Escalator)}, 0), WithOutlook(func(x plan.Outlook) { o = &x }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := plan.RunCycle(t.Context())
+	c, err := planner.RunCycle(t.Context())
 	if err != nil || o == nil {
 		t.Fatalf("plan: %v, outlook %v", err, o)
 	}
@@ -167,10 +169,10 @@ func TestPlanDrainMatchesTheDemo(t *testing.T) {
 			if err != nil || !ok || rec.State != rules.FiringDone {
 				t.Fatalf("%s on #%d: %+v, %v; want fired within 15 minutes", f.Rule, f.TicketID, rec, err)
 			}
-			at = later(at, rec.FiredAt)
+			at = plan.Later(at, rec.FiredAt)
 		}
 		t.Logf("%s: %d firings, the last %v after start; the plan says %v", ro.Rule.Name, len(ro.Fires), at.Sub(d.start), drain.Rules[ro.Rule.Name])
-		last = later(last, at)
+		last = plan.Later(last, at)
 	}
 	real := last.Sub(d.start)
 	t.Logf("plan: the backlog drains in %v (%d cycles, every %v, %d requests); real: the last capped firing %v after start",

@@ -5,15 +5,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/plan"
 )
 
 // TestDryRunSaysWouldHave: a dry run says, one line per decision, what it
 // would have done, grouped and capped as a real cycle, drains a capped
 // backlog over the next cycles, and changes nothing.
 func TestDryRunSaysWouldHave(t *testing.T) {
-	var outlooks []Outlook
+	var outlooks []plan.Outlook
 	e := stormEnv(t, "group_over: 3\n    max_firings_per_cycle: 4", true, WithDryRun(true),
-		WithOutlook(func(o Outlook) { outlooks = append(outlooks, o) }))
+		WithOutlook(func(o plan.Outlook) { outlooks = append(outlooks, o) }))
 	ids := addUrgent(e, 6)
 	poster := &dryPoster{}
 	e.s.notifier = poster
@@ -77,9 +79,9 @@ func TestDryRunSaysWouldHave(t *testing.T) {
 
 // The summary is capped: at most max lines, then "and N more".
 func TestDryRunChatSummaryIsCapped(t *testing.T) {
-	var outlooks []Outlook
+	var outlooks []plan.Outlook
 	e := stormEnv(t, "group_over: 30\n    max_firings_per_cycle: 30", true, WithDryRun(true),
-		WithOutlook(func(o Outlook) { outlooks = append(outlooks, o) }))
+		WithOutlook(func(o plan.Outlook) { outlooks = append(outlooks, o) }))
 	addUrgent(e, 12)
 	e.runOnce()
 	ch, text := outlooks[0].ChatSummary(nil, 10)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
@@ -28,7 +30,7 @@ type TicketReader interface {
 type Explainer struct {
 	desk   TicketReader
 	rules  func() *rules.Set
-	ledger FiringStates
+	ledger firing.FiringStates
 	now    func() time.Time
 	cfg    explainerConfig
 }
@@ -41,7 +43,7 @@ type explainerConfig struct {
 }
 
 // ExplainRuns makes the explanation say when each rule runs next from the
-// rules' last runs in r (*store.Store is one): NextRun, the answer the
+// rules' last runs in r (*store.Store is one): plan.NextRun, the answer the
 // scheduler and `rules plan` give too. Without it the next runs are those
 // of a first start.
 func ExplainRuns(r RuleRunReader) ExplainerOption {
@@ -52,7 +54,7 @@ func ExplainRuns(r RuleRunReader) ExplainerOption {
 // on a ticket back by a per-cycle cap (*Scheduler implements it).
 type HeldBackReader interface {
 	// HeldBack reports why key was held back in its rule's last cycle.
-	HeldBack(key rules.FiringKey) (Held, bool)
+	HeldBack(key rules.FiringKey) (plan.Held, bool)
 }
 
 // ExplainHeldBack makes the explanation say, for a rule whose last cycle
@@ -92,7 +94,7 @@ const mirrorMaxLag = 15 * time.Minute
 // interactive client: a person is waiting) and the rules set returns, which
 // may change between calls (SIGHUP) or be nil (no rules loaded). A nil
 // ledger leaves the ledger out of the answer; a nil now is time.Now.
-func NewExplainer(desk TicketReader, set func() *rules.Set, ledger FiringStates, now func() time.Time, opts ...ExplainerOption) *Explainer {
+func NewExplainer(desk TicketReader, set func() *rules.Set, ledger firing.FiringStates, now func() time.Time, opts ...ExplainerOption) *Explainer {
 	if now == nil {
 		now = time.Now
 	}
@@ -200,7 +202,7 @@ func (e *Explainer) ExplainTicket(ctx context.Context, t *sdclient.Ticket) (stri
 		if err != nil {
 			return "", fmt.Errorf("read the ledger for rule %q: %w", r.Name, err)
 		}
-		line := ledgerLine(r, info, ok)
+		line := plan.LedgerLine(r, info, ok)
 		if e.cfg.held != nil {
 			if h, held := e.cfg.held.HeldBack(rules.FiringKey{Rule: r.Name, TicketID: t.ID}); held {
 				line += "; " + h.String()
@@ -220,11 +222,7 @@ func (e *Explainer) writeNextRuns(ctx context.Context, b *strings.Builder, set *
 			return fmt.Errorf("read when the rules last ran: %w", err)
 		}
 	}
-	b.WriteString("\nNext runs:\n")
-	for _, r := range set.Rules() {
-		rec, ok := runs[r.Name]
-		fmt.Fprintf(b, "  %s: %s\n", r.Name, NextRunText(r, NextRun(r, rec, ok, now), now))
-	}
+	plan.WriteNextRuns(b, set, runs, now)
 	return nil
 }
 
@@ -259,67 +257,4 @@ func writeDigestsOf(b *strings.Builder, set *rules.Set, t *sdclient.Ticket, now 
 		}
 		fmt.Fprintf(b, "  digest %s (to %s): %s; next run %s\n", d.Name, d.Channel, in, next.UTC().Format("Mon 2006-01-02 15:04 MST"))
 	}
-}
-
-// ledgerLine says in one line what the ledger knows of a rule on a ticket.
-func ledgerLine(r *rules.Rule, info rules.FiringRecord, ok bool) string {
-	if !ok {
-		return fmt.Sprintf("%s: never fired; can fire on the next poll where it holds", r.Name)
-	}
-	var s strings.Builder
-	fmt.Fprintf(&s, "%s: episode %d ", r.Name, info.Episode)
-	if info.Open {
-		s.WriteString("open")
-	} else {
-		fmt.Fprintf(&s, "ended %s", stamp(info.EpisodeEnded))
-	}
-	switch info.State {
-	case rules.FiringPending:
-		fmt.Fprintf(&s, ", firing %d pending since %s (actions done: %v", info.Seq, stamp(info.ClaimedAt), info.Done)
-		if info.Attempts > 1 {
-			fmt.Fprintf(&s, ", %d attempts", info.Attempts)
-		}
-		s.WriteString(")")
-		if info.LastError != "" {
-			s.WriteString("; " + lastAttempt(info.LastError))
-		}
-	case rules.FiringDone:
-		fmt.Fprintf(&s, ", fired %s", stamp(info.FiredAt))
-	}
-	if !info.Open {
-		if r.Once.Mode == rules.OnceTicket && !info.LastFiredAt.IsZero() {
-			s.WriteString("; once: ticket, so it never fires again")
-		} else {
-			s.WriteString("; can fire again when it holds")
-		}
-		return s.String()
-	}
-	if next, can := r.Once.NextEligible(info); can {
-		fmt.Fprintf(&s, "; can fire again from %s", stamp(next))
-	} else if r.Once.Mode == rules.OnceTicket {
-		s.WriteString("; once: ticket, so it never fires again")
-	} else {
-		s.WriteString("; fires again only after a complete poll in which it no longer holds")
-	}
-	return s.String()
-}
-
-// lastAttempt says plainly why a pending firing's last attempt stopped,
-// from the ledger's last error: a stop or deskbot's own request budget
-// (released by yieldFiring; the raw error is in the log) is not a refusal.
-func lastAttempt(lastError string) string {
-	switch {
-	case strings.HasPrefix(lastError, ledgerStopped) || strings.Contains(lastError, sdclient.ErrStopped.Error()):
-		return "stopped by a shutdown; resumes next cycle"
-	case strings.HasPrefix(lastError, ledgerBudgetWait):
-		return "waited for deskbot's request budget; goes on next cycle"
-	}
-	return "last attempt refused: " + lastError
-}
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
 }

@@ -15,8 +15,11 @@ import (
 )
 
 // legacyTag is the unkeyed mark deskbot wrote before issue 27: a 64-bit
-// FNV hash of the marker, which anyone could compute.
+// FNV hash of the marker, which anyone could compute, in the invisible
+// characters the marks still use (word joiner, zero width space, zero
+// width non-joiner).
 func legacyTag(marker string) string {
+	const tagEdge, tagZero, tagOne = '\u2060', '\u200b', '\u200c'
 	h := fnv.New64a()
 	h.Write([]byte(marker))
 	sum := h.Sum64()

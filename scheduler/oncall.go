@@ -48,45 +48,6 @@ func checkPages(set *rules.Set, esc Escalator) error {
 	return nil
 }
 
-// pageSpec is the page a page action of firing f starts: keyed by rule,
-// ticket and episode, so a resumed or repeated firing of the same episode
-// finds the page already started.
-func pageSpec(r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) oncall.PageSpec {
-	return oncall.PageSpec{Rule: r.Name, TicketID: ticketID, Episode: f.Episode, Policy: a.Policy, Channel: a.Channel, Text: a.Text,
-		GroupOver: groupOver(r)}
-}
-
-// startPage performs a page action. The page is durable once created: a
-// failure of its first step is retried by the escalator's ticks, so the
-// action counts as done. When the cycle pages more tickets of r than its
-// group_over, the page is started without its first step, which the tick
-// after the cycle takes with the others (one direct message per person).
-func (s *Scheduler) startPage(ctx context.Context, cy *cycle, r *rules.Rule, f rules.Firing, ticketID int64, a rules.Action) error {
-	if s.cfg.escalator == nil {
-		return fmt.Errorf("page %s: %w: no on-call escalator configured", a.Policy, ErrNotDelivered)
-	}
-	spec := pageSpec(r, f, ticketID, a)
-	spec.Defer = cy != nil && cy.pageGrouping[r.Name]
-	p, created, err := s.cfg.escalator.Start(ctx, spec, s.cfg.clock.Now())
-	log := s.logger.With(slog.String("rule", r.Name), slog.Int64("ticket", ticketID))
-	switch {
-	case err != nil && !created:
-		return fmt.Errorf("page %s: %w", a.Policy, err)
-	case err != nil:
-		log.Warn("on-call page started, but its first step failed; the escalator retries it",
-			slog.String("page", p.Key), slog.Any("error", err))
-	case !created:
-		log.Info("on-call page already started for this episode; not paging again", slog.String("page", p.Key))
-		s.m.pages.WithLabelValues(r.Name, "existing").Inc()
-		return nil
-	}
-	s.m.pages.WithLabelValues(r.Name, "started").Inc()
-	if spec.Defer {
-		cy.deferredPages++
-	}
-	return nil
-}
-
 // tickPages takes the escalation steps due now. gocron runs it every
 // tickEvery on the leader (with an elector; steps are claimed atomically
 // in the store, so a replica ticking at the same time would page nobody

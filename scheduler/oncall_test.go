@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -177,8 +178,9 @@ func TestPageLogsNameRuleAndTicket(t *testing.T) {
 	}
 	act := rules.Action{Kind: rules.ActionPage, Policy: "it-urgent", Channel: "#it-oncall", Text: "x"}
 	f := rules.Firing{Key: rules.FiringKey{Rule: r.Name, TicketID: 42}, Episode: 1, Seq: 1}
+	deps := e.s.firingDeps(&cycle{desk: e.s.desk, now: e.s.cfg.clock.Now(), log: e.s.logger})
 	for range 2 { // the second finds the page already started
-		if err := e.s.startPage(t.Context(), nil, r, f, 42, act); err != nil {
+		if _, err := firing.StartPage(t.Context(), deps, e.s.logger, r, f, 42, act, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,7 +80,7 @@ type config struct {
 	tickEvery     time.Duration
 	retention     time.Duration
 	maxFirings    int
-	outlook       func(Outlook) // dry runs: see WithOutlook
+	outlook       func(plan.Outlook) // dry runs: see WithOutlook
 }
 
 // WithClock sets the clock of the scheduler (gocron's timers and each

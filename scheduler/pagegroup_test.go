@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -80,8 +81,8 @@ func TestCyclePagesGroupedToOnePerson(t *testing.T) {
 // A dry run says that the cycle would have paged the tickets with one
 // direct message, and pages nobody.
 func TestDryRunSaysPagesGrouped(t *testing.T) {
-	var outlooks []Outlook
-	e, _, pager := newPageEnv(t, WithDryRun(true), WithOutlook(func(o Outlook) { outlooks = append(outlooks, o) }))
+	var outlooks []plan.Outlook
+	e, _, pager := newPageEnv(t, WithDryRun(true), WithOutlook(func(o plan.Outlook) { outlooks = append(outlooks, o) }))
 	for i := range 7 {
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Mail down %d", i), Priority: 4})
 	}

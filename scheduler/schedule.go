@@ -1,16 +1,13 @@
 package scheduler
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/store"
 )
@@ -18,7 +15,7 @@ import (
 // Time rules run at their time. Each rule's last run is kept in the state
 // store (RuleRuns), read in every cycle before the due jobs are chosen (so
 // at start, after a reload and when this replica gains the leadership) and
-// written when a job's run completes. A job's next run is NextRun over its
+// written when a job's run completes. A job's next run is plan.NextRun over its
 // rules' records; within a process it then follows its own runs (an every
 // job an interval after its previous due time, a cron job at its next
 // time), until another replica's run shows in the store.
@@ -34,7 +31,7 @@ type RuleRuns interface {
 }
 
 // RuleRunReader reads when each rule last ran: explanations and plans
-// read it to say when a rule runs next (NextRun).
+// read it to say when a rule runs next (plan.NextRun).
 type RuleRunReader interface {
 	// RuleRuns returns the record of every rule that has one, by name.
 	RuleRuns(ctx context.Context) (map[string]store.RuleRun, error)
@@ -114,80 +111,13 @@ func mergeRun(old, r store.RuleRun) store.RuleRun {
 	return r
 }
 
-// ScheduleKey is rule r's schedule as the store records it: "every 5m" or
-// "cron 0 9 * * 1-5". A record under another schedule does not count.
-func ScheduleKey(r *rules.Rule) string {
-	if r.Cron != "" {
-		return "cron " + r.Cron
-	}
-	return "every " + cmp.Or(r.Every, rules.DefaultEvery).String()
-}
+// ScheduleKey is plan.ScheduleKey, and NextRun plan.NextRun, for the
+// digests (digest.go) until they move out of the scheduler.
+func ScheduleKey(r *rules.Rule) string { return plan.ScheduleKey(r) }
 
-// NextRun is when rule r runs next, seen at now, from its stored record
-// rec (ok: there is one). It is the one answer the scheduler, the dry
-// run, `deskbot rules plan`, `deskbot rules why` and `/ticket why` give:
-//
-//   - An every rule that never ran runs at once (now); one that ran runs
-//     an interval after its last run, now at the earliest: a restart or a
-//     new leader keeps its phase.
-//   - A cron rule runs at its schedule's times (in UTC, as gocron's ticks
-//     and the store's times are) after the later of its last
-//     run and the moment a deskbot first scheduled it, never because a
-//     process is new: one never scheduled waits for its next time. A time
-//     missed while no deskbot led is returned (before now: due at once)
-//     while it is at most the rule's catch_up ago, so it runs once, late;
-//     an older one is skipped for the next time.
-//
-// Within a process the scheduler then follows its own runs; a run held
-// back by a cap or made on an incomplete mirror may come sooner.
+// NextRun is plan.NextRun.
 func NextRun(r *rules.Rule, rec store.RuleRun, ok bool, now time.Time) time.Time {
-	ok = ok && rec.Schedule == ScheduleKey(r)
-	if r.Cron == "" {
-		if !ok || rec.LastRun.IsZero() {
-			return now
-		}
-		if next := rec.LastRun.Add(cmp.Or(r.Every, rules.DefaultEvery)); next.After(now) {
-			return next
-		}
-		return now
-	}
-	sched, err := cron.ParseStandard(r.Cron)
-	if err != nil {
-		return time.Time{} // the loader refuses such a rule
-	}
-	base := now
-	if ok {
-		base = later(rec.Since, rec.LastRun)
-	}
-	if slot, missed := missedSlot(sched, base, now, r.CatchUp); missed {
-		return slot
-	}
-	return sched.Next(later(base, now).UTC())
-}
-
-// missedSlot is the latest time of sched after base, at or before now and
-// at most catchUp before it.
-func missedSlot(sched cron.Schedule, base, now time.Time, catchUp time.Duration) (time.Time, bool) {
-	if !base.Before(now) || catchUp < 0 {
-		return time.Time{}, false
-	}
-	// cron's Next is the first time strictly after its argument, in
-	// whole seconds.
-	from := later(base, now.Add(-catchUp-time.Second)).UTC()
-	var slot time.Time
-	for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
-		if t.After(base) && now.Sub(t) <= catchUp {
-			slot = t
-		}
-	}
-	return slot, !slot.IsZero()
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+	return plan.NextRun(r, rec, ok, now)
 }
 
 // catchUp is how late a missed run of j may still run: the longest
@@ -203,7 +133,7 @@ func (j *job) catchUp(tick time.Duration) time.Duration {
 
 // loadRuns brings the jobs' schedules up to date with the store: a job
 // this process has not scheduled yet, or one that another replica ran
-// since (a new leader), takes its next run from NextRun; the rules the
+// since (a new leader), takes its next run from plan.NextRun; the rules the
 // store has no record of (under their schedule) are recorded as scheduled
 // from now.
 func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
@@ -232,7 +162,7 @@ func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
 			// Says at start, after a reload or on becoming the leader when
 			// a cron rule runs (the dry run too): not now unless due now.
 			for _, r := range j.rules {
-				s.logger.Info("time rule scheduled", slog.String("rule", r.Name), slog.String("next_run", NextRunText(r, next, now)))
+				s.logger.Info("time rule scheduled", slog.String("rule", r.Name), slog.String("next_run", plan.NextRunText(r, next, now)))
 			}
 		}
 	}
@@ -250,7 +180,7 @@ func (j *job) apply(runs map[string]store.RuleRun, now time.Time) (next time.Tim
 	var last time.Time
 	for _, r := range j.rules {
 		if rec, ok := runs[r.Name]; ok && rec.Schedule == ScheduleKey(r) {
-			last = later(last, rec.LastRun)
+			last = plan.Later(last, rec.LastRun)
 		}
 	}
 	j.stat.Lock()
@@ -259,17 +189,17 @@ func (j *job) apply(runs map[string]store.RuleRun, now time.Time) (next time.Tim
 		return j.next, false // nothing new: this process's own schedule stands
 	}
 	j.loaded = true
-	j.last = later(j.last, last)
+	j.last = plan.Later(j.last, last)
 	j.next = j.nextFrom(runs, now)
 	return j.next, true
 }
 
-// nextFrom is the earliest NextRun of j's rules by the records runs.
+// nextFrom is the earliest plan.NextRun of j's rules by the records runs.
 func (j *job) nextFrom(runs map[string]store.RuleRun, now time.Time) time.Time {
 	var next time.Time
 	for _, r := range j.rules {
 		rec, ok := runs[r.Name]
-		if t := NextRun(r, rec, ok, now); next.IsZero() || t.Before(next) {
+		if t := plan.NextRun(r, rec, ok, now); next.IsZero() || t.Before(next) {
 			next = t
 		}
 	}
@@ -347,7 +277,7 @@ func (s *Scheduler) ranJob(j *job, complete bool, now time.Time) {
 	}
 	j.scheduleNext(now)
 	j.stat.Lock()
-	j.last, j.loaded, j.incomplete = later(j.last, now), true, !complete
+	j.last, j.loaded, j.incomplete = plan.Later(j.last, now), true, !complete
 	j.stat.Unlock()
 	s.unsaved.Lock()
 	defer s.unsaved.Unlock()
@@ -400,25 +330,4 @@ func adoptJobs(old, jobs []*job) {
 		j.lastStart, j.lastComplete, j.lastOutcome, j.lastRequests = o.lastStart, o.lastComplete, o.lastOutcome, o.lastRequests
 		o.stat.Unlock()
 	}
-}
-
-// NextRunText says when rule r runs next, next being NextRun at now:
-// "at the next cycle (every 1m)", "2026-11-30T09:00:00Z, in 2d21h53m (cron
-// 0 9 * * 1-5)", or for a cron time missed while no deskbot led "now,
-// catching up its run of 2026-11-30T09:00:00Z (cron 0 9 * * 1-5, catch_up
-// 1h)".
-func NextRunText(r *rules.Rule, next, now time.Time) string {
-	sched := "every " + rules.ShortDuration(cmp.Or(r.Every, rules.DefaultEvery))
-	if r.Cron != "" {
-		sched = "cron " + r.Cron
-	}
-	switch {
-	case next.IsZero():
-		return "never (" + sched + ")"
-	case next.After(now):
-		return fmt.Sprintf("%s, in %s (%s)", next.UTC().Format(time.RFC3339), rules.ShortDuration(next.Sub(now).Round(time.Minute)), sched)
-	case r.Cron != "":
-		return fmt.Sprintf("now, catching up its run of %s (%s, catch_up %s)", next.UTC().Format(time.RFC3339), sched, rules.ShortDuration(r.CatchUp))
-	}
-	return fmt.Sprintf("at the next cycle (%s)", sched)
 }

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
-	"github.com/robfig/cron/v3"
 
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/store"
 )
@@ -23,6 +23,11 @@ import (
 // returns it), so errors.Is works whichever of the two wrapped it.
 var ErrNotLeader = store.ErrNotLeader
 
+// ErrNotDelivered is firing.ErrNotDelivered: a Notifier's error wrapping
+// it says the alert was certainly not posted, so the firing is released
+// and retried at once.
+var ErrNotDelivered = firing.ErrNotDelivered
+
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
 type Scheduler struct {
@@ -30,7 +35,7 @@ type Scheduler struct {
 	marksV   *store.Marks // marks.go: what signs the firings' notes and replies
 	logger   *slog.Logger
 	desk     Desk
-	ledger   Ledger
+	ledger   firing.Ledger
 	notifier Notifier
 	cfg      config
 	m        *metrics
@@ -64,10 +69,10 @@ type Scheduler struct {
 }
 
 // New returns a scheduler for the rules of set over desk (see ClientDesk),
-// recording firings in ledger (a Ledger) and sending alerts
+// recording firings in ledger (a firing.Ledger) and sending alerts
 // through notifier (nil: LogNotifier on logger). Nothing is sent before
 // Start or RunOnce.
-func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
+func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger firing.Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
 	if logger == nil {
 		return nil, errors.New("new scheduler: logger is nil")
 	}
@@ -116,80 +121,6 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger Ledger, notifier
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
 	return s, nil
-}
-
-// job is the rules that share one (query, schedule): they are evaluated
-// in the same cycles and reported together (metrics, /readyz, rules why).
-type job struct {
-	name  string
-	key   string
-	query string // the unexpanded query, as printed by filter
-	every time.Duration
-	cron  string
-	sched cron.Schedule // cron parsed once
-	set   *rules.Set
-	rules []*rules.Rule
-
-	stat         sync.Mutex
-	next         time.Time // when the job is due next (zero: not scheduled yet)
-	last         time.Time // its latest run, this process's or the store's
-	loaded       bool      // next was taken from the store (schedule.go)
-	incomplete   bool      // its last run saw an incomplete mirror
-	lastStart    time.Time
-	lastComplete time.Time
-	lastOutcome  string
-	lastRequests int
-}
-
-// buildJobs groups the rules of set by (query, schedule) and checks that
-// every query fits the desk's limit once expanded with open.
-func buildJobs(set *rules.Set, open []int) ([]*job, error) {
-	byKey := map[string]*job{}
-	var jobs []*job
-	var errs []error
-	for _, r := range set.Rules() {
-		if _, err := r.ExpandQuery(open); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		q := r.QueryExpr().String()
-		sched := "every " + r.Every.String()
-		if r.Cron != "" {
-			sched = "cron " + r.Cron
-		}
-		key := q + "|" + sched
-		j := byKey[key]
-		if j == nil {
-			j = &job{key: key, query: q, every: r.Every, cron: r.Cron, set: set}
-			byKey[key] = j
-			jobs = append(jobs, j)
-		}
-		j.rules = append(j.rules, r)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	for _, j := range jobs {
-		j.name = j.rules[0].Name
-		if len(j.rules) > 1 {
-			j.name += fmt.Sprintf("+%d", len(j.rules)-1)
-		}
-		if j.every <= 0 && j.cron == "" {
-			j.every = rules.DefaultEvery
-		}
-		if j.cron != "" {
-			j.sched, _ = cron.ParseStandard(j.cron) // checked when the rules loaded
-		}
-	}
-	return jobs, nil
-}
-
-func (j *job) ruleNames() []string {
-	names := make([]string, len(j.rules))
-	for i, r := range j.rules {
-		names[i] = r.Name
-	}
-	return names
 }
 
 // Start reads the open statuses, checks every rule's expanded query, and
@@ -246,36 +177,6 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		slog.Duration("tick", s.tick.every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
 	return nil
 }
-
-// tickFor is how often the cycle ticks for jobs: the greatest common
-// divisor of their intervals in whole seconds (at least a second), taken
-// with a minute when a job has a cron schedule.
-func tickFor(jobs []*job) time.Duration {
-	g := int64(0)
-	for _, j := range jobs {
-		iv := int64(time.Minute / time.Second)
-		if j.cron == "" {
-			iv = max(int64(j.every/time.Second), 1)
-		}
-		g = gcd(g, iv)
-	}
-	if g == 0 {
-		return rules.DefaultEvery
-	}
-	return time.Duration(g) * time.Second
-}
-
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
-// newTick is the cycle as the planner sees it, ticking every d. A tick is
-// never changed: a new one replaces it (under mu), so that a cycle under
-// way keeps a consistent one; the planner keys its history by the name.
-func newTick(d time.Duration) *job { return &job{key: "cycle", name: "cycle", every: d} }
 
 // currentTick is the cycle's tick now.
 func (s *Scheduler) currentTick() *job {

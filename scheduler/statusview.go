@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
@@ -22,7 +23,7 @@ type StatusView struct {
 	// Tickets is how many tickets the mirrors hold (MirroredTickets
 	// reads them).
 	Tickets int
-	// Runs is each rule's last run as stored (see NextRun), by rule name.
+	// Runs is each rule's last run as stored (see plan.NextRun), by rule name.
 	Runs map[string]store.RuleRun
 	// Held is, per rule, how many decisions its last cycle held back (by
 	// a cap or the queue), each with why.
@@ -95,7 +96,7 @@ func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
 // HeldTicket is one decision a cycle held back.
 type HeldTicket struct {
 	TicketID int64
-	Held
+	plan.Held
 }
 
 // StatusView takes a view of the scheduler for the status pages. It is

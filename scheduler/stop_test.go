@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -174,7 +175,7 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 		if err != nil || !ok || info.State != rules.FiringPending || !info.LeaseUntil.IsZero() || len(info.Done) != 1 {
 			t.Errorf("ticket %d without its note: firing %+v (%v), want pending, released (no lease), alert done", id, info, err)
 		}
-		if line := ledgerLine(r, info, ok); !strings.Contains(line, "waited for deskbot's request budget; goes on next cycle") || strings.Contains(line, "refused") {
+		if line := plan.LedgerLine(r, info, ok); !strings.Contains(line, "waited for deskbot's request budget; goes on next cycle") || strings.Contains(line, "refused") {
 			t.Errorf("why line %q, want it to say plainly that it waited for the budget", line)
 		}
 		released++
@@ -210,17 +211,17 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 func TestLedgerLineSaysStoppedPlainly(t *testing.T) {
 	r := mustRules(t, urgentRules).Rules()[0]
 	for _, last := range []string{
-		ledgerStopped + ": alert #it-oncall: sdclient: add note: " + sdclient.ErrStopped.Error(),
+		plan.LedgerStopped + ": alert #it-oncall: sdclient: add note: " + sdclient.ErrStopped.Error(),
 		"sdclient: add note: " + sdclient.ErrStopped.Error(), // released before the plain prefix
 	} {
 		info := rules.FiringRecord{Episode: 1, Seq: 1, Open: true, State: rules.FiringPending, LastError: last}
-		line := ledgerLine(r, info, true)
+		line := plan.LedgerLine(r, info, true)
 		if !strings.Contains(line, "stopped by a shutdown; resumes next cycle") || strings.Contains(line, "refused") || strings.Contains(line, "sdclient") {
 			t.Errorf("why line %q, want it to say plainly that a shutdown stopped it", line)
 		}
 	}
 	info := rules.FiringRecord{Episode: 1, Seq: 1, Open: true, State: rules.FiringPending, LastError: "There is no agent with this id"}
-	if line := ledgerLine(r, info, true); !strings.Contains(line, "last attempt refused: There is no agent with this id") {
+	if line := plan.LedgerLine(r, info, true); !strings.Contains(line, "last attempt refused: There is no agent with this id") {
 		t.Errorf("why line %q, want the refusal", line)
 	}
 }

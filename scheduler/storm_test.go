@@ -10,6 +10,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -143,7 +145,7 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 		if len(fired) == 1 {
 			// After the first cycle: ticket 13 on waits, and says why.
 			h, ok := e.s.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[12]})
-			if !ok || h.Cap != capRule || h.Limit != 12 || !h.At.Equal(t0) {
+			if !ok || h.Cap != plan.CapRule || h.Limit != 12 || !h.At.Equal(t0) {
 				t.Errorf("HeldBack(#%d) = %+v %v, want the rule's cap of 12 at %s", ids[12], h, ok, t0)
 			}
 			if _, ok := e.s.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[11]}); ok {
@@ -304,7 +306,7 @@ func TestGroupRefusedIsRetried(t *testing.T) {
 	if len(e.notif.groupList()) != 0 {
 		t.Fatal("the refused group was recorded")
 	}
-	e.clk.Advance(retryBase)
+	e.clk.Advance(firing.RetryBase)
 	e.runOnce()
 	if gs := e.notif.groupList(); len(gs) != 1 || len(gs[0].Alerts) != 6 {
 		t.Fatalf("groups %d, want the retried one of 6", len(gs))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -514,7 +515,7 @@ func (h *Handler) planPage(r *http.Request) (any, error) {
 			row.Cycles = (len(fires) + row.Cap - 1) / row.Cap
 		}
 		row.First = fires[:min(row.Now, 10)]
-		row.Requests = row.Now * scheduler.FiringRequests(rule)
+		row.Requests = row.Now * plan.FiringRequests(rule)
 		d.Total += row.Requests
 		d.Rules = append(d.Rules, row)
 	}

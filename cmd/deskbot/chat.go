@@ -9,6 +9,7 @@ import (
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
@@ -100,11 +101,11 @@ func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (
 type lateScheduler struct{ s *scheduler.Scheduler }
 
 // HeldBack says whether the scheduler's caps held the decision key back.
-func (l *lateScheduler) HeldBack(key rules.FiringKey) (scheduler.Held, bool) {
+func (l *lateScheduler) HeldBack(key rules.FiringKey) (plan.Held, bool) {
 	if l.s != nil {
 		return l.s.HeldBack(key)
 	}
-	return scheduler.Held{}, false
+	return plan.Held{}, false
 }
 
 // storeAcks records alert acknowledgements in the store.

@@ -11,7 +11,9 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
@@ -54,7 +56,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 	// The ledger: with a desk of yours, what the state store says has
 	// fired (read only); with the embedded simulator, nothing (the store
 	// on disk is about other tickets).
-	var fired scheduler.FiringStates // nil: an empty ledger
+	var fired firing.FiringStates // nil: an empty ledger
 	ledgerNote := "no ledger: every matching ticket counts as not fired yet"
 	if cfg.DeskURL != "" {
 		if path := store.StateFile(cfg.State); path != "" && !fileExists(path) {
@@ -69,16 +71,16 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 		}
 	}
 
-	var outlook *scheduler.Outlook
+	var outlook *plan.Outlook
 	quiet := newLogger(e.stderr, max(cfg.LogLevel, slog.LevelWarn), cfg.LogFormat)
 	opts := []scheduler.Option{
 		scheduler.WithDryRun(true),
-		scheduler.WithOutlook(func(o scheduler.Outlook) { outlook = &o }),
+		scheduler.WithOutlook(func(o plan.Outlook) { outlook = &o }),
 		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
 	}
-	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, scheduler.ReadOnlyLedger(fired), scheduler.LogNotifier{}, opts...)
+	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, firing.ReadOnlyLedger(fired), scheduler.LogNotifier{}, opts...)
 	if err != nil {
 		return fmt.Errorf("rules plan: %w", err)
 	}
@@ -112,7 +114,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 type planReport struct {
 	file       string
 	set        *rules.Set
-	o          scheduler.Outlook
+	o          plan.Outlook
 	cycle      scheduler.Cycle
 	ledgerNote string
 	workspaces int
@@ -121,8 +123,8 @@ type planReport struct {
 }
 
 // firingWrites is what one firing of r writes on the desk (notes, replies,
-// updates): scheduler.FiringRequests less the re-read before acting.
-func firingWrites(r *rules.Rule) int { return scheduler.FiringRequests(r) - 1 }
+// updates): plan.FiringRequests less the re-read before acting.
+func firingWrites(r *rules.Rule) int { return plan.FiringRequests(r) - 1 }
 
 func (p planReport) write(w io.Writer) error {
 	var b strings.Builder
@@ -159,7 +161,7 @@ func (p planReport) write(w io.Writer) error {
 // writeRule writes what rule ro matches and how its firings drain; for a
 // rule that runs now it returns its cycles to drain and its first run's
 // requests (0, 0 otherwise).
-func (p planReport) writeRule(b *strings.Builder, ro scheduler.RuleOutlook, drain scheduler.Drain) (waves, requests int) {
+func (p planReport) writeRule(b *strings.Builder, ro plan.RuleOutlook, drain plan.Drain) (waves, requests int) {
 	o := p.o
 	r := ro.Rule
 	later := ro.Next.After(o.At)
@@ -191,7 +193,7 @@ func (p planReport) writeRule(b *strings.Builder, ro scheduler.RuleOutlook, drai
 		fmt.Fprintf(b, "  capped: %s; the backlog drains in %s (%d cycles%s)\n", waveText(ro),
 			rules.ShortDuration(drain.Rules[r.Name]), len(ro.Waves), stretchedText(drain, o.Tick))
 	}
-	cost := scheduler.FiringRequests(r)
+	cost := plan.FiringRequests(r)
 	fmt.Fprintf(b, "  desk requests: %d a firing (1 re-read + %s): %d for the first run\n",
 		cost, plural(firingWrites(r), "write"), len(ro.Fires)*cost)
 	if later {
@@ -201,7 +203,7 @@ func (p planReport) writeRule(b *strings.Builder, ro scheduler.RuleOutlook, drai
 }
 
 // matchesLine is a rule's "  matches now: 3 tickets (...): #1, #2, #3".
-func matchesLine(ro scheduler.RuleOutlook, when string) string {
+func matchesLine(ro plan.RuleOutlook, when string) string {
 	matches := len(ro.Fires) + ro.AlreadyFired + ro.Failed
 	line := fmt.Sprintf("  matches %s: %s", when, plural(matches, "ticket"))
 	var extra []string
@@ -223,7 +225,7 @@ func matchesLine(ro scheduler.RuleOutlook, when string) string {
 // writeRequests writes the desk requests an hour, and the assumptions
 // behind them; full is the full sync's requests, firstRun and waves those
 // of the firings that run now and the cycles they drain over.
-func (p planReport) writeRequests(b *strings.Builder, full, firstRun, waves int, drain scheduler.Drain) {
+func (p planReport) writeRequests(b *strings.Builder, full, firstRun, waves int, drain plan.Drain) {
 	o := p.o
 	cycles := cyclesPerHour(p.set)
 	feed := cycles * p.workspaces
@@ -271,7 +273,7 @@ func (p planReport) busiestCycle(waves int) int {
 
 // stretchedText says how far apart the drain's cycles are: ", a tick
 // apart" or ", about 2m apart: the budget stretches them".
-func stretchedText(d scheduler.Drain, tick time.Duration) string {
+func stretchedText(d plan.Drain, tick time.Duration) string {
 	if d.Every <= tick {
 		return ", a tick apart"
 	}
@@ -281,7 +283,7 @@ func stretchedText(d scheduler.Drain, tick time.Duration) string {
 // firstCycle says what a rule's first cycle posts and writes, and when:
 // "fires on 12 now: 1 grouped message in #it-desk naming 12 tickets, 12
 // notes".
-func firstCycle(ro scheduler.RuleOutlook, when string) string {
+func firstCycle(ro plan.RuleOutlook, when string) string {
 	now := ro.Now()
 	n := len(now)
 	var parts []string
@@ -308,7 +310,7 @@ func firstCycle(ro scheduler.RuleOutlook, when string) string {
 
 // waveText is "20 now, 13 in the next cycle" or "20 now, then 20, 20 and 3
 // in the next 3 cycles", saying which later cycles post a grouped message.
-func waveText(ro scheduler.RuleOutlook) string {
+func waveText(ro plan.RuleOutlook) string {
 	ws := ro.Waves
 	rest := ws[1:]
 	parts := make([]string, len(rest))

@@ -12,6 +12,7 @@ import (
 
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -294,7 +295,7 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	// The ledger and the ticket mirror are in the state store; the ticket
 	// is read from the mirror when it holds it (and the desk is asked
 	// only when it does not).
-	var ledger scheduler.FiringStates
+	var ledger firing.FiringStates
 	var opts []scheduler.ExplainerOption
 	if path := store.StateFile(cfg.State); path != "" && !fileExists(path) {
 		logger.Info("no ledger and no mirror yet: the state file does not exist", "file", path)

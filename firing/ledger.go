@@ -1,10 +1,12 @@
-package scheduler
+package firing
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -99,4 +101,59 @@ func (r readOnly) FiringStates(ctx context.Context, rule string, ids []int64) (m
 		}
 	}
 	return out, nil
+}
+
+// ReadView reads what the ledger says of a cycle's decisions, before
+// planning: the firings under way, and the states of the decisions'
+// (rule, ticket) and theirs, one statement per rule (a rule still matching
+// thousands of tickets it already fired on would otherwise cost one
+// ledger transaction per ticket every cycle). A rule whose batch read
+// fails is read ticket by ticket; a state that cannot be read is left
+// out, for Claim to decide.
+func ReadView(ctx context.Context, ledger Ledger, set *rules.Set, decisions []rules.Decision, log *slog.Logger) plan.LedgerView {
+	var v plan.LedgerView
+	begun, err := ledger.BegunFirings(ctx)
+	if err != nil {
+		log.Warn("read the firings under way; they are finished next cycle", slog.Any("error", err))
+	} else {
+		v.Begun = begun
+	}
+	byRule := map[string][]int64{}
+	for _, d := range decisions {
+		if d.Err == nil {
+			byRule[d.Rule] = append(byRule[d.Rule], d.TicketID)
+		}
+	}
+	for rule, ids := range v.Begun {
+		if set.Rule(rule) != nil {
+			byRule[rule] = append(byRule[rule], ids...)
+		}
+	}
+	v.States = make(map[string]map[int64]rules.FiringRecord, len(byRule))
+	for rule, ids := range byRule {
+		states, err := ledger.FiringStates(ctx, rule, ids)
+		if err != nil {
+			log.Warn("read firing states", slog.String("rule", rule), slog.Any("error", err))
+			states = statesOneByOne(ctx, ledger, rule, ids, log)
+		}
+		v.States[rule] = states
+	}
+	return v
+}
+
+// statesOneByOne reads the states of rule's tickets one at a time,
+// leaving out those it cannot read.
+func statesOneByOne(ctx context.Context, ledger Ledger, rule string, ids []int64, log *slog.Logger) map[int64]rules.FiringRecord {
+	out := map[int64]rules.FiringRecord{}
+	for _, id := range ids {
+		rec, found, err := ledger.FiringState(ctx, rules.FiringKey{Rule: rule, TicketID: id})
+		if err != nil {
+			log.Warn("read firing state", slog.String("rule", rule), slog.Int64("ticket", id), slog.Any("error", err))
+			continue
+		}
+		if found {
+			out[id] = rec
+		}
+	}
+	return out
 }

@@ -1,0 +1,135 @@
+package firing
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
+)
+
+// Cycle is what a cycle's firings share and none changes.
+type Cycle struct {
+	Set   *rules.Set
+	Rules []*rules.Rule // the cycle's rules, in file order (cascades are noted among them)
+	Now   time.Time     // the cycle's time: claims and retries count from it
+	Log   *slog.Logger
+}
+
+// Deps is what performing firings needs; the scheduler provides it.
+type Deps struct {
+	Ledger Ledger
+	// Desk is the desk as the cycle sees it: its requests waiting for
+	// the rate budget give up when the scheduler stops.
+	Desk Desk
+	// Count counts the desk requests behind one answer (the budget).
+	Count  func(resp *sdclient.Response, err error)
+	Source Source // re-reads, and the mirror kept current
+	Chat   Chat
+	DMs    DMs
+	Pages  Pages // nil: no escalator; a page action is refused
+	// Marks signs and checks the markers of notes and replies.
+	Marks    func(ctx context.Context) (*store.Marks, error)
+	Now      func() time.Time
+	Stopping func() bool // the scheduler is stopping: start no ticket
+	// Lease is how long a claim stays reserved; ActionTimeout bounds
+	// each action, on a context of its own so that a stop does not cut
+	// a firing in half.
+	Lease, ActionTimeout time.Duration
+	Metrics              Metrics
+}
+
+// Metrics are the counters firings move (the scheduler registers them).
+type Metrics struct {
+	Decisions   *prometheus.CounterVec // rule, outcome
+	Actions     *prometheus.CounterVec // kind, outcome
+	AlertGroups *prometheus.CounterVec // rule
+	Cascades    *prometheus.CounterVec // rule
+	Pages       *prometheus.CounterVec // rule, outcome
+}
+
+// Desk is the part of the desk firings use; every method returns the
+// sdclient Response (nil when nothing was sent) for Deps.Count.
+type Desk interface {
+	UpdateTicket(ctx context.Context, id int64, u *sdclient.TicketUpdate) (*sdclient.Ticket, *sdclient.Response, error)
+	AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error)
+	Reply(ctx context.Context, id int64, r *sdclient.ReplyRequest) (*sdclient.Conversation, *sdclient.Response, error)
+	ListConversations(ctx context.Context, id int64, opts *sdclient.ListOptions) ([]*sdclient.Conversation, *sdclient.Response, error)
+	AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, *sdclient.Response, error)
+}
+
+// Chat is where alerts go.
+type Chat interface {
+	// Alert posts a's alert for rule on t, carrying key (the action's
+	// marker). An error wrapping ErrNotDelivered says it was certainly
+	// not posted.
+	Alert(ctx context.Context, rule string, a rules.Action, key string, t *sdclient.Ticket) error
+	// Groups reports whether AlertGroup posts one message for many
+	// alerts; without it, a rule's alerts go one by one.
+	Groups() bool
+	// AlertGroup posts the alerts of one alert action of rule in channel
+	// as one message naming every member, with every member's key.
+	AlertGroup(ctx context.Context, rule, channel string, members []Member) error
+	// AlreadyAlerted reports whether an alert with key is in channel
+	// (false when the chat cannot tell: a resumed alert may then be
+	// posted twice).
+	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
+}
+
+// Member is one ticket's alert in a grouped message.
+type Member struct {
+	Action rules.Action
+	Key    string
+	Ticket *sdclient.Ticket
+}
+
+// DMs sends a rule's direct messages.
+type DMs interface {
+	// SendDM performs a dm action of r on t, carrying marker.
+	SendDM(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) error
+	// AlreadyDMed reports whether that direct message was already sent.
+	AlreadyDMed(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) (bool, error)
+}
+
+// Pages starts the on-call pages of page actions.
+type Pages interface {
+	// Start starts the page spec names (created: false when the episode's
+	// page exists).
+	Start(ctx context.Context, spec oncall.PageSpec, now time.Time) (p oncall.Page, created bool, err error)
+	// Tick takes the escalation steps due now (the first steps of pages
+	// started without them).
+	Tick(ctx context.Context) error
+}
+
+// Conversations reads every conversation of a ticket, counting each
+// request with count.
+func Conversations(ctx context.Context, desk Desk, count func(*sdclient.Response, error), id int64) ([]*sdclient.Conversation, error) {
+	const perPage = 100
+	var out []*sdclient.Conversation
+	for page := 1; page <= 1000; page++ {
+		list, resp, err := desk.ListConversations(ctx, id, &sdclient.ListOptions{Page: page, PerPage: perPage})
+		count(resp, err)
+		if err != nil {
+			return nil, fmt.Errorf("list conversations of ticket %d: %w", id, err)
+		}
+		out = append(out, list...)
+		if len(list) < perPage {
+			break
+		}
+	}
+	if out == nil {
+		out = []*sdclient.Conversation{}
+	}
+	return out, nil
+}
+
+// conversations reads every conversation of a ticket.
+func (ex *execution) conversations(ctx context.Context, id int64) ([]*sdclient.Conversation, error) {
+	return Conversations(ctx, ex.d.Desk, ex.d.Count, id)
+}

@@ -1,0 +1,47 @@
+// Package firing performs the firings a plan admitted: per ticket a
+// re-read, the rule checked again on the fresh ticket, then for each
+// firing a claim in the ledger, its actions in order (each carrying its
+// marker, each recorded done, with retries and resumption after a
+// crash), and its record. Execute is the cycle's execute step; it returns
+// Outcomes.
+//
+// # What it owns
+//
+//   - The execute step (execute.go, fire.go, groups.go): Execute walks the
+//     plan's queue at the pace the caller allows (fits), claims each
+//     firing (Ledger.Claim: once per episode, across replicas), performs
+//     it (fire, proceed, perform), posts a rule's grouped alerts as one
+//     message (groups.go) and takes the first steps of grouped pages with
+//     one escalator tick. Its dependencies come in Deps, each declared
+//     here by its consumer: the Desk subset it writes through, Chat, DMs,
+//     Pages, the ledger, the marks, the clock.
+//   - The ledger's contract (ledger.go): Ledger, every method a firing
+//     needs of the durable record of which rule fired on which ticket;
+//     *store.Store implements it and store/storetest checks it on SQLite
+//     and PostgreSQL. ReadOnlyLedger for dry runs; ReadView reads the
+//     ledger's view of a cycle's decisions for plan.Make.
+//   - Markers (marker.go): Marker names action i of a firing; notes and
+//     replies carry it with its signed mark (store.Marks), alerts as
+//     their key; ConversationThere tells whether a note or reply already
+//     reached the ticket.
+//   - Resuming (resume.go, fire.go's resumedDone): a firing taken over
+//     after a crash checks each action not recorded done (UpdateHolds,
+//     alreadyThere) before doing it again.
+//   - Retry (retry.go): which errors only waited (Waiting), which
+//     guarantee nothing was sent (NotSent), how long a refused firing
+//     waits (RetryDelay); a firing it releases records why with
+//     plan.LedgerStopped or plan.LedgerBudgetWait.
+//   - Re-reads (reread.go): Rereads, each ticket read from the desk once
+//     a cycle, before acting and to confirm an episode's end.
+//   - Episode ends (episodes.go): Episodes.End closes the episodes of
+//     tickets that left a rule, after a re-read of those the mirror lacks.
+//   - Pages (page.go): StartPage and PageSpec, the on-call page a page
+//     action starts.
+//
+// # What it may import
+//
+// rules, plan, sdclient and oncall (types), store (types and
+// ErrNotLeader), prometheus (the counters it moves); never scheduler, bot
+// or cmd. Chat, DMs and Pages are the scheduler's adapters over its
+// Notifier and escalator.
+package firing

@@ -1,0 +1,30 @@
+// Package plan decides what a cycle of deskbot's rules does, as pure
+// functions of values: input values in, decisions out, no I/O.
+//
+// # What it owns
+//
+//   - Evaluation (evaluate.go): Evaluate runs the due rules over the
+//     mirrored tickets at a given now; the scheduler, the dry run and the
+//     explanations get the same decisions.
+//   - Planning a cycle (plan.go): Make takes the decisions, the ledger's
+//     view of them (LedgerView: firings under way and their states, read
+//     by the caller) and since when earlier cycles left each waiting, and
+//     returns a Plan: the decisions in the queue's order, what storm
+//     control admitted, held back (Held) and groups.
+//   - Who goes first (queue.go): classes (ClassOf) and the queue's order
+//     (Order), with the routine share.
+//   - Storm control (storm.go): the per-rule and per-cycle caps
+//     (RuleCap), grouping over group_over (GroupOver).
+//   - When a rule runs next (nextrun.go): NextRun, the one answer for the
+//     scheduler, the plan and the explanations, and NextRunText.
+//   - The dry run and `deskbot rules plan` (outlook.go, drain.go): what a
+//     cycle would do (Outlook, its "would have" lines, its chat summary)
+//     and how a backlog drains under the caps and the request budget
+//     (Outlook.Drain).
+//
+// # What it may import
+//
+// rules, sdclient (the ticket type) and store (the RuleRun type), and no
+// I/O of theirs: no desk request, no store call, no clock (now is an
+// argument). Never scheduler, bot or cmd.
+package plan

@@ -1,0 +1,115 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/robfig/cron/v3"
+)
+
+// job is the rules that share one (query, schedule): they are evaluated
+// in the same cycles and reported together (metrics, /readyz, rules why).
+type job struct {
+	name  string
+	key   string
+	query string // the unexpanded query, as printed by filter
+	every time.Duration
+	cron  string
+	sched cron.Schedule // cron parsed once
+	set   *rules.Set
+	rules []*rules.Rule
+
+	stat         sync.Mutex
+	next         time.Time // when the job is due next (zero: not scheduled yet)
+	last         time.Time // its latest run, this process's or the store's
+	loaded       bool      // next was taken from the store (schedule.go)
+	incomplete   bool      // its last run saw an incomplete mirror
+	lastStart    time.Time
+	lastComplete time.Time
+	lastOutcome  string
+	lastRequests int
+}
+
+// buildJobs groups the rules of set by (query, schedule) and checks that
+// every query fits the desk's limit once expanded with open.
+func buildJobs(set *rules.Set, open []int) ([]*job, error) {
+	byKey := map[string]*job{}
+	var jobs []*job
+	var errs []error
+	for _, r := range set.Rules() {
+		if _, err := r.ExpandQuery(open); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		q := r.QueryExpr().String()
+		sched := "every " + r.Every.String()
+		if r.Cron != "" {
+			sched = "cron " + r.Cron
+		}
+		key := q + "|" + sched
+		j := byKey[key]
+		if j == nil {
+			j = &job{key: key, query: q, every: r.Every, cron: r.Cron, set: set}
+			byKey[key] = j
+			jobs = append(jobs, j)
+		}
+		j.rules = append(j.rules, r)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, j := range jobs {
+		j.name = j.rules[0].Name
+		if len(j.rules) > 1 {
+			j.name += fmt.Sprintf("+%d", len(j.rules)-1)
+		}
+		if j.every <= 0 && j.cron == "" {
+			j.every = rules.DefaultEvery
+		}
+		if j.cron != "" {
+			j.sched, _ = cron.ParseStandard(j.cron) // checked when the rules loaded
+		}
+	}
+	return jobs, nil
+}
+
+func (j *job) ruleNames() []string {
+	names := make([]string, len(j.rules))
+	for i, r := range j.rules {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// tickFor is how often the cycle ticks for jobs: the greatest common
+// divisor of their intervals in whole seconds (at least a second), taken
+// with a minute when a job has a cron schedule.
+func tickFor(jobs []*job) time.Duration {
+	g := int64(0)
+	for _, j := range jobs {
+		iv := int64(time.Minute / time.Second)
+		if j.cron == "" {
+			iv = max(int64(j.every/time.Second), 1)
+		}
+		g = gcd(g, iv)
+	}
+	if g == 0 {
+		return rules.DefaultEvery
+	}
+	return time.Duration(g) * time.Second
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// newTick is the cycle as the planner sees it, ticking every d. A tick is
+// never changed: a new one replaces it (under mu), so that a cycle under
+// way keeps a consistent one; the planner keys its history by the name.
+func newTick(d time.Duration) *job { return &job{key: "cycle", name: "cycle", every: d} }
