@@ -386,7 +386,7 @@ func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context
 func (s *Scheduler) fire(ctx context.Context, cy *cycle, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, decided map[string]bool, log *slog.Logger) (out outcome, updated *sdclient.Ticket) {
 	key := rules.FiringKey{Rule: r.Name, TicketID: t.ID}
 	actx, cancel := s.actionContext(ctx)
-	f, err := s.ledger.Claim(actx, key, r.Once, cy.now, s.cfg.lease)
+	f, err := claim(actx, s.ledger, key, r.Once, cy.now, s.cfg.lease, s.MatchedSince(r.Name, t.ID, cy.now))
 	cancel()
 	if errors.Is(err, ErrNotLeader) {
 		// Another process leads in a newer epoch (or this one gave the

@@ -68,6 +68,23 @@ type RuleMatches struct {
 type lastMatches struct {
 	mu    sync.Mutex
 	rules map[string]RuleMatches
+	// since is, per rule, when each ticket it matches began to match: the
+	// first of the consecutive evaluations that matched it. A claim
+	// records it (MatchedSince) so that /firings says how long the ticket
+	// waited for its firing, not only how long the firing took.
+	since map[string]map[int64]time.Time
+}
+
+// MatchedSince is when ticket id began to match rule, as this process's
+// evaluations saw it: the first of the consecutive cycles that matched it;
+// at when none did (a firing under way, a restart).
+func (s *Scheduler) MatchedSince(rule string, id int64, at time.Time) time.Time {
+	s.matches.mu.Lock()
+	defer s.matches.mu.Unlock()
+	if t, ok := s.matches.since[rule][id]; ok && t.Before(at) {
+		return t
+	}
+	return at
 }
 
 // noteMatches records the decisions of cy's rules.
@@ -95,10 +112,23 @@ func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
 	defer s.matches.mu.Unlock()
 	if s.matches.rules == nil {
 		s.matches.rules = map[string]RuleMatches{}
+		s.matches.since = map[string]map[int64]time.Time{}
 	}
 	for name, m := range fresh {
 		slices.Sort(m.Tickets)
 		s.matches.rules[name] = m
+		// A ticket keeps its match start while consecutive evaluations
+		// match it; one that stopped matching starts afresh.
+		old := s.matches.since[name]
+		since := make(map[int64]time.Time, len(m.Tickets))
+		for _, id := range m.Tickets {
+			if t, ok := old[id]; ok {
+				since[id] = t
+			} else {
+				since[id] = cy.now
+			}
+		}
+		s.matches.since[name] = since
 	}
 }
 

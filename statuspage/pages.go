@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -154,16 +153,27 @@ func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only str
 type overviewData struct {
 	base
 	Replica, Leads string
+	Leader         string // the replica that leads, as the store records it
+	Agent          string // the API key's agent: "Name <e-mail>"
+	Chat           chatStats
 	Findings       []Finding
 	Degraded       []Finding
 	Desk           deskStats
 	Requests       template.HTML // requests per minute over the last hour
 	RequestsHour   int
+	PeopleHour     int // of RequestsHour, people's
 	Mirrors        []mirrorRow
 	Rules          int
 	FiredHour      int
 	FiredDay       int
 	Chart          template.HTML
+}
+
+// chatStats is the chat commands answered in the last hour.
+type chatStats struct {
+	Known    bool // the chat's router reports its answers here
+	Answered int
+	P99      string // "" without commands
 }
 
 type mirrorRow struct {
@@ -191,8 +201,30 @@ func (h *Handler) overview(r *http.Request) (any, error) {
 			}
 		}
 	}
+	if li, err := h.ledger.Leader(ctx); err != nil {
+		return nil, err
+	} else if li.Epoch == 0 {
+		d.Leader = "none yet: no replica has run the rules on this state"
+	} else {
+		d.Leader = fmt.Sprintf("%s (epoch %d, since %s)", cmp.Or(li.Holder, "a replica that did not say its name"), li.Epoch, stamp(li.Since))
+	}
+	if h.cfg.agent != nil {
+		if name, email, ok := h.cfg.agent(); ok {
+			d.Agent = email
+			if name != "" {
+				d.Agent = name + " <" + email + ">"
+			}
+		}
+	}
+	if h.cfg.commands != nil {
+		n, p99 := h.cfg.commands.lastHour(h.cfg.now())
+		d.Chat = chatStats{Known: true, Answered: n}
+		if n > 0 {
+			d.Chat.P99 = p99.Round(time.Millisecond).String()
+		}
+	}
 	d.Desk = h.deskStats()
-	d.Requests, d.RequestsHour = h.requestChart()
+	d.Requests, d.RequestsHour, d.PeopleHour = h.requestChart()
 	for _, m := range v.Ready.Mirror {
 		row := mirrorRow{Workspace: m.Workspace, Tickets: m.Tickets, Behind: "not read yet"}
 		if !m.Cursor.IsZero() {
@@ -362,7 +394,10 @@ func (h *Handler) firingRows(fs []store.FiringRow, v scheduler.StatusView) []fir
 		switch {
 		case f.Done:
 			row.Outcome = "done"
-			row.Took = rules.ShortDuration(f.FiredAt.Sub(f.StartedAt).Round(time.Second))
+			// From when the ticket began to match the rule (the
+			// episode's match start, as the scheduler saw it) to the
+			// last action: how long the ticket waited for deskbot.
+			row.Took = rules.ShortDuration(f.FiredAt.Sub(f.MatchedAt).Round(time.Second))
 		case f.Released:
 			row.Outcome = "deferred"
 		default:
@@ -427,8 +462,8 @@ func (h *Handler) firingsPage(r *http.Request) (any, error) {
 type oncallData struct {
 	base
 	Configured bool
-	Schedules  []oncall.Status
-	Pages      []oncall.Page
+	Schedules  []oncallRow
+	Pages      []pageRow
 }
 
 func (h *Handler) oncallPage(r *http.Request) (any, error) {
@@ -440,10 +475,16 @@ func (h *Handler) oncallPage(r *http.Request) (any, error) {
 	d := oncallData{base: h.base("/oncall", v, noRule)}
 	if v.Set != nil && v.Set.OnCall() != nil {
 		d.Configured = true
-		d.Schedules = v.Set.OnCall().WhoIsOnCall(v.At)
+		for _, st := range v.Set.OnCall().WhoIsOnCall(v.At) {
+			d.Schedules = append(d.Schedules, oncallRow{Status: st, NowName: h.person(st.Now.Member), NextName: h.person(st.Next.Member)})
+		}
 	}
-	if d.Pages, err = h.ledger.OpenPages(ctx, listMax); err != nil {
+	pages, err := h.ledger.OpenPages(ctx, listMax)
+	if err != nil {
 		return nil, err
+	}
+	for _, p := range pages {
+		d.Pages = append(d.Pages, pageRow{Page: p, AckedByName: h.person(p.AckedBy)})
 	}
 	return d, nil
 }
