@@ -120,7 +120,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // Handler serves the status pages. Mount it with Register.
 type Handler struct {
 	mu      sync.Mutex
-	samples []sample // the desk's request counters, a minute apart (requests.go)
+	samples []sample          // the desk's request counters, a minute apart (requests.go)
 	names   map[string]string // on-call members' names, by member (names.go)
 	cfg     config
 	sched   Scheduler // nil: no rules run here
