@@ -278,6 +278,8 @@ func (h *Handler) rulesPage(r *http.Request) (any, error) {
 type ruleData struct {
 	base
 	Rule     ruleRow
+	Matched  string // when the matching tickets were found (matchedWhen)
+	MatchNow bool   // they were evaluated for this page
 	Matching []matchRow
 	More     int
 	Held     []scheduler.HeldTicket
@@ -319,12 +321,26 @@ func (h *Handler) rulePage(r *http.Request) (any, error) {
 		isOpen[id] = true
 	}
 	m := v.Matches[name]
+	var byID map[int64]*sdclient.Ticket
+	if h.cfg.mirror != nil && h.sched != nil {
+		// The tickets that match now: the rule over the mirror as it is.
+		var n int
+		if m, byID, n, err = h.matchingNow(ctx, v, v.Set.Rule(name)); err != nil {
+			return nil, err
+		}
+		d.Matched, d.MatchNow = matchedWhen(true, n, v.At), true
+		d.Rule.Evaluated, d.Rule.Matching, d.Rule.Failing, d.Rule.MatchedAt = true, len(m.Tickets), len(m.Failed), v.At
+	} else {
+		d.Matched = matchedWhen(false, 0, m.At)
+	}
 	ids := slices.Clone(m.Tickets)
 	for id := range m.Failed {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	byID := h.tickets(ids[:min(len(ids), listMax)])
+	if byID == nil {
+		byID = h.tickets(ids[:min(len(ids), listMax)])
+	}
 	for i, id := range ids {
 		if i >= listMax {
 			d.More = len(ids) - listMax

@@ -63,6 +63,7 @@ type config struct {
 	agent    func() (name, email string, ok bool)
 	commands *Commands
 	names    func(ctx context.Context, member string) string
+	mirror   Mirror
 }
 
 // WithToken sets DESKBOT_UI_TOKEN: off loopback the pages need it.

@@ -57,6 +57,10 @@ func newStatusPages(cfg *config, addr string, d *desk, st *store.Store, live *li
 			return me.Name(), me.Email, true
 		}))
 	}
+	if parts.mirror != nil {
+		// A rule's page evaluates the rule over the mirror when asked.
+		opts = append(opts, statuspage.WithMirror(parts.mirror))
+	}
 	if parts.commands != nil {
 		opts = append(opts, statuspage.WithCommands(parts.commands))
 	}

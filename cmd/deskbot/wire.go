@@ -30,7 +30,8 @@ type chatParts struct {
 	lead  *store.Leadership    // the scheduler's, nil without rules
 	// commands are the chat commands answered, for the status pages.
 	commands *statuspage.Commands
-	router   *bot.Router // names on-call members for the status pages
+	router   *bot.Router           // names on-call members for the status pages
+	mirror   *scheduler.LiveMirror // the ticket mirror as people (and the status pages) read it
 }
 
 // newChatAndScheduler builds the on-call escalator, the command router, the
@@ -65,7 +66,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 		return nil, err
 	}
 	pager.chat = chat
-	p := &chatParts{chat: chat, esc: esc, commands: commands, router: router}
+	p := &chatParts{chat: chat, esc: esc, commands: commands, router: router, mirror: mirror}
 	if s := live.set.Load(); s != nil {
 		if p.sched, p.lead, err = newScheduler(ctx, cfg, d.client, d.shared, st, s, esc, chat, reg, logger); err != nil {
 			return nil, err
