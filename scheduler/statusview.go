@@ -73,6 +73,9 @@ type lastMatches struct {
 	// records it (MatchedSince) so that /firings says how long the ticket
 	// waited for its firing, not only how long the firing took.
 	since map[string]map[int64]time.Time
+	// decisions is, per rule, its last evaluation's decisions: the plan
+	// page's outlook (PlanOutlook) starts from them.
+	decisions map[string][]rules.Decision
 }
 
 // MatchedSince is when ticket id began to match rule, as this process's
@@ -90,14 +93,17 @@ func (s *Scheduler) MatchedSince(rule string, id int64, at time.Time) time.Time 
 // noteMatches records the decisions of cy's rules.
 func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
 	fresh := make(map[string]RuleMatches, len(cy.rules))
+	byRule := make(map[string][]rules.Decision, len(cy.rules))
 	for _, r := range cy.rules {
 		fresh[r.Name] = RuleMatches{At: cy.now}
+		byRule[r.Name] = nil
 	}
 	for _, d := range decisions {
 		m, ok := fresh[d.Rule]
 		if !ok {
 			continue
 		}
+		byRule[d.Rule] = append(byRule[d.Rule], d)
 		if d.Err != nil {
 			if m.Failed == nil {
 				m.Failed = map[int64]string{}
@@ -113,6 +119,10 @@ func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
 	if s.matches.rules == nil {
 		s.matches.rules = map[string]RuleMatches{}
 		s.matches.since = map[string]map[int64]time.Time{}
+		s.matches.decisions = map[string][]rules.Decision{}
+	}
+	for name, ds := range byRule {
+		s.matches.decisions[name] = ds
 	}
 	for name, m := range fresh {
 		slices.Sort(m.Tickets)
@@ -178,4 +188,60 @@ func (s *Scheduler) StatusView(ctx context.Context) (StatusView, error) {
 	}
 	s.budgets.mu.Unlock()
 	return v, nil
+}
+
+// PlanOutlook is what `deskbot rules plan` shows, from this process's
+// memory and the ledger: each rule's decisions at its last evaluation,
+// less those the ledger shows fired already (as a claim would see them
+// now), in the queue's order, split into cycles by the caps, each rule at
+// its next run (NextRun). It neither asks the desk nor evaluates a rule:
+// a rule not evaluated yet in this process matches nothing in it.
+func (s *Scheduler) PlanOutlook(ctx context.Context) (Outlook, error) {
+	now := s.cfg.clock.Now()
+	s.mu.Lock()
+	set := s.set
+	s.mu.Unlock()
+	if set == nil {
+		return Outlook{At: now, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings}, nil
+	}
+	runs, err := s.runs.RuleRuns(ctx)
+	if err != nil {
+		return Outlook{}, fmt.Errorf("plan outlook: %w", err)
+	}
+	cy := &cycle{now: now, set: set, rules: set.Rules()}
+	next := make(map[string]time.Time, len(cy.rules))
+	var decisions []rules.Decision
+	s.matches.mu.Lock()
+	for _, r := range cy.rules {
+		rec, ok := runs[r.Name]
+		next[r.Name] = later(NextRun(r, rec, ok, now), now)
+		decisions = append(decisions, s.matches.decisions[r.Name]...)
+	}
+	s.matches.mu.Unlock()
+	// What the ledger shows fired, one read per rule.
+	fired := map[rules.FiringKey]bool{}
+	ids := map[string][]int64{}
+	for _, d := range decisions {
+		if d.Err == nil {
+			ids[d.Rule] = append(ids[d.Rule], d.TicketID)
+		}
+	}
+	for _, r := range cy.rules {
+		if len(ids[r.Name]) == 0 {
+			continue
+		}
+		recs, err := s.ledger.FiringStates(ctx, r.Name, ids[r.Name])
+		if err != nil {
+			return Outlook{}, fmt.Errorf("plan outlook: %w", err)
+		}
+		for id, rec := range recs {
+			if !r.Once.MayFire(rec, next[r.Name]) {
+				fired[rules.FiringKey{Rule: r.Name, TicketID: id}] = true
+			}
+		}
+	}
+	sortDecisions(set, decisions)
+	return s.outlook(cy, decisions, next, func(d rules.Decision) bool {
+		return fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]
+	}), nil
 }

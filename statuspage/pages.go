@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/planreport"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -505,76 +506,40 @@ func (h *Handler) oncallPage(r *http.Request) (any, error) {
 	return d, nil
 }
 
-type planRow struct {
-	Name, Schedule, NextIn string
-	Matching, Fired        int
-	Failing                int
-	Now, Later             int
-	Cycles                 int
-	Cap                    int
-	First                  []int64
-	Requests               int
-	Evaluated              bool
-}
-
 type planData struct {
 	base
-	Tickets int
-	Tick    string
-	Rules   []planRow
-	Total   int
+	Report string // what `deskbot rules plan` prints
 }
 
-// planPage is `deskbot rules plan` on the live mirror: per rule what
-// matches now, what the ledger shows as fired already in this episode,
-// what its next run would fire and what its cap leaves to later cycles.
+// planPage is `deskbot rules plan` as a page: the command's own report
+// (planreport), written from the running scheduler's memory (each rule's
+// last evaluation on the mirror) and the ledger instead of a dry-run cycle
+// against the desk.
 func (h *Handler) planPage(r *http.Request) (any, error) {
 	ctx := r.Context()
 	v, noRule, err := h.view(ctx)
 	if err != nil {
 		return nil, err
 	}
-	d := planData{base: h.base("/plan", v, noRule), Tickets: v.Tickets, Tick: rules.ShortDuration(v.Tick)}
-	if v.Set == nil {
+	d := planData{base: h.base("/plan", v, noRule)}
+	if v.Set == nil || h.sched == nil {
 		return d, nil
 	}
-	for _, rule := range v.Set.Rules() {
-		rec, ok := v.Runs[rule.Name]
-		next := scheduler.NextRun(rule, rec, ok, v.At)
-		row := planRow{Name: rule.Name, Schedule: schedule(rule), NextIn: "now", Cap: cmp.Or(rule.MaxFiringsPerCycle, rules.DefaultMaxFiringsPerCycle)}
-		if next.After(v.At) {
-			row.NextIn = "in " + rules.ShortDuration(next.Sub(v.At).Round(time.Second))
-		}
-		open, err := h.ledger.OpenEpisodes(ctx, rule.Name)
-		if err != nil {
-			return nil, err
-		}
-		isOpen := make(map[int64]bool, len(open))
-		for _, id := range open {
-			isOpen[id] = true
-		}
-		var fires []int64
-		m, ok := v.Matches[rule.Name]
-		row.Evaluated = ok
-		for _, id := range m.Tickets {
-			if isOpen[id] {
-				row.Fired++
-			} else {
-				fires = append(fires, id)
-			}
-		}
-		row.Failing = len(m.Failed)
-		row.Matching = len(m.Tickets) + len(m.Failed)
-		row.Now = min(len(fires), row.Cap)
-		row.Later = len(fires) - row.Now
-		if row.Cap > 0 {
-			row.Cycles = (len(fires) + row.Cap - 1) / row.Cap
-		}
-		row.First = fires[:min(row.Now, 10)]
-		row.Requests = row.Now * scheduler.FiringRequests(rule)
-		d.Total += row.Requests
-		d.Rules = append(d.Rules, row)
+	o, err := h.sched.PlanOutlook(ctx)
+	if err != nil {
+		return nil, err
 	}
+	rep := planreport.Report{
+		Source: "the rules running here, from each rule's last evaluation on the mirror", Set: v.Set, Outlook: o,
+		Cycle:      scheduler.Cycle{Sync: &scheduler.SyncResult{Tickets: v.Tickets}},
+		LedgerNote: "tickets the ledger shows as fired are left out",
+		Workspaces: max(1, len(v.Ready.Mirror)), Budget: h.cfg.budget, Rate: h.cfg.rate,
+	}
+	var b strings.Builder
+	if err := rep.Write(&b); err != nil {
+		return nil, err
+	}
+	d.Report = b.String()
 	return d, nil
 }
 

@@ -28,6 +28,9 @@ var assets embed.FS
 type Scheduler interface {
 	StatusView(ctx context.Context) (scheduler.StatusView, error)
 	MirroredTickets(ids []int64) map[int64]*sdclient.Ticket
+	// PlanOutlook is what `deskbot rules plan` reports, from memory and
+	// the ledger.
+	PlanOutlook(ctx context.Context) (scheduler.Outlook, error)
 }
 
 // Ledger is the state store as the pages read it (*store.Store
@@ -64,6 +67,8 @@ type config struct {
 	commands *Commands
 	names    func(ctx context.Context, member string) string
 	mirror   Mirror
+	rate     int // DESKBOT_DESK_RATE_PER_MIN
+	budget   int // of it, the background's a minute
 }
 
 // WithToken sets DESKBOT_UI_TOKEN: off loopback the pages need it.
@@ -110,6 +115,12 @@ func WithCommands(c *Commands) Option { return func(cfg *config) { cfg.commands 
 // answers "" when it knows no name.
 func WithPersonNames(f func(ctx context.Context, member string) string) Option {
 	return func(c *config) { c.names = f }
+}
+
+// WithRequestBudget gives the desk's request budget a minute
+// (DESKBOT_DESK_RATE_PER_MIN) and the background's part of it, for /plan.
+func WithRequestBudget(rate, background int) Option {
+	return func(c *config) { c.rate, c.budget = rate, background }
 }
 
 // WithClock sets the pages' clock (tests).

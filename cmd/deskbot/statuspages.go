@@ -31,6 +31,7 @@ func newStatusPages(cfg *config, addr string, d *desk, st *store.Store, live *li
 		statuspage.WithLoopback(statuspage.IsLoopback(addr)),
 		statuspage.WithToken(cfg.UIToken.reveal()),
 		statuspage.WithGatherer(reg),
+		statuspage.WithRequestBudget(cfg.RatePerMin, d.client.BackgroundBudget()),
 		statuspage.WithRules(live.set.Load),
 		statuspage.WithLogger(logger),
 		statuspage.WithFindings(func(ctx context.Context) []statuspage.Finding {
