@@ -253,10 +253,10 @@ func TestBrowserDemoPages(t *testing.T) {
 	for p, wants := range map[string][]string{
 		"/": {"leader\n" + store.ReplicaName() + " (epoch ", "API key's agent\n" + me.Name() + " <" + me.Email + ">",
 			"commands answered in the last hour\n7", "their p99\n106ms"},
-		"/plan":   {"Plan for the rules running here", "rule page-urgent-unassigned (", "Requests (budget: 60 a minute, 48 of them for the rules"},
-		"/oncall": onCallNames(w.set.OnCall().WhoIsOnCall(time.Now())),
+		"/plan":                         {"Plan for the rules running here", "rule page-urgent-unassigned (", "Requests (budget: 60 a minute, 48 of them for the rules"},
+		"/oncall":                       onCallNames(w.set.OnCall().WhoIsOnCall(time.Now())),
 		"/rules/page-urgent-unassigned": {"Tickets that match now", fmt.Sprintf("#%d\t%s", evil.ID, hostile), "evaluated now over the"},
-		"/firings": {"from when the ticket began to match the rule"},
+		"/firings":                      {"from when the ticket began to match the rule"},
 	} {
 		_, text, _ := b.load(t, base+p)
 		for _, want := range wants {
