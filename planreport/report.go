@@ -176,6 +176,15 @@ func stretchedText(d scheduler.Drain, tick time.Duration) string {
 func firstCycle(ro scheduler.RuleOutlook, when string) string {
 	now := ro.Now()
 	n := len(now)
+	if n == 0 {
+		// The cap across rules went to the rules before it in the queue.
+		later := 0
+		for later < len(ro.Waves) && ro.Waves[later] == 0 {
+			later++
+		}
+		return fmt.Sprintf("fires on none %s: the cap across rules goes to the rules before it; its first firings start %s later",
+			when, plural(later, "cycle"))
+	}
 	var parts []string
 	for _, a := range now[0].Actions {
 		switch a.Kind {

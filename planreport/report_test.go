@@ -39,3 +39,32 @@ func TestReportHeader(t *testing.T) {
 		}
 	}
 }
+
+// A rule whose firings all wait because the cap across rules went to the
+// rules before it says so, instead of what its first cycle posts.
+func TestReportRuleLeftNoneByTheCycleCap(t *testing.T) {
+	set, err := rules.Load("rules.yaml", []byte("version: 1\nrules:\n  - {name: a, query: \"priority:4\", actions: [{note: n}]}\n  - {name: b, query: \"priority:3\", actions: [{note: n}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	note := []rules.Action{{Kind: rules.ActionNote, Text: "n"}}
+	d := func(rule string, id int64) rules.Decision {
+		return rules.Decision{Rule: rule, TicketID: id, Actions: note}
+	}
+	rep := Report{
+		Source: "src", Set: set, Workspaces: 1, Budget: 48, Rate: 60,
+		Cycle: scheduler.Cycle{Sync: &scheduler.SyncResult{Tickets: 3, FullSyncRequests: 1}},
+		Outlook: scheduler.Outlook{At: at, Tick: time.Minute, CycleCap: 2, Rules: []scheduler.RuleOutlook{
+			{Rule: set.Rule("a"), Next: at, Fires: []rules.Decision{d("a", 1), d("a", 2)}, Waves: []int{2}},
+			{Rule: set.Rule("b"), Next: at, Fires: []rules.Decision{d("b", 3)}, Waves: []int{0, 1}},
+		}},
+	}
+	var b strings.Builder
+	if err := rep.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "first run: fires on none now: the cap across rules goes to the rules before it; its first firings start 1 cycle later"; !strings.Contains(b.String(), want) {
+		t.Errorf("want %q in:\n%s", want, b.String())
+	}
+}
