@@ -210,8 +210,12 @@ func (s *Scheduler) PlanOutlook(ctx context.Context) (Outlook, error) {
 	}
 	cy := &cycle{now: now, set: set, rules: set.Rules()}
 	next := make(map[string]time.Time, len(cy.rules))
-	var decisions []rules.Decision
 	s.matches.mu.Lock()
+	n := 0
+	for _, r := range cy.rules {
+		n += len(s.matches.decisions[r.Name])
+	}
+	decisions := make([]rules.Decision, 0, n)
 	for _, r := range cy.rules {
 		rec, ok := runs[r.Name]
 		next[r.Name] = later(NextRun(r, rec, ok, now), now)
@@ -230,6 +234,19 @@ func (s *Scheduler) PlanOutlook(ctx context.Context) (Outlook, error) {
 		if len(ids[r.Name]) == 0 {
 			continue
 		}
+		if r.Once.Mode == rules.OnceEpisode {
+			// An open episode has fired (a page must stay quick at
+			// thousands of matches: one column, not the records; a
+			// firing left pending by a crash counts as fired here).
+			open, err := s.ledger.OpenEpisodes(ctx, r.Name)
+			if err != nil {
+				return Outlook{}, fmt.Errorf("plan outlook: %w", err)
+			}
+			for _, id := range open {
+				fired[rules.FiringKey{Rule: r.Name, TicketID: id}] = true
+			}
+			continue
+		}
 		recs, err := s.ledger.FiringStates(ctx, r.Name, ids[r.Name])
 		if err != nil {
 			return Outlook{}, fmt.Errorf("plan outlook: %w", err)
@@ -240,7 +257,17 @@ func (s *Scheduler) PlanOutlook(ctx context.Context) (Outlook, error) {
 			}
 		}
 	}
-	sortDecisions(set, decisions)
+	// The queue's order, as a cycle admits them; the fired and the failed
+	// only count, so they need none.
+	fires, counted := make([]rules.Decision, 0, len(decisions)), make([]rules.Decision, 0, len(decisions))
+	for _, d := range decisions {
+		if d.Err != nil || fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
+			counted = append(counted, d)
+		} else {
+			fires = append(fires, d)
+		}
+	}
+	decisions = append(s.order(cy, fires), counted...)
 	return s.outlook(cy, decisions, next, func(d rules.Decision) bool {
 		return fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]
 	}), nil
