@@ -43,6 +43,9 @@ type Deps struct {
 	// a firing in half.
 	Lease, ActionTimeout time.Duration
 	Metrics              Metrics
+	// MatchedSince is when ticket began to match rule, as the cycles saw
+	// it (the claim records it); nil: the cycle's now.
+	MatchedSince func(rule string, ticket int64, now time.Time) time.Time
 }
 
 // Metrics are the counters firings move (the scheduler registers them).

@@ -58,7 +58,11 @@ func (ex *execution) actionContext(ctx context.Context) (context.Context, contex
 func (ex *execution) fire(ctx context.Context, r *rules.Rule, d rules.Decision, t *sdclient.Ticket, decided map[string]bool, log *slog.Logger) (out outcome, updated *sdclient.Ticket) {
 	key := rules.FiringKey{Rule: r.Name, TicketID: t.ID}
 	actx, cancel := ex.actionContext(ctx)
-	f, err := ex.d.Ledger.Claim(actx, key, r.Once, ex.Now, ex.d.Lease)
+	since := ex.Now
+	if ex.d.MatchedSince != nil {
+		since = ex.d.MatchedSince(r.Name, t.ID, ex.Now)
+	}
+	f, err := ex.d.Ledger.ClaimSince(actx, key, r.Once, ex.Now, ex.d.Lease, since)
 	cancel()
 	if errors.Is(err, store.ErrNotLeader) {
 		// Another process leads in a newer epoch (or this one gave the

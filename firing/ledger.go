@@ -22,6 +22,9 @@ type Ledger interface {
 	// pending until Finish; a pending claim older than lease may be taken
 	// over by another caller (Resumed).
 	Claim(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration) (rules.Firing, error)
+	// ClaimSince is Claim that also records, with a new firing, since:
+	// when the ticket began to match the rule (the status pages' "took").
+	ClaimSince(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration, since time.Time) (rules.Firing, error)
 	// ActionDone records that action number i of the firing reached its target.
 	ActionDone(ctx context.Context, firingID int64, i int) error
 	// Finish marks the firing done at now.
@@ -68,6 +71,10 @@ var errReadOnly = errors.New("the ledger is read only")
 
 func (readOnly) Claim(context.Context, rules.FiringKey, rules.Once, time.Time, time.Duration) (rules.Firing, error) {
 	return rules.Firing{}, errReadOnly
+}
+
+func (r readOnly) ClaimSince(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration, _ time.Time) (rules.Firing, error) {
+	return r.Claim(ctx, key, once, now, lease)
 }
 func (readOnly) ActionDone(context.Context, int64, int) error            { return errReadOnly }
 func (readOnly) Finish(context.Context, int64, time.Time) error          { return errReadOnly }

@@ -83,17 +83,32 @@ func (ro RuleOutlook) GroupOver() int { return GroupOver(ro.Rule) }
 // cycleCap (0: none) in all per cycle.
 func Waves(fires []rules.Decision, set *rules.Set, cycleCap int) map[string][]int {
 	out := map[string][]int{}
-	left := fires
+	// The rules' names stand for their decisions: a plan of thousands of
+	// firings (the status page's /plan) copies 16 bytes a decision a
+	// cycle, not the decision.
+	caps := map[string]int{}
+	left := make([]string, len(fires))
+	for i, d := range fires {
+		left[i] = d.Rule
+		if _, ok := caps[d.Rule]; !ok {
+			caps[d.Rule] = RuleCap(set.Rule(d.Rule))
+		}
+	}
+	spare := make([]string, 0, len(left))
 	for cycle := 0; len(left) > 0; cycle++ {
 		perRule := map[string]int{}
 		total := 0
-		var rest []rules.Decision
-		for _, d := range left {
-			if perRule[d.Rule] >= RuleCap(set.Rule(d.Rule)) || (cycleCap > 0 && total >= cycleCap) {
-				rest = append(rest, d)
+		rest := spare[:0] // the two buffers take turns
+		for i, name := range left {
+			if cycleCap > 0 && total >= cycleCap {
+				rest = append(rest, left[i:]...) // the cycle is full
+				break
+			}
+			if perRule[name] >= caps[name] {
+				rest = append(rest, name)
 				continue
 			}
-			perRule[d.Rule]++
+			perRule[name]++
 			total++
 		}
 		for name, n := range perRule {
@@ -103,7 +118,7 @@ func Waves(fires []rules.Decision, set *rules.Set, cycleCap int) map[string][]in
 			}
 			out[name] = append(w, n)
 		}
-		left = rest
+		left, spare = rest, left
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 		Ledger: s.ledger, Desk: cy.desk, Count: func(resp *sdclient.Response, err error) { s.count(cy, resp, err) },
 		Source: rereadSource{s, cy}, Chat: chat{s.notifier}, DMs: cycleDMs{s, cy},
 		Marks: s.marks, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
-		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout,
+		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, MatchedSince: s.MatchedSince,
 		Metrics: firing.Metrics{Decisions: s.m.decisions, Actions: s.m.actions, AlertGroups: s.m.alertGroups,
 			Cascades: s.m.cascades, Pages: s.m.pages},
 	}
@@ -116,9 +116,4 @@ func (p pages) Tick(ctx context.Context) error {
 // message) as firing bounds a firing's: a shutdown does not cut it.
 func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
-}
-
-// conversations reads every conversation of a ticket (threads.go).
-func (s *Scheduler) conversations(ctx context.Context, cy *cycle, id int64) ([]*sdclient.Conversation, error) {
-	return firing.Conversations(ctx, cy.desk, func(resp *sdclient.Response, err error) { s.count(cy, resp, err) }, id)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -35,6 +34,3 @@ func (s *Scheduler) marks(ctx context.Context) (*store.Marks, error) {
 	s.marksV = m
 	return m, nil
 }
-
-// dropTags is firing.DropTags (threads.go compares texts with it).
-func dropTags(s string) string { return firing.DropTags(s) }

@@ -1,6 +1,7 @@
 package sdclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,19 +15,48 @@ import (
 // Dashboards and alerts (deploy/monitoring) use it and its labels.
 const requestsMetric = "deskbot_desk_requests_total"
 
-// newRequestsCounter is deskbot_desk_requests_total by method, endpoint and
-// status.
+// Values of the class label: whose request it was. The limiter serves
+// people's (an Interactive client's) first, from the reserve; the status
+// page marks their share of the desk's requests.
+const (
+	ClassPeople     = "people"
+	ClassBackground = "background"
+)
+
+// newRequestsCounter is deskbot_desk_requests_total by method, endpoint,
+// status and class.
 func newRequestsCounter() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: requestsMetric,
-		Help: "Requests sent to the desk by endpoint and HTTP status.",
-	}, []string{"method", "endpoint", "status"})
+		Help: "Requests sent to the desk by endpoint, HTTP status and class (people's or background).",
+	}, []string{"method", "endpoint", "status", "class"})
+}
+
+// classKey marks a request's context with its class: the client knows it
+// (Interactive), the transport that counts the request does not.
+type classKey struct{}
+
+// withClass marks ctx as the context of a request of an interactive
+// client, or not.
+func withClass(ctx context.Context, interactive bool) context.Context {
+	return context.WithValue(ctx, classKey{}, interactive)
+}
+
+// classOf is the class label of a request: people for an interactive
+// client's, background for any other (a request not sent by a Client
+// too).
+func classOf(r *http.Request) string {
+	if interactive, _ := r.Context().Value(classKey{}).(bool); interactive {
+		return ClassPeople
+	}
+	return ClassBackground
 }
 
 // WithMetrics counts every request the client sends to the desk (retries
 // and followed redirects included, each on its own) in
-// deskbot_desk_requests_total, by method, endpoint (see Endpoint) and status
-// ("error" when no response came), registered with reg. Clients given the
+// deskbot_desk_requests_total, by method, endpoint (see Endpoint), status
+// ("error" when no response came) and class (ClassPeople for the requests
+// of an Interactive client, else ClassBackground), registered with reg. Clients given the
 // same registry share the counter. The transport of the client's HTTP
 // client (WithHTTPClient) is wrapped, not changed.
 func WithMetrics(reg prometheus.Registerer) Option {
@@ -79,14 +109,14 @@ type instrumented struct {
 }
 
 // RoundTrip sends r with the wrapped transport and counts it by method,
-// endpoint and status.
+// endpoint, status and class.
 func (t *instrumented) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	status := "error"
 	if err == nil {
 		status = strconv.Itoa(resp.StatusCode)
 	}
-	t.requests.WithLabelValues(r.Method, Endpoint(r.URL.Path), status).Inc()
+	t.requests.WithLabelValues(r.Method, Endpoint(r.URL.Path), status, classOf(r)).Inc()
 	return resp, err
 }
 

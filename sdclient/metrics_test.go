@@ -13,7 +13,7 @@ import (
 )
 
 // requestCounts gathers deskbot_desk_requests_total from reg as
-// "METHOD endpoint status" -> count.
+// "METHOD endpoint status class" -> count.
 func requestCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	fams, err := reg.Gather()
@@ -25,7 +25,7 @@ func requestCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		if f.GetName() != "deskbot_desk_requests_total" {
 			continue
 		}
-		if want := "Requests sent to the desk by endpoint and HTTP status."; f.GetHelp() != want {
+		if want := "Requests sent to the desk by endpoint, HTTP status and class (people's or background)."; f.GetHelp() != want {
 			t.Errorf("help = %q, want %q", f.GetHelp(), want)
 		}
 		for _, m := range f.GetMetric() {
@@ -33,18 +33,19 @@ func requestCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if len(labels) != 3 {
-				t.Errorf("labels = %v, want method, endpoint and status", labels)
+			if len(labels) != 4 {
+				t.Errorf("labels = %v, want method, endpoint, status and class", labels)
 			}
-			got[labels["method"]+" "+labels["endpoint"]+" "+labels["status"]] += m.GetCounter().GetValue()
+			got[labels["method"]+" "+labels["endpoint"]+" "+labels["status"]+" "+labels["class"]] += m.GetCounter().GetValue()
 		}
 	}
 	return got
 }
 
 // WithMetrics counts the requests a client sends to the simulator by
-// method, endpoint (ids as {id}) and status; a second client on the same
-// registry adds to the same counter.
+// method, endpoint (ids as {id}), status and class (an Interactive
+// client's requests are people's); a second client on the same registry
+// adds to the same counter.
 func TestWithMetricsCountsRequestsByEndpointAndStatus(t *testing.T) {
 	s := sdsim.NewServer()
 	t.Cleanup(s.Close)
@@ -68,8 +69,9 @@ func TestWithMetricsCountsRequestsByEndpointAndStatus(t *testing.T) {
 		t.Fatalf("get a missing ticket: %v, want ErrNotFound", err)
 	}
 	want := map[string]float64{
-		"GET /agents/me 200":    2,
-		"GET /tickets/{id} 404": 1,
+		"GET /agents/me 200 background":    1,
+		"GET /agents/me 200 people":        1,
+		"GET /tickets/{id} 404 background": 1,
 	}
 	got := requestCounts(t, reg)
 	for k, v := range want {
@@ -92,7 +94,7 @@ func TestWithMetricsCountsTransportErrors(t *testing.T) {
 	if _, _, err := c.Agents.Me(t.Context()); err == nil {
 		t.Fatal("a request to a closed port succeeded")
 	}
-	if got := requestCounts(t, reg); got["GET /agents/me error"] != 1 || len(got) != 1 {
+	if got := requestCounts(t, reg); got["GET /agents/me error background"] != 1 || len(got) != 1 {
 		t.Errorf("counted %v, want one GET /agents/me error", got)
 	}
 }
@@ -124,8 +126,11 @@ func TestInstrumentTransport(t *testing.T) {
 	if _, _, err := c.Agents.Get(t.Context(), sdsim.DefaultAgentID); err != nil {
 		t.Fatal(err)
 	}
-	if got := requestCounts(t, reg); got["GET /agents/{id} 200"] != 1 || len(got) != 1 {
-		t.Errorf("counted %v, want one GET /agents/{id} 200", got)
+	if _, _, err := c.Interactive().Agents.Get(t.Context(), sdsim.DefaultAgentID); err != nil {
+		t.Fatal(err)
+	}
+	if got := requestCounts(t, reg); got["GET /agents/{id} 200 background"] != 1 || got["GET /agents/{id} 200 people"] != 1 || len(got) != 2 {
+		t.Errorf("counted %v, want one GET /agents/{id} 200 of each class", got)
 	}
 }
 

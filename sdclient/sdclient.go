@@ -528,7 +528,7 @@ func (a *attempt) newRequest() (*http.Request, error) {
 	if a.payload != nil {
 		body = bytes.NewReader(a.payload)
 	}
-	req, err := http.NewRequestWithContext(a.ctx, a.r.method, a.target, body)
+	req, err := http.NewRequestWithContext(withClass(a.ctx, a.c.interactive), a.r.method, a.target, body)
 	if err != nil {
 		return nil, a.c.redact(fmt.Errorf("sdclient: %s: build request: %w", a.r.op, err))
 	}

@@ -20,7 +20,11 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/deskbot/deskbot/store"
 )
 
 // browserRequired: in CI (CI=true, or DESKBOT_BROWSER_REQUIRED set by
@@ -199,7 +203,39 @@ func TestBrowserDemoPages(t *testing.T) {
 	if _, err := w.sched.TickPages(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	base := serve(t, "127.0.0.1:0", w.handler(t))
+	// As cmd/deskbot wires the pages: the live mirror, the budget, the
+	// key's agent as the start-up check read it, a chat's commands, the
+	// on-call people's names, this process leading.
+	ctx := context.Background()
+	client, err := sdclient.New(w.sim.URL, sdsim.DefaultAPIKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, _, err := client.Interactive().Agents.Me(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead, err := w.st.Leadership(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lead.Close(context.Background()) })
+	live := feed.NewLiveMirror(w.st)
+	live.Attach(w.sched.Feed())
+	cmds := NewCommands()
+	for i := range 7 {
+		cmds.Observe(time.Now(), time.Duration(100+i)*time.Millisecond)
+	}
+	h, err := New(w.sched, w.st, WithLoopback(true), WithMirror(live), WithRequestBudget(60, 48), WithCommands(cmds),
+		WithAgent(func() (string, string, bool) { return me.Name(), me.Email, true }),
+		WithPersonNames(func(_ context.Context, member string) string { return "Name of " + member }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.refreshNames(ctx) // as Run does
+	mux := http.NewServeMux()
+	h.Register(mux)
+	base := serve(t, "127.0.0.1:0", mux)
 
 	for _, p := range []string{"/", "/rules", "/firings", "/oncall", "/plan"} {
 		status, text, title := b.load(t, base+p)
@@ -211,6 +247,22 @@ func TestBrowserDemoPages(t *testing.T) {
 		}
 		if !strings.Contains(text, "without a desk request") {
 			t.Errorf("%s: no footer; text %.300q", p, text)
+		}
+	}
+	// What issue 24 asked of each page, as a person reads it.
+	for p, wants := range map[string][]string{
+		"/": {"leader\n" + store.ReplicaName() + " (epoch ", "API key's agent\n" + me.Name() + " <" + me.Email + ">",
+			"commands answered in the last hour\n7", "their p99\n106ms"},
+		"/plan":                         {"Plan for the rules running here", "rule page-urgent-unassigned (", "Requests (budget: 60 a minute, 48 of them for the rules"},
+		"/oncall":                       onCallNames(w.set.OnCall().WhoIsOnCall(time.Now())),
+		"/rules/page-urgent-unassigned": {"Tickets that match now", fmt.Sprintf("#%d\t%s", evil.ID, hostile), "evaluated now over the"},
+		"/firings":                      {"from when the ticket began to match the rule"},
+	} {
+		_, text, _ := b.load(t, base+p)
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s does not show %q: %.1500q", p, want, text)
+			}
 		}
 	}
 	_, rulesText, _ := b.load(t, base+"/rules")
@@ -284,4 +336,13 @@ func TestBrowserDemoPages(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(text, "page-urgent-unassigned") {
 		t.Errorf("off loopback with the token: HTTP %d, %.200q", status, text)
 	}
+}
+
+// onCallNames is how /oncall names who is on call now and next in st.
+func onCallNames(st []oncall.Status) []string {
+	var out []string
+	for _, x := range st {
+		out = append(out, "Name of "+x.Now.Member+" ("+x.Now.Member+")", "Name of "+x.Next.Member+" ("+x.Next.Member+")")
+	}
+	return out
 }

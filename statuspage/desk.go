@@ -10,6 +10,7 @@ type deskStats struct {
 	Known      bool
 	Requests   float64
 	Throttled  float64 // answered 429
+	People     float64 // people's requests (commands, buttons): the class label
 	Failed     float64 // other 4xx/5xx and transport errors
 	Remaining  float64
 	HasRemain  bool
@@ -44,6 +45,10 @@ func (h *Handler) deskStats() deskStats {
 				ep := ""
 				for _, l := range m.GetLabel() {
 					switch l.GetName() {
+					case "class":
+						if l.GetValue() == "people" {
+							s.People += n
+						}
 					case "status":
 						if v := l.GetValue(); v == "429" {
 							s.Throttled += n

@@ -13,14 +13,23 @@
 //     the Basic password, compared in constant time; without a token they
 //     are off and say how to turn them on.
 //   - The pages' data (pages.go) and drawing (chart.go, templates/), and
-//     the desk's requests a minute, sampled from the metrics by Run
+//     the desk's requests a minute (people's share from the request
+//     metric's class label), sampled from the metrics by Run
 //     (requests.go): the only goroutine, a component cmd/deskbot runs.
+//     Run also names the on-call people once a minute (names.go), so that
+//     /oncall shows names without a request of its own.
+//   - The chat commands answered in the last hour and their p99
+//     (commands.go: a window the chat's router reports to).
+//   - A rule's tickets that match now (matching.go): the rule evaluated
+//     over the live mirror (Mirror, the scheduler's LiveMirror) when its
+//     page is asked, in memory.
 //
 // # What it may import
 //
 // The floors below the bot: sdclient, store, rules, oncall, scheduler
-// (read-only: Scheduler.StatusView, the store's RecentFirings and
-// OpenPages). A page never asks the desk: it renders from the
+// (read-only: Scheduler.StatusView and PlanOutlook, the store's
+// RecentFirings, OpenPages and Leader), planreport (/plan is the report of
+// `deskbot rules plan`, written by the same code). A page never asks the desk: it renders from the
 // scheduler's memory and the store. cmd/deskbot mounts the handler on the
 // ops server.
 //

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskbot/deskbot/oncall"
-	"github.com/deskbot/deskbot/plan"
+	"github.com/deskbot/deskbot/planreport"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -155,11 +154,15 @@ func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only str
 type overviewData struct {
 	base
 	Replica, Leads string
+	Leader         string // the replica that leads, as the store records it
+	Agent          string // the API key's agent: "Name <e-mail>"
+	Chat           chatStats
 	Findings       []Finding
 	Degraded       []Finding
 	Desk           deskStats
 	Requests       template.HTML // requests per minute over the last hour
 	RequestsHour   int
+	PeopleHour     int // of RequestsHour, people's
 	Mirrors        []mirrorRow
 	Rules          int
 	FiredHour      int
@@ -167,11 +170,37 @@ type overviewData struct {
 	Chart          template.HTML
 }
 
+// chatStats is the chat commands answered in the last hour.
+type chatStats struct {
+	Known    bool // the chat's router reports its answers here
+	Answered int
+	P99      string // "" without commands
+}
+
 type mirrorRow struct {
 	Workspace string
 	Tickets   int
 	Behind    string
 	State     string
+}
+
+// mirrorRowOf is one workspace's mirror as the overview shows it at now.
+func mirrorRowOf(m scheduler.MirrorStatus, now time.Time) mirrorRow {
+	row := mirrorRow{Workspace: m.Workspace, Tickets: m.Tickets, Behind: "not read yet"}
+	if !m.Cursor.IsZero() {
+		row.Behind = rules.ShortDuration(now.Sub(m.Cursor).Round(time.Second)) + " behind the desk's clock"
+	}
+	switch {
+	case m.Syncing && m.Total >= 0:
+		row.State = fmt.Sprintf("full sync under way: %d of %d tickets", m.Seen, m.Total)
+	case m.Syncing:
+		row.State = fmt.Sprintf("full sync under way: %d tickets so far", m.Seen)
+	case m.Complete:
+		row.State = "complete (last full sync " + stamp(m.FullSyncAt) + ")"
+	default:
+		row.State = "incomplete: the first full sync has not finished"
+	}
+	return row
 }
 
 func (h *Handler) overview(r *http.Request) (any, error) {
@@ -192,24 +221,14 @@ func (h *Handler) overview(r *http.Request) (any, error) {
 			}
 		}
 	}
+	if d.Leader, err = h.leaderText(ctx); err != nil {
+		return nil, err
+	}
+	d.Agent, d.Chat = h.agentText(), h.chatStats()
 	d.Desk = h.deskStats()
-	d.Requests, d.RequestsHour = h.requestChart()
+	d.Requests, d.RequestsHour, d.PeopleHour = h.requestChart()
 	for _, m := range v.Ready.Mirror {
-		row := mirrorRow{Workspace: m.Workspace, Tickets: m.Tickets, Behind: "not read yet"}
-		if !m.Cursor.IsZero() {
-			row.Behind = rules.ShortDuration(v.At.Sub(m.Cursor).Round(time.Second)) + " behind the desk's clock"
-		}
-		switch {
-		case m.Syncing && m.Total >= 0:
-			row.State = fmt.Sprintf("full sync under way: %d of %d tickets", m.Seen, m.Total)
-		case m.Syncing:
-			row.State = fmt.Sprintf("full sync under way: %d tickets so far", m.Seen)
-		case m.Complete:
-			row.State = "complete (last full sync " + stamp(m.FullSyncAt) + ")"
-		default:
-			row.State = "incomplete: the first full sync has not finished"
-		}
-		d.Mirrors = append(d.Mirrors, row)
+		d.Mirrors = append(d.Mirrors, mirrorRowOf(m, v.At))
 	}
 	if v.Set != nil {
 		d.Rules = len(v.Set.Rules())
@@ -230,6 +249,46 @@ func (h *Handler) overview(r *http.Request) (any, error) {
 	return d, nil
 }
 
+// leaderText names the replica that leads, from the store's leadership.
+func (h *Handler) leaderText(ctx context.Context) (string, error) {
+	li, err := h.ledger.Leader(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case li.Epoch == 0:
+		return "none yet: no replica has run the rules on this state", nil
+	}
+	return fmt.Sprintf("%s (epoch %d, since %s)", cmp.Or(li.Holder, "a replica that did not say its name"), li.Epoch, stamp(li.Since)), nil
+}
+
+// agentText is the API key's agent, "Name <e-mail>", or "" when unknown.
+func (h *Handler) agentText() string {
+	if h.cfg.agent == nil {
+		return ""
+	}
+	name, email, ok := h.cfg.agent()
+	switch {
+	case !ok:
+		return ""
+	case name != "":
+		return name + " <" + email + ">"
+	}
+	return email
+}
+
+// chatStats are the chat commands answered in the last hour.
+func (h *Handler) chatStats() chatStats {
+	if h.cfg.commands == nil {
+		return chatStats{}
+	}
+	n, p99 := h.cfg.commands.lastHour(h.cfg.now())
+	c := chatStats{Known: true, Answered: n}
+	if n > 0 {
+		c.P99 = p99.Round(time.Millisecond).String()
+	}
+	return c
+}
+
 type rulesData struct {
 	base
 	Rules []ruleRow
@@ -247,6 +306,8 @@ func (h *Handler) rulesPage(r *http.Request) (any, error) {
 type ruleData struct {
 	base
 	Rule     ruleRow
+	Matched  string // when the matching tickets were found (matchedWhen)
+	MatchNow bool   // they were evaluated for this page
 	Matching []matchRow
 	More     int
 	Held     []scheduler.HeldTicket
@@ -288,12 +349,26 @@ func (h *Handler) rulePage(r *http.Request) (any, error) {
 		isOpen[id] = true
 	}
 	m := v.Matches[name]
+	var byID map[int64]*sdclient.Ticket
+	if h.cfg.mirror != nil && h.sched != nil {
+		// The tickets that match now: the rule over the mirror as it is.
+		var n int
+		if m, byID, n, err = h.matchingNow(ctx, v, v.Set.Rule(name)); err != nil {
+			return nil, err
+		}
+		d.Matched, d.MatchNow = matchedWhen(true, n, v.At), true
+		d.Rule.Evaluated, d.Rule.Matching, d.Rule.Failing, d.Rule.MatchedAt = true, len(m.Tickets), len(m.Failed), v.At
+	} else {
+		d.Matched = matchedWhen(false, 0, m.At)
+	}
 	ids := slices.Clone(m.Tickets)
 	for id := range m.Failed {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	byID := h.tickets(ids[:min(len(ids), listMax)])
+	if byID == nil {
+		byID = h.tickets(ids[:min(len(ids), listMax)])
+	}
 	for i, id := range ids {
 		if i >= listMax {
 			d.More = len(ids) - listMax
@@ -363,7 +438,10 @@ func (h *Handler) firingRows(fs []store.FiringRow, v scheduler.StatusView) []fir
 		switch {
 		case f.Done:
 			row.Outcome = "done"
-			row.Took = rules.ShortDuration(f.FiredAt.Sub(f.StartedAt).Round(time.Second))
+			// From when the ticket began to match the rule (the
+			// episode's match start, as the scheduler saw it) to the
+			// last action: how long the ticket waited for deskbot.
+			row.Took = rules.ShortDuration(f.FiredAt.Sub(f.MatchedAt).Round(time.Second))
 		case f.Released:
 			row.Outcome = "deferred"
 		default:
@@ -428,8 +506,8 @@ func (h *Handler) firingsPage(r *http.Request) (any, error) {
 type oncallData struct {
 	base
 	Configured bool
-	Schedules  []oncall.Status
-	Pages      []oncall.Page
+	Schedules  []oncallRow
+	Pages      []pageRow
 }
 
 func (h *Handler) oncallPage(r *http.Request) (any, error) {
@@ -441,84 +519,54 @@ func (h *Handler) oncallPage(r *http.Request) (any, error) {
 	d := oncallData{base: h.base("/oncall", v, noRule)}
 	if v.Set != nil && v.Set.OnCall() != nil {
 		d.Configured = true
-		d.Schedules = v.Set.OnCall().WhoIsOnCall(v.At)
+		for _, st := range v.Set.OnCall().WhoIsOnCall(v.At) {
+			d.Schedules = append(d.Schedules, oncallRow{Status: st, NowName: h.person(st.Now.Member), NextName: h.person(st.Next.Member)})
+		}
 	}
-	if d.Pages, err = h.ledger.OpenPages(ctx, listMax); err != nil {
+	pages, err := h.ledger.OpenPages(ctx, listMax)
+	if err != nil {
 		return nil, err
+	}
+	for _, p := range pages {
+		d.Pages = append(d.Pages, pageRow{Page: p, AckedByName: h.person(p.AckedBy)})
 	}
 	return d, nil
 }
 
-type planRow struct {
-	Name, Schedule, NextIn string
-	Matching, Fired        int
-	Failing                int
-	Now, Later             int
-	Cycles                 int
-	Cap                    int
-	First                  []int64
-	Requests               int
-	Evaluated              bool
-}
-
 type planData struct {
 	base
-	Tickets int
-	Tick    string
-	Rules   []planRow
-	Total   int
+	Report string // what `deskbot rules plan` prints
 }
 
-// planPage is `deskbot rules plan` on the live mirror: per rule what
-// matches now, what the ledger shows as fired already in this episode,
-// what its next run would fire and what its cap leaves to later cycles.
+// planPage is `deskbot rules plan` as a page: the command's own report
+// (planreport), written from the running scheduler's memory (each rule's
+// last evaluation on the mirror) and the ledger instead of a dry-run cycle
+// against the desk.
 func (h *Handler) planPage(r *http.Request) (any, error) {
 	ctx := r.Context()
 	v, noRule, err := h.view(ctx)
 	if err != nil {
 		return nil, err
 	}
-	d := planData{base: h.base("/plan", v, noRule), Tickets: v.Tickets, Tick: rules.ShortDuration(v.Tick)}
-	if v.Set == nil {
+	d := planData{base: h.base("/plan", v, noRule)}
+	if v.Set == nil || h.sched == nil {
 		return d, nil
 	}
-	for _, rule := range v.Set.Rules() {
-		rec, ok := v.Runs[rule.Name]
-		next := scheduler.NextRun(rule, rec, ok, v.At)
-		row := planRow{Name: rule.Name, Schedule: schedule(rule), NextIn: "now", Cap: cmp.Or(rule.MaxFiringsPerCycle, rules.DefaultMaxFiringsPerCycle)}
-		if next.After(v.At) {
-			row.NextIn = "in " + rules.ShortDuration(next.Sub(v.At).Round(time.Second))
-		}
-		open, err := h.ledger.OpenEpisodes(ctx, rule.Name)
-		if err != nil {
-			return nil, err
-		}
-		isOpen := make(map[int64]bool, len(open))
-		for _, id := range open {
-			isOpen[id] = true
-		}
-		var fires []int64
-		m, ok := v.Matches[rule.Name]
-		row.Evaluated = ok
-		for _, id := range m.Tickets {
-			if isOpen[id] {
-				row.Fired++
-			} else {
-				fires = append(fires, id)
-			}
-		}
-		row.Failing = len(m.Failed)
-		row.Matching = len(m.Tickets) + len(m.Failed)
-		row.Now = min(len(fires), row.Cap)
-		row.Later = len(fires) - row.Now
-		if row.Cap > 0 {
-			row.Cycles = (len(fires) + row.Cap - 1) / row.Cap
-		}
-		row.First = fires[:min(row.Now, 10)]
-		row.Requests = row.Now * plan.FiringRequests(rule)
-		d.Total += row.Requests
-		d.Rules = append(d.Rules, row)
+	o, err := h.sched.PlanOutlook(ctx)
+	if err != nil {
+		return nil, err
 	}
+	rep := planreport.Report{
+		Source: "the rules running here, from each rule's last evaluation on the mirror", Set: v.Set, Outlook: o,
+		Cycle:      scheduler.Cycle{Sync: &scheduler.SyncResult{Tickets: v.Tickets}},
+		LedgerNote: "tickets the ledger shows as fired are left out",
+		Workspaces: max(1, len(v.Ready.Mirror)), Budget: h.cfg.budget, Rate: h.cfg.rate,
+	}
+	var b strings.Builder
+	if err := rep.Write(&b); err != nil {
+		return nil, err
+	}
+	d.Report = b.String()
 	return d, nil
 }
 

@@ -15,7 +15,7 @@ import (
 // only.
 func TestOverviewRequestsPerMinute(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	reqs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_desk_requests_total", Help: "h"}, []string{"method", "endpoint", "status"})
+	reqs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_desk_requests_total", Help: "h"}, []string{"method", "endpoint", "status", "class"})
 	reg.MustRegister(reqs)
 	w := newWorld(t, testRules)
 	h, err := New(w.sched, w.st, WithLoopback(true), WithGatherer(reg))
@@ -30,10 +30,10 @@ func TestOverviewRequestsPerMinute(t *testing.T) {
 	}
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	h.sample(t0)
-	reqs.WithLabelValues("GET", "/tickets/{id}", "200").Add(4)
-	reqs.WithLabelValues("GET", "/tickets/{id}", "429").Add(1)
+	reqs.WithLabelValues("GET", "/tickets/{id}", "200", "background").Add(4)
+	reqs.WithLabelValues("GET", "/tickets/{id}", "429", "background").Add(1)
 	h.sample(t0.Add(time.Minute))
-	reqs.WithLabelValues("POST", "/tickets/{id}/notes", "201").Add(3)
+	reqs.WithLabelValues("POST", "/tickets/{id}/notes", "201", "background").Add(3)
 	h.sample(t0.Add(2 * time.Minute))
 	_, body := get(t, mux, "/")
 	for _, want := range []string{"8 desk requests in the last 2 minutes", "<title>5</title>", "<title>1 answered 429</title>", "<title>3</title>"} {
@@ -43,7 +43,7 @@ func TestOverviewRequestsPerMinute(t *testing.T) {
 	}
 	// An hour later the first minutes are gone.
 	h.sample(t0.Add(62 * time.Minute))
-	reqs.WithLabelValues("GET", "/tickets", "200").Add(2)
+	reqs.WithLabelValues("GET", "/tickets", "200", "background").Add(2)
 	h.sample(t0.Add(63 * time.Minute))
 	_, body = get(t, mux, "/")
 	if !strings.Contains(body, "2 desk requests in the last 2 minutes") {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -28,6 +29,9 @@ var assets embed.FS
 type Scheduler interface {
 	StatusView(ctx context.Context) (scheduler.StatusView, error)
 	MirroredTickets(ids []int64) map[int64]*sdclient.Ticket
+	// PlanOutlook is what `deskbot rules plan` reports, from memory and
+	// the ledger.
+	PlanOutlook(ctx context.Context) (plan.Outlook, error)
 }
 
 // Ledger is the state store as the pages read it (*store.Store
@@ -37,6 +41,8 @@ type Ledger interface {
 	FiredPerHour(ctx context.Context, since time.Time, rule string) ([]store.HourCount, error)
 	OpenEpisodes(ctx context.Context, rule string) ([]int64, error)
 	OpenPages(ctx context.Context, limit int) ([]oncall.Page, error)
+	// Leader is the replica that leads the scheduler on this state.
+	Leader(ctx context.Context) (store.LeaderInfo, error)
 }
 
 // Finding is one line of /readyz, as the overview shows it.
@@ -58,6 +64,12 @@ type config struct {
 	rules    func() *rules.Set
 	now      func() time.Time
 	logger   *slog.Logger
+	agent    func() (name, email string, ok bool)
+	commands *Commands
+	names    func(ctx context.Context, member string) string
+	mirror   Mirror
+	rate     int // DESKBOT_DESK_RATE_PER_MIN
+	budget   int // of it, the background's a minute
 }
 
 // WithToken sets DESKBOT_UI_TOKEN: off loopback the pages need it.
@@ -87,6 +99,31 @@ func WithGatherer(g prometheus.Gatherer) Option { return func(c *config) { c.gat
 // WithRules gives the rules loaded when no scheduler runs them here.
 func WithRules(f func() *rules.Set) Option { return func(c *config) { c.rules = f } }
 
+// WithAgent gives the API key's agent as the start-up check read it (GET
+// /agents/me): f must not ask the desk; ok is false while it is unknown.
+func WithAgent(f func() (name, email string, ok bool)) Option {
+	return func(c *config) { c.agent = f }
+}
+
+// WithCommands gives the chat commands answered (the overview counts the
+// last hour's and their p99).
+func WithCommands(c *Commands) Option { return func(cfg *config) { cfg.commands = c } }
+
+// WithPersonNames names on-call members (a chat id or an e-mail) for
+// /oncall: Run asks f in the background, once a minute, for the members on
+// call now and next and for who acknowledged open pages, and the page
+// shows the names it last answered, so that a page makes no request. f
+// answers "" when it knows no name.
+func WithPersonNames(f func(ctx context.Context, member string) string) Option {
+	return func(c *config) { c.names = f }
+}
+
+// WithRequestBudget gives the desk's request budget a minute
+// (DESKBOT_DESK_RATE_PER_MIN) and the background's part of it, for /plan.
+func WithRequestBudget(rate, background int) Option {
+	return func(c *config) { c.rate, c.budget = rate, background }
+}
+
 // WithClock sets the pages' clock (tests).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
@@ -96,7 +133,8 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // Handler serves the status pages. Mount it with Register.
 type Handler struct {
 	mu      sync.Mutex
-	samples []sample // the desk's request counters, a minute apart (requests.go)
+	samples []sample          // the desk's request counters, a minute apart (requests.go)
+	names   map[string]string // on-call members' names, by member (names.go)
 	cfg     config
 	sched   Scheduler // nil: no rules run here
 	ledger  Ledger

@@ -80,7 +80,7 @@ func (s *Store) Leadership(ctx context.Context, logger *slog.Logger) (*Leadershi
 	l := &Leadership{logger: logger}
 	switch {
 	case s.engine == Postgres:
-		l.pg = &pgElector{cfg: s.pgConfig, key: s.lockKey, logger: logger, scrub: s.scrub, epoch: &l.epoch, now: s.now}
+		l.pg = &pgElector{cfg: s.pgConfig, key: s.lockKey, logger: logger, scrub: s.scrub, epoch: &l.epoch, now: s.now, holder: s.replicaName()}
 		s.lead.Store(l)
 		return l, nil
 	case s.file != "":
@@ -92,7 +92,7 @@ func (s *Store) Leadership(ctx context.Context, logger *slog.Logger) (*Leadershi
 	}
 	var epoch int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, bumpEpoch, dbTime(s.now())).Scan(&epoch)
+		return tx.QueryRowContext(ctx, bumpEpoch, dbTime(s.now()), s.replicaName()).Scan(&epoch)
 	})
 	if err != nil {
 		_ = l.lock.unlock()
@@ -104,8 +104,9 @@ func (s *Store) Leadership(ctx context.Context, logger *slog.Logger) (*Leadershi
 	return l, nil
 }
 
-// bumpEpoch starts a new leadership epoch and returns it.
-const bumpEpoch = `UPDATE leader_epoch SET epoch = epoch + 1, since = $1 WHERE id = 1 RETURNING epoch`
+// bumpEpoch starts a new leadership epoch, held by replica $2, and
+// returns it.
+const bumpEpoch = `UPDATE leader_epoch SET epoch = epoch + 1, since = $1, holder = $2 WHERE id = 1 RETURNING epoch`
 
 // IsLeader returns nil when this process leads, an error wrapping
 // ErrNotLeader when another replica does (or this one lost the leadership
@@ -245,6 +246,7 @@ type pgElector struct {
 	scrub  func(error) error // removes the DSN's secrets
 	epoch  *atomic.Int64     // the Leadership's
 	now    func() time.Time
+	holder string // this replica's name, recorded with its epochs
 
 	mu     sync.Mutex
 	conn   *pgx.Conn
@@ -308,7 +310,7 @@ func (e *pgElector) IsLeader(ctx context.Context) error {
 		return fmt.Errorf("leader election: lock %d held by another replica: %w", e.key, ErrNotLeader)
 	}
 	var epoch int64
-	if err := e.conn.QueryRow(ctx, bumpEpoch, dbTime(e.now())).Scan(&epoch); err != nil {
+	if err := e.conn.QueryRow(ctx, bumpEpoch, dbTime(e.now()), e.holder).Scan(&epoch); err != nil {
 		e.drop(ctx) // releases the lock: no leader without an epoch
 		return fmt.Errorf("leader election: begin an epoch: %w", e.scrub(err))
 	}

@@ -66,18 +66,38 @@ func staleLease(leaseUntil *sql.NullTime, pending, released bool, epoch, ours in
 // A Firing that is not Won still carries the current episode, seq and
 // firing id, for logs.
 func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration) (rules.Firing, error) {
-	op := fmt.Sprintf("claim rule %q ticket %d", key.Rule, key.TicketID)
+	return s.ClaimSince(ctx, key, once, now, lease, now)
+}
+
+// checkClaim says what is wrong with a claim's arguments, if anything.
+func checkClaim(key rules.FiringKey, once rules.Once, lease time.Duration) error {
 	switch {
 	case key.Rule == "":
-		return rules.Firing{}, s.wrap(op, errors.New("empty rule name"))
+		return errors.New("empty rule name")
 	case lease <= 0:
-		return rules.Firing{}, s.wrap(op, fmt.Errorf("lease %v: want a positive duration", lease))
+		return fmt.Errorf("lease %v: want a positive duration", lease)
 	case once.Mode == rules.OnceEvery && once.Period <= 0:
-		return rules.Firing{}, s.wrap(op, fmt.Errorf("once every %v: want a positive period", once.Period))
+		return fmt.Errorf("once every %v: want a positive period", once.Period)
 	case once.Mode != rules.OnceEpisode && once.Mode != rules.OnceTicket && once.Mode != rules.OnceEvery:
-		return rules.Firing{}, s.wrap(op, fmt.Errorf("unknown once mode %d", once.Mode))
+		return fmt.Errorf("unknown once mode %d", once.Mode)
+	}
+	return nil
+}
+
+// ClaimSince is Claim recording, with a new firing, since: when the ticket
+// began to match the rule in this episode (the status pages measure how
+// long a firing took from it). A zero since, or one after now, is now. A
+// firing taken over keeps the since it was first claimed with.
+func (s *Store) ClaimSince(ctx context.Context, key rules.FiringKey, once rules.Once, now time.Time, lease time.Duration, since time.Time) (rules.Firing, error) {
+	op := fmt.Sprintf("claim rule %q ticket %d", key.Rule, key.TicketID)
+	if err := checkClaim(key, once, lease); err != nil {
+		return rules.Firing{}, s.wrap(op, err)
 	}
 	now = dbTime(now)
+	if since.IsZero() || since.After(now) {
+		since = now
+	}
+	since = dbTime(since)
 	ours, err := s.claimEpoch()
 	if err != nil {
 		return rules.Firing{}, s.wrap(op, err)
@@ -111,9 +131,9 @@ func (s *Store) Claim(ctx context.Context, key rules.FiringKey, once rules.Once,
 		f = ep.firing(key)
 		switch d := decide(ep, once, now); d.kind {
 		case newEpisode:
-			return s.startFiring(ctx, tx, &f, ep.episode+1, 1, now, lease, ours)
+			return s.startFiring(ctx, tx, &f, ep.episode+1, 1, now, since, lease, ours)
 		case newFiring:
-			return s.startFiring(ctx, tx, &f, ep.episode, d.seq, now, lease, ours)
+			return s.startFiring(ctx, tx, &f, ep.episode, d.seq, now, since, lease, ours)
 		case takeOver:
 			return s.takeOver(ctx, tx, &f, ep.cur, !ep.open, now, lease, ours)
 		}
@@ -232,14 +252,15 @@ func decide(ep episodeRow, once rules.Once, now time.Time) decision {
 	return decision{kind: newFiring, seq: cur.seq + 1}
 }
 
-// startFiring inserts a pending firing (episode, seq) and makes it current;
+// startFiring inserts a pending firing (episode, seq), matching since
+// since, and makes it current;
 // a new episode number opens the episode.
-func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, episode, seq int64, now time.Time, lease time.Duration, epoch int64) error {
+func (s *Store) startFiring(ctx context.Context, tx *sql.Tx, f *rules.Firing, episode, seq int64, now, since time.Time, lease time.Duration, epoch int64) error {
 	var id int64
 	if err := tx.QueryRowContext(ctx, `INSERT INTO ledger_firings
-		(rule, ticket_id, episode, seq, state, claimed_at, started_at, lease_until, attempts, epoch)
-		VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, 1, $7) RETURNING id`,
-		f.Key.Rule, f.Key.TicketID, episode, seq, now, dbTime(now.Add(lease)), epoch).Scan(&id); err != nil {
+		(rule, ticket_id, episode, seq, state, claimed_at, started_at, lease_until, attempts, epoch, matched_at)
+		VALUES ($1, $2, $3, $4, 'pending', $5, $5, $6, 1, $7, $8) RETURNING id`,
+		f.Key.Rule, f.Key.TicketID, episode, seq, now, dbTime(now.Add(lease)), epoch, since).Scan(&id); err != nil {
 		return fmt.Errorf("insert firing: %w", err)
 	}
 	var err error

@@ -20,6 +20,7 @@ type FiringRow struct {
 	Seq       int64
 	Done      bool      // state done; else pending
 	StartedAt time.Time // first claimed
+	MatchedAt time.Time // when the ticket began to match in the episode (StartedAt for firings recorded before it was kept)
 	FiredAt   time.Time // finished; zero while pending
 	Attempts  int       // more than 1: resumed or retried
 	LastError string    // why the last attempt failed, while pending
@@ -60,7 +61,7 @@ func (s *Store) RecentFirings(ctx context.Context, f FiringFilter) ([]FiringRow,
 	if limit <= 0 {
 		limit = 100
 	}
-	q := `SELECT f.id, f.rule, f.ticket_id, f.episode, f.seq, f.state, f.started_at, f.fired_at, f.attempts,
+	q := `SELECT f.id, f.rule, f.ticket_id, f.episode, f.seq, f.state, f.started_at, f.matched_at, f.fired_at, f.attempts,
 		f.last_error, f.released, (SELECT COUNT(*) FROM ledger_actions a WHERE a.firing_id = f.id)
 		FROM ledger_firings f`
 	if len(where) > 0 {
@@ -69,14 +70,18 @@ func (s *Store) RecentFirings(ctx context.Context, f FiringFilter) ([]FiringRow,
 	q += fmt.Sprintf(" ORDER BY f.id DESC LIMIT %d", limit)
 	out, err := queryRows(ctx, s.db, func(rows *sql.Rows) (FiringRow, error) {
 		var (
-			r              FiringRow
-			state          string
-			started, fired sql.NullTime
-			lastErr        sql.NullString
+			r                       FiringRow
+			state                   string
+			started, matched, fired sql.NullTime
+			lastErr                 sql.NullString
 		)
-		err := rows.Scan(&r.ID, &r.Rule, &r.TicketID, &r.Episode, &r.Seq, &state, &started, &fired,
+		err := rows.Scan(&r.ID, &r.Rule, &r.TicketID, &r.Episode, &r.Seq, &state, &started, &matched, &fired,
 			&r.Attempts, &lastErr, &r.Released, &r.Actions)
 		r.Done, r.StartedAt, r.FiredAt, r.LastError = state == "done", utc(started), utc(fired), lastErr.String
+		r.MatchedAt = r.StartedAt
+		if matched.Valid {
+			r.MatchedAt = utc(matched)
+		}
 		return r, err
 	}, q, args...)
 	return out, s.wrap("read recent firings", err)

@@ -48,6 +48,7 @@ type Store struct {
 	lead atomic.Pointer[Leadership]
 
 	now        func() time.Time
+	replica    string // names this process as the leader (WithReplica)
 	purgeEvery time.Duration
 	purgeMu    sync.Mutex
 	lastPurge  time.Time
@@ -65,6 +66,7 @@ type config struct {
 	maxConns    int
 	purgeEvery  time.Duration
 	now         func() time.Time
+	replica     string
 }
 
 // WithSchema makes a PostgreSQL store keep its tables in schema name (it sets
@@ -114,7 +116,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{engine: engine, purgeEvery: cfg.purgeEvery, now: cfg.now}
+	s := &Store{engine: engine, purgeEvery: cfg.purgeEvery, now: cfg.now, replica: cfg.replica}
 	switch engine {
 	case SQLite:
 		err = s.openSQLite(rest, cfg)

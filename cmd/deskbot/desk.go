@@ -76,7 +76,13 @@ func connectDesk(ctx context.Context, cfg *config, logger *slog.Logger, started 
 	case errors.As(err, &refused), ctx.Err() != nil:
 		return nil, err
 	default:
-		d.reach = unreachedDesk(func(ctx context.Context) (*sdclient.Agent, error) { return checkDesk(ctx, d.interactive) }, err, time.Now, logger)
+		d.reach = unreachedDesk(func(ctx context.Context) (*sdclient.Agent, error) {
+			me, err := checkDesk(ctx, d.interactive)
+			if err == nil {
+				d.shared.me.set(me) // the status pages name the key's agent
+			}
+			return me, err
+		}, err, time.Now, logger)
 	}
 	return d, nil
 }

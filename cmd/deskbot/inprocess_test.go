@@ -13,9 +13,10 @@ import (
 
 // runInProcess starts deskbot as `deskbot run` wires it, in this process,
 // over the desk simulator and the Slack fake with the rules given and a
-// SQLite state file of its own. The returned stop ends it, reports run's
+// SQLite state file of its own; more, as variable and value pairs, set or
+// override its environment. The returned stop ends it, reports run's
 // error and, when tb failed, deskbot's log.
-func runInProcess(tb testing.TB, sim *sdsim.Server, fake *slackfake.Server, rules string) (stop func()) {
+func runInProcess(tb testing.TB, sim *sdsim.Server, fake *slackfake.Server, rules string, more ...string) (stop func()) {
 	tb.Helper()
 	dir := tb.TempDir()
 	rulesFile := filepath.Join(dir, "rules.yaml")
@@ -27,6 +28,9 @@ func runInProcess(tb testing.TB, sim *sdsim.Server, fake *slackfake.Server, rule
 		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_APP_TOKEN": fake.AppToken(), "DESKBOT_SLACK_API_URL": fake.APIURL(),
 		"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": filepath.Join(dir, "state.db"),
 		"DESKBOT_HTTP_ADDR": "127.0.0.1:0", "DESKBOT_LOG_LEVEL": "warn",
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		env[more[i]] = more[i+1]
 	}
 	var stderr syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())

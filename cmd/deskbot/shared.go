@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
@@ -57,6 +58,9 @@ type shared[T any] struct {
 	v     T
 	at    time.Time
 	ok    bool
+	// last is v for readers that must not wait for a read under way (the
+	// status pages): nil until a value was read or set.
+	last atomic.Pointer[T]
 }
 
 func newShared[T any](fresh time.Duration, now func() time.Time, read func(context.Context) (T, error)) *shared[T] {
@@ -84,6 +88,7 @@ func (s *shared[T]) getWith(ctx context.Context, read func(context.Context) (T, 
 		return zero, err
 	}
 	s.v, s.at, s.ok = v, s.now(), true
+	s.last.Store(&v)
 	return v, nil
 }
 
@@ -92,6 +97,17 @@ func (s *shared[T]) set(v T) {
 	s.turn <- struct{}{}
 	defer func() { <-s.turn }()
 	s.v, s.at, s.ok = v, s.now(), true
+	s.last.Store(&v)
+}
+
+// known is the value last read or set, however old, without reading or
+// waiting; false when there is none.
+func (s *shared[T]) known() (T, bool) {
+	if p := s.last.Load(); p != nil {
+		return *p, true
+	}
+	var zero T
+	return zero, false
 }
 
 // sharedSchedulerDesk is the scheduler's desk with the open statuses read

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/statuspage"
 	"github.com/deskbot/deskbot/store"
 )
@@ -30,6 +31,7 @@ func newStatusPages(cfg *config, addr string, d *desk, st *store.Store, live *li
 		statuspage.WithLoopback(statuspage.IsLoopback(addr)),
 		statuspage.WithToken(cfg.UIToken.reveal()),
 		statuspage.WithGatherer(reg),
+		statuspage.WithRequestBudget(cfg.RatePerMin, d.client.BackgroundBudget()),
 		statuspage.WithRules(live.set.Load),
 		statuspage.WithLogger(logger),
 		statuspage.WithFindings(func(ctx context.Context) []statuspage.Finding {
@@ -46,6 +48,34 @@ func newStatusPages(cfg *config, addr string, d *desk, st *store.Store, live *li
 			}
 			return out
 		}),
+	}
+	if d.shared != nil {
+		opts = append(opts, statuspage.WithAgent(func() (string, string, bool) {
+			me, ok := d.shared.me.known() // the start-up check's, never a new read
+			if !ok || me == nil {
+				return "", "", false
+			}
+			return me.Name(), me.Email, true
+		}))
+	}
+	if parts.mirror != nil {
+		// A rule's page evaluates the rule over the mirror when asked.
+		opts = append(opts, statuspage.WithMirror(parts.mirror))
+	}
+	if parts.commands != nil {
+		opts = append(opts, statuspage.WithCommands(parts.commands))
+	}
+	if parts.router != nil {
+		// On-call members by name, as /oncall in chat says them; looked
+		// up in the background (the router caches), never by a page.
+		dir, _ := parts.chat.(chat.Directory)
+		opts = append(opts, statuspage.WithPersonNames(func(ctx context.Context, member string) string {
+			name := parts.router.MemberName(ctx, dir, member)
+			if strings.HasPrefix(name, "Slack user ") {
+				return "" // no name known: the page shows the id
+			}
+			return name
+		}))
 	}
 	if base := strings.TrimSuffix(d.url, "/"); base != "" {
 		opts = append(opts, statuspage.WithTicketLink(func(id int64) string { return fmt.Sprintf("%s/a/tickets/%d", base, id) }))

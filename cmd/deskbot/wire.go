@@ -16,6 +16,7 @@ import (
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/statuspage"
 	"github.com/deskbot/deskbot/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -29,6 +30,10 @@ type chatParts struct {
 	esc   *oncall.Escalator    // nil without an oncall: section
 	sched *scheduler.Scheduler // nil without rules
 	lead  *store.Leadership    // the scheduler's, nil without rules
+	// commands are the chat commands answered, for the status pages.
+	commands *statuspage.Commands
+	router   *bot.Router      // names on-call members for the status pages
+	mirror   *feed.LiveMirror // the ticket mirror as people (and the status pages) read it
 }
 
 // newChatAndScheduler builds the on-call escalator, the command router, the
@@ -57,12 +62,13 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 	if err != nil {
 		return nil, err
 	}
-	chat, err := newTransport(e, cfg, router, st, logger)
+	commands := statuspage.NewCommands()
+	chat, err := newTransport(e, cfg, timedRouter{router, commands}, st, logger)
 	if err != nil {
 		return nil, err
 	}
 	pager.chat = chat
-	p := &chatParts{chat: chat, esc: esc}
+	p := &chatParts{chat: chat, esc: esc, commands: commands, router: router, mirror: mirror}
 	if s := live.set.Load(); s != nil {
 		if p.sched, p.lead, err = newScheduler(ctx, cfg, d.client, d.shared, st, s, esc, chat, reg, logger); err != nil {
 			return nil, err
@@ -135,7 +141,7 @@ func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirro
 
 // newTransport is the chat transport: Slack when configured, else the
 // console on stdin/stdout. (The one place that names the transports.)
-func newTransport(e env, cfg *config, router *bot.Router, st *store.Store, logger *slog.Logger) (chatTransport, error) {
+func newTransport(e env, cfg *config, router timedRouter, st *store.Store, logger *slog.Logger) (chatTransport, error) {
 	if cfg.slackEnabled() {
 		return slackchat.New(router, logger, cfg.SlackBotToken.reveal(), cfg.SlackAppToken.reveal(),
 			slackchat.WithAPIURL(cfg.SlackAPIURL), slackchat.WithEnvelopeStore(st), slackchat.WithTicketReaction(cfg.ticketReaction()),
