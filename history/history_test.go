@@ -62,3 +62,35 @@ func TestMemoryScanOrdersAndBounds(t *testing.T) {
 		t.Errorf("Scan with fn error: err %v after %d calls, want stop after 1", err, n)
 	}
 }
+
+func TestMarshalRoundTripsTheRuleFields(t *testing.T) {
+	ws, agent, group, cat := int64(2), int64(12), int64(7), "Hardware"
+	due := time.Date(2026, 1, 6, 17, 0, 0, 0, time.UTC)
+	full := &sdclient.Ticket{ID: 42, WorkspaceID: &ws, Subject: "VPN down", Description: "<p>long</p>",
+		DescriptionText: "long", Status: 2, Priority: 4, Source: 1, Type: "Incident", RequesterID: 99,
+		ResponderID: &agent, GroupID: &group, Category: &cat, DueBy: &due, Tags: []string{"vpn"},
+		CustomFields: map[string]any{"site": "Berlin"}, ToEmails: []string{"a@example.com"},
+		CreatedAt: due.Add(-time.Hour), UpdatedAt: due.Add(-time.Minute),
+		Conversations: []*sdclient.Conversation{{ID: 1}}}
+	b, err := Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Trim(full)
+	if got.ID != 42 || *got.WorkspaceID != 2 || got.Subject != want.Subject || got.Status != 2 || got.Priority != 4 ||
+		got.Type != "Incident" || got.RequesterID != 99 || *got.ResponderID != 12 || *got.GroupID != 7 ||
+		*got.Category != "Hardware" || !got.DueBy.Equal(due) || got.FrDueBy != nil || len(got.Tags) != 1 ||
+		got.CustomFields["site"] != "Berlin" || !got.CreatedAt.Equal(full.CreatedAt) || !got.UpdatedAt.Equal(full.UpdatedAt) {
+		t.Errorf("round trip lost a field:\n got %+v\nwant %+v", got, want)
+	}
+	if got.Description != "" || got.DescriptionText != "" || got.ToEmails != nil || got.Conversations != nil {
+		t.Errorf("round trip kept what history must not: %+v", got)
+	}
+	if _, err := Unmarshal([]byte("{")); err == nil {
+		t.Error("Unmarshal of broken data: no error")
+	}
+}
