@@ -258,3 +258,18 @@ func cmpInt(a, b int64) int {
 	}
 	return 0
 }
+
+// ClearHistory deletes up to limit rows of the history and reports how many
+// (0: none left); DESKBOT_HISTORY=0 keeps none.
+func (s *Store) ClearHistory(ctx context.Context, limit int) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM ticket_history WHERE (at, ticket_id) IN (
+		SELECT at, ticket_id FROM ticket_history LIMIT $1)`, limit)
+	if err != nil {
+		return 0, s.wrap("clear history", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.wrap("clear history", err)
+	}
+	return int(n), nil
+}

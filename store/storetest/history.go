@@ -136,4 +136,23 @@ func testHistory(t *testing.T, open Open) {
 	if err != nil || n != many {
 		t.Errorf("Scan of %d records: %d read, %v", many, n, err)
 	}
+
+	// ClearHistory (DESKBOT_HISTORY=0) removes it all, limit rows a call.
+	cleared := 0
+	for {
+		n, err := s.ClearHistory(ctx, 2000)
+		if err != nil {
+			t.Fatalf("ClearHistory: %v", err)
+		}
+		if n > 2000 {
+			t.Fatalf("ClearHistory(limit 2000) removed %d rows", n)
+		}
+		if n == 0 {
+			break
+		}
+		cleared += n
+	}
+	if cleared != many+4 || len(scan(s, -time.Hour, 100*time.Hour)) != 0 {
+		t.Errorf("ClearHistory removed %d rows, want %d, and nothing left", cleared, many+4)
+	}
 }
