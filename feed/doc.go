@@ -32,8 +32,11 @@
 //   - LiveMirror (livemirror.go): the mirror as people's commands read it,
 //     from the feed's memory while this replica leads (WithLeads), else
 //     from the store; it takes in what deskbot changed for people.
-//   - Subscriber (subscriber.go): the feed's followers (live threads)
-//     hear of each sync's changes from the feed, not from the cycle.
+//   - Subscriber (subscriber.go): the feed's followers (live threads,
+//     the history's recorder) hear of each sync's changes from the feed,
+//     not from the cycle: the tickets changed, gone (deleted, spam) and
+//     brought in by deskbot itself (Observe); a FullSyncSubscriber also
+//     hears of each complete full sync's tickets.
 //
 // # What it may import
 //

@@ -206,7 +206,7 @@ func (f *Feed) Observe(t *sdclient.Ticket) {
 	m := f.mirrorFor(t)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.put(t)
+	m.putOwn(t)
 	m.publishOne(t)
 }
 

@@ -59,8 +59,33 @@ func (f *Feed) fullSync(ctx context.Context, m *wsMirror) (requests int, err err
 			break
 		}
 	}
-	err = f.fullSyncFinish(ctx, m, fs)
+	if err = f.fullSyncFinish(ctx, m, fs); err == nil {
+		f.fullSynced(ctx, m)
+	}
 	return fs.requests, err
+}
+
+// fullSynced tells the FullSyncSubscribers what m holds after a full sync.
+func (f *Feed) fullSynced(ctx context.Context, m *wsMirror) {
+	var subs []FullSyncSubscriber
+	for _, s := range f.cfg.subscribers {
+		if fs, ok := s.(FullSyncSubscriber); ok {
+			subs = append(subs, fs)
+		}
+	}
+	if len(subs) == 0 {
+		return
+	}
+	now := f.cfg.clock.Now()
+	m.mu.Lock()
+	tickets := make([]*sdclient.Ticket, 0, len(m.tickets))
+	for _, t := range m.tickets {
+		tickets = append(tickets, t) // put replaces a mirrored ticket, never changes it
+	}
+	m.mu.Unlock()
+	for _, s := range subs {
+		s.FeedFullSynced(ctx, now, tickets)
+	}
 }
 
 // fullSyncRun is the state of one full sync.

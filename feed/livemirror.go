@@ -271,7 +271,7 @@ func (m *wsMirror) takeIn(t *sdclient.Ticket) {
 // the mirror. Caller holds mu and pubMu.
 func (m *wsMirror) absorbLocked() {
 	for _, t := range m.inbox {
-		m.put(t)
+		m.putOwn(t)
 	}
 	clear(m.inbox)
 }

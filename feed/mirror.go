@@ -51,6 +51,10 @@ type wsMirror struct {
 	// with the next one).
 	pendingPut map[int64]*sdclient.Ticket
 	pendingDel map[int64]bool
+	// observed are the changes deskbot itself brought in (Observe, the
+	// inbox) since the last sync: the change feed will not show them as
+	// changes, so the sync hands them to subscribers (Changes.Observed).
+	observed []*sdclient.Ticket
 
 	// pub is the mirror as people's commands read it (LiveMirror),
 	// published whenever it changes (livemirror.go); readers take it
@@ -131,6 +135,14 @@ func (m *wsMirror) put(t *sdclient.Ticket) bool {
 	delete(m.pendingDel, t.ID)
 	delete(m.gone, t.ID)
 	return true
+}
+
+// putOwn is put for a ticket deskbot read or changed itself: a change is
+// kept for the next sync's subscribers. Caller holds mu.
+func (m *wsMirror) putOwn(t *sdclient.Ticket) {
+	if m.put(t) {
+		m.observed = append(m.observed, t)
+	}
 }
 
 // remove drops ticket id (deleted, spam, gone) and remembers it as gone.

@@ -43,6 +43,8 @@ type Synced struct {
 	// out (Removed counts them).
 	ChangedTickets []*sdclient.Ticket
 	RemovedIDs     []int64
+	trashed        []*sdclient.Ticket // the sweep's tickets of RemovedIDs, for Changes.Gone
+	observed       []*sdclient.Ticket // for Changes.Observed (and Gone)
 }
 
 // FullSyncProgress is the progress of one workspace's full sync.
@@ -100,7 +102,8 @@ func (f *Feed) Sync(ctx context.Context, opts ...SyncOption) *Synced {
 	res := f.syncAll(ctx, &sc)
 	f.m.mirrorTickets.Set(float64(res.Tickets))
 	if subs := append(slices.Clip(f.cfg.subscribers), sc.notify...); len(subs) > 0 {
-		c := Changes{Tickets: live(res.ChangedTickets), Complete: res.Complete}
+		c := Changes{Tickets: live(res.ChangedTickets), Complete: res.Complete, Gone: gone(res),
+			Observed: live(res.observed)}
 		for _, sub := range subs {
 			sub.FeedChanged(ctx, c)
 		}
@@ -118,6 +121,17 @@ func live(ts []*sdclient.Ticket) []*sdclient.Ticket {
 		}
 	}
 	return out
+}
+
+// gone are the tickets res took out of the mirror as deleted or spam.
+func gone(res *Synced) []*sdclient.Ticket {
+	var out []*sdclient.Ticket
+	for _, t := range slices.Concat(res.ChangedTickets, res.observed) {
+		if t != nil && (t.Deleted || t.Spam) {
+			out = append(out, t)
+		}
+	}
+	return append(out, res.trashed...)
 }
 
 // syncAll is Sync before the subscribers.
@@ -148,6 +162,8 @@ func (f *Feed) syncAll(ctx context.Context, sc *syncConfig) *Synced {
 			res.Err = errors.Join(res.Err, err)
 		}
 		m.mu.Lock()
+		res.observed = append(res.observed, m.observed...)
+		m.observed = nil
 		res.Tickets += len(m.tickets)
 		if !m.state.Complete {
 			res.Complete = false
@@ -375,6 +391,7 @@ func (f *Feed) sweepTrash(ctx context.Context, sc *syncConfig, m *wsMirror, res 
 				if m.remove(t.ID) {
 					res.Removed++
 					res.RemovedIDs = append(res.RemovedIDs, t.ID)
+					res.trashed = append(res.trashed, t)
 				}
 			}
 			m.mu.Unlock()

@@ -5,7 +5,9 @@
 // and acknowledgements, the Slack envelopes already handled, which
 // replica runs the scheduler, and the installation's secret that signs
 // what deskbot writes on the desk (Marks: thread copies, firing markers),
-// so that nothing anyone else writes passes for deskbot's.
+// so that nothing anyone else writes passes for deskbot's, and the ticket
+// history (history.go: a history.Reader, appended per sync, pruned by
+// retention).
 //
 // One Store type runs on two engines chosen by the DSN: SQLite (a file, the
 // embedded default for a single replica) and PostgreSQL (shared by several
@@ -49,6 +51,6 @@
 //
 // The standard library, its database drivers (modernc.org/sqlite, pgx), and
 // of deskbot the types it persists: sdclient (tickets), rules (firing keys,
-// once) and oncall (pages). Never scheduler, bot or cmd/deskbot, which use
+// once), oncall (pages) and history (records). Never scheduler, bot or cmd/deskbot, which use
 // it; tests may use internal/pgtest.
 package store

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -37,6 +38,9 @@ type config struct {
 	LogFormat          string     `env:"DESKBOT_LOG_FORMAT, default=text"`
 	TicketReaction     string     `env:"DESKBOT_TICKET_REACTION, default=ticket"`
 	UIToken            secret     `env:"DESKBOT_UI_TOKEN"`
+	// History is how long the ticket history (rules backtest) is kept; 0
+	// keeps none.
+	History time.Duration `env:"DESKBOT_HISTORY, default=720h"`
 
 	// stateInMemory: DESKBOT_STATE was unset with the embedded simulator.
 	stateInMemory bool
@@ -103,6 +107,8 @@ func want(name string) (string, bool) {
 		return "a whole number of firings per poll such as 50, or 0 for no bound across rules", true
 	case "DESKBOT_LOG_LEVEL":
 		return "debug, info, warn or error", true
+	case "DESKBOT_HISTORY":
+		return "a duration such as 720h (30 days) or 168h, or 0 to keep no history", true
 	}
 	return "", false
 }
@@ -187,6 +193,8 @@ func (c *config) validateRates() error {
 		return fmt.Errorf("DESKBOT_DESK_LIST_RATE_PER_MIN: %d is more than DESKBOT_DESK_RATE_PER_MIN (%d), which it is part of", c.ListRatePerMin, c.RatePerMin)
 	case c.MaxFiringsPerCycle < 0:
 		return fmt.Errorf("DESKBOT_MAX_FIRINGS_PER_CYCLE: must be 0 (no bound across rules) or more, got %d", c.MaxFiringsPerCycle)
+	case c.History < 0:
+		return fmt.Errorf("DESKBOT_HISTORY: must be 0 (keep no history) or more, got %v", c.History)
 	}
 	return nil
 }

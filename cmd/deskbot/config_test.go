@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -28,6 +29,15 @@ func TestConfigMaxFiringsPerCycle(t *testing.T) {
 		cfg, err := loadConfig(t.Context(), envOf(map[string]string{"DESKBOT_MAX_FIRINGS_PER_CYCLE": v}))
 		if err != nil || cfg.MaxFiringsPerCycle != want {
 			t.Errorf("DESKBOT_MAX_FIRINGS_PER_CYCLE=%q: %v, %v; want %d", v, cfg, err, want)
+		}
+	}
+}
+
+func TestConfigHistory(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": 720 * time.Hour, "0": 0, "168h": 168 * time.Hour, "90m": 90 * time.Minute} {
+		cfg, err := loadConfig(t.Context(), envOf(map[string]string{"DESKBOT_HISTORY": v}))
+		if err != nil || cfg.History != want {
+			t.Errorf("DESKBOT_HISTORY=%q: %v, %v; want %v", v, cfg, err, want)
 		}
 	}
 }
@@ -60,6 +70,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"DESKBOT_LOG_FORMAT": "xml"}, "DESKBOT_LOG_FORMAT: must be text or json"},
 		{map[string]string{"DESKBOT_MAX_FIRINGS_PER_CYCLE": "lots"}, `DESKBOT_MAX_FIRINGS_PER_CYCLE: want a whole number of firings per poll such as 50, or 0 for no bound across rules, got "lots"`},
 		{map[string]string{"DESKBOT_MAX_FIRINGS_PER_CYCLE": "-1"}, "DESKBOT_MAX_FIRINGS_PER_CYCLE: must be 0 (no bound across rules) or more, got -1"},
+		{map[string]string{"DESKBOT_HISTORY": "30d"}, `DESKBOT_HISTORY: want a duration such as 720h (30 days) or 168h, or 0 to keep no history, got "30d"`},
+		{map[string]string{"DESKBOT_HISTORY": "-1h"}, "DESKBOT_HISTORY: must be 0 (keep no history) or more, got -1h0m0s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {

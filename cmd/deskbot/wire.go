@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/history/recorder"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -182,6 +183,9 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh 
 		// linked tickets are posted in their threads (Slack only).
 		opts = append(opts, scheduler.WithSubscriber(follow.NewThreads(scheduler.ClientDesk(client), st, tp, st, follow.WithLogger(logger))))
 	}
+	// The ticket history for rules backtest: what the feed saw, kept for
+	// DESKBOT_HISTORY (0: none, and what was is removed).
+	opts = append(opts, scheduler.WithSubscriber(recorder.New(st, recorder.WithRetention(cfg.History), recorder.WithLogger(logger))))
 	// Digests on the scheduler's ticks (so on the leader only), direct
 	// messages for its firings: both through the chat.
 	opts = append(opts,

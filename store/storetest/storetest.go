@@ -114,6 +114,7 @@ func Run(t *testing.T, open Open) {
 		{"MirrorConcurrentApply", testMirrorConcurrentApply},
 		{"Threads", testThreads},   // threads.go: live threads (issue 13)
 		{"RuleRuns", testRuleRuns}, // ruleruns.go: time rules carry on (issue 22)
+		{"History", testHistory},   // history.go: what the feed saw (issue 25)
 	}
 	tests = append(tests, messageTests...)
 	tests = append(tests, leaderTests...)
