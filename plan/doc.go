@@ -15,6 +15,10 @@
 //     (Order), with the routine share.
 //   - Storm control (storm.go): the per-rule and per-cycle caps
 //     (RuleCap), grouping over group_over (GroupOver).
+//   - The explanation behind `/ticket why` and `deskbot rules why`
+//     (explain.go): Why.Text from the values the caller read (the
+//     ticket, the ledger's records, the rules' last runs, what the caps
+//     held back), and MirrorSource, whether the mirror is fresh enough.
 //   - When a rule runs next (nextrun.go): NextRun, the one answer for the
 //     scheduler, the plan and the explanations, and NextRunText.
 //   - The dry run and `deskbot rules plan` (outlook.go, drain.go): what a

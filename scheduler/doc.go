@@ -30,7 +30,8 @@
 //     rules.Once.NextEligible on its rules.FiringRecord, the one rule book
 //     that the store's Claim, the pre-check before a re-read
 //     (plan.LedgerView.AlreadyFired), the dry run and the explanation
-//     (Explainer, `/ticket why`, `deskbot rules why`) all use.
+//     (firing.Explainer and plan.Why: `/ticket why`, `deskbot rules why`)
+//     all use.
 //   - The queue's pace (queue.go: the budget a cycle may still spend
 //     before its next tick, and since when held-back decisions wait; the
 //     classes and order are plan's), storm control's execution side
@@ -84,7 +85,6 @@
 //     scheduled cycle starts no firing that would wait for the budget
 //     past its next tick (queue.go), leaving the rest queued, most urgent
 //     first, for the next ticks: the feed keeps its interval.
-//   - Options: Option is func(*config) over an unexported config (and
-//     ExplainerOption func(*explainerConfig)); New validates and returns
-//     the error.
+//   - Options: Option is func(*config) over an unexported config; New
+//     validates and returns the error.
 package scheduler

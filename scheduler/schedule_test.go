@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -277,7 +278,7 @@ func TestExplainSaysNextRuns(t *testing.T) {
 			"  pending-reminder: 2026-12-01T09:00:00Z, in 18h (cron 0 9 * * 1-5)\n",
 		}},
 	} {
-		ex := NewExplainer(nil, func() *rules.Set { return set }, nil, func() time.Time { return c.now }, ExplainRuns(st))
+		ex := firing.NewExplainer(nil, func() *rules.Set { return set }, nil, func() time.Time { return c.now }, firing.ExplainRuns(st))
 		out, err := ex.ExplainTicket(t.Context(), tk)
 		if err != nil {
 			t.Fatal(err)
