@@ -116,7 +116,7 @@ func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only str
 			continue
 		}
 		rec, ok := v.Runs[r.Name]
-		next := scheduler.NextRun(r, rec, ok, v.At)
+		next := plan.NextRun(r, rec, ok, v.At)
 		row := ruleRow{Name: r.Name, Query: r.Query, If: r.If, Schedule: schedule(r), Priority: string(r.Priority),
 			Actions: kinds(r), LastRun: rec.LastRun, NextRun: next, Held: len(v.Held[r.Name]), OverBudget: v.OverBudget[r.Name],
 		}
@@ -484,7 +484,7 @@ func (h *Handler) planPage(r *http.Request) (any, error) {
 	}
 	for _, rule := range v.Set.Rules() {
 		rec, ok := v.Runs[rule.Name]
-		next := scheduler.NextRun(rule, rec, ok, v.At)
+		next := plan.NextRun(rule, rec, ok, v.At)
 		row := planRow{Name: rule.Name, Schedule: schedule(rule), NextIn: "now", Cap: cmp.Or(rule.MaxFiringsPerCycle, rules.DefaultMaxFiringsPerCycle)}
 		if next.After(v.At) {
 			row.NextIn = "in " + rules.ShortDuration(next.Sub(v.At).Round(time.Second))
