@@ -21,9 +21,11 @@
 //     held back), and MirrorSource, whether the mirror is fresh enough.
 //   - When a rule runs next (nextrun.go): NextRun, the one answer for the
 //     scheduler, the plan and the explanations, and NextRunText.
-//   - The dry run and `deskbot rules plan` (outlook.go, drain.go): what a
-//     cycle would do (Outlook, its "would have" lines, its chat summary)
-//     and how a backlog drains under the caps and the request budget
+//   - The dry run and `deskbot rules plan` (outlook.go, drain.go,
+//     dryrun.go): what a cycle would do (Outlook, its "would have" lines,
+//     its chat summary), each rule at its next run (NextRuns, AtNextRuns),
+//     the dry run's memory of what it would have fired (DryMemory), and
+//     how a backlog drains under the caps and the request budget
 //     (Outlook.Drain).
 //
 // # What it may import
