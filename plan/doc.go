@@ -11,8 +11,9 @@
 //     by the caller) and since when earlier cycles left each waiting, and
 //     returns a Plan: the decisions in the queue's order, what storm
 //     control admitted, held back (Held) and groups.
-//   - Who goes first (queue.go): classes (ClassOf) and the queue's order
-//     (Order), with the routine share.
+//   - Who goes first (queue.go, waiting.go): classes (ClassOf), the
+//     queue's order (Order), with the routine share, and its age across
+//     cycles (Waiting, WaitingSince).
 //   - Storm control (storm.go): the per-rule and per-cycle caps
 //     (RuleCap), grouping over group_over (GroupOver).
 //   - The explanation behind `/ticket why` and `deskbot rules why`

@@ -33,9 +33,9 @@
 //     (firing.Explainer and plan.Why: `/ticket why`, `deskbot rules why`)
 //     all use.
 //   - The queue's pace (queue.go: the budget a cycle may still spend
-//     before its next tick, and since when held-back decisions wait; the
-//     classes and order are plan's), storm control's execution side
-//     (storm.go: the cap metrics and memory, grouped alerts and pages),
+//     before its next tick, and the memory of since when held-back
+//     decisions wait; the classes, order and ages are plan's), what the
+//     caps held back (storm.go: the memory and the metrics),
 //     the request budget planner (budget.go), rules over their run-time
 //     budget (budgets.go), the dry run (dryrun.go: its memory and log
 //     lines; the Outlook and the drain simulation are plan's),
