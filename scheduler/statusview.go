@@ -1,10 +1,9 @@
 package scheduler
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
+	"maps"
 	"sync"
 	"time"
 
@@ -27,13 +26,13 @@ type StatusView struct {
 	Runs map[string]store.RuleRun
 	// Held is, per rule, how many decisions its last cycle held back (by
 	// a cap or the queue), each with why.
-	Held map[string][]HeldTicket
+	Held map[string][]plan.HeldTicket
 	// OverBudget is, per rule, why its last cycle went over its run-time
 	// budget; absent when it did not.
 	OverBudget map[string]string
 	// Matches is, per rule, the tickets its last evaluation matched;
 	// absent for a rule not evaluated yet in this process.
-	Matches map[string]RuleMatches
+	Matches map[string]plan.RuleMatches
 	DryRun  bool // decisions are logged, not acted on
 	Tick    time.Duration
 }
@@ -45,58 +44,24 @@ func (s *Scheduler) MirroredTickets(ids []int64) map[int64]*sdclient.Ticket {
 	return s.feed.Tickets(ids)
 }
 
-// RuleMatches is what a rule's last evaluation found.
-type RuleMatches struct {
-	At      time.Time        // the cycle's time
-	Tickets []int64          // the tickets it decided to act on (query and if hold), by id
-	Failed  map[int64]string // tickets it failed on, with why
-}
-
 // lastMatches keeps each rule's last evaluation for the status pages: the
 // pages read it instead of evaluating every rule over the whole mirror
 // again (a page renders in milliseconds, an evaluation of a large desk
 // takes longer).
 type lastMatches struct {
 	mu    sync.Mutex
-	rules map[string]RuleMatches
+	rules map[string]plan.RuleMatches
 }
 
-// noteMatches records the decisions of cy's rules.
+// noteMatches records the decisions of cy's rules (plan.Matches).
 func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
-	fresh := make(map[string]RuleMatches, len(cy.rules))
-	for _, r := range cy.rules {
-		fresh[r.Name] = RuleMatches{At: cy.now}
-	}
-	for _, d := range decisions {
-		m, ok := fresh[d.Rule]
-		if !ok {
-			continue
-		}
-		if d.Err != nil {
-			if m.Failed == nil {
-				m.Failed = map[int64]string{}
-			}
-			m.Failed[d.TicketID] = d.Err.Error()
-		} else {
-			m.Tickets = append(m.Tickets, d.TicketID)
-		}
-		fresh[d.Rule] = m
-	}
+	fresh := plan.Matches(cy.rules, decisions, cy.now)
 	s.matches.mu.Lock()
 	defer s.matches.mu.Unlock()
 	if s.matches.rules == nil {
-		s.matches.rules = map[string]RuleMatches{}
+		s.matches.rules = map[string]plan.RuleMatches{}
 	}
-	for name, m := range fresh {
-		slices.Sort(m.Tickets)
-		s.matches.rules[name] = m
-	}
-}
-
-// HeldTicket is one decision a cycle held back.
-type HeldTicket struct {
-	TicketID int64
-	plan.Held
+	maps.Copy(s.matches.rules, fresh)
 }
 
 // StatusView takes a view of the scheduler for the status pages. It is
@@ -115,16 +80,10 @@ func (s *Scheduler) StatusView(ctx context.Context) (StatusView, error) {
 	}
 	v.Runs = runs
 	s.held.mu.Lock()
-	v.Held = make(map[string][]HeldTicket, len(s.held.rules))
-	for rule, byTicket := range s.held.rules {
-		for id, h := range byTicket {
-			v.Held[rule] = append(v.Held[rule], HeldTicket{TicketID: id, Held: h})
-		}
-		slices.SortFunc(v.Held[rule], func(a, b HeldTicket) int { return cmp.Compare(a.TicketID, b.TicketID) })
-	}
+	v.Held = plan.HeldTickets(s.held.rules)
 	s.held.mu.Unlock()
 	s.matches.mu.Lock()
-	v.Matches = make(map[string]RuleMatches, len(s.matches.rules))
+	v.Matches = make(map[string]plan.RuleMatches, len(s.matches.rules))
 	for n, m := range s.matches.rules {
 		if v.Set != nil && v.Set.Rule(n) == nil {
 			continue // a rule since removed by a reload

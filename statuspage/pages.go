@@ -249,7 +249,7 @@ type ruleData struct {
 	Rule     ruleRow
 	Matching []matchRow
 	More     int
-	Held     []scheduler.HeldTicket
+	Held     []plan.HeldTicket
 	Firings  []firingRow
 }
 
