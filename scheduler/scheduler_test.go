@@ -130,7 +130,7 @@ rules:
 // joins status:open once the refresh interval has passed, without a ticket
 // having to show it first, and not before.
 func TestOpenStatusesRefreshPeriodically(t *testing.T) {
-	e := newEnv(t, urgentRules, WithStatusRefresh(10*time.Minute), WithFullSyncEvery(10*time.Minute))
+	e := newEnv(t, urgentRules, WithFeed(feed.WithStatusRefresh(10*time.Minute), feed.WithFullSyncEvery(10*time.Minute)))
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
 	e.runOnce()
 	e.sim.Desk.AddStatus(8, "Awaiting parts")
@@ -401,7 +401,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 }
 
 func TestWorkspacesArePolledEach(t *testing.T) {
-	e := newEnv(t, urgentRules, WithWorkspaces(sdsim.DefaultWorkspaceID, 3))
+	e := newEnv(t, urgentRules, WithFeed(feed.WithWorkspaces(sdsim.DefaultWorkspaceID, 3)))
 	e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
 	a := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "it", Priority: 4})
 	b := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "hr", Priority: 4, WorkspaceID: 3})
@@ -490,7 +490,7 @@ rules:
     query: "status:open AND priority:4"
     every: 1m
     actions: [{note: "b"}]
-`, WithWorkspaces(sdsim.DefaultWorkspaceID, 3))
+`, WithFeed(feed.WithWorkspaces(sdsim.DefaultWorkspaceID, 3)))
 	e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
 	it := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "it", Priority: 4})
 	hr := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "hr", Priority: 4, WorkspaceID: 3})
@@ -579,7 +579,7 @@ func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "old", Priority: 1, CreatedAt: t0.Add(-time.Hour)}).ID
 	d := &shiftDesk{Desk: ClientDesk(e.client)}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
-		WithFullSyncEvery(time.Minute))
+		WithFeed(feed.WithFullSyncEvery(time.Minute)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +645,7 @@ func TestEndChecksAreBounded(t *testing.T) {
 	}
 	// A scheduler with a new, empty mirror over the same ledger.
 	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
-		WithSingleton(false), WithMaxEndChecks(2), WithMirrorStore(feed.NewMemStore()))
+		WithSingleton(false), WithMaxEndChecks(2), WithFeed(feed.WithMirrorStore(feed.NewMemStore())))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
@@ -76,7 +77,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 	opts := []scheduler.Option{
 		scheduler.WithDryRun(true),
 		scheduler.WithOutlook(func(o plan.Outlook) { outlook = &o }),
-		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
+		scheduler.WithFeed(feed.WithWorkspaces(cfg.WorkspaceIDs...)),
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
 	}
@@ -228,16 +229,16 @@ func matchesLine(ro plan.RuleOutlook, when string) string {
 func (p planReport) writeRequests(b *strings.Builder, full, firstRun, waves int, drain plan.Drain) {
 	o := p.o
 	cycles := cyclesPerHour(p.set)
-	feed := cycles * p.workspaces
-	sweep := 2 * p.workspaces * int(time.Hour/scheduler.DefaultTrashEvery)
-	fullPerHour := float64(full) / (scheduler.DefaultFullSyncEvery.Hours())
+	feedPerHour := cycles * p.workspaces
+	sweep := 2 * p.workspaces * int(time.Hour/feed.DefaultTrashEvery)
+	fullPerHour := float64(full) / (feed.DefaultFullSyncEvery.Hours())
 	fmt.Fprintf(b, "\nRequests (budget: %d a minute, %d of them for the rules, the rest kept for people's commands):\n", p.rate, p.budget)
 	fmt.Fprintf(b, "  change feed: %d an hour (%d cycles an hour × %s, one page per 100 changed tickets: more on a busy desk)\n",
-		feed, cycles, plural(p.workspaces, "workspace"))
-	fmt.Fprintf(b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(scheduler.DefaultTrashEvery))
-	fmt.Fprintf(b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(scheduler.DefaultFullSyncEvery), fullPerHour)
+		feedPerHour, cycles, plural(p.workspaces, "workspace"))
+	fmt.Fprintf(b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(feed.DefaultTrashEvery))
+	fmt.Fprintf(b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(feed.DefaultFullSyncEvery), fullPerHour)
 	fmt.Fprintf(b, "  steady state: about %d an hour before firings; each firing adds its re-read and writes (above)\n",
-		feed+sweep+int(fullPerHour+0.5))
+		feedPerHour+sweep+int(fullPerHour+0.5))
 	if firstRun > 0 {
 		busiest := p.busiestCycle(waves)
 		budgetPerCycle := float64(p.budget) * o.Tick.Minutes()

@@ -163,7 +163,7 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh 
 	opts := []scheduler.Option{
 		scheduler.WithBudget(client.BackgroundBudget()),
 		scheduler.WithListBudget(client.BackgroundListBudget()),
-		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
+		scheduler.WithFeed(feed.WithWorkspaces(cfg.WorkspaceIDs...)),
 		scheduler.WithRegistry(reg),
 		scheduler.WithDryRun(cfg.DryRun),
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
