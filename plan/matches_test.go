@@ -31,3 +31,17 @@ func TestMatchesAndHeldTickets(t *testing.T) {
 		t.Errorf("HeldTickets = %+v, want #2 (cycle cap) then #7", h)
 	}
 }
+
+// MergeHeld lists what the caps held back and what the queue left, per
+// rule, without changing either.
+func TestMergeHeld(t *testing.T) {
+	capped := map[string]map[int64]Held{"a": {1: {Cap: CapRule}}}
+	queued := map[string]map[int64]Held{"a": {2: {Cap: CapQueue}}, "b": {3: {Cap: CapQueue}}}
+	got := MergeHeld(capped, queued)
+	if len(got["a"]) != 2 || got["a"][1].Cap != CapRule || got["a"][2].Cap != CapQueue || got["b"][3].Cap != CapQueue {
+		t.Errorf("MergeHeld = %v", got)
+	}
+	if len(capped["a"]) != 1 {
+		t.Errorf("MergeHeld changed its input: %v", capped)
+	}
+}

@@ -25,9 +25,6 @@ type MirrorStore = feed.MirrorStore
 // MirrorStatus is the state of one workspace's ticket mirror.
 type MirrorStatus = feed.Status
 
-// errFirstSync says that a mirror's first full sync is still under way.
-var errFirstSync = feed.ErrFirstSync
-
 // newFeed builds the scheduler's feed from its configuration.
 func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
 	opts := []feed.Option{
