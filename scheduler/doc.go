@@ -37,8 +37,8 @@
 //     decisions wait; the classes, order and ages are plan's), what the
 //     caps held back (storm.go: the memory and the metrics),
 //     the request budget planner (budget.go), rules over their run-time
-//     budget (budgets.go), the dry run (dryrun.go: its memory and log
-//     lines; the Outlook and the drain simulation are plan's),
+//     budget (budgets.go), the dry run (dryrun.go: the reads, metrics
+//     and log lines; its memory, the Outlook and the drain are plan's),
 //     on-call pages started by rules (oncall.go), ledger pruning
 //     (prune.go), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
@@ -86,5 +86,6 @@
 //     past its next tick (queue.go), leaving the rest queued, most urgent
 //     first, for the next ticks: the feed keeps its interval.
 //   - Options: Option is func(*config) over an unexported config; New
-//     validates and returns the error.
+//     validates and returns the error. The feed's options pass straight
+//     through (WithFeed).
 package scheduler
