@@ -18,7 +18,8 @@
 //     complete and why not, the requests spent, the progress of a full
 //     sync under way. Every request it sends on the caller's behalf goes
 //     through Count as it is sent, so that the scheduler's budget planner
-//     sees it.
+//     sees it. IncompleteLevel says how loudly to log an incomplete sync
+//     (info when only a first full sync, ErrFirstSync, is under way).
 //   - The full sync (fullsync.go): the search over the open statuses, or,
 //     where the desk caps its pages or the list is cheaper, the ticket
 //     list (fullsync_list.go) or created_at windows (fullsync_created.go).

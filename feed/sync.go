@@ -59,6 +59,35 @@ type FullSyncProgress struct {
 // incomplete for it alone is worth an info line, not a warning.
 var ErrFirstSync = errors.New("the first full sync of the mirror is under way")
 
+// IncompleteLevel is the level of a line about an incomplete sync or
+// cycle: info when the only cause is a first full sync under way.
+func IncompleteLevel(err error) slog.Level {
+	if onlyFirstSync(err) {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
+}
+
+// onlyFirstSync reports whether err is ErrFirstSync, wrapped, or errors
+// joined that all are.
+func onlyFirstSync(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, x := range errs {
+			if !onlyFirstSync(x) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	case interface{ Unwrap() error }:
+		return onlyFirstSync(e.Unwrap())
+	}
+	return err == ErrFirstSync
+}
+
 // SyncOption configures one Sync.
 type SyncOption func(*syncConfig)
 

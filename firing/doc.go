@@ -35,6 +35,9 @@
 //     a cycle, before acting and to confirm an episode's end.
 //   - Episode ends (episodes.go): Episodes.End closes the episodes of
 //     tickets that left a rule, after a re-read of those the mirror lacks.
+//   - The reads behind `/ticket why` (explain.go): Explainer reads the
+//     ticket (mirror or desk), the ledger's records and the rules' last
+//     runs; plan.Why says what they mean.
 //   - Pages (page.go): StartPage and PageSpec, the on-call page a page
 //     action starts.
 //

@@ -11,15 +11,24 @@
 //     by the caller) and since when earlier cycles left each waiting, and
 //     returns a Plan: the decisions in the queue's order, what storm
 //     control admitted, held back (Held) and groups.
-//   - Who goes first (queue.go): classes (ClassOf) and the queue's order
-//     (Order), with the routine share.
+//   - Who goes first (queue.go, waiting.go): classes (ClassOf), the
+//     queue's order (Order), with the routine share, and its age across
+//     cycles (Waiting, WaitingSince).
 //   - Storm control (storm.go): the per-rule and per-cycle caps
 //     (RuleCap), grouping over group_over (GroupOver).
+//   - The explanation behind `/ticket why` and `deskbot rules why`
+//     (explain.go): Why.Text from the values the caller read (the
+//     ticket, the ledger's records, the rules' last runs, what the caps
+//     held back), and MirrorSource, whether the mirror is fresh enough.
+//   - What the status pages show of a cycle (matches.go): each rule's
+//     matches (Matches) and what was held back (HeldTickets).
 //   - When a rule runs next (nextrun.go): NextRun, the one answer for the
 //     scheduler, the plan and the explanations, and NextRunText.
-//   - The dry run and `deskbot rules plan` (outlook.go, drain.go): what a
-//     cycle would do (Outlook, its "would have" lines, its chat summary)
-//     and how a backlog drains under the caps and the request budget
+//   - The dry run and `deskbot rules plan` (outlook.go, drain.go,
+//     dryrun.go): what a cycle would do (Outlook, its "would have" lines,
+//     its chat summary), each rule at its next run (NextRuns, AtNextRuns),
+//     the dry run's memory of what it would have fired (DryMemory), and
+//     how a backlog drains under the caps and the request budget
 //     (Outlook.Drain).
 //
 // # What it may import

@@ -108,3 +108,63 @@ func NextRunText(r *rules.Rule, next, now time.Time) string {
 	}
 	return fmt.Sprintf("at the next cycle (%s)", sched)
 }
+
+// CatchUp is how late a missed run of a job of rules rs may still run:
+// the longest catch_up of rs, and at least a tick (a tick's lateness
+// never skips a run).
+func CatchUp(rs []*rules.Rule, tick time.Duration) time.Duration {
+	d := tick
+	for _, r := range rs {
+		d = max(d, r.CatchUp)
+	}
+	return d
+}
+
+// FirstNextRun is the earliest NextRun of rs by the records runs.
+func FirstNextRun(rs []*rules.Rule, runs map[string]store.RuleRun, now time.Time) time.Time {
+	var next time.Time
+	for _, r := range rs {
+		rec, ok := runs[r.Name]
+		if t := NextRun(r, rec, ok, now); next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
+
+// LastRun is the latest run of rs recorded in runs under their schedules.
+func LastRun(rs []*rules.Rule, runs map[string]store.RuleRun) time.Time {
+	var last time.Time
+	for _, r := range rs {
+		if rec, ok := runs[r.Name]; ok && rec.Schedule == ScheduleKey(r) {
+			last = Later(last, rec.LastRun)
+		}
+	}
+	return last
+}
+
+// Unrecorded is the records to write for the rules of rs that runs holds
+// none of under their schedule: scheduled from now, never run.
+func Unrecorded(rs []*rules.Rule, runs map[string]store.RuleRun, now time.Time) []store.RuleRun {
+	var fresh []store.RuleRun
+	for _, r := range rs {
+		if rec, ok := runs[r.Name]; !ok || rec.Schedule != ScheduleKey(r) {
+			fresh = append(fresh, store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now})
+		}
+	}
+	return fresh
+}
+
+// MergeRun is what the store keeps when r is written over old: under the
+// recorded schedule, Since stays the first and LastRun only moves forward;
+// under another schedule r replaces old.
+func MergeRun(old, r store.RuleRun) store.RuleRun {
+	if old.Schedule != r.Schedule {
+		return r
+	}
+	r.Since = old.Since
+	if old.LastRun.After(r.LastRun) {
+		r.LastRun = old.LastRun
+	}
+	return r
+}

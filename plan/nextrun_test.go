@@ -65,3 +65,47 @@ rules:
 		}
 	}
 }
+
+// A job's schedule from the store's records: the rules without a record
+// under their schedule are recorded from now; the job's last run is the
+// latest under the rules' schedules; a rewritten record keeps its first
+// Since and never moves LastRun back, unless the schedule changed.
+func TestJobRuns(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	set := mustRules(t, `version: 1
+rules:
+  - name: a
+    query: status:2
+    every: 10m
+    actions: [{note: n}]
+  - name: b
+    query: status:3
+    cron: "0 9 * * 1-5"
+    catch_up: 2h
+    actions: [{note: n}]
+`)
+	rs := set.Rules()
+	runs := map[string]store.RuleRun{
+		"a": {Rule: "a", Schedule: "every 10m0s", LastRun: now.Add(-5 * time.Minute)},
+		"b": {Rule: "b", Schedule: "every 5m0s", LastRun: now.Add(-time.Minute)}, // under another schedule: not counted
+	}
+	if got := Unrecorded(rs, runs, now); len(got) != 1 || got[0].Rule != "b" || !got[0].Since.Equal(now) || got[0].Schedule != "cron 0 9 * * 1-5" {
+		t.Errorf("Unrecorded = %+v, want b from now", got)
+	}
+	if got := LastRun(rs, runs); !got.Equal(now.Add(-5 * time.Minute)) {
+		t.Errorf("LastRun = %v, want a's", got)
+	}
+	if got := FirstNextRun(rs, runs, now); !got.Equal(now.Add(5 * time.Minute)) {
+		t.Errorf("FirstNextRun = %v, want a's, 10m after its last run (b, never scheduled, waits for Tuesday)", got)
+	}
+	if got := CatchUp(rs, time.Minute); got != 2*time.Hour {
+		t.Errorf("CatchUp = %v, want b's 2h", got)
+	}
+	old := store.RuleRun{Rule: "a", Schedule: "every 10m0s", Since: now.Add(-time.Hour), LastRun: now}
+	if got := MergeRun(old, store.RuleRun{Rule: "a", Schedule: "every 10m0s", Since: now, LastRun: now.Add(-time.Minute)}); !got.Since.Equal(old.Since) || !got.LastRun.Equal(now) {
+		t.Errorf("MergeRun under the same schedule = %+v, want Since and LastRun kept", got)
+	}
+	if got := MergeRun(old, store.RuleRun{Rule: "a", Schedule: "every 5m0s", Since: now}); !got.Since.Equal(now) || !got.LastRun.IsZero() {
+		t.Errorf("MergeRun under another schedule = %+v, want the new record", got)
+	}
+}

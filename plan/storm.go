@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -147,4 +148,19 @@ func Stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// MergeHeld is what the caps held back and what the queue left for
+// later, by rule and ticket.
+func MergeHeld(capped, queued map[string]map[int64]Held) map[string]map[int64]Held {
+	out := make(map[string]map[int64]Held, len(capped)+len(queued))
+	for _, m := range []map[string]map[int64]Held{capped, queued} {
+		for rule, ids := range m {
+			if out[rule] == nil {
+				out[rule] = map[int64]Held{}
+			}
+			maps.Copy(out[rule], ids)
+		}
+	}
+	return out
 }

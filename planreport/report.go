@@ -8,6 +8,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -142,20 +143,20 @@ func matchesLine(ro plan.RuleOutlook, when string) string {
 func (p Report) writeRequests(b *strings.Builder, full, firstRun, waves int, drain plan.Drain) {
 	o := p.Outlook
 	cycles := cyclesPerHour(p.Set)
-	feed := cycles * p.Workspaces
-	sweep := 2 * p.Workspaces * int(time.Hour/scheduler.DefaultTrashEvery)
-	fullPerHour := float64(full) / (scheduler.DefaultFullSyncEvery.Hours())
+	feedPerHour := cycles * p.Workspaces
+	sweep := 2 * p.Workspaces * int(time.Hour/feed.DefaultTrashEvery)
+	fullPerHour := float64(full) / (feed.DefaultFullSyncEvery.Hours())
 	fmt.Fprintf(b, "\nRequests (budget: %d a minute, %d of them for the rules, the rest kept for people's commands):\n", p.Rate, p.Budget)
 	fmt.Fprintf(b, "  change feed: %d an hour (%d cycles an hour × %s, one page per 100 changed tickets: more on a busy desk)\n",
-		feed, cycles, plural(p.Workspaces, "workspace"))
-	fmt.Fprintf(b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(scheduler.DefaultTrashEvery))
+		feedPerHour, cycles, plural(p.Workspaces, "workspace"))
+	fmt.Fprintf(b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(feed.DefaultTrashEvery))
 	if full > 0 {
-		fmt.Fprintf(b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(scheduler.DefaultFullSyncEvery), fullPerHour)
+		fmt.Fprintf(b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(feed.DefaultFullSyncEvery), fullPerHour)
 	} else {
-		fmt.Fprintf(b, "  full sync: every %s, not counted here (`deskbot rules plan` measures it)\n", rules.ShortDuration(scheduler.DefaultFullSyncEvery))
+		fmt.Fprintf(b, "  full sync: every %s, not counted here (`deskbot rules plan` measures it)\n", rules.ShortDuration(feed.DefaultFullSyncEvery))
 	}
 	fmt.Fprintf(b, "  steady state: about %d an hour before firings; each firing adds its re-read and writes (above)\n",
-		feed+sweep+int(fullPerHour+0.5))
+		feedPerHour+sweep+int(fullPerHour+0.5))
 	if firstRun > 0 {
 		busiest := p.busiestCycle(waves)
 		budgetPerCycle := float64(p.Budget) * o.Tick.Minutes()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -28,7 +29,7 @@ rules:
     if: ticket.subject == "never"
     every: 1m
     actions: [{note: "x"}]
-`, WithBudget(budget), WithTrashEvery(24*time.Hour))
+`, WithBudget(budget), WithFeed(feed.WithTrashEvery(24*time.Hour)))
 	var ids []int64
 	for range 250 {
 		ids = append(ids, e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "t", Priority: 1}).ID)

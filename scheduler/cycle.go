@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
@@ -58,35 +58,6 @@ func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
 	if resp != nil && resp.Response != nil && resp.Rate.Remaining >= 0 {
 		s.m.rateRemaining.Set(float64(resp.Rate.Remaining))
 	}
-}
-
-// incompleteLevel is the level of a line about an incomplete sync or
-// cycle: info when the only cause is a first full sync under way.
-func incompleteLevel(err error) slog.Level {
-	if onlyFirstSync(err) {
-		return slog.LevelInfo
-	}
-	return slog.LevelWarn
-}
-
-// onlyFirstSync reports whether err is errFirstSync, wrapped, or errors
-// joined that all are.
-func onlyFirstSync(err error) bool {
-	switch e := err.(type) {
-	case nil:
-		return false
-	case interface{ Unwrap() []error }:
-		errs := e.Unwrap()
-		for _, x := range errs {
-			if !onlyFirstSync(x) {
-				return false
-			}
-		}
-		return len(errs) > 0
-	case interface{ Unwrap() error }:
-		return onlyFirstSync(e.Unwrap())
-	}
-	return err == errFirstSync
 }
 
 // persistTimeout bounds the save of a cycle's re-read tickets to the mirror.
@@ -209,7 +180,7 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*
 func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*SyncResult, []*sdclient.Ticket) {
 	synced := s.sync(ctx, cy, inline)
 	if synced.Err != nil {
-		cy.log.Log(ctx, incompleteLevel(synced.Err), "mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
+		cy.log.Log(ctx, feed.IncompleteLevel(synced.Err), "mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
 	}
 	return synced, s.mirrorSnapshot()
 }
@@ -310,7 +281,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	if perr != nil {
 		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
 	}
-	held := heldAll(p.Held, done.Held)
+	held := plan.MergeHeld(p.Held, done.Held)
 	if !s.cfg.dryRun {
 		s.noteHeld(cy.rules, held)
 		s.noteWaiting(cy, held)
@@ -330,21 +301,6 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	s.plan.record(tick, cy.requests-done.requests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
-	return out
-}
-
-// heldAll is what the caps held back and what the queue left for later,
-// by rule and ticket.
-func heldAll(capped, queued map[string]map[int64]plan.Held) map[string]map[int64]plan.Held {
-	out := make(map[string]map[int64]plan.Held, len(capped)+len(queued))
-	for _, m := range []map[string]map[int64]plan.Held{capped, queued} {
-		for rule, ids := range m {
-			if out[rule] == nil {
-				out[rule] = map[int64]plan.Held{}
-			}
-			maps.Copy(out[rule], ids)
-		}
-	}
 	return out
 }
 
@@ -372,7 +328,7 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 		j.dueBy(now.Add(s.tickEvery()))
 	}
 	if !res.Complete {
-		s.logger.Log(context.Background(), incompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
+		s.logger.Log(context.Background(), feed.IncompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
 	}
 }

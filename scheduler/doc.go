@@ -30,14 +30,15 @@
 //     rules.Once.NextEligible on its rules.FiringRecord, the one rule book
 //     that the store's Claim, the pre-check before a re-read
 //     (plan.LedgerView.AlreadyFired), the dry run and the explanation
-//     (Explainer, `/ticket why`, `deskbot rules why`) all use.
+//     (firing.Explainer and plan.Why: `/ticket why`, `deskbot rules why`)
+//     all use.
 //   - The queue's pace (queue.go: the budget a cycle may still spend
-//     before its next tick, and since when held-back decisions wait; the
-//     classes and order are plan's), storm control's execution side
-//     (storm.go: the cap metrics and memory, grouped alerts and pages),
+//     before its next tick, and the memory of since when held-back
+//     decisions wait; the classes, order and ages are plan's), what the
+//     caps held back (storm.go: the memory and the metrics),
 //     the request budget planner (budget.go), rules over their run-time
-//     budget (budgets.go), the dry run (dryrun.go: its memory and log
-//     lines; the Outlook and the drain simulation are plan's),
+//     budget (budgets.go), the dry run (dryrun.go: the reads, metrics
+//     and log lines; its memory, the Outlook and the drain are plan's),
 //     on-call pages started by rules (oncall.go), ledger pruning
 //     (prune.go), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
@@ -84,7 +85,7 @@
 //     scheduled cycle starts no firing that would wait for the budget
 //     past its next tick (queue.go), leaving the rest queued, most urgent
 //     first, for the next ticks: the feed keeps its interval.
-//   - Options: Option is func(*config) over an unexported config (and
-//     ExplainerOption func(*explainerConfig)); New validates and returns
-//     the error.
+//   - Options: Option is func(*config) over an unexported config; New
+//     validates and returns the error. The feed's options pass straight
+//     through (WithFeed).
 package scheduler

@@ -12,28 +12,15 @@ import (
 	"github.com/deskbot/deskbot/rules"
 )
 
-// Dry runs and plans: what a cycle would do with its decisions, told the
-// way people read it in chat ("would have ..."), with the same storm
-// control as a real cycle (the per-rule and per-cycle caps, grouped
-// alerts).
-//
-// A dry run changes nothing on the desk and writes nothing to the ledger,
-// so without a memory every cycle would report the same firings again and
-// a capped backlog would never seem to drain. The scheduler therefore
-// remembers, in memory only, what each dry-run cycle would have fired, and
-// treats it as fired in later dry-run cycles (per the rule's once:), until
-// a complete cycle shows the ticket no longer matching the rule. What a
-// firing's own actions would have changed on the ticket (a rule raising
-// the priority another rule watches) is not simulated.
-
 // WithOutlook makes every dry-run cycle hand its plan.Outlook to f (deskbot
 // rules plan). It is called on the cycle's goroutine.
 func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.outlook = f } }
 
-// dryMemory is what earlier dry-run cycles would have fired.
+// dryMemory is what earlier dry-run cycles would have fired (see
+// plan.DryMemory: a dry run writes nothing to the ledger).
 type dryMemory struct {
 	mu    sync.Mutex
-	fired map[rules.FiringKey]time.Time
+	fired plan.DryMemory
 }
 
 // nextRuns is when each rule of a plan's cycle (RunCycle) first runs, by
@@ -47,39 +34,7 @@ func (s *Scheduler) nextRuns(ctx context.Context, cy *cycle) map[string]time.Tim
 	if err != nil {
 		cy.log.Warn("cannot read when the rules last ran: the plan takes every rule as new", slog.Any("error", err))
 	}
-	out := map[string]time.Time{}
-	for _, r := range cy.rules {
-		rec, ok := runs[r.Name]
-		out[r.Name] = plan.Later(plan.NextRun(r, rec, ok, cy.now), cy.now)
-	}
-	return out
-}
-
-// atNextRuns replaces the decisions of the rules that run later than the
-// cycle by their decisions at their next run, over the mirror as it is.
-func (s *Scheduler) atNextRuns(ctx context.Context, cy *cycle, decisions []rules.Decision, next map[string]time.Time) ([]rules.Decision, error) {
-	laterRules := map[string]bool{}
-	out := decisions[:0:0]
-	for _, r := range cy.rules {
-		if at := next[r.Name]; at.After(cy.now) {
-			laterRules[r.Name] = true
-			ds, err := plan.Evaluate(ctx, cy.set, []*rules.Rule{r}, s.mirrorSnapshot(), at)
-			if err != nil {
-				return decisions, err
-			}
-			out = append(out, ds...)
-		}
-	}
-	if len(laterRules) == 0 {
-		return decisions, nil
-	}
-	for _, d := range decisions {
-		if !laterRules[d.Rule] {
-			out = append(out, d)
-		}
-	}
-	plan.SortDecisions(cy.set, out)
-	return out, nil
+	return plan.NextRuns(cy.rules, runs, cy.now)
 }
 
 // dryRun is the execute step of a dry run: it logs, one line per
@@ -91,7 +46,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 	s.dry.mu.Lock()
 	defer s.dry.mu.Unlock()
 	if s.dry.fired == nil {
-		s.dry.fired = map[rules.FiringKey]time.Time{}
+		s.dry.fired = plan.DryMemory{}
 	}
 	for _, d := range decisions {
 		if d.Err != nil {
@@ -99,20 +54,20 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 		}
 	}
 	if s.syncComplete() {
-		s.dry.endEpisodes(cy, decisions)
+		s.dry.fired.EndEpisodes(cy.set, cy.rules, decisions)
 	}
 	// A plan shows each rule at its first run (plan.NextRun).
 	next := s.nextRuns(ctx, cy)
-	if ds, err := s.atNextRuns(ctx, cy, decisions, next); err != nil {
-		cy.log.Info("plan stopped while evaluating the rules at their next runs", slog.Any("error", err))
-	} else {
-		decisions = ds
+	if next != nil { // else every rule runs now
+		ds, err := plan.AtNextRuns(ctx, cy.set, cy.rules, s.mirrorSnapshot(), decisions, next, cy.now)
+		if err != nil {
+			cy.log.Info("plan stopped while evaluating the rules at their next runs", slog.Any("error", err))
+		}
+		decisions = ds // on error: the decisions as they were
 	}
 	o := plan.NewOutlook(cy.now, s.tickEvery(), s.cfg.maxFirings, cy.set, cy.rules, decisions, next, func(d rules.Decision) bool {
-		if at, ok := s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]; ok {
-			// What an earlier dry-run cycle would have fired, as the
-			// ledger would record it.
-			return !d.Once.MayFire(rules.FiringRecord{Open: true, FiringID: 1, State: rules.FiringDone, FiredAt: at}, cy.now)
+		if fired, known := s.dry.fired.Fired(d, cy.now); known {
+			return fired
 		}
 		return s.firedPerLedger(ctx, cy, d)
 	})
@@ -147,45 +102,15 @@ func (s *Scheduler) noteFailed(cy *cycle, d rules.Decision) {
 	}
 }
 
-// endEpisodes ends, in memory, the episodes of the cycle's rules that a
-// complete cycle no longer decides (caller holds mu).
-func (dm *dryMemory) endEpisodes(cy *cycle, decisions []rules.Decision) {
-	decided := map[rules.FiringKey]bool{}
-	for _, d := range decisions {
-		decided[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = true
-	}
-	inCycle := map[string]bool{}
-	for _, r := range cy.rules {
-		inCycle[r.Name] = true
-	}
-	for k := range dm.fired {
-		if r := cy.set.Rule(k.Rule); inCycle[k.Rule] && !decided[k] && r != nil && r.Once.Mode != rules.OnceTicket {
-			delete(dm.fired, k)
-		}
-	}
-}
-
 // dryRemember notes what the dry-run cycle would have fired now, and
 // holds the rest back as a real cycle's caps would (caller holds s.dry.mu).
 func (s *Scheduler) dryRemember(cy *cycle, o plan.Outlook) map[string]map[int64]plan.Held {
-	held := map[string]map[int64]plan.Held{}
-	for _, ro := range o.Rules {
-		if ro.Next.After(o.At) {
-			continue // not run yet
-		}
-		for _, d := range ro.Now() {
-			s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
-			s.dry.fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] = cy.now
-		}
-		for _, d := range ro.Fires[len(ro.Now()):] {
-			// As in a real cycle, a rule with firings held back is due
-			// again at the next tick (finishJob), so the dry run drains.
-			s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
-			if held[d.Rule] == nil {
-				held[d.Rule] = map[int64]plan.Held{}
-			}
-			held[d.Rule][d.TicketID] = plan.Held{At: cy.now, Cap: plan.CapRule, Limit: ro.RuleCap()}
-		}
+	fired, deferred, held := s.dry.fired.Remember(o, cy.now)
+	for _, d := range fired {
+		s.m.decisions.WithLabelValues(d.Rule, "dry_run").Inc()
+	}
+	for _, d := range deferred {
+		s.m.decisions.WithLabelValues(d.Rule, "deferred").Inc()
 	}
 	return held
 }

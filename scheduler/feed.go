@@ -18,29 +18,20 @@ type SyncResult = feed.Synced
 type FullSyncProgress = feed.FullSyncProgress
 
 // MirrorStore keeps the ticket mirror durable (*store.Store implements
-// it). Without one (New's ledger is not a MirrorStore and WithMirrorStore
-// is not given) the mirror lives in memory only.
+// it). Without one (New's ledger is not a MirrorStore and WithFeed gives
+// no feed.WithMirrorStore) the mirror lives in memory only.
 type MirrorStore = feed.MirrorStore
 
 // MirrorStatus is the state of one workspace's ticket mirror.
 type MirrorStatus = feed.Status
-
-// errFirstSync says that a mirror's first full sync is still under way.
-var errFirstSync = feed.ErrFirstSync
 
 // newFeed builds the scheduler's feed from its configuration.
 func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
 	opts := []feed.Option{
 		feed.WithLogger(s.logger),
 		feed.WithClock(cfg.clock),
-		feed.WithWorkspaces(cfg.workspaces...),
-		feed.WithMirrorStore(mirrorStoreFor(cfg.mirrorStore, s.ledger)),
+		feed.WithMirrorStore(mirrorStoreFor(s.ledger)),
 		feed.WithRegistry(cfg.reg),
-		feed.WithOverlap(cfg.feedOverlap),
-		feed.WithFullSyncEvery(cfg.fullSyncEvery),
-		feed.WithTrashEvery(cfg.trashEvery),
-		feed.WithClosedRetention(cfg.closedKeep),
-		feed.WithStatusRefresh(cfg.statusRefresh),
 		feed.WithLeads(s.leads),
 		feed.WithBackground(func(run func(context.Context)) {
 			s.inflight.Add(1)
@@ -53,6 +44,7 @@ func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
 		// mirror now rather than at the next tick.
 		feed.WithFirstSynced(func(ctx context.Context) { s.runCycle(ctx, kicked) }),
 	}
+	opts = append(opts, cfg.feed...) // WithFeed: workspaces, mirror store, intervals
 	for _, sub := range cfg.followers.subscribers {
 		opts = append(opts, feed.WithSubscriber(sub))
 	}
@@ -72,12 +64,9 @@ func (s *Scheduler) sync(ctx context.Context, cy *cycle, inline bool) *SyncResul
 	return s.feed.Sync(ctx, opts...)
 }
 
-// mirrorStoreFor is where the mirror is kept: ms (WithMirrorStore), else
-// the ledger when it keeps mirrors too (*store.Store does), else memory.
-func mirrorStoreFor(ms MirrorStore, ledger any) MirrorStore {
-	if ms != nil {
-		return ms
-	}
+// mirrorStoreFor is where the mirror is kept unless WithFeed says: the
+// ledger when it keeps mirrors too (*store.Store does), else memory.
+func mirrorStoreFor(ledger any) MirrorStore {
 	if ms, ok := ledger.(MirrorStore); ok {
 		return ms
 	}

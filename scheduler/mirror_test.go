@@ -91,7 +91,7 @@ func TestFeedManyChangesInOneSecond(t *testing.T) {
 // vanish from the change feed; the sweep finds them, they leave the mirror
 // and their episodes end without a re-read.
 func TestDeletedAndSpamTicketsLeaveTheMirror(t *testing.T) {
-	e := newEnv(t, urgentRules, WithTrashEvery(5*time.Minute))
+	e := newEnv(t, urgentRules, WithFeed(feed.WithTrashEvery(5*time.Minute)))
 	del := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "del", Priority: 4})
 	spam := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "spam", Priority: 4})
 	keep := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "keep", Priority: 4})

@@ -17,26 +17,9 @@ import (
 const (
 	// DefaultLease is how long a claim stays reserved (WithLease).
 	DefaultLease = 2 * time.Minute
-	// DefaultFeedOverlap is how far before the newest updated_at it saw
-	// the change feed asks again: a change committed with an earlier
-	// timestamp than one already listed still arrives.
-	DefaultFeedOverlap = feed.DefaultOverlap
-	// DefaultFullSyncEvery is how often the mirror is rebuilt from a full
-	// filter search over every open status.
-	DefaultFullSyncEvery = feed.DefaultFullSyncEvery
-	// DefaultTrashEvery is how often the deleted and spam tickets since
-	// the last sweep are looked up (they vanish from the change feed).
-	DefaultTrashEvery = feed.DefaultTrashEvery
-	// DefaultClosedRetention is how long a resolved or closed ticket stays
-	// in the mirror after its last change (the desk's own supervisor rules
-	// look 30 days back too).
-	DefaultClosedRetention = feed.DefaultClosedRetention
 	// DefaultMaxEndChecks bounds the re-reads one cycle spends confirming
 	// that tickets a multi-page poll missed really left their rules.
 	DefaultMaxEndChecks = 50
-	// DefaultStatusRefresh is how often the open statuses are re-read
-	// (WithStatusRefresh).
-	DefaultStatusRefresh = feed.DefaultStatusRefresh
 	// DefaultActionTimeout bounds one firing's actions (WithActionTimeout).
 	DefaultActionTimeout = 30 * time.Second
 	// DefaultStopTimeout bounds how long Stop waits (WithStopTimeout).
@@ -56,9 +39,9 @@ const (
 type Option func(*config)
 
 type config struct {
-	followers     followers // bot/follow's: feed subscribers, tick followers, direct messages (followers.go)
+	feed          []feed.Option // WithFeed
+	followers     followers     // bot/follow's: feed subscribers, tick followers, direct messages (followers.go)
 	clock         clockwork.Clock
-	workspaces    []int64
 	elector       gocron.Elector
 	reg           prometheus.Registerer
 	dryRun        bool
@@ -66,14 +49,8 @@ type config struct {
 	lease         time.Duration
 	budget        int
 	listBudget    int
-	feedOverlap   time.Duration
-	fullSyncEvery time.Duration
-	trashEvery    time.Duration
-	closedKeep    time.Duration
-	mirrorStore   MirrorStore
 	runs          RuleRuns // schedule.go
 	maxEndChecks  int
-	statusRefresh time.Duration
 	actionTimeout time.Duration
 	stopTimeout   time.Duration
 	escalator     Escalator
@@ -87,10 +64,15 @@ type config struct {
 // cycle's now). Tests pass a clockwork fake clock. Default: the real clock.
 func WithClock(c clockwork.Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
-// WithWorkspaces makes every poll read these workspaces (one filter search
-// per workspace). Without it the account's default workspace is polled.
-func WithWorkspaces(ids ...int64) Option {
-	return func(cfg *config) { cfg.workspaces = append([]int64(nil), ids...) }
+// WithFeed passes opts to the change feed and its mirror (feed.New):
+// the workspaces polled (feed.WithWorkspaces; default the account's
+// default workspace), where the mirror is kept (feed.WithMirrorStore;
+// default the ledger when it is a MirrorStore, as *store.Store is, else
+// memory), the overlap, the full sync, sweep and status refresh intervals
+// and the closed tickets' retention (each with feed's default). The
+// scheduler sets the feed's logger, clock, registry and hooks itself.
+func WithFeed(opts ...feed.Option) Option {
+	return func(cfg *config) { cfg.feed = append(cfg.feed, opts...) }
 }
 
 // WithElector makes only the replica whose elector says so poll (gocron
@@ -129,26 +111,6 @@ func WithBudget(perMinute int) Option { return func(cfg *config) { cfg.budget = 
 // more. 0 (default): lists are planned only as part of WithBudget.
 func WithListBudget(perMinute int) Option { return func(cfg *config) { cfg.listBudget = perMinute } }
 
-// WithFeedOverlap sets how far before the newest updated_at it saw the
-// change feed asks again (default DefaultFeedOverlap).
-func WithFeedOverlap(d time.Duration) Option { return func(cfg *config) { cfg.feedOverlap = d } }
-
-// WithFullSyncEvery sets how often the mirror is rebuilt by a full sync
-// (default DefaultFullSyncEvery).
-func WithFullSyncEvery(d time.Duration) Option { return func(cfg *config) { cfg.fullSyncEvery = d } }
-
-// WithTrashEvery sets how often deleted and spam tickets are swept out of
-// the mirror (default DefaultTrashEvery).
-func WithTrashEvery(d time.Duration) Option { return func(cfg *config) { cfg.trashEvery = d } }
-
-// WithClosedRetention sets how long resolved and closed tickets stay in
-// the mirror after their last change (default DefaultClosedRetention).
-func WithClosedRetention(d time.Duration) Option { return func(cfg *config) { cfg.closedKeep = d } }
-
-// WithMirrorStore keeps the ticket mirror in ms. Default: the ledger when
-// it is a MirrorStore (*store.Store is), else memory.
-func WithMirrorStore(ms MirrorStore) Option { return func(cfg *config) { cfg.mirrorStore = ms } }
-
 // WithMaxEndChecks bounds the ticket re-reads one cycle spends confirming
 // episode ends (default 50). A ticket with an open episode that the mirror
 // does not hold (a full sync's paging skipped it, or the episode is older
@@ -156,11 +118,6 @@ func WithMirrorStore(ms MirrorStore) Option { return func(cfg *config) { cfg.mir
 // no longer matching; episodes beyond the bound stay open until a later
 // cycle. 0 never ends such an episode.
 func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.maxEndChecks = n } }
-
-// WithStatusRefresh sets how often the open statuses (status:open) are
-// re-read from GET /ticket_form_fields (default 10m). They are also re-read
-// when a ticket shows an unknown status.
-func WithStatusRefresh(d time.Duration) Option { return func(cfg *config) { cfg.statusRefresh = d } }
 
 // WithActionTimeout bounds one firing's actions (default 30s). Actions
 // under way when the scheduler stops get this long to finish.
@@ -197,12 +154,7 @@ func defaultConfig() config {
 	return config{
 		singleton:     true,
 		lease:         DefaultLease,
-		feedOverlap:   DefaultFeedOverlap,
-		fullSyncEvery: DefaultFullSyncEvery,
-		trashEvery:    DefaultTrashEvery,
-		closedKeep:    DefaultClosedRetention,
 		maxEndChecks:  DefaultMaxEndChecks,
-		statusRefresh: DefaultStatusRefresh,
 		actionTimeout: DefaultActionTimeout,
 		stopTimeout:   DefaultStopTimeout,
 		retention:     DefaultRetention,
@@ -222,10 +174,8 @@ func (cfg *config) validate() error {
 		return fmt.Errorf("budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
 	case cfg.maxEndChecks < 0:
 		return fmt.Errorf("max end checks %d: want 0 or more", cfg.maxEndChecks)
-	case cfg.feedOverlap < 0 || cfg.fullSyncEvery <= 0 || cfg.trashEvery <= 0 || cfg.closedKeep <= 0:
-		return errors.New("the feed overlap must be 0 or more, the full sync and sweep intervals and the closed retention positive")
-	case cfg.statusRefresh <= 0 || cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
-		return errors.New("status refresh, action timeout and stop timeout must be positive")
+	case cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
+		return errors.New("action timeout and stop timeout must be positive")
 	case cfg.retention == 0:
 		return errors.New("retention 0: want a positive duration, or negative to keep every firing")
 	case cfg.maxFirings < 0:

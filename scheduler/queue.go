@@ -100,61 +100,23 @@ type waitQueue struct {
 }
 
 // noteWaiting remembers, for the cycle's rules, since when each decision
-// the cycle left waiting (held back by a cap or queued) has waited, and
-// sets the queue's gauge.
+// the cycle left waiting (held back by a cap or queued) has waited
+// (plan.Waiting), and sets the queue's gauge.
 func (s *Scheduler) noteWaiting(cy *cycle, held map[string]map[int64]plan.Held) {
 	s.queue.mu.Lock()
 	defer s.queue.mu.Unlock()
-	old := s.queue.since
-	s.queue.since = map[rules.FiringKey]time.Time{}
-	inCycle := map[string]bool{}
-	for _, r := range cy.rules {
-		inCycle[r.Name] = true
-	}
-	for k, at := range old {
-		if !inCycle[k.Rule] && cy.set.Rule(k.Rule) != nil {
-			s.queue.since[k] = at // not decided in this cycle: still waiting
-		}
-	}
-	for rule, ids := range held {
-		for id := range ids {
-			k := rules.FiringKey{Rule: rule, TicketID: id}
-			at, ok := old[k]
-			if !ok {
-				at = cy.now
-			}
-			s.queue.since[k] = at
-		}
-	}
-	byClass := map[plan.Class]int{}
-	for k := range s.queue.since {
-		byClass[plan.ClassOf(cy.set.Rule(k.Rule))]++
-	}
+	s.queue.since = plan.Waiting(cy.set, cy.rules, s.queue.since, held, cy.now)
+	byClass := plan.WaitingByClass(cy.set, s.queue.since)
 	for c := plan.ClassPage; c <= plan.ClassDigest; c++ {
 		s.m.queued.WithLabelValues(c.String()).Set(float64(byClass[c]))
 	}
 }
 
-// waitingSince is since when each of ds, and each firing under way in
-// begun, waits, for those an earlier cycle left waiting.
+// waitingSince is plan.WaitingSince over what earlier cycles left waiting.
 func (s *Scheduler) waitingSince(ds []rules.Decision, begun map[string][]int64) map[rules.FiringKey]time.Time {
 	s.queue.mu.Lock()
 	defer s.queue.mu.Unlock()
-	out := map[rules.FiringKey]time.Time{}
-	note := func(k rules.FiringKey) {
-		if at, ok := s.queue.since[k]; ok {
-			out[k] = at
-		}
-	}
-	for _, d := range ds {
-		note(plan.Key(d))
-	}
-	for rule, ids := range begun {
-		for _, id := range ids {
-			note(rules.FiringKey{Rule: rule, TicketID: id})
-		}
-	}
-	return out
+	return plan.WaitingSince(s.queue.since, ds, begun)
 }
 
 // deadline is when a scheduled cycle starting at now must have started

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -76,7 +77,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if !ok || h.Cap != plan.CapQueue || h.Class != "updates and notes" {
 		t.Errorf("HeldBack(#%d) = %+v %v, want queued", ids[2], h, ok)
 	}
-	ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, ExplainHeldBack(e.s))
+	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, firing.ExplainHeldBack(e.s))
 	out, err := ex.Explain(t.Context(), ids[2])
 	want := "routine: never fired; can fire on the next poll where it holds; queued in the cycle of " + at.Format(time.RFC3339) +
 		" (class: updates and notes): the request budget of the cycle ran out before its turn"

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/plan"
-	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -77,7 +76,7 @@ func (m *memRuleRuns) RuleRuns(ctx context.Context) (map[string]store.RuleRun, e
 	defer m.mu.Unlock()
 	for name, r := range m.runs {
 		if old, ok := out[name]; ok {
-			r = mergeRun(old, r)
+			r = plan.MergeRun(old, r)
 		}
 		out[name] = r
 	}
@@ -92,43 +91,11 @@ func (m *memRuleRuns) SetRuleRuns(_ context.Context, runs ...store.RuleRun) erro
 	}
 	for _, r := range runs {
 		if old, ok := m.runs[r.Rule]; ok {
-			r = mergeRun(old, r)
+			r = plan.MergeRun(old, r)
 		}
 		m.runs[r.Rule] = r
 	}
 	return nil
-}
-
-// mergeRun is what the store keeps when r is written over old.
-func mergeRun(old, r store.RuleRun) store.RuleRun {
-	if old.Schedule != r.Schedule {
-		return r
-	}
-	r.Since = old.Since
-	if old.LastRun.After(r.LastRun) {
-		r.LastRun = old.LastRun
-	}
-	return r
-}
-
-// ScheduleKey is plan.ScheduleKey, and NextRun plan.NextRun, for the
-// digests (digest.go) until they move out of the scheduler.
-func ScheduleKey(r *rules.Rule) string { return plan.ScheduleKey(r) }
-
-// NextRun is plan.NextRun.
-func NextRun(r *rules.Rule, rec store.RuleRun, ok bool, now time.Time) time.Time {
-	return plan.NextRun(r, rec, ok, now)
-}
-
-// catchUp is how late a missed run of j may still run: the longest
-// catch_up of its rules, and at least a tick (a tick's lateness never
-// skips a run).
-func (j *job) catchUp(tick time.Duration) time.Duration {
-	d := tick
-	for _, r := range j.rules {
-		d = max(d, r.CatchUp)
-	}
-	return d
 }
 
 // loadRuns brings the jobs' schedules up to date with the store: a job
@@ -145,7 +112,7 @@ func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
 			if j.next.IsZero() {
 				// As if never run: no cron rule fires for being new. The
 				// next read that works schedules it properly.
-				j.next = j.nextFrom(nil, now)
+				j.next = plan.FirstNextRun(j.rules, nil, now)
 			}
 			j.stat.Unlock()
 		}
@@ -153,11 +120,7 @@ func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
 	}
 	var fresh []store.RuleRun
 	for _, j := range jobs {
-		for _, r := range j.rules {
-			if rec, ok := runs[r.Name]; !ok || rec.Schedule != ScheduleKey(r) {
-				fresh = append(fresh, store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now})
-			}
-		}
+		fresh = append(fresh, plan.Unrecorded(j.rules, runs, now)...)
 		if next, ok := j.apply(runs, now); ok && j.sched != nil {
 			// Says at start, after a reload or on becoming the leader when
 			// a cron rule runs (the dry run too): not now unless due now.
@@ -177,12 +140,7 @@ func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
 // not scheduled j yet or another replica ran it since, and returns its
 // next run then (ok).
 func (j *job) apply(runs map[string]store.RuleRun, now time.Time) (next time.Time, ok bool) {
-	var last time.Time
-	for _, r := range j.rules {
-		if rec, ok := runs[r.Name]; ok && rec.Schedule == ScheduleKey(r) {
-			last = plan.Later(last, rec.LastRun)
-		}
-	}
+	last := plan.LastRun(j.rules, runs)
 	j.stat.Lock()
 	defer j.stat.Unlock()
 	if j.loaded && !last.After(j.last) {
@@ -190,20 +148,8 @@ func (j *job) apply(runs map[string]store.RuleRun, now time.Time) (next time.Tim
 	}
 	j.loaded = true
 	j.last = plan.Later(j.last, last)
-	j.next = j.nextFrom(runs, now)
+	j.next = plan.FirstNextRun(j.rules, runs, now)
 	return j.next, true
-}
-
-// nextFrom is the earliest plan.NextRun of j's rules by the records runs.
-func (j *job) nextFrom(runs map[string]store.RuleRun, now time.Time) time.Time {
-	var next time.Time
-	for _, r := range j.rules {
-		rec, ok := runs[r.Name]
-		if t := plan.NextRun(r, rec, ok, now); next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
-	return next
 }
 
 // jobDue reports whether a cycle in mode runs j at now: every job in
@@ -233,7 +179,7 @@ func (j *job) dueAt(now time.Time, tick time.Duration) bool {
 	if j.next.IsZero() || now.Before(j.next.Add(-tick/2)) {
 		return false
 	}
-	if j.sched != nil && now.Sub(j.next) > j.catchUp(tick) {
+	if j.sched != nil && now.Sub(j.next) > plan.CatchUp(j.rules, tick) {
 		j.next = j.sched.Next(now.UTC())
 		return false
 	}
@@ -282,7 +228,7 @@ func (s *Scheduler) ranJob(j *job, complete bool, now time.Time) {
 	s.unsaved.Lock()
 	defer s.unsaved.Unlock()
 	for _, r := range j.rules {
-		s.unsaved.runs = append(s.unsaved.runs, store.RuleRun{Rule: r.Name, Schedule: ScheduleKey(r), Since: now, LastRun: now})
+		s.unsaved.runs = append(s.unsaved.runs, store.RuleRun{Rule: r.Name, Schedule: plan.ScheduleKey(r), Since: now, LastRun: now})
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/deskbot/deskbot/oncall"
-	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -243,53 +243,6 @@ func TestExampleReminderRunsAtItsTime(t *testing.T) {
 	})
 }
 
-// /ticket why and rules why say when each rule runs next, from the
-// rules' last runs in the store: the answer NextRun gives the scheduler and
-// the plan.
-func TestExplainSaysNextRuns(t *testing.T) {
-	y, err := os.ReadFile(filepath.Join("..", "rules.example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := mustRules(t, string(y))
-	st := openStore(t, filepath.Join(t.TempDir(), "state.db"))
-	if err := st.SetRuleRuns(t.Context(),
-		store.RuleRun{Rule: "pending-reminder", Schedule: ScheduleKey(set.Rule("pending-reminder")), Since: friday},
-		store.RuleRun{Rule: "overdue-escalate", Schedule: ScheduleKey(set.Rule("overdue-escalate")), Since: friday, LastRun: monday.Add(18 * time.Minute)},
-	); err != nil {
-		t.Fatal(err)
-	}
-	tk := &sdclient.Ticket{ID: 7, Subject: "printer", Status: sdclient.StatusPending, CreatedAt: friday, UpdatedAt: friday}
-	for _, c := range []struct {
-		now  time.Time
-		want []string
-	}{
-		{friday.Add(time.Hour), []string{
-			"  pending-reminder: 2026-11-30T09:00:00Z, in 68h53m (cron 0 9 * * 1-5)\n",
-			"  page-urgent-unassigned: at the next cycle (every 1m)\n",
-		}},
-		{monday.Add(20 * time.Minute), []string{
-			"  pending-reminder: now, catching up its run of 2026-11-30T09:00:00Z (cron 0 9 * * 1-5, catch_up 1h)\n",
-			"  overdue-escalate: 2026-11-30T09:23:00Z, in 3m (every 5m)\n",
-			"  unassigned-15m: at the next cycle (every 1m)\n",
-		}},
-		{monday.Add(6 * time.Hour), []string{
-			"  pending-reminder: 2026-12-01T09:00:00Z, in 18h (cron 0 9 * * 1-5)\n",
-		}},
-	} {
-		ex := NewExplainer(nil, func() *rules.Set { return set }, nil, func() time.Time { return c.now }, ExplainRuns(st))
-		out, err := ex.ExplainTicket(t.Context(), tk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(out, "\nNext runs:\n") || !strings.Contains(out, w) {
-				t.Errorf("at %v the explanation lacks %q:\n%s", c.now, w, out)
-			}
-		}
-	}
-}
-
 // A run that sees an incomplete mirror does not count as the run of its
 // time. Here the rule has been scheduled since Friday, but the mirror is
 // empty at 09:00 (a new state store, say): the 09:00 run sees a mirror
@@ -300,7 +253,7 @@ func TestCronRunOnIncompleteMirrorRunsAgain(t *testing.T) {
 	d := newExampleDesk(t)
 	set := mustRules(t, d.yaml)
 	if err := openStore(t, d.path).SetRuleRuns(t.Context(), store.RuleRun{Rule: "pending-reminder",
-		Schedule: ScheduleKey(set.Rule("pending-reminder")), Since: friday}); err != nil {
+		Schedule: plan.ScheduleKey(set.Rule("pending-reminder")), Since: friday}); err != nil {
 		t.Fatal(err)
 	}
 	d.clk.Advance(monday.Sub(d.clk.Now()))

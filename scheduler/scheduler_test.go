@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -129,7 +130,7 @@ rules:
 // joins status:open once the refresh interval has passed, without a ticket
 // having to show it first, and not before.
 func TestOpenStatusesRefreshPeriodically(t *testing.T) {
-	e := newEnv(t, urgentRules, WithStatusRefresh(10*time.Minute), WithFullSyncEvery(10*time.Minute))
+	e := newEnv(t, urgentRules, WithFeed(feed.WithStatusRefresh(10*time.Minute), feed.WithFullSyncEvery(10*time.Minute)))
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
 	e.runOnce()
 	e.sim.Desk.AddStatus(8, "Awaiting parts")
@@ -400,7 +401,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 }
 
 func TestWorkspacesArePolledEach(t *testing.T) {
-	e := newEnv(t, urgentRules, WithWorkspaces(sdsim.DefaultWorkspaceID, 3))
+	e := newEnv(t, urgentRules, WithFeed(feed.WithWorkspaces(sdsim.DefaultWorkspaceID, 3)))
 	e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
 	a := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "it", Priority: 4})
 	b := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "hr", Priority: 4, WorkspaceID: 3})
@@ -489,7 +490,7 @@ rules:
     query: "status:open AND priority:4"
     every: 1m
     actions: [{note: "b"}]
-`, WithWorkspaces(sdsim.DefaultWorkspaceID, 3))
+`, WithFeed(feed.WithWorkspaces(sdsim.DefaultWorkspaceID, 3)))
 	e.sim.Desk.AddWorkspace(sdsim.Workspace{ID: 3, Name: "HR"})
 	it := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "it", Priority: 4})
 	hr := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "hr", Priority: 4, WorkspaceID: 3})
@@ -578,7 +579,7 @@ func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "old", Priority: 1, CreatedAt: t0.Add(-time.Hour)}).ID
 	d := &shiftDesk{Desk: ClientDesk(e.client)}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
-		WithFullSyncEvery(time.Minute))
+		WithFeed(feed.WithFullSyncEvery(time.Minute)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +645,7 @@ func TestEndChecksAreBounded(t *testing.T) {
 	}
 	// A scheduler with a new, empty mirror over the same ledger.
 	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
-		WithSingleton(false), WithMaxEndChecks(2), WithMirrorStore(feed.NewMemStore()))
+		WithSingleton(false), WithMaxEndChecks(2), WithFeed(feed.WithMirrorStore(feed.NewMemStore())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -796,7 +797,7 @@ rules:
 	if want := []int{0, 1, 3, 7, 15, 31, 63, 123}; !slices.Equal(at, want) {
 		t.Errorf("the update was tried at minutes %v, want %v", at, want)
 	}
-	ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return mustRules(t, refused) }, e.st, e.clk.Now)
+	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return mustRules(t, refused) }, e.st, e.clk.Now)
 	out, err := ex.Explain(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -1032,7 +1033,7 @@ rules:
 func TestExplainerFollowsTheLedger(t *testing.T) {
 	e := newEnv(t, explainRules)
 	set := mustRules(t, explainRules)
-	ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now)
+	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now)
 	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
 	explain := func() string {
 		t.Helper()
@@ -1074,11 +1075,11 @@ func TestExplainerFollowsTheLedger(t *testing.T) {
 	if _, err := ex.Explain(t.Context(), 999999); !errors.Is(err, sdclient.ErrNotFound) || !strings.Contains(err.Error(), "ticket 999999 not found") {
 		t.Errorf("unknown ticket: %v; want ticket 999999 not found, wrapping ErrNotFound", err)
 	}
-	noRules := NewExplainer(ClientDesk(e.client), func() *rules.Set { return nil }, e.st, nil)
+	noRules := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return nil }, e.st, nil)
 	if out, err := noRules.Explain(t.Context(), id); err != nil || !strings.Contains(out, "No rules are loaded") {
 		t.Errorf("without rules: %q, %v", out, err)
 	}
-	noLedger := NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, nil, nil)
+	noLedger := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, nil, nil)
 	if out, err := noLedger.Explain(t.Context(), id); err != nil || strings.Contains(out, "Ledger:") || !strings.Contains(out, "rule page-urgent") {
 		t.Errorf("without a ledger: %q, %v; want the rules and no ledger section", out, err)
 	}
@@ -1093,7 +1094,7 @@ func TestExplainerReadsTheMirror(t *testing.T) {
 	set := mustRules(t, explainRules)
 	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
 	e.runOnce() // the full sync builds the mirror; the cursor is the desk's clock less the overlap
-	ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, ExplainFromMirror(e.st))
+	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, firing.ExplainFromMirror(e.st))
 
 	explain := func(step string, id int64, first string, reads int) string {
 		t.Helper()
@@ -1126,7 +1127,7 @@ func TestExplainerReadsTheMirror(t *testing.T) {
 	explain("mirror too old", id, "Read from the desk: deskbot's mirror is too old to trust (as of 08:59:30 UTC, more than 15 minutes ago).", 1)
 
 	empty := openStore(t, ":memory:")
-	ex = NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, ExplainFromMirror(empty))
+	ex = firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, firing.ExplainFromMirror(empty))
 	explain("no mirror yet", id, "Read from the desk: the mirror is not built yet.", 1)
 }
 

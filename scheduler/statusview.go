@@ -1,10 +1,8 @@
 package scheduler
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -27,13 +25,13 @@ type StatusView struct {
 	Runs map[string]store.RuleRun
 	// Held is, per rule, how many decisions its last cycle held back (by
 	// a cap or the queue), each with why.
-	Held map[string][]HeldTicket
+	Held map[string][]plan.HeldTicket
 	// OverBudget is, per rule, why its last cycle went over its run-time
 	// budget; absent when it did not.
 	OverBudget map[string]string
 	// Matches is, per rule, the tickets its last evaluation matched;
 	// absent for a rule not evaluated yet in this process.
-	Matches map[string]RuleMatches
+	Matches map[string]plan.RuleMatches
 	DryRun  bool // decisions are logged, not acted on
 	Tick    time.Duration
 }
@@ -45,20 +43,13 @@ func (s *Scheduler) MirroredTickets(ids []int64) map[int64]*sdclient.Ticket {
 	return s.feed.Tickets(ids)
 }
 
-// RuleMatches is what a rule's last evaluation found.
-type RuleMatches struct {
-	At      time.Time        // the cycle's time
-	Tickets []int64          // the tickets it decided to act on (query and if hold), by id
-	Failed  map[int64]string // tickets it failed on, with why
-}
-
 // lastMatches keeps each rule's last evaluation for the status pages: the
 // pages read it instead of evaluating every rule over the whole mirror
 // again (a page renders in milliseconds, an evaluation of a large desk
 // takes longer).
 type lastMatches struct {
 	mu    sync.Mutex
-	rules map[string]RuleMatches
+	rules map[string]plan.RuleMatches
 	// since is, per rule, when each ticket it matches began to match: the
 	// first of the consecutive evaluations that matched it. A claim
 	// records it (MatchedSince) so that /firings says how long the ticket
@@ -81,34 +72,22 @@ func (s *Scheduler) MatchedSince(rule string, id int64, at time.Time) time.Time 
 	return at
 }
 
-// noteMatches records the decisions of cy's rules.
+// noteMatches records the decisions of cy's rules (plan.Matches).
 func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
-	fresh := make(map[string]RuleMatches, len(cy.rules))
+	fresh := plan.Matches(cy.rules, decisions, cy.now)
 	byRule := make(map[string][]rules.Decision, len(cy.rules))
 	for _, r := range cy.rules {
-		fresh[r.Name] = RuleMatches{At: cy.now}
 		byRule[r.Name] = nil
 	}
 	for _, d := range decisions {
-		m, ok := fresh[d.Rule]
-		if !ok {
-			continue
+		if ds, ok := byRule[d.Rule]; ok {
+			byRule[d.Rule] = append(ds, d)
 		}
-		byRule[d.Rule] = append(byRule[d.Rule], d)
-		if d.Err != nil {
-			if m.Failed == nil {
-				m.Failed = map[int64]string{}
-			}
-			m.Failed[d.TicketID] = d.Err.Error()
-		} else {
-			m.Tickets = append(m.Tickets, d.TicketID)
-		}
-		fresh[d.Rule] = m
 	}
 	s.matches.mu.Lock()
 	defer s.matches.mu.Unlock()
 	if s.matches.rules == nil {
-		s.matches.rules = map[string]RuleMatches{}
+		s.matches.rules = map[string]plan.RuleMatches{}
 		s.matches.since = map[string]map[int64]time.Time{}
 		s.matches.decisions = map[string][]rules.Decision{}
 	}
@@ -116,7 +95,6 @@ func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
 		s.matches.decisions[name] = ds
 	}
 	for name, m := range fresh {
-		slices.Sort(m.Tickets)
 		s.matches.rules[name] = m
 		// A ticket keeps its match start while consecutive evaluations
 		// match it; one that stopped matching starts afresh.
@@ -131,12 +109,6 @@ func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
 		}
 		s.matches.since[name] = since
 	}
-}
-
-// HeldTicket is one decision a cycle held back.
-type HeldTicket struct {
-	TicketID int64
-	plan.Held
 }
 
 // StatusView takes a view of the scheduler for the status pages. It is
@@ -155,16 +127,10 @@ func (s *Scheduler) StatusView(ctx context.Context) (StatusView, error) {
 	}
 	v.Runs = runs
 	s.held.mu.Lock()
-	v.Held = make(map[string][]HeldTicket, len(s.held.rules))
-	for rule, byTicket := range s.held.rules {
-		for id, h := range byTicket {
-			v.Held[rule] = append(v.Held[rule], HeldTicket{TicketID: id, Held: h})
-		}
-		slices.SortFunc(v.Held[rule], func(a, b HeldTicket) int { return cmp.Compare(a.TicketID, b.TicketID) })
-	}
+	v.Held = plan.HeldTickets(s.held.rules)
 	s.held.mu.Unlock()
 	s.matches.mu.Lock()
-	v.Matches = make(map[string]RuleMatches, len(s.matches.rules))
+	v.Matches = make(map[string]plan.RuleMatches, len(s.matches.rules))
 	for n, m := range s.matches.rules {
 		if v.Set != nil && v.Set.Rule(n) == nil {
 			continue // a rule since removed by a reload

@@ -2,8 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -243,27 +241,6 @@ func TestStopLogsStoppedWillResume(t *testing.T) {
 	}
 	if strings.Contains(out, "level=ERROR") || strings.Contains(out, "refused") {
 		t.Errorf("a stopped action logged as an error or a refusal:\n%s", out)
-	}
-}
-
-// A cycle incomplete only because the first full sync is under way (every
-// first start) is logged at info; any other cause at warn.
-func TestIncompleteLevel(t *testing.T) {
-	first := fmt.Errorf("the default workspace: %w", errFirstSync)
-	other := errors.New("the default workspace: change feed: 503")
-	for _, c := range []struct {
-		err  error
-		want slog.Level
-	}{
-		{first, slog.LevelInfo},
-		{errors.Join(first, fmt.Errorf("the workspace 2: %w", errFirstSync)), slog.LevelInfo},
-		{errors.Join(first, other), slog.LevelWarn},
-		{fmt.Errorf("sync: %w", errors.Join(first, other)), slog.LevelWarn},
-		{other, slog.LevelWarn},
-	} {
-		if got := incompleteLevel(c.err); got != c.want {
-			t.Errorf("incompleteLevel(%v) = %v, want %v", c.err, got, c.want)
-		}
 	}
 }
 

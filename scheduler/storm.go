@@ -8,25 +8,10 @@ import (
 	"github.com/deskbot/deskbot/rules"
 )
 
-// Storm control: a first run on a busy desk (or a rule that suddenly
-// matches hundreds of tickets) must not flood the chat or the desk.
-//
-//   - Caps (plan.Make). A cycle starts at most max_firings_per_cycle
-//     firings of a rule and at most WithMaxFiringsPerCycle across rules.
-//     The decisions over a cap are simply not executed: nothing is
-//     claimed, their tickets still match, and the rule is due again at the
-//     next tick, so the backlog drains a cap per tick. They are counted in
-//     deskbot_scheduler_deferred_by_cap_total and remembered for the
-//     explainer (HeldBack).
-//   - Grouping. When a cycle would fire a rule with an alert on more
-//     tickets than its group_over, each firing is claimed and performs its
-//     actions as usual up to its alert, where it waits; once every ticket
-//     of the cycle has been handled, the waiting alerts of each (rule,
-//     alert action) are posted as one message (GroupNotifier), every
-//     member's alert is recorded as done, and each firing goes on with its
-//     remaining actions. The message carries every member's key, so a
-//     member resumed after a crash or a lost answer finds its alert posted
-//     (AlreadyAlerted) and records it as done, exactly as a single alert.
+// Storm control's caps and groups are plan's (plan/storm.go), its grouped
+// alerts and pages firing's (firing/groups.go). What stays here: the
+// decisions each rule's last cycle held back, for the explainer
+// (HeldBack) and the status pages, and the plan's metrics and log lines.
 
 // heldBack remembers, per rule, the decisions its last cycle held back.
 type heldBack struct {

@@ -154,7 +154,7 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 			if _, found, _ := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "urgent", TicketID: ids[12]}); found {
 				t.Errorf("ticket #%d was claimed though held back", ids[12])
 			}
-			ex := NewExplainer(ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, ExplainHeldBack(e.s))
+			ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, firing.ExplainHeldBack(e.s))
 			out, err := ex.Explain(t.Context(), ids[12])
 			want := "urgent: never fired; can fire on the next poll where it holds; held back by the rule's max_firings_per_cycle (12) in the cycle of " + t0.Format(time.RFC3339) + "; fires in a later cycle"
 			if err != nil || !strings.Contains(out, want) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -34,25 +35,25 @@ const evalChunk = 256
 // as a cycle would (the query, then the if): the tickets it matches, those
 // it fails on with why, every mirrored ticket by id, and how many it read.
 // No desk request: the mirror is memory (or the store).
-func (h *Handler) matchingNow(ctx context.Context, v scheduler.StatusView, r *rules.Rule) (scheduler.RuleMatches, map[int64]*sdclient.Ticket, int, error) {
+func (h *Handler) matchingNow(ctx context.Context, v scheduler.StatusView, r *rules.Rule) (plan.RuleMatches, map[int64]*sdclient.Ticket, int, error) {
 	states, err := h.cfg.mirror.MirrorStates(ctx)
 	if err != nil {
-		return scheduler.RuleMatches{}, nil, 0, fmt.Errorf("read the mirror: %w", err)
+		return plan.RuleMatches{}, nil, 0, fmt.Errorf("read the mirror: %w", err)
 	}
 	var tickets []*sdclient.Ticket
 	for _, ws := range slices.Sorted(maps.Keys(states)) {
 		ts, _, err := h.cfg.mirror.MirrorLoad(ctx, ws)
 		if err != nil {
-			return scheduler.RuleMatches{}, nil, 0, fmt.Errorf("read the mirror of workspace %d: %w", ws, err)
+			return plan.RuleMatches{}, nil, 0, fmt.Errorf("read the mirror of workspace %d: %w", ws, err)
 		}
 		tickets = append(tickets, ts...)
 	}
-	m := scheduler.RuleMatches{At: v.At}
+	m := plan.RuleMatches{At: v.At}
 	byID := map[int64]*sdclient.Ticket{}
 	due := []*rules.Rule{r}
 	for start := 0; start < len(tickets); start += evalChunk {
 		if err := ctx.Err(); err != nil {
-			return scheduler.RuleMatches{}, nil, 0, err
+			return plan.RuleMatches{}, nil, 0, err
 		}
 		for _, d := range v.Set.EvaluateRules(due, tickets[start:min(start+evalChunk, len(tickets))], v.At) {
 			byID[d.TicketID] = d.Ticket

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/planreport"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -115,7 +116,7 @@ func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only str
 			continue
 		}
 		rec, ok := v.Runs[r.Name]
-		next := scheduler.NextRun(r, rec, ok, v.At)
+		next := plan.NextRun(r, rec, ok, v.At)
 		row := ruleRow{Name: r.Name, Query: r.Query, If: r.If, Schedule: schedule(r), Priority: string(r.Priority),
 			Actions: kinds(r), LastRun: rec.LastRun, NextRun: next, Held: len(v.Held[r.Name]), OverBudget: v.OverBudget[r.Name],
 		}
@@ -310,7 +311,7 @@ type ruleData struct {
 	MatchNow bool   // they were evaluated for this page
 	Matching []matchRow
 	More     int
-	Held     []scheduler.HeldTicket
+	Held     []plan.HeldTicket
 	Firings  []firingRow
 }
 

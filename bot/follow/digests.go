@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
@@ -89,7 +90,7 @@ func (ds *Digests) FollowTick(ctx context.Context, t scheduler.Tick) {
 			continue
 		}
 		log.Info("digest")
-		ran = append(ran, store.RuleRun{Rule: d.Name, Schedule: scheduler.ScheduleKey(digestRule(d)), Since: t.Now, LastRun: t.Now})
+		ran = append(ran, store.RuleRun{Rule: d.Name, Schedule: plan.ScheduleKey(digestRule(d)), Since: t.Now, LastRun: t.Now})
 	}
 	if len(ran) == 0 || t.Runs == nil {
 		return
@@ -137,7 +138,7 @@ func digestRule(d *rules.Digest) *rules.Rule {
 }
 
 // load schedules the digests this process has not seen yet from their
-// records in the store (scheduler.NextRun), so that a restart or a new
+// records in the store (plan.NextRun), so that a restart or a new
 // leader carries their schedules on: a cron digest missed while no
 // deskbot led runs once within an hour (rules.DefaultCatchUp). A digest
 // with no run recorded is scheduled, not run: it runs at its next time.
@@ -165,13 +166,13 @@ func (ds *Digests) load(ctx context.Context, t scheduler.Tick) {
 	for _, d := range unseen {
 		r := digestRule(d)
 		rec, ok := runs[d.Name]
-		ok = ok && rec.Schedule == scheduler.ScheduleKey(r)
+		ok = ok && rec.Schedule == plan.ScheduleKey(r)
 		next := d.Next(t.Now)
 		if ok && (d.Cron != "" || !rec.LastRun.IsZero()) {
-			next = scheduler.NextRun(r, rec, ok, t.Now)
+			next = plan.NextRun(r, rec, ok, t.Now)
 		}
 		if !ok && err == nil {
-			fresh = append(fresh, store.RuleRun{Rule: d.Name, Schedule: scheduler.ScheduleKey(r), Since: t.Now})
+			fresh = append(fresh, store.RuleRun{Rule: d.Name, Schedule: plan.ScheduleKey(r), Since: t.Now})
 		}
 		ds.next[d.Name] = next
 	}

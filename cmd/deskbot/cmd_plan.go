@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
@@ -73,7 +74,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 	opts := []scheduler.Option{
 		scheduler.WithDryRun(true),
 		scheduler.WithOutlook(func(o plan.Outlook) { outlook = &o }),
-		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
+		scheduler.WithFeed(feed.WithWorkspaces(cfg.WorkspaceIDs...)),
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
 	}

@@ -296,18 +296,18 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 	// is read from the mirror when it holds it (and the desk is asked
 	// only when it does not).
 	var ledger firing.FiringStates
-	var opts []scheduler.ExplainerOption
+	var opts []firing.ExplainerOption
 	if path := store.StateFile(cfg.State); path != "" && !fileExists(path) {
 		logger.Info("no ledger and no mirror yet: the state file does not exist", "file", path)
-		opts = append(opts, scheduler.ExplainFromMirror(noMirror{}))
+		opts = append(opts, firing.ExplainFromMirror(noMirror{}))
 	} else if st, err := store.Open(ctx, cfg.State); err != nil {
 		logger.Warn("no ledger to report on", "err", err)
 	} else {
 		defer st.Close()
 		ledger = st
-		opts = append(opts, scheduler.ExplainFromMirror(st), scheduler.ExplainRuns(st))
+		opts = append(opts, firing.ExplainFromMirror(st), firing.ExplainRuns(st))
 	}
-	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
+	ex := firing.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
 	text, err := ex.Explain(ctx, id)
 	if err != nil {
 		if cfg.DeskURL == "" && errors.Is(err, sdclient.ErrNotFound) {

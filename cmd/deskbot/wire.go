@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/history/recorder"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
@@ -104,9 +105,9 @@ func newEscalator(set *rules.Set, st *store.Store, pager oncall.Pager, client *s
 
 // newRouter is the chat command router: the desk through the interactive
 // client, /ticket why, acknowledgements, on-call and the ticket mirror.
-func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirror *feed.LiveMirror, live *liveRules, esc *oncall.Escalator, held scheduler.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
-	expl := scheduler.NewExplainer(schedulerDesk(d.interactive, d.shared), live.set.Load, st, nil, scheduler.ExplainHeldBack(held),
-		scheduler.ExplainRuns(st))
+func newRouter(ctx context.Context, cfg *config, d *desk, st *store.Store, mirror *feed.LiveMirror, live *liveRules, esc *oncall.Escalator, held firing.HeldBackReader, logger *slog.Logger) (*bot.Router, error) {
+	expl := firing.NewExplainer(schedulerDesk(d.interactive, d.shared), live.set.Load, st, nil, firing.ExplainHeldBack(held),
+		firing.ExplainRuns(st))
 	opts := []bot.Option{
 		bot.WithDeskURL(d.url),
 		bot.WithExplainer(expl),
@@ -169,7 +170,7 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh 
 	opts := []scheduler.Option{
 		scheduler.WithBudget(client.BackgroundBudget()),
 		scheduler.WithListBudget(client.BackgroundListBudget()),
-		scheduler.WithWorkspaces(cfg.WorkspaceIDs...),
+		scheduler.WithFeed(feed.WithWorkspaces(cfg.WorkspaceIDs...)),
 		scheduler.WithRegistry(reg),
 		scheduler.WithDryRun(cfg.DryRun),
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
