@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
 // DMs sends the rules' direct messages for the scheduler's execution step
-// (a scheduler.DMSender): the assignee or requester of the ticket resolved
+// (a firing.DMSender): the assignee or requester of the ticket resolved
 // to their e-mail, from a cache or, when it does not know them (or knew
 // them longer than peopleTTL ago), one desk request through the view the
 // execution step lends; then sent through the chat.
@@ -26,7 +26,7 @@ type DMs struct {
 	people map[personKey]personEntry
 }
 
-var _ scheduler.DMSender = (*DMs)(nil)
+var _ firing.DMSender = (*DMs)(nil)
 
 // NewDMs sends direct messages through n.
 func NewDMs(n chat.DMNotifier) *DMs {
@@ -55,7 +55,7 @@ type personEntry struct {
 }
 
 // SendDM sends the dm: d.
-func (ds *DMs) SendDM(ctx context.Context, d scheduler.DMRequest) error {
+func (ds *DMs) SendDM(ctx context.Context, d firing.DMRequest) error {
 	m, err := ds.resolve(ctx, d)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (ds *DMs) SendDM(ctx context.Context, d scheduler.DMRequest) error {
 
 // AlreadyDMed reports whether the dm: d was already sent (a resumed
 // firing): to the person, or to the fallback channel.
-func (ds *DMs) AlreadyDMed(ctx context.Context, d scheduler.DMRequest) (bool, error) {
+func (ds *DMs) AlreadyDMed(ctx context.Context, d firing.DMRequest) (bool, error) {
 	m, err := ds.resolve(ctx, d)
 	if err != nil {
 		return false, err
@@ -78,7 +78,7 @@ func (ds *DMs) AlreadyDMed(ctx context.Context, d scheduler.DMRequest) (bool, er
 
 // resolve turns a dm: into the chat's message: the assignee or requester
 // of the ticket to their e-mail; another to: is taken as it is.
-func (ds *DMs) resolve(ctx context.Context, d scheduler.DMRequest) (chat.DMMessage, error) {
+func (ds *DMs) resolve(ctx context.Context, d firing.DMRequest) (chat.DMMessage, error) {
 	t := d.Ticket
 	m := chat.DMMessage{To: d.To, Who: d.To, Channel: d.Channel, Text: d.Text, Rule: d.Rule, Key: d.Key, Ticket: t}
 	var k personKey
@@ -117,7 +117,7 @@ func (ds *DMs) resolve(ctx context.Context, d scheduler.DMRequest) (chat.DMMessa
 // person returns the requester or agent k from the cache when fresh at
 // now, else reads it from desk (and caches it). found is false when the
 // desk has no such id.
-func (ds *DMs) person(ctx context.Context, desk scheduler.PeopleDesk, k personKey, now time.Time) (rules.Person, bool, error) {
+func (ds *DMs) person(ctx context.Context, desk firing.PeopleDesk, k personKey, now time.Time) (rules.Person, bool, error) {
 	ds.mu.Lock()
 	e, ok := ds.people[k]
 	ds.mu.Unlock()

@@ -307,7 +307,7 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		ledger = st
 		opts = append(opts, scheduler.ExplainFromMirror(st), scheduler.ExplainRuns(st))
 	}
-	ex := scheduler.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
+	ex := scheduler.NewExplainer(firing.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
 	text, err := ex.Explain(ctx, id)
 	if err != nil {
 		if cfg.DeskURL == "" && errors.Is(err, sdclient.ErrNotFound) {
