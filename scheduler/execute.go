@@ -2,10 +2,8 @@ package scheduler
 
 import (
 	"context"
-	"time"
 
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -40,8 +38,8 @@ func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 		Metrics: firing.Metrics{Decisions: s.m.decisions, Actions: s.m.actions, AlertGroups: s.m.alertGroups,
 			Cascades: s.m.cascades, Pages: s.m.pages},
 	}
-	if s.cfg.escalator != nil {
-		d.Pages = pages{s}
+	if s.paging != nil {
+		d.Pages = s.paging
 	}
 	return d
 }
@@ -60,21 +58,6 @@ func (s *Scheduler) counter(cy *cycle) func(*sdclient.Response, error) {
 // (firing.People.Lookup), each request counted in cy.
 func (s *Scheduler) lookupPeople(ctx context.Context, cy *cycle, set *rules.Set, tickets []*sdclient.Ticket) {
 	s.people.Lookup(ctx, s.desk, s.counter(cy), set, tickets, cy.now, cy.log)
-}
-
-// pages starts rules' pages with the escalator, and ticks it for the
-// first steps of pages started without them.
-type pages struct{ s *Scheduler }
-
-var _ firing.Pages = pages{}
-
-func (p pages) Start(ctx context.Context, spec oncall.PageSpec, now time.Time) (oncall.Page, bool, error) {
-	return p.s.cfg.escalator.Start(ctx, spec, now)
-}
-
-func (p pages) Tick(ctx context.Context) error {
-	_, err := p.s.tickPages(ctx)
-	return err
 }
 
 // actionContext bounds a write of the scheduler's own (a dry run's chat

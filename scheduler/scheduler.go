@@ -35,6 +35,7 @@ type Scheduler struct {
 	desk     firing.Desk
 	ledger   firing.Ledger
 	marks    *firing.LedgerMarks // what signs the firings' notes and replies
+	paging   *firing.Paging      // pages started by rules; nil: no escalator
 	notifier firing.Notifier
 	cfg      config
 	m        *metrics
@@ -53,18 +54,17 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex    // held while a cycle runs
-	budgets budgets       // rules over their run-time budget
-	held    heldBack      // decisions the per-cycle caps held back
-	queue   waitQueue     // since when held back decisions wait (queue.go)
-	spent   spentLog      // the scheduler's requests of the last minute (queue.go)
-	dry     dryMemory     // what earlier dry-run cycles would have fired
-	people  firing.People // names of requesters, agents and groups for the rules
-	matches lastMatches   // each rule's last evaluation, for the status pages
+	running sync.Mutex     // held while a cycle runs
+	budgets firing.Budgets // rules over their run-time budget
+	held    heldBack       // decisions the per-cycle caps held back
+	queue   waitQueue      // since when held back decisions wait (queue.go)
+	spent   spentLog       // the scheduler's requests of the last minute (queue.go)
+	dry     dryMemory      // what earlier dry-run cycles would have fired
+	people  firing.People  // names of requesters, agents and groups for the rules
+	matches lastMatches    // each rule's last evaluation, for the status pages
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
-	ticking  sync.Mutex // held while the escalator's Tick runs: one at a time
 }
 
 // New returns a scheduler for the rules of set over desk (see
@@ -98,7 +98,7 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
-	if err := checkPages(set, cfg.escalator); err != nil {
+	if err := firing.CheckPages(set, cfg.escalator); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	s := &Scheduler{
@@ -117,6 +117,7 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	s.feed = f
+	s.paging = s.newPaging()
 	s.runs = ruleRunsFor(cfg.runs, ledger, cfg.dryRun)
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
@@ -248,7 +249,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	if set == nil {
 		return errors.New("reload rules: set is nil")
 	}
-	if err := checkPages(set, s.cfg.escalator); err != nil {
+	if err := firing.CheckPages(set, s.cfg.escalator); err != nil {
 		return fmt.Errorf("reload rules: %w", err)
 	}
 	// The escalator gets the new policies only once the new rules are
