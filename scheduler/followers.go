@@ -13,8 +13,8 @@ import (
 // The feed's other followers live beside the chat they serve (bot/follow):
 // live threads subscribe to the feed's changes, digests follow the
 // scheduler's ticks on the leader, and direct messages are sent for the
-// execution step (dm.go). The scheduler declares what it calls of them
-// and calls them; it never imports them.
+// execution step (firing.DMSender). The scheduler declares what it calls
+// of them and calls them; it never imports them.
 
 // followers are the scheduler's followers (WithSubscriber,
 // WithTickFollower, WithDMs).

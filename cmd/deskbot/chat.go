@@ -70,7 +70,7 @@ func (p *chatPager) PageStopped(ctx context.Context, pg oncall.Page) error {
 
 var _ oncall.StopNotifier = (*chatPager)(nil)
 
-// chatNotifier fits a chat transport to the scheduler's Notifier (and its
+// chatNotifier fits a chat transport to firing's Notifier (and its
 // optional AlertChecker, so resumed firings never post an alert twice, and
 // GroupNotifier, so a rule alerting about many tickets posts one message).
 // Direct messages and digests go to the chat through bot/follow.
