@@ -137,62 +137,55 @@ func (c *People) Lookup(ctx context.Context, desk PeopleDesk, count func(*sdclie
 		return
 	}
 	set.UsePeople(c)
+	counted := countedPeople{desk: desk, count: count}
 	for _, k := range c.stale(tickets, now, PeopleRequestsPerCycle) {
 		if ctx.Err() != nil {
 			return
 		}
-		e, err := lookUp(ctx, desk, count, k, now)
-		count(e.resp, err)
-		switch {
-		case errors.Is(err, sdclient.ErrNotFound):
-			e.found = false
-		case err != nil:
+		e := personEntry{fetched: now, found: true}
+		var err error
+		if k.kind == kindGroup {
+			var g *sdclient.Group
+			if g, _, err = counted.GetGroup(ctx, k.id); err == nil {
+				e.p = rules.Person{Name: g.Name}
+			}
+			if errors.Is(err, sdclient.ErrNotFound) {
+				e.found, err = false, nil
+			}
+		} else {
+			e.p, e.found, err = Person(ctx, counted, k.id, k.kind == kindAgent)
+		}
+		if err != nil {
 			// The desk is in trouble: names wait for a later cycle.
 			log.Debug("look up names for the rules", slog.Any("error", err))
 			return
 		}
-		c.put(k, e.personEntry)
+		c.put(k, e)
 	}
 }
 
-// lookedUp is a person entry and the answer of its last request.
-type lookedUp struct {
-	personEntry
-	resp *sdclient.Response
-}
-
-// lookUp reads the person or group k from desk (the last request's answer
-// is the caller's to count; an earlier one is counted here).
-func lookUp(ctx context.Context, desk PeopleDesk, count func(*sdclient.Response, error), k personKey, now time.Time) (lookedUp, error) {
-	e := lookedUp{personEntry: personEntry{fetched: now, found: true}}
-	var err error
-	switch k.kind {
-	case kindRequester:
-		var r *sdclient.Requester
-		if r, e.resp, err = desk.GetRequester(ctx, k.id); err == nil {
-			e.p = rules.Person{Name: fullName(r.FirstName, r.LastName)}
-			if r.PrimaryEmail != nil {
-				e.p.Email = *r.PrimaryEmail
+// Person reads a person from desk: agent id, or requester id (an agent's
+// id when an agent raised the ticket: /requesters does not know it, and
+// /agents is asked). found is false when the desk has no such id.
+func Person(ctx context.Context, desk PeopleDesk, id int64, agent bool) (p rules.Person, found bool, err error) {
+	if !agent {
+		var rq *sdclient.Requester
+		if rq, _, err = desk.GetRequester(ctx, id); err == nil {
+			p = rules.Person{Name: fullName(rq.FirstName, rq.LastName)}
+			if rq.PrimaryEmail != nil {
+				p.Email = *rq.PrimaryEmail
 			}
-		} else if errors.Is(err, sdclient.ErrNotFound) {
-			// An agent may raise a ticket: requester_id is then an
-			// agent's id, which /requesters does not know.
-			count(e.resp, err)
-			var a *sdclient.Agent
-			if a, e.resp, err = desk.GetAgent(ctx, k.id); err == nil {
-				e.p = rules.Person{Name: fullName(a.FirstName, a.LastName), Email: a.Email}
-			}
-		}
-	case kindAgent:
-		var a *sdclient.Agent
-		if a, e.resp, err = desk.GetAgent(ctx, k.id); err == nil {
-			e.p = rules.Person{Name: fullName(a.FirstName, a.LastName), Email: a.Email}
-		}
-	case kindGroup:
-		var g *sdclient.Group
-		if g, e.resp, err = desk.GetGroup(ctx, k.id); err == nil {
-			e.p = rules.Person{Name: g.Name}
+			return p, true, nil
 		}
 	}
-	return e, err
+	if agent || errors.Is(err, sdclient.ErrNotFound) {
+		var ag *sdclient.Agent
+		if ag, _, err = desk.GetAgent(ctx, id); err == nil {
+			return rules.Person{Name: fullName(ag.FirstName, ag.LastName), Email: ag.Email}, true, nil
+		}
+	}
+	if errors.Is(err, sdclient.ErrNotFound) {
+		return rules.Person{}, false, nil
+	}
+	return rules.Person{}, false, err
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/sdclient"
 )
 
 // DMs sends the rules' direct messages for the scheduler's execution step
@@ -127,40 +125,13 @@ func (ds *DMs) person(ctx context.Context, desk firing.PeopleDesk, k personKey, 
 	if desk == nil {
 		return rules.Person{}, false, errors.New("person: no desk to look people up")
 	}
-	e = personEntry{fetched: now, found: true}
+	e = personEntry{fetched: now}
 	var err error
-	if k.kind == kindRequester {
-		var rq *sdclient.Requester
-		if rq, _, err = desk.GetRequester(ctx, k.id); err == nil {
-			e.p = rules.Person{Name: fullName(rq.FirstName, rq.LastName)}
-			if rq.PrimaryEmail != nil {
-				e.p.Email = *rq.PrimaryEmail
-			}
-		}
-	}
-	// An agent may raise a ticket: requester_id is then an agent's.
-	if k.kind == kindAgent || errors.Is(err, sdclient.ErrNotFound) {
-		var ag *sdclient.Agent
-		if ag, _, err = desk.GetAgent(ctx, k.id); err == nil {
-			e.p = rules.Person{Name: fullName(ag.FirstName, ag.LastName), Email: ag.Email}
-		}
-	}
-	switch {
-	case errors.Is(err, sdclient.ErrNotFound):
-		e.found = false
-	case err != nil:
+	if e.p, e.found, err = firing.Person(ctx, desk, k.id, k.kind == kindAgent); err != nil {
 		return rules.Person{}, false, err
 	}
 	ds.mu.Lock()
 	ds.people[k] = e
 	ds.mu.Unlock()
 	return e.p, e.found, nil
-}
-
-// fullName joins a first and a last name.
-func fullName(first string, last *string) string {
-	if last == nil {
-		return strings.TrimSpace(first)
-	}
-	return strings.TrimSpace(first + " " + *last)
 }
