@@ -31,9 +31,14 @@ type Deps struct {
 	// Count counts the desk requests behind one answer (the budget).
 	Count  func(resp *sdclient.Response, err error)
 	Source Source // re-reads, and the mirror kept current
-	Chat   Chat
-	DMs    DMs
-	Pages  Pages // nil: no escalator; a page action is refused
+	// Notifier posts alerts (grouped, when it is a GroupNotifier; it
+	// tells whether a resumed firing's alert is there when it is an
+	// AlertChecker).
+	Notifier Notifier
+	// DMs sends direct messages; nil: a dm: is posted as an alert to its
+	// fallback channel, saying for whom it was.
+	DMs   DMSender
+	Pages Pages // nil: no escalator; a page action is refused
 	// Marks signs and checks the markers of notes and replies.
 	Marks    func(ctx context.Context) (*store.Marks, error)
 	Now      func() time.Time
@@ -55,49 +60,6 @@ type Metrics struct {
 	AlertGroups *prometheus.CounterVec // rule
 	Cascades    *prometheus.CounterVec // rule
 	Pages       *prometheus.CounterVec // rule, outcome
-}
-
-// Desk is the part of the desk firings use; every method returns the
-// sdclient Response (nil when nothing was sent) for Deps.Count.
-type Desk interface {
-	UpdateTicket(ctx context.Context, id int64, u *sdclient.TicketUpdate) (*sdclient.Ticket, *sdclient.Response, error)
-	AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error)
-	Reply(ctx context.Context, id int64, r *sdclient.ReplyRequest) (*sdclient.Conversation, *sdclient.Response, error)
-	ListConversations(ctx context.Context, id int64, opts *sdclient.ListOptions) ([]*sdclient.Conversation, *sdclient.Response, error)
-	AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, *sdclient.Response, error)
-}
-
-// Chat is where alerts go.
-type Chat interface {
-	// Alert posts a's alert for rule on t, carrying key (the action's
-	// marker). An error wrapping ErrNotDelivered says it was certainly
-	// not posted.
-	Alert(ctx context.Context, rule string, a rules.Action, key string, t *sdclient.Ticket) error
-	// Groups reports whether AlertGroup posts one message for many
-	// alerts; without it, a rule's alerts go one by one.
-	Groups() bool
-	// AlertGroup posts the alerts of one alert action of rule in channel
-	// as one message naming every member, with every member's key.
-	AlertGroup(ctx context.Context, rule, channel string, members []Member) error
-	// AlreadyAlerted reports whether an alert with key is in channel
-	// (false when the chat cannot tell: a resumed alert may then be
-	// posted twice).
-	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
-}
-
-// Member is one ticket's alert in a grouped message.
-type Member struct {
-	Action rules.Action
-	Key    string
-	Ticket *sdclient.Ticket
-}
-
-// DMs sends a rule's direct messages.
-type DMs interface {
-	// SendDM performs a dm action of r on t, carrying marker.
-	SendDM(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) error
-	// AlreadyDMed reports whether that direct message was already sent.
-	AlreadyDMed(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) (bool, error)
 }
 
 // Pages starts the on-call pages of page actions.

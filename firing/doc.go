@@ -13,17 +13,29 @@
 //     it (fire, proceed, perform), posts a rule's grouped alerts as one
 //     message (groups.go) and takes the first steps of grouped pages with
 //     one escalator tick. Its dependencies come in Deps, each declared
-//     here by its consumer: the Desk subset it writes through, Chat, DMs,
-//     Pages, the ledger, the marks, the clock.
+//     here by its consumer: the Desk, the Notifier, the DMSender, Pages,
+//     the ledger, the marks, the clock.
+//   - The chat contract (notify.go): Notifier, Alert, and the optional
+//     AlertChecker (a resumed alert is not posted twice) and
+//     GroupNotifier (AlertGroup: one message for many tickets);
+//     LogNotifier. The chat side implements them; cmd/deskbot wires it.
+//   - Direct messages (dm.go): DMSender and DMRequest, which bot/follow
+//     implements (the person resolved chat-side, looked up through the
+//     counted PeopleDesk the request lends); without one a dm: is posted
+//     as an alert to its fallback channel.
+//   - The desk (desk.go): Desk, what a cycle reads and writes (the feed
+//     declares its own subset), ClientDesk over an *sdclient.Client.
+//   - People look-ups (people.go): People, the rules' rules.People,
+//     names fetched ahead of evaluation (Lookup), a few a cycle.
 //   - The ledger's contract (ledger.go): Ledger, every method a firing
 //     needs of the durable record of which rule fired on which ticket;
 //     *store.Store implements it and store/storetest checks it on SQLite
 //     and PostgreSQL. ReadOnlyLedger for dry runs; ReadView reads the
 //     ledger's view of a cycle's decisions for plan.Make.
-//   - Markers (marker.go): Marker names action i of a firing; notes and
-//     replies carry it with its signed mark (store.Marks), alerts as
-//     their key; ConversationThere tells whether a note or reply already
-//     reached the ticket.
+//   - Markers (marker.go, marks.go): Marker names action i of a firing;
+//     notes and replies carry it with its signed mark (store.Marks, the
+//     ledger's: LedgerMarks), alerts as their key; ConversationThere
+//     tells whether a note or reply already reached the ticket.
 //   - Resuming (resume.go, fire.go's resumedDone): a firing taken over
 //     after a crash checks each action not recorded done (UpdateHolds,
 //     alreadyThere) before doing it again.
@@ -32,7 +44,8 @@
 //     waits (RetryDelay); a firing it releases records why with
 //     plan.LedgerStopped or plan.LedgerBudgetWait.
 //   - Re-reads (reread.go): Rereads, each ticket read from the desk once
-//     a cycle, before acting and to confirm an episode's end.
+//     a cycle, before acting and to confirm an episode's end; DeskSource
+//     reads them, counted, and keeps the mirror current.
 //   - Episode ends (episodes.go): Episodes.End closes the episodes of
 //     tickets that left a rule, after a re-read of those the mirror lacks.
 //   - The reads behind `/ticket why` (explain.go): Explainer reads the
@@ -45,6 +58,5 @@
 //
 // rules, plan, sdclient and oncall (types), store (types and
 // ErrNotLeader), prometheus (the counters it moves); never scheduler, bot
-// or cmd. Chat, DMs and Pages are the scheduler's adapters over its
-// Notifier and escalator.
+// or cmd. Pages is the scheduler's adapter over its escalator.
 package firing

@@ -115,7 +115,7 @@ func (ex *execution) resumedDone(ctx context.Context, ru *run, i int, marker str
 		var there bool
 		var err error
 		if a.Kind == rules.ActionDM {
-			there, err = ex.d.DMs.AlreadyDMed(ctx, ru.r, ru.t, a, marker)
+			there, err = ex.alreadyDMed(ctx, ru.r, ru.t, a, marker)
 		} else {
 			there, err = ex.alreadyThere(ctx, ru.t.ID, ru.f, a, marker, &ru.convs)
 		}
@@ -331,7 +331,7 @@ func (ex *execution) perform(ctx context.Context, r *rules.Rule, f rules.Firing,
 		ex.d.Count(resp, err)
 		return nil, err
 	case rules.ActionAlert:
-		err := ex.d.Chat.Alert(ctx, r.Name, a, marker, t)
+		err := ex.d.Notifier.Alert(ctx, Alert{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Rule: r.Name, Key: marker, Ticket: t})
 		if err != nil {
 			return nil, fmt.Errorf("alert %s: %w", a.Channel, err)
 		}
@@ -343,7 +343,7 @@ func (ex *execution) perform(ctx context.Context, r *rules.Rule, f rules.Firing,
 		}
 		return nil, err
 	case rules.ActionDM:
-		return nil, ex.d.DMs.SendDM(ctx, r, t, a, marker)
+		return nil, ex.sendDM(ctx, r, t, a, marker)
 	case rules.ActionUpdate:
 		u, err := ex.resolveUpdate(ctx, a)
 		if err != nil {
@@ -393,7 +393,11 @@ func (ex *execution) agentID(ctx context.Context, email string) (int64, error) {
 func (ex *execution) alreadyThere(ctx context.Context, ticketID int64, f rules.Firing, a rules.Action, marker string, convs *[]*sdclient.Conversation) (bool, error) {
 	switch a.Kind {
 	case rules.ActionAlert:
-		return ex.d.Chat.AlreadyAlerted(ctx, a.Channel, marker)
+		ck, ok := ex.d.Notifier.(AlertChecker)
+		if !ok {
+			return false, nil // cannot tell: the alert may be posted twice
+		}
+		return ck.AlreadyAlerted(ctx, a.Channel, marker)
 	case rules.ActionNote, rules.ActionReply:
 		if *convs == nil {
 			list, err := ex.conversations(ctx, ticketID)

@@ -57,7 +57,8 @@ func (ex *execution) postGroup(ctx context.Context, k groupKey, members []*run) 
 	slices.SortFunc(members, func(a, b *run) int { return cmp.Compare(a.t.ID, b.t.ID) })
 	r := members[0].r
 	fired := 0
-	if !ex.d.Chat.Groups() || len(members) <= plan.GroupOver(r) {
+	gn, groups := ex.d.Notifier.(GroupNotifier)
+	if !groups || len(members) <= plan.GroupOver(r) {
 		for _, ru := range members {
 			ru.alone[k.action] = true
 			fired += ex.goOn(ctx, ru)
@@ -65,14 +66,16 @@ func (ex *execution) postGroup(ctx context.Context, k groupKey, members []*run) 
 		return fired
 	}
 	a := members[0].d.Actions[k.action]
-	group := make([]Member, 0, len(members))
+	group := AlertGroup{Channel: a.Channel, Rule: r.Name, Alerts: make([]Alert, 0, len(members))}
 	for _, ru := range members {
-		group = append(group, Member{Action: ru.d.Actions[k.action], Key: Marker(ru.f, k.action), Ticket: ru.t})
+		m := ru.d.Actions[k.action]
+		group.Alerts = append(group.Alerts, Alert{Channel: m.Channel, Text: m.Text, Mention: m.Mention, Rule: r.Name,
+			Key: Marker(ru.f, k.action), Ticket: ru.t})
 	}
 	log := ex.Log.With(slog.String("rule", r.Name), slog.String("channel", a.Channel), slog.Int("tickets", len(members)))
 	actx, cancel := ex.actionContext(ctx)
 	defer cancel()
-	if err := ex.d.Chat.AlertGroup(actx, r.Name, a.Channel, group); err != nil {
+	if err := gn.AlertGroup(actx, group); err != nil {
 		err = fmt.Errorf("alert %s (one message for %d tickets): %w", a.Channel, len(members), err)
 		for _, ru := range members {
 			ex.actionFailed(actx, ru, k.action, err)

@@ -3,6 +3,7 @@ package firing
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -70,3 +71,44 @@ func (r *Rereads) Get(ctx context.Context, src Source, id int64) (*sdclient.Tick
 	src.Observe(t) // the freshest view: the mirror takes it too
 	return t, nil
 }
+
+// Mirror is what a DeskSource keeps current (*feed.Feed).
+type Mirror interface {
+	// Observe puts a ticket read from the desk into the mirror.
+	Observe(t *sdclient.Ticket)
+	// Forget removes a ticket the desk no longer has from the mirror.
+	Forget(id int64)
+	// NoticeStatus reports whether t shows an open status the mirror
+	// does not know (the statuses are then re-read).
+	NoticeStatus(t *sdclient.Ticket) bool
+}
+
+// DeskSource is the desk and the mirror as a cycle's re-reads see them
+// (a Source): each read counted, an unknown open status noticed, the
+// mirror kept current.
+type DeskSource struct {
+	Desk interface {
+		GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error)
+	}
+	Count  func(*sdclient.Response, error)
+	Mirror Mirror
+	Log    *slog.Logger
+}
+
+var _ Source = DeskSource{}
+
+// GetTicket reads ticket id from the desk.
+func (r DeskSource) GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, error) {
+	t, resp, err := r.Desk.GetTicket(ctx, id)
+	r.Count(resp, err)
+	if err == nil && t != nil && !t.Deleted && r.Mirror.NoticeStatus(t) {
+		r.Log.Info("ticket shows an unknown open status; re-reading the statuses", slog.Int64("ticket", id), slog.Int("status", t.Status))
+	}
+	return t, err
+}
+
+// Observe puts t into the mirror.
+func (r DeskSource) Observe(t *sdclient.Ticket) { r.Mirror.Observe(t) }
+
+// Forget removes ticket id from the mirror.
+func (r DeskSource) Forget(id int64) { r.Mirror.Forget(id) }

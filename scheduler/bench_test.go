@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -215,7 +216,7 @@ func BenchmarkPollCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	s, err := New(testLogger(b), ClientDesk(client), set, st, &recNotifier{}, WithClock(clk), WithRegistry(prometheus.NewRegistry()))
+	s, err := New(testLogger(b), firing.ClientDesk(client), set, st, &recNotifier{}, WithClock(clk), WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func BenchmarkPollScale(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			s, err := New(testLogger(b), ClientDesk(client), mustRules(b, y.String()), st, &recNotifier{}, WithClock(clk),
+			s, err := New(testLogger(b), firing.ClientDesk(client), mustRules(b, y.String()), st, &recNotifier{}, WithClock(clk),
 				WithRegistry(prometheus.NewRegistry()))
 			if err != nil {
 				b.Fatal(err)

@@ -49,10 +49,10 @@ rules:
 `
 
 // killDesk SIGKILLs the process right after a note was created (201).
-type killDesk struct{ Desk }
+type killDesk struct{ firing.Desk }
 
 // Stopping keeps the wrapper on the cycle's view of the desk.
-func (d killDesk) Stopping(stop context.Context) Desk { return killDesk{d.Desk.Stopping(stop)} }
+func (d killDesk) Stopping(stop context.Context) firing.Desk { return killDesk{d.Desk.Stopping(stop)} }
 
 func (d killDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteRequest) (*sdclient.Conversation, *sdclient.Response, error) {
 	c, resp, err := d.Desk.AddNote(ctx, id, n)
@@ -73,10 +73,10 @@ rules:
 
 // killUpdateDesk SIGKILLs the process right after a ticket update was
 // applied (200), before the ledger recorded it.
-type killUpdateDesk struct{ Desk }
+type killUpdateDesk struct{ firing.Desk }
 
 // Stopping keeps the wrapper on the cycle's view of the desk.
-func (d killUpdateDesk) Stopping(stop context.Context) Desk {
+func (d killUpdateDesk) Stopping(stop context.Context) firing.Desk {
 	return killUpdateDesk{d.Desk.Stopping(stop)}
 }
 
@@ -110,7 +110,7 @@ type alertLine struct {
 }
 
 // AlertGroup appends one line for the whole group.
-func (n *fileNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
+func (n *fileNotifier) AlertGroup(_ context.Context, g firing.AlertGroup) error {
 	l := alertLine{Channel: g.Channel, Text: g.Rule}
 	for _, a := range g.Alerts {
 		l.Keys = append(l.Keys, a.Key)
@@ -118,7 +118,7 @@ func (n *fileNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
 	return n.write(l)
 }
 
-func (n *fileNotifier) Alert(_ context.Context, a Alert) error {
+func (n *fileNotifier) Alert(_ context.Context, a firing.Alert) error {
 	return n.write(alertLine{Channel: a.Channel, Key: a.Key, Text: a.Text})
 }
 
@@ -218,7 +218,7 @@ func TestCrashChild(t *testing.T) {
 	if _, err := st.Leadership(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	var desk Desk = ClientDesk(client)
+	var desk firing.Desk = firing.ClientDesk(client)
 	var ledger firing.Ledger = st
 	ruleFile := crashRules
 	switch at {
@@ -291,7 +291,7 @@ func TestCrashResume(t *testing.T) {
 			// Resume after the lease.
 			notif := &fileNotifier{path: alerts}
 			client := clientFor(t, sim)
-			s, err := New(testLogger(t), ClientDesk(client), mustRules(t, crashRules), st, notif,
+			s, err := New(testLogger(t), firing.ClientDesk(client), mustRules(t, crashRules), st, notif,
 				WithClock(clockwork.NewFakeClockAt(t0.Add(DefaultLease+time.Minute))))
 			if err != nil {
 				t.Fatal(err)
@@ -335,7 +335,7 @@ func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
 	st := openStore(t, db)
 	notif := &fileNotifier{path: alerts}
 	clk := clockwork.NewFakeClockAt(t0.Add(DefaultLease + time.Minute))
-	s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), mustRules(t, crashRouteRules), st, notif, WithClock(clk))
+	s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), mustRules(t, crashRouteRules), st, notif, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			}
 
 			notif := &fileNotifier{path: alerts}
-			s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), mustRules(t, crashRules), st, notif,
+			s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), mustRules(t, crashRules), st, notif,
 				WithClock(clockwork.NewFakeClockAt(t0.Add(DefaultLease+time.Minute))))
 			if err != nil {
 				t.Fatal(err)
@@ -503,7 +503,7 @@ type chaosNotifier struct {
 	lose, refus int
 }
 
-func (n *chaosNotifier) Alert(ctx context.Context, a Alert) error {
+func (n *chaosNotifier) Alert(ctx context.Context, a firing.Alert) error {
 	n.mu.Lock()
 	lose, refuse := n.lose > 0, n.refus > 0
 	if lose {
@@ -564,7 +564,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 	st := openStore(t, db)
 	var scheds []*Scheduler
 	for range 2 {
-		s, err := New(testLogger(t), ClientDesk(clientFor(t, sim)), set, st, notif, WithClock(clk), WithSingleton(false))
+		s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), set, st, notif, WithClock(clk), WithSingleton(false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -785,7 +785,7 @@ func recoverAfterCrash(tb testing.TB) (recovery time.Duration, cycles int) {
 	restart := t0.Add(recoveryRestart)
 	clk := clockwork.NewFakeClockAt(restart)
 	notif := &fileNotifier{path: alerts}
-	s, err := New(testLogger(tb), ClientDesk(clientFor(tb, sim)), mustRules(tb, crashRules), st, notif, WithClock(clk))
+	s, err := New(testLogger(tb), firing.ClientDesk(clientFor(tb, sim)), mustRules(tb, crashRules), st, notif, WithClock(clk))
 	if err != nil {
 		tb.Fatal(err)
 	}

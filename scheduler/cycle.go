@@ -29,7 +29,7 @@ import (
 // its rules, its logger and the desk as the cycle sees it; and the meter
 // of its desk requests (count).
 type cycle struct {
-	desk     Desk // s.desk, whose waits for the rate budget end with the cycle's ctx
+	desk     firing.Desk // s.desk, whose waits for the rate budget end with the cycle's ctx
 	now      time.Time
 	log      *slog.Logger
 	set      *rules.Set
@@ -200,7 +200,7 @@ func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient
 	if !s.cfg.dryRun {
 		led = firing.ReadView(ctx, s.ledger, cy.set, decisions, cy.log)
 	}
-	_, groups := s.notifier.(GroupNotifier)
+	_, groups := s.notifier.(firing.GroupNotifier)
 	p := plan.Make(plan.Input{Set: cy.set, Now: cy.now, Decisions: decisions, Ledger: led,
 		Since: s.waitingSince(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
 	s.notePlan(cy, p)

@@ -15,9 +15,9 @@
 //     mirror; feed.go here builds it and runs a cycle's sync) → plan
 //     (package plan: pure evaluation, the queue's order, storm control's
 //     caps and groups, over the ledger's view read first: firing.ReadView)
-//     → execute at the queue's pace (firing.Execute; execute.go adapts the
-//     Notifier, the direct messages and the escalator to it; queue.go's
-//     pace) → reconcile episodes (reconcile.go) → record (endCycle).
+//     → execute at the queue's pace (firing.Execute; execute.go hands it
+//     the Notifier, the DMSender and the escalator's firing.Paging as
+//     cmd/deskbot wired them; queue.go's pace) → reconcile episodes (reconcile.go) → record (endCycle).
 //   - When each job is due (schedule.go): every rule's last run is kept
 //     in the store (RuleRuns), so restarts, reloads and new leaders carry
 //     the schedules on and a cron rule never fires because a process is
@@ -33,21 +33,21 @@
 //     (firing.Explainer and plan.Why: `/ticket why`, `deskbot rules why`)
 //     all use.
 //   - The queue's pace (queue.go: the budget a cycle may still spend
-//     before its next tick, and the memory of since when held-back
-//     decisions wait; the classes, order and ages are plan's), what the
-//     caps held back (storm.go: the memory and the metrics),
-//     the request budget planner (budget.go), rules over their run-time
-//     budget (budgets.go), the dry run (dryrun.go: the reads, metrics
-//     and log lines; its memory, the Outlook and the drain are plan's),
-//     on-call pages started by rules (oncall.go), ledger pruning
-//     (prune.go), the scheduler's metrics (metrics.go), and the
+//     before its next tick, and since when held-back decisions wait; the
+//     classes and order are plan's), storm control's execution side
+//     (storm.go: the cap metrics and memory, grouped alerts and pages),
+//     the request budget planner (budget.go), the dry run (dryrun.go: its memory and log
+//     lines; the Outlook and the drain simulation are plan's),
+//     the jobs of the escalator's tick and the ledger's pruning and
+//     /readyz's rules over their run-time budget (chores.go; the work is
+//     firing's: Paging, Prune, Budgets), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
 //     each rule's last evaluation, MirroredTickets; no desk request).
-//   - What it calls of the feed's other followers (followers.go, dm.go),
+//   - What it calls of the feed's other followers (followers.go),
 //     which live in bot/follow beside the chat: feed.Subscribers told each
 //     sync's changes (live threads), TickFollowers run on the leader's
-//     ticks after the sync (digests), and the DMSender that resolves and
-//     sends a firing's dm:.
+//     ticks after the sync (digests), and the firing.DMSender that
+//     resolves and sends a firing's dm: (WithDMs).
 //
 // # What it may import
 //
@@ -55,9 +55,9 @@
 // feed, plan, firing, oncall, scheduler, bot, cmd. The scheduler imports
 // the floors below it (sdclient and its filter, store for the mirror's
 // types, rules, feed for the change feed and the mirror, plan, firing,
-// oncall) and never bot or cmd; the desk is reached only through Desk
-// (ClientDesk adapts an *sdclient.Client), chat only through Notifier and
-// the followers' interfaces.
+// oncall) and never bot or cmd; the desk is reached only through
+// firing.Desk (firing.ClientDesk adapts an *sdclient.Client), chat only
+// through firing.Notifier and the followers' interfaces.
 //
 // # Patterns to copy
 //
@@ -67,8 +67,8 @@
 //     Tests and the dry run get the same decisions as a live cycle.
 //   - The crash-safe firing (package firing, fire.go): claim in the ledger
 //     (pending, with a lease), perform each action carrying an invisible
-//     marker (firing.Marker) signed with the installation's secret (marker.go,
-//     store.Marks), record each action done, then Finish. A claim is
+//     marker (firing.Marker) signed with the installation's secret
+//     (firing.LedgerMarks, store.Marks), record each action done, then Finish. A claim is
 //     stale when its lease ran out or, with the store's leadership, when an
 //     older leadership epoch made it (its holder died or no longer leads):
 //     a new leader takes it over in its first cycle. A worker

@@ -56,7 +56,7 @@ func (d *demoRun) scheduler(opts ...Option) (*Scheduler, *store.Store) {
 	}
 	base := []Option{WithClock(d.clk), WithSingleton(false), WithEscalator(esc, 0),
 		WithBudget(d.client.BackgroundBudget()), WithListBudget(d.client.BackgroundListBudget())}
-	s, err := New(testLogger(d.t), ClientDesk(d.client), d.set, st, groupNotifier{&recNotifier{}}, append(base, opts...)...)
+	s, err := New(testLogger(d.t), firing.ClientDesk(d.client), d.set, st, groupNotifier{&recNotifier{}}, append(base, opts...)...)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestPlanDrainMatchesTheDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var o *plan.Outlook
-	planner, err := New(testLogger(t), ClientDesk(planClient), d.set, firing.ReadOnlyLedger(nil), LogNotifier{Logger: testLogger(t)},
+	planner, err := New(testLogger(t), firing.ClientDesk(planClient), d.set, firing.ReadOnlyLedger(nil), firing.LogNotifier{Logger: testLogger(t)},
 		WithClock(d.clk), WithDryRun(true), WithEscalator(lazyEscalator{new(*oncall.Escalator)}, 0), WithOutlook(func(x plan.Outlook) { o = &x }))
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,8 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -29,87 +26,38 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan.Plan, q pace
 	return outcomes{Outcomes: out, requests: cy.requests - before}
 }
 
-// firingDeps is what the cycle's firings need of the scheduler.
+// firingDeps is what the cycle's firings need of the scheduler: the
+// Notifier and the DMSender as cmd/deskbot wired them, the desk, ledger
+// and clock, each desk request counted in the cycle.
 func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 	d := &firing.Deps{
-		Ledger: s.ledger, Desk: cy.desk, Count: func(resp *sdclient.Response, err error) { s.count(cy, resp, err) },
-		Source: rereadSource{s, cy}, Chat: chat{s.notifier}, DMs: cycleDMs{s, cy},
-		Marks: s.marks, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
+		Ledger: s.ledger, Desk: cy.desk, Count: s.counter(cy),
+		Source: s.source(cy), Notifier: s.notifier, DMs: s.cfg.followers.dms,
+		Marks: s.marks.Get, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
 		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, MatchedSince: s.MatchedSince,
 		Metrics: firing.Metrics{Decisions: s.m.decisions, Actions: s.m.actions, AlertGroups: s.m.alertGroups,
 			Cascades: s.m.cascades, Pages: s.m.pages},
 	}
-	if s.cfg.escalator != nil {
-		d.Pages = pages{s}
+	if s.paging != nil {
+		d.Pages = s.paging
 	}
 	return d
 }
 
-// chat is the Notifier as firings see it (firing.Chat).
-type chat struct{ n Notifier }
-
-var (
-	_ firing.Chat  = chat{}
-	_ firing.DMs   = cycleDMs{}
-	_ firing.Pages = pages{}
-	_ firing.Desk  = Desk(nil)
-)
-
-func (c chat) Alert(ctx context.Context, rule string, a rules.Action, key string, t *sdclient.Ticket) error {
-	return c.n.Alert(ctx, Alert{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Rule: rule, Key: key, Ticket: t})
+// source is the desk and the mirror as cy's re-reads see them.
+func (s *Scheduler) source(cy *cycle) firing.DeskSource {
+	return firing.DeskSource{Desk: cy.desk, Count: s.counter(cy), Mirror: s.feed, Log: cy.log}
 }
 
-func (c chat) Groups() bool {
-	_, ok := c.n.(GroupNotifier)
-	return ok
+// counter counts a desk call's requests in cy and against the budget.
+func (s *Scheduler) counter(cy *cycle) func(*sdclient.Response, error) {
+	return func(resp *sdclient.Response, err error) { s.count(cy, resp, err) }
 }
 
-func (c chat) AlertGroup(ctx context.Context, rule, channel string, members []firing.Member) error {
-	gn, ok := c.n.(GroupNotifier)
-	if !ok {
-		return fmt.Errorf("alert %s: %w: the notifier posts no grouped message", channel, ErrNotDelivered)
-	}
-	g := AlertGroup{Channel: channel, Rule: rule, Alerts: make([]Alert, 0, len(members))}
-	for _, m := range members {
-		g.Alerts = append(g.Alerts, Alert{Channel: m.Action.Channel, Text: m.Action.Text, Mention: m.Action.Mention, Rule: rule,
-			Key: m.Key, Ticket: m.Ticket})
-	}
-	return gn.AlertGroup(ctx, g)
-}
-
-func (c chat) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {
-	ck, ok := c.n.(AlertChecker)
-	if !ok {
-		return false, nil // cannot tell: the alert may be posted twice
-	}
-	return ck.AlreadyAlerted(ctx, channel, key)
-}
-
-// cycleDMs sends a cycle's direct messages (dm.go).
-type cycleDMs struct {
-	s  *Scheduler
-	cy *cycle
-}
-
-func (d cycleDMs) SendDM(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) error {
-	return d.s.sendDM(ctx, d.cy, r, t, a, marker)
-}
-
-func (d cycleDMs) AlreadyDMed(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) (bool, error) {
-	return d.s.alreadyDMed(ctx, d.cy, r, t, a, marker)
-}
-
-// pages starts rules' pages with the escalator, and ticks it for the
-// first steps of pages started without them.
-type pages struct{ s *Scheduler }
-
-func (p pages) Start(ctx context.Context, spec oncall.PageSpec, now time.Time) (oncall.Page, bool, error) {
-	return p.s.cfg.escalator.Start(ctx, spec, now)
-}
-
-func (p pages) Tick(ctx context.Context) error {
-	_, err := p.s.tickPages(ctx)
-	return err
+// lookupPeople fetches the names of people and groups cy's rules read
+// (firing.People.Lookup), each request counted in cy.
+func (s *Scheduler) lookupPeople(ctx context.Context, cy *cycle, set *rules.Set, tickets []*sdclient.Ticket) {
+	s.people.Lookup(ctx, s.desk, s.counter(cy), set, tickets, cy.now, cy.log)
 }
 
 // actionContext bounds a write of the scheduler's own (a dry run's chat

@@ -92,12 +92,6 @@ func (s *Scheduler) leads() bool {
 // mirrorSnapshot returns the tickets of every workspace's mirror, by id.
 func (s *Scheduler) mirrorSnapshot() []*sdclient.Ticket { return s.feed.Snapshot() }
 
-// observe puts a ticket the cycle read from the desk into the mirror.
-func (s *Scheduler) observe(t *sdclient.Ticket) { s.feed.Observe(t) }
-
-// forget removes a ticket the desk no longer has from the mirror.
-func (s *Scheduler) forget(id int64) { s.feed.Forget(id) }
-
 // persistMirrors saves what the cycle changed in the mirrors.
 func (s *Scheduler) persistMirrors(ctx context.Context) error { return s.feed.Persist(ctx) }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
@@ -49,7 +50,7 @@ func TestOneInfoLinePerFiring(t *testing.T) {
 	e.noteFault(bad, sdsim.FaultServerError, 2)
 	var buf syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	s, err := New(logger, ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
+	s, err := New(logger, firing.ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
 		WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 )
@@ -12,15 +13,15 @@ import (
 // The feed's other followers live beside the chat they serve (bot/follow):
 // live threads subscribe to the feed's changes, digests follow the
 // scheduler's ticks on the leader, and direct messages are sent for the
-// execution step (dm.go). The scheduler declares what it calls of them
-// and calls them; it never imports them.
+// execution step (firing.DMSender). The scheduler declares what it calls
+// of them and calls them; it never imports them.
 
 // followers are the scheduler's followers (WithSubscriber,
 // WithTickFollower, WithDMs).
 type followers struct {
 	subscribers []feed.Subscriber
 	tickers     []TickFollower
-	dms         DMSender
+	dms         firing.DMSender
 }
 
 // WithSubscriber has sub told, after each sync, the tickets the change
@@ -32,6 +33,10 @@ func WithSubscriber(sub feed.Subscriber) Option {
 		}
 	}
 }
+
+// WithDMs sends the rules' direct messages through d. Without it a dm:
+// is posted as an alert to its fallback channel, saying for whom it was.
+func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.followers.dms = d } }
 
 // TickFollower follows the scheduler's ticks on the leader, beside the
 // rules, over the mirror as the tick's sync left it (digests).

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -28,8 +29,8 @@ var t0 = time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC)
 // from the groups a groupNotifier over it posted).
 type recNotifier struct {
 	mu     sync.Mutex
-	alerts []Alert
-	groups []AlertGroup
+	alerts []firing.Alert
+	groups []firing.AlertGroup
 	fail   int // fail this many alerts (not delivered)
 	// loseGroups: post this many groups, then answer with an error as if
 	// the answer was lost (the message is there).
@@ -39,7 +40,7 @@ type recNotifier struct {
 // groupNotifier is a recNotifier that posts grouped alerts as one message.
 type groupNotifier struct{ *recNotifier }
 
-func (n groupNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
+func (n groupNotifier) AlertGroup(_ context.Context, g firing.AlertGroup) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.failNext() {
@@ -54,10 +55,10 @@ func (n groupNotifier) AlertGroup(_ context.Context, g AlertGroup) error {
 }
 
 // groupList returns the groups posted.
-func (n *recNotifier) groupList() []AlertGroup {
+func (n *recNotifier) groupList() []firing.AlertGroup {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return append([]AlertGroup(nil), n.groups...)
+	return append([]firing.AlertGroup(nil), n.groups...)
 }
 
 // messages is how many top-level messages were posted: single alerts and
@@ -86,7 +87,7 @@ func (n *recNotifier) named(rule string) map[int64]int {
 	return out
 }
 
-func (n *recNotifier) Alert(_ context.Context, a Alert) error {
+func (n *recNotifier) Alert(_ context.Context, a firing.Alert) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.failNext() {
@@ -114,14 +115,14 @@ func (n *recNotifier) AlreadyAlerted(_ context.Context, channel, key string) (bo
 	return false, nil
 }
 
-func (n *recNotifier) list() []Alert {
+func (n *recNotifier) list() []firing.Alert {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return append([]Alert(nil), n.alerts...)
+	return append([]firing.Alert(nil), n.alerts...)
 }
 
-func (n *recNotifier) forTicket(id int64) []Alert {
-	var out []Alert
+func (n *recNotifier) forTicket(id int64) []firing.Alert {
+	var out []firing.Alert
 	for _, a := range n.list() {
 		if a.Ticket != nil && a.Ticket.ID == id {
 			out = append(out, a)
@@ -194,7 +195,7 @@ func newGroupEnv(t *testing.T, rulesYAML string, opts ...Option) *env {
 func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYAML string, opts ...Option) *env {
 	t.Helper()
 	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), notif: &recNotifier{}, reg: prometheus.NewRegistry()}
-	var notifier Notifier = e.notif
+	var notifier firing.Notifier = e.notif
 	if grouping {
 		notifier = groupNotifier{e.notif}
 	}
@@ -205,7 +206,7 @@ func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYA
 	st := openStore(t, e.stPath)
 	e.st = st
 	base := []Option{WithClock(e.clk), WithRegistry(e.reg), WithSingleton(false)}
-	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, rulesYAML), st, notifier, append(base, opts...)...)
+	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, rulesYAML), st, notifier, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

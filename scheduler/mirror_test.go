@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -157,7 +158,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 		e.clk.Advance(time.Minute)
 	}
 	st2 := openStore(t, e.stPath)
-	s2, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), st2, e.notif, WithClock(e.clk),
+	s2, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, urgentRules), st2, e.notif, WithClock(e.clk),
 		WithSingleton(false), WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +192,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 // (so that the cycle that starts the sync sees nothing mirrored yet: it
 // would race the sync), and its second page until released.
 type gateDesk struct {
-	Desk
+	firing.Desk
 	once    sync.Once
 	first   chan struct{}
 	reached chan struct{}
@@ -227,7 +228,7 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 		at := t0.Add(-time.Hour + time.Duration(i)*time.Second)
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4, CreatedAt: at, UpdatedAt: at})
 	}
-	d := &gateDesk{Desk: ClientDesk(e.client), first: make(chan struct{}), reached: make(chan struct{}), release: make(chan struct{})}
+	d := &gateDesk{Desk: firing.ClientDesk(e.client), first: make(chan struct{}), reached: make(chan struct{}), release: make(chan struct{})}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
 		WithRegistry(prometheus.NewRegistry()))
 	if err != nil {

@@ -132,7 +132,7 @@ func TestPageActionDryRunAndMissingEscalator(t *testing.T) {
 	if got := pager.sent(); len(got) != 0 {
 		t.Fatalf("dry run paged: %q", got)
 	}
-	_, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, pageRules), e.st, nil)
+	_, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, pageRules), e.st, nil)
 	if err == nil || !strings.Contains(err.Error(), `rule "page-urgent" pages on-call, but no escalator is configured`) {
 		t.Fatalf("New without escalator: %v", err)
 	}

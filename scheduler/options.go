@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/firing"
 )
 
 // Defaults of New.
@@ -53,7 +54,7 @@ type config struct {
 	maxEndChecks  int
 	actionTimeout time.Duration
 	stopTimeout   time.Duration
-	escalator     Escalator
+	escalator     firing.Escalator
 	tickEvery     time.Duration
 	retention     time.Duration
 	maxFirings    int
@@ -127,7 +128,7 @@ func WithActionTimeout(d time.Duration) Option { return func(cfg *config) { cfg.
 // e's Tick every tickEvery (0: DefaultTickEvery) and hands it the on-call
 // section of reloaded rules. Without it a rules file with page actions is
 // refused.
-func WithEscalator(e Escalator, tickEvery time.Duration) Option {
+func WithEscalator(e firing.Escalator, tickEvery time.Duration) Option {
 	return func(cfg *config) { cfg.escalator, cfg.tickEvery = e, tickEvery }
 }
 

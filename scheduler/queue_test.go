@@ -77,7 +77,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if !ok || h.Cap != plan.CapQueue || h.Class != "updates and notes" {
 		t.Errorf("HeldBack(#%d) = %+v %v, want queued", ids[2], h, ok)
 	}
-	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, firing.ExplainHeldBack(e.s))
+	ex := firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, firing.ExplainHeldBack(e.s))
 	out, err := ex.Explain(t.Context(), ids[2])
 	want := "routine: never fired; can fire on the next poll where it holds; queued in the cycle of " + at.Format(time.RFC3339) +
 		" (class: updates and notes): the request budget of the cycle ran out before its turn"
@@ -133,7 +133,7 @@ type notingGroupNotifier struct {
 	seen        []int
 }
 
-func (n *notingGroupNotifier) AlertGroup(ctx context.Context, g AlertGroup) error {
+func (n *notingGroupNotifier) AlertGroup(ctx context.Context, g firing.AlertGroup) error {
 	n.seen = append(n.seen, n.notesBefore())
 	return n.groupNotifier.AlertGroup(ctx, g)
 }
@@ -158,7 +158,7 @@ func TestGroupedUrgentAlertBeforeRoutineWork(t *testing.T) {
 		return n
 	}
 	gn := &notingGroupNotifier{groupNotifier: groupNotifier{e.notif}, notesBefore: notes}
-	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, backlogOrderRules), e.st, gn, WithClock(e.clk), WithSingleton(false))
+	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, backlogOrderRules), e.st, gn, WithClock(e.clk), WithSingleton(false))
 	if err != nil {
 		t.Fatal(err)
 	}

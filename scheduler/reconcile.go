@@ -16,7 +16,7 @@ import (
 // dry run ends none). It re-reads through the execute step's re-reads
 // (done), so no ticket is read twice a cycle.
 func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan.Plan, synced *SyncResult, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
-	ends := &firing.Episodes{Ledger: s.ledger, Set: cy.set, Now: cy.now, Log: cy.log, Reads: done.Reads, Source: rereadSource{s, cy},
+	ends := &firing.Episodes{Ledger: s.ledger, Set: cy.set, Now: cy.now, Log: cy.log, Reads: done.Reads, Source: s.source(cy),
 		InMirror: make(map[int64]bool, len(tickets)), Gone: s.isGone, MaxChecks: s.cfg.maxEndChecks,
 		Checked: func(rule, outcome string) { s.m.endChecks.WithLabelValues(rule, outcome).Inc() }}
 	for _, t := range tickets {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/sdclient"
@@ -41,7 +42,7 @@ type exampleDesk struct {
 	// reminder from Monday 09:10 on, after the 09:00 run.
 	late int64
 	// notifier is the chat of every process (nil: alerts recorded apart).
-	notifier Notifier
+	notifier firing.Notifier
 }
 
 func newExampleDesk(t *testing.T) *exampleDesk {
@@ -75,11 +76,11 @@ func (d *exampleDesk) start() *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n Notifier = groupNotifier{&recNotifier{}}
+	var n firing.Notifier = groupNotifier{&recNotifier{}}
 	if d.notifier != nil {
 		n = d.notifier
 	}
-	s, err := New(testLogger(t), ClientDesk(d.client), set, st, n,
+	s, err := New(testLogger(t), firing.ClientDesk(d.client), set, st, n,
 		WithClock(d.clk), WithSingleton(false), WithEscalator(esc, 0))
 	if err != nil {
 		t.Fatal(err)

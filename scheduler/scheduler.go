@@ -31,12 +31,12 @@ var ErrNotDelivered = firing.ErrNotDelivered
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
 type Scheduler struct {
-	marksMu  sync.Mutex
-	marksV   *store.Marks // marks.go: what signs the firings' notes and replies
 	logger   *slog.Logger
-	desk     Desk
+	desk     firing.Desk
 	ledger   firing.Ledger
-	notifier Notifier
+	marks    *firing.LedgerMarks // what signs the firings' notes and replies
+	paging   *firing.Paging      // pages started by rules; nil: no escalator
+	notifier firing.Notifier
 	cfg      config
 	m        *metrics
 	plan     *planner
@@ -54,25 +54,25 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex  // held while a cycle runs
-	budgets budgets     // rules over their run-time budget
-	held    heldBack    // decisions the per-cycle caps held back
-	queue   waitQueue   // since when held back decisions wait (queue.go)
-	spent   spentLog    // the scheduler's requests of the last minute (queue.go)
-	dry     dryMemory   // what earlier dry-run cycles would have fired
-	people  peopleCache // names of requesters, agents and groups for the rules
-	matches lastMatches // each rule's last evaluation, for the status pages
+	running sync.Mutex     // held while a cycle runs
+	budgets firing.Budgets // rules over their run-time budget
+	held    heldBack       // decisions the per-cycle caps held back
+	queue   waitQueue      // since when held back decisions wait (queue.go)
+	spent   spentLog       // the scheduler's requests of the last minute (queue.go)
+	dry     dryMemory      // what earlier dry-run cycles would have fired
+	people  firing.People  // names of requesters, agents and groups for the rules
+	matches lastMatches    // each rule's last evaluation, for the status pages
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
-	ticking  sync.Mutex // held while the escalator's Tick runs: one at a time
 }
 
-// New returns a scheduler for the rules of set over desk (see ClientDesk),
+// New returns a scheduler for the rules of set over desk (see
+// firing.ClientDesk),
 // recording firings in ledger (a firing.Ledger) and sending alerts
 // through notifier (nil: LogNotifier on logger). Nothing is sent before
 // Start or RunOnce.
-func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger firing.Ledger, notifier Notifier, opts ...Option) (*Scheduler, error) {
+func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Ledger, notifier firing.Notifier, opts ...Option) (*Scheduler, error) {
 	if logger == nil {
 		return nil, errors.New("new scheduler: logger is nil")
 	}
@@ -86,7 +86,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger firing.Ledger, n
 		return nil, errors.New("new scheduler: ledger is nil")
 	}
 	if notifier == nil {
-		notifier = LogNotifier{Logger: logger}
+		notifier = firing.LogNotifier{Logger: logger}
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -98,13 +98,14 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger firing.Ledger, n
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
-	if err := checkPages(set, cfg.escalator); err != nil {
+	if err := firing.CheckPages(set, cfg.escalator); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	s := &Scheduler{
 		logger:   logger,
 		desk:     desk,
 		ledger:   ledger,
+		marks:    firing.MarksOf(ledger),
 		notifier: notifier,
 		cfg:      cfg,
 		m:        newMetrics(cfg.reg),
@@ -116,6 +117,7 @@ func New(logger *slog.Logger, desk Desk, set *rules.Set, ledger firing.Ledger, n
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	s.feed = f
+	s.paging = s.newPaging()
 	s.runs = ruleRunsFor(cfg.runs, ledger, cfg.dryRun)
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
@@ -247,7 +249,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	if set == nil {
 		return errors.New("reload rules: set is nil")
 	}
-	if err := checkPages(set, s.cfg.escalator); err != nil {
+	if err := firing.CheckPages(set, s.cfg.escalator); err != nil {
 		return fmt.Errorf("reload rules: %w", err)
 	}
 	// The escalator gets the new policies only once the new rules are

@@ -263,7 +263,7 @@ func TestFaultsMidCycleLoseAndDuplicateNothing(t *testing.T) {
 // hookDesk runs afterList after each change feed read: another writer
 // changes the desk between the sync and the actions.
 type hookDesk struct {
-	Desk
+	firing.Desk
 	afterList func()
 }
 
@@ -278,7 +278,7 @@ func (d *hookDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOpt
 func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4})
-	d := &hookDesk{Desk: ClientDesk(e.client)}
+	d := &hookDesk{Desk: firing.ClientDesk(e.client)}
 	d.afterList = func() {
 		e.assign(tk.ID, sdsim.DefaultAgentID)
 	}
@@ -549,7 +549,7 @@ rules:
 // shiftDesk runs hook once, right after the first filter page of a full
 // sync has been read: the desk's result changes under the paging.
 type shiftDesk struct {
-	Desk
+	firing.Desk
 	hook func()
 }
 
@@ -577,7 +577,7 @@ func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 	}
 	// Older than all of them: once urgent, it sorts last, on page 2.
 	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "old", Priority: 1, CreatedAt: t0.Add(-time.Hour)}).ID
-	d := &shiftDesk{Desk: ClientDesk(e.client)}
+	d := &shiftDesk{Desk: firing.ClientDesk(e.client)}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
 		WithFeed(feed.WithFullSyncEvery(time.Minute)))
 	if err != nil {
@@ -644,7 +644,7 @@ func TestEndChecksAreBounded(t *testing.T) {
 		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Deleted = true })
 	}
 	// A scheduler with a new, empty mirror over the same ledger.
-	s, err := New(testLogger(t), ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
+	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
 		WithSingleton(false), WithMaxEndChecks(2), WithFeed(feed.WithMirrorStore(feed.NewMemStore())))
 	if err != nil {
 		t.Fatal(err)
@@ -797,7 +797,7 @@ rules:
 	if want := []int{0, 1, 3, 7, 15, 31, 63, 123}; !slices.Equal(at, want) {
 		t.Errorf("the update was tried at minutes %v, want %v", at, want)
 	}
-	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return mustRules(t, refused) }, e.st, e.clk.Now)
+	ex := firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return mustRules(t, refused) }, e.st, e.clk.Now)
 	out, err := ex.Explain(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -868,8 +868,8 @@ func TestRulesSeePeopleNames(t *testing.T) {
 		return n
 	}
 	e.runOnce()
-	if n := lookups(); n == 0 || n > peopleRequestsPerCycle {
-		t.Fatalf("first cycle: %d look-ups, want 1 to %d", n, peopleRequestsPerCycle)
+	if n := lookups(); n == 0 || n > firing.PeopleRequestsPerCycle {
+		t.Fatalf("first cycle: %d look-ups, want 1 to %d", n, firing.PeopleRequestsPerCycle)
 	}
 	notes := e.notesWith(assigned, "For Rita Requester")
 	if len(notes) != 1 || !strings.Contains(notes[0].Body, "agent Andy Agent (andy@example.com), group Network") {
@@ -887,10 +887,10 @@ func TestRulesSeePeopleNames(t *testing.T) {
 	if n := lookups(); n != before {
 		t.Errorf("second cycle looked up %d names again", n-before)
 	}
-	e.clk.Advance(peopleTTL)
+	e.clk.Advance(firing.PeopleTTL)
 	e.runOnce()
-	if n := lookups(); n == before || n-before > peopleRequestsPerCycle {
-		t.Errorf("after %s: %d look-ups, want 1 to %d", peopleTTL, n-before, peopleRequestsPerCycle)
+	if n := lookups(); n == before || n-before > firing.PeopleRequestsPerCycle {
+		t.Errorf("after %s: %d look-ups, want 1 to %d", firing.PeopleTTL, n-before, firing.PeopleRequestsPerCycle)
 	}
 }
 
@@ -1033,7 +1033,7 @@ rules:
 func TestExplainerFollowsTheLedger(t *testing.T) {
 	e := newEnv(t, explainRules)
 	set := mustRules(t, explainRules)
-	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now)
+	ex := firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now)
 	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
 	explain := func() string {
 		t.Helper()
@@ -1075,11 +1075,11 @@ func TestExplainerFollowsTheLedger(t *testing.T) {
 	if _, err := ex.Explain(t.Context(), 999999); !errors.Is(err, sdclient.ErrNotFound) || !strings.Contains(err.Error(), "ticket 999999 not found") {
 		t.Errorf("unknown ticket: %v; want ticket 999999 not found, wrapping ErrNotFound", err)
 	}
-	noRules := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return nil }, e.st, nil)
+	noRules := firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return nil }, e.st, nil)
 	if out, err := noRules.Explain(t.Context(), id); err != nil || !strings.Contains(out, "No rules are loaded") {
 		t.Errorf("without rules: %q, %v", out, err)
 	}
-	noLedger := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, nil, nil)
+	noLedger := firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return set }, nil, nil)
 	if out, err := noLedger.Explain(t.Context(), id); err != nil || strings.Contains(out, "Ledger:") || !strings.Contains(out, "rule page-urgent") {
 		t.Errorf("without a ledger: %q, %v; want the rules and no ledger section", out, err)
 	}
@@ -1094,7 +1094,7 @@ func TestExplainerReadsTheMirror(t *testing.T) {
 	set := mustRules(t, explainRules)
 	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
 	e.runOnce() // the full sync builds the mirror; the cursor is the desk's clock less the overlap
-	ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, firing.ExplainFromMirror(e.st))
+	ex := firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, firing.ExplainFromMirror(e.st))
 
 	explain := func(step string, id int64, first string, reads int) string {
 		t.Helper()
@@ -1127,7 +1127,7 @@ func TestExplainerReadsTheMirror(t *testing.T) {
 	explain("mirror too old", id, "Read from the desk: deskbot's mirror is too old to trust (as of 08:59:30 UTC, more than 15 minutes ago).", 1)
 
 	empty := openStore(t, ":memory:")
-	ex = firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, firing.ExplainFromMirror(empty))
+	ex = firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return set }, e.st, e.clk.Now, firing.ExplainFromMirror(empty))
 	explain("no mirror yet", id, "Read from the desk: the mirror is not built yet.", 1)
 }
 

@@ -138,12 +138,7 @@ func (s *Scheduler) StatusView(ctx context.Context) (StatusView, error) {
 		v.Matches[n] = m
 	}
 	s.matches.mu.Unlock()
-	s.budgets.mu.Lock()
-	v.OverBudget = make(map[string]string, len(s.budgets.rules))
-	for n, o := range s.budgets.rules {
-		v.OverBudget[n] = fmt.Sprintf("over its run-time budget on %d tickets (e.g. #%d) at %s: %s", o.tickets, o.example, o.at.UTC().Format(time.TimeOnly), o.err)
-	}
-	s.budgets.mu.Unlock()
+	v.OverBudget = s.budgets.Over()
 	return v, nil
 }
 

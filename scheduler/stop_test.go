@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -15,13 +16,13 @@ import (
 
 // blockingDesk holds AddNote until released.
 type blockingDesk struct {
-	Desk
+	firing.Desk
 	entered chan struct{}
 	release chan struct{}
 }
 
 // Stopping keeps the wrapper on the cycle's view of the desk.
-func (d blockingDesk) Stopping(stop context.Context) Desk {
+func (d blockingDesk) Stopping(stop context.Context) firing.Desk {
 	d.Desk = d.Desk.Stopping(stop)
 	return d
 }
@@ -35,7 +36,7 @@ func (d blockingDesk) AddNote(ctx context.Context, id int64, n *sdclient.NoteReq
 func TestStopLetsInFlightActionsFinish(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
-	d := blockingDesk{Desk: ClientDesk(e.client), entered: make(chan struct{}), release: make(chan struct{})}
+	d := blockingDesk{Desk: firing.ClientDesk(e.client), entered: make(chan struct{}), release: make(chan struct{})}
 	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +119,7 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 func startOnTightBudget(t *testing.T, e *env, log *slog.Logger, opts ...Option) (*Scheduler, []int64) {
 	t.Helper()
 	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
-	s, err := New(log, ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif,
+	s, err := New(log, firing.ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif,
 		append([]Option{WithClock(e.clk), WithSingleton(false)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

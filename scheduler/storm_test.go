@@ -154,7 +154,7 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 			if _, found, _ := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "urgent", TicketID: ids[12]}); found {
 				t.Errorf("ticket #%d was claimed though held back", ids[12])
 			}
-			ex := firing.NewExplainer(ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, firing.ExplainHeldBack(e.s))
+			ex := firing.NewExplainer(firing.ClientDesk(e.client), func() *rules.Set { return e.s.set }, e.st, e.clk.Now, firing.ExplainHeldBack(e.s))
 			out, err := ex.Explain(t.Context(), ids[12])
 			want := "urgent: never fired; can fire on the next poll where it holds; held back by the rule's max_firings_per_cycle (12) in the cycle of " + t0.Format(time.RFC3339) + "; fires in a later cycle"
 			if err != nil || !strings.Contains(out, want) {
@@ -215,7 +215,7 @@ rules:
 			t.Errorf("ticket #%d: notes %d of rule a, %d of rule b; want one each", id, a, b)
 		}
 	}
-	if _, err := New(testLogger(t), ClientDesk(e.client), e.s.set, e.st, nil, WithMaxFiringsPerCycle(-1)); err == nil {
+	if _, err := New(testLogger(t), firing.ClientDesk(e.client), e.s.set, e.st, nil, WithMaxFiringsPerCycle(-1)); err == nil {
 		t.Error("New accepted a negative cap")
 	}
 }
@@ -365,7 +365,7 @@ func BenchmarkGroupedCycle(b *testing.B) {
 	defer st.Close()
 	notif := &recNotifier{}
 	set := mustRules(b, fmt.Sprintf(stormRules, "once: every 1s\n    max_firings_per_cycle: 1000"))
-	s, err := New(testLogger(b), ClientDesk(clientFor(b, sim)), set, st, groupNotifier{notif}, WithClock(clk),
+	s, err := New(testLogger(b), firing.ClientDesk(clientFor(b, sim)), set, st, groupNotifier{notif}, WithClock(clk),
 		WithRegistry(prometheus.NewRegistry()), WithMaxFiringsPerCycle(0))
 	if err != nil {
 		b.Fatal(err)

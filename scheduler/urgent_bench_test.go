@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -53,7 +54,7 @@ type timedNotifier struct {
 	at  map[int64]time.Time // first alert per ticket
 }
 
-func (n *timedNotifier) Alert(ctx context.Context, a Alert) error {
+func (n *timedNotifier) Alert(ctx context.Context, a firing.Alert) error {
 	if err := n.recNotifier.Alert(ctx, a); err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func urgentDuringBacklog(b *testing.B) (latency time.Duration, routinePerMin flo
 	}
 	defer st.Close()
 	notif := &timedNotifier{recNotifier: &recNotifier{}, clk: clk, at: map[int64]time.Time{}}
-	s, err := New(testLogger(b), ClientDesk(client), mustRules(b, backlogRules), st, notif, WithClock(clk),
+	s, err := New(testLogger(b), firing.ClientDesk(client), mustRules(b, backlogRules), st, notif, WithClock(clk),
 		WithRegistry(prometheus.NewRegistry()), WithBudget(client.BackgroundBudget()),
 		WithListBudget(client.BackgroundListBudget()), WithSingleton(false))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -85,7 +86,7 @@ func newWorldWith(t testing.TB, rulesYAML string, schedOpts []scheduler.Option, 
 		}
 		opts = append(opts, scheduler.WithEscalator(esc, time.Minute))
 	}
-	w.sched, err = scheduler.New(logger, scheduler.ClientDesk(client), w.set, w.st, nil, opts...)
+	w.sched, err = scheduler.New(logger, firing.ClientDesk(client), w.set, w.st, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -26,7 +27,7 @@ func (n *digestChat) PostDigest(_ context.Context, m chat.DigestMessage, prev ch
 	defer n.mu.Unlock()
 	if n.fail > 0 {
 		n.fail--
-		return chat.DigestRef{}, fmt.Errorf("channel_not_found: %w", scheduler.ErrNotDelivered)
+		return chat.DigestRef{}, fmt.Errorf("channel_not_found: %w", firing.ErrNotDelivered)
 	}
 	n.posts = append(n.posts, m)
 	n.prevs = append(n.prevs, prev)

@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/scheduler"
-	"github.com/deskbot/deskbot/sdclient"
 )
 
 // DMs sends the rules' direct messages for the scheduler's execution step
-// (a scheduler.DMSender): the assignee or requester of the ticket resolved
+// (a firing.DMSender): the assignee or requester of the ticket resolved
 // to their e-mail, from a cache or, when it does not know them (or knew
 // them longer than peopleTTL ago), one desk request through the view the
 // execution step lends; then sent through the chat.
@@ -26,7 +24,7 @@ type DMs struct {
 	people map[personKey]personEntry
 }
 
-var _ scheduler.DMSender = (*DMs)(nil)
+var _ firing.DMSender = (*DMs)(nil)
 
 // NewDMs sends direct messages through n.
 func NewDMs(n chat.DMNotifier) *DMs {
@@ -55,7 +53,7 @@ type personEntry struct {
 }
 
 // SendDM sends the dm: d.
-func (ds *DMs) SendDM(ctx context.Context, d scheduler.DMRequest) error {
+func (ds *DMs) SendDM(ctx context.Context, d firing.DMRequest) error {
 	m, err := ds.resolve(ctx, d)
 	if err != nil {
 		return err
@@ -68,7 +66,7 @@ func (ds *DMs) SendDM(ctx context.Context, d scheduler.DMRequest) error {
 
 // AlreadyDMed reports whether the dm: d was already sent (a resumed
 // firing): to the person, or to the fallback channel.
-func (ds *DMs) AlreadyDMed(ctx context.Context, d scheduler.DMRequest) (bool, error) {
+func (ds *DMs) AlreadyDMed(ctx context.Context, d firing.DMRequest) (bool, error) {
 	m, err := ds.resolve(ctx, d)
 	if err != nil {
 		return false, err
@@ -78,7 +76,7 @@ func (ds *DMs) AlreadyDMed(ctx context.Context, d scheduler.DMRequest) (bool, er
 
 // resolve turns a dm: into the chat's message: the assignee or requester
 // of the ticket to their e-mail; another to: is taken as it is.
-func (ds *DMs) resolve(ctx context.Context, d scheduler.DMRequest) (chat.DMMessage, error) {
+func (ds *DMs) resolve(ctx context.Context, d firing.DMRequest) (chat.DMMessage, error) {
 	t := d.Ticket
 	m := chat.DMMessage{To: d.To, Who: d.To, Channel: d.Channel, Text: d.Text, Rule: d.Rule, Key: d.Key, Ticket: t}
 	var k personKey
@@ -117,7 +115,7 @@ func (ds *DMs) resolve(ctx context.Context, d scheduler.DMRequest) (chat.DMMessa
 // person returns the requester or agent k from the cache when fresh at
 // now, else reads it from desk (and caches it). found is false when the
 // desk has no such id.
-func (ds *DMs) person(ctx context.Context, desk scheduler.PeopleDesk, k personKey, now time.Time) (rules.Person, bool, error) {
+func (ds *DMs) person(ctx context.Context, desk firing.PeopleDesk, k personKey, now time.Time) (rules.Person, bool, error) {
 	ds.mu.Lock()
 	e, ok := ds.people[k]
 	ds.mu.Unlock()
@@ -127,40 +125,13 @@ func (ds *DMs) person(ctx context.Context, desk scheduler.PeopleDesk, k personKe
 	if desk == nil {
 		return rules.Person{}, false, errors.New("person: no desk to look people up")
 	}
-	e = personEntry{fetched: now, found: true}
+	e = personEntry{fetched: now}
 	var err error
-	if k.kind == kindRequester {
-		var rq *sdclient.Requester
-		if rq, _, err = desk.GetRequester(ctx, k.id); err == nil {
-			e.p = rules.Person{Name: fullName(rq.FirstName, rq.LastName)}
-			if rq.PrimaryEmail != nil {
-				e.p.Email = *rq.PrimaryEmail
-			}
-		}
-	}
-	// An agent may raise a ticket: requester_id is then an agent's.
-	if k.kind == kindAgent || errors.Is(err, sdclient.ErrNotFound) {
-		var ag *sdclient.Agent
-		if ag, _, err = desk.GetAgent(ctx, k.id); err == nil {
-			e.p = rules.Person{Name: fullName(ag.FirstName, ag.LastName), Email: ag.Email}
-		}
-	}
-	switch {
-	case errors.Is(err, sdclient.ErrNotFound):
-		e.found = false
-	case err != nil:
+	if e.p, e.found, err = firing.Person(ctx, desk, k.id, k.kind == kindAgent); err != nil {
 		return rules.Person{}, false, err
 	}
 	ds.mu.Lock()
 	ds.people[k] = e
 	ds.mu.Unlock()
 	return e.p, e.found, nil
-}
-
-// fullName joins a first and a last name.
-func fullName(first string, last *string) string {
-	if last == nil {
-		return strings.TrimSpace(first)
-	}
-	return strings.TrimSpace(first + " " + *last)
 }

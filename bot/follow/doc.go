@@ -5,7 +5,7 @@
 // digests run on their own schedule on the scheduler's ticks, on the
 // leader only (scheduler.TickFollower), and direct messages are sent for
 // the execution step behind the interface it declares
-// (scheduler.DMSender).
+// (firing.DMSender).
 //
 // # What it owns
 //
@@ -24,7 +24,7 @@
 //
 // # What it may import
 //
-// The floors below it: sdclient, store (types), rules, feed and scheduler
+// The floors below it: sdclient, store (types), rules, feed, firing and scheduler
 // (the types they declare for their followers), and bot/chat (the
 // vocabulary the transports share). Never bot's router or a transport:
 // cmd/deskbot wires the transport in through the small interfaces

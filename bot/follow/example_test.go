@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -50,7 +51,7 @@ func TestExampleDigestCarriesOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := scheduler.New(testLogger(t), scheduler.ClientDesk(client), set, st, &recAlerts{},
+		s, err := scheduler.New(testLogger(t), firing.ClientDesk(client), set, st, &recAlerts{},
 			scheduler.WithClock(clk), scheduler.WithSingleton(false), scheduler.WithRegistry(prometheus.NewRegistry()),
 			scheduler.WithEscalator(esc, 0), scheduler.WithTickFollower(NewDigests(n, st)))
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -94,7 +95,7 @@ func (e *env) newScheduler(followers func(e *env) []scheduler.Option) *scheduler
 	if followers != nil {
 		opts = append(opts, followers(e)...)
 	}
-	s, err := scheduler.New(testLogger(e.t), scheduler.ClientDesk(e.client), mustRules(e.t, e.rules), e.st, e.alerts, opts...)
+	s, err := scheduler.New(testLogger(e.t), firing.ClientDesk(e.client), mustRules(e.t, e.rules), e.st, e.alerts, opts...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -152,15 +153,15 @@ func (s *sent[T]) has(f func(T) bool) bool {
 
 // recAlerts is the scheduler's notifier: it records alerts and answers
 // AlreadyAlerted from them.
-type recAlerts struct{ sent[scheduler.Alert] }
+type recAlerts struct{ sent[firing.Alert] }
 
-func (n *recAlerts) Alert(_ context.Context, a scheduler.Alert) error {
+func (n *recAlerts) Alert(_ context.Context, a firing.Alert) error {
 	n.add(a)
 	return nil
 }
 
 func (n *recAlerts) AlreadyAlerted(_ context.Context, channel, key string) (bool, error) {
-	return n.has(func(a scheduler.Alert) bool { return a.Channel == channel && a.Key == key }), nil
+	return n.has(func(a firing.Alert) bool { return a.Channel == channel && a.Key == key }), nil
 }
 
 // deskReads counts the simulator's requests whose path starts with

@@ -46,7 +46,7 @@ type ThreadPoster interface {
 	PostInThread(ctx context.Context, channel, threadTS, text string) error
 }
 
-// ConversationDesk reads a ticket's conversations; scheduler.ClientDesk
+// ConversationDesk reads a ticket's conversations; firing.ClientDesk
 // implements it.
 type ConversationDesk interface {
 	// ListConversations reads one page of a ticket's conversations.

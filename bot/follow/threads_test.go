@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -35,7 +36,7 @@ rules:
 // withThreads plugs live threads posting through p into a scheduler.
 func withThreads(p ThreadPoster) func(e *env) []scheduler.Option {
 	return func(e *env) []scheduler.Option {
-		return []scheduler.Option{scheduler.WithSubscriber(NewThreads(scheduler.ClientDesk(e.client), e.st, p, e.st, WithLogger(testLogger(e.t))))}
+		return []scheduler.Option{scheduler.WithSubscriber(NewThreads(firing.ClientDesk(e.client), e.st, p, e.st, WithLogger(testLogger(e.t))))}
 	}
 }
 
@@ -104,7 +105,7 @@ func TestThreadsDeskToThread(t *testing.T) {
 func TestThreadsDryRun(t *testing.T) {
 	p := &threadPoster{}
 	e := newEnv(t, emptyRules, func(e *env) []scheduler.Option {
-		return []scheduler.Option{scheduler.WithSubscriber(NewThreads(scheduler.ClientDesk(e.client), e.st, p, e.st, WithDryRun(true)))}
+		return []scheduler.Option{scheduler.WithSubscriber(NewThreads(firing.ClientDesk(e.client), e.st, p, e.st, WithDryRun(true)))}
 	})
 	ctx := t.Context()
 	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "printer", Status: sdclient.StatusOpen}).ID
@@ -170,9 +171,9 @@ func benchThreads(b *testing.B, linkedPct int) {
 	for i := range ids {
 		ids[i] = sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Status: sdclient.StatusOpen}).ID
 	}
-	s, err := scheduler.New(quiet, scheduler.ClientDesk(e.client), mustRules(b, emptyRules), e.st, nil,
+	s, err := scheduler.New(quiet, firing.ClientDesk(e.client), mustRules(b, emptyRules), e.st, nil,
 		scheduler.WithClock(e.clk), scheduler.WithSingleton(false), scheduler.WithRegistry(prometheus.NewRegistry()),
-		scheduler.WithSubscriber(NewThreads(scheduler.ClientDesk(e.client), e.st, p, e.st)))
+		scheduler.WithSubscriber(NewThreads(firing.ClientDesk(e.client), e.st, p, e.st)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -155,7 +156,7 @@ func newPageEnvWith(t *testing.T, rulesYAML string, simOpts []sdsim.Option, clie
 	}
 	h := newE2E(t, bot.NewDeskAdapter(client), []bot.Option{bot.WithClock(clk.Now), bot.WithOnCall(esc)}, slackchat.WithClock(clk.Now))
 	fp.p.Store(h.slack)
-	sched, err := scheduler.New(slog.New(h.logs), scheduler.ClientDesk(client), set, st, nil,
+	sched, err := scheduler.New(slog.New(h.logs), firing.ClientDesk(client), set, st, nil,
 		scheduler.WithClock(clk), scheduler.WithEscalator(esc, 0), scheduler.WithSingleton(false))
 	if err != nil {
 		t.Fatal(err)

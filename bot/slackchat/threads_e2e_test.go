@@ -19,6 +19,7 @@ import (
 	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -38,7 +39,7 @@ func (l *lateReplier) ThreadReply(ctx context.Context, c chat.Caller, id int64, 
 // cmd/deskbot's chatNotifier does.
 type slackAlerts struct{ s *slackchat.Slack }
 
-func (n slackAlerts) Alert(ctx context.Context, a scheduler.Alert) error {
+func (n slackAlerts) Alert(ctx context.Context, a firing.Alert) error {
 	return n.s.Alert(ctx, bot.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key})
 }
 
@@ -94,9 +95,9 @@ func newThreadEnv(t *testing.T) *threadEnv {
 	h := newE2EWith(t, fake, bot.NewDeskAdapter(client), []bot.Option{bot.WithClock(clk.Now), bot.WithMarks(marks)},
 		slackchat.WithAPIURL(fake.APIURL()), slackchat.WithClock(clk.Now), slackchat.WithThreads(st, fwd))
 	fwd.r.Store(h.router)
-	sched, err := scheduler.New(slog.New(h.logs), scheduler.ClientDesk(client), set, st, slackAlerts{h.slack},
+	sched, err := scheduler.New(slog.New(h.logs), firing.ClientDesk(client), set, st, slackAlerts{h.slack},
 		scheduler.WithClock(clk), scheduler.WithSingleton(false),
-		scheduler.WithSubscriber(follow.NewThreads(scheduler.ClientDesk(client), st, h.slack, st)))
+		scheduler.WithSubscriber(follow.NewThreads(firing.ClientDesk(client), st, h.slack, st)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/follow"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
@@ -69,17 +70,17 @@ func (p *chatPager) PageStopped(ctx context.Context, pg oncall.Page) error {
 
 var _ oncall.StopNotifier = (*chatPager)(nil)
 
-// chatNotifier fits a chat transport to the scheduler's Notifier (and its
+// chatNotifier fits a chat transport to firing's Notifier (and its
 // optional AlertChecker, so resumed firings never post an alert twice, and
 // GroupNotifier, so a rule alerting about many tickets posts one message).
 // Direct messages and digests go to the chat through bot/follow.
 type chatNotifier struct{ chat chatTransport }
 
-func (n chatNotifier) Alert(ctx context.Context, a scheduler.Alert) error {
+func (n chatNotifier) Alert(ctx context.Context, a firing.Alert) error {
 	return n.chat.Alert(ctx, alertMessage(a))
 }
 
-func (n chatNotifier) AlertGroup(ctx context.Context, g scheduler.AlertGroup) error {
+func (n chatNotifier) AlertGroup(ctx context.Context, g firing.AlertGroup) error {
 	m := bot.AlertGroupMessage{Channel: g.Channel, Rule: g.Rule, Alerts: make([]bot.AlertMessage, len(g.Alerts))}
 	for i, a := range g.Alerts {
 		m.Alerts[i] = alertMessage(a)
@@ -87,7 +88,7 @@ func (n chatNotifier) AlertGroup(ctx context.Context, g scheduler.AlertGroup) er
 	return n.chat.AlertGroup(ctx, m)
 }
 
-func alertMessage(a scheduler.Alert) bot.AlertMessage {
+func alertMessage(a firing.Alert) bot.AlertMessage {
 	return bot.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key}
 }
 

@@ -78,7 +78,7 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 		scheduler.WithMaxFiringsPerCycle(cfg.MaxFiringsPerCycle),
 		scheduler.WithEscalator(noEscalator{}, 0), // dry runs page nobody
 	}
-	sched, err := scheduler.New(quiet, scheduler.ClientDesk(client), set, firing.ReadOnlyLedger(fired), scheduler.LogNotifier{}, opts...)
+	sched, err := scheduler.New(quiet, firing.ClientDesk(client), set, firing.ReadOnlyLedger(fired), firing.LogNotifier{}, opts...)
 	if err != nil {
 		return fmt.Errorf("rules plan: %w", err)
 	}

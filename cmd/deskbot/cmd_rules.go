@@ -14,7 +14,6 @@ import (
 
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
 	"github.com/deskbot/deskbot/store"
@@ -307,7 +306,7 @@ func cmdRulesWhy(ctx context.Context, e env, args []string) error {
 		ledger = st
 		opts = append(opts, firing.ExplainFromMirror(st), firing.ExplainRuns(st))
 	}
-	ex := firing.NewExplainer(scheduler.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
+	ex := firing.NewExplainer(firing.ClientDesk(client.Interactive()), func() *rules.Set { return set }, ledger, nil, opts...)
 	text, err := ex.Explain(ctx, id)
 	if err != nil {
 		if cfg.DeskURL == "" && errors.Is(err, sdclient.ErrNotFound) {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -166,7 +167,7 @@ func deskbotMetrics(t *testing.T) map[string]*metricFamily {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := scheduler.New(slog.New(slog.DiscardHandler), scheduler.ClientDesk(client), set, st, nil, scheduler.WithRegistry(rec)); err != nil {
+	if _, err := scheduler.New(slog.New(slog.DiscardHandler), firing.ClientDesk(client), set, st, nil, scheduler.WithRegistry(rec)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range rec.collectors {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/scheduler"
 )
 
@@ -10,7 +11,7 @@ import (
 // only go to the log (a dry run sends none), and each cycle's "would have"
 // summary goes to chat too, when the chat transport can post plain text.
 type dryRunNotifier struct {
-	scheduler.LogNotifier
+	firing.LogNotifier
 	chat chatTransport
 }
 

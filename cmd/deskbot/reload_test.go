@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -52,7 +53,7 @@ func TestReloadRulesLogsOnceAndReportsFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	sched, err := scheduler.New(logger, scheduler.ClientDesk(client), first, st, scheduler.LogNotifier{Logger: logger})
+	sched, err := scheduler.New(logger, firing.ClientDesk(client), first, st, firing.LogNotifier{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
-	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -113,7 +113,7 @@ func (s *shared[T]) known() (T, bool) {
 // sharedSchedulerDesk is the scheduler's desk with the open statuses read
 // through deskShared, with the scheduler's own client when a read is due.
 type sharedSchedulerDesk struct {
-	scheduler.Desk
+	firing.Desk
 	c  *sdclient.Client
 	sh *deskShared
 }
@@ -129,17 +129,17 @@ func (d sharedSchedulerDesk) OpenStatuses(ctx context.Context) ([]int, error) {
 	return sdclient.OpenStatusesOf(f)
 }
 
-func (d sharedSchedulerDesk) Stopping(stop context.Context) scheduler.Desk {
+func (d sharedSchedulerDesk) Stopping(stop context.Context) firing.Desk {
 	return sharedSchedulerDesk{d.Desk.Stopping(stop), d.c, d.sh}
 }
 
 // schedulerDesk is c as the scheduler's desk, sharing sh's reads when sh
 // is not nil.
-func schedulerDesk(c *sdclient.Client, sh *deskShared) scheduler.Desk {
+func schedulerDesk(c *sdclient.Client, sh *deskShared) firing.Desk {
 	if sh == nil {
-		return scheduler.ClientDesk(c)
+		return firing.ClientDesk(c)
 	}
-	return sharedSchedulerDesk{scheduler.ClientDesk(c), c, sh}
+	return sharedSchedulerDesk{firing.ClientDesk(c), c, sh}
 }
 
 // sharedBotDesk is the chat's desk with the statuses and the API key's

@@ -182,7 +182,7 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh 
 	if tp, ok := chat.(follow.ThreadPoster); ok && !cfg.DryRun {
 		// Live threads: the desk's public replies and status changes of
 		// linked tickets are posted in their threads (Slack only).
-		opts = append(opts, scheduler.WithSubscriber(follow.NewThreads(scheduler.ClientDesk(client), st, tp, st, follow.WithLogger(logger))))
+		opts = append(opts, scheduler.WithSubscriber(follow.NewThreads(firing.ClientDesk(client), st, tp, st, follow.WithLogger(logger))))
 	}
 	// The ticket history for rules backtest: what the feed saw, kept for
 	// DESKBOT_HISTORY (0: none, and what was is removed).
@@ -192,9 +192,9 @@ func newScheduler(ctx context.Context, cfg *config, client *sdclient.Client, sh 
 	opts = append(opts,
 		scheduler.WithTickFollower(follow.NewDigests(chat, st, follow.WithLogger(logger), follow.WithDryRun(cfg.DryRun))),
 		scheduler.WithDMs(follow.NewDMs(chat)))
-	var notifier scheduler.Notifier = chatNotifier{chat}
+	var notifier firing.Notifier = chatNotifier{chat}
 	if cfg.DryRun {
-		notifier = dryRunNotifier{LogNotifier: scheduler.LogNotifier{Logger: logger}, chat: chat}
+		notifier = dryRunNotifier{LogNotifier: firing.LogNotifier{Logger: logger}, chat: chat}
 	}
 	sched, err := scheduler.New(logger, schedulerDesk(client, sh), set, st, notifier, opts...)
 	if err != nil {

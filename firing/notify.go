@@ -1,4 +1,4 @@
-package scheduler
+package firing
 
 import (
 	"context"
@@ -20,7 +20,8 @@ type Alert struct {
 	Ticket *sdclient.Ticket // the ticket as the firing saw it
 }
 
-// Notifier sends alerts to chat; the chat side implements it.
+// Notifier sends alerts to chat: the execution step's contract with the
+// chat side, which implements it (cmd/deskbot wires the transport in).
 type Notifier interface {
 	// Alert posts a; an error wrapping ErrNotDelivered says it certainly
 	// was not posted.
@@ -28,8 +29,8 @@ type Notifier interface {
 }
 
 // AlertChecker is optionally implemented by a Notifier that can tell
-// whether an alert with key was already posted to channel. The scheduler
-// asks it before re-sending an alert of a firing it resumes after a crash;
+// whether an alert with key was already posted to channel. The execution
+// step asks it before re-sending an alert of a firing it resumes after a crash;
 // without it a resumed alert may be posted twice.
 type AlertChecker interface {
 	// AlreadyAlerted reports whether an alert with key is in channel.
@@ -38,7 +39,7 @@ type AlertChecker interface {
 
 // AlertGroup is one chat message about several tickets: the alerts that
 // one alert action of one rule makes in one cycle when they are more than
-// the rule's group_over. The scheduler sends it, instead of one alert per
+// the rule's group_over. The execution step sends it, instead of one alert per
 // ticket, to a Notifier that implements GroupNotifier.
 type AlertGroup struct {
 	Channel string // resolved channel, the same for every alert

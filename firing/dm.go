@@ -1,4 +1,4 @@
-package scheduler
+package firing
 
 import (
 	"context"
@@ -41,24 +41,21 @@ type DMRequest struct {
 	People PeopleDesk
 }
 
-// WithDMs sends the rules' direct messages through d. Without it a dm:
-// is posted as an alert to its fallback channel, saying for whom it was.
-func WithDMs(d DMSender) Option { return func(cfg *config) { cfg.followers.dms = d } }
-
 // dmRequest is the dm: a of rule r on ticket t, for the DMSender.
-func (s *Scheduler) dmRequest(cy *cycle, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) DMRequest {
-	return DMRequest{To: a.To, Channel: a.Channel, Text: a.Text, Rule: r.Name, Key: marker, Ticket: t, Now: cy.now,
-		People: meteredPeople{s: s, cy: cy}}
+func (ex *execution) dmRequest(r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) DMRequest {
+	return DMRequest{To: a.To, Channel: a.Channel, Text: a.Text, Rule: r.Name, Key: marker, Ticket: t, Now: ex.Now,
+		People: countedPeople{desk: ex.d.Desk, count: ex.d.Count}}
 }
 
-// sendDM performs a dm: action on ticket t.
-func (s *Scheduler) sendDM(ctx context.Context, cy *cycle, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) error {
-	d := s.dmRequest(cy, r, t, a, marker)
-	if s.cfg.followers.dms != nil {
-		return s.cfg.followers.dms.SendDM(ctx, d)
+// sendDM performs a dm: action on ticket t: through Deps.DMs, else posted
+// as an alert to its fallback channel, saying for whom it was.
+func (ex *execution) sendDM(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) error {
+	d := ex.dmRequest(r, t, a, marker)
+	if ex.d.DMs != nil {
+		return ex.d.DMs.SendDM(ctx, d)
 	}
 	who := dmWho(a.To)
-	err := s.notifier.Alert(ctx, Alert{Channel: d.Channel, Text: fmt.Sprintf("For %s (this chat cannot send direct messages): %s", who, d.Text), Rule: r.Name, Key: marker, Ticket: t})
+	err := ex.d.Notifier.Alert(ctx, Alert{Channel: d.Channel, Text: fmt.Sprintf("For %s (this chat cannot send direct messages): %s", who, d.Text), Rule: r.Name, Key: marker, Ticket: t})
 	if err != nil {
 		return fmt.Errorf("dm %s via %s: %w", who, d.Channel, err)
 	}
@@ -67,11 +64,11 @@ func (s *Scheduler) sendDM(ctx context.Context, cy *cycle, r *rules.Rule, t *sdc
 
 // alreadyDMed reports whether the dm: carrying marker was already sent
 // (a resumed firing).
-func (s *Scheduler) alreadyDMed(ctx context.Context, cy *cycle, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) (bool, error) {
-	if s.cfg.followers.dms != nil {
-		return s.cfg.followers.dms.AlreadyDMed(ctx, s.dmRequest(cy, r, t, a, marker))
+func (ex *execution) alreadyDMed(ctx context.Context, r *rules.Rule, t *sdclient.Ticket, a rules.Action, marker string) (bool, error) {
+	if ex.d.DMs != nil {
+		return ex.d.DMs.AlreadyDMed(ctx, ex.dmRequest(r, t, a, marker))
 	}
-	if ck, ok := s.notifier.(AlertChecker); ok {
+	if ck, ok := ex.d.Notifier.(AlertChecker); ok {
 		return ck.AlreadyAlerted(ctx, a.Channel, marker)
 	}
 	return false, nil
@@ -88,27 +85,27 @@ func dmWho(to string) string {
 	return to
 }
 
-// meteredPeople is the cycle's desk for people look-ups: its requests
-// count in the cycle and against the budget.
-type meteredPeople struct {
-	s  *Scheduler
-	cy *cycle
+// countedPeople is the cycle's desk for people look-ups: each request
+// counted (the cycle's requests, the budget).
+type countedPeople struct {
+	desk  PeopleDesk
+	count func(*sdclient.Response, error)
 }
 
-func (m meteredPeople) GetRequester(ctx context.Context, id int64) (*sdclient.Requester, *sdclient.Response, error) {
-	rq, resp, err := m.cy.desk.GetRequester(ctx, id)
-	m.s.count(m.cy, resp, err)
+func (m countedPeople) GetRequester(ctx context.Context, id int64) (*sdclient.Requester, *sdclient.Response, error) {
+	rq, resp, err := m.desk.GetRequester(ctx, id)
+	m.count(resp, err)
 	return rq, resp, err
 }
 
-func (m meteredPeople) GetAgent(ctx context.Context, id int64) (*sdclient.Agent, *sdclient.Response, error) {
-	ag, resp, err := m.cy.desk.GetAgent(ctx, id)
-	m.s.count(m.cy, resp, err)
+func (m countedPeople) GetAgent(ctx context.Context, id int64) (*sdclient.Agent, *sdclient.Response, error) {
+	ag, resp, err := m.desk.GetAgent(ctx, id)
+	m.count(resp, err)
 	return ag, resp, err
 }
 
-func (m meteredPeople) GetGroup(ctx context.Context, id int64) (*sdclient.Group, *sdclient.Response, error) {
-	g, resp, err := m.cy.desk.GetGroup(ctx, id)
-	m.s.count(m.cy, resp, err)
+func (m countedPeople) GetGroup(ctx context.Context, id int64) (*sdclient.Group, *sdclient.Response, error) {
+	g, resp, err := m.desk.GetGroup(ctx, id)
+	m.count(resp, err)
 	return g, resp, err
 }

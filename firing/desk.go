@@ -1,4 +1,4 @@
-package scheduler
+package firing
 
 import (
 	"context"
@@ -6,10 +6,12 @@ import (
 	"github.com/deskbot/deskbot/sdclient"
 )
 
-// Desk is the part of the desk API the scheduler uses. ClientDesk adapts an
-// *sdclient.Client; tests wrap it to observe or break calls. Every method
-// returns the sdclient Response (nil when nothing was sent) so that the
-// scheduler can count requests and read the rate state.
+// Desk is the part of the desk API a cycle uses: the change feed's reads
+// (package feed declares its own subset), the execution step's re-reads,
+// writes and look-ups. ClientDesk adapts an *sdclient.Client; tests wrap
+// it to observe or break calls. Every method returns the sdclient Response
+// (nil when nothing was sent) so that the caller can count requests and
+// read the rate state (Deps.Count).
 type Desk interface {
 	// OpenStatuses returns every open status id, custom ones included.
 	OpenStatuses(ctx context.Context) ([]int, error)
@@ -81,4 +83,28 @@ func (d clientDesk) Stopping(stop context.Context) Desk { return clientDesk{d.c.
 
 func (d clientDesk) AgentByEmail(ctx context.Context, email string) (*sdclient.Agent, *sdclient.Response, error) {
 	return d.c.Agents.GetByEmail(ctx, email)
+}
+
+// PeopleDesk is the part of the desk that names the people and groups of
+// a ticket for rules (ticket.requester, ticket.agent, ticket.group) and
+// for direct messages; part of Desk.
+type PeopleDesk interface {
+	// GetRequester reads requester id.
+	GetRequester(ctx context.Context, id int64) (*sdclient.Requester, *sdclient.Response, error)
+	// GetAgent reads agent id.
+	GetAgent(ctx context.Context, id int64) (*sdclient.Agent, *sdclient.Response, error)
+	// GetGroup reads group id.
+	GetGroup(ctx context.Context, id int64) (*sdclient.Group, *sdclient.Response, error)
+}
+
+func (d clientDesk) GetRequester(ctx context.Context, id int64) (*sdclient.Requester, *sdclient.Response, error) {
+	return d.c.Requesters.Get(ctx, id)
+}
+
+func (d clientDesk) GetAgent(ctx context.Context, id int64) (*sdclient.Agent, *sdclient.Response, error) {
+	return d.c.Agents.Get(ctx, id)
+}
+
+func (d clientDesk) GetGroup(ctx context.Context, id int64) (*sdclient.Group, *sdclient.Response, error) {
+	return d.c.Groups.Get(ctx, id)
 }

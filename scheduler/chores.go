@@ -1,0 +1,118 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+
+	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
+)
+
+// The scheduler's chores beside the cycle, on its clock: the escalator's
+// tick and the ledger's pruning (the work is package firing's), and the
+// rules over their run-time budget (firing.Budgets) for /readyz.
+
+// DefaultTickEvery is how often the escalator's due steps are taken: the
+// delay between a level's wait running out and the next level being paged
+// is at most this long.
+const DefaultTickEvery = 20 * time.Second
+
+// newPaging is the escalator's paging (nil without an escalator).
+func (s *Scheduler) newPaging() *firing.Paging {
+	if s.cfg.escalator == nil {
+		return nil
+	}
+	return &firing.Paging{Escalator: s.cfg.escalator, Now: s.cfg.clock.Now, Timeout: s.cfg.actionTimeout,
+		Ticks: s.m.ticks, Log: s.logger}
+}
+
+// tickPages takes the escalation steps due now. gocron runs it every
+// tickEvery on the leader (with an elector; steps are claimed atomically
+// in the store, so a replica ticking at the same time would page nobody
+// twice either).
+func (s *Scheduler) tickPages(ctx context.Context) (oncall.TickStats, error) {
+	if s.paging == nil || s.cfg.dryRun {
+		return oncall.TickStats{}, nil
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	return s.paging.TickNow(ctx)
+}
+
+// TickPages takes the on-call escalation steps due now, as the scheduled
+// tick does (tests, and a caller driving the scheduler by hand).
+func (s *Scheduler) TickPages(ctx context.Context) (oncall.TickStats, error) {
+	if s.stopping.Load() {
+		return oncall.TickStats{}, errors.New("tick pages: scheduler stopping")
+	}
+	return s.tickPages(ctx)
+}
+
+// addTickJob schedules the escalator's tick.
+func (s *Scheduler) addTickJob(gs gocron.Scheduler) error {
+	if s.cfg.escalator == nil || s.cfg.dryRun {
+		return nil
+	}
+	opts := []gocron.JobOption{gocron.WithName("oncall-tick"), gocron.WithContext(s.baseCtx),
+		gocron.WithStartAt(gocron.WithStartImmediately())}
+	if s.cfg.singleton {
+		opts = append(opts, gocron.WithSingletonMode(gocron.LimitModeReschedule))
+	}
+	_, err := gs.NewJob(gocron.DurationJob(s.cfg.tickEvery), gocron.NewTask(func(ctx context.Context) {
+		if s.stopping.Load() {
+			return
+		}
+		_, _ = s.tickPages(ctx)
+	}), opts...)
+	if err != nil {
+		return fmt.Errorf("add on-call tick job: %w", err)
+	}
+	return nil
+}
+
+// PruneLedger deletes the finished firings older than the retention that
+// are no longer the current one of their (rule, ticket), as the scheduled
+// prune does every PruneEvery (firing.Prune); it returns how many went.
+// It does nothing when pruning is off (and in a dry run).
+func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
+	if s.cfg.retention < 0 || s.cfg.dryRun {
+		return 0, nil
+	}
+	return firing.Prune(ctx, s.ledger, s.cfg.retention, s.cfg.clock.Now(), s.m.pruned, s.logger)
+}
+
+// addPruneJob schedules PruneLedger. Any replica may prune: the delete is
+// one idempotent statement, so the job needs no leader, but gocron asks the
+// elector for every job, so in practice the leader prunes.
+func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
+	if s.cfg.retention < 0 || s.cfg.dryRun {
+		return nil
+	}
+	_, err := gs.NewJob(gocron.DurationJob(PruneEvery), gocron.NewTask(func(ctx context.Context) {
+		if _, err := s.PruneLedger(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			s.logger.Warn("ledger prune failed; retried at the next run", slog.Any("error", err))
+		}
+	}), gocron.WithName("ledger-prune"), gocron.WithContext(s.baseCtx),
+		gocron.WithSingletonMode(gocron.LimitModeReschedule))
+	if err != nil {
+		return fmt.Errorf("add ledger prune job: %w", err)
+	}
+	return nil
+}
+
+// noteBudgets notes the decisions of cy's rules that went over their
+// run-time budget (firing.Budgets.Note).
+func (s *Scheduler) noteBudgets(cy *cycle, decisions []rules.Decision) {
+	s.budgets.Note(cy.rules, decisions, cy.now, s.m.overBudget, cy.log)
+}
+
+// RuleHealth is the rules' part of /readyz: nil, or which rules went over
+// their run-time budget in their last cycle (they are reported, not
+// stopped: the other rules keep running).
+func (s *Scheduler) RuleHealth(context.Context) error { return s.budgets.Health() }
