@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -142,20 +142,11 @@ type env struct {
 	s      *Scheduler
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
+func testLogger(testing.TB) *slog.Logger { return testkit.Logger() }
 
 func mustRules(t testing.TB, yaml string) *rules.Set {
 	t.Helper()
-	set, err := rules.Load("test.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatalf("load rules: %v", err)
-	}
-	return set
+	return testkit.Rules(t, yaml)
 }
 
 func clientFor(t testing.TB, sim *sdsim.Server, opts ...sdclient.Option) *sdclient.Client {

@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -45,11 +46,7 @@ var quiet = slog.New(slog.DiscardHandler)
 
 func mustRules(t testing.TB, yaml string) *rules.Set {
 	t.Helper()
-	set, err := rules.Load("test.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatalf("load rules: %v", err)
-	}
-	return set
+	return testkit.Rules(t, yaml)
 }
 
 func clientFor(t testing.TB, sim *sdsim.Server) *sdclient.Client {
