@@ -297,6 +297,32 @@ func (e *env) afterLeases(n int) {
 	}
 }
 
+// lostNote is what a test of a note whose answer the desk lost expects:
+// the first cycle fires fired firings and leaves before notes of text on
+// the ticket; after leases cycles a lease apart there are after.
+type lostNote struct {
+	text          string
+	fired, before int
+	leases, after int
+}
+
+// resumeLostNote runs the cycle in which the note of ticket id is lost (the
+// test has set the fault) and the cycles that resume it, and fails t
+// unless they leave what want says.
+func (e *env) resumeLostNote(t *testing.T, id int64, want lostNote) {
+	t.Helper()
+	if res := e.runOnce(); res[0].Fired != want.fired {
+		t.Fatalf("first cycle fired %d, want %d", res[0].Fired, want.fired)
+	}
+	if n := len(e.notesWith(id, want.text)); n != want.before {
+		t.Fatalf("%d notes %q after the lost answer, want %d", n, want.text, want.before)
+	}
+	e.afterLeases(want.leases)
+	if n := len(e.notesWith(id, want.text)); n != want.after {
+		t.Errorf("%d notes %q after resuming, want %d", n, want.text, want.after)
+	}
+}
+
 // addTickets adds n tickets of priority to the desk, subjects t0, t1, ...
 func (e *env) addTickets(n, priority int) []int64 {
 	ids := make([]int64, n)
