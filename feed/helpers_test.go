@@ -65,12 +65,7 @@ func clientFor(t testing.TB, sim *sdsim.Server) *sdclient.Client {
 
 func openStore(t testing.TB, dsn string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return testkit.Store(t, dsn)
 }
 
 func newEnv(t testing.TB, simOpts []sdsim.Option, opts ...Option) *env {

@@ -274,12 +274,7 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() bo
 // openStore opens the state store at dsn, closed when the test ends.
 func openStore(t testing.TB, dsn string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return testkit.Store(t, dsn)
 }
 
 // noteFault makes the desk answer the notes POSTed to ticket id with a

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/store"
 )
 
 // Logger is the logger of a component under test: debug and above to
@@ -28,6 +29,18 @@ func Rules(t testing.TB, yaml string) *rules.Set {
 		t.Fatalf("load rules: %v", err)
 	}
 	return set
+}
+
+// Store opens the state store at dsn, or fails t; it is closed when the
+// test ends.
+func Store(t testing.TB, dsn string, opts ...store.Option) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), dsn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // NonLoopbackIPv4 is an IPv4 address of this machine that is not

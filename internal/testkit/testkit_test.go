@@ -2,7 +2,10 @@ package testkit
 
 import (
 	"net"
+	"path/filepath"
 	"testing"
+
+	"github.com/deskbot/deskbot/store"
 )
 
 // The address is one another machine could reach this one at: IPv4 and
@@ -35,4 +38,18 @@ func TestLoggerWithoutVerbose(t *testing.T) {
 		t.Error("the quiet logger is enabled for debug")
 	}
 	l.Info("not shown", "k", 1)
+}
+
+// The store is usable while the test runs and closed after it.
+func TestStoreOpensAndCloses(t *testing.T) {
+	var st *store.Store
+	t.Run("open", func(t *testing.T) {
+		st = Store(t, filepath.Join(t.TempDir(), "state.db"))
+		if err := st.Ping(t.Context()); err != nil {
+			t.Fatalf("ping the open store: %v", err)
+		}
+	})
+	if err := st.Ping(t.Context()); err == nil {
+		t.Error("the store still answers after its test ended")
+	}
 }
