@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -82,7 +83,7 @@ func (r *Router) cmdAgents(ctx context.Context, c *call) (Reply, error) {
 
 // groupsField is the Groups field of /assign list: the groups whose name
 // has says yes to, at most maxGroupsShown of them; nil when none.
-func (r *Router) groupsField(ctx context.Context, has func(string) bool) *Field {
+func (r *Router) groupsField(ctx context.Context, has func(string) bool) *chat.Field {
 	var groups []string
 	for _, g := range r.cachedGroups(ctx, 5*time.Second) {
 		if has(g.Name) {
@@ -97,7 +98,7 @@ func (r *Router) groupsField(ctx context.Context, has func(string) bool) *Field 
 		more = fmt.Sprintf(" and %d more", len(groups)-maxGroupsShown)
 		groups = groups[:maxGroupsShown]
 	}
-	return &Field{Label: "Groups", Value: strings.Join(groups, ", ") + more}
+	return &chat.Field{Label: "Groups", Value: strings.Join(groups, ", ") + more}
 }
 
 // sharesWorkspace: an agent of the caller's workspaces (either without

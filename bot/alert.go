@@ -9,7 +9,7 @@ import (
 )
 
 // AlertButtons are the alert's buttons, each carrying ticket, rule and key.
-func AlertButtons(t *sdclient.Ticket, rule, key string) []Button {
+func AlertButtons(t *sdclient.Ticket, rule, key string) []chat.Button {
 	bs := TicketButtons(t, true)
 	for i := range bs {
 		bs[i].Value = chat.ButtonValue(t.ID, rule, key)
@@ -19,7 +19,7 @@ func AlertButtons(t *sdclient.Ticket, rule, key string) []Button {
 
 // AlertCard is the ticket card of an alert, with the alert's buttons
 // (Assign to me, Acknowledge, Resolve); the transport adds the headline.
-func (r *Router) AlertCard(ctx context.Context, m AlertMessage) *Card {
+func (r *Router) AlertCard(ctx context.Context, m chat.AlertMessage) *Card {
 	card := r.ticketCard(ctx, m.Ticket)
 	card.Buttons = AlertButtons(m.Ticket, m.Rule, m.Key)
 	return card

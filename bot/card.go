@@ -44,7 +44,7 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 			requester += " <" + t.Requester.Email + ">"
 		}
 	}
-	c.Fields = []Field{
+	c.Fields = []chat.Field{
 		{Label: "Status", Value: status},
 		{Label: "Priority", Value: priorityName(t.Priority)},
 		{Label: "Requester", Value: requester},
@@ -55,13 +55,13 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 	}
 	// Slack shows at most ten fields: these three fit beside the seven.
 	if t.Type != "" {
-		c.Fields = append(c.Fields, Field{Label: "Type", Value: t.Type})
+		c.Fields = append(c.Fields, chat.Field{Label: "Type", Value: t.Type})
 	}
 	if cat := category(t); cat != "" {
-		c.Fields = append(c.Fields, Field{Label: "Category", Value: cat})
+		c.Fields = append(c.Fields, chat.Field{Label: "Category", Value: cat})
 	}
 	if len(t.Tags) > 0 {
-		c.Fields = append(c.Fields, Field{Label: "Tags", Value: strings.Join(t.Tags, ", ")})
+		c.Fields = append(c.Fields, chat.Field{Label: "Tags", Value: strings.Join(t.Tags, ", ")})
 	}
 	if d := descriptionText(t); d != "" {
 		c.Lines = append(c.Lines, "description: "+chat.Truncate(d, maxDescription))
@@ -125,18 +125,18 @@ func formatTime(t *time.Time) string {
 
 // TicketButtons are the buttons under a ticket; alerts add Acknowledge.
 // A resolved or closed ticket gets none.
-func TicketButtons(t *sdclient.Ticket, alert bool) []Button {
+func TicketButtons(t *sdclient.Ticket, alert bool) []chat.Button {
 	if !sdclient.IsOpenStatus(t.Status) {
 		return nil
 	}
 	v := fmt.Sprint(t.ID)
-	b := []Button{{ActionID: chat.ActionAssignMe, Label: "Assign to me", Value: v, Style: "primary"}}
+	b := []chat.Button{{ActionID: chat.ActionAssignMe, Label: "Assign to me", Value: v, Style: "primary"}}
 	if alert {
-		b = append(b, Button{ActionID: chat.ActionAcknowledge, Label: "Acknowledge", Value: v})
+		b = append(b, chat.Button{ActionID: chat.ActionAcknowledge, Label: "Acknowledge", Value: v})
 	}
-	b = append(b, Button{ActionID: chat.ActionResolve, Label: "Resolve", Value: v})
+	b = append(b, chat.Button{ActionID: chat.ActionResolve, Label: "Resolve", Value: v})
 	if !alert {
-		b = append(b, Button{ActionID: chat.ActionClose, Label: "Close", Value: v, Style: "danger"})
+		b = append(b, chat.Button{ActionID: chat.ActionClose, Label: "Close", Value: v, Style: "danger"})
 	}
 	return b
 }

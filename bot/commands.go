@@ -144,18 +144,18 @@ func (r *Router) cmdHelp(_ context.Context, _ *call) (Reply, error) {
 
 func (r *Router) cmdNew(ctx context.Context, c *call) (Reply, error) {
 	if c.p.Text == "" {
-		return Reply{Text: "opening the new-ticket form", Form: &TicketForm{Groups: r.cachedGroups(ctx, 1500*time.Millisecond)}}, nil
+		return Reply{Text: "opening the new-ticket form", Form: &chat.TicketForm{Groups: r.cachedGroups(ctx, 1500*time.Millisecond)}}, nil
 	}
 	email, err := r.callerEmail(ctx, c.caller)
 	if err != nil {
 		return Reply{}, err
 	}
-	return r.create(ctx, email, TicketFormValues{Subject: c.p.Text})
+	return r.create(ctx, email, chat.TicketFormValues{Subject: c.p.Text})
 }
 
 // submitForm creates the ticket of a submitted new-ticket form; the
 // requester is the submitting user.
-func (r *Router) submitForm(ctx context.Context, req Caller, v TicketFormValues) Reply {
+func (r *Router) submitForm(ctx context.Context, req Caller, v chat.TicketFormValues) Reply {
 	cmd := lookup(r.table, "ticket new")
 	c := &call{caller: req, cmd: cmd}
 	return r.run(ctx, cmd.name, func(ctx context.Context) (Reply, error) {
@@ -174,7 +174,7 @@ func (r *Router) submitForm(ctx context.Context, req Caller, v TicketFormValues)
 // a 255-character line, and the new-ticket form stops at 250 too.
 const maxSubject = 250
 
-func (r *Router) create(ctx context.Context, email string, v TicketFormValues) (Reply, error) {
+func (r *Router) create(ctx context.Context, email string, v chat.TicketFormValues) (Reply, error) {
 	subject := strings.Join(strings.Fields(v.Subject), " ")
 	desc := strings.TrimSpace(v.Description)
 	if desc == "" {

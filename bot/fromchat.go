@@ -131,7 +131,7 @@ func (r *Router) createFromMessage(ctx context.Context, caller Caller, callerEma
 	if requester == "" {
 		requester, fallback = callerEmail, true
 	}
-	var v TicketFormValues
+	var v chat.TicketFormValues
 	if m.Form != nil {
 		v = *m.Form
 	}

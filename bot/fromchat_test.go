@@ -85,7 +85,7 @@ func TestTicketFromMessageFallbacksAndRefusals(t *testing.T) {
 	}
 	// The form's subject wins over the first line.
 	m := sourceMessage("3.0", "UCAROL", "long rambling message", &loads)
-	m.Form = &TicketFormValues{Subject: "Laptop broken", Description: "seen twice", Priority: 3}
+	m.Form = &chat.TicketFormValues{Subject: "Laptop broken", Description: "seen twice", Priority: 3}
 	resp = r.TicketFromMessage(ctx, Caller{UserID: "UCAROL", Users: fromChatUsers}, m)
 	if c := d.Creates[1]; resp.Failed || c.Subject != "Laptop broken" || c.Priority != 3 || !strings.HasPrefix(c.Description, "seen twice<br><br>long rambling") {
 		t.Errorf("form: %+v, created %+v", resp, c)

@@ -176,7 +176,7 @@ func (r *Router) homeOnCall(ctx context.Context, caller chat.Caller, now time.Ti
 	}
 	st := r.oncall.WhoIsOnCall(now)
 	text = oncall.RenderStatusWith(st, func(member string) string { return r.memberName(ctx, caller, member) })
-	if m, ok := caller.Users.(Mentioner); ok && len(st) > 0 {
+	if m, ok := caller.Users.(chat.Mentioner); ok && len(st) > 0 {
 		markup = oncall.RenderStatusWith(st, func(member string) string { return m.MentionMember(ctx, member) })
 	}
 	return text, markup

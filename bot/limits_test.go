@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 )
@@ -21,7 +22,7 @@ func TestNewTicketLongSubject(t *testing.T) {
 	}{
 		{"command", func(r *Router) Reply { return handle(r, "UCAROL", "/ticket", "new "+long) }, []string{descOf(long)}},
 		{"form", func(r *Router) Reply {
-			return r.Dispatch(context.Background(), Caller{UserID: "UCAROL", Users: testUsers}, Command{Form: &TicketFormValues{Subject: long, Description: "since 9:00"}})
+			return r.Dispatch(context.Background(), Caller{UserID: "UCAROL", Users: testUsers}, Command{Form: &chat.TicketFormValues{Subject: long, Description: "since 9:00"}})
 		}, []string{descOf(long), "since 9:00"}},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
@@ -63,7 +64,7 @@ func TestCardKeepsAgentNamesWhileTheDeskIsDown(t *testing.T) {
 	}
 	d.status.Store(http.StatusServiceUnavailable)
 	now = now.Add(time.Hour) // the cached name is stale
-	card := r.AlertCard(context.Background(), AlertMessage{Ticket: tk, Rule: "r", Key: "k"})
+	card := r.AlertCard(context.Background(), chat.AlertMessage{Ticket: tk, Rule: "r", Key: "k"})
 	if text := card.Text(); !strings.Contains(text, "Agent:              Alice Agent") || strings.Contains(text, "agent #") {
 		t.Fatalf("alert card with the desk down:\n%s", text)
 	}

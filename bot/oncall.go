@@ -218,7 +218,7 @@ func (r *Router) cmdOnCall(ctx context.Context, c *call) (Reply, error) {
 	}
 	st := r.oncall.WhoIsOnCall(r.now())
 	resp := Reply{Text: oncall.RenderStatusWith(st, func(member string) string { return r.memberName(ctx, c.caller, member) })}
-	if m, ok := c.caller.Users.(Mentioner); ok && len(st) > 0 {
+	if m, ok := c.caller.Users.(chat.Mentioner); ok && len(st) > 0 {
 		resp.Markup = oncall.RenderStatusWith(st, func(member string) string { return m.MentionMember(ctx, member) })
 	}
 	return resp, nil

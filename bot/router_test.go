@@ -365,7 +365,7 @@ func TestNewWithoutSubjectAsksForForm(t *testing.T) {
 	if resp.Form == nil || len(resp.Form.Groups) != 2 {
 		t.Fatalf("answer = %+v, want a form with the two groups", resp)
 	}
-	resp = r.Dispatch(context.Background(), Caller{UserID: "UCAROL", Users: testUsers}, Command{Form: &TicketFormValues{Subject: "Mouse", Description: "left button", Priority: 3, GroupID: 4}})
+	resp = r.Dispatch(context.Background(), Caller{UserID: "UCAROL", Users: testUsers}, Command{Form: &chat.TicketFormValues{Subject: "Mouse", Description: "left button", Priority: 3, GroupID: 4}})
 	if !strings.Contains(resp.Text, "Created ticket #101: Mouse") {
 		t.Fatalf("answer = %q", resp.Text)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/sdclient"
 )
 
@@ -75,7 +76,7 @@ func (r *Router) unfurlCard(ctx context.Context, t *sdclient.Ticket) *Card {
 	return &Card{
 		Title: fmt.Sprintf("#%d %s", t.ID, t.Subject),
 		URL:   r.TicketLink(t.ID),
-		Fields: []Field{
+		Fields: []chat.Field{
 			{Label: "Status", Value: statusName(r.statusChoices(ctx), t.Status)},
 			{Label: "Priority", Value: priorityName(t.Priority)},
 			{Label: "Assignee", Value: agent},

@@ -2,9 +2,7 @@ package feed
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -50,12 +49,7 @@ type env struct {
 	f      *Feed
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
+func testLogger(testing.TB) *slog.Logger { return testkit.Logger() }
 
 func clientFor(t testing.TB, sim *sdsim.Server) *sdclient.Client {
 	t.Helper()
@@ -71,12 +65,7 @@ func clientFor(t testing.TB, sim *sdsim.Server) *sdclient.Client {
 
 func openStore(t testing.TB, dsn string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return testkit.Store(t, dsn)
 }
 
 func newEnv(t testing.TB, simOpts []sdsim.Option, opts ...Option) *env {

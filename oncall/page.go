@@ -43,16 +43,33 @@ const (
 	EventNoted     EventKind = "noted"     // the acknowledgement note reached the ticket
 )
 
+// Position is where an escalation stands: Step is the number of the step
+// (from 1), Level the 0-based index of its level and Round the 0-based
+// pass through the policy (0 to Policy.Repeat); Target is whom it pages.
+// A page holds its current one, and each event of its history the one it
+// happened at.
+type Position struct {
+	Step   int     `json:"step"`
+	Level  int     `json:"level"`
+	Round  int     `json:"round"`
+	Target *Target `json:"target,omitempty"`
+}
+
+// untargeted is q without its Target: the position of an event about the
+// page itself (acknowledged, resolved, escalated) rather than a message to
+// someone.
+func (q Position) untargeted() Position {
+	q.Target = nil
+	return q
+}
+
 // Event is one entry of a page's history.
 type Event struct {
-	At     time.Time `json:"at"`
-	Kind   EventKind `json:"kind"`
-	Step   int       `json:"step,omitempty"`
-	Level  int       `json:"level"`
-	Round  int       `json:"round,omitempty"`
-	Target *Target   `json:"target,omitempty"`
-	By     string    `json:"by,omitempty"`
-	Detail string    `json:"detail,omitempty"`
+	At   time.Time `json:"at"`
+	Kind EventKind `json:"kind"`
+	Position
+	By     string `json:"by,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // How a page was acknowledged (Page.AckVia).
@@ -75,9 +92,7 @@ const MaxAttempts = 3
 // (stored as JSON by the store) and a state machine driven only by the
 // times passed to its methods.
 //
-// Steps are numbered from 1; Level is the 0-based index of the current
-// step's level and Round the 0-based pass through the policy (0 to
-// Policy.Repeat). While Sending, the current step has been claimed and
+// Position is the current step's. While Sending, it has been claimed and
 // NextAt is the claim's deadline; otherwise NextAt is when the next step is
 // due (its level's After after the page went out).
 type Page struct {
@@ -93,10 +108,7 @@ type Page struct {
 	// direct message naming them all.
 	GroupOver int `json:"group_over,omitempty"`
 
-	Step     int       `json:"step"`
-	Level    int       `json:"level"`
-	Round    int       `json:"round"`
-	Target   *Target   `json:"target,omitempty"`
+	Position
 	Sending  bool      `json:"sending,omitempty"`
 	Attempts int       `json:"attempts,omitempty"` // tries of the current step
 	NextAt   time.Time `json:"next_at"`
@@ -149,7 +161,7 @@ func NewPage(spec PageSpec, now time.Time) Page {
 		Text:      spec.Text,
 		GroupOver: spec.GroupOver,
 		StartedAt: now,
-		Level:     -1,
+		Position:  Position{Level: -1},
 		NextAt:    now,
 	}
 }
@@ -189,7 +201,7 @@ func (p *Page) Advance(pol *Policy, now time.Time) (Step, bool) {
 	}
 	if p.Sending && p.Target != nil && p.Level >= 0 && p.Level < len(pol.Levels) {
 		p.Attempts++
-		p.History = append(p.History, Event{At: now, Kind: EventPaged, Step: p.Step, Level: p.Level, Round: p.Round, Target: p.Target, Detail: fmt.Sprintf("attempt %d", p.Attempts)})
+		p.History = append(p.History, Event{At: now, Kind: EventPaged, Position: p.Position, Detail: fmt.Sprintf("attempt %d", p.Attempts)})
 		return Step{Number: p.Step, Level: p.Level, Round: p.Round, Target: *p.Target, After: pol.Levels[p.Level].After, Attempt: p.Attempts, Retry: true}, true
 	}
 	level, round := p.Level+1, p.Round
@@ -204,7 +216,7 @@ func (p *Page) Advance(pol *Policy, now time.Time) (Step, bool) {
 	t := lv.resolve(now)
 	p.Step++
 	p.Level, p.Round, p.Target, p.Sending, p.Attempts = level, round, &t, true, 1
-	p.History = append(p.History, Event{At: now, Kind: EventPaged, Step: p.Step, Level: level, Round: round, Target: &t})
+	p.History = append(p.History, Event{At: now, Kind: EventPaged, Position: p.Position})
 	return Step{Number: p.Step, Level: level, Round: round, Target: t, After: lv.After, Attempt: 1}, true
 }
 
@@ -216,7 +228,7 @@ func (p *Page) Exhaust(reason string, now time.Time) bool {
 		return false
 	}
 	p.Exhausted, p.Sending, p.Target, p.NextAt, p.NoteAttempts = true, false, nil, now, 0
-	p.History = append(p.History, Event{At: now, Kind: EventExhausted, Level: p.Level, Round: p.Round, Detail: reason})
+	p.History = append(p.History, Event{At: now, Kind: EventExhausted, Position: Position{Level: p.Level, Round: p.Round}, Detail: reason})
 	return true
 }
 
@@ -245,7 +257,7 @@ func (p *Page) Sent(step int, wait time.Duration, now time.Time) bool {
 	if !p.Stopped() {
 		p.NextAt = now.Add(wait)
 	}
-	p.History = append(p.History, Event{At: now, Kind: EventSent, Step: step, Level: p.Level, Round: p.Round, Target: p.Target})
+	p.History = append(p.History, Event{At: now, Kind: EventSent, Position: p.Position})
 	return true
 }
 
@@ -256,7 +268,7 @@ func (p *Page) Failed(step int, reason string, retry time.Duration, now time.Tim
 	if !p.Sending || p.Step != step {
 		return false
 	}
-	p.History = append(p.History, Event{At: now, Kind: EventFailed, Step: step, Level: p.Level, Round: p.Round, Target: p.Target, Detail: reason})
+	p.History = append(p.History, Event{At: now, Kind: EventFailed, Position: p.Position, Detail: reason})
 	if p.Attempts >= MaxAttempts {
 		p.Sending = false
 		p.NextAt = now
@@ -290,7 +302,7 @@ func (p *Page) Ack(by string, now time.Time) bool {
 	p.Sending, p.NoteAttempts = false, 0
 	p.Done = false
 	p.NextAt = now
-	p.History = append(p.History, Event{At: now, Kind: EventAcked, Step: p.Step, Level: p.Level, Round: p.Round, By: by})
+	p.History = append(p.History, Event{At: now, Kind: EventAcked, Position: p.untargeted(), By: by})
 	return true
 }
 
@@ -362,7 +374,7 @@ func (p *Page) Resolve(now time.Time) bool {
 	if !p.NoteDue() {
 		p.Done = true
 	}
-	p.History = append(p.History, Event{At: now, Kind: EventResolved, Step: p.Step, Level: p.Level, Round: p.Round})
+	p.History = append(p.History, Event{At: now, Kind: EventResolved, Position: p.untargeted()})
 	return true
 }
 
@@ -373,7 +385,7 @@ func (p *Page) EscalateNow(by string, now time.Time) bool {
 		return false
 	}
 	p.NextAt = now
-	p.History = append(p.History, Event{At: now, Kind: EventEscalate, Step: p.Step, Level: p.Level, Round: p.Round, By: by})
+	p.History = append(p.History, Event{At: now, Kind: EventEscalate, Position: p.untargeted(), By: by})
 	return true
 }
 

@@ -1,6 +1,7 @@
 package oncall_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,34 @@ func BenchmarkOnCall(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		_ = s.OnCall(at.Add(time.Duration(i%1000) * time.Hour))
+	}
+}
+
+// A page stored before Position was one struct (the same keys at the top
+// level of the page and of each event, step and round left out of events
+// when 0) reads back the same, and is written with the page's keys where
+// they were.
+func TestPageStateFormatKept(t *testing.T) {
+	const stored = `{"key":"r/42/1","policy":"it","ticket_id":42,"started_at":"2026-03-02T12:00:00Z",` +
+		`"step":2,"level":1,"round":0,"target":{"kind":"user","id":"bob@example.com"},"sending":true,"next_at":"2026-03-02T12:10:00Z",` +
+		`"history":[{"at":"2026-03-02T12:00:00Z","kind":"exhausted","level":1},` +
+		`{"at":"2026-03-02T12:00:00Z","kind":"paged","step":2,"level":1,"target":{"kind":"user","id":"bob@example.com"}}]}`
+	var p oncall.Page
+	if err := json.Unmarshal([]byte(stored), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Step != 2 || p.Level != 1 || p.Round != 0 || p.Target == nil || p.Target.ID != "bob@example.com" {
+		t.Errorf("page position %+v", p.Position)
+	}
+	if len(p.History) != 2 || p.History[0].Step != 0 || p.History[0].Level != 1 || p.History[0].Target != nil ||
+		p.History[1].Step != 2 || p.History[1].Target == nil || p.History[1].Target.ID != "bob@example.com" {
+		t.Errorf("history %+v", p.History)
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"started_at":"2026-03-02T12:00:00Z","step":2,"level":1,"round":0,"target":{`; !strings.Contains(string(out), want) {
+		t.Errorf("written %s\nwant it to hold %s", out, want)
 	}
 }

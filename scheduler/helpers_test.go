@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -143,20 +143,11 @@ type env struct {
 	s      *Scheduler
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
+func testLogger(testing.TB) *slog.Logger { return testkit.Logger() }
 
 func mustRules(t testing.TB, yaml string) *rules.Set {
 	t.Helper()
-	set, err := rules.Load("test.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatalf("load rules: %v", err)
-	}
-	return set
+	return testkit.Rules(t, yaml)
 }
 
 func clientFor(t testing.TB, sim *sdsim.Server, opts ...sdclient.Option) *sdclient.Client {
@@ -284,12 +275,7 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() bo
 // openStore opens the state store at dsn, closed when the test ends.
 func openStore(t testing.TB, dsn string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return testkit.Store(t, dsn)
 }
 
 // noteFault makes the desk answer the notes POSTed to ticket id with a
@@ -304,6 +290,32 @@ func (e *env) afterLeases(n int) {
 	for range n {
 		e.clk.Advance(DefaultLease)
 		e.runOnce()
+	}
+}
+
+// lostNote is what a test of a note whose answer the desk lost expects:
+// the first cycle fires fired firings and leaves before notes of text on
+// the ticket; after leases cycles a lease apart there are after.
+type lostNote struct {
+	text          string
+	fired, before int
+	leases, after int
+}
+
+// resumeLostNote runs the cycle in which the note of ticket id is lost (the
+// test has set the fault) and the cycles that resume it, and fails t
+// unless they leave what want says.
+func (e *env) resumeLostNote(t *testing.T, id int64, want lostNote) {
+	t.Helper()
+	if res := e.runOnce(); res[0].Fired != want.fired {
+		t.Fatalf("first cycle fired %d, want %d", res[0].Fired, want.fired)
+	}
+	if n := len(e.notesWith(id, want.text)); n != want.before {
+		t.Fatalf("%d notes %q after the lost answer, want %d", n, want.text, want.before)
+	}
+	e.afterLeases(want.leases)
+	if n := len(e.notesWith(id, want.text)); n != want.after {
+		t.Errorf("%d notes %q after resuming, want %d", n, want.text, want.after)
 	}
 }
 

@@ -715,16 +715,9 @@ func TestLostNoteAnswerIsNotRepeated(t *testing.T) {
 			e := newEnvSim(t, simOpts, urgentRules)
 			id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Mail down", Priority: 4}).ID
 			e.noteFault(id, sdsim.FaultDropAfter, 0)
-			if res := e.runOnce(); res[0].Fired != 0 {
-				t.Fatalf("first cycle fired %d; want the firing left pending by the lost answer", res[0].Fired)
-			}
-			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
-				t.Fatalf("%d notes after the lost answer, want the 1 the desk committed", n)
-			}
-			e.afterLeases(3)
-			if n := len(e.notesWith(id, "Paged on-call.")); n != 1 {
-				t.Errorf("%d notes, want exactly 1", n)
-			}
+			// The firing is left pending by the lost answer; the desk
+			// committed the note, and resuming writes no second one.
+			e.resumeLostNote(t, id, lostNote{text: "Paged on-call.", fired: 0, before: 1, leases: 3, after: 1})
 			if n := len(e.notif.forTicket(id)); n != 1 {
 				t.Errorf("%d alerts, want exactly 1", n)
 			}
@@ -993,16 +986,9 @@ rules:
 `)
 	id := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN", Priority: 4}).ID
 	e.noteFault(id, sdsim.FaultDrop, 1)
-	if res := e.runOnce(); res[0].Fired != 1 {
-		t.Fatalf("first cycle fired %d, want only the second rule", res[0].Fired)
-	}
-	if n := len(e.notesWith(id, "Escalated.")); n != 1 {
-		t.Fatalf("%d notes after the drop, want the second rule's only", n)
-	}
-	e.afterLeases(2)
-	if n := len(e.notesWith(id, "Escalated.")); n != 2 {
-		t.Errorf("%d notes, want 2: the first rule's lost note must be written on resume", n)
-	}
+	// Only the second rule fires and writes its note at first; the first
+	// rule's lost note is written on resume.
+	e.resumeLostNote(t, id, lostNote{text: "Escalated.", fired: 1, before: 1, leases: 2, after: 2})
 }
 
 const explainRules = `version: 1

@@ -364,85 +364,62 @@ type TicketUpdate struct {
 // Ptr returns a pointer to v; handy for building TicketUpdate values.
 func Ptr[T any](v T) *T { return &v }
 
+// ServiceRecord is what a change, a problem and a release have alike:
+// what it is about, who handles it, how urgent it is, how it is filed and
+// when it changed. Each embeds it, so its fields read as theirs (c.ID).
+type ServiceRecord struct {
+	ID              int64          `json:"id"`
+	WorkspaceID     *int64         `json:"workspace_id"`
+	Subject         string         `json:"subject"`
+	Description     string         `json:"description"`
+	DescriptionText string         `json:"description_text"`
+	AgentID         *int64         `json:"agent_id"`
+	GroupID         *int64         `json:"group_id"`
+	DepartmentID    *int64         `json:"department_id"`
+	Priority        int            `json:"priority"`
+	Status          int            `json:"status"`
+	Category        *string        `json:"category"`
+	SubCategory     *string        `json:"sub_category"`
+	ItemCategory    *string        `json:"item_category"`
+	CustomFields    map[string]any `json:"custom_fields"`
+	CreatedAt       time.Time      `json:"created_at"`
+	UpdatedAt       time.Time      `json:"updated_at"`
+}
+
 // Change is a change request (GET /changes/{id}, envelope "change").
 type Change struct {
-	ID                int64          `json:"id"`
-	WorkspaceID       *int64         `json:"workspace_id"`
-	Subject           string         `json:"subject"`
-	Description       string         `json:"description"`
-	DescriptionText   string         `json:"description_text"`
-	AgentID           *int64         `json:"agent_id"`
-	GroupID           *int64         `json:"group_id"`
-	RequesterID       *int64         `json:"requester_id"`
-	DepartmentID      *int64         `json:"department_id"`
-	Priority          int            `json:"priority"`
-	Impact            int            `json:"impact"`
-	Status            int            `json:"status"`
-	Risk              int            `json:"risk"`
-	ChangeType        int            `json:"change_type"`
-	ApprovalStatus    *int           `json:"approval_status"`
-	PlannedStartDate  *time.Time     `json:"planned_start_date"`
-	PlannedEndDate    *time.Time     `json:"planned_end_date"`
-	Category          *string        `json:"category"`
-	SubCategory       *string        `json:"sub_category"`
-	ItemCategory      *string        `json:"item_category"`
-	ChangeWindowID    *int64         `json:"change_window_id"`
-	AssociatedRelease *int64         `json:"associated_release"`
-	CustomFields      map[string]any `json:"custom_fields"`
-	CreatedAt         time.Time      `json:"created_at"`
-	UpdatedAt         time.Time      `json:"updated_at"`
+	ServiceRecord
+	RequesterID       *int64     `json:"requester_id"`
+	Impact            int        `json:"impact"`
+	Risk              int        `json:"risk"`
+	ChangeType        int        `json:"change_type"`
+	ApprovalStatus    *int       `json:"approval_status"`
+	PlannedStartDate  *time.Time `json:"planned_start_date"`
+	PlannedEndDate    *time.Time `json:"planned_end_date"`
+	ChangeWindowID    *int64     `json:"change_window_id"`
+	AssociatedRelease *int64     `json:"associated_release"`
 }
 
 // Problem is a problem record (envelope "problem").
 type Problem struct {
-	ID               int64          `json:"id"`
-	WorkspaceID      *int64         `json:"workspace_id"`
-	Subject          string         `json:"subject"`
-	Description      string         `json:"description"`
-	DescriptionText  string         `json:"description_text"`
-	AgentID          *int64         `json:"agent_id"`
-	RequesterID      *int64         `json:"requester_id"`
-	GroupID          *int64         `json:"group_id"`
-	DepartmentID     *int64         `json:"department_id"`
-	Priority         int            `json:"priority"`
-	Status           int            `json:"status"`
-	Impact           int            `json:"impact"`
-	KnownError       bool           `json:"known_error"`
-	DueBy            *time.Time     `json:"due_by"`
-	Category         *string        `json:"category"`
-	SubCategory      *string        `json:"sub_category"`
-	ItemCategory     *string        `json:"item_category"`
-	AssociatedChange *int64         `json:"associated_change"`
-	CustomFields     map[string]any `json:"custom_fields"`
-	CreatedAt        time.Time      `json:"created_at"`
-	UpdatedAt        time.Time      `json:"updated_at"`
+	ServiceRecord
+	RequesterID      *int64     `json:"requester_id"`
+	Impact           int        `json:"impact"`
+	KnownError       bool       `json:"known_error"`
+	DueBy            *time.Time `json:"due_by"`
+	AssociatedChange *int64     `json:"associated_change"`
 }
 
 // Release is a release record (envelope "release").
 type Release struct {
-	ID                int64          `json:"id"`
-	WorkspaceID       *int64         `json:"workspace_id"`
-	Subject           string         `json:"subject"`
-	Description       string         `json:"description"`
-	DescriptionText   string         `json:"description_text"`
-	AgentID           *int64         `json:"agent_id"`
-	GroupID           *int64         `json:"group_id"`
-	DepartmentID      *int64         `json:"department_id"`
-	Priority          int            `json:"priority"`
-	Status            int            `json:"status"`
-	ReleaseType       int            `json:"release_type"`
-	PlannedStartDate  *time.Time     `json:"planned_start_date"`
-	PlannedEndDate    *time.Time     `json:"planned_end_date"`
-	WorkStartDate     *time.Time     `json:"work_start_date"`
-	WorkEndDate       *time.Time     `json:"work_end_date"`
-	Category          *string        `json:"category"`
-	SubCategory       *string        `json:"sub_category"`
-	ItemCategory      *string        `json:"item_category"`
-	AssociatedAssets  []int64        `json:"associated_assets"`
-	AssociatedChanges []int64        `json:"associated_changes"`
-	CustomFields      map[string]any `json:"custom_fields"`
-	CreatedAt         time.Time      `json:"created_at"`
-	UpdatedAt         time.Time      `json:"updated_at"`
+	ServiceRecord
+	ReleaseType       int        `json:"release_type"`
+	PlannedStartDate  *time.Time `json:"planned_start_date"`
+	PlannedEndDate    *time.Time `json:"planned_end_date"`
+	WorkStartDate     *time.Time `json:"work_start_date"`
+	WorkEndDate       *time.Time `json:"work_end_date"`
+	AssociatedAssets  []int64    `json:"associated_assets"`
+	AssociatedChanges []int64    `json:"associated_changes"`
 }
 
 // SolutionCategory is a knowledge-base category (envelope "category").

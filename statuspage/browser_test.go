@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -170,20 +171,6 @@ func serve(t *testing.T, addr string, h http.Handler) string {
 	return "http://" + ln.Addr().String()
 }
 
-// nonLoopback is an address of this machine that is not loopback, or "".
-func nonLoopback() string {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return ""
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	return ""
-}
-
 // TestBrowserDemoPages loads every page of the demo (the embedded
 // simulator's desk, seed 1 with 200 tickets, and rules.example.yaml) in
 // headless chromium after a cycle: each rule and each recent firing is
@@ -308,7 +295,7 @@ func TestBrowserDemoPages(t *testing.T) {
 	}
 
 	// Off loopback: the pages need the token.
-	ip := nonLoopback()
+	ip := testkit.NonLoopbackIPv4()
 	if ip == "" {
 		t.Log("no non-loopback address on this machine: the token check off loopback is left to TestAccess")
 		return

@@ -49,7 +49,7 @@ func testPageRoundTrip(t *testing.T, open pagesOpen) {
 	ctx := t.Context()
 	p := newPage("r", 42, pageT0)
 	p.Target = &oncall.Target{Kind: oncall.TargetPerson, ID: "alice@example.com", Schedule: "it-primary"}
-	p.History = []oncall.Event{{At: pageT0, Kind: oncall.EventPaged, Step: 1, Target: p.Target}}
+	p.History = []oncall.Event{{At: pageT0, Kind: oncall.EventPaged, Position: oncall.Position{Step: 1, Target: p.Target}}}
 	if created, err := a.CreatePage(ctx, p); err != nil || !created {
 		t.Fatalf("CreatePage = %v, %v", created, err)
 	}

@@ -2,7 +2,8 @@
 // who asks (Caller), what they ask (Command), the answer (Reply) with its
 // Card and Buttons, the alerts the rules post (AlertMessage,
 // AlertGroupMessage, Notifier) and the buttons of a page card. Package bot
-// re-exports these names as aliases (bot.Reply is chat.Reply).
+// re-exports the router's entry-point types (Caller, Command, Reply,
+// Card) as aliases: bot.Reply is chat.Reply.
 //
 // What it owns: these types and the small pure functions over them that
 // every transport needs (button values, page buttons, the limits of a

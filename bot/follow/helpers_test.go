@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
@@ -46,11 +47,7 @@ var quiet = slog.New(slog.DiscardHandler)
 
 func mustRules(t testing.TB, yaml string) *rules.Set {
 	t.Helper()
-	set, err := rules.Load("test.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatalf("load rules: %v", err)
-	}
-	return set
+	return testkit.Rules(t, yaml)
 }
 
 func clientFor(t testing.TB, sim *sdsim.Server) *sdclient.Client {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/internal/chattest"
 	"github.com/deskbot/deskbot/bot/slackchat"
@@ -363,7 +362,7 @@ func TestGroupLine(t *testing.T) {
 		{"Late", "<L|#12> VPN — Late"},
 		{"", "<L|#12> VPN"},
 	} {
-		if got := slackchat.GroupLine(bot.AlertMessage{Ticket: tk, Text: tc.text}, "L"); got != tc.want {
+		if got := slackchat.GroupLine(chat.AlertMessage{Ticket: tk, Text: tc.text}, "L"); got != tc.want {
 			t.Errorf("groupLine(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/slackchat"
 
 	"github.com/deskbot/deskbot/bot/internal/fakedesk"
@@ -54,7 +55,7 @@ func goldenCard(t *testing.T) *bot.Card {
 	r := routertest.New(t, d)
 	tk := d.Snapshot(42)
 	tk.Subject = "Printer on fire <b>&</b>"
-	card := r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk})
+	card := r.AlertCard(context.Background(), chat.AlertMessage{Ticket: &tk})
 	card.Buttons = bot.TicketButtons(&tk, false)
 	return card
 }
@@ -69,7 +70,7 @@ func TestGoldenAlertCard(t *testing.T) {
 	d := fakedesk.New()
 	r := routertest.New(t, d)
 	tk := d.Snapshot(42)
-	card := r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk, Rule: "page-urgent", Key: "page-urgent/42/1"})
+	card := r.AlertCard(context.Background(), chat.AlertMessage{Ticket: &tk, Rule: "page-urgent", Key: "page-urgent/42/1"})
 	v := slackchat.AlertView{Headline: "<!subteam^S0ONCALL> Urgent #42 unassigned: Printer on fire", Rule: "page-urgent", Key: "page-urgent/42/1", Card: card}
 	golden(t, "alert_card", blocksJSON(t, slackchat.AlertBlocks(v)))
 
@@ -88,7 +89,7 @@ func TestGoldenAlertCard(t *testing.T) {
 	tk.ResponderID = new(int64)
 	*tk.ResponderID = 8
 	tk.Status = 4
-	card = r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk, Rule: "page-urgent", Key: "page-urgent/42/1"})
+	card = r.AlertCard(context.Background(), chat.AlertMessage{Ticket: &tk, Rule: "page-urgent", Key: "page-urgent/42/1"})
 	updated := slackchat.AlertView{Headline: headline, Rule: "page-urgent", Key: "page-urgent/42/1", Card: card,
 		Activity: []string{"Bob Builder assigned the ticket to themself · 09:41 UTC", "Alice Agent resolved the ticket · 09:45 UTC"}}
 	out := blocksJSON(t, slackchat.AlertBlocks(updated))
@@ -99,7 +100,7 @@ func TestGoldenAlertCard(t *testing.T) {
 }
 
 func TestGoldenModal(t *testing.T) {
-	m := slackchat.TicketModal(&bot.TicketForm{Groups: fakedesk.New().GroupList}, `{"channel":"C1"}`)
+	m := slackchat.TicketModal(&chat.TicketForm{Groups: fakedesk.New().GroupList}, `{"channel":"C1"}`)
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		t.Fatal(err)

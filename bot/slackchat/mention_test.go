@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/slackchat"
 
 	"github.com/jonboulle/clockwork"
@@ -43,7 +43,7 @@ func (h *e2e) alertMention(mention string) string {
 		h.t.Fatal(err)
 	}
 	key := fmt.Sprintf("mention-%d", len(h.fake.Messages()))
-	if err := h.slack.Alert(h.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Mention: mention, Ticket: tk, Rule: "page-urgent", Key: key}); err != nil {
+	if err := h.slack.Alert(h.ctx, chat.AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Mention: mention, Ticket: tk, Rule: "page-urgent", Key: key}); err != nil {
 		h.t.Fatal(err)
 	}
 	m, err := h.fake.WaitMessage(h.ctx, func(m slackfake.Message) bool {

@@ -102,7 +102,7 @@ func (e *pageEnv) postAlert(id int64, rule, text, key string) slackfake.Message 
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.slack.Alert(e.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: text, Ticket: tk, Rule: rule, Key: key}); err != nil {
+	if err := e.slack.Alert(e.ctx, chat.AlertMessage{Channel: "#it-oncall", Text: text, Ticket: tk, Rule: rule, Key: key}); err != nil {
 		e.t.Fatal(err)
 	}
 	m, err := e.fake.WaitMessage(e.ctx, func(m slackfake.Message) bool {

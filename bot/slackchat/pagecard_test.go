@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/slackchat"
 
 	"github.com/deskbot/deskbot/bot/internal/chattest"
@@ -32,7 +33,7 @@ func TestGoldenPageCard(t *testing.T) {
 	d := fakedesk.New()
 	r := routertest.New(t, d)
 	tk := d.Snapshot(42)
-	card := r.AlertCard(context.Background(), bot.AlertMessage{Ticket: &tk})
+	card := r.AlertCard(context.Background(), chat.AlertMessage{Ticket: &tk})
 	card.Buttons = nil
 
 	p := chattest.Page()

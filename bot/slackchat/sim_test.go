@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
@@ -86,7 +85,7 @@ func TestAlertCardNamesRequester(t *testing.T) {
 	if tk.Requester != nil {
 		t.Fatalf("brief ticket has its requester: %+v", tk.Requester)
 	}
-	if err := h.slack.Alert(h.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Ticket: tk, Rule: "page-urgent", Key: "names/1"}); err != nil {
+	if err := h.slack.Alert(h.ctx, chat.AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Ticket: tk, Rule: "page-urgent", Key: "names/1"}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := h.fake.WaitMessage(h.ctx, func(m slackfake.Message) bool {

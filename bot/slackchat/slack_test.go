@@ -367,7 +367,7 @@ func (h *e2e) alert(key string, ticket int64) slackfake.Message {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if err := h.slack.Alert(h.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Mention: "UALICE", Ticket: t, Rule: "page-urgent", Key: key}); err != nil {
+	if err := h.slack.Alert(h.ctx, chat.AlertMessage{Channel: "#it-oncall", Text: "Urgent ticket unassigned", Mention: "UALICE", Ticket: t, Rule: "page-urgent", Key: key}); err != nil {
 		h.t.Fatal(err)
 	}
 	m, err := h.fake.WaitMessage(h.ctx, func(m slackfake.Message) bool {

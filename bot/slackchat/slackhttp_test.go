@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/slackchat"
 
 	"github.com/deskbot/deskbot/bot/chat"
@@ -111,7 +110,7 @@ func TestSlackWebAPIRetries(t *testing.T) {
 	before, _ := calls(h.fake, "chat.postMessage", 0)
 	h.fake.ServerErrorNext("chat.postMessage", 1, http.StatusInternalServerError)
 	tk, _ := h.desk.Ticket(h.ctx, 42)
-	err = h.slack.Alert(h.ctx, bot.AlertMessage{Channel: "#it-oncall", Text: "Urgent", Ticket: tk, Rule: "r", Key: "k2"})
+	err = h.slack.Alert(h.ctx, chat.AlertMessage{Channel: "#it-oncall", Text: "Urgent", Ticket: tk, Rule: "r", Key: "k2"})
 	if err == nil {
 		t.Fatal("alert succeeded on a 500")
 	}

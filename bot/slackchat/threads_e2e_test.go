@@ -40,7 +40,7 @@ func (l *lateReplier) ThreadReply(ctx context.Context, c chat.Caller, id int64, 
 type slackAlerts struct{ s *slackchat.Slack }
 
 func (n slackAlerts) Alert(ctx context.Context, a firing.Alert) error {
-	return n.s.Alert(ctx, bot.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key})
+	return n.s.Alert(ctx, chat.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key})
 }
 
 type threadEnv struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/follow"
 	"github.com/deskbot/deskbot/firing"
@@ -23,8 +22,8 @@ import (
 type chatTransport interface {
 	Run(ctx context.Context) error
 	Ready() bool
-	Alert(ctx context.Context, m bot.AlertMessage) error
-	AlertGroup(ctx context.Context, g bot.AlertGroupMessage) error
+	Alert(ctx context.Context, m chat.AlertMessage) error
+	AlertGroup(ctx context.Context, g chat.AlertGroupMessage) error
 	AlreadyAlerted(ctx context.Context, channel, key string) (bool, error)
 	Page(ctx context.Context, r oncall.PageRequest) error
 	// The rules' direct messages and digests (bot/follow sends them).
@@ -81,15 +80,15 @@ func (n chatNotifier) Alert(ctx context.Context, a firing.Alert) error {
 }
 
 func (n chatNotifier) AlertGroup(ctx context.Context, g firing.AlertGroup) error {
-	m := bot.AlertGroupMessage{Channel: g.Channel, Rule: g.Rule, Alerts: make([]bot.AlertMessage, len(g.Alerts))}
+	m := chat.AlertGroupMessage{Channel: g.Channel, Rule: g.Rule, Alerts: make([]chat.AlertMessage, len(g.Alerts))}
 	for i, a := range g.Alerts {
 		m.Alerts[i] = alertMessage(a)
 	}
 	return n.chat.AlertGroup(ctx, m)
 }
 
-func alertMessage(a firing.Alert) bot.AlertMessage {
-	return bot.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key}
+func alertMessage(a firing.Alert) chat.AlertMessage {
+	return chat.AlertMessage{Channel: a.Channel, Text: a.Text, Mention: a.Mention, Ticket: a.Ticket, Rule: a.Rule, Key: a.Key}
 }
 
 func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (bool, error) {

@@ -7,21 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// hostIP is an address of this machine that is not loopback, or "".
-func hostIP() string {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return ""
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	return ""
-}
+	"github.com/deskbot/deskbot/internal/testkit"
+)
 
 func getWith(t *testing.T, url string, hdr ...string) (int, string) {
 	t.Helper()
@@ -70,7 +58,7 @@ func TestStatusPagesAccess(t *testing.T) {
 		}
 	})
 
-	ip := hostIP()
+	ip := testkit.NonLoopbackIPv4()
 	if ip == "" {
 		t.Skip("no non-loopback address on this machine to ask from")
 	}

@@ -34,11 +34,11 @@ func Page() oncall.Page {
 		Text: "Urgent #42 unassigned: Printer on fire <now>"}, t0)
 	p.Step, p.Level, p.Target = 2, 1, bob
 	p.History = []oncall.Event{
-		{At: t0, Kind: oncall.EventPaged, Step: 1, Level: 0, Target: alice},
-		{At: t0, Kind: oncall.EventSent, Step: 1, Level: 0, Target: alice},
-		{At: t0.Add(10 * time.Minute), Kind: oncall.EventPaged, Step: 2, Level: 1, Target: bob},
-		{At: t0.Add(10 * time.Minute), Kind: oncall.EventFailed, Step: 2, Level: 1, Target: bob, Detail: "ratelimited"},
-		{At: t0.Add(10*time.Minute + 30*time.Second), Kind: oncall.EventPaged, Step: 2, Level: 1, Target: bob, Detail: "attempt 2"},
+		{At: t0, Kind: oncall.EventPaged, Position: oncall.Position{Step: 1, Level: 0, Target: alice}},
+		{At: t0, Kind: oncall.EventSent, Position: oncall.Position{Step: 1, Level: 0, Target: alice}},
+		{At: t0.Add(10 * time.Minute), Kind: oncall.EventPaged, Position: oncall.Position{Step: 2, Level: 1, Target: bob}},
+		{At: t0.Add(10 * time.Minute), Kind: oncall.EventFailed, Position: oncall.Position{Step: 2, Level: 1, Target: bob}, Detail: "ratelimited"},
+		{At: t0.Add(10*time.Minute + 30*time.Second), Kind: oncall.EventPaged, Position: oncall.Position{Step: 2, Level: 1, Target: bob}, Detail: "attempt 2"},
 	}
 	return p
 }

@@ -1,0 +1,55 @@
+package testkit
+
+import (
+	"net"
+	"path/filepath"
+	"testing"
+
+	"github.com/deskbot/deskbot/store"
+)
+
+// The address is one another machine could reach this one at: IPv4 and
+// not loopback; "" only says there is none.
+func TestNonLoopbackIPv4(t *testing.T) {
+	ip := NonLoopbackIPv4()
+	if ip == "" {
+		t.Skip("no non-loopback IPv4 address on this machine")
+	}
+	p := net.ParseIP(ip)
+	if p == nil || p.To4() == nil || p.IsLoopback() {
+		t.Errorf("NonLoopbackIPv4() = %q, want a non-loopback IPv4 address", ip)
+	}
+}
+
+func TestRulesLoads(t *testing.T) {
+	set := Rules(t, "version: 1\nrules:\n  - name: a\n    query: \"status:open\"\n    actions: [{note: \"x\"}]\n")
+	if set == nil || len(set.Rules()) != 1 || set.Rules()[0].Name != "a" {
+		t.Fatalf("Rules loaded %+v, want the one rule a", set)
+	}
+}
+
+// A logger that writes nothing without -v must still take every call.
+func TestLoggerWithoutVerbose(t *testing.T) {
+	if testing.Verbose() {
+		t.Skip("with -v the logger writes to stderr")
+	}
+	l := Logger()
+	if l.Enabled(t.Context(), -8) {
+		t.Error("the quiet logger is enabled for debug")
+	}
+	l.Info("not shown", "k", 1)
+}
+
+// The store is usable while the test runs and closed after it.
+func TestStoreOpensAndCloses(t *testing.T) {
+	var st *store.Store
+	t.Run("open", func(t *testing.T) {
+		st = Store(t, filepath.Join(t.TempDir(), "state.db"))
+		if err := st.Ping(t.Context()); err != nil {
+			t.Fatalf("ping the open store: %v", err)
+		}
+	})
+	if err := st.Ping(t.Context()); err == nil {
+		t.Error("the store still answers after its test ended")
+	}
+}
