@@ -411,3 +411,40 @@ func TestJSONShape(t *testing.T) {
 		t.Errorf("time_to_fire = %v", ttf)
 	}
 }
+
+func TestWriteText(t *testing.T) {
+	ctx := context.Background()
+	set := load(t, urgentRule+staleRule)
+	rep, err := Run(ctx, set, week(), t0, t0.Add(7*24*time.Hour), WithSupervisor(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := Run(ctx, load(t, urgentRule), week(), t0, t0.Add(7*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Compare(old, rep)
+	var b strings.Builder
+	if err := WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Backtest of rules.yaml from 2026-11-16T00:00:00Z to 2026-11-23T00:00:00Z (7d)",
+		"In all: 5 firings, 3 chat messages, 0 pages, 3 public replies e-mailed to requesters, 2 notes, 0 updates.",
+		"rule urgent (every 1m; alerts and direct messages first)",
+		"firings: 3 on 2 tickets",
+		"busiest hour: 2026-11-16 09:00Z (1 firing)",
+		"time from matching to firing: median 30s, p90 40s",
+		"the desk's hourly supervisor: 3 firings; of deskbot's, 3 came later with it: median 59m, p90 59m later",
+		"2026-11-18        1         1      0        1      0        0",
+		"Against rules.yaml: 3 firings then, 5 now",
+		"rules added: stale",
+		"stale (added): 0 -> 2 firings; adds 2 tickets (#10, #12)",
+		"history exists from 2026-11-16T00:00:00Z",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}

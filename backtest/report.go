@@ -166,7 +166,7 @@ func (r *replay) report(start, to time.Time) *Report {
 
 // ruleReport sums a rule's firings and what they sent.
 func ruleReport(rule *rules.Rule, fs []Firing, sends []send) RuleReport {
-	rr := RuleReport{Name: rule.Name, Schedule: plan.ScheduleKey(rule), Class: plan.ClassOf(rule).String(), Days: []Day{}}
+	rr := RuleReport{Name: rule.Name, Schedule: schedule(rule), Class: plan.ClassOf(rule).String(), Days: []Day{}}
 	for _, f := range rule.IfFields() {
 		if slices.Contains(unrecorded, f) {
 			rr.Unrecorded = append(rr.Unrecorded, f)
@@ -351,4 +351,12 @@ func diffRule(name string, old, cur map[int64]time.Time) RuleDiff {
 	slices.Sort(rd.RemovedTickets)
 	slices.SortFunc(rd.Moved, func(a, b Moved) int { return cmp.Compare(a.TicketID, b.TicketID) })
 	return rd
+}
+
+// schedule is "every 5m" or "cron 0 9 * * 1-5".
+func schedule(r *rules.Rule) string {
+	if r.Cron != "" {
+		return "cron " + r.Cron
+	}
+	return "every " + rules.ShortDuration(cmp.Or(r.Every, rules.DefaultEvery))
 }
