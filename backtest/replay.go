@@ -357,7 +357,17 @@ func (r *replay) fire(ds []rules.Decision, now time.Time) (held map[string]bool)
 			}
 		}
 	} else {
-		p := plan.Make(plan.Input{Set: r.set, Now: now, Decisions: ds, Ledger: view, Since: r.waiting,
+		// The decisions the ledger shows fired already in their episode
+		// are left out of planning: plan.Make would set them aside
+		// (Admission.Fired) without counting them against a cap, so the
+		// plan is the same, and the queue's sort has less to do.
+		open := ds[:0:0]
+		for _, d := range ds {
+			if !view.AlreadyFired(d, now) {
+				open = append(open, d)
+			}
+		}
+		p := plan.Make(plan.Input{Set: r.set, Now: now, Decisions: open, Ledger: view, Since: r.waiting,
 			CycleCap: r.cfg.cycleCap, Groups: true})
 		for _, d := range p.Ordered {
 			if p.Admitted[plan.Key(d)] {
