@@ -20,23 +20,36 @@ func (p *perHour) add(c store.HourCount) {
 }
 
 // hourChart draws the firings per hour of the 24 hours up to now as an
-// inline SVG bar chart (big: with axis labels; else a sparkline). It is
-// built from numbers only; the one text, the title, is escaped.
+// inline SVG bar chart (big: with axis labels; else a sparkline).
 func hourChart(counts perHour, big bool) template.HTML {
+	total, peak := 0, 0
+	for _, c := range counts {
+		total += c
+		peak = max(peak, c)
+	}
+	title := fmt.Sprintf("%d firings in the last 24 hours (per hour, oldest left; peak %d an hour)", total, peak)
+	return barChart(counts[:], title, "-24h", "now", "/h", big)
+}
+
+// barChart draws counts as an inline SVG bar chart, first left (big: with
+// the axis labels left and right and the peak with unit; else a
+// sparkline). It is built from numbers only; the texts are escaped.
+func barChart(counts []int, title, left, right, unit string, big bool) template.HTML {
 	peak := 0
-	total := 0
 	for _, c := range counts {
 		peak = max(peak, c)
-		total += c
 	}
 	scale := max(peak, 1)
-	w, h, bar, pad := 120, 20, 5, 0
+	bar := 5
 	if big {
-		w, h, bar, pad = 480, 120, 20, 16
+		bar = 20
+	}
+	w, h, pad := len(counts)*bar, 20, 0
+	if big {
+		h, pad = 120, 16
 	}
 	var b strings.Builder
-	title := html.EscapeString(fmt.Sprintf("%d firings in the last 24 hours (per hour, oldest left; peak %d an hour)", total, peak))
-	fmt.Fprintf(&b, `<svg class="chart" role="img" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s</title>`, w, h+pad, w, h+pad, title)
+	fmt.Fprintf(&b, `<svg class="chart" role="img" width="%d" height="%d" viewBox="0 0 %d %d"><title>%s</title>`, w, h+pad, w, h+pad, html.EscapeString(title))
 	for i, c := range counts {
 		bh := c * h / scale
 		if c > 0 && bh == 0 {
@@ -45,8 +58,9 @@ func hourChart(counts perHour, big bool) template.HTML {
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d"><title>%d</title></rect>`, i*bar, h-bh, bar-1, bh, c)
 	}
 	if big {
-		fmt.Fprintf(&b, `<text x="0" y="%d">-24h</text><text x="%d" y="%d" text-anchor="end">now</text><text x="%d" y="10" text-anchor="end">%d/h</text>`, h+pad-2, w, h+pad-2, w, peak)
+		fmt.Fprintf(&b, `<text x="0" y="%d">%s</text><text x="%d" y="%d" text-anchor="end">%s</text><text x="%d" y="10" text-anchor="end">%d%s</text>`,
+			h+pad-2, html.EscapeString(left), w, h+pad-2, html.EscapeString(right), w, peak, html.EscapeString(unit))
 	}
 	b.WriteString(`</svg>`)
-	return template.HTML(b.String()) //nolint:gosec // numbers and an escaped title
+	return template.HTML(b.String()) //nolint:gosec // numbers and escaped texts
 }

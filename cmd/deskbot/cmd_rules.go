@@ -24,6 +24,7 @@ const rulesUsage = `Usage:
   deskbot rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...] [--status ID:NAME ...]
   deskbot rules why FILE --ticket N
   deskbot rules plan [FILE]
+  deskbot rules backtest FILE [--since 7d] [--against OLD_FILE] [--format text|json|html]
 
 check and test work offline: name the desk's custom ticket fields that
 queries filter on with --custom-field (KIND: text, number, checkbox or
@@ -32,13 +33,16 @@ Open, 3 Pending, 4 Resolved, 5 Closed); why, plan and deskbot itself
 read them from the desk. plan says
 what the rules would do on the desk now (first run, caps, grouping,
 requests an hour); FILE defaults to DESKBOT_RULES, else rules.yaml.
+backtest replays FILE over the history of the desk's changes that
+deskbot recorded in DESKBOT_STATE (DESKBOT_HISTORY) and says what it
+would have done, per rule and day; it sends and writes nothing.
 `
 
 // cmdRules dispatches `deskbot rules check|test|why|plan`.
 func cmdRules(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, rulesUsage)
-		return errors.New("rules: missing subcommand (check, test, why or plan)")
+		return errors.New("rules: missing subcommand (check, test, why, plan or backtest)")
 	}
 	switch args[0] {
 	case "check":
@@ -49,6 +53,8 @@ func cmdRules(ctx context.Context, e env, args []string) error {
 		return cmdRulesWhy(ctx, e, args[1:])
 	case "plan":
 		return cmdRulesPlan(ctx, e, args[1:])
+	case "backtest":
+		return cmdRulesBacktest(ctx, e, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(e.stdout, rulesUsage)
 		return nil

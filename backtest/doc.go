@@ -1,0 +1,25 @@
+// Package backtest replays a rules file over the recorded history of the
+// desk's tickets (package history) with the scheduler's own planning step
+// (plan.Evaluate, plan.Make: query, if, once per episode over an
+// in-memory ledger, caps, grouping, classes), on a clock that steps as
+// the rules' every: and cron: would have (plan.NextRun). It writes
+// nothing anywhere: `deskbot rules backtest` prints its Report.
+//
+// # What it models, and what it cannot
+//
+//   - A cycle sees every change recorded at or before its time; changes
+//     between two feed reads were recorded as one, so the replay sees
+//     them as one too.
+//   - Firings finish in their cycle (no crash, no lease, no re-read that
+//     finds the ticket changed since the feed read it).
+//   - A rule whose if reads data the history does not keep (the
+//     description, people's names) is marked approximate.
+//   - The desk's own supervisor is replayed as it runs: every hour, over
+//     the tickets updated in the last 30 days, without caps.
+//
+// # What it may import
+//
+// history, plan, rules, sdclient (the ticket type) and store (the
+// RuleRun type only); no scheduler, no I/O but the history Reader it is
+// given.
+package backtest
