@@ -339,15 +339,7 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, t *sdclient.Ticket
 // ledger and records the firings admitted; it returns the rules a cap
 // held back. The supervisor admits every decision its ledger allows.
 func (r *replay) fire(ds []rules.Decision, now time.Time) (held map[string]bool) {
-	view := plan.LedgerView{States: map[string]map[int64]rules.FiringRecord{}}
-	for _, d := range ds {
-		if rec := r.ledger[d.Rule][d.TicketID]; rec != nil {
-			if view.States[d.Rule] == nil {
-				view.States[d.Rule] = map[int64]rules.FiringRecord{}
-			}
-			view.States[d.Rule][d.TicketID] = *rec
-		}
-	}
+	view := r.ledgerView(ds)
 	var admitted []rules.Decision
 	grouped := map[string]bool{}
 	if r.supervisor {
@@ -357,88 +349,60 @@ func (r *replay) fire(ds []rules.Decision, now time.Time) (held map[string]bool)
 			}
 		}
 	} else {
-		// The decisions the ledger shows fired already in their episode
-		// are left out of planning: plan.Make would set them aside
-		// (Admission.Fired) without counting them against a cap, so the
-		// plan is the same, and the queue's sort has less to do.
-		open := ds[:0:0]
-		for _, d := range ds {
-			if !view.AlreadyFired(d, now) {
-				open = append(open, d)
-			}
-		}
-		p := plan.Make(plan.Input{Set: r.set, Now: now, Decisions: open, Ledger: view, Since: r.waiting,
-			CycleCap: r.cfg.cycleCap, Groups: true})
-		for _, d := range p.Ordered {
-			if p.Admitted[plan.Key(d)] {
-				admitted = append(admitted, d)
-			}
-		}
-		grouped = p.Grouping
-		held = map[string]bool{}
-		for rule, ids := range p.Held {
-			held[rule] = len(ids) > 0
-			r.held[rule] += len(ids)
-			for id := range ids {
-				key := rules.FiringKey{Rule: rule, TicketID: id}
-				if _, ok := r.waiting[key]; !ok {
-					r.waiting[key] = now
-				}
-			}
-		}
+		admitted, grouped, held = r.admit(ds, view, now)
 	}
-	sent := map[string]*send{}
-	for _, d := range admitted {
-		f := r.record(d, now)
-		r.firings = append(r.firings, f)
-		delete(r.waiting, plan.Key(d))
-		s := sent[d.Rule]
-		if s == nil {
-			s = &send{rule: d.Rule, at: now}
-			sent[d.Rule] = s
-		}
-		s.Firings++
-		for _, a := range d.Actions {
-			switch a.Kind {
-			case rules.ActionAlert:
-				if !grouped[d.Rule] {
-					s.Messages++
-				}
-			case rules.ActionDM:
-				s.Messages++
-			case rules.ActionPage:
-				s.Pages++
-			case rules.ActionReply:
-				s.Replies++
-			case rules.ActionNote:
-				s.Notes++
-			case rules.ActionUpdate:
-				s.Updates++
-			}
-		}
-	}
-	for _, rule := range r.rules { // in file order: the report is stable
-		s := sent[rule.Name]
-		if s == nil {
-			continue
-		}
-		if grouped[rule.Name] { // one message per alert action for them all
-			s.Messages += alertActions(rule)
-		}
-		r.sends = append(r.sends, *s)
-	}
+	r.send(admitted, grouped, now)
 	return held
 }
 
-// alertActions is how many alert actions rule has.
-func alertActions(rule *rules.Rule) int {
-	n := 0
-	for _, k := range rule.ActionKinds() {
-		if k == rules.ActionAlert {
-			n++
+// ledgerView is the in-memory ledger's records of the decisions' rules
+// and tickets, as plan reads a ledger.
+func (r *replay) ledgerView(ds []rules.Decision) plan.LedgerView {
+	view := plan.LedgerView{States: map[string]map[int64]rules.FiringRecord{}}
+	for _, d := range ds {
+		if rec := r.ledger[d.Rule][d.TicketID]; rec != nil {
+			if view.States[d.Rule] == nil {
+				view.States[d.Rule] = map[int64]rules.FiringRecord{}
+			}
+			view.States[d.Rule][d.TicketID] = *rec
 		}
 	}
-	return n
+	return view
+}
+
+// admit plans the decisions as a cycle does (queue order, caps,
+// grouping) and returns those admitted, the rules grouped and the rules a
+// cap held back, noting since when the held ones wait.
+func (r *replay) admit(ds []rules.Decision, view plan.LedgerView, now time.Time) (admitted []rules.Decision, grouped, held map[string]bool) {
+	// The decisions the ledger shows fired already in their episode
+	// are left out of planning: plan.Make would set them aside
+	// (Admission.Fired) without counting them against a cap, so the
+	// plan is the same, and the queue's sort has less to do.
+	open := ds[:0:0]
+	for _, d := range ds {
+		if !view.AlreadyFired(d, now) {
+			open = append(open, d)
+		}
+	}
+	p := plan.Make(plan.Input{Set: r.set, Now: now, Decisions: open, Ledger: view, Since: r.waiting,
+		CycleCap: r.cfg.cycleCap, Groups: true})
+	for _, d := range p.Ordered {
+		if p.Admitted[plan.Key(d)] {
+			admitted = append(admitted, d)
+		}
+	}
+	held = map[string]bool{}
+	for rule, ids := range p.Held {
+		held[rule] = len(ids) > 0
+		r.held[rule] += len(ids)
+		for id := range ids {
+			key := rules.FiringKey{Rule: rule, TicketID: id}
+			if _, ok := r.waiting[key]; !ok {
+				r.waiting[key] = now
+			}
+		}
+	}
+	return admitted, p.Grouping, held
 }
 
 // record enters d's firing at now into the ledger, opening an episode
