@@ -99,7 +99,7 @@ func TestFullSyncPastSearchCap(t *testing.T) {
 			oldest := addDeskTicketsEvery(e.sim.Desk, tc.open, tc.closed, cmp.Or(tc.apart, time.Minute))
 			f := e.f
 			if tc.emptyAfter > 0 {
-				f = e.newFeed(shortPagesDesk{clientDesk{e.client}, tc.emptyAfter})
+				f = e.newFeed(shortPagesDesk{clientDesk(e.client), tc.emptyAfter})
 			}
 			res := f.Sync(t.Context(), Inline())
 			if n := openMirrored(f); !res.Complete || n != tc.open {
@@ -168,7 +168,7 @@ func openMirrored(f *Feed) int {
 func TestFullSyncByListIsNotCompleteUntilTheEnd(t *testing.T) {
 	e := newEnv(t, []sdsim.Option{sdsim.WithFilterPageCap(10)})
 	addDeskTickets(e.sim.Desk, 2000, 0)
-	f := e.newFeed(&failListDesk{Desk: clientDesk{e.client}, after: 5})
+	f := e.newFeed(&failListDesk{Desk: clientDesk(e.client), after: 5})
 	if res := f.Sync(t.Context(), Inline()); res.Complete || res.Err == nil {
 		t.Fatalf("sync complete with %d tickets after the list failed", res.Tickets)
 	}
@@ -197,7 +197,7 @@ func TestMirrorHealthSaysTheSyncReadsTheList(t *testing.T) {
 	e := newEnv(t, []sdsim.Option{sdsim.WithFilterPageCap(10)})
 	addDeskTickets(e.sim.Desk, 2000, 0)
 	var health string
-	d := &hookListDesk{Desk: clientDesk{e.client}}
+	d := &hookListDesk{Desk: clientDesk(e.client)}
 	f := e.newFeed(d)
 	d.hook = func() {
 		if err := f.Health(t.Context(), time.Minute); err != nil && health == "" && d.n == 3 {
@@ -245,7 +245,7 @@ func BenchmarkFirstSync(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				st := openStore(b, filepath.Join(b.TempDir(), "state.db"))
-				f, err := New(clientDesk{clientFor(b, sim)}, WithLogger(testLogger(b)), WithClock(clk), WithMirrorStore(st))
+				f, err := New(clientDesk(clientFor(b, sim)), WithLogger(testLogger(b)), WithClock(clk), WithMirrorStore(st))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -19,22 +20,9 @@ import (
 
 var t0 = time.Date(2025, 3, 10, 9, 0, 0, 0, time.UTC)
 
-// clientDesk is the real sdclient client as the feed's Desk.
-type clientDesk struct{ c *sdclient.Client }
-
-func (d clientDesk) OpenStatuses(ctx context.Context) ([]int, error) { return d.c.OpenStatuses(ctx) }
-
-func (d clientDesk) FilterTickets(ctx context.Context, query string, opts *sdclient.FilterOptions) (*sdclient.FilterPage, *sdclient.Response, error) {
-	return d.c.Tickets.Filter(ctx, query, opts)
-}
-
-func (d clientDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error) {
-	return d.c.Tickets.List(ctx, opts)
-}
-
-func (d clientDesk) GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error) {
-	return d.c.Tickets.Get(ctx, id)
-}
+// clientDesk is the real sdclient client as the feed's Desk (the
+// execution step's adapter, which reads what the feed reads).
+func clientDesk(c *sdclient.Client) Desk { return firing.ClientDesk(c) }
 
 // env is a feed over the desk simulator, through the real client, kept
 // in a real SQLite state store.
@@ -76,7 +64,7 @@ func newEnv(t testing.TB, simOpts []sdsim.Option, opts ...Option) *env {
 	e.client = clientFor(t, e.sim)
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
 	e.st = openStore(t, e.stPath)
-	e.f = e.newFeed(clientDesk{e.client}, append([]Option{WithRegistry(e.reg)}, opts...)...)
+	e.f = e.newFeed(clientDesk(e.client), append([]Option{WithRegistry(e.reg)}, opts...)...)
 	return e
 }
 

@@ -118,7 +118,7 @@ func TestLiveMirrorNeverWaitsOnTheStore(t *testing.T) {
 	lead.Store(true)
 	e := newEnv(t, nil)
 	slow.MirrorStore = e.st
-	f := e.newFeed(clientDesk{e.client}, WithMirrorStore(slow), WithLeads(lead.Load))
+	f := e.newFeed(clientDesk(e.client), WithMirrorStore(slow), WithLeads(lead.Load))
 	urgent := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Server room flooding", Priority: 4, CreatedAt: t0.Add(-time.Hour), UpdatedAt: t0.Add(-time.Hour)})
 	e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "Printer", Priority: 1, CreatedAt: t0.Add(-time.Hour), UpdatedAt: t0.Add(-time.Hour)})
 	e.sync(f)

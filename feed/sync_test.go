@@ -95,7 +95,7 @@ func (d unorderedDesk) ListTickets(ctx context.Context, opts *sdclient.TicketLis
 func TestFeedOnADeskThatIgnoresOrder(t *testing.T) {
 	e := newEnv(t, nil)
 	reg := prometheus.NewRegistry()
-	f := e.newFeed(unorderedDesk{clientDesk{e.client}}, WithRegistry(reg))
+	f := e.newFeed(unorderedDesk{clientDesk(e.client)}, WithRegistry(reg))
 	changed := addTickets(e.sim.Desk, 230, 1)
 	e.sync(f)
 	for i, id := range changed {
@@ -168,7 +168,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 		e.sync(e.f)
 		e.clk.Advance(time.Minute)
 	}
-	f2 := e.newFeed(clientDesk{e.client}, WithMirrorStore(openStore(t, e.stPath)))
+	f2 := e.newFeed(clientDesk(e.client), WithMirrorStore(openStore(t, e.stPath)))
 	urgent := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "urgent", Priority: 4})
 	e.sim.Desk.ResetRequests()
 	res := e.sync(f2)

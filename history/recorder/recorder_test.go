@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/history"
 	"github.com/deskbot/deskbot/history/recorder"
 	"github.com/deskbot/deskbot/internal/pgtest"
@@ -23,22 +24,9 @@ import (
 
 var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
-// clientDesk is the real sdclient client as the feed's Desk.
-type clientDesk struct{ c *sdclient.Client }
-
-func (d clientDesk) OpenStatuses(ctx context.Context) ([]int, error) { return d.c.OpenStatuses(ctx) }
-
-func (d clientDesk) FilterTickets(ctx context.Context, query string, opts *sdclient.FilterOptions) (*sdclient.FilterPage, *sdclient.Response, error) {
-	return d.c.Tickets.Filter(ctx, query, opts)
-}
-
-func (d clientDesk) ListTickets(ctx context.Context, opts *sdclient.TicketListOptions) ([]*sdclient.Ticket, *sdclient.Response, error) {
-	return d.c.Tickets.List(ctx, opts)
-}
-
-func (d clientDesk) GetTicket(ctx context.Context, id int64) (*sdclient.Ticket, *sdclient.Response, error) {
-	return d.c.Tickets.Get(ctx, id)
-}
+// clientDesk is the real sdclient client as the feed's Desk (the
+// execution step's adapter, which reads what the feed reads).
+func clientDesk(c *sdclient.Client) feed.Desk { return firing.ClientDesk(c) }
 
 // env is the real feed over the desk simulator, through the real client,
 // with a recorder on a real store.
@@ -99,7 +87,7 @@ func newEnv(t testing.TB, st *store.Store, recOpts []recorder.Option, simOpts ..
 	if e.rec != nil {
 		opts = append(opts, feed.WithSubscriber(e.rec))
 	}
-	if e.f, err = feed.New(clientDesk{c}, opts...); err != nil {
+	if e.f, err = feed.New(clientDesk(c), opts...); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -195,7 +183,7 @@ func TestRecordsWhatTheFeedSaw(t *testing.T) {
 		}
 
 		// A later full sync (a new process's) records nothing already held.
-		f2, err := feed.New(clientDesk{e.client}, feed.WithLogger(quiet()), feed.WithClock(e.clk),
+		f2, err := feed.New(clientDesk(e.client), feed.WithLogger(quiet()), feed.WithClock(e.clk),
 			feed.WithMirrorStore(open(t)), feed.WithSubscriber(e.rec))
 		if err != nil {
 			t.Fatal(err)
