@@ -223,20 +223,38 @@ func TestRunWeekReport(t *testing.T) {
 }
 
 func TestSupervisorMisses(t *testing.T) {
-	// An urgent ticket handled within the hour: deskbot fires, the hourly
-	// supervisor never sees it matching.
-	m := &history.Memory{}
-	m.Add(at(tk(19, 2, 1, 0, t0), t0)) // the history starts at t0
-	a := tk(20, 2, 4, 0, t0.Add(10*time.Minute))
-	m.Add(at(a, a.CreatedAt))
-	a.Priority = 2
-	m.Add(at(a, t0.Add(25*time.Minute)))
-	rep, err := Run(context.Background(), load(t, urgentRule), m, t0, t0.Add(3*time.Hour), WithSupervisor(true))
-	if err != nil {
-		t.Fatal(err)
+	// An urgent ticket from 10m: deskbot fires at once; the hourly
+	// supervisor runs at 0h, 1h, 2h.
+	cases := []struct {
+		name                        string
+		handled                     bool // priority lowered at 25m
+		to                          time.Duration
+		compared, missed, unreached int
+	}{
+		{"handled within the hour: never", true, 3 * time.Hour, 0, 1, 0},
+		{"still urgent at 1h: later", false, 3 * time.Hour, 1, 0, 0},
+		// the replay ends before the supervisor's next run: not a miss
+		{"replay ends at 50m: unreached", false, 50 * time.Minute, 0, 0, 1},
 	}
-	if sup := rep.Rules[0].Supervisor; rep.Rules[0].Firings != 1 || sup.Firings != 0 || sup.Missed != 1 {
-		t.Errorf("firings %d, supervisor %+v", rep.Rules[0].Firings, sup)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &history.Memory{}
+			m.Add(at(tk(19, 2, 1, 0, t0), t0)) // the history starts at t0
+			a := tk(20, 2, 4, 0, t0.Add(10*time.Minute))
+			m.Add(at(a, a.CreatedAt))
+			if tc.handled {
+				a.Priority = 2
+				m.Add(at(a, t0.Add(25*time.Minute)))
+			}
+			rep, err := Run(context.Background(), load(t, urgentRule), m, t0, t0.Add(tc.to), WithSupervisor(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sup := rep.Rules[0].Supervisor
+			if rep.Rules[0].Firings != 1 || sup.Compared != tc.compared || sup.Missed != tc.missed || sup.Unreached != tc.unreached {
+				t.Errorf("firings %d, supervisor %+v", rep.Rules[0].Firings, sup)
+			}
+		})
 	}
 }
 

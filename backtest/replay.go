@@ -96,7 +96,11 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 	rep := main.report(start, to)
 	rep.Records, rep.Tickets = records, len(seen)
 	if sup != nil {
-		compareSupervisor(rep, sup.firings)
+		last := map[string]time.Time{}
+		for i, rule := range sup.rules {
+			last[rule.Name] = sup.lastRun[i]
+		}
+		compareSupervisor(rep, sup.firings, last)
 	}
 	return rep, nil
 }

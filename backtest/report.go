@@ -122,8 +122,11 @@ type Supervisor struct {
 	Compared int `json:"compared"` // deskbot's firings the supervisor also made, later or at once
 	// Missed are deskbot's firings the supervisor never made: the ticket
 	// stopped matching before its hourly run came.
-	Missed int     `json:"missed"`
-	Later  Latency `json:"later"` // how much later the supervisor's firings came
+	Missed int `json:"missed"`
+	// Unreached are deskbot's firings after the supervisor's last hourly
+	// run in the replay: it ended before the supervisor would run again.
+	Unreached int     `json:"unreached"`
+	Later     Latency `json:"later"` // how much later the supervisor's firings came
 }
 
 // unrecorded are the ticket fields an if may read that the history does
@@ -212,8 +215,9 @@ func ruleReport(rule *rules.Rule, fs []Firing, sends []send) RuleReport {
 // compareSupervisor adds to each rule of rep how the supervisor's replay
 // compares: for each of deskbot's firings, the supervisor's first firing
 // of the same rule on the same ticket at or after it, before deskbot's
-// next firing there.
-func compareSupervisor(rep *Report, sup []Firing) {
+// next firing there. A firing after the supervisor's last run of the rule
+// (lastRun) is not missed: the replay ended before its next hourly run.
+func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) {
 	type key struct {
 		rule string
 		id   int64
@@ -231,7 +235,7 @@ func compareSupervisor(rep *Report, sup []Firing) {
 		ours[k] = append(ours[k], f.At)
 	}
 	later := map[string][]time.Duration{}
-	missed := map[string]int{}
+	missed, unreached := map[string]int{}, map[string]int{}
 	for k, ts := range ours {
 		st := supBy[k]
 		for i, at := range ts {
@@ -240,13 +244,17 @@ func compareSupervisor(rep *Report, sup []Firing) {
 				later[k.rule] = append(later[k.rule], st[j].Sub(at))
 				continue
 			}
+			if lastRun[k.rule].Before(at) {
+				unreached[k.rule]++
+				continue
+			}
 			missed[k.rule]++
 		}
 	}
 	for i := range rep.Rules {
 		name := rep.Rules[i].Name
 		l := latency(later[name])
-		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Later: l}
+		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l}
 	}
 	rep.Limits = append(rep.Limits, "the desk's supervisor is replayed as it runs: every hour, over the tickets updated in the last 30 days, without caps")
 }

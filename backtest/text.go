@@ -74,6 +74,9 @@ func writeSupervisor(b *strings.Builder, r RuleReport) {
 	if s.Missed > 0 {
 		line += fmt.Sprintf("; %d never (the ticket stopped matching before its hourly run)", s.Missed)
 	}
+	if s.Unreached > 0 {
+		line += fmt.Sprintf("; %d after its last hourly run in the replay", s.Unreached)
+	}
 	b.WriteString(line + "\n")
 }
 

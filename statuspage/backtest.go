@@ -27,7 +27,7 @@ const backtestPage = `<!doctype html>
 <td>{{.R.Firings}}</td><td>{{.R.Tickets}}</td><td>{{.R.Messages}}</td><td>{{.R.Pages}}</td><td>{{.R.Replies}}</td>
 <td>{{with .R.BusiestHour}}{{stamp .Start}} ({{.Firings}}){{else}}-{{end}}</td>
 <td>{{if .R.TimeToFire.N}}median {{dur .R.TimeToFire.Median}}, p90 {{dur .R.TimeToFire.P90}}{{else}}-{{end}}</td>
-<td>{{with .R.Supervisor}}{{.Firings}} firings{{if .Compared}}; median {{dur .Later.Median}}, p90 {{dur .Later.P90}} later{{end}}{{if .Missed}}; {{.Missed}} never{{end}}{{else}}-{{end}}</td>
+<td>{{with .R.Supervisor}}{{.Firings}} firings{{if .Compared}}; median {{dur .Later.Median}}, p90 {{dur .Later.P90}} later{{end}}{{if .Missed}}; {{.Missed}} never{{end}}{{if .Unreached}}; {{.Unreached}} after its last run{{end}}{{else}}-{{end}}</td>
 <td>{{.Hours}}</td></tr>{{end}}</table>
 {{with .R.Against}}<h2>Against {{.OldFile}}</h2>
 <p>{{.OldTotals.Firings}} firings with the old file, {{$.R.Totals.Firings}} with this one.{{if .AddedRules}} Rules added: {{join .AddedRules}}.{{end}}{{if .RemovedRules}} Rules removed: {{join .RemovedRules}}.{{end}}</p>

@@ -58,7 +58,10 @@ func cmdRulesBacktest(ctx context.Context, e env, args []string) error {
 	}
 	defer closeHistory()
 
-	now := time.Now().UTC().Truncate(time.Second)
+	// Whole seconds, as the desk's times are, rounded up: a change
+	// recorded this second is replayed, and a history begun this second
+	// is not "nothing to replay".
+	now := time.Now().UTC().Truncate(time.Second).Add(time.Second)
 	run := []backtest.Option{backtest.WithCycleCap(cfg.MaxFiringsPerCycle), backtest.WithSupervisor(*supervisor)}
 	rep, err := backtest.Run(ctx, set, h, now.Add(-since), now, run...)
 	if err != nil {
