@@ -24,6 +24,19 @@ import (
 // escape it.
 const hostile = `<script>document.title="pwned"</script><img src=x onerror=alert(1)> printer`
 
+// cappedRules is one rule, "capped", over the waiting urgent tickets
+// whose cap lets max firings through a cycle and holds the rest back.
+func cappedRules(max int) string {
+	return `version: 1
+rules:
+  - name: capped
+    query: "priority:4 AND status:2"
+    max_firings_per_cycle: ` + strconv.Itoa(max) + `
+    actions:
+      - note: "seen"
+`
+}
+
 const testRules = `version: 1
 channels: {desk: "#it-desk"}
 rules:
