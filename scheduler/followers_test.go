@@ -12,7 +12,7 @@ import (
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
 
-// recSubscriber records the feed's changes it is told.
+// recSubscriber is a feed.Subscriber that records the changes it is told.
 type recSubscriber struct {
 	mu   sync.Mutex
 	told []feed.Changes

@@ -282,23 +282,11 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 	}
 }
 
-// feedRec is a feed.Subscriber that records what it heard.
-type feedRec struct {
-	mu  sync.Mutex
-	got []feed.Changes
-}
-
-func (r *feedRec) FeedChanged(_ context.Context, c feed.Changes) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.got = append(r.got, c)
-}
-
 // TestFeedSubscribersHearEachCyclesChanges: a subscriber given to the
 // scheduler hears, after each cycle's sync, the tickets the change feed
 // brought, before the rules act on them.
 func TestFeedSubscribersHearEachCyclesChanges(t *testing.T) {
-	rec := &feedRec{}
+	rec := &recSubscriber{}
 	e := newEnv(t, urgentRules, WithSubscriber(rec))
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 1})
 	e.runOnce()
@@ -309,10 +297,10 @@ func TestFeedSubscribersHearEachCyclesChanges(t *testing.T) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.got) != 2 {
-		t.Fatalf("the subscriber heard of %d syncs, want 2", len(rec.got))
+	if len(rec.told) != 2 {
+		t.Fatalf("the subscriber heard of %d syncs, want 2", len(rec.told))
 	}
-	if c := rec.got[1]; !c.Complete || len(c.Tickets) != 1 || c.Tickets[0].ID != tk.ID || c.Tickets[0].Priority != 4 {
+	if c := rec.told[1]; !c.Complete || len(c.Tickets) != 1 || c.Tickets[0].ID != tk.ID || c.Tickets[0].Priority != 4 {
 		t.Errorf("second sync: %+v, want ticket %d at priority 4, complete", c, tk.ID)
 	}
 }

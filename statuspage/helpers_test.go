@@ -2,8 +2,6 @@ package statuspage
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -23,6 +22,19 @@ import (
 // hostile is a ticket subject that would run script if a page did not
 // escape it.
 const hostile = `<script>document.title="pwned"</script><img src=x onerror=alert(1)> printer`
+
+// cappedRules is one rule, "capped", over the waiting urgent tickets
+// whose cap lets max firings through a cycle and holds the rest back.
+func cappedRules(max int) string {
+	return `version: 1
+rules:
+  - name: capped
+    query: "priority:4 AND status:2"
+    max_firings_per_cycle: ` + strconv.Itoa(max) + `
+    actions:
+      - note: "seen"
+`
+}
 
 const testRules = `version: 1
 channels: {desk: "#it-desk"}
@@ -66,16 +78,9 @@ func newWorldWith(t testing.TB, rulesYAML string, schedOpts []scheduler.Option, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.st, err = store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.st.Close() })
-	w.set, err = rules.Load("rules.yaml", []byte(rulesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w.st = testkit.Store(t, filepath.Join(t.TempDir(), "state.db"))
+	w.set = testkit.Rules(t, rulesYAML)
+	logger := testkit.Logger()
 	opts := append([]scheduler.Option{scheduler.WithSingleton(false)}, schedOpts...)
 	if oc := w.set.OnCall(); oc != nil {
 		// Pages go to a pager that takes them (no chat here); the store

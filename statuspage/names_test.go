@@ -7,34 +7,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-const oncallRules = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: primary
-      time_zone: UTC
-      rotation: 1w
-      handoff: "09:00"
-      start: 2025-01-06
-      members: [U0CAROL01, bob@example.com]
-  policies:
-    - name: urgent
-      levels:
-        - {schedule: primary, after: 10m}
-rules:
-  - name: noop
-    query: "priority:1 AND status:5"
-    actions:
-      - note: "x"
-`
+	"github.com/deskbot/deskbot/internal/testkit"
+)
 
 // TestOncallNamesPeople: /oncall names the people on call by the names
 // the namer gave in the background (Run), never asking while a page
 // renders; a member it cannot name shows as the rules file names them.
 func TestOncallNamesPeople(t *testing.T) {
-	w := newWorld(t, oncallRules)
+	w := newWorld(t, testkit.OncallRules("U0CAROL01"))
 	var asked atomic.Int32
 	names := map[string]string{"U0CAROL01": "Carol Danvers"}
 	h, err := New(w.sched, w.st, WithLoopback(true), WithPersonNames(func(_ context.Context, member string) string {

@@ -124,14 +124,7 @@ func TestPagesWithoutRules(t *testing.T) {
 // plan (the report of `deskbot rules plan`) says what its next run fires
 // and what its cap leaves for later.
 func TestRulePageShowsHeldBack(t *testing.T) {
-	const capped = `version: 1
-rules:
-  - name: capped
-    query: "priority:4 AND status:2"
-    max_firings_per_cycle: 2
-    actions:
-      - note: "seen"
-`
+	capped := cappedRules(2)
 	w := newWorld(t, capped)
 	for i := range 5 {
 		w.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("urgent %d", i), Status: 2, Priority: 4, Source: 1, RequesterID: 1})

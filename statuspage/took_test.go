@@ -17,14 +17,7 @@ import (
 // a cycle holds the second ticket back for ten minutes: its firing took
 // ten minutes, the first one none.
 func TestFiringsTookFromMatchStart(t *testing.T) {
-	const capped = `version: 1
-rules:
-  - name: capped
-    query: "priority:4 AND status:2"
-    max_firings_per_cycle: 1
-    actions:
-      - note: "seen"
-`
+	capped := cappedRules(1)
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
 	w := newWorldWith(t, capped, []scheduler.Option{scheduler.WithClock(clock)})
 	first := w.sim.Desk.AddTicket(sdsim.Ticket{Subject: "urgent 1", Status: 2, Priority: 4, Source: 1, RequesterID: 1})

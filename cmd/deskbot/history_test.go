@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,34 +30,10 @@ func TestHistoryWiring(t *testing.T) {
 	urgent := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Server room flooding", Priority: 4})
 	fake := slackfake.New(slackfake.WithChannels(slackfake.Channel{ID: "C0ONCALL", Name: "it-oncall"}))
 	defer fake.Close()
-	dir := t.TempDir()
-	rulesFile := filepath.Join(dir, "rules.yaml")
-	if err := os.WriteFile(rulesFile, []byte(historyRules), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	statePath := filepath.Join(dir, "state.db")
+	// Both runs share one state file: the second must find what the first recorded.
+	statePath := filepath.Join(t.TempDir(), "state.db")
 	start := func(history string) (stop func()) {
-		env := map[string]string{
-			"DESKBOT_DESK_URL": sim.URL, "DESKBOT_DESK_API_KEY": sdsim.DefaultAPIKey,
-			"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_APP_TOKEN": fake.AppToken(), "DESKBOT_SLACK_API_URL": fake.APIURL(),
-			"DESKBOT_RULES": rulesFile, "DESKBOT_STATE": statePath, "DESKBOT_HISTORY": history,
-			"DESKBOT_HTTP_ADDR": "127.0.0.1:0", "DESKBOT_LOG_LEVEL": "warn",
-		}
-		var stderr syncBuffer
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() {
-			done <- run(ctx, []string{"deskbot"}, func(k string) string { return env[k] }, bytes.NewReader(nil), &bytes.Buffer{}, &stderr)
-		}()
-		return func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("run: %v", err)
-			}
-			if t.Failed() {
-				t.Logf("deskbot's log:\n%s", stderr.String())
-			}
-		}
+		return runInProcess(t, sim, fake, historyRules, "DESKBOT_STATE", statePath, "DESKBOT_HISTORY", history)
 	}
 	st, err := store.Open(t.Context(), statePath)
 	if err != nil {

@@ -9,34 +9,10 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
-
-// overviewRules has an on-call schedule whose members are a Slack user
-// and an e-mail, both desk agents, and a rule that runs (so a scheduler
-// leads).
-const overviewRules = `version: 1
-channels: {oncall: "#it-oncall"}
-oncall:
-  schedules:
-    - name: primary
-      time_zone: UTC
-      rotation: 1w
-      handoff: "09:00"
-      start: 2025-01-06
-      members: [UALICE, bob@example.com]
-  policies:
-    - name: urgent
-      levels:
-        - {schedule: primary, after: 10m}
-rules:
-  - name: closed-low
-    query: "priority:1 AND status:5"
-    every: 1h
-    actions:
-      - note: "x"
-`
 
 // TestStatusPagesOverviewWired runs deskbot as `deskbot run` wires it
 // (sdclient against sdsim, slack-go against slackfake) and reads the
@@ -53,7 +29,7 @@ func TestStatusPagesOverviewWired(t *testing.T) {
 		slackfake.WithChannels(slackfake.Channel{ID: "C0ONCALL", Name: "it-oncall"}))
 	defer fake.Close()
 	addr := freeAddr(t)
-	defer runInProcess(t, sim, fake, overviewRules, "DESKBOT_HTTP_ADDR", addr)()
+	defer runInProcess(t, sim, fake, testkit.OncallRules("UALICE"), "DESKBOT_HTTP_ADDR", addr)()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	base := "http://" + addr

@@ -3,6 +3,7 @@ package testkit
 import (
 	"net"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/deskbot/deskbot/store"
@@ -25,6 +26,19 @@ func TestRulesLoads(t *testing.T) {
 	set := Rules(t, "version: 1\nrules:\n  - name: a\n    query: \"status:open\"\n    actions: [{note: \"x\"}]\n")
 	if set == nil || len(set.Rules()) != 1 || set.Rules()[0].Name != "a" {
 		t.Fatalf("Rules loaded %+v, want the one rule a", set)
+	}
+}
+
+// OncallRules loads, with the member given first on the schedule that
+// the policy pages, and one rule.
+func TestOncallRulesLoads(t *testing.T) {
+	set := Rules(t, OncallRules("U0TEST"))
+	sched := set.OnCall().Schedule("primary")
+	if sched == nil || !slices.Equal(sched.Members, []string{"U0TEST", "bob@example.com"}) {
+		t.Fatalf("schedule primary %+v, want members U0TEST, bob@example.com", sched)
+	}
+	if set.OnCall().Policy("urgent") == nil || len(set.Rules()) != 1 {
+		t.Fatalf("want the policy urgent and one rule, got %d rules", len(set.Rules()))
 	}
 }
 
