@@ -60,6 +60,23 @@ type browser struct {
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	path := chromium(t)
+	// Chromium's start script now and then fails on a loaded machine (a
+	// dbus error before the browser runs): a start is tried three times,
+	// each with a fresh profile, before the test fails.
+	var err error
+	for range 3 {
+		var b *browser
+		if b, err = startBrowser(t, path); err == nil {
+			return b
+		}
+		t.Logf("start chromium (%s): %v; trying again", path, err)
+	}
+	t.Fatalf("start chromium (%s): %v", path, err)
+	return nil
+}
+
+// startBrowser starts one headless chromium at path, stopped with the test.
+func startBrowser(t *testing.T, path string) (*browser, error) {
 	// A fresh profile, removed after the browser exits (not t.TempDir:
 	// chromium's helpers may still write into it for a moment, which would
 	// fail the test's cleanup).
@@ -106,9 +123,9 @@ func newBrowser(t *testing.T) *browser {
 		}
 	})
 	if err := chromedp.Run(ctx, log.Enable(), runtime.Enable(), network.Enable()); err != nil {
-		t.Fatalf("start chromium (%s): %v", path, err)
+		return nil, err
 	}
-	return b
+	return b, nil
 }
 
 func (b *browser) note(format string, args ...any) {
