@@ -51,6 +51,9 @@
 //   - The reads behind `/ticket why` (explain.go): Explainer reads the
 //     ticket (mirror or desk), the ledger's records and the rules' last
 //     runs; plan.Why says what they mean.
+//   - The dry run's execute step (dryrun.go): DryRun logs what a cycle
+//     would have done, remembers it (plan.DryMemory), posts its summary
+//     to a DryRunPoster and executes nothing.
 //   - Pages (page.go): StartPage and PageSpec, the on-call page a page
 //     action starts.
 //

@@ -36,8 +36,9 @@
 //     before its next tick, and since when held-back decisions wait; the
 //     classes and order are plan's), storm control's execution side
 //     (storm.go: the cap metrics and memory, grouped alerts and pages),
-//     the request budget planner (budget.go), the dry run (dryrun.go: its memory and log
-//     lines; the Outlook and the drain simulation are plan's),
+//     the request budget planner (budget.go), the dry run's wiring
+//     (dryrun.go: firing.DryRun says and remembers what a cycle would
+//     have done; the Outlook and the drain simulation are plan's),
 //     the jobs of the escalator's tick and the ledger's pruning and
 //     /readyz's rules over their run-time budget (chores.go; the work is
 //     firing's: Paging, Prune, Budgets), the scheduler's metrics (metrics.go), and the

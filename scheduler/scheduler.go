@@ -59,7 +59,7 @@ type Scheduler struct {
 	held    heldBack       // decisions the per-cycle caps held back
 	queue   waitQueue      // since when held back decisions wait (queue.go)
 	spent   spentLog       // the scheduler's requests of the last minute (queue.go)
-	dry     dryMemory      // what earlier dry-run cycles would have fired
+	dry     firing.DryRun  // what earlier dry-run cycles would have fired
 	people  firing.People  // names of requesters, agents and groups for the rules
 	matches lastMatches    // each rule's last evaluation, for the status pages
 
