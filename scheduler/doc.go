@@ -43,7 +43,9 @@
 //     /readyz's rules over their run-time budget (chores.go; the work is
 //     firing's: Paging, Prune, Budgets), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
-//     each rule's last evaluation, MirroredTickets; no desk request).
+//     each rule's last evaluation kept in a plan.MatchMemory,
+//     MirroredTickets, PlanOutlook over firing.PlanOutlook; no desk
+//     request).
 //   - What it calls of the feed's other followers (followers.go),
 //     which live in bot/follow beside the chat: feed.Subscribers told each
 //     sync's changes (live threads), TickFollowers run on the leader's
