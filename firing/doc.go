@@ -51,6 +51,12 @@
 //   - The reads behind `/ticket why` (explain.go): Explainer reads the
 //     ticket (mirror or desk), the ledger's records and the rules' last
 //     runs; plan.Why says what they mean.
+//   - The dry run's execute step (dryrun.go): DryRun logs what a cycle
+//     would have done, remembers it (plan.DryMemory), posts its summary
+//     to a DryRunPoster and executes nothing.
+//   - The plan page's outlook (outlook.go): PlanOutlook, the last
+//     evaluation's decisions less what the ledger shows fired, in the
+//     queue's order, each rule at its next run.
 //   - Pages (page.go): StartPage and PageSpec, the on-call page a page
 //     action starts.
 //

@@ -20,8 +20,10 @@
 //     (explain.go): Why.Text from the values the caller read (the
 //     ticket, the ledger's records, the rules' last runs, what the caps
 //     held back), and MirrorSource, whether the mirror is fresh enough.
-//   - What the status pages show of a cycle (matches.go): each rule's
-//     matches (Matches) and what was held back (HeldTickets).
+//   - What the status pages show of a cycle (matches.go, memory.go):
+//     each rule's matches (Matches), kept across cycles with since when
+//     each ticket matches and the decisions the plan page starts from
+//     (MatchMemory), and what was held back (HeldTickets).
 //   - When a rule runs next (nextrun.go): NextRun, the one answer for the
 //     scheduler, the plan and the explanations, and NextRunText.
 //   - The dry run and `deskbot rules plan` (outlook.go, drain.go,

@@ -36,13 +36,16 @@
 //     before its next tick, and since when held-back decisions wait; the
 //     classes and order are plan's), storm control's execution side
 //     (storm.go: the cap metrics and memory, grouped alerts and pages),
-//     the request budget planner (budget.go), the dry run (dryrun.go: its memory and log
-//     lines; the Outlook and the drain simulation are plan's),
+//     the request budget planner (budget.go), the dry run's wiring
+//     (dryrun.go: firing.DryRun says and remembers what a cycle would
+//     have done; the Outlook and the drain simulation are plan's),
 //     the jobs of the escalator's tick and the ledger's pruning and
 //     /readyz's rules over their run-time budget (chores.go; the work is
 //     firing's: Paging, Prune, Budgets), the scheduler's metrics (metrics.go), and the
 //     read-only view the status pages take (statusview.go: StatusView,
-//     each rule's last evaluation, MirroredTickets; no desk request).
+//     each rule's last evaluation kept in a plan.MatchMemory,
+//     MirroredTickets, PlanOutlook over firing.PlanOutlook; no desk
+//     request).
 //   - What it calls of the feed's other followers (followers.go),
 //     which live in bot/follow beside the chat: feed.Subscribers told each
 //     sync's changes (live threads), TickFollowers run on the leader's

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/store"
 )
@@ -54,14 +55,14 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex     // held while a cycle runs
-	budgets firing.Budgets // rules over their run-time budget
-	held    heldBack       // decisions the per-cycle caps held back
-	queue   waitQueue      // since when held back decisions wait (queue.go)
-	spent   spentLog       // the scheduler's requests of the last minute (queue.go)
-	dry     dryMemory      // what earlier dry-run cycles would have fired
-	people  firing.People  // names of requesters, agents and groups for the rules
-	matches lastMatches    // each rule's last evaluation, for the status pages
+	running sync.Mutex       // held while a cycle runs
+	budgets firing.Budgets   // rules over their run-time budget
+	held    heldBack         // decisions the per-cycle caps held back
+	queue   waitQueue        // since when held back decisions wait (queue.go)
+	spent   spentLog         // the scheduler's requests of the last minute (queue.go)
+	dry     firing.DryRun    // what earlier dry-run cycles would have fired
+	people  firing.People    // names of requesters, agents and groups for the rules
+	matches plan.MatchMemory // each rule's last evaluation, for the status pages
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool

@@ -3,9 +3,9 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -43,72 +43,15 @@ func (s *Scheduler) MirroredTickets(ids []int64) map[int64]*sdclient.Ticket {
 	return s.feed.Tickets(ids)
 }
 
-// lastMatches keeps each rule's last evaluation for the status pages: the
-// pages read it instead of evaluating every rule over the whole mirror
-// again (a page renders in milliseconds, an evaluation of a large desk
-// takes longer).
-type lastMatches struct {
-	mu    sync.Mutex
-	rules map[string]plan.RuleMatches
-	// since is, per rule, when each ticket it matches began to match: the
-	// first of the consecutive evaluations that matched it. A claim
-	// records it (MatchedSince) so that /firings says how long the ticket
-	// waited for its firing, not only how long the firing took.
-	since map[string]map[int64]time.Time
-	// decisions is, per rule, its last evaluation's decisions: the plan
-	// page's outlook (PlanOutlook) starts from them.
-	decisions map[string][]rules.Decision
-}
-
 // MatchedSince is when ticket id began to match rule, as this process's
-// evaluations saw it: the first of the consecutive cycles that matched it;
-// at when none did (a firing under way, a restart).
+// evaluations saw it (plan.MatchMemory.Since).
 func (s *Scheduler) MatchedSince(rule string, id int64, at time.Time) time.Time {
-	s.matches.mu.Lock()
-	defer s.matches.mu.Unlock()
-	if t, ok := s.matches.since[rule][id]; ok && t.Before(at) {
-		return t
-	}
-	return at
+	return s.matches.Since(rule, id, at)
 }
 
-// noteMatches records the decisions of cy's rules (plan.Matches).
+// noteMatches records the decisions of cy's rules for the status pages.
 func (s *Scheduler) noteMatches(cy *cycle, decisions []rules.Decision) {
-	fresh := plan.Matches(cy.rules, decisions, cy.now)
-	byRule := make(map[string][]rules.Decision, len(cy.rules))
-	for _, r := range cy.rules {
-		byRule[r.Name] = nil
-	}
-	for _, d := range decisions {
-		if ds, ok := byRule[d.Rule]; ok {
-			byRule[d.Rule] = append(ds, d)
-		}
-	}
-	s.matches.mu.Lock()
-	defer s.matches.mu.Unlock()
-	if s.matches.rules == nil {
-		s.matches.rules = map[string]plan.RuleMatches{}
-		s.matches.since = map[string]map[int64]time.Time{}
-		s.matches.decisions = map[string][]rules.Decision{}
-	}
-	for name, ds := range byRule {
-		s.matches.decisions[name] = ds
-	}
-	for name, m := range fresh {
-		s.matches.rules[name] = m
-		// A ticket keeps its match start while consecutive evaluations
-		// match it; one that stopped matching starts afresh.
-		old := s.matches.since[name]
-		since := make(map[int64]time.Time, len(m.Tickets))
-		for _, id := range m.Tickets {
-			if t, ok := old[id]; ok {
-				since[id] = t
-			} else {
-				since[id] = cy.now
-			}
-		}
-		s.matches.since[name] = since
-	}
+	s.matches.Note(cy.rules, decisions, cy.now)
 }
 
 // StatusView takes a view of the scheduler for the status pages. It is
@@ -129,25 +72,14 @@ func (s *Scheduler) StatusView(ctx context.Context) (StatusView, error) {
 	s.held.mu.Lock()
 	v.Held = plan.HeldTickets(s.held.rules)
 	s.held.mu.Unlock()
-	s.matches.mu.Lock()
-	v.Matches = make(map[string]plan.RuleMatches, len(s.matches.rules))
-	for n, m := range s.matches.rules {
-		if v.Set != nil && v.Set.Rule(n) == nil {
-			continue // a rule since removed by a reload
-		}
-		v.Matches[n] = m
-	}
-	s.matches.mu.Unlock()
+	v.Matches = s.matches.Matches(v.Set)
 	v.OverBudget = s.budgets.Over()
 	return v, nil
 }
 
 // PlanOutlook is what `deskbot rules plan` shows, from this process's
-// memory and the ledger: each rule's decisions at its last evaluation,
-// less those the ledger shows fired already (as a claim would see them
-// now), in the queue's order, split into cycles by the caps, each rule at
-// its next run (NextRun). It neither asks the desk nor evaluates a rule:
-// a rule not evaluated yet in this process matches nothing in it.
+// memory and the ledger (firing.PlanOutlook): a rule not evaluated yet in
+// this process matches nothing in it.
 func (s *Scheduler) PlanOutlook(ctx context.Context) (plan.Outlook, error) {
 	now := s.cfg.clock.Now()
 	s.mu.Lock()
@@ -160,66 +92,7 @@ func (s *Scheduler) PlanOutlook(ctx context.Context) (plan.Outlook, error) {
 	if err != nil {
 		return plan.Outlook{}, fmt.Errorf("plan outlook: %w", err)
 	}
-	next := make(map[string]time.Time, len(set.Rules()))
-	s.matches.mu.Lock()
-	n := 0
-	for _, r := range set.Rules() {
-		n += len(s.matches.decisions[r.Name])
-	}
-	decisions := make([]rules.Decision, 0, n)
-	for _, r := range set.Rules() {
-		rec, ok := runs[r.Name]
-		next[r.Name] = plan.Later(plan.NextRun(r, rec, ok, now), now)
-		decisions = append(decisions, s.matches.decisions[r.Name]...)
-	}
-	s.matches.mu.Unlock()
-	// What the ledger shows fired, one read per rule.
-	fired := map[rules.FiringKey]bool{}
-	ids := map[string][]int64{}
-	for _, d := range decisions {
-		if d.Err == nil {
-			ids[d.Rule] = append(ids[d.Rule], d.TicketID)
-		}
-	}
-	for _, r := range set.Rules() {
-		if len(ids[r.Name]) == 0 {
-			continue
-		}
-		if r.Once.Mode == rules.OnceEpisode {
-			// An open episode has fired (a page must stay quick at
-			// thousands of matches: one column, not the records; a
-			// firing left pending by a crash counts as fired here).
-			open, err := s.ledger.OpenEpisodes(ctx, r.Name)
-			if err != nil {
-				return plan.Outlook{}, fmt.Errorf("plan outlook: %w", err)
-			}
-			for _, id := range open {
-				fired[rules.FiringKey{Rule: r.Name, TicketID: id}] = true
-			}
-			continue
-		}
-		recs, err := s.ledger.FiringStates(ctx, r.Name, ids[r.Name])
-		if err != nil {
-			return plan.Outlook{}, fmt.Errorf("plan outlook: %w", err)
-		}
-		for id, rec := range recs {
-			if !r.Once.MayFire(rec, next[r.Name]) {
-				fired[rules.FiringKey{Rule: r.Name, TicketID: id}] = true
-			}
-		}
-	}
-	// The queue's order, as a cycle admits them; the fired and the failed
-	// only count, so they need none.
-	fires, counted := make([]rules.Decision, 0, len(decisions)), make([]rules.Decision, 0, len(decisions))
-	for _, d := range decisions {
-		if d.Err != nil || fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}] {
-			counted = append(counted, d)
-		} else {
-			fires = append(fires, d)
-		}
-	}
-	decisions = append(plan.Order(set, now, fires, nil, s.waitingSince(fires, nil)), counted...)
-	return plan.NewOutlook(now, s.tickEvery(), s.cfg.maxFirings, set, set.Rules(), decisions, next, func(d rules.Decision) bool {
-		return fired[rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}]
-	}), nil
+	return firing.PlanOutlook(ctx, firing.OutlookInput{Set: set, Now: now, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings,
+		Runs: runs, Decisions: s.matches.Decisions(set), Ledger: s.ledger,
+		WaitingSince: func(fires []rules.Decision) map[rules.FiringKey]time.Time { return s.waitingSince(fires, nil) }})
 }
