@@ -46,10 +46,10 @@ func (p Report) Write(w io.Writer) error {
 	// A plan from a running scheduler's memory read nothing for it.
 	read := ""
 	if full > 0 {
-		read = fmt.Sprintf(" (%s read them)", plural(full, "request"))
+		read = fmt.Sprintf(" (%s read them)", Plural(full, "request"))
 	}
 	fmt.Fprintf(&b, "Plan for %s: %s on %s mirrored%s, at %s.\n",
-		p.Source, plural(len(o.Rules), "rule"), plural(mirrored, "ticket"), read, o.At.UTC().Format(time.RFC3339))
+		p.Source, Plural(len(o.Rules), "rule"), Plural(mirrored, "ticket"), read, o.At.UTC().Format(time.RFC3339))
 	caps := "no cap across rules"
 	if o.CycleCap > 0 {
 		caps = fmt.Sprintf("at most %d firings per cycle across rules (DESKBOT_MAX_FIRINGS_PER_CYCLE)", o.CycleCap)
@@ -110,7 +110,7 @@ func (p Report) writeRule(b *strings.Builder, ro plan.RuleOutlook, drain plan.Dr
 	}
 	cost := plan.FiringRequests(r)
 	fmt.Fprintf(b, "  desk requests: %d a firing (1 re-read + %s): %d for the first run\n",
-		cost, plural(firingWrites(r), "write"), len(ro.Fires)*cost)
+		cost, Plural(firingWrites(r), "write"), len(ro.Fires)*cost)
 	if later {
 		return 0, 0
 	}
@@ -120,7 +120,7 @@ func (p Report) writeRule(b *strings.Builder, ro plan.RuleOutlook, drain plan.Dr
 // matchesLine is a rule's "  matches now: 3 tickets (...): #1, #2, #3".
 func matchesLine(ro plan.RuleOutlook, when string) string {
 	matches := len(ro.Fires) + ro.AlreadyFired + ro.Failed
-	line := fmt.Sprintf("  matches %s: %s", when, plural(matches, "ticket"))
+	line := fmt.Sprintf("  matches %s: %s", when, Plural(matches, "ticket"))
 	var extra []string
 	if ro.AlreadyFired > 0 {
 		extra = append(extra, fmt.Sprintf("%d fired already", ro.AlreadyFired))
@@ -148,7 +148,7 @@ func (p Report) writeRequests(b *strings.Builder, full, firstRun, waves int, dra
 	fullPerHour := float64(full) / (feed.DefaultFullSyncEvery.Hours())
 	fmt.Fprintf(b, "\nRequests (budget: %d a minute, %d of them for the rules, the rest kept for people's commands):\n", p.Rate, p.Budget)
 	fmt.Fprintf(b, "  change feed: %d an hour (%d cycles an hour × %s, one page per 100 changed tickets: more on a busy desk)\n",
-		feedPerHour, cycles, plural(p.Workspaces, "workspace"))
+		feedPerHour, cycles, Plural(p.Workspaces, "workspace"))
 	fmt.Fprintf(b, "  deleted and spam sweep: %d an hour (2 lists every %s a workspace)\n", sweep, rules.ShortDuration(feed.DefaultTrashEvery))
 	if full > 0 {
 		fmt.Fprintf(b, "  full sync: %d requests every %s, about %.1f an hour\n", full, rules.ShortDuration(feed.DefaultFullSyncEvery), fullPerHour)
@@ -161,7 +161,7 @@ func (p Report) writeRequests(b *strings.Builder, full, firstRun, waves int, dra
 		busiest := p.busiestCycle(waves)
 		budgetPerCycle := float64(p.Budget) * o.Tick.Minutes()
 		fmt.Fprintf(b, "  first run: %d requests for its firings over %s (at most %d in one cycle, against a budget of %.0f a cycle)",
-			firstRun, plural(max(waves, 1), "cycle"), busiest, budgetPerCycle)
+			firstRun, Plural(max(waves, 1), "cycle"), busiest, budgetPerCycle)
 		if drain.Every > o.Tick || (budgetPerCycle > 0 && float64(busiest) > budgetPerCycle) {
 			fmt.Fprintf(b, ": over it, firings wait for the budget and cycles stretch to about every %s until it drains",
 				rules.ShortDuration(max(drain.Every, o.Tick).Round(time.Second)))
@@ -213,7 +213,7 @@ func firstCycle(ro plan.RuleOutlook, when string) string {
 			later++
 		}
 		return fmt.Sprintf("fires on none %s: the cap across rules goes to the rules before it; its first firings start %s later",
-			when, plural(later, "cycle"))
+			when, Plural(later, "cycle"))
 	}
 	var parts []string
 	for _, a := range now[0].Actions {
@@ -222,16 +222,16 @@ func firstCycle(ro plan.RuleOutlook, when string) string {
 			if ro.Grouped() {
 				parts = append(parts, fmt.Sprintf("1 grouped message in %s naming %d tickets", a.Channel, n))
 			} else {
-				parts = append(parts, fmt.Sprintf("%s in %s", plural(n, "alert"), a.Channel))
+				parts = append(parts, fmt.Sprintf("%s in %s", Plural(n, "alert"), a.Channel))
 			}
 		case rules.ActionPage:
-			parts = append(parts, fmt.Sprintf("%s (policy %s, cards in %s)", plural(n, "page"), a.Policy, a.Channel))
+			parts = append(parts, fmt.Sprintf("%s (policy %s, cards in %s)", Plural(n, "page"), a.Policy, a.Channel))
 		case rules.ActionNote:
-			parts = append(parts, plural(n, "private note"))
+			parts = append(parts, Plural(n, "private note"))
 		case rules.ActionReply:
-			parts = append(parts, plural(n, "public reply")+" (e-mailed to the requesters)")
+			parts = append(parts, Plural(n, "public reply")+" (e-mailed to the requesters)")
 		case rules.ActionUpdate:
-			parts = append(parts, plural(n, "update"))
+			parts = append(parts, Plural(n, "update"))
 		}
 	}
 	return fmt.Sprintf("fires on %d %s: %s", n, when, strings.Join(parts, ", "))
@@ -306,8 +306,8 @@ func onceText(o rules.Once) string {
 	return "episode"
 }
 
-// plural is "1 rule", "2 rules", "1 policy", "3 policies".
-func plural(n int, noun string) string {
+// Plural is "1 rule", "2 rules", "1 policy", "3 policies".
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

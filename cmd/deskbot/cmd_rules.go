@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/planreport"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/filter"
@@ -99,16 +100,9 @@ func loadRulesForCLI(e env, file string, opts ...rules.Option) (*rules.Set, erro
 	return nil, err
 }
 
-// plural is "1 rule", "2 rules", "1 policy", "3 policies".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "y") {
-		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural is "1 rule", "2 rules", "1 policy", "3 policies", as the plan
+// report counts.
+var plural = planreport.Plural
 
 // customFieldFlag adds --custom-field to fs: the custom ticket fields that
 // queries may filter on, for the commands that do not ask the desk.
