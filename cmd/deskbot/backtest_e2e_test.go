@@ -19,15 +19,7 @@ import (
 
 // Both rules read recorded fields only (status, priority), so the replay
 // must fire exactly where the live run did.
-const backtestE2ERules = `version: 1
-channels: {oncall: "#it-oncall"}
-rules:
-  - name: urgent
-    query: "status:open AND priority:4"
-    every: 1s
-    actions:
-      - alert: {channel: oncall, text: "Urgent #{{ ticket.id }}"}
-  - name: waiting
+const backtestE2ERules = historyRules + `  - name: waiting
     query: "status:3"
     every: 1s
     actions:
