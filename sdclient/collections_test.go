@@ -212,15 +212,15 @@ func TestChanges(t *testing.T) {
 	if err != nil || list[0].PlannedStartDate == nil || list[0].AgentID != nil {
 		t.Fatalf("list: %v %+v", err, list)
 	}
-	if _, _, err := c.Changes.Create(t.Context(), &ChangeRequest{Subject: Ptr("Patch"), RequesterID: Ptr(int64(4)), PlannedStartDate: &start}); err != nil {
+	if _, _, err := c.Changes.Create(t.Context(), &ChangeRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("Patch")}, RequesterID: Ptr(int64(4)), PlannedStartDate: &start}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	ch, _, err := c.Changes.Get(t.Context(), 2)
 	if err != nil || !ch.PlannedStartDate.Equal(time.Date(2025, 3, 27, 13, 0, 0, 0, time.UTC)) {
 		t.Fatalf("get: %v %+v", err, ch)
 	}
-	updateDeleteRefuse(t, c.Changes, 2, &ChangeRequest{Status: Ptr(3)}, func(ch *Change) bool { return ch.Status == 3 },
-		&ChangeRequest{Subject: Ptr("x")}, "no requester")
+	updateDeleteRefuse(t, c.Changes, 2, &ChangeRequest{ServiceRecordRequest: ServiceRecordRequest{Status: Ptr(3)}}, func(ch *Change) bool { return ch.Status == 3 },
+		&ChangeRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("x")}}, "no requester")
 }
 
 func TestChangesFilter(t *testing.T) {
@@ -272,7 +272,7 @@ func TestProblems(t *testing.T) {
 	if err != nil || !list[0].KnownError || list[0].DueBy != nil {
 		t.Fatalf("list: %v", err)
 	}
-	if _, _, err := c.Problems.Create(t.Context(), &ProblemRequest{Subject: Ptr("Flaky VPN"), Email: Ptr("ann@example.com"), Impact: Ptr(2)}); err != nil {
+	if _, _, err := c.Problems.Create(t.Context(), &ProblemRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("Flaky VPN")}, Email: Ptr("ann@example.com"), Impact: Ptr(2)}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	if _, _, err := c.Problems.Get(t.Context(), 2); err != nil {
@@ -302,14 +302,14 @@ func TestReleases(t *testing.T) {
 	if err != nil || list[0].ReleaseType != 2 {
 		t.Fatalf("list: %v", err)
 	}
-	if _, _, err := c.Releases.Create(t.Context(), &ReleaseRequest{Subject: Ptr("Q2"), PlannedStartDate: &s, PlannedEndDate: &e}); err != nil {
+	if _, _, err := c.Releases.Create(t.Context(), &ReleaseRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("Q2")}, PlannedStartDate: &s, PlannedEndDate: &e}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	if _, _, err := c.Releases.Get(t.Context(), 2); err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	updateDeleteRefuse(t, c.Releases, 2, &ReleaseRequest{Status: Ptr(5)}, func(r *Release) bool { return r.Status == 5 },
-		&ReleaseRequest{Subject: Ptr("x")}, "no dates")
+	updateDeleteRefuse(t, c.Releases, 2, &ReleaseRequest{ServiceRecordRequest: ServiceRecordRequest{Status: Ptr(5)}}, func(r *Release) bool { return r.Status == 5 },
+		&ReleaseRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("x")}}, "no dates")
 }
 
 func TestProducts(t *testing.T) {

@@ -279,8 +279,8 @@ func TestE2EResources(t *testing.T) {
 		t.Error(err)
 	}
 
-	ch := must(c.Changes.Create(ctx, &sdclient.ChangeRequest{Subject: sdclient.Ptr("Patch VPN"), RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
-	must(c.Changes.Update(ctx, ch.ID, &sdclient.ChangeRequest{Description: sdclient.Ptr("tonight")})).get(t)
+	ch := must(c.Changes.Create(ctx, &sdclient.ChangeRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Subject: sdclient.Ptr("Patch VPN")}, RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
+	must(c.Changes.Update(ctx, ch.ID, &sdclient.ChangeRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Description: sdclient.Ptr("tonight")}})).get(t)
 	must(c.Changes.Get(ctx, ch.ID)).get(t)
 	must(c.Changes.List(ctx, nil)).get(t)
 	if p := must(c.Changes.Filter(ctx, "priority:1", nil)).get(t); p.Total == 0 || len(p.Changes) == 0 {
@@ -290,8 +290,8 @@ func TestE2EResources(t *testing.T) {
 		t.Error(err)
 	}
 
-	pr := must(c.Problems.Create(ctx, &sdclient.ProblemRequest{Subject: sdclient.Ptr("Flaky Wi-Fi"), RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
-	must(c.Problems.Update(ctx, pr.ID, &sdclient.ProblemRequest{Description: sdclient.Ptr("again")})).get(t)
+	pr := must(c.Problems.Create(ctx, &sdclient.ProblemRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Subject: sdclient.Ptr("Flaky Wi-Fi")}, RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
+	must(c.Problems.Update(ctx, pr.ID, &sdclient.ProblemRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Description: sdclient.Ptr("again")}})).get(t)
 	must(c.Problems.Get(ctx, pr.ID)).get(t)
 	must(c.Problems.List(ctx, nil)).get(t)
 	if _, err := c.Problems.Delete(ctx, pr.ID); err != nil {
@@ -300,8 +300,8 @@ func TestE2EResources(t *testing.T) {
 
 	start := time.Now().Add(24 * time.Hour)
 	end := start.Add(4 * time.Hour)
-	rl := must(c.Releases.Create(ctx, &sdclient.ReleaseRequest{Subject: sdclient.Ptr("Q3 image"), PlannedStartDate: &start, PlannedEndDate: &end})).get(t)
-	must(c.Releases.Update(ctx, rl.ID, &sdclient.ReleaseRequest{Status: sdclient.Ptr(3)})).get(t)
+	rl := must(c.Releases.Create(ctx, &sdclient.ReleaseRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Subject: sdclient.Ptr("Q3 image")}, PlannedStartDate: &start, PlannedEndDate: &end})).get(t)
+	must(c.Releases.Update(ctx, rl.ID, &sdclient.ReleaseRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Status: sdclient.Ptr(3)}})).get(t)
 	must(c.Releases.Get(ctx, rl.ID)).get(t)
 	must(c.Releases.List(ctx, nil)).get(t)
 	if _, err := c.Releases.Delete(ctx, rl.ID); err != nil {
