@@ -28,10 +28,21 @@ type AgentsService struct {
 // GroupIDs: the desk dropped role_ids and group_ids in 2023 and answers 400
 // to them; use Roles, MemberOf and ObserverOf (see decisions.md).
 type AgentRequest struct {
+	PersonRequest
+	Email        *string     `json:"email,omitempty"`
+	Occasional   *bool       `json:"occasional,omitempty"`
+	MemberOf     []int64     `json:"member_of,omitempty"`
+	ObserverOf   []int64     `json:"observer_of,omitempty"`
+	Roles        []AgentRole `json:"roles,omitempty"`
+	WorkspaceIDs []int64     `json:"workspace_ids,omitempty"`
+}
+
+// PersonRequest is what the bodies of an agent and a requester have alike
+// (Person's writable fields). Each embeds it, so its fields read as theirs
+// (a.FirstName); only set fields are sent.
+type PersonRequest struct {
 	FirstName          *string        `json:"first_name,omitempty"`
 	LastName           *string        `json:"last_name,omitempty"`
-	Email              *string        `json:"email,omitempty"`
-	Occasional         *bool          `json:"occasional,omitempty"`
 	JobTitle           *string        `json:"job_title,omitempty"`
 	WorkPhoneNumber    *string        `json:"work_phone_number,omitempty"`
 	MobilePhoneNumber  *string        `json:"mobile_phone_number,omitempty"`
@@ -41,10 +52,6 @@ type AgentRequest struct {
 	Address            *string        `json:"address,omitempty"`
 	TimeZone           *string        `json:"time_zone,omitempty"`
 	Language           *string        `json:"language,omitempty"`
-	MemberOf           []int64        `json:"member_of,omitempty"`
-	ObserverOf         []int64        `json:"observer_of,omitempty"`
-	Roles              []AgentRole    `json:"roles,omitempty"`
-	WorkspaceIDs       []int64        `json:"workspace_ids,omitempty"`
 	CustomFields       map[string]any `json:"custom_fields,omitempty"`
 }
 
@@ -90,20 +97,9 @@ type RequestersService struct {
 // Only set fields are sent. Creating needs FirstName and PrimaryEmail (or a
 // phone number).
 type RequesterRequest struct {
-	FirstName          *string        `json:"first_name,omitempty"`
-	LastName           *string        `json:"last_name,omitempty"`
-	JobTitle           *string        `json:"job_title,omitempty"`
-	PrimaryEmail       *string        `json:"primary_email,omitempty"`
-	SecondaryEmails    []string       `json:"secondary_emails,omitempty"`
-	WorkPhoneNumber    *string        `json:"work_phone_number,omitempty"`
-	MobilePhoneNumber  *string        `json:"mobile_phone_number,omitempty"`
-	DepartmentIDs      []int64        `json:"department_ids,omitempty"`
-	ReportingManagerID *int64         `json:"reporting_manager_id,omitempty"`
-	LocationID         *int64         `json:"location_id,omitempty"`
-	Address            *string        `json:"address,omitempty"`
-	TimeZone           *string        `json:"time_zone,omitempty"`
-	Language           *string        `json:"language,omitempty"`
-	CustomFields       map[string]any `json:"custom_fields,omitempty"`
+	PersonRequest
+	PrimaryEmail    *string  `json:"primary_email,omitempty"`
+	SecondaryEmails []string `json:"secondary_emails,omitempty"`
 }
 
 // RequesterListOptions are the query parameters of GET /requesters.

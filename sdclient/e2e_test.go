@@ -234,24 +234,24 @@ func TestE2EResources(t *testing.T) {
 	if me.ID != sdsim.DefaultAgentID {
 		t.Errorf("me = %d", me.ID)
 	}
-	a := must(c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("Kim"), Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}})).get(t)
+	a := must(c.Agents.Create(ctx, &sdclient.AgentRequest{PersonRequest: sdclient.PersonRequest{FirstName: sdclient.Ptr("Kim")}, Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}})).get(t)
 	if byMail := must(c.Agents.GetByEmail(ctx, "kim@example.com")).get(t); byMail.ID != a.ID {
 		t.Errorf("GetByEmail = %d", byMail.ID)
 	}
 	if _, _, err := c.Agents.GetByEmail(ctx, "nobody@example.com"); !errors.Is(err, sdclient.ErrNotFound) {
 		t.Errorf("unknown e-mail: %v", err)
 	}
-	if _, _, err := c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("K"), Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}}); !errors.Is(err, sdclient.ErrConflict) {
+	if _, _, err := c.Agents.Create(ctx, &sdclient.AgentRequest{PersonRequest: sdclient.PersonRequest{FirstName: sdclient.Ptr("K")}, Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}}); !errors.Is(err, sdclient.ErrConflict) {
 		t.Errorf("duplicate agent: %v", err)
 	}
-	must(c.Agents.Update(ctx, a.ID, &sdclient.AgentRequest{JobTitle: sdclient.Ptr("Engineer")})).get(t)
+	must(c.Agents.Update(ctx, a.ID, &sdclient.AgentRequest{PersonRequest: sdclient.PersonRequest{JobTitle: sdclient.Ptr("Engineer")}})).get(t)
 	must(c.Agents.Get(ctx, a.ID)).get(t)
 	if agents := collect(t, c.Agents.ListAll(ctx, nil)); len(agents) < 15 {
 		t.Errorf("%d agents", len(agents))
 	}
 
-	r := must(c.Requesters.Create(ctx, &sdclient.RequesterRequest{FirstName: sdclient.Ptr("Ola"), PrimaryEmail: sdclient.Ptr("ola@example.com")})).get(t)
-	must(c.Requesters.Update(ctx, r.ID, &sdclient.RequesterRequest{JobTitle: sdclient.Ptr("Accountant")})).get(t)
+	r := must(c.Requesters.Create(ctx, &sdclient.RequesterRequest{PersonRequest: sdclient.PersonRequest{FirstName: sdclient.Ptr("Ola")}, PrimaryEmail: sdclient.Ptr("ola@example.com")})).get(t)
+	must(c.Requesters.Update(ctx, r.ID, &sdclient.RequesterRequest{PersonRequest: sdclient.PersonRequest{JobTitle: sdclient.Ptr("Accountant")}})).get(t)
 	must(c.Requesters.Get(ctx, r.ID)).get(t)
 	must(c.Requesters.List(ctx, nil)).get(t)
 
