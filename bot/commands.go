@@ -210,16 +210,11 @@ func (r *Router) create(ctx context.Context, email string, v chat.TicketFormValu
 }
 
 func (r *Router) getTicket(ctx context.Context, id int64, brief bool) (*sdclient.Ticket, error) {
-	var t *sdclient.Ticket
-	err := r.retrying(ctx, true, func(ctx context.Context) error {
-		var err error
-		if brief {
-			t, err = r.desk.TicketBrief(ctx, id)
-		} else {
-			t, err = r.desk.Ticket(ctx, id)
-		}
-		return err
-	})
+	read := r.desk.Ticket
+	if brief {
+		read = r.desk.TicketBrief
+	}
+	t, err := retried(ctx, r, func(ctx context.Context) (*sdclient.Ticket, error) { return read(ctx, id) })
 	if err != nil {
 		return nil, fmt.Errorf("get ticket %d: %w", id, err)
 	}
@@ -275,12 +270,7 @@ func (r *Router) cmdReply(ctx context.Context, c *call) (Reply, error) {
 
 // update sends an idempotent PUT (retried when the desk is busy).
 func (r *Router) update(ctx context.Context, id int64, u sdclient.TicketUpdate) (*sdclient.Ticket, error) {
-	var t *sdclient.Ticket
-	err := r.retrying(ctx, true, func(ctx context.Context) error {
-		var err error
-		t, err = r.desk.UpdateTicket(ctx, id, u)
-		return err
-	})
+	t, err := retried(ctx, r, func(ctx context.Context) (*sdclient.Ticket, error) { return r.desk.UpdateTicket(ctx, id, u) })
 	if err != nil {
 		return nil, fmt.Errorf("update ticket %d: %w", id, err)
 	}

@@ -196,11 +196,8 @@ func (r *Router) requesterID(ctx context.Context, email string, agent *sdclient.
 	if c, ok := freshIn(r, r.requesterIDs, key, now, r.agentTTL); ok {
 		return cmpOr(c.v, fallback), nil
 	}
-	var rq *sdclient.TicketRequester
-	err := r.retrying(ctx, true, func(ctx context.Context) error {
-		var err error
-		rq, err = r.desk.RequesterByEmail(ctx, email)
-		return err
+	rq, err := retried(ctx, r, func(ctx context.Context) (*sdclient.TicketRequester, error) {
+		return r.desk.RequesterByEmail(ctx, email)
 	})
 	var id int64
 	switch {

@@ -58,13 +58,7 @@ func (r *Router) statusChoices(ctx context.Context) []sdclient.FieldChoice {
 	}
 	// One request for a burst of commands on a cold cache, not one each.
 	v, err := r.statusLookups.Do("", func() ([]sdclient.FieldChoice, error) {
-		var v []sdclient.FieldChoice
-		err := r.retrying(ctx, true, func(ctx context.Context) error {
-			var err error
-			v, err = r.desk.Statuses(ctx)
-			return err
-		})
-		return v, err
+		return retried(ctx, r, r.desk.Statuses)
 	})
 	if err != nil || len(v) == 0 {
 		r.log.Warn("read statuses", "err", err)
@@ -113,12 +107,7 @@ func (r *Router) agentName(ctx context.Context, id int64) string {
 	if n, ok := freshIn(r, r.names, id, now, r.agentTTL); ok {
 		return n.v
 	}
-	var a *sdclient.Agent
-	err := r.retrying(ctx, true, func(ctx context.Context) error {
-		var err error
-		a, err = r.desk.Agent(ctx, id)
-		return err
-	})
+	a, err := retried(ctx, r, func(ctx context.Context) (*sdclient.Agent, error) { return r.desk.Agent(ctx, id) })
 	if err != nil {
 		// The desk is down or slow: a name deskbot knew, however old, is
 		// better than an id.
@@ -138,12 +127,7 @@ func (r *Router) requester(ctx context.Context, id int64) *sdclient.TicketReques
 	if n, ok := freshIn(r, r.requesters, id, now, r.agentTTL); ok {
 		return n.v
 	}
-	var rq *sdclient.TicketRequester
-	err := r.retrying(ctx, true, func(ctx context.Context) error {
-		var err error
-		rq, err = r.desk.Requester(ctx, id)
-		return err
-	})
+	rq, err := retried(ctx, r, func(ctx context.Context) (*sdclient.TicketRequester, error) { return r.desk.Requester(ctx, id) })
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return nil

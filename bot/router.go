@@ -290,12 +290,7 @@ func (r *Router) agentByEmail(ctx context.Context, email string) (*sdclient.Agen
 		}
 	}
 	return r.lookups.Do(key, func() (*sdclient.Agent, error) {
-		var a *sdclient.Agent
-		err := r.retrying(ctx, true, func(ctx context.Context) error {
-			var err error
-			a, err = r.desk.AgentByEmail(ctx, email)
-			return err
-		})
+		a, err := retried(ctx, r, func(ctx context.Context) (*sdclient.Agent, error) { return r.desk.AgentByEmail(ctx, email) })
 		switch {
 		case errors.Is(err, sdclient.ErrNotFound):
 			a = nil
@@ -335,6 +330,18 @@ func (r *Router) retrying(ctx context.Context, safe bool, f func(context.Context
 		case <-t.C:
 		}
 	}
+}
+
+// retried is call through retrying (safe: a read or an idempotent write),
+// with the answer of its last try.
+func retried[T any](ctx context.Context, r *Router, call func(context.Context) (T, error)) (T, error) {
+	var v T
+	err := r.retrying(ctx, true, func(ctx context.Context) error {
+		var err error
+		v, err = call(ctx)
+		return err
+	})
+	return v, err
 }
 
 // deskRetryAfter is the wait a rate-limited desk asked for; 0 when it did not

@@ -221,7 +221,7 @@ func FuzzSearchQuery(f *testing.F) {
 		if all {
 			roles = []sdclient.AgentRole{{AssignmentScope: scopeEntire}}
 		}
-		ac := accessOf(&sdclient.Agent{ID: me, MemberOf: groups, Roles: roles})
+		ac := accessOf(&sdclient.Agent{Person: sdclient.Person{ID: me}, MemberOf: groups, Roles: roles})
 		sq, err := ac.scopeQueries(q, int(limit))
 		if err != nil {
 			var ref *refusal

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -120,14 +119,6 @@ func (c *People) put(k personKey, e personEntry) {
 	c.entries[k] = e
 }
 
-// fullName joins a first and a last name.
-func fullName(first string, last *string) string {
-	if last == nil {
-		return strings.TrimSpace(first)
-	}
-	return strings.TrimSpace(first + " " + *last)
-}
-
 // Lookup gives set these names of people and groups, when its rules read
 // any, after fetching from desk up to PeopleRequestsPerCycle of those the
 // tickets name that are unknown or stale at now, each request counted with
@@ -171,7 +162,7 @@ func Person(ctx context.Context, desk PeopleDesk, id int64, agent bool) (p rules
 	if !agent {
 		var rq *sdclient.Requester
 		if rq, _, err = desk.GetRequester(ctx, id); err == nil {
-			p = rules.Person{Name: fullName(rq.FirstName, rq.LastName)}
+			p = rules.Person{Name: rq.Name()}
 			if rq.PrimaryEmail != nil {
 				p.Email = *rq.PrimaryEmail
 			}
@@ -181,7 +172,7 @@ func Person(ctx context.Context, desk PeopleDesk, id int64, agent bool) (p rules
 	if agent || errors.Is(err, sdclient.ErrNotFound) {
 		var ag *sdclient.Agent
 		if ag, _, err = desk.GetAgent(ctx, id); err == nil {
-			return rules.Person{Name: fullName(ag.FirstName, ag.LastName), Email: ag.Email}, true, nil
+			return rules.Person{Name: ag.Name(), Email: ag.Email}, true, nil
 		}
 	}
 	if errors.Is(err, sdclient.ErrNotFound) {

@@ -68,57 +68,62 @@ func utc(s string) time.Time {
 // Handoffs follow the local wall clock across both DST changes, in both
 // hemispheres' conventions, for weekly, daily and 12-hour rotations.
 func TestRotationAcrossDST(t *testing.T) {
-	for _, tc := range []struct {
-		name                    string
+	type shift struct {
+		name       string
+		at         time.Time
+		member     string
+		start, end time.Time
+		hours      float64
+	}
+	for _, sc := range []struct {
 		zone, rot, handoff, day string
-		at                      time.Time
-		member                  string
-		start, end              time.Time
-		hours                   float64
+		shifts                  []shift
 	}{
 		// Zurich: CET (+1) -> CEST (+2) on 2026-03-29 02:00, back on 2026-10-25 03:00.
-		{"zurich weekly spring", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-03-29 12:00"),
-			"U0123ABC", utc("2026-03-23 08:00"), utc("2026-03-30 07:00"), 167},
-		{"zurich weekly autumn", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-10-25 12:00"),
-			"U0123ABC", utc("2026-10-19 07:00"), utc("2026-10-26 08:00"), 169},
-		{"zurich weekly after spring", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-03-30 07:00"),
-			"alice@example.com", utc("2026-03-30 07:00"), utc("2026-04-06 07:00"), 168},
-		{"zurich daily handoff in the gap", "Europe/Zurich", "1d", "02:30", "2026-03-01", utc("2026-03-29 00:00"),
-			"alice@example.com", utc("2026-03-28 01:30"), utc("2026-03-29 01:00"), 23.5},
+		{"Europe/Zurich", "1w", "09:00", "2026-01-05", []shift{
+			{"zurich weekly spring", utc("2026-03-29 12:00"), "U0123ABC", utc("2026-03-23 08:00"), utc("2026-03-30 07:00"), 167},
+			{"zurich weekly autumn", utc("2026-10-25 12:00"), "U0123ABC", utc("2026-10-19 07:00"), utc("2026-10-26 08:00"), 169},
+			{"zurich weekly after spring", utc("2026-03-30 07:00"), "alice@example.com", utc("2026-03-30 07:00"), utc("2026-04-06 07:00"), 168},
+			{"before start runs backwards", utc("2026-01-01 00:00"), "U0123ABC", utc("2025-12-29 08:00"), utc("2026-01-05 08:00"), 168},
+		}},
+		{"Europe/Zurich", "1d", "02:30", "2026-03-01", []shift{
+			{"zurich daily handoff in the gap", utc("2026-03-29 00:00"), "alice@example.com", utc("2026-03-28 01:30"), utc("2026-03-29 01:00"), 23.5},
+		}},
 		// New York: EST (-5) -> EDT (-4) on 2026-03-08 02:00, back on 2026-11-01 02:00.
-		{"new york weekly spring", "America/New_York", "1w", "09:00", "2026-01-05", utc("2026-03-08 12:00"),
-			"U0123ABC", utc("2026-03-02 14:00"), utc("2026-03-09 13:00"), 167},
-		{"new york weekly autumn", "America/New_York", "1w", "09:00", "2026-01-05", utc("2026-11-01 12:00"),
-			"alice@example.com", utc("2026-10-26 13:00"), utc("2026-11-02 14:00"), 169},
-		{"new york 12h night spring", "America/New_York", "12h", "08:00", "2026-01-01", utc("2026-03-08 05:00"),
-			"U0123ABC", utc("2026-03-08 01:00"), utc("2026-03-08 12:00"), 11},
-		{"new york 12h night autumn", "America/New_York", "12h", "08:00", "2026-01-01", utc("2026-11-01 05:00"),
-			"bob@example.com", utc("2026-11-01 00:00"), utc("2026-11-01 13:00"), 13},
-		{"new york daily handoff repeated hour", "America/New_York", "1d", "01:30", "2026-10-01", utc("2026-11-01 06:00"),
-			"bob@example.com", utc("2026-11-01 05:30"), utc("2026-11-02 06:30"), 25},
-		{"before start runs backwards", "Europe/Zurich", "1w", "09:00", "2026-01-05", utc("2026-01-01 00:00"),
-			"U0123ABC", utc("2025-12-29 08:00"), utc("2026-01-05 08:00"), 168},
+		{"America/New_York", "1w", "09:00", "2026-01-05", []shift{
+			{"new york weekly spring", utc("2026-03-08 12:00"), "U0123ABC", utc("2026-03-02 14:00"), utc("2026-03-09 13:00"), 167},
+			{"new york weekly autumn", utc("2026-11-01 12:00"), "alice@example.com", utc("2026-10-26 13:00"), utc("2026-11-02 14:00"), 169},
+		}},
+		{"America/New_York", "12h", "08:00", "2026-01-01", []shift{
+			{"new york 12h night spring", utc("2026-03-08 05:00"), "U0123ABC", utc("2026-03-08 01:00"), utc("2026-03-08 12:00"), 11},
+			{"new york 12h night autumn", utc("2026-11-01 05:00"), "bob@example.com", utc("2026-11-01 00:00"), utc("2026-11-01 13:00"), 13},
+		}},
+		{"America/New_York", "1d", "01:30", "2026-10-01", []shift{
+			{"new york daily handoff repeated hour", utc("2026-11-01 06:00"), "bob@example.com", utc("2026-11-01 05:30"), utc("2026-11-02 06:30"), 25},
+		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := schedule(t, tc.zone, tc.rot, tc.handoff, tc.day, "")
-			got := s.OnCall(tc.at)
-			if got.Member != tc.member || !got.Start.Equal(tc.start) || !got.End.Equal(tc.end) || got.Override {
-				t.Errorf("OnCall(%v) = %s %v..%v override=%v; want %s %v..%v", tc.at, got.Member, got.Start.UTC(), got.End.UTC(), got.Override, tc.member, tc.start, tc.end)
-			}
-			if h := got.End.Sub(got.Start).Hours(); h != tc.hours {
-				t.Errorf("shift lasts %vh; want %vh", h, tc.hours)
-			}
-			// Every instant of the shift reports the same shift.
-			for _, at := range []time.Time{got.Start, got.End.Add(-time.Nanosecond), got.Start.Add(got.End.Sub(got.Start) / 2)} {
-				if again := s.OnCall(at); again != got {
-					t.Errorf("OnCall(%v) = %+v; want the same shift %+v", at, again, got)
+		s := schedule(t, sc.zone, sc.rot, sc.handoff, sc.day, "")
+		for _, tc := range sc.shifts {
+			t.Run(tc.name, func(t *testing.T) {
+				got := s.OnCall(tc.at)
+				if got.Member != tc.member || !got.Start.Equal(tc.start) || !got.End.Equal(tc.end) || got.Override {
+					t.Errorf("OnCall(%v) = %s %v..%v override=%v; want %s %v..%v", tc.at, got.Member, got.Start.UTC(), got.End.UTC(), got.Override, tc.member, tc.start, tc.end)
 				}
-			}
-			next := s.Next(tc.at)
-			if !next.Start.Equal(got.End) || next.Member == "" {
-				t.Errorf("Next = %+v; want the shift starting at %v", next, got.End)
-			}
-		})
+				if h := got.End.Sub(got.Start).Hours(); h != tc.hours {
+					t.Errorf("shift lasts %vh; want %vh", h, tc.hours)
+				}
+				// Every instant of the shift reports the same shift.
+				for _, at := range []time.Time{got.Start, got.End.Add(-time.Nanosecond), got.Start.Add(got.End.Sub(got.Start) / 2)} {
+					if again := s.OnCall(at); again != got {
+						t.Errorf("OnCall(%v) = %+v; want the same shift %+v", at, again, got)
+					}
+				}
+				next := s.Next(tc.at)
+				if !next.Start.Equal(got.End) || next.Member == "" {
+					t.Errorf("Next = %+v; want the shift starting at %v", next, got.End)
+				}
+			})
+		}
 	}
 }
 

@@ -28,10 +28,21 @@ type AgentsService struct {
 // GroupIDs: the desk dropped role_ids and group_ids in 2023 and answers 400
 // to them; use Roles, MemberOf and ObserverOf (see decisions.md).
 type AgentRequest struct {
+	PersonRequest
+	Email        *string     `json:"email,omitempty"`
+	Occasional   *bool       `json:"occasional,omitempty"`
+	MemberOf     []int64     `json:"member_of,omitempty"`
+	ObserverOf   []int64     `json:"observer_of,omitempty"`
+	Roles        []AgentRole `json:"roles,omitempty"`
+	WorkspaceIDs []int64     `json:"workspace_ids,omitempty"`
+}
+
+// PersonRequest is what the bodies of an agent and a requester have alike
+// (Person's writable fields). Each embeds it, so its fields read as theirs
+// (a.FirstName); only set fields are sent.
+type PersonRequest struct {
 	FirstName          *string        `json:"first_name,omitempty"`
 	LastName           *string        `json:"last_name,omitempty"`
-	Email              *string        `json:"email,omitempty"`
-	Occasional         *bool          `json:"occasional,omitempty"`
 	JobTitle           *string        `json:"job_title,omitempty"`
 	WorkPhoneNumber    *string        `json:"work_phone_number,omitempty"`
 	MobilePhoneNumber  *string        `json:"mobile_phone_number,omitempty"`
@@ -41,10 +52,6 @@ type AgentRequest struct {
 	Address            *string        `json:"address,omitempty"`
 	TimeZone           *string        `json:"time_zone,omitempty"`
 	Language           *string        `json:"language,omitempty"`
-	MemberOf           []int64        `json:"member_of,omitempty"`
-	ObserverOf         []int64        `json:"observer_of,omitempty"`
-	Roles              []AgentRole    `json:"roles,omitempty"`
-	WorkspaceIDs       []int64        `json:"workspace_ids,omitempty"`
 	CustomFields       map[string]any `json:"custom_fields,omitempty"`
 }
 
@@ -90,20 +97,9 @@ type RequestersService struct {
 // Only set fields are sent. Creating needs FirstName and PrimaryEmail (or a
 // phone number).
 type RequesterRequest struct {
-	FirstName          *string        `json:"first_name,omitempty"`
-	LastName           *string        `json:"last_name,omitempty"`
-	JobTitle           *string        `json:"job_title,omitempty"`
-	PrimaryEmail       *string        `json:"primary_email,omitempty"`
-	SecondaryEmails    []string       `json:"secondary_emails,omitempty"`
-	WorkPhoneNumber    *string        `json:"work_phone_number,omitempty"`
-	MobilePhoneNumber  *string        `json:"mobile_phone_number,omitempty"`
-	DepartmentIDs      []int64        `json:"department_ids,omitempty"`
-	ReportingManagerID *int64         `json:"reporting_manager_id,omitempty"`
-	LocationID         *int64         `json:"location_id,omitempty"`
-	Address            *string        `json:"address,omitempty"`
-	TimeZone           *string        `json:"time_zone,omitempty"`
-	Language           *string        `json:"language,omitempty"`
-	CustomFields       map[string]any `json:"custom_fields,omitempty"`
+	PersonRequest
+	PrimaryEmail    *string  `json:"primary_email,omitempty"`
+	SecondaryEmails []string `json:"secondary_emails,omitempty"`
 }
 
 // RequesterListOptions are the query parameters of GET /requesters.
@@ -228,6 +224,24 @@ func checkAsset(a *AssetRequest) error {
 	return nil
 }
 
+// ServiceRecordRequest is what the bodies of a change, a problem and a
+// release have alike (ServiceRecord's writable fields). Each embeds it, so
+// its fields read as theirs (c.Subject); only set fields are sent.
+type ServiceRecordRequest struct {
+	Subject      *string        `json:"subject,omitempty"`
+	Description  *string        `json:"description,omitempty"`
+	AgentID      *int64         `json:"agent_id,omitempty"`
+	GroupID      *int64         `json:"group_id,omitempty"`
+	DepartmentID *int64         `json:"department_id,omitempty"`
+	Priority     *int           `json:"priority,omitempty"`
+	Status       *int           `json:"status,omitempty"`
+	Category     *string        `json:"category,omitempty"`
+	SubCategory  *string        `json:"sub_category,omitempty"`
+	ItemCategory *string        `json:"item_category,omitempty"`
+	WorkspaceID  *int64         `json:"workspace_id,omitempty"`
+	CustomFields map[string]any `json:"custom_fields,omitempty"`
+}
+
 // ChangesService handles change requests: List, ListAll, Filter,
 // FilterAll, Get, Create, Update, Delete, over Change with ChangeRequest
 // bodies and ChangeListOptions (crud.go).
@@ -242,25 +256,14 @@ type ChangesService struct {
 // follow the account's change workflow. Creating needs Subject and
 // RequesterID or Email.
 type ChangeRequest struct {
-	Subject          *string        `json:"subject,omitempty"`
-	Description      *string        `json:"description,omitempty"`
-	RequesterID      *int64         `json:"requester_id,omitempty"`
-	Email            *string        `json:"email,omitempty"`
-	AgentID          *int64         `json:"agent_id,omitempty"`
-	GroupID          *int64         `json:"group_id,omitempty"`
-	DepartmentID     *int64         `json:"department_id,omitempty"`
-	Priority         *int           `json:"priority,omitempty"`
-	Impact           *int           `json:"impact,omitempty"`
-	Status           *int           `json:"status,omitempty"`
-	Risk             *int           `json:"risk,omitempty"`
-	ChangeType       *int           `json:"change_type,omitempty"`
-	PlannedStartDate *time.Time     `json:"planned_start_date,omitempty"`
-	PlannedEndDate   *time.Time     `json:"planned_end_date,omitempty"`
-	Category         *string        `json:"category,omitempty"`
-	SubCategory      *string        `json:"sub_category,omitempty"`
-	ItemCategory     *string        `json:"item_category,omitempty"`
-	WorkspaceID      *int64         `json:"workspace_id,omitempty"`
-	CustomFields     map[string]any `json:"custom_fields,omitempty"`
+	ServiceRecordRequest
+	RequesterID      *int64     `json:"requester_id,omitempty"`
+	Email            *string    `json:"email,omitempty"`
+	Impact           *int       `json:"impact,omitempty"`
+	Risk             *int       `json:"risk,omitempty"`
+	ChangeType       *int       `json:"change_type,omitempty"`
+	PlannedStartDate *time.Time `json:"planned_start_date,omitempty"`
+	PlannedEndDate   *time.Time `json:"planned_end_date,omitempty"`
 }
 
 // ChangeListOptions are the query parameters of GET /changes.
@@ -274,11 +277,20 @@ type ChangeListOptions struct {
 
 // checkChange says what a body to create a change lacks.
 func checkChange(c *ChangeRequest) error {
-	if c == nil || c.Subject == nil || *c.Subject == "" {
-		return errors.New("a change needs a subject")
+	if c == nil {
+		return checkRaised("change", nil, nil, nil)
 	}
-	if c.RequesterID == nil && c.Email == nil {
-		return errors.New("a change needs requester_id or email")
+	return checkRaised("change", c.Subject, c.RequesterID, c.Email)
+}
+
+// checkRaised says what a body to create a change or a problem lacks: both
+// need a subject and who raised it.
+func checkRaised(what string, subject *string, requesterID *int64, email *string) error {
+	if subject == nil || *subject == "" {
+		return fmt.Errorf("a %s needs a subject", what)
+	}
+	if requesterID == nil && email == nil {
+		return fmt.Errorf("a %s needs requester_id or email", what)
 	}
 	return nil
 }
@@ -296,34 +308,20 @@ type ProblemsService struct {
 // set fields are sent. Creating needs Subject, RequesterID or Email, and
 // DueBy.
 type ProblemRequest struct {
-	Subject      *string        `json:"subject,omitempty"`
-	Description  *string        `json:"description,omitempty"`
-	RequesterID  *int64         `json:"requester_id,omitempty"`
-	Email        *string        `json:"email,omitempty"`
-	AgentID      *int64         `json:"agent_id,omitempty"`
-	GroupID      *int64         `json:"group_id,omitempty"`
-	DepartmentID *int64         `json:"department_id,omitempty"`
-	Priority     *int           `json:"priority,omitempty"`
-	Status       *int           `json:"status,omitempty"`
-	Impact       *int           `json:"impact,omitempty"`
-	KnownError   *bool          `json:"known_error,omitempty"`
-	DueBy        *time.Time     `json:"due_by,omitempty"`
-	Category     *string        `json:"category,omitempty"`
-	SubCategory  *string        `json:"sub_category,omitempty"`
-	ItemCategory *string        `json:"item_category,omitempty"`
-	WorkspaceID  *int64         `json:"workspace_id,omitempty"`
-	CustomFields map[string]any `json:"custom_fields,omitempty"`
+	ServiceRecordRequest
+	RequesterID *int64     `json:"requester_id,omitempty"`
+	Email       *string    `json:"email,omitempty"`
+	Impact      *int       `json:"impact,omitempty"`
+	KnownError  *bool      `json:"known_error,omitempty"`
+	DueBy       *time.Time `json:"due_by,omitempty"`
 }
 
 // checkProblem says what a body to create a problem lacks.
 func checkProblem(p *ProblemRequest) error {
-	if p == nil || p.Subject == nil || *p.Subject == "" {
-		return errors.New("a problem needs a subject")
+	if p == nil {
+		return checkRaised("problem", nil, nil, nil)
 	}
-	if p.RequesterID == nil && p.Email == nil {
-		return errors.New("a problem needs requester_id or email")
-	}
-	return nil
+	return checkRaised("problem", p.Subject, p.RequesterID, p.Email)
 }
 
 // ReleasesService handles release records: List, ListAll, Get, Create,
@@ -338,23 +336,12 @@ type ReleasesService struct {
 // ReleaseRequest is the body of POST /releases and PUT /releases/{id}. Only
 // set fields are sent. Creating needs Subject and the planned dates.
 type ReleaseRequest struct {
-	Subject          *string        `json:"subject,omitempty"`
-	Description      *string        `json:"description,omitempty"`
-	AgentID          *int64         `json:"agent_id,omitempty"`
-	GroupID          *int64         `json:"group_id,omitempty"`
-	DepartmentID     *int64         `json:"department_id,omitempty"`
-	Priority         *int           `json:"priority,omitempty"`
-	Status           *int           `json:"status,omitempty"`
-	ReleaseType      *int           `json:"release_type,omitempty"`
-	PlannedStartDate *time.Time     `json:"planned_start_date,omitempty"`
-	PlannedEndDate   *time.Time     `json:"planned_end_date,omitempty"`
-	WorkStartDate    *time.Time     `json:"work_start_date,omitempty"`
-	WorkEndDate      *time.Time     `json:"work_end_date,omitempty"`
-	Category         *string        `json:"category,omitempty"`
-	SubCategory      *string        `json:"sub_category,omitempty"`
-	ItemCategory     *string        `json:"item_category,omitempty"`
-	WorkspaceID      *int64         `json:"workspace_id,omitempty"`
-	CustomFields     map[string]any `json:"custom_fields,omitempty"`
+	ServiceRecordRequest
+	ReleaseType      *int       `json:"release_type,omitempty"`
+	PlannedStartDate *time.Time `json:"planned_start_date,omitempty"`
+	PlannedEndDate   *time.Time `json:"planned_end_date,omitempty"`
+	WorkStartDate    *time.Time `json:"work_start_date,omitempty"`
+	WorkEndDate      *time.Time `json:"work_end_date,omitempty"`
 }
 
 // checkRelease says what a body to create a release lacks.

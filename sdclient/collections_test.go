@@ -24,20 +24,20 @@ func TestAgents(t *testing.T) {
 	if err != nil || list[0].Name() != "Ada" || len(list[0].WorkspaceIDs) != 2 {
 		t.Fatalf("list: %v %+v", err, list)
 	}
-	a, _, err := c.Agents.Create(t.Context(), &AgentRequest{FirstName: Ptr("Bob"), Email: Ptr("bob@example.com"), Occasional: Ptr(false), Roles: []AgentRole{{RoleID: 7, AssignmentScope: "member_groups"}}})
+	a, _, err := c.Agents.Create(t.Context(), &AgentRequest{PersonRequest: PersonRequest{FirstName: Ptr("Bob")}, Email: Ptr("bob@example.com"), Occasional: Ptr(false), Roles: []AgentRole{{RoleID: 7, AssignmentScope: "member_groups"}}})
 	if err != nil || a.Name() != "Bob Stone" {
 		t.Fatalf("create: %v", err)
 	}
 	if _, _, err := c.Agents.Get(t.Context(), 2); err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	if a, _, err := c.Agents.Update(t.Context(), 2, &AgentRequest{JobTitle: Ptr("Lead")}); err != nil || *a.JobTitle != "Lead" {
+	if a, _, err := c.Agents.Update(t.Context(), 2, &AgentRequest{PersonRequest: PersonRequest{JobTitle: Ptr("Lead")}}); err != nil || *a.JobTitle != "Lead" {
 		t.Fatalf("update: %v", err)
 	}
 	for name, bad := range map[string]*AgentRequest{
-		"bad email": {FirstName: Ptr("x"), Email: Ptr("nope"), Roles: []AgentRole{{RoleID: 7}}},
-		"no roles":  {FirstName: Ptr("x"), Email: Ptr("x@example.com")},
-		"role id 0": {FirstName: Ptr("x"), Email: Ptr("x@example.com"), Roles: []AgentRole{{AssignmentScope: "entire_helpdesk"}}},
+		"bad email": {PersonRequest: PersonRequest{FirstName: Ptr("x")}, Email: Ptr("nope"), Roles: []AgentRole{{RoleID: 7}}},
+		"no roles":  {PersonRequest: PersonRequest{FirstName: Ptr("x")}, Email: Ptr("x@example.com")},
+		"role id 0": {PersonRequest: PersonRequest{FirstName: Ptr("x")}, Email: Ptr("x@example.com"), Roles: []AgentRole{{AssignmentScope: "entire_helpdesk"}}},
 	} {
 		if _, _, err := c.Agents.Create(t.Context(), bad); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%s: %v", name, err)
@@ -81,16 +81,16 @@ func TestRequesters(t *testing.T) {
 	if err != nil || *list[0].PrimaryEmail != "ann@example.com" {
 		t.Fatalf("list: %v", err)
 	}
-	if r, _, err := c.Requesters.Create(t.Context(), &RequesterRequest{FirstName: Ptr("Cy"), PrimaryEmail: Ptr("cy@example.com")}); err != nil || r.ID != 2 {
+	if r, _, err := c.Requesters.Create(t.Context(), &RequesterRequest{PersonRequest: PersonRequest{FirstName: Ptr("Cy")}, PrimaryEmail: Ptr("cy@example.com")}); err != nil || r.ID != 2 {
 		t.Fatalf("create: %v", err)
 	}
 	if _, _, err := c.Requesters.Get(t.Context(), 2); err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	if r, _, err := c.Requesters.Update(t.Context(), 2, &RequesterRequest{DepartmentIDs: []int64{4}}); err != nil || r.DepartmentIDs[0] != 4 {
+	if r, _, err := c.Requesters.Update(t.Context(), 2, &RequesterRequest{PersonRequest: PersonRequest{DepartmentIDs: []int64{4}}}); err != nil || r.DepartmentIDs[0] != 4 {
 		t.Fatalf("update: %v", err)
 	}
-	if _, _, err := c.Requesters.Create(t.Context(), &RequesterRequest{FirstName: Ptr("x")}); !errors.Is(err, ErrInvalidInput) {
+	if _, _, err := c.Requesters.Create(t.Context(), &RequesterRequest{PersonRequest: PersonRequest{FirstName: Ptr("x")}}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("no contact: %v", err)
 	}
 }
@@ -212,15 +212,15 @@ func TestChanges(t *testing.T) {
 	if err != nil || list[0].PlannedStartDate == nil || list[0].AgentID != nil {
 		t.Fatalf("list: %v %+v", err, list)
 	}
-	if _, _, err := c.Changes.Create(t.Context(), &ChangeRequest{Subject: Ptr("Patch"), RequesterID: Ptr(int64(4)), PlannedStartDate: &start}); err != nil {
+	if _, _, err := c.Changes.Create(t.Context(), &ChangeRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("Patch")}, RequesterID: Ptr(int64(4)), PlannedStartDate: &start}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	ch, _, err := c.Changes.Get(t.Context(), 2)
 	if err != nil || !ch.PlannedStartDate.Equal(time.Date(2025, 3, 27, 13, 0, 0, 0, time.UTC)) {
 		t.Fatalf("get: %v %+v", err, ch)
 	}
-	updateDeleteRefuse(t, c.Changes, 2, &ChangeRequest{Status: Ptr(3)}, func(ch *Change) bool { return ch.Status == 3 },
-		&ChangeRequest{Subject: Ptr("x")}, "no requester")
+	updateDeleteRefuse(t, c.Changes, 2, &ChangeRequest{ServiceRecordRequest: ServiceRecordRequest{Status: Ptr(3)}}, func(ch *Change) bool { return ch.Status == 3 },
+		&ChangeRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("x")}}, "no requester")
 }
 
 func TestChangesFilter(t *testing.T) {
@@ -272,7 +272,7 @@ func TestProblems(t *testing.T) {
 	if err != nil || !list[0].KnownError || list[0].DueBy != nil {
 		t.Fatalf("list: %v", err)
 	}
-	if _, _, err := c.Problems.Create(t.Context(), &ProblemRequest{Subject: Ptr("Flaky VPN"), Email: Ptr("ann@example.com"), Impact: Ptr(2)}); err != nil {
+	if _, _, err := c.Problems.Create(t.Context(), &ProblemRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("Flaky VPN")}, Email: Ptr("ann@example.com"), Impact: Ptr(2)}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	if _, _, err := c.Problems.Get(t.Context(), 2); err != nil {
@@ -302,14 +302,14 @@ func TestReleases(t *testing.T) {
 	if err != nil || list[0].ReleaseType != 2 {
 		t.Fatalf("list: %v", err)
 	}
-	if _, _, err := c.Releases.Create(t.Context(), &ReleaseRequest{Subject: Ptr("Q2"), PlannedStartDate: &s, PlannedEndDate: &e}); err != nil {
+	if _, _, err := c.Releases.Create(t.Context(), &ReleaseRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("Q2")}, PlannedStartDate: &s, PlannedEndDate: &e}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	if _, _, err := c.Releases.Get(t.Context(), 2); err != nil {
 		t.Fatalf("get: %v", err)
 	}
-	updateDeleteRefuse(t, c.Releases, 2, &ReleaseRequest{Status: Ptr(5)}, func(r *Release) bool { return r.Status == 5 },
-		&ReleaseRequest{Subject: Ptr("x")}, "no dates")
+	updateDeleteRefuse(t, c.Releases, 2, &ReleaseRequest{ServiceRecordRequest: ServiceRecordRequest{Status: Ptr(5)}}, func(r *Release) bool { return r.Status == 5 },
+		&ReleaseRequest{ServiceRecordRequest: ServiceRecordRequest{Subject: Ptr("x")}}, "no dates")
 }
 
 func TestProducts(t *testing.T) {
@@ -369,5 +369,30 @@ func updateDeleteRefuse[T, B any](t *testing.T, s editor[T, B], id int64, upd *B
 	}
 	if _, _, err := s.Create(t.Context(), bad); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("%s: %v", why, err)
+	}
+}
+
+// An agent and a requester are named alike (Person.Name): first and last
+// name, without a missing or empty last name's space; the rules' names
+// and the bot's cards both read it.
+func TestPersonName(t *testing.T) {
+	for _, tc := range []struct {
+		first string
+		last  *string
+		want  string
+	}{
+		{"Ada", Ptr("Lovelace"), "Ada Lovelace"},
+		{"Ada", nil, "Ada"},
+		{"Ada", Ptr(""), "Ada"},
+		{" Ada", Ptr("Lovelace "), "Ada Lovelace"},
+		{"", Ptr("Lovelace"), "Lovelace"},
+	} {
+		p := Person{FirstName: tc.first, LastName: tc.last}
+		if got := (&Agent{Person: p}).Name(); got != tc.want {
+			t.Errorf("agent %q %v: Name() = %q, want %q", tc.first, tc.last, got, tc.want)
+		}
+		if got := (&Requester{Person: p}).Name(); got != tc.want {
+			t.Errorf("requester %q %v: Name() = %q, want %q", tc.first, tc.last, got, tc.want)
+		}
 	}
 }

@@ -85,6 +85,30 @@ func (r result[T]) get(t *testing.T) T {
 	return r.v
 }
 
+// editor is a collection's create, update, get and delete (crud.go).
+type editor[T, B any] interface {
+	Create(ctx context.Context, body *B) (*T, *sdclient.Response, error)
+	Update(ctx context.Context, id int64, body *B) (*T, *sdclient.Response, error)
+	Get(ctx context.Context, id int64) (*T, *sdclient.Response, error)
+	Delete(ctx context.Context, id int64) (*sdclient.Response, error)
+}
+
+// walk takes a collection through its life against the simulator: create
+// an object, update it, read it, list the collection (list: its List) and
+// delete the object; id is the object's path identifier.
+func walk[T, B, P any](t *testing.T, s editor[T, B], list func(context.Context, P) ([]*T, *sdclient.Response, error), create, update *B, id func(*T) int64) {
+	t.Helper()
+	ctx := context.Background()
+	v := must(s.Create(ctx, create)).get(t)
+	must(s.Update(ctx, id(v), update)).get(t)
+	must(s.Get(ctx, id(v))).get(t)
+	var all P
+	must(list(ctx, all)).get(t)
+	if _, err := s.Delete(ctx, id(v)); err != nil {
+		t.Error(err)
+	}
+}
+
 func collect[T any](t *testing.T, seq func(func(T, error) bool)) []T {
 	t.Helper()
 	var out []T
@@ -234,79 +258,47 @@ func TestE2EResources(t *testing.T) {
 	if me.ID != sdsim.DefaultAgentID {
 		t.Errorf("me = %d", me.ID)
 	}
-	a := must(c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("Kim"), Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}})).get(t)
+	a := must(c.Agents.Create(ctx, &sdclient.AgentRequest{PersonRequest: sdclient.PersonRequest{FirstName: sdclient.Ptr("Kim")}, Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}})).get(t)
 	if byMail := must(c.Agents.GetByEmail(ctx, "kim@example.com")).get(t); byMail.ID != a.ID {
 		t.Errorf("GetByEmail = %d", byMail.ID)
 	}
 	if _, _, err := c.Agents.GetByEmail(ctx, "nobody@example.com"); !errors.Is(err, sdclient.ErrNotFound) {
 		t.Errorf("unknown e-mail: %v", err)
 	}
-	if _, _, err := c.Agents.Create(ctx, &sdclient.AgentRequest{FirstName: sdclient.Ptr("K"), Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}}); !errors.Is(err, sdclient.ErrConflict) {
+	if _, _, err := c.Agents.Create(ctx, &sdclient.AgentRequest{PersonRequest: sdclient.PersonRequest{FirstName: sdclient.Ptr("K")}, Email: sdclient.Ptr("kim@example.com"), Roles: []sdclient.AgentRole{{RoleID: 1, AssignmentScope: "entire_helpdesk"}}}); !errors.Is(err, sdclient.ErrConflict) {
 		t.Errorf("duplicate agent: %v", err)
 	}
-	must(c.Agents.Update(ctx, a.ID, &sdclient.AgentRequest{JobTitle: sdclient.Ptr("Engineer")})).get(t)
+	must(c.Agents.Update(ctx, a.ID, &sdclient.AgentRequest{PersonRequest: sdclient.PersonRequest{JobTitle: sdclient.Ptr("Engineer")}})).get(t)
 	must(c.Agents.Get(ctx, a.ID)).get(t)
 	if agents := collect(t, c.Agents.ListAll(ctx, nil)); len(agents) < 15 {
 		t.Errorf("%d agents", len(agents))
 	}
 
-	r := must(c.Requesters.Create(ctx, &sdclient.RequesterRequest{FirstName: sdclient.Ptr("Ola"), PrimaryEmail: sdclient.Ptr("ola@example.com")})).get(t)
-	must(c.Requesters.Update(ctx, r.ID, &sdclient.RequesterRequest{JobTitle: sdclient.Ptr("Accountant")})).get(t)
+	r := must(c.Requesters.Create(ctx, &sdclient.RequesterRequest{PersonRequest: sdclient.PersonRequest{FirstName: sdclient.Ptr("Ola")}, PrimaryEmail: sdclient.Ptr("ola@example.com")})).get(t)
+	must(c.Requesters.Update(ctx, r.ID, &sdclient.RequesterRequest{PersonRequest: sdclient.PersonRequest{JobTitle: sdclient.Ptr("Accountant")}})).get(t)
 	must(c.Requesters.Get(ctx, r.ID)).get(t)
 	must(c.Requesters.List(ctx, nil)).get(t)
 
-	g := must(c.Groups.Create(ctx, &sdclient.GroupRequest{Name: sdclient.Ptr("Printers")})).get(t)
-	must(c.Groups.Update(ctx, g.ID, &sdclient.GroupRequest{Description: sdclient.Ptr("toner")})).get(t)
-	must(c.Groups.Get(ctx, g.ID)).get(t)
-	must(c.Groups.List(ctx, nil)).get(t)
-	if _, err := c.Groups.Delete(ctx, g.ID); err != nil {
-		t.Error(err)
-	}
-
-	d := must(c.Departments.Create(ctx, &sdclient.DepartmentRequest{Name: sdclient.Ptr("Legal2")})).get(t)
-	must(c.Departments.Update(ctx, d.ID, &sdclient.DepartmentRequest{Description: sdclient.Ptr("law")})).get(t)
-	must(c.Departments.Get(ctx, d.ID)).get(t)
-	must(c.Departments.List(ctx, nil)).get(t)
-	if _, err := c.Departments.Delete(ctx, d.ID); err != nil {
-		t.Error(err)
-	}
-
-	as := must(c.Assets.Create(ctx, &sdclient.AssetRequest{Name: sdclient.Ptr("Laptop"), AssetTypeID: sdclient.Ptr(int64(21000000100))})).get(t)
-	must(c.Assets.Update(ctx, as.DisplayID, &sdclient.AssetRequest{Description: sdclient.Ptr("spare")})).get(t)
-	must(c.Assets.Get(ctx, as.DisplayID)).get(t)
-	must(c.Assets.List(ctx, nil)).get(t)
-	if _, err := c.Assets.Delete(ctx, as.DisplayID); err != nil {
-		t.Error(err)
-	}
-
-	ch := must(c.Changes.Create(ctx, &sdclient.ChangeRequest{Subject: sdclient.Ptr("Patch VPN"), RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
-	must(c.Changes.Update(ctx, ch.ID, &sdclient.ChangeRequest{Description: sdclient.Ptr("tonight")})).get(t)
-	must(c.Changes.Get(ctx, ch.ID)).get(t)
-	must(c.Changes.List(ctx, nil)).get(t)
+	walk(t, c.Groups, c.Groups.List, &sdclient.GroupRequest{Name: sdclient.Ptr("Printers")},
+		&sdclient.GroupRequest{Description: sdclient.Ptr("toner")}, func(g *sdclient.Group) int64 { return g.ID })
+	walk(t, c.Departments, c.Departments.List, &sdclient.DepartmentRequest{Name: sdclient.Ptr("Legal2")},
+		&sdclient.DepartmentRequest{Description: sdclient.Ptr("law")}, func(d *sdclient.Department) int64 { return d.ID })
+	walk(t, c.Assets, c.Assets.List, &sdclient.AssetRequest{Name: sdclient.Ptr("Laptop"), AssetTypeID: sdclient.Ptr(int64(21000000100))},
+		&sdclient.AssetRequest{Description: sdclient.Ptr("spare")}, func(a *sdclient.Asset) int64 { return a.DisplayID })
 	if p := must(c.Changes.Filter(ctx, "priority:1", nil)).get(t); p.Total == 0 || len(p.Changes) == 0 {
 		t.Errorf("changes filter = %+v", p)
 	}
-	if _, err := c.Changes.Delete(ctx, ch.ID); err != nil {
-		t.Error(err)
-	}
-
-	pr := must(c.Problems.Create(ctx, &sdclient.ProblemRequest{Subject: sdclient.Ptr("Flaky Wi-Fi"), RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)})).get(t)
-	must(c.Problems.Update(ctx, pr.ID, &sdclient.ProblemRequest{Description: sdclient.Ptr("again")})).get(t)
-	must(c.Problems.Get(ctx, pr.ID)).get(t)
-	must(c.Problems.List(ctx, nil)).get(t)
-	if _, err := c.Problems.Delete(ctx, pr.ID); err != nil {
-		t.Error(err)
-	}
-
+	walk(t, c.Changes, c.Changes.List,
+		&sdclient.ChangeRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Subject: sdclient.Ptr("Patch VPN")}, RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)},
+		&sdclient.ChangeRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Description: sdclient.Ptr("tonight")}}, func(c *sdclient.Change) int64 { return c.ID })
+	walk(t, c.Problems, c.Problems.List,
+		&sdclient.ProblemRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Subject: sdclient.Ptr("Flaky Wi-Fi")}, RequesterID: sdclient.Ptr(sdsim.DefaultAgentID)},
+		&sdclient.ProblemRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Description: sdclient.Ptr("again")}}, func(p *sdclient.Problem) int64 { return p.ID })
 	start := time.Now().Add(24 * time.Hour)
 	end := start.Add(4 * time.Hour)
-	rl := must(c.Releases.Create(ctx, &sdclient.ReleaseRequest{Subject: sdclient.Ptr("Q3 image"), PlannedStartDate: &start, PlannedEndDate: &end})).get(t)
-	must(c.Releases.Update(ctx, rl.ID, &sdclient.ReleaseRequest{Status: sdclient.Ptr(3)})).get(t)
-	must(c.Releases.Get(ctx, rl.ID)).get(t)
-	must(c.Releases.List(ctx, nil)).get(t)
-	if _, err := c.Releases.Delete(ctx, rl.ID); err != nil {
-		t.Error(err)
-	}
+	walk(t, c.Releases, c.Releases.List,
+		&sdclient.ReleaseRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Subject: sdclient.Ptr("Q3 image")}, PlannedStartDate: &start, PlannedEndDate: &end},
+		&sdclient.ReleaseRequest{ServiceRecordRequest: sdclient.ServiceRecordRequest{Status: sdclient.Ptr(3)}}, func(r *sdclient.Release) int64 { return r.ID })
 
 	cats := must(c.Solutions.ListCategories(ctx, nil)).get(t)
 	folders := collect(t, c.Solutions.ListAllFolders(ctx, cats[0].ID, nil))

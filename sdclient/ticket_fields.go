@@ -36,11 +36,18 @@ func (s *TicketFormFieldsService) List(ctx context.Context, opts *FieldListOptio
 // choices of the form field named "status" (ID is the status id, Value its
 // name).
 func (c *Client) Statuses(ctx context.Context) ([]FieldChoice, error) {
+	return fromFormFields(ctx, c, "statuses", StatusesOf)
+}
+
+// fromFormFields reads the form fields (GET /ticket_form_fields) and
+// gives them to of; what names what was read in the error.
+func fromFormFields[T any](ctx context.Context, c *Client, what string, of func([]*FormField) (T, error)) (T, error) {
 	fields, _, err := c.TicketFormFields.List(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("sdclient: read statuses: %w", err)
+		var zero T
+		return zero, fmt.Errorf("sdclient: read %s: %w", what, err)
 	}
-	return StatusesOf(fields)
+	return of(fields)
 }
 
 // StatusesOf is Statuses of form fields already read (GET
@@ -61,11 +68,7 @@ func StatusesOf(fields []*FormField) ([]FieldChoice, error) {
 // status field but Resolved (4) and Closed (5), custom ones included, in the
 // desk's order. A query for unresolved tickets must list them all.
 func (c *Client) OpenStatuses(ctx context.Context) ([]int, error) {
-	fields, _, err := c.TicketFormFields.List(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sdclient: read statuses: %w", err)
-	}
-	return OpenStatusesOf(fields)
+	return fromFormFields(ctx, c, "statuses", OpenStatusesOf)
 }
 
 // OpenStatusesOf is OpenStatuses of form fields already read.
@@ -96,11 +99,7 @@ func OpenStatusesOf(fields []*FormField) ([]int, error) {
 // fields dates. Fields of other types (lookups, nested fields) are left
 // out: a query cannot filter on them.
 func (c *Client) CustomFields(ctx context.Context) (map[string]filter.Kind, error) {
-	fields, _, err := c.TicketFormFields.List(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sdclient: read custom fields: %w", err)
-	}
-	return CustomFieldsOf(fields), nil
+	return fromFormFields(ctx, c, "custom fields", func(f []*FormField) (map[string]filter.Kind, error) { return CustomFieldsOf(f), nil })
 }
 
 // CustomFieldsOf is CustomFields of form fields already read.
@@ -136,11 +135,7 @@ func customFieldKind(fieldType string) (filter.Kind, bool) {
 // source fields by those names: the codes a ticket can have in each. A
 // field the form lacks, or lists without choices, is left out.
 func (c *Client) CodedChoices(ctx context.Context) (map[string][]FieldChoice, error) {
-	fields, _, err := c.TicketFormFields.List(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sdclient: read ticket field choices: %w", err)
-	}
-	return CodedChoicesOf(fields), nil
+	return fromFormFields(ctx, c, "ticket field choices", func(f []*FormField) (map[string][]FieldChoice, error) { return CodedChoicesOf(f), nil })
 }
 
 // CodedChoicesOf is CodedChoices of form fields already read.

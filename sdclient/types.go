@@ -1,6 +1,9 @@
 package sdclient
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Ticket status codes that the API fixes. Every other status id, custom ones
 // included, is an open status (service-desk API v2, "States and transitions").
@@ -159,41 +162,55 @@ const (
 	ConversationSourceNote  = 2
 )
 
+// Person is what an agent and a requester have alike: who they are, how
+// to reach them, where they sit and how the desk shows them times. Each
+// embeds it, so its fields read as theirs (a.FirstName).
+type Person struct {
+	ID                    int64          `json:"id"`
+	FirstName             string         `json:"first_name"`
+	LastName              *string        `json:"last_name"`
+	Active                bool           `json:"active"`
+	JobTitle              *string        `json:"job_title"`
+	DepartmentIDs         []int64        `json:"department_ids"`
+	WorkPhoneNumber       *string        `json:"work_phone_number"`
+	MobilePhoneNumber     *string        `json:"mobile_phone_number"`
+	ReportingManagerID    *int64         `json:"reporting_manager_id"`
+	LocationID            *int64         `json:"location_id"`
+	Address               *string        `json:"address"`
+	TimeZone              *string        `json:"time_zone"`
+	TimeFormat            *string        `json:"time_format"`
+	Language              *string        `json:"language"`
+	BackgroundInformation *string        `json:"background_information"`
+	HasLoggedIn           bool           `json:"has_logged_in"`
+	CustomFields          map[string]any `json:"custom_fields"`
+	CreatedAt             time.Time      `json:"created_at"`
+	UpdatedAt             time.Time      `json:"updated_at"`
+	// CanSeeAllTicketsFromAssociatedDepartments lets the person see every
+	// ticket of its departments.
+	CanSeeAllTicketsFromAssociatedDepartments bool `json:"can_see_all_tickets_from_associated_departments"`
+}
+
+// Name is the person's display name: first and last name, trimmed.
+func (p *Person) Name() string {
+	if p.LastName == nil {
+		return strings.TrimSpace(p.FirstName)
+	}
+	return strings.TrimSpace(p.FirstName + " " + *p.LastName)
+}
+
 // Agent is a desk agent.
 type Agent struct {
-	ID            int64          `json:"id"`
-	FirstName     string         `json:"first_name"`
-	LastName      *string        `json:"last_name"`
-	Email         string         `json:"email"`
-	Occasional    bool           `json:"occasional"`
-	Active        bool           `json:"active"`
-	JobTitle      *string        `json:"job_title"`
-	DepartmentIDs []int64        `json:"department_ids"`
-	TimeZone      *string        `json:"time_zone"`
-	Language      *string        `json:"language"`
-	MemberOf      []int64        `json:"member_of"`
-	ObserverOf    []int64        `json:"observer_of"`
-	Roles         []AgentRole    `json:"roles"`
-	WorkspaceIDs  []int64        `json:"workspace_ids"`
-	CustomFields  map[string]any `json:"custom_fields"`
-	LastLoginAt   *time.Time     `json:"last_login_at"`
-	CreatedAt     time.Time      `json:"created_at"`
-	UpdatedAt     time.Time      `json:"updated_at"`
-
-	WorkPhoneNumber       *string `json:"work_phone_number"`
-	MobilePhoneNumber     *string `json:"mobile_phone_number"`
-	ReportingManagerID    *int64  `json:"reporting_manager_id"`
-	LocationID            *int64  `json:"location_id"`
-	Address               *string `json:"address"`
-	TimeFormat            *string `json:"time_format"`
-	BackgroundInformation *string `json:"background_information"`
-	ScoreboardLevelID     *int64  `json:"scoreboard_level_id"`
-	HasLoggedIn           bool    `json:"has_logged_in"`
-	// CanSeeAllTicketsFromAssociatedDepartments lets the agent see every
-	// ticket of its departments.
-	CanSeeAllTicketsFromAssociatedDepartments bool    `json:"can_see_all_tickets_from_associated_departments"`
-	MemberOfPendingApproval                   []int64 `json:"member_of_pending_approval"`
-	ObserverOfPendingApproval                 []int64 `json:"observer_of_pending_approval"`
+	Person
+	Email                     string      `json:"email"`
+	Occasional                bool        `json:"occasional"`
+	MemberOf                  []int64     `json:"member_of"`
+	ObserverOf                []int64     `json:"observer_of"`
+	Roles                     []AgentRole `json:"roles"`
+	WorkspaceIDs              []int64     `json:"workspace_ids"`
+	LastLoginAt               *time.Time  `json:"last_login_at"`
+	ScoreboardLevelID         *int64      `json:"scoreboard_level_id"`
+	MemberOfPendingApproval   []int64     `json:"member_of_pending_approval"`
+	ObserverOfPendingApproval []int64     `json:"observer_of_pending_approval"`
 }
 
 // AgentRole is one role assignment of an agent.
@@ -203,42 +220,12 @@ type AgentRole struct {
 	Groups          []int64 `json:"groups"`
 }
 
-// Name is the agent's display name.
-func (a *Agent) Name() string {
-	if a.LastName != nil && *a.LastName != "" {
-		return a.FirstName + " " + *a.LastName
-	}
-	return a.FirstName
-}
-
 // Requester is a person who raises tickets. Note primary_email, not email.
 type Requester struct {
-	ID              int64          `json:"id"`
-	IsAgent         bool           `json:"is_agent"`
-	FirstName       string         `json:"first_name"`
-	LastName        *string        `json:"last_name"`
-	JobTitle        *string        `json:"job_title"`
-	PrimaryEmail    *string        `json:"primary_email"`
-	SecondaryEmails []string       `json:"secondary_emails"`
-	DepartmentIDs   []int64        `json:"department_ids"`
-	Active          bool           `json:"active"`
-	CustomFields    map[string]any `json:"custom_fields"`
-	CreatedAt       time.Time      `json:"created_at"`
-	UpdatedAt       time.Time      `json:"updated_at"`
-
-	WorkPhoneNumber       *string `json:"work_phone_number"`
-	MobilePhoneNumber     *string `json:"mobile_phone_number"`
-	ReportingManagerID    *int64  `json:"reporting_manager_id"`
-	LocationID            *int64  `json:"location_id"`
-	Address               *string `json:"address"`
-	TimeZone              *string `json:"time_zone"`
-	TimeFormat            *string `json:"time_format"`
-	Language              *string `json:"language"`
-	BackgroundInformation *string `json:"background_information"`
-	HasLoggedIn           bool    `json:"has_logged_in"`
-	// CanSeeAllTicketsFromAssociatedDepartments lets the requester see every
-	// ticket of its departments.
-	CanSeeAllTicketsFromAssociatedDepartments bool `json:"can_see_all_tickets_from_associated_departments"`
+	Person
+	IsAgent         bool     `json:"is_agent"`
+	PrimaryEmail    *string  `json:"primary_email"`
+	SecondaryEmails []string `json:"secondary_emails"`
 }
 
 // Group is an agent group.

@@ -102,20 +102,11 @@ func pageDMMarkerID(key string, step int) string {
 // marker among its latest messages: conversations.open (the IM channel's
 // id) and one conversations.history call (scope im:history).
 func (s *Slack) findPageDM(ctx context.Context, userID, marker string) (bool, error) {
-	ch, _, _, err := s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}})
+	msgs, err := s.dmHistory(ctx, userID)
 	if err != nil {
-		return false, fmt.Errorf("conversations.open %s: %w", userID, err)
+		return false, err
 	}
-	h, err := s.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: ch.ID, Limit: dmHistoryLimit})
-	if err != nil {
-		return false, fmt.Errorf("conversations.history %s: %w", ch.ID, err)
-	}
-	for _, msg := range h.Messages {
-		if dmHolds(msg.Blocks.BlockSet, marker) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.ContainsFunc(msgs, func(m slack.Message) bool { return dmHolds(m.Blocks.BlockSet, marker) }), nil
 }
 
 // dmHolds reports whether the blocks of a direct message hold the step
@@ -125,8 +116,8 @@ func dmHolds(blocks []slack.Block, marker string) bool {
 	return slices.ContainsFunc(blocks, func(b slack.Block) bool { return b.ID() == marker || groupHolds(b.ID(), tok) })
 }
 
-// dmHistory reads the latest messages of the bot's DM with user (as
-// findPageDM does), for PageGroup to check several steps at once.
+// dmHistory reads the latest messages of the bot's DM with user, for
+// findPageDM to look for one step and PageGroup for several at once.
 func (s *Slack) dmHistory(ctx context.Context, userID string) ([]slack.Message, error) {
 	ch, _, _, err := s.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}})
 	if err != nil {

@@ -48,3 +48,26 @@ func runInProcess(tb testing.TB, sim *sdsim.Server, fake *slackfake.Server, rule
 		}
 	}
 }
+
+// agentSlack is the Slack workspace of the tests that chat as the desk's
+// own agent: sim's API-key agent as U0AGENT, found by its desk e-mail, and
+// the desk channel #it-desk (C0DESK). It is closed when tb ends.
+func agentSlack(tb testing.TB, sim *sdsim.Server) *slackfake.Server {
+	me, _ := sim.Desk.Agent(sdsim.DefaultAgentID)
+	fake := slackfake.New(
+		slackfake.WithUsers(slackfake.User{ID: "U0AGENT", Name: "agent", Email: me.Email, TeamID: "T0001"}),
+		slackfake.WithChannels(slackfake.Channel{ID: "C0DESK", Name: "it-desk"}),
+	)
+	tb.Cleanup(fake.Close)
+	return fake
+}
+
+// aliceSlack is the Slack workspace of the tests that chat as Alice:
+// alice@example.com as UALICE, and the on-call channel #it-oncall
+// (C0ONCALL). It is closed when tb ends.
+func aliceSlack(tb testing.TB) *slackfake.Server {
+	fake := slackfake.New(slackfake.WithUsers(slackfake.User{ID: "UALICE", Name: "alice", Email: "alice@example.com"}),
+		slackfake.WithChannels(slackfake.Channel{ID: "C0ONCALL", Name: "it-oncall"}))
+	tb.Cleanup(fake.Close)
+	return fake
+}

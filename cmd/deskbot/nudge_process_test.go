@@ -20,14 +20,9 @@ import (
 func TestNudgeAndDigestOverSlack(t *testing.T) {
 	sim := sdsim.NewServer()
 	defer sim.Close()
-	me, _ := sim.Desk.Agent(sdsim.DefaultAgentID)
 	id := sim.Desk.AddTicket(sdsim.Ticket{Subject: "VPN down in Zurich", Priority: 3, ResponderID: sdsim.DefaultAgentID,
 		DueBy: time.Now().Add(20 * time.Minute)}).ID
-	slack := slackfake.New(
-		slackfake.WithUsers(slackfake.User{ID: "U0AGENT", Name: "agent", Email: me.Email, TeamID: "T0001"}),
-		slackfake.WithChannels(slackfake.Channel{ID: "C0DESK", Name: "it-desk"}),
-	)
-	defer slack.Close()
+	slack := agentSlack(t, sim)
 	vars, _ := deskOn(t, sim.URL, `version: 1
 channels: {desk: "#it-desk"}
 rules:

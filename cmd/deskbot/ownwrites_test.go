@@ -38,9 +38,7 @@ func TestOwnWritesShowAtOnce(t *testing.T) {
 	carol := sim.Desk.AddRequester(sdsim.Requester{FirstName: "Carol", PrimaryEmail: "carol@example.com"})
 	at := time.Now().Add(-time.Hour)
 	urgent := sim.Desk.AddTicket(sdsim.Ticket{Subject: "Server room flooding", Priority: 4, RequesterID: carol.ID, CreatedAt: at, UpdatedAt: at})
-	fake := slackfake.New(slackfake.WithUsers(slackfake.User{ID: "UALICE", Name: "alice", Email: "alice@example.com"}),
-		slackfake.WithChannels(slackfake.Channel{ID: "C0ONCALL", Name: "it-oncall"}))
-	defer fake.Close()
+	fake := aliceSlack(t)
 
 	defer runInProcess(t, sim, fake, ownWritesRules)()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

@@ -348,12 +348,7 @@ func freeAddr(t *testing.T) string {
 func TestSlackSimRulesReloadAndShutdown(t *testing.T) {
 	sim := sdsim.NewServer(sdsim.WithGenerated(1, 60))
 	defer sim.Close()
-	me, _ := sim.Desk.Agent(sdsim.DefaultAgentID)
-	slack := slackfake.New(
-		slackfake.WithUsers(slackfake.User{ID: "U0AGENT", Name: "agent", Email: me.Email, TeamID: "T0001"}),
-		slackfake.WithChannels(slackfake.Channel{ID: "C0DESK", Name: "it-desk"}),
-	)
-	defer slack.Close()
+	slack := agentSlack(t, sim)
 
 	httpAddr := freeAddr(t)
 	vars, _ := deskOn(t, sim.URL, deskDownRules, "SLACK_BOT_TOKEN", slack.BotToken(), "SLACK_APP_TOKEN", slack.AppToken(),

@@ -31,12 +31,7 @@ rules:
 			var extra []string
 			var fake *slackfake.Server
 			if slack {
-				me, _ := sim.Desk.Agent(sdsim.DefaultAgentID)
-				fake = slackfake.New(
-					slackfake.WithUsers(slackfake.User{ID: "U0AGENT", Name: "agent", Email: me.Email, TeamID: "T0001"}),
-					slackfake.WithChannels(slackfake.Channel{ID: "C0DESK", Name: "it-desk"}),
-				)
-				defer fake.Close()
+				fake = agentSlack(t, sim)
 				extra = []string{"SLACK_BOT_TOKEN", fake.BotToken(), "SLACK_APP_TOKEN", fake.AppToken(), "DESKBOT_SLACK_API_URL", fake.APIURL()}
 			}
 			env, _ := deskOn(t, sim.URL, rulesYAML, extra...)

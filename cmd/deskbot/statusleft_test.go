@@ -25,9 +25,7 @@ func TestStatusPagesOverviewWired(t *testing.T) {
 	defer sim.Close()
 	sim.Desk.AddAgent(sdsim.Agent{FirstName: "Alice", LastName: "Agent", Email: "alice@example.com"})
 	sim.Desk.AddAgent(sdsim.Agent{FirstName: "Bob", LastName: "Builder", Email: "bob@example.com"})
-	fake := slackfake.New(slackfake.WithUsers(slackfake.User{ID: "UALICE", Name: "alice", Email: "alice@example.com"}),
-		slackfake.WithChannels(slackfake.Channel{ID: "C0ONCALL", Name: "it-oncall"}))
-	defer fake.Close()
+	fake := aliceSlack(t)
 	addr := freeAddr(t)
 	defer runInProcess(t, sim, fake, testkit.OncallRules("UALICE"), "DESKBOT_HTTP_ADDR", addr)()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

@@ -88,9 +88,9 @@ func New() *Desk {
 	d := &Desk{
 		Tickets: map[int64]*sdclient.Ticket{},
 		AgentList: []*sdclient.Agent{
-			{ID: 7, FirstName: "Alice", LastName: lastName("Agent"), Email: "alice@example.com", Active: true, WorkspaceIDs: ws},
-			{ID: 8, FirstName: "Bob", LastName: lastName("Builder"), Email: "bob@example.com", Active: true, WorkspaceIDs: ws},
-			{ID: 9, FirstName: "Olga", Email: "olga@example.com", Active: false},
+			{Person: sdclient.Person{ID: 7, FirstName: "Alice", LastName: lastName("Agent"), Active: true}, Email: "alice@example.com", WorkspaceIDs: ws},
+			{Person: sdclient.Person{ID: 8, FirstName: "Bob", LastName: lastName("Builder"), Active: true}, Email: "bob@example.com", WorkspaceIDs: ws},
+			{Person: sdclient.Person{ID: 9, FirstName: "Olga", Active: false}, Email: "olga@example.com"},
 		},
 		MeID: 7,
 		StatusList: []sdclient.FieldChoice{
