@@ -76,7 +76,7 @@ func TestSupervisorAndWaitText(t *testing.T) {
 	}{
 		{"all at the same time", RuleReport{Totals: Totals{Firings: 2}, TimeToFire: lat(0, 0, 2),
 			Supervisor: &Supervisor{Firings: 2, Compared: 2, SameTime: 2, Later: lat(0, 0, 2)}},
-			"2 firings; it made 2 of deskbot's firings at the same time", "at once: each fired as its ticket began to match"},
+			"2 firings; it made 2 of deskbot's firings at the same time", "at once (each fired as its ticket began to match)"},
 		{"all later", RuleReport{Totals: Totals{Firings: 47}, TimeToFire: lat(30*time.Second, 50*time.Second, 47),
 			Supervisor: &Supervisor{Firings: 47, Compared: 36, Missed: 11, Later: lat(24*time.Minute, 53*time.Minute, 36)}},
 			"47 firings; it made 36 of deskbot's firings later: median 24m, p90 53m later; 11 never (the ticket stopped matching before its hourly run)",

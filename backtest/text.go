@@ -105,7 +105,7 @@ func WaitText(r RuleReport) string {
 	case l.N == 0:
 		return ""
 	case l.P90() < time.Second:
-		return "at once: each fired as its ticket began to match"
+		return "at once (each fired as its ticket began to match)"
 	}
 	return fmt.Sprintf("median %s, p90 %s", short(l.Median()), short(l.P90()))
 }
