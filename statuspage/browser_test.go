@@ -372,7 +372,7 @@ func onCallNames(st []oncall.Status) []string {
 // world's rules replayed over five urgent unassigned tickets, one a day.
 func keepBacktest(t *testing.T, w *world, rulesYAML string) {
 	t.Helper()
-	t0 := time.Now().UTC().Truncate(24*time.Hour).Add(-7 * 24 * time.Hour)
+	t0 := time.Now().UTC().Truncate(24 * time.Hour).Add(-7 * 24 * time.Hour)
 	m := &history.Memory{}
 	for i := range int64(5) {
 		at := t0.Add(time.Duration(i) * 24 * time.Hour)
