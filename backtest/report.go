@@ -201,8 +201,12 @@ const budgetLimit = "the desk's request budget (DESKBOT_DESK_RATE_PER_MIN) is no
 // each, and one per note, public reply or update) against background,
 // the requests a minute the scheduler may spend (DESKBOT_DESK_RATE_PER_MIN
 // less the fifth kept for people), besides the change feed's reads. It
-// reads the per-firing list: call it before the list is dropped.
+// reads the per-firing list: call it before the list is dropped. Without
+// firings the report's general line stays.
 func NoteBudget(rep *Report, background int) {
+	if len(rep.Firings) == 0 {
+		return
+	}
 	cost := map[string]int{}
 	for _, r := range rep.Rules {
 		if r.Firings > 0 {

@@ -122,18 +122,23 @@ func TestLimitsStateTheRequestBudget(t *testing.T) {
 		}
 		return out
 	}
+	quiet := &history.Memory{}
+	quiet.Add(at(tk(9, 4, 2, 0, t0), t0)) // resolved: nothing fires
+	general := "the desk's request budget (DESKBOT_DESK_RATE_PER_MIN) is not replayed: live, each firing waits for its desk requests"
 	cases := []struct {
 		name       string
+		history    *history.Memory
 		background int // 0: NoteBudget not called
 		want       string
 	}{
-		{"stated", 0, "the desk's request budget (DESKBOT_DESK_RATE_PER_MIN) is not replayed: live, each firing waits for its desk requests"},
-		{"outrun", 5, "the desk's request budget is not replayed: in 1 minute the firings needed more desk requests (at most 6: a re-read each, and one per note, public reply or update) than the 5 a minute the scheduler may spend"},
-		{"within", 48, "the desk's request budget is not replayed; here the firings needed at most 6 desk requests in a minute (a re-read each, and one per note, public reply or update), within the 48 a minute"},
+		{"stated", m, 0, general},
+		{"no firings", quiet, 48, general},
+		{"outrun", m, 5, "the desk's request budget is not replayed: in 1 minute the firings needed more desk requests (at most 6: a re-read each, and one per note, public reply or update) than the 5 a minute the scheduler may spend"},
+		{"within", m, 48, "the desk's request budget is not replayed; here the firings needed at most 6 desk requests in a minute (a re-read each, and one per note, public reply or update), within the 48 a minute"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := Run(context.Background(), load(t, noted), m, t0, t0.Add(time.Hour))
+			rep, err := Run(context.Background(), load(t, noted), tc.history, t0, t0.Add(time.Hour))
 			if err != nil {
 				t.Fatal(err)
 			}
