@@ -97,7 +97,7 @@ func TestBacktestPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<a href="/backtest" class="cur">Backtest</a>`, `<link rel="stylesheet" href="/static/style.css">`,
-		"which ran at 2026-11-23 00:00:00Z", "without its list of the 10 firings one by one",
+		"run at 2026-11-23 00:00:00Z (", "and kept in the state store", "without its list of the 10 firings one by one",
 		"<dt>firings</dt><dd>10</dd>", "<dt>notes</dt><dd>5</dd>",
 		"<td>urgent-note<br>", "<td>printer-alert<br>",
 		"<title>10 firings, per day from 2026-11-16</title>", `<rect x="0" y="0" width="19" height="120"><title>2</title>`,
