@@ -44,7 +44,7 @@ rules:
 	}
 	out := b.String()
 	for _, want := range []string{"Backtest of &lt;rules&gt;.yaml", `<svg class="chart"`, "<title>3 firings, per day from 2026-11-16</title>",
-		`<rect x="0" y="0" width="19" height="120"><title>1</title>`, "body{font:14px", "<h2>Against", "Every rule fires on the same tickets"} {
+		`<rect x="0" y="0" width="31" height="120"><title>1</title>`, "body{font:14px", "<h2>Against", "Every rule fires on the same tickets"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in the page:\n%s", want, out)
 		}
@@ -100,7 +100,7 @@ func TestBacktestPage(t *testing.T) {
 		"run at 2026-11-23 00:00:00Z (", "and kept in the state store", "without its list of the 10 firings one by one",
 		"<dt>firings</dt><dd>10</dd>", "<dt>notes</dt><dd>5</dd>",
 		"<td>urgent-note<br>", "<td>printer-alert<br>",
-		"<title>10 firings, per day from 2026-11-16</title>", `<rect x="0" y="0" width="19" height="120"><title>2</title>`,
+		"<title>10 firings, per day from 2026-11-16</title>", `<rect x="0" y="0" width="21" height="120"><title>2</title>`,
 		"history exists from",
 	} {
 		if !strings.Contains(page, want) {
@@ -116,5 +116,18 @@ func TestBacktestPage(t *testing.T) {
 	}
 	if !strings.Contains(overview, "10 firings from 2026-11-16 00:00:00Z to 2026-11-22 00:00:00Z") {
 		t.Errorf("the overview does not give the last backtest's firings and window:\n%s", overview)
+	}
+}
+
+// A big chart of few bars (a backtest of one day) is wide enough for its
+// two axis labels; one of many bars keeps 20 px a bar.
+func TestBarChartWidth(t *testing.T) {
+	for _, tc := range []struct {
+		bars  int
+		width string
+	}{{1, `<svg class="chart" role="img" width="160" `}, {2, `<svg class="chart" role="img" width="160" `}, {24, `<svg class="chart" role="img" width="480" `}} {
+		if got := string(barChart(make([]int, tc.bars), "t", "Nov 27", "Nov 28", "/day", true)); !strings.HasPrefix(got, tc.width) {
+			t.Errorf("%d bars: %.80s, want it to begin %q", tc.bars, got, tc.width)
+		}
 	}
 }
