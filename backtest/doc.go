@@ -3,7 +3,9 @@
 // (plan.Evaluate, plan.Make: query, if, once per episode over an
 // in-memory ledger, caps, grouping, classes), on a clock that steps as
 // the rules' every: and cron: would have (plan.NextRun). It writes
-// nothing anywhere: `deskbot rules backtest` prints its Report.
+// nothing anywhere: `deskbot rules backtest` prints its Report (text.go;
+// statuspage draws the HTML one) and keeps it in the state store for the
+// status pages' /backtest.
 //
 // # What it models, and what it cannot
 //
@@ -12,6 +14,10 @@
 //     them as one too.
 //   - Firings finish in their cycle (no crash, no lease, no re-read that
 //     finds the ticket changed since the feed read it).
+//   - Firings never wait for the desk's request budget: live, a backlog
+//     whose requests exceed it drains slower than the caps alone allow.
+//     Every report says so; NoteBudget measures the firings' requests a
+//     minute against the budget and says whether it would have mattered.
 //   - A rule whose if reads data the history does not keep (the
 //     description, people's names) is marked approximate.
 //   - The desk's own supervisor is replayed as it runs: every hour, over

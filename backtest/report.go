@@ -66,8 +66,10 @@ type RuleReport struct {
 	Approximate bool     `json:"approximate"`
 	Unrecorded  []string `json:"unrecorded_fields,omitempty"`
 	Totals
-	Tickets     int         `json:"tickets"`   // distinct tickets fired on
-	HeldBack    int         `json:"held_back"` // times a cap held a decision back for a later cycle
+	Tickets     int         `json:"tickets"`                     // distinct tickets fired on
+	HeldBack    int         `json:"held_back"`                   // times a cap held a decision back for a later cycle
+	Waiting     int         `json:"still_waiting"`               // tickets held back and not fired when the replay ended, still matching
+	Dropped     int         `json:"stopped_matching_while_held"` // tickets held back that stopped matching before they fired
 	BusiestHour *Hour       `json:"busiest_hour,omitempty"`
 	HourOfDay   [24]int     `json:"firings_by_hour_of_day"` // UTC
 	TimeToFire  Latency     `json:"time_to_fire"`           // from a ticket beginning to match to its firing
@@ -126,7 +128,10 @@ type Supervisor struct {
 	// Unreached are deskbot's firings after the supervisor's last hourly
 	// run in the replay: it ended before the supervisor would run again.
 	Unreached int     `json:"unreached"`
-	Later     Latency `json:"later"` // how much later the supervisor's firings came
+	Later     Latency `json:"later"` // how much later the supervisor's firings came (those at the same time count 0)
+	// SameTime are the compared firings the supervisor made at the same
+	// time as deskbot (its hourly run came as the ticket began to match).
+	SameTime int `json:"same_time"`
 }
 
 // unrecorded are the ticket fields an if may read that the history does
@@ -152,6 +157,7 @@ func (r *replay) report(start, to time.Time) *Report {
 	for _, rule := range r.rules {
 		rr := ruleReport(rule, byRule[rule.Name], sends[rule.Name])
 		rr.HeldBack = r.held[rule.Name]
+		rr.Waiting, rr.Dropped = r.stillHeld(rule.Name)
 		approx = approx || rr.Approximate
 		rep.Totals.add(rr.Totals)
 		rep.Rules = append(rep.Rules, rr)
@@ -160,11 +166,75 @@ func (r *replay) report(start, to time.Time) *Report {
 		fmt.Sprintf("history exists from %s: nothing before it can be replayed", plan.Stamp(start)),
 		"changes made between two reads of the desk's change feed were recorded as one, and are replayed as one",
 		"firings finish in their cycle: the re-read before acting, a crash or a desk error are not replayed",
+		budgetLimit,
 	}
 	if approx {
 		rep.Limits = append(rep.Limits, "rules marked approximate read data the history does not keep (the description, people's names): it is empty in the replay")
 	}
 	return rep
+}
+
+// stillHeld counts the decisions of rule a cap held back that had not
+// fired when the replay ended: waiting, their tickets still matching the
+// rule at its last run; dropped, no longer matching.
+func (r *replay) stillHeld(rule string) (waiting, dropped int) {
+	for k := range r.waiting {
+		if k.Rule != rule {
+			continue
+		}
+		if _, ok := r.matching[rule][k.TicketID]; ok {
+			waiting++
+		} else {
+			dropped++
+		}
+	}
+	return waiting, dropped
+}
+
+// budgetLimit is the limit of every report: the replay fires what the
+// caps admit, as if the desk's request budget never made a firing wait.
+// NoteBudget replaces it with what the firings' requests come to.
+const budgetLimit = "the desk's request budget (DESKBOT_DESK_RATE_PER_MIN) is not replayed: live, each firing waits for its desk requests (its re-read, and one per note, public reply or update), so a backlog larger than the budget drains slower than the caps alone allow, and its firings come later than here"
+
+// NoteBudget says, in rep's limits, how the desk's request budget would
+// have slowed the replay's firings: their requests per minute (a re-read
+// each, and one per note, public reply or update) against background,
+// the requests a minute the scheduler may spend (DESKBOT_DESK_RATE_PER_MIN
+// less the fifth kept for people), besides the change feed's reads. It
+// reads the per-firing list: call it before the list is dropped. Without
+// firings the report's general line stays.
+func NoteBudget(rep *Report, background int) {
+	if len(rep.Firings) == 0 {
+		return
+	}
+	cost := map[string]int{}
+	for _, r := range rep.Rules {
+		if r.Firings > 0 {
+			cost[r.Name] = 1 + (r.Notes+r.Replies+r.Updates)/r.Firings
+		}
+	}
+	perMinute := map[time.Time]int{}
+	for _, f := range rep.Firings {
+		perMinute[f.At.UTC().Truncate(time.Minute)] += cost[f.Rule]
+	}
+	over, peak := 0, 0
+	for _, n := range perMinute {
+		peak = max(peak, n)
+		if n > background {
+			over++
+		}
+	}
+	line := fmt.Sprintf("the desk's request budget is not replayed; here the firings needed at most %s in a minute (a re-read each, and one per note, public reply or update), within the %d a minute the scheduler may spend (DESKBOT_DESK_RATE_PER_MIN less a fifth for people), besides the change feed's reads",
+		count(peak, "desk request"), background)
+	if over > 0 {
+		line = fmt.Sprintf("the desk's request budget is not replayed: in %s the firings needed more desk requests (at most %d: a re-read each, and one per note, public reply or update) than the %d a minute the scheduler may spend (DESKBOT_DESK_RATE_PER_MIN less a fifth for people); live, firings wait for the budget, so such a backlog drains slower than the caps alone allow and its firings come later than here",
+			count(over, "minute"), peak, background)
+	}
+	if i := slices.Index(rep.Limits, budgetLimit); i >= 0 {
+		rep.Limits[i] = line
+		return
+	}
+	rep.Limits = append(rep.Limits, line)
 }
 
 // ruleReport sums a rule's firings and what they sent.
@@ -235,6 +305,7 @@ func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) 
 		ours[k] = append(ours[k], f.At)
 	}
 	later := map[string][]time.Duration{}
+	same := map[string]int{}
 	missed, unreached := map[string]int{}, map[string]int{}
 	for k, ts := range ours {
 		st := supBy[k]
@@ -242,6 +313,9 @@ func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) 
 			j, _ := slices.BinarySearchFunc(st, at, func(a, b time.Time) int { return a.Compare(b) })
 			if j < len(st) && (i+1 == len(ts) || st[j].Before(ts[i+1])) {
 				later[k.rule] = append(later[k.rule], st[j].Sub(at))
+				if st[j].Equal(at) {
+					same[k.rule]++
+				}
 				continue
 			}
 			if lastRun[k.rule].Before(at) {
@@ -254,7 +328,7 @@ func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) 
 	for i := range rep.Rules {
 		name := rep.Rules[i].Name
 		l := latency(later[name])
-		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l}
+		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l, SameTime: same[name]}
 	}
 	rep.Limits = append(rep.Limits, "the desk's supervisor is replayed as it runs: every hour, over the tickets updated in the last 30 days, without caps")
 }

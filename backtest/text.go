@@ -14,7 +14,7 @@ import (
 // WriteText writes rep as `deskbot rules backtest` prints it.
 func WriteText(w io.Writer, rep *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Backtest of %s from %s to %s (%s): %s of %s replayed in %s; nothing was sent or written.\n",
+	fmt.Fprintf(&b, "Backtest of %s from %s to %s (%s): %s of %s replayed in %s; nothing was sent to the desk or the chat.\n",
 		rep.File, plan.Stamp(rep.From), plan.Stamp(rep.To), Days(rep.To.Sub(rep.From)),
 		count(rep.Records, "change"), count(rep.Tickets, "ticket"), count(rep.Cycles, "cycle"))
 	t := rep.Totals
@@ -40,10 +40,19 @@ func writeRule(b *strings.Builder, r RuleReport) {
 	if r.Approximate {
 		fmt.Fprintf(b, "  APPROXIMATE: its if reads %s, which the history does not keep (empty in the replay)\n", strings.Join(r.Unrecorded, ", "))
 	}
+	if r.Firings == 0 && r.HeldBack == 0 {
+		if s := r.Supervisor; s != nil && s.Firings == 0 {
+			b.WriteString("  no firings, nor with the desk's hourly supervisor\n")
+			return
+		}
+		b.WriteString("  no firings\n")
+		writeSupervisor(b, r)
+		return
+	}
 	fmt.Fprintf(b, "  firings: %d on %s; %s, %s, %s e-mailed to requesters, %s, %s\n", r.Firings, count(r.Tickets, "ticket"),
 		count(r.Messages, "chat message"), count(r.Pages, "page"), count(r.Replies, "public reply"), count(r.Notes, "note"), count(r.Updates, "update"))
-	if r.HeldBack > 0 {
-		fmt.Fprintf(b, "  held back by caps: %s, fired in later cycles\n", count(r.HeldBack, "time"))
+	if h := HeldText(r); h != "" {
+		fmt.Fprintf(b, "  %s\n", h)
 	}
 	if r.Firings == 0 {
 		writeSupervisor(b, r)
@@ -52,7 +61,7 @@ func writeRule(b *strings.Builder, r RuleReport) {
 	if h := r.BusiestHour; h != nil {
 		fmt.Fprintf(b, "  busiest hour: %s (%s)\n", h.Start.UTC().Format("2006-01-02 15:04Z"), count(h.Firings, "firing"))
 	}
-	fmt.Fprintf(b, "  time from matching to firing: median %s, p90 %s\n", short(r.TimeToFire.Median()), short(r.TimeToFire.P90()))
+	fmt.Fprintf(b, "  time from matching to firing: %s\n", WaitText(r))
 	writeSupervisor(b, r)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  day\tfirings\tmessages\tpages\treplies\tnotes\tupdates\t")
@@ -63,26 +72,74 @@ func writeRule(b *strings.Builder, r RuleReport) {
 }
 
 func writeSupervisor(b *strings.Builder, r RuleReport) {
-	s := r.Supervisor
-	if s == nil {
-		return
+	if r.Supervisor != nil {
+		fmt.Fprintf(b, "  the desk's hourly supervisor: %s\n", SupervisorText(r))
 	}
-	line := fmt.Sprintf("  the desk's hourly supervisor: %s", count(s.Firings, "firing"))
-	if s.Compared > 0 {
-		line += fmt.Sprintf("; of deskbot's, %d came later with it: median %s, p90 %s later", s.Compared, short(s.Later.Median()), short(s.Later.P90()))
+}
+
+// HeldText says how the caps held r's firings back, "" when they did
+// not: the text report's line and the HTML report's note.
+func HeldText(r RuleReport) string {
+	if r.HeldBack == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("held back by caps %s (a ticket held in two cycles counts twice)", count(r.HeldBack, "time"))
+	switch {
+	case r.Waiting == 0 && r.Dropped == 0:
+		return line + "; each fired in a later cycle"
+	case r.Waiting > 0:
+		line += fmt.Sprintf("; %s still waiting when the replay ended", count(r.Waiting, "ticket"))
+	}
+	if r.Dropped > 0 {
+		line += fmt.Sprintf("; %s stopped matching while held", count(r.Dropped, "ticket"))
+	}
+	return line
+}
+
+// WaitText is r's time from a ticket beginning to match to its firing:
+// "median 1m30s, p90 4m30s", or "at once" when every firing came as its
+// ticket began to match; "" without firings.
+func WaitText(r RuleReport) string {
+	l := r.TimeToFire
+	switch {
+	case l.N == 0:
+		return ""
+	case l.P90() < time.Second:
+		return "at once (each fired as its ticket began to match)"
+	}
+	return fmt.Sprintf("median %s, p90 %s", short(l.Median()), short(l.P90()))
+}
+
+// SupervisorText compares r's firings with the desk's hourly supervisor's:
+// how many it made, and of deskbot's how many it made too (later, or at
+// the same time), never, or could not be compared. r.Supervisor must be
+// set.
+func SupervisorText(r RuleReport) string {
+	s := r.Supervisor
+	line := count(s.Firings, "firing")
+	later := s.Compared - s.SameTime
+	switch {
+	case s.Compared == 0:
+	case later == 0:
+		line += fmt.Sprintf("; it made %d of deskbot's firings at the same time", s.Compared)
+	case s.SameTime == 0:
+		line += fmt.Sprintf("; it made %d of deskbot's firings later: median %s, p90 %s later", later, short(s.Later.Median()), short(s.Later.P90()))
+	default:
+		line += fmt.Sprintf("; it made %d of deskbot's firings too, %d later and %d at the same time: median %s, p90 %s later",
+			s.Compared, later, s.SameTime, short(s.Later.Median()), short(s.Later.P90()))
 	}
 	if s.Missed > 0 {
 		line += fmt.Sprintf("; %d never (the ticket stopped matching before its hourly run)", s.Missed)
 	}
 	if s.Unreached > 0 {
-		line += fmt.Sprintf("; %d after its last hourly run in the replay", s.Unreached)
+		line += fmt.Sprintf("; %d of deskbot's came after its last hourly run in the replay, so cannot be compared", s.Unreached)
 	}
-	b.WriteString(line + "\n")
+	return line
 }
 
 func writeDiff(b *strings.Builder, d *Diff, cur Totals) {
-	fmt.Fprintf(b, "\nAgainst %s: %d firings then, %d now", d.OldFile, d.OldTotals.Firings, cur.Firings)
-	fmt.Fprintf(b, " (replies %d -> %d, pages %d -> %d, chat messages %d -> %d).\n",
+	fmt.Fprintf(b, "\nAgainst %s: %s with it, %d with this file", d.OldFile, count(d.OldTotals.Firings, "firing"), cur.Firings)
+	fmt.Fprintf(b, " (public replies %d -> %d, pages %d -> %d, chat messages %d -> %d).\n",
 		d.OldTotals.Replies, cur.Replies, d.OldTotals.Pages, cur.Pages, d.OldTotals.Messages, cur.Messages)
 	if len(d.AddedRules) > 0 {
 		fmt.Fprintf(b, "  rules added: %s\n", strings.Join(d.AddedRules, ", "))

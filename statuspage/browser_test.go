@@ -2,6 +2,7 @@ package statuspage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -20,9 +21,12 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/deskbot/deskbot/backtest"
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/history"
 	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -241,7 +245,7 @@ func TestBrowserDemoPages(t *testing.T) {
 	h.Register(mux)
 	base := serve(t, "127.0.0.1:0", mux)
 
-	for _, p := range []string{"/", "/rules", "/firings", "/oncall", "/plan"} {
+	for _, p := range []string{"/", "/rules", "/firings", "/oncall", "/plan", "/backtest"} {
 		status, text, title := b.load(t, base+p)
 		if status != http.StatusOK {
 			t.Fatalf("%s: HTTP %d", p, status)
@@ -261,6 +265,7 @@ func TestBrowserDemoPages(t *testing.T) {
 		"/oncall":                       onCallNames(w.set.OnCall().WhoIsOnCall(time.Now())),
 		"/rules/page-urgent-unassigned": {"Tickets that match now", fmt.Sprintf("#%d\t%s", evil.ID, hostile), "evaluated now over the"},
 		"/firings":                      {"from when the ticket began to match the rule"},
+		"/backtest":                     {"No backtest yet: run deskbot rules backtest FILE"},
 	} {
 		_, text, _ := b.load(t, base+p)
 		for _, want := range wants {
@@ -307,6 +312,18 @@ func TestBrowserDemoPages(t *testing.T) {
 	if title == "pwned" {
 		t.Error("the ticket subject's script ran")
 	}
+	// The last backtest, kept as the command keeps it: its figures, and
+	// the overview's link.
+	keepBacktest(t, w, string(example))
+	_, btText, _ := b.load(t, base+"/backtest")
+	for _, want := range []string{"Backtest of rules.yaml", "firings\n5", "page-urgent-unassigned\nevery 1m; pages first", "Limits"} {
+		if !strings.Contains(btText, want) {
+			t.Errorf("/backtest does not show %q: %.1500q", want, btText)
+		}
+	}
+	if _, overview, _ := b.load(t, base+"/"); !strings.Contains(overview, "Last backtest: rules.yaml, ran ") {
+		t.Errorf("the overview does not link the last backtest: %.3000q", overview)
+	}
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
@@ -349,4 +366,35 @@ func onCallNames(st []oncall.Status) []string {
 		out = append(out, "Name of "+x.Now.Member+" ("+x.Now.Member+")", "Name of "+x.Next.Member+" ("+x.Next.Member+")")
 	}
 	return out
+}
+
+// keepBacktest keeps, as `deskbot rules backtest` does, the report of the
+// world's rules replayed over five urgent unassigned tickets, one a day.
+func keepBacktest(t *testing.T, w *world, rulesYAML string) {
+	t.Helper()
+	t0 := time.Now().UTC().Truncate(24 * time.Hour).Add(-7 * 24 * time.Hour)
+	m := &history.Memory{}
+	for i := range int64(5) {
+		at := t0.Add(time.Duration(i) * 24 * time.Hour)
+		m.Add(history.Record{At: at, Ticket: &sdclient.Ticket{ID: 9001 + i, Subject: "down", Status: 2, Priority: 4, CreatedAt: at, UpdatedAt: at}})
+	}
+	set, err := rules.Load("rules.yaml", []byte(rulesYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := backtest.Run(t.Context(), set, m, t0, t0.Add(7*24*time.Hour), backtest.WithSupervisor(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rep.Rules[0].Firings; n != 5 {
+		t.Fatalf("page-urgent-unassigned fired %d times in the replay, want 5", n)
+	}
+	body, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.st.KeepBacktest(t.Context(), store.Backtest{File: rep.File, RanAt: time.Now(), From: rep.From, To: rep.To,
+		Firings: rep.Totals.Firings, Report: body}); err != nil {
+		t.Fatal(err)
+	}
 }

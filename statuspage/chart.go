@@ -42,7 +42,9 @@ func barChart(counts []int, title, left, right, unit string, big bool) template.
 	scale := max(peak, 1)
 	bar := 5
 	if big {
-		bar = 20
+		// At least 160 px wide: a chart of a few bars (a backtest of a
+		// day or two) would draw its two axis labels over each other.
+		bar = max(20, 160/max(len(counts), 1))
 	}
 	w, h, pad := len(counts)*bar, 20, 0
 	if big {

@@ -1,7 +1,9 @@
 // Package statuspage serves deskbot's read-only status pages beside
 // /healthz, /readyz and /metrics: the overview (/), the rules (/rules,
-// /rules/NAME), the firings (/firings), on-call (/oncall) and the plan
-// (/plan). Pages are rendered on the server with html/template from
+// /rules/NAME), the firings (/firings), on-call (/oncall), the plan
+// (/plan) and the last backtest (/backtest: the report `deskbot rules
+// backtest` kept in the state store, drawn by the template of its
+// --format html, backtest.go). Pages are rendered on the server with html/template from
 // embedded templates, usable without JavaScript; charts are inline SVG
 // drawn here.
 //
@@ -28,7 +30,8 @@
 //
 // The floors below the bot: sdclient, store, rules, oncall, scheduler
 // (read-only: Scheduler.StatusView and PlanOutlook, the store's
-// RecentFirings, OpenPages and Leader), planreport (/plan is the report of
+// RecentFirings, OpenPages, Leader and LastBacktest), backtest (its
+// Report, and its sentences for the HTML report), planreport (/plan is the report of
 // `deskbot rules plan`, written by the same code). A page never asks the desk: it renders from the
 // scheduler's memory and the store. cmd/deskbot mounts the handler on the
 // ops server.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
+	"github.com/deskbot/deskbot/store"
 )
 
 type overviewData struct {
@@ -29,6 +30,7 @@ type overviewData struct {
 	FiredHour      int
 	FiredDay       int
 	Chart          template.HTML
+	Backtest       *store.Backtest // the last backtest kept; nil: none
 }
 
 // chatStats is the chat commands answered in the last hour.
@@ -107,6 +109,14 @@ func (h *Handler) overview(r *http.Request) (any, error) {
 	}
 	d.FiredHour = day[hours-1]
 	d.Chart = hourChart(day, true)
+	bt, ok, err := h.ledger.LastBacktest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		bt.Report = nil // the link needs the figures only
+		d.Backtest = &bt
+	}
 	return d, nil
 }
 

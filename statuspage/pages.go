@@ -25,7 +25,7 @@ type navItem struct {
 }
 
 func nav(current string) []navItem {
-	items := []navItem{{"/", "Overview", false}, {"/rules", "Rules", false}, {"/firings", "Firings", false}, {"/oncall", "On-call", false}, {"/plan", "Plan", false}}
+	items := []navItem{{"/", "Overview", false}, {"/rules", "Rules", false}, {"/firings", "Firings", false}, {"/oncall", "On-call", false}, {"/plan", "Plan", false}, {"/backtest", "Backtest", false}}
 	for i := range items {
 		items[i].Current = items[i].Path == current
 	}
@@ -460,6 +460,8 @@ func funcs(link func(int64) string) template.FuncMap {
 		},
 		"value": func(v any) string { return fmt.Sprint(v) },
 		"inc":   func(i int) int { return i + 1 },
+		"join":  join,
+		"ids":   ids,
 		"plural": func(n int, what string) string {
 			if n == 1 {
 				return "1 " + what

@@ -25,7 +25,7 @@ func TestPagesShowWhatDeskbotDid(t *testing.T) {
 
 	before := len(w.sim.Desk.Requests())
 	pages := map[string]string{}
-	for _, p := range []string{"/", "/rules", "/firings", "/oncall", "/plan", "/rules/urgent-note", "/rules/printer-alert", "/rules/never-matches"} {
+	for _, p := range []string{"/", "/rules", "/firings", "/oncall", "/plan", "/backtest", "/rules/urgent-note", "/rules/printer-alert", "/rules/never-matches"} {
 		code, body := get(t, h, p)
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d %.300s", p, code, body)
@@ -111,7 +111,7 @@ func TestPagesWithoutRules(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	h.Register(mux)
-	for _, p := range []string{"/", "/rules", "/firings", "/oncall", "/plan"} {
+	for _, p := range []string{"/", "/rules", "/firings", "/oncall", "/plan", "/backtest"} {
 		code, body := get(t, mux, p)
 		if code != http.StatusOK || !strings.Contains(body, "No rules run in this process") {
 			t.Errorf("GET %s: %d, want 200 saying no rules run: %.300s", p, code, body)

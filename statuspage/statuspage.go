@@ -43,6 +43,8 @@ type Ledger interface {
 	OpenPages(ctx context.Context, limit int) ([]oncall.Page, error)
 	// Leader is the replica that leads the scheduler on this state.
 	Leader(ctx context.Context) (store.LeaderInfo, error)
+	// LastBacktest is the last report `deskbot rules backtest` kept.
+	LastBacktest(ctx context.Context) (store.Backtest, bool, error)
 }
 
 // Finding is one line of /readyz, as the overview shows it.
@@ -174,6 +176,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle("GET /firings", h.guard(h.page("firings", h.firingsPage)))
 	mux.Handle("GET /oncall", h.guard(h.page("oncall", h.oncallPage)))
 	mux.Handle("GET /plan", h.guard(h.page("plan", h.planPage)))
+	mux.Handle("GET /backtest", h.guard(h.page("backtest", h.backtestPage)))
 	mux.Handle("GET /static/style.css", h.guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "max-age=300")

@@ -60,7 +60,7 @@ func TestAccess(t *testing.T) {
 		{"basic with the token as user name", []Option{WithLoopback(false), WithToken(token)}, []string{"Authorization", basic(token, "")}, http.StatusUnauthorized, ""},
 		{"wrong basic password", []Option{WithLoopback(false), WithToken(token)}, []string{"Authorization", basic("ops", "guess")}, http.StatusUnauthorized, ""},
 	}
-	paths := []string{"/", "/rules", "/rules/urgent-note", "/firings", "/oncall", "/plan", "/static/style.css"}
+	paths := []string{"/", "/rules", "/rules/urgent-note", "/firings", "/oncall", "/plan", "/backtest", "/static/style.css"}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := w.handler(t, tc.opts...)

@@ -7,7 +7,8 @@
 // what deskbot writes on the desk (Marks: thread copies, firing markers),
 // so that nothing anyone else writes passes for deskbot's, and the ticket
 // history (history.go: a history.Reader, appended per sync, pruned by
-// retention).
+// retention), and the last report of `deskbot rules backtest`
+// (backtests.go: its JSON, opaque here, for the status pages).
 //
 // One Store type runs on two engines chosen by the DSN: SQLite (a file, the
 // embedded default for a single replica) and PostgreSQL (shared by several

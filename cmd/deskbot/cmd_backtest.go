@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,18 +15,21 @@ import (
 	"github.com/deskbot/deskbot/store"
 )
 
-const backtestSynopsis = "rules backtest FILE [--since 7d] [--against OLD_FILE] [--format text|json|html] [--supervisor=false] [--custom-field NAME:KIND ...] [--status ID:NAME ...]"
+const backtestSynopsis = "rules backtest FILE [--since 7d] [--against OLD_FILE] [--format text|json|html] [--supervisor=false] [--keep=false] [--custom-field NAME:KIND ...] [--status ID:NAME ...]"
 
 // cmdRulesBacktest replays FILE over the history recorded in the state
-// store (DESKBOT_STATE, read only) with the scheduler's planning step and
-// reports what it would have done; with --against, what it changes
-// compared with OLD_FILE. It sends and writes nothing.
+// store (DESKBOT_STATE) with the scheduler's planning step and reports
+// what it would have done; with --against, what it changes compared with
+// OLD_FILE. It sends nothing; the one thing it writes, unless
+// --keep=false, is its report, kept in the state store for the status
+// pages' /backtest (the latest replaces the one before).
 func cmdRulesBacktest(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "rules backtest", backtestSynopsis)
 	sinceFlag := fs.String("since", "7d", "how far back to replay: 7d, 36h (the history's start at the earliest)")
 	against := fs.String("against", "", "an older rules file to compare with over the same history")
 	format := fs.String("format", "text", "text, json or html")
 	supervisor := fs.Bool("supervisor", true, "also replay each rule as the desk's hourly supervisor would, and say how much later it fires")
+	keep := fs.Bool("keep", true, "keep the report in the state store for the status pages' /backtest (the only thing written)")
 	custom := customFieldFlag(fs)
 	statuses := statusFlag(fs)
 	file, err := parseWithFile(fs, args)
@@ -52,11 +54,12 @@ func cmdRulesBacktest(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	h, closeHistory, err := openHistory(ctx, cfg.State)
+	st, err := openHistory(ctx, cfg.State)
 	if err != nil {
 		return fmt.Errorf("rules backtest: %w", err)
 	}
-	defer closeHistory()
+	defer func() { _ = st.Close() }()
+	var h history.Reader = st
 
 	// Whole seconds, as the desk's times are, rounded up: a change
 	// recorded this second is replayed, and a history begun this second
@@ -78,7 +81,26 @@ func cmdRulesBacktest(ctx context.Context, e env, args []string) error {
 		}
 		backtest.Compare(oldRep, rep)
 	}
-	switch *format {
+	// The scheduler's share of the desk's budget: sdclient keeps a fifth
+	// (at least one request) for people.
+	backtest.NoteBudget(rep, cfg.RatePerMin-max(1, cfg.RatePerMin/5))
+	ranAt := time.Now()
+	if err := writeReport(e, *format, rep); err != nil {
+		return err
+	}
+	if !*keep {
+		return nil
+	}
+	if err := keepReport(ctx, st, rep, ranAt); err != nil {
+		return fmt.Errorf("rules backtest: the report is printed but could not be kept for the status pages (--keep=false does not try): %w", err)
+	}
+	_, err = fmt.Fprintln(e.stderr, "The report is kept in the state store for the status pages' /backtest (--keep=false: not kept).")
+	return err
+}
+
+// writeReport prints rep in format.
+func writeReport(e env, format string, rep *backtest.Report) error {
+	switch format {
 	case "json":
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -108,18 +130,37 @@ func parseSince(s string) (time.Duration, error) {
 // openHistory opens the state store that dsn names for reading its
 // history. A store file that does not exist yet has no history; the file
 // is not created.
-func openHistory(ctx context.Context, dsn string) (history.Reader, func(), error) {
+func openHistory(ctx context.Context, dsn string) (*store.Store, error) {
 	if path := store.StateFile(dsn); path != "" && !fileExists(path) {
-		return nil, nil, fmt.Errorf("%w (%s does not exist; DESKBOT_STATE names the store deskbot runs with)", backtest.ErrNoHistory, path)
+		return nil, fmt.Errorf("%w (%s does not exist; DESKBOT_STATE names the store deskbot runs with)", backtest.ErrNoHistory, path)
 	}
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open the state store (DESKBOT_STATE): %w", err)
+		return nil, fmt.Errorf("open the state store (DESKBOT_STATE): %w", err)
 	}
-	h, ok := any(st).(history.Reader)
-	if !ok {
-		_ = st.Close()
-		return nil, nil, errors.New("this build's state store keeps no history of the desk's changes")
+	return st, nil
+}
+
+// keptReportMax is the largest report kept whole: a larger one is kept
+// without its per-firing list (which the page does not show), so that
+// the overview and /backtest read little.
+const keptReportMax = 256 << 10
+
+// keepReport keeps rep in st as the last backtest, which ran at now.
+func keepReport(ctx context.Context, st *store.Store, rep *backtest.Report, now time.Time) error {
+	body, err := json.Marshal(rep)
+	if err != nil {
+		return err
 	}
-	return h, func() { _ = st.Close() }, nil
+	trimmed := false
+	if len(body) > keptReportMax && len(rep.Firings) > 0 {
+		short := *rep
+		short.Firings = []backtest.Firing{}
+		if body, err = json.Marshal(&short); err != nil {
+			return err
+		}
+		trimmed = true
+	}
+	return st.KeepBacktest(ctx, store.Backtest{File: rep.File, RanAt: now, From: rep.From, To: rep.To,
+		Firings: rep.Totals.Firings, Trimmed: trimmed, Report: body})
 }

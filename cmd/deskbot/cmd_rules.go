@@ -25,7 +25,7 @@ const rulesUsage = `Usage:
   deskbot rules test FILE --tickets TICKETS.json [--now RFC3339] [--custom-field NAME:KIND ...] [--status ID:NAME ...]
   deskbot rules why FILE --ticket N
   deskbot rules plan [FILE]
-  deskbot rules backtest FILE [--since 7d] [--against OLD_FILE] [--format text|json|html]
+  deskbot rules backtest FILE [--since 7d] [--against OLD_FILE] [--format text|json|html] [--keep=false]
 
 check and test work offline: name the desk's custom ticket fields that
 queries filter on with --custom-field (KIND: text, number, checkbox or
@@ -36,7 +36,9 @@ what the rules would do on the desk now (first run, caps, grouping,
 requests an hour); FILE defaults to DESKBOT_RULES, else rules.yaml.
 backtest replays FILE over the history of the desk's changes that
 deskbot recorded in DESKBOT_STATE (DESKBOT_HISTORY) and says what it
-would have done, per rule and day; it sends and writes nothing.
+would have done, per rule and day; it sends nothing, and writes only
+its report, kept in DESKBOT_STATE for the status page /backtest
+(--keep=false: not kept).
 `
 
 // cmdRules dispatches `deskbot rules check|test|why|plan`.

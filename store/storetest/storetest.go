@@ -119,6 +119,7 @@ func Run(t *testing.T, open Open) {
 	tests = append(tests, messageTests...)
 	tests = append(tests, leaderTests...)
 	tests = append(tests, statusTests...)
+	tests = append(tests, backtestTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
