@@ -1,0 +1,331 @@
+package rules
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// verdictRule is one rule of a rules file: query, optional if, and the
+// given note (a template may read now() too).
+func verdictRule(name, query, cond, note string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  - name: %s\n    query: %q\n", name, query)
+	if cond != "" {
+		fmt.Fprintf(&b, "    if: |-\n      %s\n", cond)
+	}
+	fmt.Fprintf(&b, "    actions:\n      - note: %q\n", note)
+	return b.String()
+}
+
+// answer is what EvaluateRules says of one (rule, ticket) about the if:
+// whether it decides, and the text of the decision's error.
+func answer(t testing.TB, s *Set, r *Rule, tk *sdclient.Ticket, at time.Time) (bool, string) {
+	t.Helper()
+	ds := s.EvaluateRules([]*Rule{r}, []*sdclient.Ticket{tk}, at)
+	switch len(ds) {
+	case 0:
+		return false, ""
+	case 1:
+		if ds[0].Err != nil {
+			return true, ds[0].Err.Error()
+		}
+		return true, ""
+	}
+	t.Fatalf("%d decisions for one rule and one ticket", len(ds))
+	return false, ""
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestVerdicts(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := now.Add(d); return &x }
+	base := func(mod func(*sdclient.Ticket)) *sdclient.Ticket {
+		tk := &sdclient.Ticket{
+			ID: 42, Subject: "VPN down", Status: 2, Priority: 3,
+			CreatedAt: now.Add(-90 * time.Minute), // 10:30
+			UpdatedAt: now.Add(-3 * time.Hour),    // 09:00
+			DueBy:     at(20 * time.Minute),       // 12:20
+		}
+		if mod != nil {
+			mod(tk)
+		}
+		return tk
+	}
+	noDue := func(tk *sdclient.Ticket) { tk.DueBy = nil }
+	dueIn := func(d time.Duration) func(*sdclient.Ticket) {
+		return func(tk *sdclient.Ticket) { tk.DueBy = at(d) }
+	}
+	const never = time.Duration(-1) // Until zero
+	const ns = time.Nanosecond
+	for _, tc := range []struct {
+		name    string
+		query   string // default status:open
+		cond    string
+		note    string // default a constant text
+		mod     func(*sdclient.Ticket)
+		holds   bool
+		wantErr bool
+		// renderErr: EvaluateRules' decision fails rendering the note.
+		renderErr bool
+		until     time.Duration // after now; never: zero
+	}{
+		// The brief's examples.
+		{name: "idle 4h, not yet", cond: `now() - ticket.updated_at > duration("4h")`, until: time.Hour + ns},
+		{name: "idle 4h, non-strict", cond: `now() - ticket.updated_at >= duration("4h")`, until: time.Hour},
+		{name: "idle 4h, already", cond: `now() - ticket.updated_at > duration("2h")`, holds: true, until: never},
+		{name: "overdue, not yet", cond: `has_due(ticket) && ticket.due_by < now()`, until: 20*time.Minute + ns},
+		{name: "overdue, no due date", cond: `has_due(ticket) && ticket.due_by < now()`, mod: noDue, until: never},
+		{name: "overdue, loader's guard", cond: `ticket.due_by < now()`, mod: noDue, until: never},
+		{name: "overdue, due now", cond: `ticket.due_by < now()`, mod: dueIn(0), until: ns},
+		{name: "overdue, non-strict, due now", cond: `ticket.due_by <= now()`, mod: dueIn(0), holds: true, until: never},
+		{name: "age and priority", cond: `now() - ticket.created_at > duration("2h") && ticket.priority >= 3`, until: 30*time.Minute + ns},
+		// Conservative: the atom flips, the if does not (priority 2).
+		{name: "age, priority too low", cond: `now() - ticket.created_at > duration("2h") && ticket.priority >= 3`,
+			mod: func(tk *sdclient.Ticket) { tk.Priority = 2 }, until: 30*time.Minute + ns},
+		{name: "due within 30m", cond: `ticket.due_by - now() < duration("30m")`, holds: true, until: never},
+		{name: "due within 30m, later", cond: `ticket.due_by - now() < duration("30m")`, mod: dueIn(time.Hour), until: 30*time.Minute + ns},
+		{name: "due within 30m, no due date", cond: `ticket.due_by - now() < duration("30m")`, mod: noDue, until: never},
+		{name: "due more than 30m away", cond: `ticket.due_by - now() > duration("30m")`, mod: dueIn(time.Hour), holds: true, until: 30 * time.Minute},
+		{name: "due at least 30m away", cond: `ticket.due_by - now() >= duration("30m")`, mod: dueIn(time.Hour), holds: true, until: 30*time.Minute + ns},
+		// Sides swapped, subtraction reversed.
+		{name: "swapped sides", cond: `duration("4h") < now() - ticket.updated_at`, until: time.Hour + ns},
+		{name: "reversed subtraction", cond: `ticket.updated_at - now() < duration("-4h")`, until: time.Hour + ns},
+		{name: "reversed, non-strict", cond: `ticket.updated_at - now() <= duration("-4h")`, until: time.Hour},
+		{name: "now plus", cond: `now() + duration("4h") > ticket.updated_at + duration("8h")`, until: time.Hour + ns},
+		{name: "now minus duration", cond: `now() - duration("4h") > ticket.updated_at`, until: time.Hour + ns},
+		{name: "minus of a minus", cond: `duration("1h") - (ticket.updated_at - now()) > duration("5h")`, until: time.Hour + ns},
+		// Boolean structure.
+		{name: "not", cond: `!(now() - ticket.updated_at > duration("4h"))`, holds: true, until: time.Hour + ns},
+		{name: "or, earliest atom", cond: `now() - ticket.updated_at > duration("4h") || now() > ticket.due_by`, until: 20*time.Minute + ns},
+		{name: "ternary split", cond: `ticket.priority > 2 ? now() > ticket.due_by : false`, until: 20*time.Minute + ns},
+		{name: "inside a loop, closed", cond: `any(ticket.tags, {now() > ticket.due_by})`, until: 20*time.Minute + ns},
+		// Equality on times.
+		{name: "equal, later", cond: `now() == ticket.due_by`, until: 20 * time.Minute},
+		{name: "not equal, later", cond: `now() != ticket.due_by`, holds: true, until: 20 * time.Minute},
+		{name: "equal now", cond: `now() == ticket.due_by`, mod: dueIn(0), holds: true, until: ns},
+		{name: "equal, past", cond: `now() == ticket.due_by`, mod: dueIn(-time.Minute), until: never},
+		{name: "Before", cond: `ticket.due_by.Before(now())`, until: 20*time.Minute + ns},
+		{name: "After", cond: `now().After(ticket.due_by)`, until: 20*time.Minute + ns},
+		{name: "Equal", cond: `ticket.due_by.Equal(now())`, until: 20 * time.Minute},
+		// What the analysis cannot follow: every instant.
+		{name: "until()", cond: `until(ticket.due_by) == "in 20 min"`, holds: true, until: ns},
+		{name: "two now()", cond: `now() - ticket.created_at > now() - ticket.updated_at`, until: ns},
+		{name: "let", cond: `let age = now() - ticket.updated_at; age > duration("4h")`, until: ns},
+		{name: "loop variable", cond: `any([ticket.due_by], {# < now()})`, until: ns},
+		{name: "method of now", cond: `now().Hour() >= 12`, holds: true, until: ns},
+		{name: "$env", cond: `$env.now() > ticket.due_by`, until: ns},
+		// Time-free.
+		{name: "time-free if", cond: `ticket.priority >= 3`, holds: true, until: never},
+		{name: "now() in the template only", cond: `ticket.priority >= 3`, note: "seen at {{ now() }}", holds: true, until: never},
+		{name: "query only", holds: true, until: never},
+		{name: "query fails", query: "priority:4", cond: `now() > ticket.due_by`, until: never},
+		// Errors of the if are verdicts; rendering errors are not.
+		{name: "if fails", cond: `now() - ticket.created_at > duration("1h") && ticket.custom_fields.seats > 10`, holds: true, wantErr: true, until: never},
+		{name: "if fails, later atom", cond: `now() > ticket.due_by || ticket.custom_fields.seats > 10`, holds: true, wantErr: true, until: 20*time.Minute + ns},
+		{name: "template fails", cond: `ticket.priority >= 3`, note: "{{ ticket.custom_fields.seats + 1 }}", holds: true, renderErr: true, until: never},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := tc.query
+			if q == "" {
+				q = "status:open"
+			}
+			note := tc.note
+			if note == "" {
+				note = "seen"
+			}
+			s := mustLoad(t, ruleFile(verdictRule("r", q, tc.cond, note)))
+			tk := base(tc.mod)
+			vs := s.Verdicts(s.Rules(), tk, now, nil)
+			if len(vs) != 1 {
+				t.Fatalf("%d verdicts for one rule", len(vs))
+			}
+			v := vs[0]
+			if v.Holds != tc.holds || (v.Err != nil) != tc.wantErr {
+				t.Errorf("Holds %v, Err %v; want %v, error %v", v.Holds, v.Err, tc.holds, tc.wantErr)
+			}
+			want := time.Time{}
+			if tc.until != never {
+				want = now.Add(tc.until)
+			}
+			if !v.Until.Equal(want) {
+				t.Errorf("Until %v, want %v", v.Until, want)
+			}
+			// Holds and Err as EvaluateRules says of the if.
+			decides, msg := answer(t, s, s.Rules()[0], tk, now)
+			if tc.renderErr {
+				if msg == "" {
+					t.Fatalf("EvaluateRules: no rendering error")
+				}
+				msg = "" // not the if's: Verdicts does not render
+			}
+			if decides != v.Holds || msg != errText(v.Err) {
+				t.Errorf("EvaluateRules: decides %v, err %q; Verdicts: %v, %q", decides, msg, v.Holds, errText(v.Err))
+			}
+		})
+	}
+}
+
+// verdictConds are the ifs the property test replays: the table's, and
+// more shapes.
+var verdictConds = []string{
+	`now() - ticket.updated_at > duration("4h")`,
+	`now() - ticket.updated_at >= duration("4h")`,
+	`now() - ticket.updated_at < duration("4h")`,
+	`now() - ticket.updated_at <= duration("4h")`,
+	`has_due(ticket) && ticket.due_by < now()`,
+	`ticket.due_by <= now()`,
+	`ticket.due_by > now()`,
+	`ticket.due_by >= now()`,
+	`now() - ticket.created_at > duration("2h") && ticket.priority >= 3`,
+	`ticket.due_by - now() < duration("30m")`,
+	`ticket.due_by - now() <= duration("30m")`,
+	`ticket.due_by - now() > duration("30m")`,
+	`ticket.due_by - now() >= duration("30m")`,
+	`ticket.fr_due_by - now() < duration("10m") || now() - ticket.created_at > duration("3h")`,
+	`duration("4h") < now() - ticket.updated_at`,
+	`ticket.updated_at - now() < duration("-4h")`,
+	`ticket.updated_at - now() >= duration("-4h")`,
+	`now() + duration("1h") > ticket.due_by`,
+	`now() - duration("1h") <= ticket.due_by`,
+	`!(now() - ticket.updated_at > duration("4h")) && ticket.priority < 4`,
+	`now() - ticket.updated_at > duration("4h") || now() > ticket.due_by`,
+	`ticket.priority > 2 ? now() > ticket.due_by : now() - ticket.created_at >= duration("1h")`,
+	`now() == ticket.due_by`,
+	`now() != ticket.fr_due_by`,
+	`ticket.due_by.Before(now())`,
+	`now().After(ticket.fr_due_by)`,
+	`ticket.due_by.Equal(now())`,
+	`until(ticket.due_by) == "in 20 min"`,
+	`now() - ticket.created_at > now() - ticket.updated_at`,
+	`now() - ticket.created_at > duration("1h") && ticket.custom_fields.seats > 10`,
+	`now() > ticket.due_by || ticket.custom_fields.seats > 10`,
+	`ticket.priority >= 3`,
+}
+
+// TestVerdictsHoldUntil is the property that keeps Until honest: for
+// random tickets and instants, EvaluateRules gives the verdict's answer at
+// every instant tried in [now, Until) (Until − 1ns among them), and at any
+// later instant when Until is zero.
+func TestVerdictsHoldUntil(t *testing.T) {
+	var src strings.Builder
+	for i, c := range verdictConds {
+		src.WriteString(verdictRule(fmt.Sprintf("r%d", i), "status:open", c, "seen"))
+	}
+	s := mustLoad(t, ruleFile(src.String()))
+	rs := s.Rules()
+	rng := rand.New(rand.NewPCG(25, 7))
+	base := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	// Offsets on a minute grid with a few nanoseconds either side, so
+	// that instants land exactly on thresholds as well as near them.
+	offset := func(span time.Duration) time.Duration {
+		d := time.Duration(rng.Int64N(int64(2*span/time.Minute))-int64(span/time.Minute)) * time.Minute
+		return d + time.Duration(rng.IntN(5)-2)
+	}
+	var vs []Verdict
+	var tried, finite, exact int
+	for range 400 {
+		tk := &sdclient.Ticket{ID: rng.Int64N(1000), Status: 2, Priority: 1 + rng.IntN(4)}
+		tk.CreatedAt = base.Add(offset(8 * time.Hour))
+		tk.UpdatedAt = base.Add(offset(8 * time.Hour))
+		if rng.IntN(4) > 0 {
+			d := base.Add(offset(3 * time.Hour))
+			tk.DueBy = &d
+		}
+		if rng.IntN(2) > 0 {
+			d := base.Add(offset(time.Hour))
+			tk.FrDueBy = &d
+		}
+		if rng.IntN(3) == 0 {
+			tk.CustomFields = map[string]any{"seats": rng.IntN(20)}
+		}
+		now := base.Add(offset(4 * time.Hour))
+		vs = s.Verdicts(rs, tk, now, vs)
+		for i, r := range rs {
+			v := vs[i]
+			decides, msg := answer(t, s, r, tk, now)
+			if decides != v.Holds || msg != errText(v.Err) {
+				t.Fatalf("%s on %s at %v: EvaluateRules decides %v (%q), Verdicts %v (%q)", r.If, ticketTimes(tk), now, decides, msg, v.Holds, errText(v.Err))
+			}
+			if !v.Until.IsZero() && !v.Until.After(now) {
+				t.Fatalf("%s at %v: Until %v is not after now", r.If, now, v.Until)
+			}
+			// Instants to try: just after now, just before Until, and
+			// random ones in between (or beyond, when Until is zero).
+			end := v.Until
+			if end.IsZero() {
+				end = now.Add(1000 * time.Hour)
+			} else {
+				finite++
+			}
+			checks := []time.Time{now.Add(time.Nanosecond), end.Add(-time.Nanosecond), end.Add(-time.Minute)}
+			for range 5 {
+				checks = append(checks, now.Add(time.Duration(rng.Int64N(int64(end.Sub(now))))))
+			}
+			for _, at := range checks {
+				if at.Before(now) || !at.Before(end) {
+					continue
+				}
+				tried++
+				d, m := answer(t, s, r, tk, at)
+				if d != decides || m != msg {
+					t.Fatalf("%s on %s: at %v Verdicts says %v (%q) until %v, but at %v EvaluateRules says %v (%q)",
+						r.If, ticketTimes(tk), now, v.Holds, errText(v.Err), v.Until, at, d, m)
+				}
+			}
+			if !v.Until.IsZero() {
+				if d, m := answer(t, s, r, tk, v.Until); d != decides || m != msg {
+					exact++
+				}
+			}
+		}
+	}
+	t.Logf("%d instants checked; %d verdicts with an Until, %d of them changing exactly then", tried, finite, exact)
+	if finite == 0 || exact == 0 {
+		t.Fatalf("no verdict with a finite Until changed at it: the test data miss the thresholds")
+	}
+}
+
+// ticketTimes describes the fields the property test varies.
+func ticketTimes(tk *sdclient.Ticket) string {
+	return fmt.Sprintf("ticket priority %d, created %v, updated %v, due %v, fr due %v, custom %v",
+		tk.Priority, tk.CreatedAt, tk.UpdatedAt, deref(tk.DueBy), deref(tk.FrDueBy), tk.CustomFields)
+}
+
+// BenchmarkVerdicts measures ns per verdict for a rule whose if reads
+// now() and for a time-free one, over realistic tickets.
+func BenchmarkVerdicts(b *testing.B) {
+	for _, bc := range []struct{ name, src string }{
+		{"time", ruleFile(verdictRule("r", "priority:>1", `now() - ticket.updated_at > duration("4h") && ticket.priority >= 2`, "seen"))},
+		{"overdue", ruleFile(verdictRule("r", "priority:>1", `has_due(ticket) && ticket.due_by < now()`, "seen"))},
+		{"time-free", ruleFile(verdictRule("r", "priority:>1", `ticket.priority >= 2 && ticket.responder_id == 0`, "seen"))},
+		// A whole file per call, as a replay asks about a new version of
+		// a ticket: the environment is built once for all rules.
+		{"50-rules", benchRules(50)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := mustLoad(b, bc.src)
+			rs := s.Rules()
+			tickets := benchTickets(1000)
+			var vs []Verdict
+			b.ReportAllocs()
+			b.ResetTimer()
+			n := 0
+			for i := 0; i < b.N; i++ {
+				vs = s.Verdicts(rs, tickets[i%len(tickets)], fixtureNow, vs)
+				n += len(vs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/verdict")
+		})
+	}
+}
