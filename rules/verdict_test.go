@@ -213,18 +213,55 @@ var verdictConds = []string{
 	`ticket.priority >= 3`,
 }
 
-// TestVerdictsHoldUntil is the property that keeps Until honest: for
-// random tickets and instants, EvaluateRules gives the verdict's answer at
-// every instant tried in [now, Until) (Until − 1ns among them), and at any
-// later instant when Until is zero.
-func TestVerdictsHoldUntil(t *testing.T) {
+// condsFile is a rules file with one rule per if of verdictConds.
+func condsFile() string {
 	var src strings.Builder
 	for i, c := range verdictConds {
 		src.WriteString(verdictRule(fmt.Sprintf("r%d", i), "status:open", c, "seen"))
 	}
-	s := mustLoad(t, ruleFile(src.String()))
+	return ruleFile(src.String())
+}
+
+// TestVerdictsHoldUntil is the property that keeps Until honest: for
+// random tickets and instants, EvaluateRules gives the verdict's answer at
+// every instant tried in [now, Until) (Until − 1ns among them), and at any
+// later instant when Until is zero; over the ifs above and over
+// rules.example.yaml.
+func TestVerdictsHoldUntil(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  *Set
+	}{
+		{"conds", mustLoad(t, condsFile())},
+		{"example", loadExample(t)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := checkVerdictsHold(t, tc.set, rand.New(rand.NewPCG(25, 7)), 400)
+			t.Logf("%d instants checked; %d verdicts with an Until, %d of them changing exactly then", st.tried, st.finite, st.exact)
+			if st.exact == 0 {
+				t.Fatalf("no verdict changed at its Until: the test data miss the thresholds")
+			}
+		})
+	}
+}
+
+// FuzzVerdicts is TestVerdictsHoldUntil with the fuzzer's seeds.
+func FuzzVerdicts(f *testing.F) {
+	s := mustLoad(f, condsFile())
+	f.Add(uint64(1), uint64(2))
+	f.Add(uint64(25), uint64(7))
+	f.Fuzz(func(t *testing.T, a, b uint64) {
+		checkVerdictsHold(t, s, rand.New(rand.NewPCG(a, b)), 3)
+	})
+}
+
+type holdStats struct{ tried, finite, exact int }
+
+// checkVerdictsHold checks the property on n random tickets, each at a
+// random now, for every rule of s.
+func checkVerdictsHold(t testing.TB, s *Set, rng *rand.Rand, n int) holdStats {
+	t.Helper()
 	rs := s.Rules()
-	rng := rand.New(rand.NewPCG(25, 7))
 	base := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	// Offsets on a minute grid with a few nanoseconds either side, so
 	// that instants land exactly on thresholds as well as near them.
@@ -233,11 +270,11 @@ func TestVerdictsHoldUntil(t *testing.T) {
 		return d + time.Duration(rng.IntN(5)-2)
 	}
 	var vs []Verdict
-	var tried, finite, exact int
-	for range 400 {
-		tk := &sdclient.Ticket{ID: rng.Int64N(1000), Status: 2, Priority: 1 + rng.IntN(4)}
+	var st holdStats
+	for range n {
+		tk := &sdclient.Ticket{ID: rng.Int64N(1000), Status: []int{2, 2, 3, 4, 6}[rng.IntN(5)], Priority: 1 + rng.IntN(4)}
 		tk.CreatedAt = base.Add(offset(8 * time.Hour))
-		tk.UpdatedAt = base.Add(offset(8 * time.Hour))
+		tk.UpdatedAt = base.Add(offset(80 * time.Hour))
 		if rng.IntN(4) > 0 {
 			d := base.Add(offset(3 * time.Hour))
 			tk.DueBy = &d
@@ -245,6 +282,9 @@ func TestVerdictsHoldUntil(t *testing.T) {
 		if rng.IntN(2) > 0 {
 			d := base.Add(offset(time.Hour))
 			tk.FrDueBy = &d
+		}
+		if rng.IntN(2) > 0 {
+			tk.ResponderID = sdclient.Ptr(int64(12))
 		}
 		if rng.IntN(3) == 0 {
 			tk.CustomFields = map[string]any{"seats": rng.IntN(20)}
@@ -266,7 +306,7 @@ func TestVerdictsHoldUntil(t *testing.T) {
 			if end.IsZero() {
 				end = now.Add(1000 * time.Hour)
 			} else {
-				finite++
+				st.finite++
 			}
 			checks := []time.Time{now.Add(time.Nanosecond), end.Add(-time.Nanosecond), end.Add(-time.Minute)}
 			for range 5 {
@@ -276,7 +316,7 @@ func TestVerdictsHoldUntil(t *testing.T) {
 				if at.Before(now) || !at.Before(end) {
 					continue
 				}
-				tried++
+				st.tried++
 				d, m := answer(t, s, r, tk, at)
 				if d != decides || m != msg {
 					t.Fatalf("%s on %s: at %v Verdicts says %v (%q) until %v, but at %v EvaluateRules says %v (%q)",
@@ -285,15 +325,12 @@ func TestVerdictsHoldUntil(t *testing.T) {
 			}
 			if !v.Until.IsZero() {
 				if d, m := answer(t, s, r, tk, v.Until); d != decides || m != msg {
-					exact++
+					st.exact++
 				}
 			}
 		}
 	}
-	t.Logf("%d instants checked; %d verdicts with an Until, %d of them changing exactly then", tried, finite, exact)
-	if finite == 0 || exact == 0 {
-		t.Fatalf("no verdict with a finite Until changed at it: the test data miss the thresholds")
-	}
+	return st
 }
 
 // ticketTimes describes the fields the property test varies.
@@ -327,5 +364,25 @@ func BenchmarkVerdicts(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/verdict")
 		})
+	}
+}
+
+// The example file's rules that read now() all do it in ways Verdicts
+// follows: a replay skips their tickets until a threshold, never
+// re-evaluating them every minute.
+func TestVerdictsFollowExampleRules(t *testing.T) {
+	s := loadExample(t)
+	n := 0
+	for _, r := range s.Rules() {
+		if r.cond == nil || !r.cond.usesNow {
+			continue
+		}
+		n++
+		if a := r.cond.now; a == nil || a.opaque || len(a.atoms) == 0 {
+			t.Errorf("rule %s: if %q reads now() in a way Verdicts does not follow", r.Name, r.If)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the example file has no rule whose if reads now()")
 	}
 }
