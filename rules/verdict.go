@@ -487,23 +487,50 @@ func (a *nowAnalyzer) atom(n ast.Node) bool {
 }
 
 // nowSlope is how n, holding one now(), moves with it: +1 or -1 when n is
-// built of now() with + and - only.
+// built of now() with + and - (or a time's Add and Sub) only.
 func nowSlope(n ast.Node) (int, bool) {
 	if isNowCall(n) {
 		return 1, true
 	}
-	b, ok := n.(*ast.BinaryNode)
-	if !ok || (b.Operator != "+" && b.Operator != "-") {
+	k, l, r, ok := arithOf(n)
+	if !ok {
 		return 0, false
 	}
-	if countNow(b.Left) == 1 {
-		return nowSlope(b.Left)
+	if countNow(l) == 1 {
+		return nowSlope(l)
 	}
-	s, ok := nowSlope(b.Right)
-	if b.Operator == "-" {
+	s, ok := nowSlope(r)
+	if k == sideSub {
 		s = -s
 	}
 	return s, ok
+}
+
+// arithOf splits n if it is a + or a -: a + b, a - b, a.Add(b) (a time
+// plus a duration) or a.Sub(b) (a time minus a time).
+func arithOf(n ast.Node) (k sideKind, l, r ast.Node, ok bool) {
+	switch n := n.(type) {
+	case *ast.BinaryNode:
+		switch n.Operator {
+		case "+":
+			return sideAdd, n.Left, n.Right, true
+		case "-":
+			return sideSub, n.Left, n.Right, true
+		}
+	case *ast.CallNode:
+		m, isMember := n.Callee.(*ast.MemberNode)
+		if !isMember || m.Optional || len(n.Arguments) != 1 {
+			break
+		}
+		switch prop, _ := m.Property.(*ast.StringNode); {
+		case prop == nil:
+		case prop.Value == "Add":
+			return sideAdd, m.Node, n.Arguments[0], true
+		case prop.Value == "Sub":
+			return sideSub, m.Node, n.Arguments[0], true
+		}
+	}
+	return 0, nil, nil, false
 }
 
 // side compiles n, one side of an atom; false when it reads a loop's or
@@ -554,12 +581,9 @@ func fastSide(n ast.Node) *side {
 				return &side{kind: sideField, field: f}
 			}
 		}
-	case *ast.BinaryNode:
-		k, ok := map[string]sideKind{"+": sideAdd, "-": sideSub}[n.Operator]
-		if !ok {
-			return nil
-		}
-		l, r := fastSide(n.Left), fastSide(n.Right)
+	}
+	if k, l, r, ok := arithOf(n); ok {
+		l, r := fastSide(l), fastSide(r)
 		if l == nil || r == nil {
 			return nil
 		}
