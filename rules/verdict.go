@@ -43,18 +43,24 @@ type Verdict struct {
 // for concurrent use.
 //
 // Until is computed from the if's atoms that read now(): comparisons of
-// times or durations whose one now() is reached through + and - only
-// (now() - ticket.updated_at > duration("4h"), ticket.due_by < now(),
-// ticket.due_by.Before(now())). Each side of such an atom moves with time
+// times or durations whose one now() is reached through + and - (or a
+// time's Add and Sub) only: now() - ticket.updated_at > duration("4h"),
+// ticket.due_by < now(), ticket.due_by.Before(now()). Each side of such an atom moves with time
 // at slope +1, -1 or 0, so the instant it flips follows from the two sides'
 // values at now; the if is a boolean function of its atoms and of values
 // that do not depend on time, so it can change only where an atom flips.
-// Any other use of now() (until(), now() passed to a function or read
-// through a loop's variable, two now() in one comparison) makes Until
-// now + 1ns: evaluate again at every instant. Duration arithmetic inside a
-// side is assumed not to overflow (values within ±292 years; a due date
-// the ticket lacks is the zero time, whose distance saturates, which keeps
-// the answer conservative).
+// Any other use of now() (until(), now() passed to a function, a method
+// of it such as Hour(), a comparison with a loop's or a let's variable,
+// two now() in one comparison) makes Until now + 1ns: evaluate again at
+// every instant.
+//
+// A missing due date is the zero time, two thousand years back: its
+// distance to now saturates (time.Time.Sub), which keeps a side monotone
+// and moving no faster than the clock, so the computed instant stays
+// conservative; a duration sum that overflows makes Until now + 1ns. A
+// side of an unusual shape (a custom field, a function's result) runs as
+// its own program, whose duration arithmetic is assumed not to wrap
+// around (values within ±292 years).
 func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verdict) []Verdict {
 	out = out[:0]
 	if t == nil { // as Evaluate, which skips it
@@ -199,24 +205,38 @@ func (sd *side) eval(m *vm.VM, env any, e *TicketEnv, now time.Time) tval {
 }
 
 // arith is expr's + and - of times and durations (vm/runtime Add and
-// Subtract), overflow included; any other pair is not a tval.
+// Subtract); any other pair is not a tval, and neither is a duration that
+// overflows (expr's would wrap around, and the side would no longer move
+// steadily with time).
 func arith(k sideKind, a, b tval) tval {
 	if !a.ok || !b.ok {
 		return tval{}
 	}
 	switch {
-	case k == sideAdd && a.isTime && !b.isTime:
+	case a.isTime && b.isTime && k == sideSub:
+		return tval{d: a.t.Sub(b.t), ok: true} // saturates, which keeps it monotone
+	case a.isTime && !b.isTime:
+		if k == sideSub {
+			if b.d == math.MinInt64 {
+				return tval{}
+			}
+			b.d = -b.d
+		}
 		return tval{t: a.t.Add(b.d), isTime: true, ok: true}
-	case k == sideAdd && !a.isTime && b.isTime:
+	case !a.isTime && b.isTime && k == sideAdd:
 		return tval{t: b.t.Add(a.d), isTime: true, ok: true}
-	case k == sideAdd && !a.isTime && !b.isTime:
-		return tval{d: a.d + b.d, ok: true}
-	case k == sideSub && a.isTime && b.isTime:
-		return tval{d: a.t.Sub(b.t), ok: true}
-	case k == sideSub && a.isTime && !b.isTime:
-		return tval{t: a.t.Add(-b.d), isTime: true, ok: true}
-	case k == sideSub && !a.isTime && !b.isTime:
-		return tval{d: a.d - b.d, ok: true}
+	case !a.isTime && !b.isTime:
+		if k == sideSub {
+			if b.d == math.MinInt64 {
+				return tval{}
+			}
+			b.d = -b.d
+		}
+		d := a.d + b.d
+		if (b.d > 0 && d < a.d) || (b.d < 0 && d > a.d) {
+			return tval{} // overflowed
+		}
+		return tval{d: d, ok: true}
 	}
 	return tval{}
 }

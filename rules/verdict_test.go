@@ -108,6 +108,11 @@ func TestVerdicts(t *testing.T) {
 		{name: "Sub reversed", cond: `ticket.due_by.Sub(now()) < duration("30m")`, mod: dueIn(time.Hour), until: 30*time.Minute + ns},
 		{name: "Before, Add", cond: `ticket.due_by.Before(now().Add(duration("30m")))`, mod: dueIn(time.Hour), until: 30*time.Minute + ns},
 		{name: "minus of a minus", cond: `duration("1h") - (ticket.updated_at - now()) > duration("5h")`, until: time.Hour + ns},
+		// A missing due date is the zero time: its distance saturates, and
+		// adding to it would overflow.
+		{name: "overflow", cond: `now() - ticket.due_by + duration("1h") > duration("2h")`, mod: noDue, until: ns},
+		{name: "no overflow", cond: `now() - ticket.due_by + duration("1h") > duration("2h")`, until: 80*time.Minute + ns},
+		{name: "saturated, moving away", cond: `now() - ticket.due_by > duration("2h")`, mod: noDue, until: never},
 		// Boolean structure.
 		{name: "not", cond: `!(now() - ticket.updated_at > duration("4h"))`, holds: true, until: time.Hour + ns},
 		{name: "or, earliest atom", cond: `now() - ticket.updated_at > duration("4h") || now() > ticket.due_by`, until: 20*time.Minute + ns},
@@ -209,6 +214,8 @@ var verdictConds = []string{
 	`ticket.due_by.Before(now())`,
 	`now().After(ticket.fr_due_by)`,
 	`ticket.due_by.Equal(now())`,
+	`now() - ticket.due_by + duration("1h") > duration("2h")`,
+	`duration("-1h") - (ticket.fr_due_by - now()) <= duration("-30m")`,
 	`now().Sub(ticket.updated_at) >= duration("4h")`,
 	`ticket.due_by.Sub(now()) < duration("30m")`,
 	`ticket.fr_due_by.After(now().Add(duration("-20m")))`,
