@@ -304,11 +304,11 @@ func flipAfter(d time.Duration, slope int, op string) (dist time.Duration, flips
 			return negSat(d), true // D reaches 0
 		}
 		if slope < 0 && d >= 0 {
-			return addSat(d, 1), true // D goes below 0
+			return incSat(d), true // D goes below 0
 		}
 	case "<=":
 		if slope > 0 && d <= 0 {
-			return addSat(negSat(d), 1), true // D goes above 0
+			return incSat(negSat(d)), true // D goes above 0
 		}
 		if slope < 0 && d > 0 {
 			return d, true // D reaches 0
@@ -335,11 +335,12 @@ func subSat(a, b time.Duration) time.Duration {
 	return c
 }
 
-func addSat(a, b time.Duration) time.Duration {
-	if b == math.MinInt64 {
-		return subSat(subSat(a, -(b+1)), 1)
+// incSat is d + 1ns, saturated.
+func incSat(d time.Duration) time.Duration {
+	if d == math.MaxInt64 {
+		return d
 	}
-	return subSat(a, -b)
+	return d + 1
 }
 
 func negSat(d time.Duration) time.Duration { return subSat(0, d) }
