@@ -133,6 +133,8 @@ func TestVerdicts(t *testing.T) {
 		{name: "loop variable", cond: `any([ticket.due_by], {# < now()})`, until: ns},
 		{name: "method of now", cond: `now().Hour() >= 12`, holds: true, until: ns},
 		{name: "$env", cond: `$env.now() > ticket.due_by`, until: ns},
+		{name: "ternary around now()", cond: `(ticket.priority > 2 ? now() : ticket.created_at) > ticket.due_by`, until: ns},
+		{name: "now() passed to a builtin", cond: `string(now()) != ""`, holds: true, until: ns},
 		// Time-free.
 		{name: "time-free if", cond: `ticket.priority >= 3`, holds: true, until: never},
 		{name: "now() in the template only", cond: `ticket.priority >= 3`, note: "seen at {{ now() }}", holds: true, until: never},
@@ -397,5 +399,38 @@ func TestVerdictsFollowExampleRules(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("the example file has no rule whose if reads now()")
+	}
+}
+
+// Verdicts answers in the order of the rules it is given, reuses out, and
+// says nothing holds of a nil ticket (Evaluate skips it).
+func TestVerdictsOrderAndReuse(t *testing.T) {
+	s := mustLoad(t, ruleFile(
+		verdictRule("urgent", "priority:4", "", "u")+
+			verdictRule("overdue", "status:open", `ticket.due_by < now()`, "o")+
+			verdictRule("any", "status:open", "", "a")))
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	due := now.Add(time.Hour)
+	tk := &sdclient.Ticket{ID: 1, Status: 2, Priority: 2, DueBy: &due}
+	rs := []*Rule{s.Rule("any"), s.Rule("overdue"), s.Rule("urgent")}
+	out := make([]Verdict, 5)
+	got := s.Verdicts(rs, tk, now, out)
+	want := []Verdict{{Holds: true}, {Until: due.Add(time.Nanosecond)}, {}}
+	if len(got) != len(want) || &got[0] != &out[0] {
+		t.Fatalf("got %d verdicts (reusing out: %v), want %d in out", len(got), &got[0] == &out[0], len(want))
+	}
+	for i := range want {
+		if got[i].Holds != want[i].Holds || got[i].Err != nil || !got[i].Until.Equal(want[i].Until) {
+			t.Errorf("rule %s: %+v, want %+v", rs[i].Name, got[i], want[i])
+		}
+	}
+	got = s.Verdicts(rs, nil, now, got)
+	if len(got) != len(rs) {
+		t.Fatalf("nil ticket: %d verdicts for %d rules", len(got), len(rs))
+	}
+	for i, v := range got {
+		if v != (Verdict{}) {
+			t.Errorf("nil ticket, rule %s: %+v, want nothing", rs[i].Name, v)
+		}
 	}
 }
