@@ -258,6 +258,14 @@ func TestVerdictsHoldUntil(t *testing.T) {
 			}
 		})
 	}
+	// One set, several goroutines: Verdicts shares its compiled sides.
+	s := mustLoad(t, condsFile())
+	for g := range 4 {
+		t.Run(fmt.Sprintf("concurrently-%d", g), func(t *testing.T) {
+			t.Parallel()
+			checkVerdictsHold(t, s, rand.New(rand.NewPCG(uint64(g), 99)), 50)
+		})
+	}
 }
 
 // FuzzVerdicts is TestVerdictsHoldUntil with the fuzzer's seeds.
