@@ -103,6 +103,7 @@ func TestVerdicts(t *testing.T) {
 		{name: "reversed subtraction", cond: `ticket.updated_at - now() < duration("-4h")`, until: time.Hour + ns},
 		{name: "reversed, non-strict", cond: `ticket.updated_at - now() <= duration("-4h")`, until: time.Hour},
 		{name: "now plus", cond: `now() + duration("4h") > ticket.updated_at + duration("8h")`, until: time.Hour + ns},
+		{name: "duration plus time", cond: `duration("4h") + ticket.updated_at < now()`, until: time.Hour + ns},
 		{name: "now minus duration", cond: `now() - duration("4h") > ticket.updated_at`, until: time.Hour + ns},
 		{name: "Sub", cond: `now().Sub(ticket.updated_at) > duration("4h")`, until: time.Hour + ns},
 		{name: "Sub reversed", cond: `ticket.due_by.Sub(now()) < duration("30m")`, mod: dueIn(time.Hour), until: 30*time.Minute + ns},
@@ -126,7 +127,16 @@ func TestVerdicts(t *testing.T) {
 		{name: "Before", cond: `ticket.due_by.Before(now())`, until: 20*time.Minute + ns},
 		{name: "After", cond: `now().After(ticket.due_by)`, until: 20*time.Minute + ns},
 		{name: "Equal", cond: `ticket.due_by.Equal(now())`, until: 20 * time.Minute},
+		// Sides of other shapes run as programs of their own.
+		{name: "ternary side", cond: `(ticket.priority > 2 ? ticket.due_by : ticket.created_at) < now()`, until: 20*time.Minute + ns},
+		{name: "custom field date", cond: `ticket.custom_fields.deadline < now()`,
+			mod: func(tk *sdclient.Ticket) { tk.CustomFields = map[string]any{"deadline": now.Add(time.Hour)} }, until: time.Hour + ns},
+		{name: "custom field not a date", cond: `ticket.custom_fields.deadline < now()`,
+			mod: func(tk *sdclient.Ticket) { tk.CustomFields = map[string]any{"deadline": "soon"} }, holds: true, wantErr: true, until: ns},
+		{name: "duration of a field", cond: `now() - ticket.created_at > duration(ticket.custom_fields.sla)`,
+			mod: func(tk *sdclient.Ticket) { tk.CustomFields = map[string]any{"sla": "2h"} }, until: 30*time.Minute + ns},
 		// What the analysis cannot follow: every instant.
+		{name: "let variable side", cond: `let d = duration("4h"); now() - ticket.updated_at > d`, until: ns},
 		{name: "until()", cond: `until(ticket.due_by) == "in 20 min"`, holds: true, until: ns},
 		{name: "two now()", cond: `now() - ticket.created_at > now() - ticket.updated_at`, until: ns},
 		{name: "let", cond: `let age = now() - ticket.updated_at; age > duration("4h")`, until: ns},
@@ -216,6 +226,10 @@ var verdictConds = []string{
 	`ticket.due_by.Before(now())`,
 	`now().After(ticket.fr_due_by)`,
 	`ticket.due_by.Equal(now())`,
+	`duration("90m") + ticket.updated_at <= now() - duration("1h")`,
+	`(ticket.priority > 2 ? ticket.due_by : ticket.created_at) < now()`,
+	`ticket.custom_fields.deadline >= now()`,
+	`now() - ticket.created_at > duration(ticket.custom_fields.sla ?? "1h")`,
 	`now() - ticket.due_by + duration("1h") > duration("2h")`,
 	`duration("-1h") - (ticket.fr_due_by - now()) <= duration("-30m")`,
 	`now().Sub(ticket.updated_at) >= duration("4h")`,
@@ -310,7 +324,7 @@ func checkVerdictsHold(t testing.TB, s *Set, rng *rand.Rand, n int) holdStats {
 			tk.ResponderID = sdclient.Ptr(int64(12))
 		}
 		if rng.IntN(3) == 0 {
-			tk.CustomFields = map[string]any{"seats": rng.IntN(20)}
+			tk.CustomFields = map[string]any{"seats": rng.IntN(20), "deadline": base.Add(offset(2 * time.Hour)), "sla": []string{"30m", "2h"}[rng.IntN(2)]}
 		}
 		now := base.Add(offset(4 * time.Hour))
 		vs = s.Verdicts(rs, tk, now, vs)
