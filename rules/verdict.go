@@ -72,6 +72,7 @@ func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verd
 	m := s.getVM()
 	defer s.putVM(m)
 	now = now.UTC() // as Evaluate
+	nowFn := func() time.Time { return now }
 	rec := &ticketRecord{}
 	rec.reset(t)
 	cache := &termCache{terms: s.terms.terms, state: make([]uint8, len(s.terms.terms))}
@@ -88,7 +89,7 @@ func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verd
 			continue
 		}
 		if env == nil {
-			e = Env{Ticket: s.ticketEnv(t, s.peopleFor()), Now: func() time.Time { return now }}
+			e = Env{Ticket: s.ticketEnv(t, s.peopleFor()), Now: nowFn}
 			env = e
 		}
 		var v Verdict

@@ -394,12 +394,31 @@ func BenchmarkVerdicts(b *testing.B) {
 			var vs []Verdict
 			b.ReportAllocs()
 			b.ResetTimer()
-			n := 0
+			n, timed := 0, 0
 			for i := 0; i < b.N; i++ {
 				vs = s.Verdicts(rs, tickets[i%len(tickets)], fixtureNow, vs)
 				n += len(vs)
+				for j := range vs {
+					if !vs[j].Until.IsZero() {
+						timed++
+					}
+				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/verdict")
+			b.ReportMetric(100*float64(timed)/float64(n), "%timed")
+		})
+		// The same (rules, ticket) pairs through EvaluateRules, which
+		// renders the actions of those that fire: the cost to compare.
+		b.Run(bc.name+"/EvaluateRules", func(b *testing.B) {
+			s := mustLoad(b, bc.src)
+			rs := s.Rules()
+			tickets := benchTickets(1000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.EvaluateRules(rs, tickets[i%len(tickets):i%len(tickets)+1], fixtureNow)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rs)), "ns/verdict")
 		})
 	}
 }
