@@ -475,3 +475,21 @@ func TestVerdictsOrderAndReuse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerdictsIf checks the property on arbitrary ifs: whatever an if
+// that loads does with now(), its verdict stands until its Until.
+func FuzzVerdictsIf(f *testing.F) {
+	for _, c := range verdictConds {
+		f.Add(c, uint64(1))
+	}
+	f.Fuzz(func(t *testing.T, cond string, seed uint64) {
+		if strings.ContainsAny(cond, "\r\n") || strings.TrimSpace(cond) == "" {
+			return
+		}
+		s, err := Load("f.yaml", []byte(ruleFile(verdictRule("r", "status:open", cond, "seen"))))
+		if err != nil {
+			return
+		}
+		checkVerdictsHold(t, s, rand.New(rand.NewPCG(seed, 3)), 3)
+	})
+}
