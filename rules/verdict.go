@@ -45,7 +45,9 @@ type Verdict struct {
 // Until is computed from the if's atoms that read now(): comparisons of
 // times or durations whose one now() is reached through + and - (or a
 // time's Add and Sub) only: now() - ticket.updated_at > duration("4h"),
-// ticket.due_by < now(), ticket.due_by.Before(now()). Each side of such an atom moves with time
+// ticket.due_by < now(), ticket.due_by.Before(now()); and comparisons of
+// a number with such a duration's Hours(), Minutes() or Seconds()
+// ((now() - ticket.created_at).Hours() > 4), which grow with it. Each side of such an atom moves with time
 // at slope +1, -1 or 0, so the instant it flips follows from the two sides'
 // values at now; the if is a boolean function of its atoms and of values
 // that do not depend on time, so it can change only where an atom flips.
@@ -119,6 +121,10 @@ type nowAtom struct {
 	op          string // <, <=, >, >=, == or != (Before is <, After >, Equal ==)
 	left, right *side
 	slope       int // +1 or -1
+	// unit, when set, is the method of a duration the atom compares:
+	// left.Hours() op right, where right is a number and left the
+	// duration that moves with now() at slope.
+	unit string
 }
 
 // side is one side of an atom. The usual shapes (now(), a ticket's
@@ -131,6 +137,7 @@ type side struct {
 	field timeField // sideField
 	l, r  *side     // sideAdd, sideSub
 	prog  *compiled // sideProg
+	num   float64   // sideNum
 }
 
 type sideKind uint8
@@ -142,6 +149,7 @@ const (
 	sideAdd
 	sideSub
 	sideProg
+	sideNum // a number literal (for Hours() and the like)
 )
 
 // tval is a time or a duration; ok is false for anything else.
@@ -186,6 +194,52 @@ func (f timeField) of(e *TicketEnv) time.Time {
 	return e.FrDueBy
 }
 
+// number evaluates a side that is a number (as expr compares it with a
+// float: converted to float64).
+func (sd *side) number(m *vm.VM, env any) (float64, bool) {
+	switch sd.kind {
+	case sideNum:
+		return sd.num, true
+	case sideProg:
+		v, err := sd.prog.run(m, env)
+		if err != nil {
+			return 0, false
+		}
+		return toFloat(v)
+	}
+	return 0, false
+}
+
+func toFloat(v any) (float64, bool) {
+	switch v := v.(type) {
+	case int:
+		return float64(v), true
+	case int8:
+		return float64(v), true
+	case int16:
+		return float64(v), true
+	case int32:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case uint:
+		return float64(v), true
+	case uint8:
+		return float64(v), true
+	case uint16:
+		return float64(v), true
+	case uint32:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	case float32:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
+
 // eval computes the side at now for the ticket of env (e is env's).
 func (sd *side) eval(m *vm.VM, env any, e *TicketEnv, now time.Time) tval {
 	switch sd.kind {
@@ -197,6 +251,8 @@ func (sd *side) eval(m *vm.VM, env any, e *TicketEnv, now time.Time) tval {
 		return tval{t: sd.field.of(e), isTime: true, ok: true}
 	case sideAdd, sideSub:
 		return arith(sd.kind, sd.l.eval(m, env, e, now), sd.r.eval(m, env, e, now))
+	case sideNum:
+		return tval{}
 	}
 	v, err := sd.prog.run(m, env)
 	if err != nil {
@@ -273,6 +329,9 @@ func (a *nowAnalysis) until(m *vm.VM, env any, e *TicketEnv, now time.Time) time
 // not both times or both durations at now, or one failed: the caller then
 // assumes the worst.
 func (x *nowAtom) flip(m *vm.VM, env any, e *TicketEnv, now time.Time) (dist time.Duration, flips, ok bool) {
+	if x.unit != "" {
+		return x.flipScaled(m, env, e, now)
+	}
 	l := x.left.eval(m, env, e, now)
 	r := x.right.eval(m, env, e, now)
 	var d time.Duration // left - right at now, saturated
@@ -286,6 +345,81 @@ func (x *nowAtom) flip(m *vm.VM, env any, e *TicketEnv, now time.Time) (dist tim
 	}
 	dist, flips = flipAfter(d, x.slope, x.op)
 	return dist, flips, true
+}
+
+// flipScaled is flip for left.Hours() op right (or Minutes, Seconds).
+// The method is monotone, so whether the atom holds depends on whether
+// the duration is past a threshold, found by bisection over every
+// duration; from there it is flipAfter's comparison of durations.
+func (x *nowAtom) flipScaled(m *vm.VM, env any, e *TicketEnv, now time.Time) (dist time.Duration, flips, ok bool) {
+	d := x.left.eval(m, env, e, now)
+	c, isNum := x.right.number(m, env)
+	if !d.ok || d.isTime || !isNum {
+		return 0, false, false
+	}
+	scale := durationUnits[x.unit]
+	holds := func(v time.Duration) bool { return compareFloat(scale(v), x.op, c) }
+	// soonest merges the flips of `d op' threshold` for each threshold.
+	soonest := func(op string, threshold time.Duration, found bool) {
+		if !found || threshold == math.MinInt64 { // holds always or never
+			return
+		}
+		if dt, f := flipAfter(subSat(d.d, threshold), x.slope, op); f && (!flips || dt < dist) {
+			dist, flips = dt, true
+		}
+	}
+	switch x.op {
+	case ">", ">=": // holds from the first duration where it holds
+		t, found := firstTrue(holds)
+		soonest(">=", t, found)
+	case "<", "<=": // holds until the first duration where it does not
+		t, found := firstTrue(func(v time.Duration) bool { return !holds(v) })
+		soonest("<", t, found)
+	default: // == and !=: the durations whose scale is c are [lo, hi)
+		lo, found := firstTrue(func(v time.Duration) bool { return scale(v) >= c })
+		soonest(">=", lo, found)
+		hi, found := firstTrue(func(v time.Duration) bool { return scale(v) > c })
+		soonest("<", hi, found)
+	}
+	return dist, flips, true
+}
+
+// firstTrue returns the least duration at which q, false and then true
+// as durations grow, is true; found is false when q never is.
+func firstTrue(q func(time.Duration) bool) (time.Duration, bool) {
+	lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
+	if !q(hi) {
+		return 0, false
+	}
+	if q(lo) {
+		return lo, true
+	}
+	for uint64(hi)-uint64(lo) > 1 { // q(lo) false, q(hi) true
+		mid := time.Duration(uint64(lo) + (uint64(hi)-uint64(lo))/2)
+		if q(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+// compareFloat is expr's comparison of a float64 with a number.
+func compareFloat(a float64, op string, b float64) bool {
+	switch op {
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	case ">":
+		return a > b
+	case ">=":
+		return a >= b
+	case "==":
+		return a == b
+	}
+	return a != b
 }
 
 // flipAfter says when `D op 0` changes for D(t) = d + slope·(t − now),
@@ -488,24 +622,56 @@ func (a *nowAnalyzer) atom(n ast.Node) bool {
 	if cl+cr != 1 {
 		return false
 	}
-	var slope int
-	var ok bool
-	if cl == 1 {
-		slope, ok = nowSlope(l)
-	} else {
-		slope, ok = nowSlope(r)
-		slope = -slope
+	if cr == 1 { // now() on the right: a < b is b > a
+		l, r, op = r, l, mirror[op]
 	}
-	if !ok {
-		return false
+	x := nowAtom{op: op}
+	var ok bool
+	if x.slope, ok = nowSlope(l); !ok {
+		// (now() - ticket.created_at).Hours() > 4
+		if l, x.unit, ok = durationMethod(l); !ok {
+			return false
+		}
+		if x.slope, ok = nowSlope(l); !ok {
+			return false
+		}
 	}
 	ls, ok1 := a.side(l)
 	rs, ok2 := a.side(r)
 	if !ok1 || !ok2 {
 		return false
 	}
-	a.atoms = append(a.atoms, nowAtom{op: op, left: ls, right: rs, slope: slope})
+	x.left, x.right = ls, rs
+	a.atoms = append(a.atoms, x)
 	return true
+}
+
+// mirror turns a op b into b mirror[op] a.
+var mirror = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+// durationUnits are the methods of a duration that scale it to a number,
+// monotonically: Hours, Minutes and Seconds.
+var durationUnits = map[string]func(time.Duration) float64{
+	"Hours":   time.Duration.Hours,
+	"Minutes": time.Duration.Minutes,
+	"Seconds": time.Duration.Seconds,
+}
+
+// durationMethod splits n if it is d.Hours(), d.Minutes() or d.Seconds().
+func durationMethod(n ast.Node) (d ast.Node, unit string, ok bool) {
+	c, ok := n.(*ast.CallNode)
+	if !ok || len(c.Arguments) != 0 {
+		return nil, "", false
+	}
+	m, ok := c.Callee.(*ast.MemberNode)
+	if !ok || m.Optional {
+		return nil, "", false
+	}
+	prop, ok := m.Property.(*ast.StringNode)
+	if !ok || durationUnits[prop.Value] == nil {
+		return nil, "", false
+	}
+	return m.Node, prop.Value, true
 }
 
 // nowSlope is how n, holding one now(), moves with it: +1 or -1 when n is
@@ -593,6 +759,10 @@ func fastSide(n ast.Node) *side {
 		if v := toTval(n.Value); v.ok {
 			return &side{kind: sideConst, value: v}
 		}
+	case *ast.IntegerNode:
+		return &side{kind: sideNum, num: float64(n.Value)}
+	case *ast.FloatNode:
+		return &side{kind: sideNum, num: n.Value}
 	case *ast.CallNode:
 		if isNowCall(n) {
 			return &side{kind: sideNow}

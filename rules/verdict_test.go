@@ -127,6 +127,18 @@ func TestVerdicts(t *testing.T) {
 		{name: "Before", cond: `ticket.due_by.Before(now())`, until: 20*time.Minute + ns},
 		{name: "After", cond: `now().After(ticket.due_by)`, until: 20*time.Minute + ns},
 		{name: "Equal", cond: `ticket.due_by.Equal(now())`, until: 20 * time.Minute},
+		// A duration's Hours(), Minutes() and Seconds().
+		{name: "Hours", cond: `(now() - ticket.updated_at).Hours() > 4`, until: time.Hour + ns},
+		{name: "Minutes, non-strict", cond: `(now() - ticket.updated_at).Minutes() >= 240`, until: time.Hour},
+		{name: "Hours on the right", cond: `4 < (now() - ticket.created_at).Hours()`, until: 150*time.Minute + ns},
+		{name: "Minutes left, falling", cond: `(ticket.due_by - now()).Minutes() < 30`, holds: true, until: never},
+		{name: "Minutes left, later", cond: `(ticket.due_by - now()).Minutes() < 30`, mod: dueIn(time.Hour), until: 30*time.Minute + ns},
+		{name: "Hours equal", cond: `(now() - ticket.updated_at).Hours() == 4`, until: time.Hour},
+		{name: "Hours equal, now", cond: `(now() - ticket.updated_at).Hours() == 3`, holds: true, until: ns},
+		{name: "Seconds against a field", cond: `(now() - ticket.updated_at).Seconds() > ticket.custom_fields.limit`,
+			mod: func(tk *sdclient.Ticket) { tk.CustomFields = map[string]any{"limit": 14400} }, until: time.Hour + ns},
+		{name: "Hours against a string", cond: `(now() - ticket.updated_at).Hours() > ticket.custom_fields.limit`,
+			mod: func(tk *sdclient.Ticket) { tk.CustomFields = map[string]any{"limit": "4"} }, holds: true, wantErr: true, until: ns},
 		// Sides of other shapes run as programs of their own.
 		{name: "ternary side", cond: `(ticket.priority > 2 ? ticket.due_by : ticket.created_at) < now()`, until: 20*time.Minute + ns},
 		{name: "custom field date", cond: `ticket.custom_fields.deadline < now()`,
@@ -226,6 +238,12 @@ var verdictConds = []string{
 	`ticket.due_by.Before(now())`,
 	`now().After(ticket.fr_due_by)`,
 	`ticket.due_by.Equal(now())`,
+	`(now() - ticket.updated_at).Hours() > 4`,
+	`(now() - ticket.updated_at).Minutes() <= 150.5`,
+	`(ticket.due_by - now()).Minutes() < 30`,
+	`2 == (now() - ticket.created_at).Hours()`,
+	`(now() - ticket.created_at).Seconds() != 7200`,
+	`now().Sub(ticket.created_at).Hours() >= ticket.custom_fields.seats`,
 	`duration("90m") + ticket.updated_at <= now() - duration("1h")`,
 	`(ticket.priority > 2 ? ticket.due_by : ticket.created_at) < now()`,
 	`ticket.custom_fields.deadline >= now()`,
@@ -326,48 +344,65 @@ func checkVerdictsHold(t testing.TB, s *Set, rng *rand.Rand, n int) holdStats {
 		if rng.IntN(3) == 0 {
 			tk.CustomFields = map[string]any{"seats": rng.IntN(20), "deadline": base.Add(offset(2 * time.Hour)), "sla": []string{"30m", "2h"}[rng.IntN(2)]}
 		}
-		now := base.Add(offset(4 * time.Hour))
-		vs = s.Verdicts(rs, tk, now, vs)
+		start := base.Add(offset(4 * time.Hour))
+		all := s.Verdicts(rs, tk, start, nil)
 		for i, r := range rs {
-			v := vs[i]
-			decides, msg := answer(t, s, r, tk, now)
-			if decides != v.Holds || msg != errText(v.Err) {
-				t.Fatalf("%s on %s at %v: EvaluateRules decides %v (%q), Verdicts %v (%q)", r.If, ticketTimes(tk), now, decides, msg, v.Holds, errText(v.Err))
-			}
-			if !v.Until.IsZero() && !v.Until.After(now) {
-				t.Fatalf("%s at %v: Until %v is not after now", r.If, now, v.Until)
-			}
-			// Instants to try: just after now, just before Until, and
-			// random ones in between (or beyond, when Until is zero).
-			end := v.Until
-			if end.IsZero() {
-				end = now.Add(1000 * time.Hour)
-			} else {
-				st.finite++
-			}
-			checks := []time.Time{now.Add(time.Nanosecond), end.Add(-time.Nanosecond), end.Add(-time.Minute)}
-			for range 5 {
-				checks = append(checks, now.Add(time.Duration(rng.Int64N(int64(end.Sub(now))))))
-			}
-			for _, at := range checks {
-				if at.Before(now) || !at.Before(end) {
-					continue
+			// As a replay does: from each Until on, ask again, so that
+			// instants exactly on a threshold are tried too.
+			v, now := all[i], start
+			for step := 0; ; step++ {
+				checkVerdict(t, s, r, tk, now, v, rng, &st)
+				if v.Until.IsZero() || step == 3 {
+					break
 				}
-				st.tried++
-				d, m := answer(t, s, r, tk, at)
-				if d != decides || m != msg {
-					t.Fatalf("%s on %s: at %v Verdicts says %v (%q) until %v, but at %v EvaluateRules says %v (%q)",
-						r.If, ticketTimes(tk), now, v.Holds, errText(v.Err), v.Until, at, d, m)
-				}
-			}
-			if !v.Until.IsZero() {
-				if d, m := answer(t, s, r, tk, v.Until); d != decides || m != msg {
-					st.exact++
-				}
+				now = v.Until
+				vs = s.Verdicts(rs[i:i+1], tk, now, vs)
+				v = vs[0]
 			}
 		}
 	}
 	return st
+}
+
+// checkVerdict checks v, the verdict of r on tk at now, against
+// EvaluateRules at now and at instants in [now, Until).
+func checkVerdict(t testing.TB, s *Set, r *Rule, tk *sdclient.Ticket, now time.Time, v Verdict, rng *rand.Rand, st *holdStats) {
+	t.Helper()
+	decides, msg := answer(t, s, r, tk, now)
+	if decides != v.Holds || msg != errText(v.Err) {
+		t.Fatalf("%s on %s at %v: EvaluateRules decides %v (%q), Verdicts %v (%q)", r.If, ticketTimes(tk), now, decides, msg, v.Holds, errText(v.Err))
+	}
+	if !v.Until.IsZero() && !v.Until.After(now) {
+		t.Fatalf("%s at %v: Until %v is not after now", r.If, now, v.Until)
+	}
+	// Instants to try: just after now, just before Until, and random
+	// ones in between (or beyond, when Until is zero).
+	end := v.Until
+	if end.IsZero() {
+		end = now.Add(1000 * time.Hour)
+	} else {
+		st.finite++
+	}
+	checks := []time.Time{now.Add(time.Nanosecond), end.Add(-time.Nanosecond), end.Add(-time.Minute)}
+	for range 5 {
+		checks = append(checks, now.Add(time.Duration(rng.Int64N(int64(end.Sub(now))))))
+	}
+	for _, at := range checks {
+		if at.Before(now) || !at.Before(end) {
+			continue
+		}
+		st.tried++
+		d, m := answer(t, s, r, tk, at)
+		if d != decides || m != msg {
+			t.Fatalf("%s on %s: at %v Verdicts says %v (%q) until %v, but at %v EvaluateRules says %v (%q)",
+				r.If, ticketTimes(tk), now, v.Holds, errText(v.Err), v.Until, at, d, m)
+		}
+	}
+	if !v.Until.IsZero() {
+		if d, m := answer(t, s, r, tk, v.Until); d != decides || m != msg {
+			st.exact++
+		}
+	}
 }
 
 // ticketTimes describes the fields the property test varies.
