@@ -32,6 +32,10 @@ type compiled struct {
 	// first appearance; usesNow is set when it calls now().
 	fields  []string
 	usesNow bool
+	// now says when the answer of an if may change with now() alone
+	// (see verdict.go); nil for templates and for an if that never
+	// reads now().
+	now *nowAnalysis
 	// at, set by the loader, turns a rune offset in the expression into
 	// FILE:LINE:COL, so that a run-time error points into the file.
 	at func(off int) string
@@ -111,6 +115,26 @@ func stepFunc(params ...any) (any, error) {
 // constants.
 func compileExpr(src string, asBool bool) (*compiled, []exprError) {
 	p := &patcher{}
+	prog, err := expr.Compile(src, exprOptions(p, asBool)...)
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	if err != nil {
+		return nil, []exprError{toExprError(src, err)}
+	}
+	if e := checkCost(src); e != nil {
+		return nil, []exprError{*e}
+	}
+	c := &compiled{prog: prog, fields: p.fields, usesNow: p.usesNow}
+	if asBool { // an if: Verdicts asks when its answer may change
+		c.now = analyzeNow(src)
+	}
+	return c, nil
+}
+
+// exprOptions are the options every expression compiles with, p patching
+// it; with asBool the result must be a bool.
+func exprOptions(p *patcher, asBool bool) []expr.Option {
 	opts := []expr.Option{
 		expr.Env(Env{}),
 		expr.Patch(p),
@@ -124,17 +148,7 @@ func compileExpr(src string, asBool bool) (*compiled, []exprError) {
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
-	prog, err := expr.Compile(src, opts...)
-	if len(p.errs) > 0 {
-		return nil, p.errs
-	}
-	if err != nil {
-		return nil, []exprError{toExprError(src, err)}
-	}
-	if e := checkCost(src); e != nil {
-		return nil, []exprError{*e}
-	}
-	return &compiled{prog: prog, fields: p.fields, usesNow: p.usesNow}, nil
+	return opts
 }
 
 func isOpenFunc(params ...any) (any, error) {

@@ -46,7 +46,9 @@
 // (cost.go the bound and the value model, costcheck.go the walk of an
 // expression, costbuiltin.go expr's builtins), evaluating rules over tickets into Decisions (eval.go), and
 // explaining and planning them (explain.go, plan.go, qplan.go) for
-// "deskbot rules why", "rules plan" and "rules test". The oncall: section
+// "deskbot rules why", "rules plan" and "rules test", and saying until
+// when a rule's answer on a ticket stands as time passes (verdict.go:
+// Verdicts, for the backtest's replay). The oncall: section
 // of the file is read by package oncall (oncall.ParseConfig), whose
 // problems the loader reports with its own.
 //

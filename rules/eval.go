@@ -50,11 +50,7 @@ func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time)
 		cache.reset(rec)
 		var env any // built on the first rule whose query holds
 		for _, r := range rules {
-			if r.set == s {
-				if !cache.eval(&r.plan) {
-					continue
-				}
-			} else if !r.local.Eval(rec) { // a rule of another set
+			if !s.queryHolds(r, cache, rec) {
 				continue
 			}
 			if env == nil {
@@ -68,6 +64,20 @@ func (s *Set) evaluate(rules []*Rule, tickets []*sdclient.Ticket, now time.Time)
 	return out
 }
 
+// queryHolds evaluates r's query on the ticket of rec, through the set's
+// term cache when r is one of its rules.
+func (s *Set) queryHolds(r *Rule, cache *termCache, rec *ticketRecord) bool {
+	if r.set == s {
+		return cache.eval(&r.plan)
+	}
+	return r.local.Eval(rec) // a rule of another set
+}
+
+// ifError is the error of a decision whose if failed at run time.
+func ifError(r *Rule, t *sdclient.Ticket, err error) error {
+	return fmt.Errorf("rule %q on ticket %d: if: %w", r.Name, t.ID, err)
+}
+
 // decide evaluates the rule's if and renders its actions for one ticket
 // whose query holds. fire is false when the if is false.
 func (r *Rule) decide(m *vm.VM, t *sdclient.Ticket, env any) (d Decision, fire bool) {
@@ -75,7 +85,7 @@ func (r *Rule) decide(m *vm.VM, t *sdclient.Ticket, env any) (d Decision, fire b
 	if r.cond != nil {
 		holds, err := r.cond.evalBool(m, env)
 		if err != nil {
-			d.Err = fmt.Errorf("rule %q on ticket %d: if: %w", r.Name, t.ID, err)
+			d.Err = ifError(r, t, err)
 			return d, true
 		}
 		if !holds {

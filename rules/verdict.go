@@ -1,0 +1,835 @@
+package rules
+
+import (
+	"math"
+	"time"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// Verdict is what a rule says of one ticket at one instant.
+type Verdict struct {
+	// Holds: the query holds and the if is true, or failed (Err):
+	// Evaluate would return a decision.
+	Holds bool
+	// Err is why the if failed at run time (Evaluate's Decision.Err, same
+	// text). An error rendering the actions is not one: Verdicts does not
+	// render, so such a rule Holds with a nil Err.
+	Err error
+	// Until is the first instant after now at which Holds or Err may
+	// differ while the ticket stays as it is (it may be earlier than the
+	// real change, never later); zero: never, because the if does not
+	// read now() or the query does not hold. A query never reads the
+	// clock: sdclient/filter has no relative dates (its dates and
+	// datetimes are absolute, compared with the ticket's own fields), so
+	// its answer changes only with the ticket.
+	Until time.Time
+}
+
+// Verdicts evaluates rs on t at now without rendering actions (the
+// ticket's expression environment built once, as Evaluate does) and
+// appends one Verdict per rule, in the order of rs, to out[:0]. Holds and
+// Err are what EvaluateRules says of the if; Until is when that may change
+// with time alone, so that a replay can skip a (rule, ticket) until the
+// ticket changes or Until comes. Like Evaluate it does no I/O and is safe
+// for concurrent use.
+//
+// Until is computed from the if's atoms that read now(): comparisons of
+// times or durations whose one now() is reached through + and - (or a
+// time's Add and Sub) only: now() - ticket.updated_at > duration("4h"),
+// ticket.due_by < now(), ticket.due_by.Before(now()); and comparisons of
+// a number with such a duration's Hours(), Minutes() or Seconds()
+// ((now() - ticket.created_at).Hours() > 4), which grow with it. Each side of such an atom moves with time
+// at slope +1, -1 or 0, so the instant it flips follows from the two sides'
+// values at now; the if is a boolean function of its atoms and of values
+// that do not depend on time, so it can change only where an atom flips.
+// Any other use of now() (until(), now() passed to a function, a method
+// of it such as Hour(), a comparison with a loop's or a let's variable,
+// two now() in one comparison) makes Until now + 1ns: evaluate again at
+// every instant.
+//
+// A missing due date is the zero time, two thousand years back: its
+// distance to now saturates (time.Time.Sub), which keeps a side monotone
+// and moving no faster than the clock, so the computed instant stays
+// conservative; a duration sum that overflows makes Until now + 1ns. A
+// side of an unusual shape (a custom field, a function's result) runs as
+// its own program, whose duration arithmetic is assumed not to wrap
+// around (values within ±292 years).
+func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verdict) []Verdict {
+	out = out[:0]
+	if t == nil { // as Evaluate, which skips it
+		for range rs {
+			out = append(out, Verdict{})
+		}
+		return out
+	}
+	m := s.getVM()
+	defer s.putVM(m)
+	now = now.UTC() // as Evaluate
+	nowFn := func() time.Time { return now }
+	rec := &ticketRecord{}
+	rec.reset(t)
+	cache := &termCache{terms: s.terms.terms, state: make([]uint8, len(s.terms.terms))}
+	cache.reset(rec)
+	var e Env
+	var env any // e, built on the first rule whose query holds
+	for _, r := range rs {
+		if !s.queryHolds(r, cache, rec) {
+			out = append(out, Verdict{})
+			continue
+		}
+		if r.cond == nil {
+			out = append(out, Verdict{Holds: true})
+			continue
+		}
+		if env == nil {
+			e = Env{Ticket: s.ticketEnv(t, s.peopleFor()), Now: nowFn}
+			env = e
+		}
+		var v Verdict
+		holds, err := r.cond.evalBool(m, env)
+		if err != nil {
+			v.Holds, v.Err = true, ifError(r, t, err)
+		} else {
+			v.Holds = holds
+		}
+		v.Until = r.cond.now.until(m, env, &e.Ticket, now)
+		out = append(out, v)
+	}
+	return out
+}
+
+// nowAnalysis is how an if reads now(), found at load: through atoms
+// whose flips can be computed, or not (opaque).
+type nowAnalysis struct {
+	atoms []nowAtom
+	// opaque: now() is read where the analysis cannot bound its effect.
+	opaque bool
+}
+
+// nowAtom is a comparison `left op right` with exactly one now() in it,
+// reached through + and - only: left - right moves with time at slope.
+type nowAtom struct {
+	op          string // <, <=, >, >=, == or != (Before is <, After >, Equal ==)
+	left, right *side
+	slope       int // +1 or -1
+	// unit, when set, is the method of a duration the atom compares:
+	// left.Hours() op right, where right is a number and left the
+	// duration that moves with now() at slope.
+	unit string
+}
+
+// side is one side of an atom. The usual shapes (now(), a ticket's
+// date, a constant, + and - of those) are computed here as expr computes
+// them, without running a program; any other side is a program of its
+// own.
+type side struct {
+	kind  sideKind
+	value tval      // sideConst
+	field timeField // sideField
+	l, r  *side     // sideAdd, sideSub
+	prog  *compiled // sideProg
+	num   float64   // sideNum
+}
+
+type sideKind uint8
+
+const (
+	sideConst sideKind = iota
+	sideNow
+	sideField
+	sideAdd
+	sideSub
+	sideProg
+	sideNum // a number literal (for Hours() and the like)
+)
+
+// tval is a time or a duration; ok is false for anything else.
+type tval struct {
+	t      time.Time
+	d      time.Duration
+	isTime bool
+	ok     bool
+}
+
+func toTval(v any) tval {
+	switch v := v.(type) {
+	case time.Time:
+		return tval{t: v, isTime: true, ok: true}
+	case time.Duration:
+		return tval{d: v, ok: true}
+	}
+	return tval{}
+}
+
+// timeFields are the ticket's dates a side reads without a program.
+var timeFields = map[string]timeField{"created_at": createdAt, "updated_at": updatedAt, "due_by": dueBy, "fr_due_by": frDueBy}
+
+type timeField uint8
+
+const (
+	createdAt timeField = iota
+	updatedAt
+	dueBy
+	frDueBy
+)
+
+func (f timeField) of(e *TicketEnv) time.Time {
+	switch f {
+	case createdAt:
+		return e.CreatedAt
+	case updatedAt:
+		return e.UpdatedAt
+	case dueBy:
+		return e.DueBy
+	}
+	return e.FrDueBy
+}
+
+// number evaluates a side that is a number (as expr compares it with a
+// float: converted to float64).
+func (sd *side) number(m *vm.VM, env any) (float64, bool) {
+	switch sd.kind {
+	case sideNum:
+		return sd.num, true
+	case sideProg:
+		v, err := sd.prog.run(m, env)
+		if err != nil {
+			return 0, false
+		}
+		return toFloat(v)
+	}
+	return 0, false
+}
+
+func toFloat(v any) (float64, bool) {
+	switch v := v.(type) {
+	case int:
+		return float64(v), true
+	case int8:
+		return float64(v), true
+	case int16:
+		return float64(v), true
+	case int32:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case uint:
+		return float64(v), true
+	case uint8:
+		return float64(v), true
+	case uint16:
+		return float64(v), true
+	case uint32:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	case float32:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
+
+// eval computes the side at now for the ticket of env (e is env's).
+func (sd *side) eval(m *vm.VM, env any, e *TicketEnv, now time.Time) tval {
+	switch sd.kind {
+	case sideConst:
+		return sd.value
+	case sideNow:
+		return tval{t: now, isTime: true, ok: true}
+	case sideField:
+		return tval{t: sd.field.of(e), isTime: true, ok: true}
+	case sideAdd, sideSub:
+		return arith(sd.kind, sd.l.eval(m, env, e, now), sd.r.eval(m, env, e, now))
+	case sideNum:
+		return tval{}
+	}
+	v, err := sd.prog.run(m, env)
+	if err != nil {
+		return tval{}
+	}
+	return toTval(v)
+}
+
+// arith is expr's + and - of times and durations (vm/runtime Add and
+// Subtract); any other pair is not a tval, and neither is a duration that
+// overflows (expr's would wrap around, and the side would no longer move
+// steadily with time).
+func arith(k sideKind, a, b tval) tval {
+	if !a.ok || !b.ok {
+		return tval{}
+	}
+	switch {
+	case a.isTime && b.isTime && k == sideSub:
+		return tval{d: a.t.Sub(b.t), ok: true} // saturates, which keeps it monotone
+	case a.isTime && !b.isTime:
+		if k == sideSub {
+			if b.d == math.MinInt64 {
+				return tval{}
+			}
+			b.d = -b.d
+		}
+		return tval{t: a.t.Add(b.d), isTime: true, ok: true}
+	case !a.isTime && b.isTime && k == sideAdd:
+		return tval{t: b.t.Add(a.d), isTime: true, ok: true}
+	case !a.isTime && !b.isTime:
+		if k == sideSub {
+			if b.d == math.MinInt64 {
+				return tval{}
+			}
+			b.d = -b.d
+		}
+		d := a.d + b.d
+		if (b.d > 0 && d < a.d) || (b.d < 0 && d > a.d) {
+			return tval{} // overflowed
+		}
+		return tval{d: d, ok: true}
+	}
+	return tval{}
+}
+
+// until returns the first instant after now at which an atom of a may
+// flip, zero when none can (or a is nil: the if does not read now()).
+func (a *nowAnalysis) until(m *vm.VM, env any, e *TicketEnv, now time.Time) time.Time {
+	if a == nil {
+		return time.Time{}
+	}
+	soon := now.Add(time.Nanosecond)
+	if a.opaque {
+		return soon
+	}
+	var first time.Time
+	for i := range a.atoms {
+		dist, flips, ok := a.atoms[i].flip(m, env, e, now)
+		if !ok {
+			return soon
+		}
+		if !flips {
+			continue
+		}
+		if at := now.Add(dist); first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first
+}
+
+// flip returns how long after now the atom's answer may change (at least
+// 1ns), or flips false when it never does; ok is false when its sides are
+// not both times or both durations at now, or one failed: the caller then
+// assumes the worst.
+func (x *nowAtom) flip(m *vm.VM, env any, e *TicketEnv, now time.Time) (dist time.Duration, flips, ok bool) {
+	if x.unit != "" {
+		return x.flipScaled(m, env, e, now)
+	}
+	l := x.left.eval(m, env, e, now)
+	r := x.right.eval(m, env, e, now)
+	var d time.Duration // left - right at now, saturated
+	switch {
+	case !l.ok || !r.ok || l.isTime != r.isTime:
+		return 0, false, false
+	case l.isTime:
+		d = l.t.Sub(r.t) // saturates, as subSat
+	default:
+		d = subSat(l.d, r.d)
+	}
+	dist, flips = flipAfter(d, x.slope, x.op)
+	return dist, flips, true
+}
+
+// flipScaled is flip for left.Hours() op right (or Minutes, Seconds).
+// The method is monotone, so whether the atom holds depends on whether
+// the duration is past a threshold, found by bisection over every
+// duration; from there it is flipAfter's comparison of durations.
+func (x *nowAtom) flipScaled(m *vm.VM, env any, e *TicketEnv, now time.Time) (dist time.Duration, flips, ok bool) {
+	d := x.left.eval(m, env, e, now)
+	c, isNum := x.right.number(m, env)
+	if !d.ok || d.isTime || !isNum {
+		return 0, false, false
+	}
+	scale := durationUnits[x.unit]
+	holds := func(v time.Duration) bool { return compareFloat(scale(v), x.op, c) }
+	// soonest merges the flips of `d op' threshold` for each threshold.
+	soonest := func(op string, threshold time.Duration, found bool) {
+		if !found || threshold == math.MinInt64 { // holds always or never
+			return
+		}
+		if dt, f := flipAfter(subSat(d.d, threshold), x.slope, op); f && (!flips || dt < dist) {
+			dist, flips = dt, true
+		}
+	}
+	switch x.op {
+	case ">", ">=": // holds from the first duration where it holds
+		t, found := firstTrue(holds)
+		soonest(">=", t, found)
+	case "<", "<=": // holds until the first duration where it does not
+		t, found := firstTrue(func(v time.Duration) bool { return !holds(v) })
+		soonest("<", t, found)
+	default: // == and !=: the durations whose scale is c are [lo, hi)
+		lo, found := firstTrue(func(v time.Duration) bool { return scale(v) >= c })
+		soonest(">=", lo, found)
+		hi, found := firstTrue(func(v time.Duration) bool { return scale(v) > c })
+		soonest("<", hi, found)
+	}
+	return dist, flips, true
+}
+
+// firstTrue returns the least duration at which q, false and then true
+// as durations grow, is true; found is false when q never is.
+func firstTrue(q func(time.Duration) bool) (time.Duration, bool) {
+	lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
+	if !q(hi) {
+		return 0, false
+	}
+	if q(lo) {
+		return lo, true
+	}
+	for uint64(hi)-uint64(lo) > 1 { // q(lo) false, q(hi) true
+		mid := time.Duration(uint64(lo) + (uint64(hi)-uint64(lo))/2)
+		if q(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+// compareFloat is expr's comparison of a float64 with a number.
+func compareFloat(a float64, op string, b float64) bool {
+	switch op {
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	case ">":
+		return a > b
+	case ">=":
+		return a >= b
+	case "==":
+		return a == b
+	}
+	return a != b
+}
+
+// flipAfter says when `D op 0` changes for D(t) = d + slope·(t − now),
+// slope ±1: flips false when never, else the distance from now (≥ 1ns) to
+// the first instant with the other answer. A d that saturated is nearer
+// zero than the truth, so the distance only comes out earlier; a side
+// whose own arithmetic saturated moves no faster than slope (clamping is
+// monotone), so the real flip comes no earlier than this one.
+func flipAfter(d time.Duration, slope int, op string) (dist time.Duration, flips bool) {
+	switch op {
+	case ">": // D > 0 is -D < 0
+		return flipAfter(negSat(d), -slope, "<")
+	case ">=":
+		return flipAfter(negSat(d), -slope, "<=")
+	case "<": // holds while D < 0
+		if slope > 0 && d < 0 {
+			return negSat(d), true // D reaches 0
+		}
+		if slope < 0 && d >= 0 {
+			return incSat(d), true // D goes below 0
+		}
+	case "<=":
+		if slope > 0 && d <= 0 {
+			return incSat(negSat(d)), true // D goes above 0
+		}
+		if slope < 0 && d > 0 {
+			return d, true // D reaches 0
+		}
+	case "==", "!=":
+		if d == 0 {
+			return 1, true // equal for one instant only
+		}
+		if (d < 0) == (slope > 0) {
+			return absSat(d), true // D reaches 0
+		}
+	}
+	return 0, false
+}
+
+func subSat(a, b time.Duration) time.Duration {
+	c := a - b
+	if (b > 0 && c > a) || (b < 0 && c < a) {
+		if b > 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return c
+}
+
+// incSat is d + 1ns, saturated.
+func incSat(d time.Duration) time.Duration {
+	if d == math.MaxInt64 {
+		return d
+	}
+	return d + 1
+}
+
+func negSat(d time.Duration) time.Duration { return subSat(0, d) }
+
+func absSat(d time.Duration) time.Duration {
+	if d < 0 {
+		return negSat(d)
+	}
+	return d
+}
+
+// analyzeNow finds how the if src (already compiled) reads now(): nil
+// when it does not. It patches src as compileExpr does (due-date guards,
+// folded durations, named codes) and compiles each side of an atom as an
+// expression of its own.
+func analyzeNow(src string) *nowAnalysis {
+	cfg := conf.CreateNew()
+	for _, op := range exprOptions(&patcher{}, false) {
+		op(cfg)
+	}
+	cfg.Check()
+	tree, err := checker.ParseCheck(src, cfg)
+	if err != nil {
+		return &nowAnalysis{opaque: true} // it compiled once: cannot happen
+	}
+	var u nowUses
+	ast.Walk(&tree.Node, &u)
+	switch {
+	case u.envs != u.steps || u.idents != u.calls:
+		// $env.now(), or now not called: read in ways not followed here.
+		return &nowAnalysis{opaque: true}
+	case u.calls == 0:
+		return nil
+	}
+	a := &nowAnalyzer{cfg: cfg, src: tree.Source, declared: u.declared}
+	if !a.visit(tree.Node) {
+		return &nowAnalysis{opaque: true}
+	}
+	return &nowAnalysis{atoms: a.atoms}
+}
+
+// nowUses counts the reads of now and $env in an expression.
+type nowUses struct {
+	idents, calls int // identifiers now; calls now()
+	envs, steps   int // identifiers $env; the loader's step calls (stepFuncName($env))
+	declared      map[string]bool
+}
+
+// Visit implements ast.Visitor.
+func (u *nowUses) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		switch n.Value {
+		case "now":
+			u.idents++
+		case "$env":
+			u.envs++
+		}
+	case *ast.CallNode:
+		if isNowCall(n) {
+			u.calls++
+		}
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == stepFuncName && len(n.Arguments) == 1 {
+			if e, ok := n.Arguments[0].(*ast.IdentifierNode); ok && e.Value == "$env" {
+				u.steps++
+			}
+		}
+	case *ast.VariableDeclaratorNode:
+		if u.declared == nil {
+			u.declared = map[string]bool{}
+		}
+		u.declared[n.Name] = true
+	}
+}
+
+func isNowCall(n ast.Node) bool {
+	c, ok := n.(*ast.CallNode)
+	if !ok || len(c.Arguments) != 0 {
+		return false
+	}
+	id, ok := c.Callee.(*ast.IdentifierNode)
+	return ok && id.Value == "now"
+}
+
+// countNow counts the calls of now() in n.
+func countNow(n ast.Node) int {
+	var u nowUses
+	ast.Walk(&n, &u)
+	return u.calls
+}
+
+type nowAnalyzer struct {
+	cfg      *conf.Config
+	src      file.Source
+	declared map[string]bool // names of let variables
+	atoms    []nowAtom
+}
+
+// visit collects the atoms of n; false when a now() in n is not inside
+// one.
+func (a *nowAnalyzer) visit(n ast.Node) bool {
+	if countNow(n) == 0 {
+		return true
+	}
+	if a.atom(n) {
+		return true
+	}
+	kids, known := children(n)
+	if !known || isNowCall(n) {
+		return false
+	}
+	for _, k := range kids {
+		if !a.visit(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// atom records n if it is a comparison with one now() reached through +
+// and - whose sides compile alone.
+func (a *nowAnalyzer) atom(n ast.Node) bool {
+	var l, r ast.Node
+	var op string
+	switch n := n.(type) {
+	case *ast.BinaryNode:
+		switch n.Operator {
+		case "<", "<=", ">", ">=", "==", "!=":
+			l, r, op = n.Left, n.Right, n.Operator
+		default:
+			return false
+		}
+	case *ast.CallNode: // t.Before(u), t.After(u), t.Equal(u)
+		m, ok := n.Callee.(*ast.MemberNode)
+		if !ok || !isTimeComparison(m) || len(n.Arguments) != 1 || m.Optional {
+			return false
+		}
+		l, r = m.Node, n.Arguments[0]
+		op = map[string]string{"Before": "<", "After": ">", "Equal": "=="}[m.Property.(*ast.StringNode).Value]
+	default:
+		return false
+	}
+	cl, cr := countNow(l), countNow(r)
+	if cl+cr != 1 {
+		return false
+	}
+	if cr == 1 { // now() on the right: a < b is b > a
+		l, r, op = r, l, mirror[op]
+	}
+	x := nowAtom{op: op}
+	var ok bool
+	if x.slope, ok = nowSlope(l); !ok {
+		// (now() - ticket.created_at).Hours() > 4
+		if l, x.unit, ok = durationMethod(l); !ok {
+			return false
+		}
+		if x.slope, ok = nowSlope(l); !ok {
+			return false
+		}
+	}
+	ls, ok1 := a.side(l)
+	rs, ok2 := a.side(r)
+	if !ok1 || !ok2 {
+		return false
+	}
+	x.left, x.right = ls, rs
+	a.atoms = append(a.atoms, x)
+	return true
+}
+
+// mirror turns a op b into b mirror[op] a.
+var mirror = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+// durationUnits are the methods of a duration that scale it to a number,
+// monotonically: Hours, Minutes and Seconds.
+var durationUnits = map[string]func(time.Duration) float64{
+	"Hours":   time.Duration.Hours,
+	"Minutes": time.Duration.Minutes,
+	"Seconds": time.Duration.Seconds,
+}
+
+// durationMethod splits n if it is d.Hours(), d.Minutes() or d.Seconds().
+func durationMethod(n ast.Node) (d ast.Node, unit string, ok bool) {
+	c, ok := n.(*ast.CallNode)
+	if !ok || len(c.Arguments) != 0 {
+		return nil, "", false
+	}
+	m, ok := c.Callee.(*ast.MemberNode)
+	if !ok || m.Optional {
+		return nil, "", false
+	}
+	prop, ok := m.Property.(*ast.StringNode)
+	if !ok || durationUnits[prop.Value] == nil {
+		return nil, "", false
+	}
+	return m.Node, prop.Value, true
+}
+
+// nowSlope is how n, holding one now(), moves with it: +1 or -1 when n is
+// built of now() with + and - (or a time's Add and Sub) only.
+func nowSlope(n ast.Node) (int, bool) {
+	if isNowCall(n) {
+		return 1, true
+	}
+	k, l, r, ok := arithOf(n)
+	if !ok {
+		return 0, false
+	}
+	if countNow(l) == 1 {
+		return nowSlope(l)
+	}
+	s, ok := nowSlope(r)
+	if k == sideSub {
+		s = -s
+	}
+	return s, ok
+}
+
+// arithOf splits n if it is a + or a -: a + b, a - b, a.Add(b) (a time
+// plus a duration) or a.Sub(b) (a time minus a time).
+func arithOf(n ast.Node) (k sideKind, l, r ast.Node, ok bool) {
+	switch n := n.(type) {
+	case *ast.BinaryNode:
+		switch n.Operator {
+		case "+":
+			return sideAdd, n.Left, n.Right, true
+		case "-":
+			return sideSub, n.Left, n.Right, true
+		}
+	case *ast.CallNode:
+		m, isMember := n.Callee.(*ast.MemberNode)
+		if !isMember || m.Optional || len(n.Arguments) != 1 {
+			break
+		}
+		switch prop, _ := m.Property.(*ast.StringNode); {
+		case prop == nil:
+		case prop.Value == "Add":
+			return sideAdd, m.Node, n.Arguments[0], true
+		case prop.Value == "Sub":
+			return sideSub, m.Node, n.Arguments[0], true
+		}
+	}
+	return 0, nil, nil, false
+}
+
+// side compiles n, one side of an atom; false when it reads a loop's or
+// a let's variable, which it cannot do alone.
+func (a *nowAnalyzer) side(n ast.Node) (*side, bool) {
+	if sd := fastSide(n); sd != nil {
+		return sd, true
+	}
+	closed := true
+	ast.Walk(&n, visitFunc(func(node *ast.Node) {
+		switch x := (*node).(type) {
+		case *ast.PointerNode:
+			closed = false
+		case *ast.IdentifierNode:
+			if a.declared[x.Value] {
+				closed = false
+			}
+		}
+	}))
+	if !closed {
+		return nil, false
+	}
+	tree := &parser.Tree{Node: n, Source: a.src}
+	if _, err := checker.Check(tree, a.cfg); err != nil {
+		return nil, false
+	}
+	prog, err := compiler.Compile(tree, a.cfg)
+	if err != nil {
+		return nil, false
+	}
+	return &side{kind: sideProg, prog: &compiled{prog: prog}}, true
+}
+
+// fastSide returns n as a side computed without a program, or nil.
+func fastSide(n ast.Node) *side {
+	switch n := n.(type) {
+	case *ast.ConstantNode: // a folded duration("...")
+		if v := toTval(n.Value); v.ok {
+			return &side{kind: sideConst, value: v}
+		}
+	case *ast.IntegerNode:
+		return &side{kind: sideNum, num: float64(n.Value)}
+	case *ast.FloatNode:
+		return &side{kind: sideNum, num: n.Value}
+	case *ast.CallNode:
+		if isNowCall(n) {
+			return &side{kind: sideNow}
+		}
+	case *ast.MemberNode:
+		if name, ok := ticketField(n); ok && !n.Optional {
+			if f, ok := timeFields[name]; ok {
+				return &side{kind: sideField, field: f}
+			}
+		}
+	}
+	if k, l, r, ok := arithOf(n); ok {
+		l, r := fastSide(l), fastSide(r)
+		if l == nil || r == nil {
+			return nil
+		}
+		return &side{kind: k, l: l, r: r}
+	}
+	return nil
+}
+
+type visitFunc func(*ast.Node)
+
+func (f visitFunc) Visit(n *ast.Node) { f(n) }
+
+// children lists the operands of n as ast.Walk visits them; known is false
+// for a node this package does not know (a newer expr).
+func children(n ast.Node) (kids []ast.Node, known bool) {
+	switch n := n.(type) {
+	case *ast.NilNode, *ast.IdentifierNode, *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode,
+		*ast.StringNode, *ast.BytesNode, *ast.ConstantNode, *ast.PointerNode:
+		return nil, true
+	case *ast.UnaryNode:
+		return []ast.Node{n.Node}, true
+	case *ast.BinaryNode:
+		return []ast.Node{n.Left, n.Right}, true
+	case *ast.ChainNode:
+		return []ast.Node{n.Node}, true
+	case *ast.MemberNode:
+		return []ast.Node{n.Node, n.Property}, true
+	case *ast.SliceNode:
+		kids = []ast.Node{n.Node}
+		if n.From != nil {
+			kids = append(kids, n.From)
+		}
+		if n.To != nil {
+			kids = append(kids, n.To)
+		}
+		return kids, true
+	case *ast.CallNode:
+		return append([]ast.Node{n.Callee}, n.Arguments...), true
+	case *ast.BuiltinNode:
+		return n.Arguments, true
+	case *ast.PredicateNode:
+		return []ast.Node{n.Node}, true
+	case *ast.VariableDeclaratorNode:
+		return []ast.Node{n.Value, n.Expr}, true
+	case *ast.SequenceNode:
+		return n.Nodes, true
+	case *ast.ConditionalNode:
+		return []ast.Node{n.Cond, n.Exp1, n.Exp2}, true
+	case *ast.ArrayNode:
+		return n.Nodes, true
+	case *ast.MapNode:
+		return n.Pairs, true
+	case *ast.PairNode:
+		return []ast.Node{n.Key, n.Value}, true
+	}
+	return nil, false
+}
