@@ -24,6 +24,7 @@ type Store interface {
 	HistoryLive(ctx context.Context, ids []int64) (map[int64]bool, error)
 	PruneHistory(ctx context.Context, horizon time.Time, limit int) (int, error)
 	ClearHistory(ctx context.Context, limit int) (int, error)
+	Start(ctx context.Context) (time.Time, error)
 }
 
 // DefaultRetention is how long the history is kept without WithRetention
@@ -68,6 +69,12 @@ type Recorder struct {
 
 	mu        sync.Mutex // serialises the sync's and the full sync's writes, and the prune state
 	nextPrune time.Time  // zero: at the first sync
+	// started: the history holds a starting state (a full sync recorded
+	// it, in this process or an earlier one). Until then a sync's changes
+	// are not recorded: the first full sync's starting state holds them,
+	// and a history that began with a few changes before it would be
+	// replayed as a desk of those few tickets.
+	started bool
 }
 
 var _ feed.FullSyncSubscriber = (*Recorder)(nil)
@@ -91,7 +98,7 @@ func New(st Store, opts ...Option) *Recorder {
 func (r *Recorder) FeedChanged(ctx context.Context, c feed.Changes) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cfg.retention > 0 {
+	if r.cfg.retention > 0 && r.startedLocked(ctx) {
 		recs := make([]history.Record, 0, len(c.Tickets)+len(c.Observed)+len(c.Gone))
 		recs = appendRecords(recs, c.Tickets, false)
 		recs = appendRecords(recs, c.Observed, false)
@@ -143,13 +150,25 @@ func (r *Recorder) FeedFullSynced(ctx context.Context, at time.Time, tickets []*
 		recs = append(recs, history.Record{At: maxTime(at, t.UpdatedAt), Ticket: history.Trim(t)})
 	}
 	if len(recs) == 0 {
+		r.started = true
 		return
 	}
 	if err := r.st.AppendHistory(ctx, recs); err != nil {
 		r.cfg.logger.Warn("could not record the tickets' starting state", slog.Int("records", len(recs)), slog.Any("error", err))
 		return
 	}
+	r.started = true
 	r.cfg.logger.Info("recorded the tickets' starting state in the history", slog.Int("tickets", len(recs)))
+}
+
+// startedLocked reports whether the history holds a starting state,
+// asking the store until it does. Caller holds mu.
+func (r *Recorder) startedLocked(ctx context.Context) bool {
+	if !r.started {
+		at, err := r.st.Start(ctx)
+		r.started = err == nil && !at.IsZero()
+	}
+	return r.started
 }
 
 // pruneLocked prunes when due, at most pruneSteps statements; what is left
