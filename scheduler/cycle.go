@@ -202,7 +202,7 @@ func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient
 	}
 	_, groups := s.notifier.(firing.GroupNotifier)
 	p := plan.Make(plan.Input{Set: cy.set, Now: cy.now, Decisions: decisions, Ledger: led,
-		Since: s.waitingSince(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
+		Since: s.waiting.Since(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
 	s.notePlan(cy, p)
 	return p, nil
 }

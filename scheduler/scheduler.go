@@ -55,14 +55,14 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex       // held while a cycle runs
-	budgets firing.Budgets   // rules over their run-time budget
-	held    heldBack         // decisions the per-cycle caps held back
-	queue   waitQueue        // since when held back decisions wait (queue.go)
-	spent   spentLog         // the scheduler's requests of the last minute (queue.go)
-	dry     firing.DryRun    // what earlier dry-run cycles would have fired
-	people  firing.People    // names of requesters, agents and groups for the rules
-	matches plan.MatchMemory // each rule's last evaluation, for the status pages
+	running sync.Mutex         // held while a cycle runs
+	budgets firing.Budgets     // rules over their run-time budget
+	held    heldBack           // decisions the per-cycle caps held back
+	waiting plan.WaitingMemory // since when held back decisions wait
+	spent   spentLog           // the scheduler's requests of the last minute (queue.go)
+	dry     firing.DryRun      // what earlier dry-run cycles would have fired
+	people  firing.People      // names of requesters, agents and groups for the rules
+	matches plan.MatchMemory   // each rule's last evaluation, for the status pages
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool

@@ -94,5 +94,5 @@ func (s *Scheduler) PlanOutlook(ctx context.Context) (plan.Outlook, error) {
 	}
 	return firing.PlanOutlook(ctx, firing.OutlookInput{Set: set, Now: now, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings,
 		Runs: runs, Decisions: s.matches.Decisions(set), Ledger: s.ledger,
-		WaitingSince: func(fires []rules.Decision) map[rules.FiringKey]time.Time { return s.waitingSince(fires, nil) }})
+		WaitingSince: func(fires []rules.Decision) map[rules.FiringKey]time.Time { return s.waiting.Since(fires, nil) }})
 }
