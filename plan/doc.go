@@ -13,9 +13,10 @@
 //     control admitted, held back (Held) and groups.
 //   - Who goes first (queue.go, waiting.go): classes (ClassOf), the
 //     queue's order (Order), with the routine share, and its age across
-//     cycles (Waiting, WaitingSince).
+//     cycles (Waiting, WaitingSince; kept by WaitingMemory).
 //   - Storm control (storm.go): the per-rule and per-cycle caps
-//     (RuleCap), grouping over group_over (GroupOver).
+//     (RuleCap), grouping over group_over (GroupOver), and what each
+//     rule's last cycle held back (HeldMemory, for the explainer).
 //   - The explanation behind `/ticket why` and `deskbot rules why`
 //     (explain.go): Why.Text from the values the caller read (the
 //     ticket, the ledger's records, the rules' last runs, what the caps

@@ -283,7 +283,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	}
 	held := plan.MergeHeld(p.Held, done.Held)
 	if !s.cfg.dryRun {
-		s.noteHeld(cy.rules, held)
+		s.held.Note(cy.rules, held)
 		s.noteWaiting(cy, held)
 	}
 	out.Requests = cy.requests

@@ -57,7 +57,7 @@ type Scheduler struct {
 
 	running sync.Mutex         // held while a cycle runs
 	budgets firing.Budgets     // rules over their run-time budget
-	held    heldBack           // decisions the per-cycle caps held back
+	held    plan.HeldMemory    // decisions the last cycles held back
 	waiting plan.WaitingMemory // since when held back decisions wait
 	spent   spentLog           // the scheduler's requests of the last minute (queue.go)
 	dry     firing.DryRun      // what earlier dry-run cycles would have fired

@@ -69,9 +69,7 @@ func (s *Scheduler) StatusView(ctx context.Context) (StatusView, error) {
 		return v, fmt.Errorf("status view: %w", err)
 	}
 	v.Runs = runs
-	s.held.mu.Lock()
-	v.Held = plan.HeldTickets(s.held.rules)
-	s.held.mu.Unlock()
+	v.Held = s.held.Tickets()
 	v.Matches = s.matches.Matches(v.Set)
 	v.OverBudget = s.budgets.Over()
 	return v, nil
