@@ -26,7 +26,9 @@
 //     each ticket matches and the decisions the plan page starts from
 //     (MatchMemory), and what was held back (HeldTickets).
 //   - When a rule runs next (nextrun.go): NextRun, the one answer for the
-//     scheduler, the plan and the explanations, and NextRunText.
+//     scheduler, the plan and the explanations, and NextRunText; when a
+//     scheduler's job is due (schedule.go: Schedule, from the rules'
+//     stored runs, then from its own runs).
 //   - The dry run and `deskbot rules plan` (outlook.go, drain.go,
 //     dryrun.go): what a cycle would do (Outlook, its "would have" lines,
 //     its chat summary), each rule at its next run (NextRuns, AtNextRuns),

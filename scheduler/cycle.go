@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
 
 // A cycle is a sequence of steps that pass values (runCycle assembles
@@ -244,7 +245,7 @@ func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycl
 	cy := &cycle{now: now, set: set, log: log}
 	inDue := map[string]bool{}
 	for _, j := range due {
-		for _, r := range j.rules {
+		for _, r := range j.Rules {
 			inDue[r.Name] = true
 		}
 		j.stat.Lock()
@@ -288,25 +289,26 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	}
 	out.Requests = cy.requests
 	dur := time.Since(started)
+	var runs []store.RuleRun
 	for i, j := range due {
 		res := &out.Jobs[i]
-		for _, r := range j.rules {
+		for _, r := range j.Rules {
 			res.Fired += done.FiredBy[r.Name]
 			res.HeldBack += len(held[r.Name])
 		}
 		res.Requests = cy.requests
-		s.finishJob(j, res, cy.now, dur, cy.requests)
+		runs = append(runs, s.finishJob(j, res, cy.now, dur, cy.requests)...)
 	}
-	s.saveRuns(ctx)
+	s.saveRuns(ctx, runs)
 	s.plan.record(tick, cy.requests-done.requests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
 	return out
 }
 
-// finishJob records a job's cycle in its status and metrics, and sets when
-// it is due next.
-func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration, requests int) {
+// finishJob records a job's cycle in its status and metrics, sets when it
+// is due next and returns its rules' runs to record.
+func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration, requests int) []store.RuleRun {
 	outcome := "incomplete"
 	if res.Complete {
 		outcome = "complete"
@@ -321,14 +323,15 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))
 	}
 	j.stat.Unlock()
-	s.ranJob(j, res.Complete, now)
+	runs := j.Ran(now, res.Complete)
 	if res.HeldBack > 0 {
 		// A cap held decisions back: the job runs again at the next tick
 		// rather than after its whole interval, so the backlog drains.
-		j.dueBy(now.Add(s.tickEvery()))
+		j.DueBy(now.Add(s.tickEvery()))
 	}
 	if !res.Complete {
 		s.logger.Log(context.Background(), feed.IncompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
 	}
+	return runs
 }

@@ -25,7 +25,7 @@ func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *pla
 	out := make([]CycleResult, 0, len(due))
 	for _, j := range due {
 		res := CycleResult{Job: j.name, Rules: j.ruleNames(), Complete: synced.Complete, Err: synced.Err, Tickets: len(tickets), Sync: synced}
-		for _, r := range j.rules {
+		for _, r := range j.Rules {
 			res.Decisions += len(p.Matching[r.Name])
 		}
 		if synced.Complete && !s.cfg.dryRun {
@@ -40,7 +40,7 @@ func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *pla
 // match (matching: the tickets each rule decided on), noting the counts
 // in res and the metrics.
 func (s *Scheduler) endEpisodes(ctx context.Context, cy *cycle, ends *firing.Episodes, j *job, matching map[string][]int64, res *CycleResult) {
-	for _, r := range j.rules {
+	for _, r := range j.Rules {
 		n, kept, err := ends.End(ctx, r, matching[r.Name])
 		res.Kept += kept
 		if err != nil {

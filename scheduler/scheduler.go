@@ -41,10 +41,9 @@ type Scheduler struct {
 	cfg      config
 	m        *metrics
 	plan     *planner
-	runs     RuleRuns    // when each rule last ran (schedule.go)
-	unsaved  unsavedRuns // runs of the cycle under way, saved at its end
-	feed     *feed.Feed  // the change feed and the mirror
-	tick     *job        // the cycle, as the planner sees it
+	runs     RuleRuns   // when each rule last ran (schedule.go)
+	feed     *feed.Feed // the change feed and the mirror
+	tick     *job       // the cycle, as the planner sees it
 
 	mu      sync.Mutex // guards the fields below
 	set     *rules.Set
@@ -177,7 +176,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.gs = gs
 	gs.Start()
 	s.logger.Info("scheduler started", slog.Int("jobs", len(jobs)), slog.Int("rules", len(s.set.Rules())),
-		slog.Duration("tick", s.tick.every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
+		slog.Duration("tick", s.tick.Every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
 	return nil
 }
 
@@ -192,7 +191,7 @@ func (s *Scheduler) currentTick() *job {
 func (s *Scheduler) tickEvery() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tick.every
+	return s.tick.Every
 }
 
 // addCycleJob schedules the cycle at the tick of s.jobs (caller holds mu).
@@ -204,9 +203,9 @@ func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
 	if s.cfg.singleton {
 		opts = append(opts, gocron.WithSingletonMode(gocron.LimitModeReschedule))
 	}
-	gj, err := gs.NewJob(gocron.DurationJob(s.tick.every), gocron.NewTask(func(ctx context.Context) { s.runCycle(ctx, scheduled) }), opts...)
+	gj, err := gs.NewJob(gocron.DurationJob(s.tick.Every), gocron.NewTask(func(ctx context.Context) { s.runCycle(ctx, scheduled) }), opts...)
 	if err != nil {
-		return fmt.Errorf("add the cycle job (every %v): %w", s.tick.every, err)
+		return fmt.Errorf("add the cycle job (every %v): %w", s.tick.Every, err)
 	}
 	s.cycleJ = gj
 	return nil
@@ -276,7 +275,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	}
 	adoptJobs(s.jobs, jobs)
 	s.set, s.jobs = set, jobs
-	if s.gs != nil && tickFor(jobs) != s.tick.every {
+	if s.gs != nil && tickFor(jobs) != s.tick.Every {
 		if s.cycleJ != nil {
 			if err := s.gs.RemoveJob(s.cycleJ.ID()); err != nil {
 				s.logger.Warn("reload rules: remove the cycle job", slog.Any("error", err))
@@ -378,7 +377,7 @@ func (s *Scheduler) Ready() Readiness {
 	r := Readiness{Ready: true, Stretch: s.plan.stretch()}
 	for _, j := range jobs {
 		j.stat.Lock()
-		st := JobStatus{Name: j.name, Rules: j.ruleNames(), Query: j.query, Every: j.every, Cron: j.cron,
+		st := JobStatus{Name: j.name, Rules: j.ruleNames(), Query: j.query, Every: j.Every, Cron: j.cron,
 			LastStart: j.lastStart, LastComplete: j.lastComplete, LastOutcome: j.lastOutcome, LastRequests: j.lastRequests}
 		j.stat.Unlock()
 		if st.LastComplete.IsZero() {

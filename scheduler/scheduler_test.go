@@ -534,9 +534,7 @@ rules:
 	})
 	next := map[string]time.Duration{}
 	for _, j := range e.s.jobs {
-		j.stat.Lock()
-		next[j.name] = j.next.Sub(t0)
-		j.stat.Unlock()
+		next[j.name] = j.Next().Sub(t0)
 	}
 	if next["fast-a+1"] != time.Minute || next["slow"] != 5*time.Minute {
 		t.Errorf("next runs after start %v, want fast-a+1 in 1m and slow in 5m", next)
