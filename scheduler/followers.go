@@ -59,7 +59,7 @@ type Tick struct {
 	// Runs is where the rules' last runs are kept (in memory in a dry
 	// run): a follower keeps its own schedules there, so that restarts and
 	// new leaders carry them on.
-	Runs RuleRuns
+	Runs firing.RuleRuns
 }
 
 // WithTickFollower has f follow the scheduler's ticks (digests).

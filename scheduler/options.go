@@ -50,7 +50,7 @@ type config struct {
 	lease         time.Duration
 	budget        int
 	listBudget    int
-	runs          RuleRuns // schedule.go
+	runs          firing.RuleRuns // schedule.go
 	maxEndChecks  int
 	actionTimeout time.Duration
 	stopTimeout   time.Duration

@@ -3,96 +3,21 @@ package scheduler
 import (
 	"context"
 	"log/slog"
-	"maps"
-	"sync"
 	"time"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/store"
 )
 
 // When each job is due: plan.Schedule, over the rules' last runs kept in
-// the store (RuleRuns), read in every cycle before the due jobs are
+// the store (firing.RuleRuns), read in every cycle before the due jobs are
 // chosen and written at the cycle's end.
 
-// RuleRuns keeps when each rule last ran (*store.Store implements it;
-// store/storetest checks it on SQLite and PostgreSQL).
-type RuleRuns interface {
-	RuleRunReader
-	// SetRuleRuns records runs: under the recorded schedule, Since stays
-	// the first and LastRun only moves forward; under another schedule a
-	// run replaces the record.
-	SetRuleRuns(ctx context.Context, runs ...store.RuleRun) error
-}
-
-// RuleRunReader reads when each rule last ran: explanations and plans
-// read it to say when a rule runs next (plan.NextRun).
-type RuleRunReader interface {
-	// RuleRuns returns the record of every rule that has one, by name.
-	RuleRuns(ctx context.Context) (map[string]store.RuleRun, error)
-}
-
 // WithRuleRuns keeps the rules' last runs in r. Default: the ledger when
-// it is a RuleRuns (*store.Store is), else memory (a restart then starts
+// it is a firing.RuleRuns (*store.Store is), else memory (a restart then starts
 // every schedule afresh). A dry run reads r and writes to memory only.
-func WithRuleRuns(r RuleRuns) Option { return func(cfg *config) { cfg.runs = r } }
-
-// ruleRunsFor is where the rules' runs are kept: r, else the ledger when it
-// keeps them, else memory; a dry run keeps its own in memory over them.
-func ruleRunsFor(r RuleRuns, ledger any, dry bool) RuleRuns {
-	if r == nil {
-		r, _ = ledger.(RuleRuns)
-	}
-	if r == nil {
-		return &memRuleRuns{}
-	}
-	if dry {
-		return &memRuleRuns{base: r}
-	}
-	return r
-}
-
-// memRuleRuns keeps runs in memory, over the records of base (nil: none).
-type memRuleRuns struct {
-	base RuleRunReader
-	mu   sync.Mutex
-	runs map[string]store.RuleRun
-}
-
-func (m *memRuleRuns) RuleRuns(ctx context.Context) (map[string]store.RuleRun, error) {
-	out := map[string]store.RuleRun{}
-	if m.base != nil {
-		base, err := m.base.RuleRuns(ctx)
-		if err != nil {
-			return nil, err
-		}
-		maps.Copy(out, base)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for name, r := range m.runs {
-		if old, ok := out[name]; ok {
-			r = plan.MergeRun(old, r)
-		}
-		out[name] = r
-	}
-	return out, nil
-}
-
-func (m *memRuleRuns) SetRuleRuns(_ context.Context, runs ...store.RuleRun) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.runs == nil {
-		m.runs = map[string]store.RuleRun{}
-	}
-	for _, r := range runs {
-		if old, ok := m.runs[r.Rule]; ok {
-			r = plan.MergeRun(old, r)
-		}
-		m.runs[r.Rule] = r
-	}
-	return nil
-}
+func WithRuleRuns(r firing.RuleRuns) Option { return func(cfg *config) { cfg.runs = r } }
 
 // loadRuns brings the jobs' schedules up to date with the store: a job
 // this process has not scheduled yet, or one that another replica ran

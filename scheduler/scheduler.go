@@ -41,9 +41,9 @@ type Scheduler struct {
 	cfg      config
 	m        *metrics
 	plan     *planner
-	runs     RuleRuns   // when each rule last ran (schedule.go)
-	feed     *feed.Feed // the change feed and the mirror
-	tick     *job       // the cycle, as the planner sees it
+	runs     firing.RuleRuns // when each rule last ran (schedule.go)
+	feed     *feed.Feed      // the change feed and the mirror
+	tick     *job            // the cycle, as the planner sees it
 
 	mu      sync.Mutex // guards the fields below
 	set     *rules.Set
@@ -118,7 +118,7 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	}
 	s.feed = f
 	s.paging = s.newPaging()
-	s.runs = ruleRunsFor(cfg.runs, ledger, cfg.dryRun)
+	s.runs = firing.RuleRunsFor(cfg.runs, ledger, cfg.dryRun)
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
