@@ -49,7 +49,7 @@ type Cycle struct {
 
 // count adds the requests behind one desk call and notes the rate state.
 func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
-	n := attempts(resp, err)
+	n := feed.Attempts(resp, err)
 	if cy != nil {
 		cy.requests += n
 	}
@@ -179,11 +179,15 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*
 // syncStep syncs the mirror and returns the sync's result and the
 // mirror's tickets.
 func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*SyncResult, []*sdclient.Ticket) {
-	synced := s.sync(ctx, cy, inline)
+	opts := []feed.SyncOption{feed.Count(func(resp *sdclient.Response, err error) { s.count(cy, resp, err) })}
+	if inline {
+		opts = append(opts, feed.Inline())
+	}
+	synced := s.feed.Sync(ctx, opts...) // the feed then tells its subscribers what changed
 	if synced.Err != nil {
 		cy.log.Log(ctx, feed.IncompleteLevel(synced.Err), "mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
 	}
-	return synced, s.mirrorSnapshot()
+	return synced, s.feed.Snapshot()
 }
 
 // planStep evaluates the due rules on the tickets (pure), notes the
@@ -277,7 +281,7 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	// A local write, finished even when a stop (SIGTERM, Ctrl-C) cancelled
 	// the cycle: what it re-read is kept, and a stop logs no warning.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-	perr := s.persistMirrors(pctx)
+	perr := s.feed.Persist(pctx)
 	pcancel()
 	if perr != nil {
 		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))

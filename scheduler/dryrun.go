@@ -46,7 +46,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 		Cycle:     firing.Cycle{Set: cy.set, Rules: cy.rules, Now: cy.now, Log: cy.log},
 		Decisions: decisions, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings, Complete: s.feed.Complete(),
 		NextRuns: func(ctx context.Context) map[string]time.Time { return s.nextRuns(ctx, cy) },
-		Tickets:  s.mirrorSnapshot, Ledger: s.ledger, Notifier: s.notifier,
+		Tickets:  s.feed.Snapshot, Ledger: s.ledger, Notifier: s.notifier,
 		Count:         func(rule, outcome string) { s.m.decisions.WithLabelValues(rule, outcome).Inc() },
 		Outlook:       s.cfg.outlook,
 		ActionContext: s.actionContext,

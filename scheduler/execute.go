@@ -32,7 +32,7 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan.Plan, q pace
 func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 	d := &firing.Deps{
 		Ledger: s.ledger, Desk: cy.desk, Count: s.counter(cy),
-		Source: s.source(cy), Notifier: s.notifier, DMs: s.cfg.followers.dms,
+		Source: s.source(cy), Notifier: s.notifier, DMs: s.cfg.dms,
 		Marks: s.marks.Get, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
 		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, MatchedSince: s.MatchedSince,
 		Metrics: firing.Metrics{Decisions: s.m.decisions, Actions: s.m.actions, AlertGroups: s.m.alertGroups,

@@ -17,7 +17,7 @@ import (
 // (done), so no ticket is read twice a cycle.
 func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan.Plan, synced *SyncResult, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
 	ends := &firing.Episodes{Ledger: s.ledger, Set: cy.set, Now: cy.now, Log: cy.log, Reads: done.Reads, Source: s.source(cy),
-		InMirror: make(map[int64]bool, len(tickets)), Gone: s.isGone, MaxChecks: s.cfg.maxEndChecks,
+		InMirror: make(map[int64]bool, len(tickets)), Gone: s.feed.Gone, MaxChecks: s.cfg.maxEndChecks,
 		Checked: func(rule, outcome string) { s.m.endChecks.WithLabelValues(rule, outcome).Inc() }}
 	for _, t := range tickets {
 		ends.InMirror[t.ID] = true
@@ -55,7 +55,3 @@ func (s *Scheduler) endEpisodes(ctx context.Context, cy *cycle, ends *firing.Epi
 		}
 	}
 }
-
-// isGone reports whether the mirror dropped ticket id because the desk
-// deleted it, marked it as spam or no longer has it.
-func (s *Scheduler) isGone(id int64) bool { return s.feed.Gone(id) }
