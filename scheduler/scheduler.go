@@ -161,17 +161,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.baseCtx, s.cancel = context.WithCancel(ctx)
 	adoptJobs(s.jobs, jobs)
 	s.jobs = jobs
-	if err := s.addCycleJob(gs); err != nil {
-		_ = gs.Shutdown()
-		return fmt.Errorf("start scheduler: %w", err)
-	}
-	if err := s.addTickJob(gs); err != nil {
-		_ = gs.Shutdown()
-		return fmt.Errorf("start scheduler: %w", err)
-	}
-	if err := s.addPruneJob(gs); err != nil {
-		_ = gs.Shutdown()
-		return fmt.Errorf("start scheduler: %w", err)
+	for _, add := range []func(gocron.Scheduler) error{s.addCycleJob, s.addTickJob, s.addPruneJob} {
+		if err := add(gs); err != nil {
+			_ = gs.Shutdown()
+			return fmt.Errorf("start scheduler: %w", err)
+		}
 	}
 	s.gs = gs
 	gs.Start()
@@ -198,17 +192,29 @@ func (s *Scheduler) tickEvery() time.Duration {
 func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
 	s.tick = newTick(tickFor(s.jobs))
 	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
-	opts := []gocron.JobOption{gocron.WithName("cycle"), gocron.WithContext(s.baseCtx),
-		gocron.WithStartAt(gocron.WithStartImmediately())}
+	gj, err := s.addJob(gs, "cycle", s.tick.Every, func(ctx context.Context) { s.runCycle(ctx, scheduled) }, s.ticking()...)
+	s.cycleJ = gj
+	return err
+}
+
+// addJob schedules task every d on gs as name, on the jobs' context.
+func (s *Scheduler) addJob(gs gocron.Scheduler, name string, d time.Duration, task func(context.Context), opts ...gocron.JobOption) (gocron.Job, error) {
+	opts = append(opts, gocron.WithName(name), gocron.WithContext(s.baseCtx))
+	gj, err := gs.NewJob(gocron.DurationJob(d), gocron.NewTask(task), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("add the %s job (every %v): %w", name, d, err)
+	}
+	return gj, nil
+}
+
+// ticking is how the cycle and the escalator's tick run: at once, then
+// every interval, skipping a tick while a run goes on (WithSingleton).
+func (s *Scheduler) ticking() []gocron.JobOption {
+	opts := []gocron.JobOption{gocron.WithStartAt(gocron.WithStartImmediately())}
 	if s.cfg.singleton {
 		opts = append(opts, gocron.WithSingletonMode(gocron.LimitModeReschedule))
 	}
-	gj, err := gs.NewJob(gocron.DurationJob(s.tick.Every), gocron.NewTask(func(ctx context.Context) { s.runCycle(ctx, scheduled) }), opts...)
-	if err != nil {
-		return fmt.Errorf("add the cycle job (every %v): %w", s.tick.Every, err)
-	}
-	s.cycleJ = gj
-	return nil
+	return opts
 }
 
 // Stop stops polling: no new cycle or firing starts, the firings under way
