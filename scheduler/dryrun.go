@@ -47,7 +47,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 		Decisions: decisions, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings, Complete: s.feed.Complete(),
 		NextRuns: func(ctx context.Context) map[string]time.Time { return s.nextRuns(ctx, cy) },
 		Tickets:  s.feed.Snapshot, Ledger: s.ledger, Notifier: s.notifier,
-		Count:         func(rule, outcome string) { s.m.decisions.WithLabelValues(rule, outcome).Inc() },
+		Count:         func(rule, outcome string) { s.m.exec.Decisions.WithLabelValues(rule, outcome).Inc() },
 		Outlook:       s.cfg.outlook,
 		ActionContext: s.actionContext,
 	})
@@ -56,7 +56,7 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 
 // noteFailed counts and logs a decision that failed.
 func (s *Scheduler) noteFailed(cy *cycle, d rules.Decision) {
-	s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+	s.m.exec.Decisions.WithLabelValues(d.Rule, "error").Inc()
 	if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
 		cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
 	}

@@ -35,8 +35,7 @@ func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 		Source: s.source(cy), Notifier: s.notifier, DMs: s.cfg.dms,
 		Marks: s.marks.Get, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
 		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, MatchedSince: s.MatchedSince,
-		Metrics: firing.Metrics{Decisions: s.m.decisions, Actions: s.m.actions, AlertGroups: s.m.alertGroups,
-			Cascades: s.m.cascades, Pages: s.m.pages},
+		Metrics: s.m.exec,
 	}
 	if s.paging != nil {
 		d.Pages = s.paging

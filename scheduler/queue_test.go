@@ -84,7 +84,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if err != nil || !strings.Contains(out, want) || strings.Contains(out, "held back by") {
 		t.Errorf("explanation (%v):\n%s\nwant a line %q", err, out, want)
 	}
-	if d, f := metricValue(t, e.s.m.decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
+	if d, f := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
 		t.Errorf("decisions deferred %v, failed %v; want 8 and 0", d, f)
 	}
 	if q := metricValue(t, e.s.m.queued.WithLabelValues("updates and notes")); q != 8 {

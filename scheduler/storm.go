@@ -24,11 +24,11 @@ func (s *Scheduler) notePlan(cy *cycle, p *plan.Plan) {
 		s.noteFailed(cy, d)
 	}
 	for _, d := range p.Fired {
-		s.m.decisions.WithLabelValues(d.Rule, "already_fired").Inc()
+		s.m.exec.Decisions.WithLabelValues(d.Rule, "already_fired").Inc()
 	}
 	for name, held := range p.Held {
 		n := float64(len(held))
-		s.m.decisions.WithLabelValues(name, "deferred").Add(n)
+		s.m.exec.Decisions.WithLabelValues(name, "deferred").Add(n)
 		s.m.deferredByCap.WithLabelValues(name).Add(n)
 		cy.log.Info("per-cycle cap reached: the rest of the rule's firings wait for the next cycles",
 			slog.String("rule", name), slog.Int("firing", p.PerRule[name]), slog.Int("held_back", len(held)),
