@@ -58,9 +58,3 @@ func (s *Scheduler) counter(cy *cycle) func(*sdclient.Response, error) {
 func (s *Scheduler) lookupPeople(ctx context.Context, cy *cycle, set *rules.Set, tickets []*sdclient.Ticket) {
 	s.people.Lookup(ctx, s.desk, s.counter(cy), set, tickets, cy.now, cy.log)
 }
-
-// actionContext bounds a write of the scheduler's own (a dry run's chat
-// message) as firing bounds a firing's: a shutdown does not cut it.
-func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
-}
