@@ -158,10 +158,7 @@ func TestGroupedUrgentAlertBeforeRoutineWork(t *testing.T) {
 		return n
 	}
 	gn := &notingGroupNotifier{groupNotifier: groupNotifier{e.notif}, notesBefore: notes}
-	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, backlogOrderRules), e.st, gn, WithClock(e.clk), WithSingleton(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(firing.ClientDesk(e.client), backlogOrderRules, e.st, gn)
 	if _, err := s.RunCycle(t.Context()); err != nil {
 		t.Fatal(err)
 	}

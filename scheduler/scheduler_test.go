@@ -282,11 +282,7 @@ func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	d.afterList = func() {
 		e.assign(tk.ID, sdsim.DefaultAgentID)
 	}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
-		WithRegistry(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(d, urgentRules, e.st, e.notif, WithRegistry(prometheus.NewRegistry()))
 	res, err := s.RunOnce(t.Context()) // the mirror still says unassigned
 	if err != nil || res[0].Decisions != 1 || res[0].Fired != 0 {
 		t.Fatalf("result %+v %v: want 1 decision from the mirror, nothing fired", res, err)
@@ -576,11 +572,7 @@ func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 	// Older than all of them: once urgent, it sorts last, on page 2.
 	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "old", Priority: 1, CreatedAt: t0.Add(-time.Hour)}).ID
 	d := &shiftDesk{Desk: firing.ClientDesk(e.client)}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
-		WithFeed(feed.WithFullSyncEvery(time.Minute)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(d, urgentRules, e.st, e.notif, WithFeed(feed.WithFullSyncEvery(time.Minute)))
 	if res, err := s.RunOnce(t.Context()); err != nil || !allComplete(res) || res[0].Fired != 35 {
 		t.Fatalf("first cycle: %+v %v, want 35 fired", res, err)
 	}
@@ -642,11 +634,7 @@ func TestEndChecksAreBounded(t *testing.T) {
 		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Deleted = true })
 	}
 	// A scheduler with a new, empty mirror over the same ledger.
-	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
-		WithSingleton(false), WithMaxEndChecks(2), WithFeed(feed.WithMirrorStore(feed.NewMemStore())))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(firing.ClientDesk(e.client), urgentRules, e.st, e.notif, WithMaxEndChecks(2), WithFeed(feed.WithMirrorStore(feed.NewMemStore())))
 	var ended, kept []int
 	for range 4 {
 		e.clk.Advance(time.Minute)

@@ -37,10 +37,7 @@ func TestStopLetsInFlightActionsFinish(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
 	d := blockingDesk{Desk: firing.ClientDesk(e.client), entered: make(chan struct{}), release: make(chan struct{})}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(d, urgentRules, e.st, e.notif)
 	if err := s.Start(t.Context()); err != nil { // the duration job runs at once
 		t.Fatal(err)
 	}
