@@ -61,6 +61,10 @@ type Metrics struct {
 	AlertGroups *prometheus.CounterVec // rule
 	Cascades    *prometheus.CounterVec // rule
 	Pages       *prometheus.CounterVec // rule, outcome
+	// The episodes' (Episodes): ended, and the end checks of tickets
+	// missing from the mirror.
+	EpisodesEnded *prometheus.CounterVec // rule
+	EndChecks     *prometheus.CounterVec // rule, outcome
 }
 
 // NewMetrics makes the counters firings move, under the scheduler's
@@ -77,12 +81,16 @@ func NewMetrics() Metrics {
 			"Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.", "rule"),
 		Pages: counterVec("deskbot_scheduler_pages_total",
 			"Page actions by rule and outcome (started: a new on-call page; existing: the episode's page was already started).", "rule", "outcome"),
+		EpisodesEnded: counterVec("deskbot_scheduler_episodes_ended_total",
+			"Episodes ended by complete polls, by rule.", "rule"),
+		EndChecks: counterVec("deskbot_scheduler_episode_end_checks_total",
+			"Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle, or waiting for the request budget) or error.", "rule", "outcome"),
 	}
 }
 
 // Collectors are m's collectors, to register.
 func (m Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Decisions, m.Actions, m.AlertGroups, m.Cascades, m.Pages}
+	return []prometheus.Collector{m.Decisions, m.Actions, m.AlertGroups, m.Cascades, m.Pages, m.EpisodesEnded, m.EndChecks}
 }
 
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {

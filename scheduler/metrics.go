@@ -16,8 +16,6 @@ type metrics struct {
 	cycleRequestsAll prometheus.Gauge
 	overBudget       *prometheus.CounterVec // rule
 	skipped          *prometheus.CounterVec // job, reason
-	episodesEnded    *prometheus.CounterVec // rule
-	endChecks        *prometheus.CounterVec // job, outcome
 	deferredByCap    *prometheus.CounterVec // rule
 	queued           *prometheus.GaugeVec   // class
 	ticks            prometheus.Counter
@@ -44,10 +42,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			"Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."),
 		skipped: counterVec(&all, "deskbot_scheduler_skipped_runs_total",
 			"Job runs skipped: stretched by the request budget, or still running.", "job", "reason"),
-		episodesEnded: counterVec(&all, "deskbot_scheduler_episodes_ended_total",
-			"Episodes ended by complete polls, by rule.", "rule"),
-		endChecks: counterVec(&all, "deskbot_scheduler_episode_end_checks_total",
-			"Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle, or waiting for the request budget) or error.", "rule", "outcome"),
 		deferredByCap: counterVec(&all, "deskbot_scheduler_deferred_by_cap_total",
 			"Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.", "rule"),
 		queued: gaugeVec(&all, "deskbot_scheduler_queued_firings",
