@@ -15,17 +15,6 @@ import (
 	"github.com/deskbot/deskbot/store"
 )
 
-// A cycle is a sequence of steps that pass values (runCycle assembles
-// them): sync the mirror (package feed, through feed.go) → plan
-// (planStep: plan.Evaluate, the ledger's view read by firing.ReadView,
-// then plan.Make: the queue's order and storm control's caps and groups,
-// no I/O) → execute at the queue's pace (firing.Execute: claim, re-read,
-// perform, record → outcomes) → reconcile the episodes from the outcomes
-// and the sync's completeness (reconcile.go, firing.Episodes) → record
-// the runs, the planner's history and the metrics (endCycle). Each step
-// keeps its own state and returns what the next needs; none calls back
-// into an earlier one.
-
 // cycle is what the steps of one cycle share and none changes: its time,
 // its rules, its logger and the desk as the cycle sees it; and the meter
 // of its desk requests (count).
@@ -116,13 +105,8 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	if skip := s.cycleGate(ctx, mode, tick); skip != "" {
 		return Cycle{Skipped: skip}
 	}
-	if mode == scheduled {
-		if !s.running.TryLock() {
-			s.m.skipped.WithLabelValues("cycle", "running").Inc()
-			return Cycle{Skipped: "running"}
-		}
-	} else {
-		s.running.Lock()
+	if !s.lockCycle(mode) {
+		return Cycle{Skipped: "running"}
 	}
 	defer s.running.Unlock()
 	s.inflight.Add(1)
@@ -154,6 +138,20 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		slog.Int("changed", synced.Changed), slog.Int("decisions", len(p.Decisions)), slog.Int("requests", cy.requests),
 		slog.Bool("complete", synced.Complete))
 	return out
+}
+
+// lockCycle takes the cycle's lock: one cycle runs at a time, and a
+// scheduled one is skipped while another runs.
+func (s *Scheduler) lockCycle(mode cycleMode) bool {
+	if mode != scheduled {
+		s.running.Lock()
+		return true
+	}
+	if s.running.TryLock() {
+		return true
+	}
+	s.m.skipped.WithLabelValues("cycle", "running").Inc()
+	return false
 }
 
 // startCycle reads the rules and jobs, and starts a cycle of the jobs due

@@ -182,11 +182,7 @@ func (s *Scheduler) currentTick() *job {
 }
 
 // tickEvery is the cycle's current tick.
-func (s *Scheduler) tickEvery() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tick.Every
-}
+func (s *Scheduler) tickEvery() time.Duration { return s.currentTick().Every }
 
 // addCycleJob schedules the cycle at the tick of s.jobs (caller holds mu).
 func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
