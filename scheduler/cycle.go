@@ -251,7 +251,7 @@ func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycl
 			inDue[r.Name] = true
 		}
 		j.stat.Lock()
-		j.lastStart = now
+		j.status.LastStart = now
 		j.stat.Unlock()
 	}
 	for _, r := range set.Rules() {
@@ -319,9 +319,9 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 	s.m.cycleDuration.WithLabelValues(j.name).Observe(dur.Seconds())
 	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(requests))
 	j.stat.Lock()
-	j.lastOutcome, j.lastRequests = outcome, requests
+	j.status.LastOutcome, j.status.LastRequests = outcome, requests
 	if res.Complete {
-		j.lastComplete = now
+		j.status.LastComplete = now
 		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))
 	}
 	j.stat.Unlock()

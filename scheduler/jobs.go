@@ -21,11 +21,8 @@ type job struct {
 	query         string // the unexpanded query, as printed by filter
 	cron          string
 
-	stat         sync.Mutex // guards its last cycle's status below
-	lastStart    time.Time
-	lastComplete time.Time
-	lastOutcome  string
-	lastRequests int
+	stat   sync.Mutex // guards status
+	status JobStatus  // its last cycles (the Last fields; Ready fills in the rest)
 }
 
 // buildJobs groups the rules of set by (query, schedule) and checks that

@@ -90,7 +90,7 @@ func adoptJobs(old, jobs []*job) {
 		}
 		j.Adopt(&o.Schedule)
 		o.stat.Lock()
-		j.lastStart, j.lastComplete, j.lastOutcome, j.lastRequests = o.lastStart, o.lastComplete, o.lastOutcome, o.lastRequests
+		j.status = o.status
 		o.stat.Unlock()
 	}
 }

@@ -186,11 +186,17 @@ func (s *Scheduler) tickEvery() time.Duration { return s.currentTick().Every }
 
 // addCycleJob schedules the cycle at the tick of s.jobs (caller holds mu).
 func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
-	s.tick = newTick(tickFor(s.jobs))
-	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
+	s.retick()
 	gj, err := s.addJob(gs, "cycle", s.tick.Every, func(ctx context.Context) { s.runCycle(ctx, scheduled) }, s.ticking()...)
 	s.cycleJ = gj
 	return err
+}
+
+// retick sets the cycle's tick for s.jobs, and the planner's view of it
+// (caller holds mu).
+func (s *Scheduler) retick() {
+	s.tick = newTick(tickFor(s.jobs))
+	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
 }
 
 // addJob schedules task every d on gs as name, on the jobs' context.
@@ -340,8 +346,7 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 		return nil, err
 	}
 	s.jobs = jobs
-	s.tick = newTick(tickFor(jobs))
-	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
+	s.retick()
 	return jobs, nil
 }
 
@@ -379,9 +384,9 @@ func (s *Scheduler) Ready() Readiness {
 	r := Readiness{Ready: true, Stretch: s.plan.stretch()}
 	for _, j := range jobs {
 		j.stat.Lock()
-		st := JobStatus{Name: j.name, Rules: j.ruleNames(), Query: j.query, Every: j.Every, Cron: j.cron,
-			LastStart: j.lastStart, LastComplete: j.lastComplete, LastOutcome: j.lastOutcome, LastRequests: j.lastRequests}
+		st := j.status
 		j.stat.Unlock()
+		st.Name, st.Rules, st.Query, st.Every, st.Cron = j.name, j.ruleNames(), j.query, j.Every, j.cron
 		if st.LastComplete.IsZero() {
 			r.Ready = false
 		}
