@@ -53,13 +53,48 @@ type Deps struct {
 	MatchedSince func(rule string, ticket int64, now time.Time) time.Time
 }
 
-// Metrics are the counters firings move (the scheduler registers them).
+// Metrics are the counters firings move (the scheduler registers them:
+// Collectors).
 type Metrics struct {
 	Decisions   *prometheus.CounterVec // rule, outcome
 	Actions     *prometheus.CounterVec // kind, outcome
 	AlertGroups *prometheus.CounterVec // rule
 	Cascades    *prometheus.CounterVec // rule
 	Pages       *prometheus.CounterVec // rule, outcome
+	// The episodes' (Episodes): ended, and the end checks of tickets
+	// missing from the mirror.
+	EpisodesEnded *prometheus.CounterVec // rule
+	EndChecks     *prometheus.CounterVec // rule, outcome
+}
+
+// NewMetrics makes the counters firings move, under the scheduler's
+// names.
+func NewMetrics() Metrics {
+	return Metrics{
+		Decisions: counterVec("deskbot_scheduler_decisions_total",
+			"Decisions by rule and outcome (fired, already_fired, stale, dry_run; error: the rule failed; failed: the desk, the chat or the ledger refused or failed; deferred: waiting, not failed: held back by a per-cycle cap, queued behind more urgent work, waiting for the request budget, or stopping).", "rule", "outcome"),
+		Actions: counterVec("deskbot_scheduler_actions_total",
+			"Actions by kind (note, reply, update, alert, page, dm) and outcome (ok, error, already_done; deferred: not sent, waiting for the request budget or stopping: it runs in a later cycle).", "kind", "outcome"),
+		AlertGroups: counterVec("deskbot_scheduler_alert_groups_total",
+			"Grouped alert messages posted (one message naming every ticket a rule alerted about in a cycle, when more than its group_over), by rule.", "rule"),
+		Cascades: counterVec("deskbot_scheduler_cascades_deferred_total",
+			"Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.", "rule"),
+		Pages: counterVec("deskbot_scheduler_pages_total",
+			"Page actions by rule and outcome (started: a new on-call page; existing: the episode's page was already started).", "rule", "outcome"),
+		EpisodesEnded: counterVec("deskbot_scheduler_episodes_ended_total",
+			"Episodes ended by complete polls, by rule.", "rule"),
+		EndChecks: counterVec("deskbot_scheduler_episode_end_checks_total",
+			"Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle, or waiting for the request budget) or error.", "rule", "outcome"),
+	}
+}
+
+// Collectors are m's collectors, to register.
+func (m Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Decisions, m.Actions, m.AlertGroups, m.Cascades, m.Pages, m.EpisodesEnded, m.EndChecks}
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // Pages starts the on-call pages of page actions.

@@ -32,6 +32,9 @@
 //     *store.Store implements it and store/storetest checks it on SQLite
 //     and PostgreSQL. ReadOnlyLedger for dry runs; ReadView reads the
 //     ledger's view of a cycle's decisions for plan.Make.
+//   - The rules' runs (runs.go): RuleRuns, the store's record of when
+//     each rule last ran (the scheduler's and the digests' schedules);
+//     RuleRunsFor keeps a dry run's own runs in memory over it.
 //   - Markers (marker.go, marks.go): Marker names action i of a firing;
 //     notes and replies carry it with its signed mark (store.Marks, the
 //     ledger's: LedgerMarks), alerts as their key; ConversationThere

@@ -31,9 +31,10 @@ type DryCycle struct {
 	// Complete reports whether the mirror holds every open ticket (a
 	// ticket's absence from the decisions then ends its episode).
 	Complete bool
-	// NextRuns is when each rule first runs (plan.NextRuns) in a plan's
-	// cycle, nil in others, whose rules all run now.
-	NextRuns func(ctx context.Context) map[string]time.Time
+	// Runs is where the rules' last runs are read in a plan's cycle
+	// (`deskbot rules plan`), which shows each rule at its next run; nil
+	// in others, whose rules all run now.
+	Runs RuleRunReader
 	// Tickets is the mirror, read only when a rule runs later than now.
 	Tickets func() []*sdclient.Ticket
 	Ledger  FiringStates
@@ -43,8 +44,9 @@ type DryCycle struct {
 	Count func(rule, outcome string)
 	// Outlook, when set, is handed the cycle's plan.Outlook.
 	Outlook func(plan.Outlook)
-	// ActionContext is the context a chat post gets.
-	ActionContext func(context.Context) (context.Context, context.CancelFunc)
+	// ActionTimeout bounds the chat post, on a context of its own, as a
+	// firing's actions are: a shutdown does not cut it.
+	ActionTimeout time.Duration
 }
 
 // Run runs one dry-run cycle and returns what the caps would have held
@@ -59,9 +61,14 @@ func (r *DryRun) Run(ctx context.Context, cy DryCycle) map[string]map[int64]plan
 	if cy.Complete {
 		r.fired.EndEpisodes(cy.Set, cy.Rules, decisions)
 	}
-	// A plan shows each rule at its first run (plan.NextRun).
-	next := cy.NextRuns(ctx)
-	if next != nil { // else every rule runs now
+	var next map[string]time.Time // nil: every rule runs now
+	if cy.Runs != nil {
+		// A plan shows each rule at its first run (plan.NextRun).
+		runs, err := cy.Runs.RuleRuns(ctx)
+		if err != nil {
+			cy.Log.Warn("cannot read when the rules last ran: the plan takes every rule as new", slog.Any("error", err))
+		}
+		next = plan.NextRuns(cy.Rules, runs, cy.Now)
 		ds, err := plan.AtNextRuns(ctx, cy.Set, cy.Rules, cy.Tickets(), decisions, next, cy.Now)
 		if err != nil {
 			cy.Log.Info("plan stopped while evaluating the rules at their next runs", slog.Any("error", err))
@@ -121,7 +128,7 @@ func postDryRun(ctx context.Context, cy DryCycle, o plan.Outlook) {
 	if text == "" {
 		return
 	}
-	actx, cancel := cy.ActionContext(ctx)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cy.ActionTimeout)
 	defer cancel()
 	if err := p.PostDryRun(actx, ch, text); err != nil {
 		cy.Log.Warn("dry run: cannot post what the cycle would have done to chat", slog.String("channel", ch), slog.Any("error", err))

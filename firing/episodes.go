@@ -2,6 +2,7 @@ package firing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -31,11 +32,27 @@ type Episodes struct {
 	// MaxChecks bounds the re-reads spent confirming ends in the cycle;
 	// the episodes beyond wait for a later one.
 	MaxChecks int
-	// Checked counts how a ticket's end check came out: "ended",
-	// "still_matching", "deferred", "error".
-	Checked func(rule, outcome string)
+	// Metrics counts the episodes ended and how each ticket's end check
+	// came out: "ended", "still_matching", "deferred", "error".
+	Metrics Metrics
 
 	checks int
+}
+
+// EndAll ends the open episodes of the rules rs on the tickets not in
+// matching (by rule; see End), and returns the totals and every rule's
+// error.
+func (e *Episodes) EndAll(ctx context.Context, rs []*rules.Rule, matching map[string][]int64) (ended, kept int, err error) {
+	var errs []error
+	for _, r := range rs {
+		n, k, err := e.End(ctx, r, matching[r.Name])
+		ended, kept, errs = ended+n, kept+k, append(errs, err)
+		if n > 0 {
+			e.Metrics.EpisodesEnded.WithLabelValues(r.Name).Add(float64(n))
+			e.Log.Debug("episodes ended", slog.String("rule", r.Name), slog.Int("count", n))
+		}
+	}
+	return ended, kept, errors.Join(errs...)
 }
 
 // End ends the open episodes of r on the tickets not in matching (the
@@ -73,7 +90,7 @@ func (e *Episodes) confirm(ctx context.Context, r *rules.Rule, matching []int64)
 	var stay []int64
 	deferred := 0
 	outcome := func(id int64, o string) {
-		e.Checked(r.Name, o)
+		e.Metrics.EndChecks.WithLabelValues(r.Name, o).Inc()
 		if o != "ended" {
 			stay = append(stay, id)
 		}

@@ -42,12 +42,6 @@ type explainerConfig struct {
 // ExplainerOption configures NewExplainer.
 type ExplainerOption func(*explainerConfig)
 
-// RuleRunReader reads when each rule last ran (*store.Store implements it).
-type RuleRunReader interface {
-	// RuleRuns returns the record of every rule that has one, by name.
-	RuleRuns(ctx context.Context) (map[string]store.RuleRun, error)
-}
-
 // ExplainRuns makes the explanation say when each rule runs next from the
 // rules' last runs in r: plan.NextRun, the answer the scheduler and
 // `rules plan` give too. Without it the next runs are those of a first

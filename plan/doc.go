@@ -13,9 +13,10 @@
 //     control admitted, held back (Held) and groups.
 //   - Who goes first (queue.go, waiting.go): classes (ClassOf), the
 //     queue's order (Order), with the routine share, and its age across
-//     cycles (Waiting, WaitingSince).
+//     cycles (Waiting, WaitingSince; kept by WaitingMemory).
 //   - Storm control (storm.go): the per-rule and per-cycle caps
-//     (RuleCap), grouping over group_over (GroupOver).
+//     (RuleCap), grouping over group_over (GroupOver), and what each
+//     rule's last cycle held back (HeldMemory, for the explainer).
 //   - The explanation behind `/ticket why` and `deskbot rules why`
 //     (explain.go): Why.Text from the values the caller read (the
 //     ticket, the ledger's records, the rules' last runs, what the caps
@@ -25,7 +26,9 @@
 //     each ticket matches and the decisions the plan page starts from
 //     (MatchMemory), and what was held back (HeldTickets).
 //   - When a rule runs next (nextrun.go): NextRun, the one answer for the
-//     scheduler, the plan and the explanations, and NextRunText.
+//     scheduler, the plan and the explanations, and NextRunText; when a
+//     scheduler's job is due (schedule.go: Schedule, from the rules'
+//     stored runs, then from its own runs).
 //   - The dry run and `deskbot rules plan` (outlook.go, drain.go,
 //     dryrun.go): what a cycle would do (Outlook, its "would have" lines,
 //     its chat summary), each rule at its next run (NextRuns, AtNextRuns),

@@ -47,3 +47,25 @@ func TestMatchMemory(t *testing.T) {
 		t.Errorf("Matches after the rule was removed = %+v, want none", ms)
 	}
 }
+
+// A rule's held-back decisions are its last cycle's: a cycle of the rule
+// that held nothing back forgets them, one of another rule keeps them.
+func TestHeldMemory(t *testing.T) {
+	set := mustRules(t, makeRules)
+	urgent, note := []*rules.Rule{set.Rule("urgent")}, []*rules.Rule{set.Rule("note")}
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	capped := Held{At: t0, Cap: CapRule, Limit: 3}
+	var m HeldMemory
+	m.Note(urgent, map[string]map[int64]Held{"urgent": {7: capped}})
+	m.Note(note, nil)
+	if h, ok := m.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: 7}); !ok || h != capped {
+		t.Fatalf("HeldBack(urgent #7) after a cycle of another rule = %+v %v, want %+v", h, ok, capped)
+	}
+	if got := m.Tickets(); len(got["urgent"]) != 1 || got["urgent"][0].TicketID != 7 {
+		t.Errorf("Tickets = %+v, want urgent #7", got)
+	}
+	m.Note(urgent, map[string]map[int64]Held{})
+	if _, ok := m.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: 7}); ok {
+		t.Error("HeldBack(urgent #7) after a cycle of the rule that held nothing back: still held")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
@@ -163,4 +164,45 @@ func MergeHeld(capped, queued map[string]map[int64]Held) map[string]map[int64]He
 		}
 	}
 	return out
+}
+
+// HeldMemory keeps, per rule, the decisions its last cycle held back (by
+// a cap or the queue), for the explainer and the status pages. The zero
+// value is ready; it is safe for concurrent use.
+type HeldMemory struct {
+	mu    sync.Mutex
+	rules map[string]map[int64]Held
+}
+
+// Note replaces what is kept of the rules due by what their cycle held
+// back.
+func (m *HeldMemory) Note(due []*rules.Rule, held map[string]map[int64]Held) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rules == nil {
+		m.rules = map[string]map[int64]Held{}
+	}
+	for _, r := range due {
+		if len(held[r.Name]) == 0 {
+			delete(m.rules, r.Name)
+			continue
+		}
+		m.rules[r.Name] = held[r.Name]
+	}
+}
+
+// HeldBack reports whether the last cycle of key's rule held the decision
+// on key's ticket back, and why.
+func (m *HeldMemory) HeldBack(key rules.FiringKey) (Held, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.rules[key.Rule][key.TicketID]
+	return h, ok
+}
+
+// Tickets is HeldTickets of what is kept.
+func (m *HeldMemory) Tickets() map[string][]HeldTicket {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return HeldTickets(m.rules)
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot/rules"
@@ -8,7 +9,31 @@ import (
 
 // The queue's age order across cycles: since when each decision that a
 // cycle left waiting (held back by a cap, or queued when its time ran
-// out) has waited. The caller keeps the map from cycle to cycle.
+// out) has waited. WaitingMemory keeps it from cycle to cycle.
+
+// WaitingMemory keeps since when each decision left waiting has waited,
+// from cycle to cycle. The zero value is ready; it is safe for
+// concurrent use.
+type WaitingMemory struct {
+	mu    sync.Mutex
+	since map[rules.FiringKey]time.Time
+}
+
+// Note takes what a cycle at now of the rules due left waiting (held, see
+// Waiting) and returns how many decisions wait, by class.
+func (m *WaitingMemory) Note(set *rules.Set, due []*rules.Rule, held map[string]map[int64]Held, now time.Time) map[Class]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.since = Waiting(set, due, m.since, held, now)
+	return WaitingByClass(set, m.since)
+}
+
+// Since is WaitingSince over what earlier cycles left waiting.
+func (m *WaitingMemory) Since(ds []rules.Decision, begun map[string][]int64) map[rules.FiringKey]time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return WaitingSince(m.since, ds, begun)
+}
 
 // Waiting is since when each decision waits after a cycle at now of the
 // rules due: those the cycle held back wait since an earlier cycle left

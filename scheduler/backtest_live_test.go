@@ -102,7 +102,7 @@ func liveAgainstBacktest(t *testing.T, rulesYAML string, ticked bool, hours int)
 		t.Fatalf("first cycle incomplete: %+v", res)
 	}
 	// The starting state: what the first full sync saw, at its time.
-	for _, tk := range e.s.mirrorSnapshot() {
+	for _, tk := range e.s.feed.Snapshot() {
 		cp := *tk
 		cp.Description, cp.DescriptionText = "", ""
 		rec.mem.Add(history.Record{At: start, Ticket: &cp})

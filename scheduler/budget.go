@@ -38,13 +38,13 @@ func newPlanner(budget int, m *metrics) *planner {
 // interval is the nominal time between two runs of j.
 func interval(j *job, now time.Time) time.Duration {
 	if j.cron == "" {
-		return j.every
+		return j.Every
 	}
-	if j.sched == nil {
+	if j.Cron == nil {
 		return time.Minute
 	}
-	a := j.sched.Next(now)
-	return j.sched.Next(a).Sub(a)
+	a := j.Cron.Next(now)
+	return j.Cron.Next(a).Sub(a)
 }
 
 // replan takes a new job list (start, reload) and recomputes the factor.

@@ -110,7 +110,7 @@ func TestStretchKeepsTheAverageWithinBudget(t *testing.T) {
 		{10, 20}, // within budget: every tick
 	} {
 		t.Run(fmt.Sprintf("%d requests against %d a minute", tc.requests, tc.budget), func(t *testing.T) {
-			j := &job{key: "k", name: "k", every: time.Minute}
+			j := newTick(time.Minute)
 			p := newPlanner(tc.budget, newMetrics(nil))
 			p.replan([]*job{j}, t0)
 			const ticks = 600
@@ -171,7 +171,7 @@ func TestStretchRecoversWhenLoadDrops(t *testing.T) {
 // rest; cycles whose change feed would list more than the list budget are
 // stretched by that, even when the overall budget has room.
 func TestListBudgetStretchesToo(t *testing.T) {
-	j := &job{key: "cycle", name: "cycle", every: time.Minute}
+	j := newTick(time.Minute)
 	p := newPlanner(100, newMetrics(nil))
 	p.listBudget = 10
 	p.replan([]*job{j}, t0)

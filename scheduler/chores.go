@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -59,21 +58,12 @@ func (s *Scheduler) addTickJob(gs gocron.Scheduler) error {
 	if s.cfg.escalator == nil || s.cfg.dryRun {
 		return nil
 	}
-	opts := []gocron.JobOption{gocron.WithName("oncall-tick"), gocron.WithContext(s.baseCtx),
-		gocron.WithStartAt(gocron.WithStartImmediately())}
-	if s.cfg.singleton {
-		opts = append(opts, gocron.WithSingletonMode(gocron.LimitModeReschedule))
-	}
-	_, err := gs.NewJob(gocron.DurationJob(s.cfg.tickEvery), gocron.NewTask(func(ctx context.Context) {
-		if s.stopping.Load() {
-			return
+	_, err := s.addJob(gs, "oncall-tick", s.cfg.tickEvery, func(ctx context.Context) {
+		if !s.stopping.Load() {
+			_, _ = s.tickPages(ctx)
 		}
-		_, _ = s.tickPages(ctx)
-	}), opts...)
-	if err != nil {
-		return fmt.Errorf("add on-call tick job: %w", err)
-	}
-	return nil
+	}, s.ticking()...)
+	return err
 }
 
 // PruneLedger deletes the finished firings older than the retention that
@@ -94,16 +84,12 @@ func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
 	if s.cfg.retention < 0 || s.cfg.dryRun {
 		return nil
 	}
-	_, err := gs.NewJob(gocron.DurationJob(PruneEvery), gocron.NewTask(func(ctx context.Context) {
+	_, err := s.addJob(gs, "ledger-prune", PruneEvery, func(ctx context.Context) {
 		if _, err := s.PruneLedger(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			s.logger.Warn("ledger prune failed; retried at the next run", slog.Any("error", err))
 		}
-	}), gocron.WithName("ledger-prune"), gocron.WithContext(s.baseCtx),
-		gocron.WithSingletonMode(gocron.LimitModeReschedule))
-	if err != nil {
-		return fmt.Errorf("add ledger prune job: %w", err)
-	}
-	return nil
+	}, gocron.WithSingletonMode(gocron.LimitModeReschedule))
+	return err
 }
 
 // noteBudgets notes the decisions of cy's rules that went over their

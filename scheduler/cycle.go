@@ -12,18 +12,8 @@ import (
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/store"
 )
-
-// A cycle is a sequence of steps that pass values (runCycle assembles
-// them): sync the mirror (package feed, through feed.go) → plan
-// (planStep: plan.Evaluate, the ledger's view read by firing.ReadView,
-// then plan.Make: the queue's order and storm control's caps and groups,
-// no I/O) → execute at the queue's pace (firing.Execute: claim, re-read,
-// perform, record → outcomes) → reconcile the episodes from the outcomes
-// and the sync's completeness (reconcile.go, firing.Episodes) → record
-// the runs, the planner's history and the metrics (endCycle). Each step
-// keeps its own state and returns what the next needs; none calls back
-// into an earlier one.
 
 // cycle is what the steps of one cycle share and none changes: its time,
 // its rules, its logger and the desk as the cycle sees it; and the meter
@@ -48,7 +38,7 @@ type Cycle struct {
 
 // count adds the requests behind one desk call and notes the rate state.
 func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
-	n := attempts(resp, err)
+	n := feed.Attempts(resp, err)
 	if cy != nil {
 		cy.requests += n
 	}
@@ -115,13 +105,8 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	if skip := s.cycleGate(ctx, mode, tick); skip != "" {
 		return Cycle{Skipped: skip}
 	}
-	if mode == scheduled {
-		if !s.running.TryLock() {
-			s.m.skipped.WithLabelValues("cycle", "running").Inc()
-			return Cycle{Skipped: "running"}
-		}
-	} else {
-		s.running.Lock()
+	if !s.lockCycle(mode) {
+		return Cycle{Skipped: "running"}
 	}
 	defer s.running.Unlock()
 	s.inflight.Add(1)
@@ -155,6 +140,20 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	return out
 }
 
+// lockCycle takes the cycle's lock: one cycle runs at a time, and a
+// scheduled one is skipped while another runs.
+func (s *Scheduler) lockCycle(mode cycleMode) bool {
+	if mode != scheduled {
+		s.running.Lock()
+		return true
+	}
+	if s.running.TryLock() {
+		return true
+	}
+	s.m.skipped.WithLabelValues("cycle", "running").Inc()
+	return false
+}
+
 // startCycle reads the rules and jobs, and starts a cycle of the jobs due
 // now (nil when nothing is due).
 func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*job) {
@@ -178,11 +177,15 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*
 // syncStep syncs the mirror and returns the sync's result and the
 // mirror's tickets.
 func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*SyncResult, []*sdclient.Ticket) {
-	synced := s.sync(ctx, cy, inline)
+	opts := []feed.SyncOption{feed.Count(func(resp *sdclient.Response, err error) { s.count(cy, resp, err) })}
+	if inline {
+		opts = append(opts, feed.Inline())
+	}
+	synced := s.feed.Sync(ctx, opts...) // the feed then tells its subscribers what changed
 	if synced.Err != nil {
 		cy.log.Log(ctx, feed.IncompleteLevel(synced.Err), "mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
 	}
-	return synced, s.mirrorSnapshot()
+	return synced, s.feed.Snapshot()
 }
 
 // planStep evaluates the due rules on the tickets (pure), notes the
@@ -202,7 +205,7 @@ func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient
 	}
 	_, groups := s.notifier.(firing.GroupNotifier)
 	p := plan.Make(plan.Input{Set: cy.set, Now: cy.now, Decisions: decisions, Ledger: led,
-		Since: s.waitingSince(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
+		Since: s.waiting.Since(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
 	s.notePlan(cy, p)
 	return p, nil
 }
@@ -244,11 +247,11 @@ func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycl
 	cy := &cycle{now: now, set: set, log: log}
 	inDue := map[string]bool{}
 	for _, j := range due {
-		for _, r := range j.rules {
+		for _, r := range j.Rules {
 			inDue[r.Name] = true
 		}
 		j.stat.Lock()
-		j.lastStart = now
+		j.status.LastStart = now
 		j.stat.Unlock()
 	}
 	for _, r := range set.Rules() {
@@ -276,37 +279,38 @@ func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cyc
 	// A local write, finished even when a stop (SIGTERM, Ctrl-C) cancelled
 	// the cycle: what it re-read is kept, and a stop logs no warning.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-	perr := s.persistMirrors(pctx)
+	perr := s.feed.Persist(pctx)
 	pcancel()
 	if perr != nil {
 		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
 	}
 	held := plan.MergeHeld(p.Held, done.Held)
 	if !s.cfg.dryRun {
-		s.noteHeld(cy.rules, held)
+		s.held.Note(cy.rules, held)
 		s.noteWaiting(cy, held)
 	}
 	out.Requests = cy.requests
 	dur := time.Since(started)
+	var runs []store.RuleRun
 	for i, j := range due {
 		res := &out.Jobs[i]
-		for _, r := range j.rules {
+		for _, r := range j.Rules {
 			res.Fired += done.FiredBy[r.Name]
 			res.HeldBack += len(held[r.Name])
 		}
 		res.Requests = cy.requests
-		s.finishJob(j, res, cy.now, dur, cy.requests)
+		runs = append(runs, s.finishJob(j, res, cy.now, dur, cy.requests)...)
 	}
-	s.saveRuns(ctx)
+	s.saveRuns(ctx, runs)
 	s.plan.record(tick, cy.requests-done.requests, out.Sync.Requests, cy.now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(cy.requests))
 	return out
 }
 
-// finishJob records a job's cycle in its status and metrics, and sets when
-// it is due next.
-func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration, requests int) {
+// finishJob records a job's cycle in its status and metrics, sets when it
+// is due next and returns its rules' runs to record.
+func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration, requests int) []store.RuleRun {
 	outcome := "incomplete"
 	if res.Complete {
 		outcome = "complete"
@@ -315,20 +319,21 @@ func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.
 	s.m.cycleDuration.WithLabelValues(j.name).Observe(dur.Seconds())
 	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(requests))
 	j.stat.Lock()
-	j.lastOutcome, j.lastRequests = outcome, requests
+	j.status.LastOutcome, j.status.LastRequests = outcome, requests
 	if res.Complete {
-		j.lastComplete = now
+		j.status.LastComplete = now
 		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))
 	}
 	j.stat.Unlock()
-	s.ranJob(j, res.Complete, now)
+	runs := j.Ran(now, res.Complete)
 	if res.HeldBack > 0 {
 		// A cap held decisions back: the job runs again at the next tick
 		// rather than after its whole interval, so the backlog drains.
-		j.dueBy(now.Add(s.tickEvery()))
+		j.DueBy(now.Add(s.tickEvery()))
 	}
 	if !res.Complete {
 		s.logger.Log(context.Background(), feed.IncompleteLevel(res.Err), "cycle incomplete: episodes not ended", slog.String("job", j.name), slog.Any("error", res.Err),
 			slog.Int("fired", res.Fired))
 	}
+	return runs
 }

@@ -54,7 +54,7 @@ func TestExampleOnTheDemoDeskIsCalm(t *testing.T) {
 		if _, err := e.s.TickPages(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range rules.Plan(e.s.set, e.s.mirrorSnapshot(), e.clk.Now()) {
+		for _, d := range rules.Plan(e.s.set, e.s.feed.Snapshot(), e.clk.Now()) {
 			if chat[d.Rule] {
 				if matched[d.Rule] == nil {
 					matched[d.Rule] = map[int64]bool{}

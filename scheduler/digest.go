@@ -15,5 +15,5 @@ func (s *Scheduler) DigestPreviews(now time.Time) []rules.DigestPreview {
 	s.mu.Lock()
 	set := s.set
 	s.mu.Unlock()
-	return rules.PreviewDigests(set, s.mirrorSnapshot(), now, &s.people)
+	return rules.PreviewDigests(set, s.feed.Snapshot(), now, &s.people)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
@@ -19,20 +18,6 @@ func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.o
 // implements it.
 type DryRunPoster = firing.DryRunPoster
 
-// nextRuns is when each rule of a plan's cycle (RunCycle) first runs, by
-// plan.NextRun over the rules' last runs; nil in other cycles, whose rules
-// all run now.
-func (s *Scheduler) nextRuns(ctx context.Context, cy *cycle) map[string]time.Time {
-	if !cy.once {
-		return nil
-	}
-	runs, err := s.runs.RuleRuns(ctx)
-	if err != nil {
-		cy.log.Warn("cannot read when the rules last ran: the plan takes every rule as new", slog.Any("error", err))
-	}
-	return plan.NextRuns(cy.rules, runs, cy.now)
-}
-
 // dryRun is the execute step of a dry run (firing.DryRun): it says what
 // the cycle would have done and executes nothing. Its outcomes hold back
 // what the caps would have.
@@ -42,21 +27,24 @@ func (s *Scheduler) dryRun(ctx context.Context, cy *cycle, decisions []rules.Dec
 			s.noteFailed(cy, d)
 		}
 	}
+	var runs firing.RuleRunReader // a plan's cycle shows each rule at its next run
+	if cy.once {
+		runs = s.runs
+	}
 	held := s.dry.Run(ctx, firing.DryCycle{
 		Cycle:     firing.Cycle{Set: cy.set, Rules: cy.rules, Now: cy.now, Log: cy.log},
 		Decisions: decisions, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings, Complete: s.feed.Complete(),
-		NextRuns: func(ctx context.Context) map[string]time.Time { return s.nextRuns(ctx, cy) },
-		Tickets:  s.mirrorSnapshot, Ledger: s.ledger, Notifier: s.notifier,
-		Count:         func(rule, outcome string) { s.m.decisions.WithLabelValues(rule, outcome).Inc() },
+		Runs: runs, Tickets: s.feed.Snapshot, Ledger: s.ledger, Notifier: s.notifier,
+		Count:         func(rule, outcome string) { s.m.exec.Decisions.WithLabelValues(rule, outcome).Inc() },
 		Outlook:       s.cfg.outlook,
-		ActionContext: s.actionContext,
+		ActionTimeout: s.cfg.actionTimeout,
 	})
 	return outcomes{Outcomes: firing.Outcomes{Held: held, Reads: firing.NewRereads()}}
 }
 
 // noteFailed counts and logs a decision that failed.
 func (s *Scheduler) noteFailed(cy *cycle, d rules.Decision) {
-	s.m.decisions.WithLabelValues(d.Rule, "error").Inc()
+	s.m.exec.Decisions.WithLabelValues(d.Rule, "error").Inc()
 	if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
 		cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
 	}

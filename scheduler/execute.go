@@ -32,11 +32,10 @@ func (s *Scheduler) execute(ctx context.Context, cy *cycle, p *plan.Plan, q pace
 func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 	d := &firing.Deps{
 		Ledger: s.ledger, Desk: cy.desk, Count: s.counter(cy),
-		Source: s.source(cy), Notifier: s.notifier, DMs: s.cfg.followers.dms,
+		Source: s.source(cy), Notifier: s.notifier, DMs: s.cfg.dms,
 		Marks: s.marks.Get, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
 		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, MatchedSince: s.MatchedSince,
-		Metrics: firing.Metrics{Decisions: s.m.decisions, Actions: s.m.actions, AlertGroups: s.m.alertGroups,
-			Cascades: s.m.cascades, Pages: s.m.pages},
+		Metrics: s.m.exec,
 	}
 	if s.paging != nil {
 		d.Pages = s.paging
@@ -58,10 +57,4 @@ func (s *Scheduler) counter(cy *cycle) func(*sdclient.Response, error) {
 // (firing.People.Lookup), each request counted in cy.
 func (s *Scheduler) lookupPeople(ctx context.Context, cy *cycle, set *rules.Set, tickets []*sdclient.Ticket) {
 	s.people.Lookup(ctx, s.desk, s.counter(cy), set, tickets, cy.now, cy.log)
-}
-
-// actionContext bounds a write of the scheduler's own (a dry run's chat
-// message) as firing bounds a firing's: a shutdown does not cut it.
-func (s *Scheduler) actionContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.actionTimeout)
 }

@@ -16,27 +16,19 @@ import (
 // execution step (firing.DMSender). The scheduler declares what it calls
 // of them and calls them; it never imports them.
 
-// followers are the scheduler's followers (WithSubscriber,
-// WithTickFollower, WithDMs).
-type followers struct {
-	subscribers []feed.Subscriber
-	tickers     []TickFollower
-	dms         firing.DMSender
-}
-
 // WithSubscriber has sub told, after each sync, the tickets the change
 // feed saw change (live threads).
 func WithSubscriber(sub feed.Subscriber) Option {
 	return func(cfg *config) {
 		if sub != nil {
-			cfg.followers.subscribers = append(cfg.followers.subscribers, sub)
+			cfg.feed = append(cfg.feed, feed.WithSubscriber(sub))
 		}
 	}
 }
 
 // WithDMs sends the rules' direct messages through d. Without it a dm:
 // is posted as an alert to its fallback channel, saying for whom it was.
-func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.followers.dms = d } }
+func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.dms = d } }
 
 // TickFollower follows the scheduler's ticks on the leader, beside the
 // rules, over the mirror as the tick's sync left it (digests).
@@ -59,21 +51,21 @@ type Tick struct {
 	// Runs is where the rules' last runs are kept (in memory in a dry
 	// run): a follower keeps its own schedules there, so that restarts and
 	// new leaders carry them on.
-	Runs RuleRuns
+	Runs firing.RuleRuns
 }
 
 // WithTickFollower has f follow the scheduler's ticks (digests).
 func WithTickFollower(f TickFollower) Option {
 	return func(cfg *config) {
 		if f != nil {
-			cfg.followers.tickers = append(cfg.followers.tickers, f)
+			cfg.tickers = append(cfg.tickers, f)
 		}
 	}
 }
 
 // ticksDue reports whether a tick follower has work at now.
 func (s *Scheduler) ticksDue(set *rules.Set, now time.Time) bool {
-	for _, f := range s.cfg.followers.tickers {
+	for _, f := range s.cfg.tickers {
 		if f.Due(set, now) {
 			return true
 		}
@@ -84,7 +76,7 @@ func (s *Scheduler) ticksDue(set *rules.Set, now time.Time) bool {
 // followTick runs the tick followers at now over the mirror's tickets.
 func (s *Scheduler) followTick(ctx context.Context, now time.Time, set *rules.Set, tickets []*sdclient.Ticket) {
 	t := Tick{Now: now, Set: set, Tickets: tickets, People: &s.people, Runs: s.runs}
-	for _, f := range s.cfg.followers.tickers {
+	for _, f := range s.cfg.tickers {
 		f.FollowTick(ctx, t)
 	}
 }

@@ -196,13 +196,20 @@ func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYA
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
 	st := openStore(t, e.stPath)
 	e.st = st
-	base := []Option{WithClock(e.clk), WithRegistry(e.reg), WithSingleton(false)}
-	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, rulesYAML), st, notifier, append(base, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.s = s
+	e.s = e.another(firing.ClientDesk(e.client), rulesYAML, st, notifier, append([]Option{WithRegistry(e.reg)}, opts...)...)
 	return e
+}
+
+// another is a scheduler beside e's (e.s is the first): the rules of
+// rulesYAML over desk d, recording in st and alerting through n, on e's
+// clock, with opts.
+func (e *env) another(d firing.Desk, rulesYAML string, st *store.Store, n firing.Notifier, opts ...Option) *Scheduler {
+	e.t.Helper()
+	s, err := New(testLogger(e.t), d, mustRules(e.t, rulesYAML), st, n, append([]Option{WithClock(e.clk), WithSingleton(false)}, opts...)...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
 }
 
 // runOnce runs one cycle of every job and returns the results.

@@ -6,31 +6,23 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deskbot/deskbot/rules"
 	"github.com/robfig/cron/v3"
+
+	"github.com/deskbot/deskbot/plan"
+	"github.com/deskbot/deskbot/rules"
 )
 
 // job is the rules that share one (query, schedule): they are evaluated
 // in the same cycles and reported together (metrics, /readyz, rules why).
 type job struct {
-	name  string
-	key   string
-	query string // the unexpanded query, as printed by filter
-	every time.Duration
-	cron  string
-	sched cron.Schedule // cron parsed once
-	set   *rules.Set
-	rules []*rules.Rule
+	plan.Schedule // its rules, and when they run (Cron: cron parsed once)
+	name          string
+	key           string
+	query         string // the unexpanded query, as printed by filter
+	cron          string
 
-	stat         sync.Mutex
-	next         time.Time // when the job is due next (zero: not scheduled yet)
-	last         time.Time // its latest run, this process's or the store's
-	loaded       bool      // next was taken from the store (schedule.go)
-	incomplete   bool      // its last run saw an incomplete mirror
-	lastStart    time.Time
-	lastComplete time.Time
-	lastOutcome  string
-	lastRequests int
+	stat   sync.Mutex // guards status
+	status JobStatus  // its last cycles (the Last fields; Ready fills in the rest)
 }
 
 // buildJobs groups the rules of set by (query, schedule) and checks that
@@ -52,33 +44,33 @@ func buildJobs(set *rules.Set, open []int) ([]*job, error) {
 		key := q + "|" + sched
 		j := byKey[key]
 		if j == nil {
-			j = &job{key: key, query: q, every: r.Every, cron: r.Cron, set: set}
+			j = &job{key: key, query: q, cron: r.Cron, Schedule: plan.Schedule{Every: r.Every}}
 			byKey[key] = j
 			jobs = append(jobs, j)
 		}
-		j.rules = append(j.rules, r)
+		j.Rules = append(j.Rules, r)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	for _, j := range jobs {
-		j.name = j.rules[0].Name
-		if len(j.rules) > 1 {
-			j.name += fmt.Sprintf("+%d", len(j.rules)-1)
+		j.name = j.Rules[0].Name
+		if len(j.Rules) > 1 {
+			j.name += fmt.Sprintf("+%d", len(j.Rules)-1)
 		}
-		if j.every <= 0 && j.cron == "" {
-			j.every = rules.DefaultEvery
+		if j.Every <= 0 && j.cron == "" {
+			j.Every = rules.DefaultEvery
 		}
 		if j.cron != "" {
-			j.sched, _ = cron.ParseStandard(j.cron) // checked when the rules loaded
+			j.Cron, _ = cron.ParseStandard(j.cron) // checked when the rules loaded
 		}
 	}
 	return jobs, nil
 }
 
 func (j *job) ruleNames() []string {
-	names := make([]string, len(j.rules))
-	for i, r := range j.rules {
+	names := make([]string, len(j.Rules))
+	for i, r := range j.Rules {
 		names[i] = r.Name
 	}
 	return names
@@ -92,7 +84,7 @@ func tickFor(jobs []*job) time.Duration {
 	for _, j := range jobs {
 		iv := int64(time.Minute / time.Second)
 		if j.cron == "" {
-			iv = max(int64(j.every/time.Second), 1)
+			iv = max(int64(j.Every/time.Second), 1)
 		}
 		g = gcd(g, iv)
 	}
@@ -112,4 +104,6 @@ func gcd(a, b int64) int64 {
 // newTick is the cycle as the planner sees it, ticking every d. A tick is
 // never changed: a new one replaces it (under mu), so that a cycle under
 // way keeps a consistent one; the planner keys its history by the name.
-func newTick(d time.Duration) *job { return &job{key: "cycle", name: "cycle", every: d} }
+func newTick(d time.Duration) *job {
+	return &job{key: "cycle", name: "cycle", Schedule: plan.Schedule{Every: d}}
+}

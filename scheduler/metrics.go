@@ -2,10 +2,13 @@ package scheduler
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/deskbot/deskbot/firing"
 )
 
 // metrics are the scheduler's Prometheus collectors.
 type metrics struct {
+	exec             firing.Metrics           // the execute step's counters
 	cycles           *prometheus.CounterVec   // job, outcome
 	cycleDuration    *prometheus.HistogramVec // job
 	cycleRequests    *prometheus.GaugeVec     // job
@@ -13,15 +16,8 @@ type metrics struct {
 	cycleRequestsAll prometheus.Gauge
 	overBudget       *prometheus.CounterVec // rule
 	skipped          *prometheus.CounterVec // job, reason
-	decisions        *prometheus.CounterVec // rule, outcome
-	actions          *prometheus.CounterVec // kind, outcome
-	episodesEnded    *prometheus.CounterVec // rule
-	endChecks        *prometheus.CounterVec // job, outcome
-	cascades         *prometheus.CounterVec // rule
-	pages            *prometheus.CounterVec // rule, outcome
 	deferredByCap    *prometheus.CounterVec // rule
 	queued           *prometheus.GaugeVec   // class
-	alertGroups      *prometheus.CounterVec // rule
 	ticks            prometheus.Counter
 	pruned           prometheus.Counter
 	rateRemaining    prometheus.Gauge
@@ -46,24 +42,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			"Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."),
 		skipped: counterVec(&all, "deskbot_scheduler_skipped_runs_total",
 			"Job runs skipped: stretched by the request budget, or still running.", "job", "reason"),
-		decisions: counterVec(&all, "deskbot_scheduler_decisions_total",
-			"Decisions by rule and outcome (fired, already_fired, stale, dry_run; error: the rule failed; failed: the desk, the chat or the ledger refused or failed; deferred: waiting, not failed: held back by a per-cycle cap, queued behind more urgent work, waiting for the request budget, or stopping).", "rule", "outcome"),
-		actions: counterVec(&all, "deskbot_scheduler_actions_total",
-			"Actions by kind (note, reply, update, alert, page, dm) and outcome (ok, error, already_done; deferred: not sent, waiting for the request budget or stopping: it runs in a later cycle).", "kind", "outcome"),
-		episodesEnded: counterVec(&all, "deskbot_scheduler_episodes_ended_total",
-			"Episodes ended by complete polls, by rule.", "rule"),
-		endChecks: counterVec(&all, "deskbot_scheduler_episode_end_checks_total",
-			"Open episodes of tickets missing from the mirror, by rule and outcome: ended (a re-read showed the ticket gone or no longer matching), still_matching, deferred (no re-reads left in the cycle, or waiting for the request budget) or error.", "rule", "outcome"),
-		cascades: counterVec(&all, "deskbot_scheduler_cascades_deferred_total",
-			"Rules that started to match because of the bot's own write in the same cycle, deferred to a later cycle.", "rule"),
-		pages: counterVec(&all, "deskbot_scheduler_pages_total",
-			"Page actions by rule and outcome (started: a new on-call page; existing: the episode's page was already started).", "rule", "outcome"),
 		deferredByCap: counterVec(&all, "deskbot_scheduler_deferred_by_cap_total",
 			"Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.", "rule"),
 		queued: gaugeVec(&all, "deskbot_scheduler_queued_firings",
 			"Decisions waiting for a later cycle (held back by a per-cycle cap, or queued when the cycle's share of the request budget ran out), by class (pages, alerts and direct messages, updates and notes, public replies, digests).", "class"),
-		alertGroups: counterVec(&all, "deskbot_scheduler_alert_groups_total",
-			"Grouped alert messages posted (one message naming every ticket a rule alerted about in a cycle, when more than its group_over), by rule.", "rule"),
 		ticks: counter(&all, "deskbot_scheduler_oncall_ticks_total",
 			"Runs of the on-call escalator's tick (due escalation steps taken)."),
 		pruned: counter(&all, "deskbot_scheduler_ledger_pruned_total",
@@ -75,6 +57,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		plannedRPM: gauge(&all, "deskbot_scheduler_planned_requests_per_minute",
 			"Requests per minute the jobs would send at their nominal intervals, from recent cycles."),
 	}
+	m.exec = firing.NewMetrics()
+	all = append(all, m.exec.Collectors()...)
 	m.stretch.Set(1)
 	m.rateRemaining.Set(-1)
 	if reg != nil {

@@ -158,11 +158,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 		e.clk.Advance(time.Minute)
 	}
 	st2 := openStore(t, e.stPath)
-	s2, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, urgentRules), st2, e.notif, WithClock(e.clk),
-		WithSingleton(false), WithRegistry(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := e.another(firing.ClientDesk(e.client), urgentRules, st2, e.notif, WithRegistry(prometheus.NewRegistry()))
 	urgent := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "urgent", Priority: 4})
 	e.sim.Desk.ResetRequests()
 	c, err := s2.RunCycle(t.Context())
@@ -229,11 +225,7 @@ func TestRulesActDuringTheFirstFullSyncButEndNoEpisode(t *testing.T) {
 		e.sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 4, CreatedAt: at, UpdatedAt: at})
 	}
 	d := &gateDesk{Desk: firing.ClientDesk(e.client), first: make(chan struct{}), reached: make(chan struct{}), release: make(chan struct{})}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
-		WithRegistry(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(d, urgentRules, e.st, e.notif, WithRegistry(prometheus.NewRegistry()))
 	if _, err := s.currentJobs(t.Context()); err != nil {
 		t.Fatal(err)
 	}

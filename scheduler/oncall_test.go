@@ -94,7 +94,7 @@ func TestPageActionStartsOnePagePerEpisode(t *testing.T) {
 	if n := e.notesWith(tk.ID, "Paged on-call."); len(n) != 1 {
 		t.Fatalf("%d notes, want 1", len(n))
 	}
-	if got := metricValue(t, e.s.m.pages.WithLabelValues("page-urgent", "started")); got != 1 {
+	if got := metricValue(t, e.s.m.exec.Pages.WithLabelValues("page-urgent", "started")); got != 1 {
 		t.Errorf("pages started metric %v, want 1", got)
 	}
 

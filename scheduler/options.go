@@ -40,8 +40,9 @@ const (
 type Option func(*config)
 
 type config struct {
-	feed          []feed.Option // WithFeed
-	followers     followers     // bot/follow's: feed subscribers, tick followers, direct messages (followers.go)
+	feed          []feed.Option // WithFeed, WithSubscriber
+	tickers       []TickFollower
+	dms           firing.DMSender
 	clock         clockwork.Clock
 	elector       gocron.Elector
 	reg           prometheus.Registerer
@@ -50,7 +51,7 @@ type config struct {
 	lease         time.Duration
 	budget        int
 	listBudget    int
-	runs          RuleRuns // schedule.go
+	runs          firing.RuleRuns // schedule.go
 	maxEndChecks  int
 	actionTimeout time.Duration
 	stopTimeout   time.Duration
@@ -68,7 +69,7 @@ func WithClock(c clockwork.Clock) Option { return func(cfg *config) { cfg.clock 
 // WithFeed passes opts to the change feed and its mirror (feed.New):
 // the workspaces polled (feed.WithWorkspaces; default the account's
 // default workspace), where the mirror is kept (feed.WithMirrorStore;
-// default the ledger when it is a MirrorStore, as *store.Store is, else
+// default the ledger when it is a feed.MirrorStore, as *store.Store is, else
 // memory), the overlap, the full sync, sweep and status refresh intervals
 // and the closed tickets' retention (each with feed's default). The
 // scheduler sets the feed's logger, clock, registry and hooks itself.

@@ -7,7 +7,6 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/deskbot/deskbot/plan"
-	"github.com/deskbot/deskbot/rules"
 )
 
 // budgetWindow is the window of the request budget (per minute).
@@ -92,31 +91,13 @@ func (q pace) fits(cost int) bool {
 	return q.spent.freeAt(now, cost+1, q.budget).Before(q.deadline)
 }
 
-// waitQueue remembers since when each decision left waiting has waited:
-// the age order of the queue, across cycles.
-type waitQueue struct {
-	mu    sync.Mutex
-	since map[rules.FiringKey]time.Time
-}
-
-// noteWaiting remembers, for the cycle's rules, since when each decision
-// the cycle left waiting (held back by a cap or queued) has waited
-// (plan.Waiting), and sets the queue's gauge.
+// noteWaiting remembers what the cycle left waiting (held back by a cap
+// or queued: plan.WaitingMemory) and sets the queue's gauge.
 func (s *Scheduler) noteWaiting(cy *cycle, held map[string]map[int64]plan.Held) {
-	s.queue.mu.Lock()
-	defer s.queue.mu.Unlock()
-	s.queue.since = plan.Waiting(cy.set, cy.rules, s.queue.since, held, cy.now)
-	byClass := plan.WaitingByClass(cy.set, s.queue.since)
+	byClass := s.waiting.Note(cy.set, cy.rules, held, cy.now)
 	for c := plan.ClassPage; c <= plan.ClassDigest; c++ {
 		s.m.queued.WithLabelValues(c.String()).Set(float64(byClass[c]))
 	}
-}
-
-// waitingSince is plan.WaitingSince over what earlier cycles left waiting.
-func (s *Scheduler) waitingSince(ds []rules.Decision, begun map[string][]int64) map[rules.FiringKey]time.Time {
-	s.queue.mu.Lock()
-	defer s.queue.mu.Unlock()
-	return plan.WaitingSince(s.queue.since, ds, begun)
 }
 
 // deadline is when a scheduled cycle starting at now must have started

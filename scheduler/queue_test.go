@@ -84,7 +84,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if err != nil || !strings.Contains(out, want) || strings.Contains(out, "held back by") {
 		t.Errorf("explanation (%v):\n%s\nwant a line %q", err, out, want)
 	}
-	if d, f := metricValue(t, e.s.m.decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
+	if d, f := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
 		t.Errorf("decisions deferred %v, failed %v; want 8 and 0", d, f)
 	}
 	if q := metricValue(t, e.s.m.queued.WithLabelValues("updates and notes")); q != 8 {
@@ -158,10 +158,7 @@ func TestGroupedUrgentAlertBeforeRoutineWork(t *testing.T) {
 		return n
 	}
 	gn := &notingGroupNotifier{groupNotifier: groupNotifier{e.notif}, notesBefore: notes}
-	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, backlogOrderRules), e.st, gn, WithClock(e.clk), WithSingleton(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(firing.ClientDesk(e.client), backlogOrderRules, e.st, gn)
 	if _, err := s.RunCycle(t.Context()); err != nil {
 		t.Fatal(err)
 	}

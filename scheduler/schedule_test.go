@@ -1,17 +1,12 @@
 package scheduler
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -29,15 +24,11 @@ var monday = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 // reminderText is what pending-reminder's public reply says.
 const reminderText = "we are still waiting for your answer"
 
-// exampleDesk is the demo desk with the example rules, on a fake clock, and
-// the state store its deskbot processes share.
+// exampleDesk is the demo (demoRun) and the state store its deskbot
+// processes share.
 type exampleDesk struct {
-	t      *testing.T
-	clk    *clockwork.FakeClock
-	sim    *sdsim.Server
-	client *sdclient.Client
-	path   string // the SQLite state store
-	yaml   string
+	*demoRun
+	path string // the SQLite state store
 	// late is a pending ticket last updated Friday 09:10: it needs a
 	// reminder from Monday 09:10 on, after the 09:00 run.
 	late int64
@@ -46,14 +37,8 @@ type exampleDesk struct {
 }
 
 func newExampleDesk(t *testing.T) *exampleDesk {
-	y, err := os.ReadFile(filepath.Join("..", "rules.example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &exampleDesk{t: t, clk: clockwork.NewFakeClockAt(friday), yaml: string(y), path: filepath.Join(t.TempDir(), "state.db")}
-	d.sim = sdsim.NewServer(sdsim.WithClock(d.clk.Now), sdsim.WithGenerated(demoSeed, demoTickets))
-	t.Cleanup(d.sim.Close)
-	d.client = clientFor(t, d.sim)
+	d := &exampleDesk{demoRun: newDemoRun(t), path: filepath.Join(t.TempDir(), "state.db")}
+	d.client = clientFor(t, d.sim) // no budget: the processes do not drive the clock
 	at := time.Date(2026, 11, 27, 9, 10, 0, 0, time.UTC)
 	d.late = d.sim.Desk.AddTicket(sdsim.Ticket{Subject: "waiting since Friday morning", Status: sdclient.StatusPending, CreatedAt: at, UpdatedAt: at}).ID
 	return d
@@ -69,26 +54,11 @@ type process struct {
 // start starts a deskbot process on the shared store (a restart, or a
 // second replica).
 func (d *exampleDesk) start() *process {
-	t := d.t
-	st := openStore(t, d.path)
-	set := mustRules(t, d.yaml)
-	esc, err := oncall.NewEscalator(set.OnCall(), st, &recPager{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n firing.Notifier = groupNotifier{&recNotifier{}}
 	if d.notifier != nil {
 		n = d.notifier
 	}
-	s, err := New(testLogger(t), firing.ClientDesk(d.client), set, st, n,
-		WithClock(d.clk), WithSingleton(false), WithEscalator(esc, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.currentJobs(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return &process{d: d, s: s}
+	return &process{d: d, s: d.schedulerOn(mustRules(d.t, d.yaml), openStore(d.t, d.path), n)}
 }
 
 // cycle runs the process's scheduled cycle at the clock's time, and what a
@@ -112,19 +82,6 @@ func (p *process) until(end time.Time, step time.Duration) {
 	}
 }
 
-// replies counts the reminders on the desk, by ticket.
-func (d *exampleDesk) replies() map[int64]int {
-	out := map[int64]int{}
-	for _, id := range d.sim.Desk.TicketIDs() {
-		for _, c := range d.sim.Desk.Conversations(id) {
-			if !c.Private && !c.Incoming && strings.Contains(c.Body, reminderText) {
-				out[id]++
-			}
-		}
-	}
-	return out
-}
-
 // waiting are the pending tickets of the polled (default) workspace
 // untouched for more than 72 hours at now: what the example's
 // pending-reminder is for.
@@ -143,7 +100,7 @@ func (d *exampleDesk) waiting(now time.Time) map[int64]bool {
 // each.
 func (d *exampleDesk) checkReplies(what string, want map[int64]bool) {
 	d.t.Helper()
-	got := d.replies()
+	got := d.replies(reminderText)
 	for id, n := range got {
 		if !want[id] || n != 1 {
 			d.t.Errorf("%s: ticket #%d has %d reminders, want %d", what, id, n, map[bool]int{true: 1}[want[id]])
@@ -173,7 +130,7 @@ func (d *exampleDesk) weekend() {
 	}
 	b.until(monday.Add(-10*time.Minute), 30*time.Minute)
 	b.cycle()
-	if n := len(d.replies()); n != 0 || a.runs+b.runs != 0 {
+	if n := len(d.replies(reminderText)); n != 0 || a.runs+b.runs != 0 {
 		t.Fatalf("before Monday 09:00: %d tickets got reminders, pending-reminder ran %d times; want none", n, a.runs+b.runs)
 	}
 }
@@ -211,7 +168,7 @@ func TestExampleReminderRunsAtItsTime(t *testing.T) {
 		d.clk.Advance(monday.Add(6 * time.Hour).Sub(d.clk.Now()))
 		b := d.start()
 		b.until(monday.Add(24*time.Hour), time.Hour)
-		if n := len(d.replies()); n != 0 || b.runs != 0 {
+		if n := len(d.replies(reminderText)); n != 0 || b.runs != 0 {
 			t.Fatalf("restart at 15:00: %d tickets got reminders by Tuesday 09:00, pending-reminder ran %d times; want none", n, b.runs)
 		}
 		want := d.waiting(d.clk.Now())
@@ -270,7 +227,7 @@ func TestCronRunOnIncompleteMirrorRunsAgain(t *testing.T) {
 	if !slices.ContainsFunc(c.Jobs, func(r CycleResult) bool { return r.Job == "pending-reminder" }) {
 		t.Fatalf("the 09:00 cycle ran %+v, want pending-reminder among them", c.Jobs)
 	}
-	if n := len(d.replies()); n != 0 {
+	if n := len(d.replies(reminderText)); n != 0 {
 		t.Fatalf("%d reminders from a run on an empty mirror", n)
 	}
 	p.s.inflight.Wait() // the full sync, and the cycle it kicks

@@ -41,10 +41,9 @@ type Scheduler struct {
 	cfg      config
 	m        *metrics
 	plan     *planner
-	runs     RuleRuns    // when each rule last ran (schedule.go)
-	unsaved  unsavedRuns // runs of the cycle under way, saved at its end
-	feed     *feed.Feed  // the change feed and the mirror
-	tick     *job        // the cycle, as the planner sees it
+	runs     firing.RuleRuns // when each rule last ran (schedule.go)
+	feed     *feed.Feed      // the change feed and the mirror
+	tick     *job            // the cycle, as the planner sees it
 
 	mu      sync.Mutex // guards the fields below
 	set     *rules.Set
@@ -55,14 +54,14 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex       // held while a cycle runs
-	budgets firing.Budgets   // rules over their run-time budget
-	held    heldBack         // decisions the per-cycle caps held back
-	queue   waitQueue        // since when held back decisions wait (queue.go)
-	spent   spentLog         // the scheduler's requests of the last minute (queue.go)
-	dry     firing.DryRun    // what earlier dry-run cycles would have fired
-	people  firing.People    // names of requesters, agents and groups for the rules
-	matches plan.MatchMemory // each rule's last evaluation, for the status pages
+	running sync.Mutex         // held while a cycle runs
+	budgets firing.Budgets     // rules over their run-time budget
+	held    plan.HeldMemory    // decisions the last cycles held back
+	waiting plan.WaitingMemory // since when held back decisions wait
+	spent   spentLog           // the scheduler's requests of the last minute (queue.go)
+	dry     firing.DryRun      // what earlier dry-run cycles would have fired
+	people  firing.People      // names of requesters, agents and groups for the rules
+	matches plan.MatchMemory   // each rule's last evaluation, for the status pages
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
@@ -119,7 +118,7 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	}
 	s.feed = f
 	s.paging = s.newPaging()
-	s.runs = ruleRunsFor(cfg.runs, ledger, cfg.dryRun)
+	s.runs = firing.RuleRunsFor(cfg.runs, ledger, cfg.dryRun)
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
@@ -162,22 +161,16 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.baseCtx, s.cancel = context.WithCancel(ctx)
 	adoptJobs(s.jobs, jobs)
 	s.jobs = jobs
-	if err := s.addCycleJob(gs); err != nil {
-		_ = gs.Shutdown()
-		return fmt.Errorf("start scheduler: %w", err)
-	}
-	if err := s.addTickJob(gs); err != nil {
-		_ = gs.Shutdown()
-		return fmt.Errorf("start scheduler: %w", err)
-	}
-	if err := s.addPruneJob(gs); err != nil {
-		_ = gs.Shutdown()
-		return fmt.Errorf("start scheduler: %w", err)
+	for _, add := range []func(gocron.Scheduler) error{s.addCycleJob, s.addTickJob, s.addPruneJob} {
+		if err := add(gs); err != nil {
+			_ = gs.Shutdown()
+			return fmt.Errorf("start scheduler: %w", err)
+		}
 	}
 	s.gs = gs
 	gs.Start()
 	s.logger.Info("scheduler started", slog.Int("jobs", len(jobs)), slog.Int("rules", len(s.set.Rules())),
-		slog.Duration("tick", s.tick.every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
+		slog.Duration("tick", s.tick.Every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
 	return nil
 }
 
@@ -189,27 +182,41 @@ func (s *Scheduler) currentTick() *job {
 }
 
 // tickEvery is the cycle's current tick.
-func (s *Scheduler) tickEvery() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tick.every
-}
+func (s *Scheduler) tickEvery() time.Duration { return s.currentTick().Every }
 
 // addCycleJob schedules the cycle at the tick of s.jobs (caller holds mu).
 func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
+	s.retick()
+	gj, err := s.addJob(gs, "cycle", s.tick.Every, func(ctx context.Context) { s.runCycle(ctx, scheduled) }, s.ticking()...)
+	s.cycleJ = gj
+	return err
+}
+
+// retick sets the cycle's tick for s.jobs, and the planner's view of it
+// (caller holds mu).
+func (s *Scheduler) retick() {
 	s.tick = newTick(tickFor(s.jobs))
 	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
-	opts := []gocron.JobOption{gocron.WithName("cycle"), gocron.WithContext(s.baseCtx),
-		gocron.WithStartAt(gocron.WithStartImmediately())}
+}
+
+// addJob schedules task every d on gs as name, on the jobs' context.
+func (s *Scheduler) addJob(gs gocron.Scheduler, name string, d time.Duration, task func(context.Context), opts ...gocron.JobOption) (gocron.Job, error) {
+	opts = append(opts, gocron.WithName(name), gocron.WithContext(s.baseCtx))
+	gj, err := gs.NewJob(gocron.DurationJob(d), gocron.NewTask(task), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("add the %s job (every %v): %w", name, d, err)
+	}
+	return gj, nil
+}
+
+// ticking is how the cycle and the escalator's tick run: at once, then
+// every interval, skipping a tick while a run goes on (WithSingleton).
+func (s *Scheduler) ticking() []gocron.JobOption {
+	opts := []gocron.JobOption{gocron.WithStartAt(gocron.WithStartImmediately())}
 	if s.cfg.singleton {
 		opts = append(opts, gocron.WithSingletonMode(gocron.LimitModeReschedule))
 	}
-	gj, err := gs.NewJob(gocron.DurationJob(s.tick.every), gocron.NewTask(func(ctx context.Context) { s.runCycle(ctx, scheduled) }), opts...)
-	if err != nil {
-		return fmt.Errorf("add the cycle job (every %v): %w", s.tick.every, err)
-	}
-	s.cycleJ = gj
-	return nil
+	return opts
 }
 
 // Stop stops polling: no new cycle or firing starts, the firings under way
@@ -276,7 +283,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	}
 	adoptJobs(s.jobs, jobs)
 	s.set, s.jobs = set, jobs
-	if s.gs != nil && tickFor(jobs) != s.tick.every {
+	if s.gs != nil && tickFor(jobs) != s.tick.Every {
 		if s.cycleJ != nil {
 			if err := s.gs.RemoveJob(s.cycleJ.ID()); err != nil {
 				s.logger.Warn("reload rules: remove the cycle job", slog.Any("error", err))
@@ -339,8 +346,7 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 		return nil, err
 	}
 	s.jobs = jobs
-	s.tick = newTick(tickFor(jobs))
-	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
+	s.retick()
 	return jobs, nil
 }
 
@@ -378,9 +384,9 @@ func (s *Scheduler) Ready() Readiness {
 	r := Readiness{Ready: true, Stretch: s.plan.stretch()}
 	for _, j := range jobs {
 		j.stat.Lock()
-		st := JobStatus{Name: j.name, Rules: j.ruleNames(), Query: j.query, Every: j.every, Cron: j.cron,
-			LastStart: j.lastStart, LastComplete: j.lastComplete, LastOutcome: j.lastOutcome, LastRequests: j.lastRequests}
+		st := j.status
 		j.stat.Unlock()
+		st.Name, st.Rules, st.Query, st.Every, st.Cron = j.name, j.ruleNames(), j.query, j.Every, j.cron
 		if st.LastComplete.IsZero() {
 			r.Ready = false
 		}

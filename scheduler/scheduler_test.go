@@ -55,7 +55,7 @@ func TestUrgentUnassignedAlertsOnceOverManyCycles(t *testing.T) {
 	if len(notes) != 1 || !notes[0].Private || !strings.Contains(notes[0].Body, fmt.Sprintf("<!-- deskbot:f=page-urgent/%d/1.1/1 -->", urgent.ID)) {
 		t.Fatalf("notes = %+v, want one private note with its marker", notes)
 	}
-	if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
+	if got := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
 		t.Errorf("fired decisions metric = %v, want 1", got)
 	}
 	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "complete")); got != 10 {
@@ -282,11 +282,7 @@ func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	d.afterList = func() {
 		e.assign(tk.ID, sdsim.DefaultAgentID)
 	}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
-		WithRegistry(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(d, urgentRules, e.st, e.notif, WithRegistry(prometheus.NewRegistry()))
 	res, err := s.RunOnce(t.Context()) // the mirror still says unassigned
 	if err != nil || res[0].Decisions != 1 || res[0].Fired != 0 {
 		t.Fatalf("result %+v %v: want 1 decision from the mirror, nothing fired", res, err)
@@ -294,7 +290,7 @@ func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	if n := len(e.notif.list()); n != 0 {
 		t.Errorf("%d alerts for a ticket the re-read showed assigned", n)
 	}
-	if got := metricValue(t, s.m.decisions.WithLabelValues("page-urgent", "stale")); got != 1 {
+	if got := metricValue(t, s.m.exec.Decisions.WithLabelValues("page-urgent", "stale")); got != 1 {
 		t.Errorf("stale decisions = %v", got)
 	}
 	// The re-read refreshed the mirror: the next cycle decides nothing.
@@ -358,7 +354,7 @@ rules:
 	if n := len(e.notesWith(tk.ID, "urgent now")); n != 0 {
 		t.Fatalf("the cascade fired in the same cycle")
 	}
-	if got := metricValue(t, e.s.m.cascades.WithLabelValues("urgent")); got != 1 {
+	if got := metricValue(t, e.s.m.exec.Cascades.WithLabelValues("urgent")); got != 1 {
 		t.Errorf("cascade metric = %v, want 1", got)
 	}
 	e.next()
@@ -395,7 +391,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 	// The second cycle remembers what the first would have fired (see
 	// dryrun.go) and does not say it again.
-	if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "dry_run")); got != 1 {
+	if got := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("page-urgent", "dry_run")); got != 1 {
 		t.Errorf("dry_run decisions = %v, want 1", got)
 	}
 }
@@ -534,9 +530,7 @@ rules:
 	})
 	next := map[string]time.Duration{}
 	for _, j := range e.s.jobs {
-		j.stat.Lock()
-		next[j.name] = j.next.Sub(t0)
-		j.stat.Unlock()
+		next[j.name] = j.Next().Sub(t0)
 	}
 	if next["fast-a+1"] != time.Minute || next["slow"] != 5*time.Minute {
 		t.Errorf("next runs after start %v, want fast-a+1 in 1m and slow in 5m", next)
@@ -578,11 +572,7 @@ func TestFullSyncShiftEndsNoEpisodeAndLosesNoTicket(t *testing.T) {
 	// Older than all of them: once urgent, it sorts last, on page 2.
 	old := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "old", Priority: 1, CreatedAt: t0.Add(-time.Hour)}).ID
 	d := &shiftDesk{Desk: firing.ClientDesk(e.client)}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false),
-		WithFeed(feed.WithFullSyncEvery(time.Minute)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(d, urgentRules, e.st, e.notif, WithFeed(feed.WithFullSyncEvery(time.Minute)))
 	if res, err := s.RunOnce(t.Context()); err != nil || !allComplete(res) || res[0].Fired != 35 {
 		t.Fatalf("first cycle: %+v %v, want 35 fired", res, err)
 	}
@@ -644,11 +634,7 @@ func TestEndChecksAreBounded(t *testing.T) {
 		e.sim.Desk.UpdateTicket(id, func(x *sdsim.Ticket) { x.Deleted = true })
 	}
 	// A scheduler with a new, empty mirror over the same ledger.
-	s, err := New(testLogger(t), firing.ClientDesk(e.client), mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk),
-		WithSingleton(false), WithMaxEndChecks(2), WithFeed(feed.WithMirrorStore(feed.NewMemStore())))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(firing.ClientDesk(e.client), urgentRules, e.st, e.notif, WithMaxEndChecks(2), WithFeed(feed.WithMirrorStore(feed.NewMemStore())))
 	var ended, kept []int
 	for range 4 {
 		e.clk.Advance(time.Minute)
@@ -721,7 +707,7 @@ func TestLostNoteAnswerIsNotRepeated(t *testing.T) {
 			if n := len(e.notif.forTicket(id)); n != 1 {
 				t.Errorf("%d alerts, want exactly 1", n)
 			}
-			if got := metricValue(t, e.s.m.decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
+			if got := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
 				t.Errorf("fired decisions = %v, want 1 (the resumed firing finished)", got)
 			}
 		})

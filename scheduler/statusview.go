@@ -69,9 +69,7 @@ func (s *Scheduler) StatusView(ctx context.Context) (StatusView, error) {
 		return v, fmt.Errorf("status view: %w", err)
 	}
 	v.Runs = runs
-	s.held.mu.Lock()
-	v.Held = plan.HeldTickets(s.held.rules)
-	s.held.mu.Unlock()
+	v.Held = s.held.Tickets()
 	v.Matches = s.matches.Matches(v.Set)
 	v.OverBudget = s.budgets.Over()
 	return v, nil
@@ -94,5 +92,5 @@ func (s *Scheduler) PlanOutlook(ctx context.Context) (plan.Outlook, error) {
 	}
 	return firing.PlanOutlook(ctx, firing.OutlookInput{Set: set, Now: now, Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings,
 		Runs: runs, Decisions: s.matches.Decisions(set), Ledger: s.ledger,
-		WaitingSince: func(fires []rules.Decision) map[rules.FiringKey]time.Time { return s.waitingSince(fires, nil) }})
+		WaitingSince: func(fires []rules.Decision) map[rules.FiringKey]time.Time { return s.waiting.Since(fires, nil) }})
 }

@@ -37,10 +37,7 @@ func TestStopLetsInFlightActionsFinish(t *testing.T) {
 	e := newEnv(t, urgentRules)
 	tk := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "x", Priority: 4})
 	d := blockingDesk{Desk: firing.ClientDesk(e.client), entered: make(chan struct{}), release: make(chan struct{})}
-	s, err := New(testLogger(t), d, mustRules(t, urgentRules), e.st, e.notif, WithClock(e.clk), WithSingleton(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.another(d, urgentRules, e.st, e.notif)
 	if err := s.Start(t.Context()); err != nil { // the duration job runs at once
 		t.Fatal(err)
 	}
@@ -194,10 +191,10 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 		got  float64
 		want float64
 	}{
-		{"decisions failed", metricValue(t, s.m.decisions.WithLabelValues("page-urgent", "failed")), 0},
-		{"decisions deferred", metricValue(t, s.m.decisions.WithLabelValues("page-urgent", "deferred")), 1},
-		{"note actions error", metricValue(t, s.m.actions.WithLabelValues("note", "error")), 0},
-		{"note actions deferred", metricValue(t, s.m.actions.WithLabelValues("note", "deferred")), 1},
+		{"decisions failed", metricValue(t, s.m.exec.Decisions.WithLabelValues("page-urgent", "failed")), 0},
+		{"decisions deferred", metricValue(t, s.m.exec.Decisions.WithLabelValues("page-urgent", "deferred")), 1},
+		{"note actions error", metricValue(t, s.m.exec.Actions.WithLabelValues("note", "error")), 0},
+		{"note actions deferred", metricValue(t, s.m.exec.Actions.WithLabelValues("note", "deferred")), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)

@@ -90,7 +90,7 @@ func TestGroupedAlertNamesEveryTicketOnce(t *testing.T) {
 		}
 	}
 	wantFiringsDone(t, e.st, "urgent", ids, 2)
-	if got := metricValue(t, e.s.m.alertGroups.WithLabelValues("urgent")); got != 1 {
+	if got := metricValue(t, e.s.m.exec.AlertGroups.WithLabelValues("urgent")); got != 1 {
 		t.Errorf("alert groups metric %v, want 1", got)
 	}
 }
