@@ -10,11 +10,12 @@ import (
 
 	"github.com/deskbot/deskbot/history"
 	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
 )
 
 // oracleRules are rules the generated ones lack: once every and once per
 // ticket, a rule priority, grouped alerts, a small rule cap, an if that
-// fails on some tickets, an if on now() that turns false again, and a cron
+// fails on some tickets, actions that fail to render on some, an if on now() that turns false again, and a cron
 // rule every three hours.
 const oracleRules = `  - name: every-2h
     query: "status:open AND priority:3"
@@ -47,6 +48,12 @@ const oracleRules = `  - name: every-2h
     every: 1m
     actions:
       - note: "fails on urgent ones"
+  - name: render-fails
+    query: "status:open AND group_id:3"
+    every: 4m
+    max_firings_per_cycle: 2
+    actions:
+      - note: "{{ ticket.priority == 1 ? int(ticket.subject) : ticket.id }}"
   - name: fresh
     query: "status:open"
     if: 'now() - ticket.updated_at < duration("2h")'
@@ -88,6 +95,16 @@ func TestEngineMatchesOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The failing rule must fail on some tickets (urgent ones) and not on others.
+	probe := tk(1, 2, 4, 0, time.Time{})
+	probe.GroupID = ptr(int64(2))
+	if ds := set.EvaluateRule(set.Rule("failing"), []*sdclient.Ticket{probe}, time.Now()); len(ds) != 1 || ds[0].Err == nil {
+		t.Fatalf("the failing rule does not fail: %+v", ds)
+	}
+	probe.Priority, probe.GroupID = 1, ptr(int64(3))
+	if ds := set.EvaluateRule(set.Rule("render-fails"), []*sdclient.Ticket{probe}, time.Now()); len(ds) != 1 || ds[0].Err == nil {
+		t.Fatalf("the render-fails rule does not fail: %+v", ds)
+	}
 	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC) // a Thursday
 	cases := []struct {
 		seed     uint64
@@ -122,6 +139,7 @@ func TestEngineMatchesOracle(t *testing.T) {
 				t.Fatal("the oracle fired nothing: the test would prove nothing")
 			}
 			compareReports(t, got, want)
+			t.Logf("%d firings, %d cycles; held back %s", want.Totals.Firings, want.Cycles, heldBack(want))
 		})
 	}
 }

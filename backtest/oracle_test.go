@@ -400,8 +400,18 @@ func (r *oracle) send(admitted []rules.Decision, grouped map[string]bool, now ti
 	}
 }
 
-
 // asReplay hands the oracle's results to the report builder.
 func (r *oracle) asReplay() *replay {
 	return &replay{set: r.set, rules: r.rules, from: r.from, cycles: r.cycles, firings: r.firings, sends: r.sends, held: r.held}
+}
+
+// recent are the tickets the supervisor looks at: updated in the last 30 days.
+func recent(ts []*sdclient.Ticket, now time.Time) []*sdclient.Ticket {
+	out := make([]*sdclient.Ticket, 0, len(ts))
+	for _, t := range ts {
+		if !t.UpdatedAt.Before(now.Add(-SupervisorWindow)) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

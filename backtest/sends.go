@@ -3,7 +3,6 @@ package backtest
 import (
 	"time"
 
-	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -12,9 +11,7 @@ import (
 func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now time.Time) {
 	sent := map[string]*send{}
 	for _, d := range admitted {
-		f := r.record(d, now)
-		r.firings = append(r.firings, f)
-		delete(r.waiting, plan.Key(d))
+		r.record(d, now)
 		s := sent[d.Rule]
 		if s == nil {
 			s = &send{rule: d.Rule, at: now}
@@ -33,6 +30,36 @@ func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now ti
 		}
 		r.sends = append(r.sends, *s)
 	}
+}
+
+// record enters d's firing at now into the ledger, opening an episode
+// when none is open, and takes the decision out of the queue.
+func (r *replay) record(d rules.Decision, now time.Time) {
+	ns := now.UnixNano()
+	s := r.slots[d.TicketID]
+	rs := r.rs[r.ruleIndex(d.Rule)]
+	st := &rs.st[s]
+	if !st.epOpen {
+		st.episode++
+		st.epOpen = true
+	}
+	st.claimed, st.firedAt = true, ns
+	st.hasWaiting = false // it no longer waits
+	since := st.streak
+	if since == 0 {
+		since = ns
+	}
+	r.fired = append(r.fired, fired{rule: int32(rs.i), episode: st.episode, id: d.TicketID, at: ns, since: since})
+	r.requeue(rs, s, ns)
+}
+
+// ruleIndex is the place in the file of the rule named name.
+func (r *replay) ruleIndex(name string) int {
+	i, ok := r.ruleIdx[name]
+	if !ok {
+		panic("backtest: no rule " + name)
+	}
+	return i
 }
 
 // count adds one firing's actions; a grouped rule's alerts go in one
