@@ -271,10 +271,7 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		return
 	}
 	t := r.tickets[s]
-	if !st.failed && st.renderChecked != st.seen {
-		// A decision whose actions fail to render is a failed one: the
-		// scheduler's Evaluate renders them all, so it is never held back
-		// nor counted. Verdicts need not render: check each version once.
+	if !st.failed && st.renderChecked != st.seen { // a new version after a timer (once: every)
 		st.renderChecked = st.seen
 		if ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, time.Unix(0, ns)); len(ds) == 1 && ds[0].Err != nil {
 			st.failed, st.renderFailed = true, st.seen

@@ -151,9 +151,11 @@ type replay struct {
 	held    map[string]int
 
 	// scratch, reused by the cycles
-	pairs []evalPair
-	due   []*rules.Rule
-	vs    []verdict
+	asks    [][]int32 // by slot: the rules that ask about it in this cycle
+	touched []int32   // the slots asked about
+	due     []*rules.Rule
+	render  []*rules.Rule
+	vs      []verdict
 }
 
 // fired is a firing as the replay keeps it: 32 bytes, where a Firing
@@ -169,12 +171,6 @@ type send struct {
 	rule string
 	at   time.Time
 	Totals
-}
-
-// evalPair is a (ticket, rule) a cycle asks about.
-type evalPair struct {
-	slot int32
-	k    int32 // the rule's index
 }
 
 func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *replay {
@@ -321,7 +317,16 @@ func (r *replay) cycle(now time.Time) error {
 func (r *replay) evaluate(dueIdx []int, now time.Time) {
 	ns := now.UnixNano()
 	stamp := uint32(r.cycles)
-	pairs := r.pairs[:0]
+	if len(r.asks) < len(r.tickets) {
+		r.asks = append(r.asks, make([][]int32, len(r.tickets)-len(r.asks))...)
+	}
+	touched := r.touched[:0]
+	ask := func(s int32, i int) {
+		if len(r.asks[s]) == 0 {
+			touched = append(touched, s)
+		}
+		r.asks[s] = append(r.asks[s], int32(i))
+	}
 	end := r.logBase + len(r.log)
 	for _, i := range dueIdx {
 		rs := r.rs[i]
@@ -330,7 +335,7 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 			st := &rs.st[s]
 			if st.seen != r.ver[s] && st.asked != stamp {
 				st.asked = stamp
-				pairs = append(pairs, evalPair{s, int32(i)})
+				ask(s, i)
 			}
 		}
 		rs.logPos = end
@@ -343,17 +348,15 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 			st.timerAt = 0
 			if st.asked != stamp {
 				st.asked = stamp
-				pairs = append(pairs, evalPair{e.slot, int32(i)})
+				ask(e.slot, i)
 			}
 		}
 	}
-	slices.SortFunc(pairs, func(a, b evalPair) int { return cmp.Or(cmp.Compare(a.slot, b.slot), cmp.Compare(a.k, b.k)) })
-	for j := 0; j < len(pairs); {
-		s := pairs[j].slot
-		k := j
+	for _, s := range touched {
+		ks := r.asks[s]
 		due := r.due[:0]
-		for ; k < len(pairs) && pairs[k].slot == s; k++ {
-			due = append(due, r.rules[pairs[k].k])
+		for _, k := range ks {
+			due = append(due, r.rules[k])
 		}
 		t := r.tickets[s]
 		vs := r.vs[:0]
@@ -377,13 +380,45 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 				}
 			}
 		}
-		for n := j; n < k; n++ {
-			r.answer(r.rs[pairs[n].k], s, vs[n-j], now, ns)
+		r.checkRender(ks, s, vs, now)
+		for n, k := range ks {
+			r.answer(r.rs[k], s, vs[n], now, ns)
 		}
 		r.due, r.vs = due, vs
-		j = k
+		r.asks[s] = ks[:0]
 	}
-	r.pairs = pairs
+	r.touched = touched
+}
+
+// checkRender renders, once per version of the ticket in slot s, the
+// actions of the rules whose verdicts make a decision the queue would
+// take in (it holds, did not fail, the ledger lets it fire): a decision
+// whose actions fail to render is a failed one, never held back nor
+// counted, as in the scheduler's Evaluate, which renders them all;
+// verdicts need not render. One call for all of the ticket's rules.
+func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
+	due := r.render[:0]
+	for n, k := range ks {
+		rs := r.rs[k]
+		st := &rs.st[s]
+		if !vs[n].holds || vs[n].err != nil || st.renderChecked == r.ver[s] {
+			continue
+		}
+		if at, ok := rs.rule.Once.NextEligible(st.record()); !ok || at.After(now) {
+			continue
+		}
+		st.renderChecked = r.ver[s]
+		due = append(due, rs.rule)
+	}
+	r.render = due
+	if len(due) == 0 {
+		return
+	}
+	for _, d := range r.set.EvaluateRules(due, []*sdclient.Ticket{r.tickets[s]}, now) {
+		if d.Err != nil {
+			r.rs[r.ruleIdx[d.Rule]].st[s].renderFailed = r.ver[s]
+		}
+	}
 }
 
 // answer applies one verdict of rule rs on slot s.
