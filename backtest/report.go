@@ -3,6 +3,7 @@ package backtest
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"time"
@@ -140,9 +141,9 @@ func (r *replay) report(start, to time.Time) *Report {
 	if rep.Firings == nil {
 		rep.Firings = []Firing{}
 	}
-	byRule := map[string][]Firing{}
-	for _, f := range r.firings {
-		byRule[f.Rule] = append(byRule[f.Rule], f)
+	byRule := map[string][]int32{} // indexes into r.firings: 2 million firings are not copied
+	for i, f := range r.firings {
+		byRule[f.Rule] = append(byRule[f.Rule], int32(i))
 	}
 	sends := map[string][]send{}
 	for _, s := range r.sends {
@@ -150,7 +151,13 @@ func (r *replay) report(start, to time.Time) *Report {
 	}
 	approx := false
 	for _, rule := range r.rules {
-		rr := ruleReport(rule, byRule[rule.Name], sends[rule.Name])
+		rr := ruleReport(rule, func(yield func(Firing) bool) {
+			for _, i := range byRule[rule.Name] {
+				if !yield(r.firings[i]) {
+					return
+				}
+			}
+		}, sends[rule.Name])
 		rr.HeldBack = r.held[rule.Name]
 		approx = approx || rr.Approximate
 		rep.Totals.add(rr.Totals)
@@ -168,7 +175,7 @@ func (r *replay) report(start, to time.Time) *Report {
 }
 
 // ruleReport sums a rule's firings and what they sent.
-func ruleReport(rule *rules.Rule, fs []Firing, sends []send) RuleReport {
+func ruleReport(rule *rules.Rule, fs iter.Seq[Firing], sends []send) RuleReport {
 	rr := RuleReport{Name: rule.Name, Schedule: schedule(rule), Class: plan.ClassOf(rule).String(), Days: []Day{}}
 	for _, f := range rule.IfFields() {
 		if slices.Contains(unrecorded, f) {
@@ -196,7 +203,7 @@ func ruleReport(rule *rules.Rule, fs []Firing, sends []send) RuleReport {
 	tickets := map[int64]bool{}
 	hours := map[time.Time]int{}
 	var waits []time.Duration
-	for _, f := range fs {
+	for f := range fs {
 		tickets[f.TicketID] = true
 		hours[f.At.UTC().Truncate(time.Hour)]++
 		rr.HourOfDay[f.At.UTC().Hour()]++
