@@ -62,35 +62,52 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		return nil, fmt.Errorf("backtest: nothing to replay between %s and %s (the history starts at %s)", plan.Stamp(from), plan.Stamp(to), plan.Stamp(start))
 	}
 	main := newReplay(set, cfg, false, from)
-	reps := []*replay{main}
 	var sup *replay
+	var feed chan []history.Record
+	var supDone chan error
 	if cfg.supervisor {
+		// The supervisor's replay runs beside the main one, on another
+		// core, fed the same records in batches.
 		sup = newReplay(set, cfg, true, from)
-		reps = append(reps, sup)
+		feed, supDone = make(chan []history.Record, 8), make(chan error, 1)
+		go func() { supDone <- sup.consume(ctx, feed, to) }()
 	}
+	var batch []history.Record
 	records := 0
 	err = h.Scan(ctx, start, to, func(rec history.Record) error {
 		if rec.Ticket == nil {
 			return nil
 		}
-		for _, r := range reps {
-			if err := r.until(ctx, rec.At); err != nil {
-				return err
+		if err := main.until(ctx, rec.At); err != nil {
+			return err
+		}
+		main.apply(rec)
+		if feed != nil {
+			if batch = append(batch, rec); len(batch) == feedBatch {
+				feed <- batch
+				batch = make([]history.Record, 0, feedBatch)
 			}
-			r.apply(rec)
 		}
 		if !rec.At.Before(from) {
 			records++
 		}
 		return nil
 	})
+	if err == nil {
+		err = main.until(ctx, to)
+	}
+	if feed != nil {
+		if err == nil {
+			feed <- batch
+			feed <- nil // the history is complete: replay up to to
+		}
+		close(feed)
+		if serr := <-supDone; err == nil {
+			err = serr
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("backtest: replay the history: %w", err)
-	}
-	for _, r := range reps {
-		if err := r.until(ctx, to); err != nil {
-			return nil, fmt.Errorf("backtest: replay the history: %w", err)
-		}
 	}
 	main.finish()
 	rep := main.report(start, to)
@@ -104,6 +121,33 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		compareSupervisor(rep, sup.firings, last)
 	}
 	return rep, nil
+}
+
+// feedBatch is how many records go to the supervisor's replay at once.
+const feedBatch = 1024
+
+// consume replays the batches of records fed to it until feed is closed,
+// and up to to when a nil batch said the history is complete. It reads
+// feed to its end whatever happens, so that the feeder never blocks.
+func (r *replay) consume(ctx context.Context, feed <-chan []history.Record, to time.Time) error {
+	var err error
+	complete := false
+	for batch := range feed {
+		if batch == nil {
+			complete = true
+		}
+		for _, rec := range batch {
+			if err == nil {
+				if err = r.until(ctx, rec.At); err == nil {
+					r.apply(rec)
+				}
+			}
+		}
+	}
+	if err != nil || !complete {
+		return err
+	}
+	return r.until(ctx, to)
 }
 
 // replay is one run of a rules file over the history: the mirror as the
