@@ -54,6 +54,7 @@ type ruleState struct {
 	// f the failed ones that never waited (since now, whenever now is).
 	uw, aw, uf, af heap
 	pending        int // open decisions that did not fail
+	inF            int // decisions in uf and af
 
 	// per cycle
 	placed, admitted int
@@ -83,6 +84,7 @@ type tstate struct {
 	hasWaiting bool
 	inQ        bool   // open: in the heaps
 	qFailed    bool   // failed when put in
+	inF        bool   // put in uf and af
 	gen        uint32 // heap entries of another gen are stale
 	taken      uint32 // the cycle that placed it
 	popped     uint32 // the cycle that took it out of the heaps
@@ -229,10 +231,9 @@ func (rs *ruleState) live(e *entry) bool {
 	return st.inQ && st.gen == e.gen
 }
 
-// compact drops the stale entries of a heap grown to more than twice its
-// live ones (a ticket whose answer is asked for again and again).
+// compact drops the stale entries of a heap grown to twice its live ones (a ticket whose answer is asked for again and again).
 func (rs *ruleState) compact(h *heap, live int) {
-	if len(h.es) < 1024 || len(h.es) < 4*live {
+	if len(h.es) < 1024 || len(h.es) < 2*live {
 		return
 	}
 	es := h.es[:0]
@@ -257,6 +258,9 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		if !st.qFailed {
 			rs.pending--
 		}
+		if st.inF {
+			rs.inF--
+		}
 	}
 	st.gen++
 	if !st.holds {
@@ -277,7 +281,7 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 			st.failed, st.renderFailed = true, st.seen
 		}
 	}
-	st.inQ, st.qFailed = true, st.failed
+	st.inQ, st.qFailed, st.inF = true, st.failed, false
 	if !st.failed {
 		rs.pending++
 		if !st.hasWaiting { // a new decision: held back, it waits since now
@@ -293,10 +297,12 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		rs.compact(&rs.aw, rs.pending)
 		return
 	}
+	st.inF = true
+	rs.inF++
 	rs.uf.push(e)
 	rs.af.push(e)
-	rs.compact(&rs.uf, len(rs.uf.es)/4+1)
-	rs.compact(&rs.af, len(rs.af.es)/4+1)
+	rs.compact(&rs.uf, rs.inF)
+	rs.compact(&rs.af, rs.inF)
 }
 
 // source is one heap of one rule, merged with the others.

@@ -109,9 +109,10 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 	if err != nil {
 		return nil, fmt.Errorf("backtest: replay the history: %w", err)
 	}
+	tickets := len(main.slots)
 	main.finish()
 	rep := main.report(start, to)
-	rep.Records, rep.Tickets = records, len(main.slots)
+	rep.Records, rep.Tickets = records, tickets
 	if sup != nil {
 		last := map[string]time.Time{}
 		for i, rule := range sup.rules {
@@ -188,11 +189,12 @@ type replay struct {
 	rs      []*ruleState // by rule, in file order
 	ruleIdx map[string]int
 
-	cycles  int
-	fired   []fired  // compact while replaying; firings at the end
-	firings []Firing // built by finish
-	sends   []send   // what the cycles' firings sent, per rule and cycle
-	held    map[string]int
+	cycles   int
+	fired    [][]fired // compact while replaying, in chunks; firings at the end
+	firings  []Firing  // built by finish
+	sends    []send    // what the cycles' firings sent, per rule and day
+	lastSend []int     // by rule: 1 + its last send's index, 0 for none
+	held     map[string]int
 
 	// scratch, reused by the cycles
 	asks    [][]int32 // by slot: the rules that ask about it in this cycle
@@ -223,6 +225,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 	r.tick = tickFor(r.rules)
 	r.next = make([]time.Time, len(r.rules))
 	r.lastRun = make([]time.Time, len(r.rules))
+	r.lastSend = make([]int, len(r.rules))
 	for i, rule := range r.rules {
 		r.rs = append(r.rs, newRuleState(i, rule))
 		r.ruleIdx[rule.Name] = i
@@ -520,16 +523,28 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.
 	return lo.Add(time.Duration(k) * time.Second)
 }
 
-// finish turns the compact firings into the report's, once.
+// finish turns the compact firings into the report's, once, and lets the
+// replay's state go first: at 30 days the firings are most of the memory.
 func (r *replay) finish() {
-	r.firings = make([]Firing, len(r.fired))
+	r.rs, r.tickets, r.slots, r.log, r.asks = nil, nil, nil, nil, nil
+	n := 0
+	for _, c := range r.fired {
+		n += len(c)
+	}
+	r.firings = make([]Firing, 0, n)
 	loc := r.from.Location()
-	for i, f := range r.fired {
-		r.firings[i] = Firing{Rule: r.rules[f.rule].Name, TicketID: f.id, At: time.Unix(0, f.at).In(loc),
-			MatchingSince: time.Unix(0, f.since).In(loc), Episode: int64(f.episode)}
+	for i, c := range r.fired {
+		for _, f := range c {
+			r.firings = append(r.firings, Firing{Rule: r.rules[f.rule].Name, TicketID: f.id, At: time.Unix(0, f.at).In(loc),
+				MatchingSince: time.Unix(0, f.since).In(loc), Episode: int64(f.episode)})
+		}
+		r.fired[i] = nil
 	}
 	r.fired = nil
 }
+
+// firedChunk is how many firings a chunk of replay.fired holds.
+const firedChunk = 1 << 16
 
 // sortFirings orders firings by time, rule file order, then ticket.
 func sortFirings(set *rules.Set, fs []Firing) {

@@ -20,7 +20,7 @@ func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now ti
 		s.Firings++
 		s.count(d.Actions, grouped[d.Rule])
 	}
-	for _, rule := range r.rules {
+	for i, rule := range r.rules {
 		s := sent[rule.Name]
 		if s == nil {
 			continue
@@ -28,8 +28,22 @@ func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now ti
 		if grouped[rule.Name] { // one message per alert action for them all
 			s.Messages += alertActions(rule)
 		}
+		// The report sums a rule's sends by day: one per rule and day is
+		// enough (a month of cycles would keep a million).
+		if j := r.lastSend[i]; j > 0 && sameDay(r.sends[j-1].at, now) {
+			r.sends[j-1].add(s.Totals)
+			continue
+		}
 		r.sends = append(r.sends, *s)
+		r.lastSend[i] = len(r.sends)
 	}
+}
+
+// sameDay is whether a and b fall on the same UTC day, as the report's days.
+func sameDay(a, b time.Time) bool {
+	ay, am, ad := a.UTC().Date()
+	by, bm, bd := b.UTC().Date()
+	return ay == by && am == bm && ad == bd
 }
 
 // record enters d's firing at now into the ledger, opening an episode
@@ -49,7 +63,11 @@ func (r *replay) record(d rules.Decision, now time.Time) {
 	if since == 0 {
 		since = ns
 	}
-	r.fired = append(r.fired, fired{rule: int32(rs.i), episode: st.episode, id: d.TicketID, at: ns, since: since})
+	if len(r.fired) == 0 || len(r.fired[len(r.fired)-1]) == firedChunk {
+		r.fired = append(r.fired, make([]fired, 0, firedChunk))
+	}
+	c := &r.fired[len(r.fired)-1]
+	*c = append(*c, fired{rule: int32(rs.i), episode: st.episode, id: d.TicketID, at: ns, since: since})
 	r.requeue(rs, s, ns)
 }
 
