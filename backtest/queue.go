@@ -32,6 +32,12 @@ import (
 // it would have admitted over the whole backlog; the decisions left out
 // are counted as held back, as plan.Make would have held them.
 //
+// Handing plan.Make only each rule's first RuleCap decisions by both
+// orders would not do: with a cap across rules, the decisions left out
+// would no longer take their places in the merge, every RoutineShare-th
+// place would fall elsewhere, and another decision would take the
+// cycle's last admissions. The prefix keeps every place.
+//
 // Failed decisions (the if failed) take their places in the order too,
 // and never count against a cap. A decision that never waited sorts as
 // waiting since now: those of the cycle's new decisions that are not
