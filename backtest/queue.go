@@ -78,6 +78,9 @@ type tstate struct {
 	renderChecked uint32 // the version whose actions were rendered once
 	timerAt       int64  // the live timer, 0 for none
 	streak        int64  // since when it matches (unix ns), 0 when it does not
+	// quietFrom, quietUntil: the last verdict said it does not hold from
+	// then until then (unix ns; both 0 when it said nothing of the kind)
+	quietFrom, quietUntil int64
 
 	// the ledger (rules.FiringRecord, in short)
 	episode int32
@@ -88,9 +91,11 @@ type tstate struct {
 	// the queue
 	waiting    int64 // since when it waits (the scheduler's queue memory)
 	hasWaiting bool
-	inQ        bool   // open: in the heaps
-	qFailed    bool   // failed when put in
-	inF        bool   // put in uf and af
+	inQ        bool  // open: in the heaps
+	qFailed    bool  // failed when put in
+	inF        bool  // put in uf and af
+	qPrio      int32 // the ticket's priority and creation when put in
+	qBorn      int64
 	gen        uint32 // heap entries of another gen are stale
 	taken      uint32 // the cycle that placed it
 	popped     uint32 // the cycle that took it out of the heaps
@@ -295,6 +300,7 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		}
 	}
 	e := entry{prio: t.Priority, born: t.CreatedAt.UnixNano(), id: t.ID, slot: s, gen: st.gen, since: never}
+	st.qPrio, st.qBorn = int32(e.prio), e.born
 	if st.hasWaiting {
 		e.since = st.waiting
 		rs.uw.push(e)

@@ -471,20 +471,33 @@ func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
 // answer applies one verdict of rule rs on slot s.
 func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int64) {
 	st := &rs.st[s]
+	sameVersion := st.seen == r.ver[s]
 	st.seen = r.ver[s]
 	was := st.holds
 	st.holds = v.holds
 	st.failed = v.err != nil || (v.holds && st.renderFailed == st.seen)
 	st.timerAt = 0
+	st.quietFrom, st.quietUntil = 0, 0
 	if !v.until.IsZero() {
 		rs.setTimer(s, v.until.UnixNano())
+		if !v.holds {
+			st.quietFrom, st.quietUntil = ns, v.until.UnixNano()
+		}
 	}
 	switch {
 	case v.holds && !was:
-		st.streak = r.matchSince(rs.rule, r.lastRun[rs.i], s, now).UnixNano()
+		var quiet [2]int64 // the last verdict said no until then, on this version
+		if sameVersion {
+			quiet = [2]int64{st.quietFrom, st.quietUntil}
+		}
+		st.streak = r.matchSince(rs.rule, r.lastRun[rs.i], s, now, quiet).UnixNano()
 	case !v.holds && was:
 		st.streak = 0
 		st.epOpen = false // the episode ends: the ticket no longer matches
+	}
+	if t := r.tickets[s]; st.inQ && v.holds && was && st.failed == st.qFailed &&
+		t.Priority == int(st.qPrio) && t.CreatedAt.UnixNano() == st.qBorn {
+		return // in the queue at the same place: its entries stand
 	}
 	r.requeue(rs, s, ns)
 }
@@ -502,14 +515,25 @@ func (r *replay) nextRun(rule *rules.Rule, now time.Time) time.Time {
 // matched then, else (a condition on time, such as now() -
 // ticket.created_at > duration("1h")) the first second after which it
 // matched, found by bisection; never before the rule's previous run,
-// which saw it not matching.
-func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.Time) time.Time {
+// which saw it not matching. The same probes as a plain bisection, but
+// none is evaluated where the answer is known: at any time when the rule
+// does not read now() (it holds now, on this version), inside quiet
+// (from, until: unix ns) where a verdict on this version said it did not
+// hold.
+func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.Time, quiet [2]int64) time.Time {
 	t := r.tickets[s]
 	lo := plan.Later(time.Unix(0, r.at[s]).UTC(), prev)
 	if !lo.Before(now) {
 		return now
 	}
+	timeless := !rule.ReadsNow()
 	holds := func(at time.Time) bool {
+		if timeless {
+			return true
+		}
+		if n := at.UnixNano(); n >= quiet[0] && n < quiet[1] {
+			return false
+		}
 		ds := r.set.EvaluateRule(rule, []*sdclient.Ticket{t}, at)
 		return len(ds) > 0
 	}
