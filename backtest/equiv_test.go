@@ -114,10 +114,10 @@ func TestEngineMatchesOracle(t *testing.T) {
 		sup      bool
 	}{
 		{seed: 1, span: 4 * time.Hour},
-		{seed: 2, span: 11 * time.Hour, from: time.Hour, cycleCap: 5},
+		{seed: 2, span: 10 * time.Hour, from: time.Hour, cycleCap: 5}, // past 09:00: the cron rules run
 		{seed: 3, span: 6 * time.Hour, cycleCap: 12, sup: true},
-		{seed: 4, span: 26 * time.Hour, from: 30 * time.Minute, cycleCap: 8, sup: true},
-		{seed: 5, span: 10 * time.Hour, sup: true},
+		{seed: 4, span: 13 * time.Hour, from: 30 * time.Minute, cycleCap: 8, sup: true},
+		{seed: 5, span: 5 * time.Hour, sup: true},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("seed=%d,span=%s,cap=%d,supervisor=%v", tc.seed, tc.span, tc.cycleCap, tc.sup), func(t *testing.T) {
