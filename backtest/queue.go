@@ -55,6 +55,8 @@ type ruleState struct {
 	logPos int      // the change log read up to here (absolute)
 	st     []tstate // by ticket slot
 	timers []timer  // min-heap: when a ticket's answer may change
+	// liveTimers are the slots with a timer (timerAt set)
+	liveTimers int
 
 	// The open decisions by the queue's two orders: w those with a since,
 	// f the failed ones that never waited (since now, whenever now is).
@@ -135,6 +137,9 @@ func (rs *ruleState) setTimer(s int32, at int64) {
 	if st.timerAt != 0 && st.timerAt <= at {
 		return
 	}
+	if st.timerAt == 0 {
+		rs.liveTimers++
+	}
 	st.timerAt = at
 	rs.timers = append(rs.timers, timer{at, s})
 	for j := len(rs.timers) - 1; j > 0; {
@@ -145,6 +150,37 @@ func (rs *ruleState) setTimer(s int32, at int64) {
 		rs.timers[p], rs.timers[j] = rs.timers[j], rs.timers[p]
 		j = p
 	}
+	if len(rs.timers) > 1024 && len(rs.timers) > 2*rs.liveTimers {
+		rs.compactTimers()
+	}
+}
+
+// clearTimer forgets slot s's timer (its entry goes stale).
+func (rs *ruleState) clearTimer(s int32) {
+	if st := &rs.st[s]; st.timerAt != 0 {
+		st.timerAt = 0
+		rs.liveTimers--
+	}
+}
+
+// compactTimers drops the stale timers: a timer replaced by another stays
+// in the heap until its time, which may be 30 days on (the supervisor's
+// window), so a month of changes would keep millions.
+func (rs *ruleState) compactTimers() {
+	kept := rs.timers[:0]
+	for _, e := range rs.timers {
+		if st := &rs.st[e.slot]; st.timerAt == e.at {
+			st.timerAt = -e.at // kept: a repeat of it is not
+			kept = append(kept, e)
+		}
+	}
+	for _, e := range kept {
+		rs.st[e.slot].timerAt = e.at
+	}
+	rs.timers = kept
+	for j := len(kept)/2 - 1; j >= 0; j-- {
+		downTimer(kept, j)
+	}
 }
 
 func (rs *ruleState) popTimer() timer {
@@ -153,7 +189,13 @@ func (rs *ruleState) popTimer() timer {
 	last := len(h) - 1
 	h[0] = h[last]
 	h = h[:last]
-	for j := 0; ; {
+	downTimer(h, 0)
+	rs.timers = h
+	return top
+}
+
+func downTimer(h []timer, j int) {
+	for {
 		l, m := 2*j+1, j
 		if l < len(h) && h[l].at < h[m].at {
 			m = l
@@ -162,13 +204,11 @@ func (rs *ruleState) popTimer() timer {
 			m = l + 1
 		}
 		if m == j {
-			break
+			return
 		}
 		h[j], h[m] = h[m], h[j]
 		j = m
 	}
-	rs.timers = h
-	return top
 }
 
 // entry is a decision in a heap, with what orders it.

@@ -392,7 +392,7 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 			if st.timerAt != e.at {
 				continue // stale: a later verdict set another time
 			}
-			st.timerAt = 0
+			rs.clearTimer(e.slot)
 			if st.asked != stamp {
 				st.asked = stamp
 				ask(e.slot, i)
@@ -476,7 +476,7 @@ func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int
 	was := st.holds
 	st.holds = v.holds
 	st.failed = v.err != nil || (v.holds && st.renderFailed == st.seen)
-	st.timerAt = 0
+	rs.clearTimer(s)
 	st.quietFrom, st.quietUntil = 0, 0
 	if !v.until.IsZero() {
 		rs.setTimer(s, v.until.UnixNano())
