@@ -3,6 +3,7 @@ package backtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -77,7 +78,7 @@ func runOracle(ctx context.Context, set *rules.Set, h history.Reader, from, to t
 		for i, rule := range sup.rules {
 			last[rule.Name] = sup.lastRun[i]
 		}
-		compareSupervisor(rep, sup.firings, last)
+		compareSupervisorOracle(rep, sup.firings, last)
 	}
 	return rep, nil
 }
@@ -414,4 +415,52 @@ func recent(ts []*sdclient.Ticket, now time.Time) []*sdclient.Ticket {
 		}
 	}
 	return out
+}
+
+// compareSupervisorOracle is compareSupervisor as first written, over
+// the supervisor's firings as they are: it adds to each rule of rep how the supervisor's replay
+// compares: for each of deskbot's firings, the supervisor's first firing
+// of the same rule on the same ticket at or after it, before deskbot's
+// next firing there. A firing after the supervisor's last run of the rule
+// (lastRun) is not missed: the replay ended before its next hourly run.
+func compareSupervisorOracle(rep *Report, sup []Firing, lastRun map[string]time.Time) {
+	type key struct {
+		rule string
+		id   int64
+	}
+	supBy := map[key][]time.Time{}
+	count := map[string]int{}
+	for _, f := range sup {
+		k := key{f.Rule, f.TicketID}
+		supBy[k] = append(supBy[k], f.At)
+		count[f.Rule]++
+	}
+	ours := map[key][]time.Time{}
+	for _, f := range rep.Firings {
+		k := key{f.Rule, f.TicketID}
+		ours[k] = append(ours[k], f.At)
+	}
+	later := map[string][]time.Duration{}
+	missed, unreached := map[string]int{}, map[string]int{}
+	for k, ts := range ours {
+		st := supBy[k]
+		for i, at := range ts {
+			j, _ := slices.BinarySearchFunc(st, at, func(a, b time.Time) int { return a.Compare(b) })
+			if j < len(st) && (i+1 == len(ts) || st[j].Before(ts[i+1])) {
+				later[k.rule] = append(later[k.rule], st[j].Sub(at))
+				continue
+			}
+			if lastRun[k.rule].Before(at) {
+				unreached[k.rule]++
+				continue
+			}
+			missed[k.rule]++
+		}
+	}
+	for i := range rep.Rules {
+		name := rep.Rules[i].Name
+		l := latency(later[name])
+		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l}
+	}
+	rep.Limits = append(rep.Limits, "the desk's supervisor is replayed as it runs: every hour, over the tickets updated in the last 30 days, without caps")
 }

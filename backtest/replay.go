@@ -118,8 +118,7 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		for i, rule := range sup.rules {
 			last[rule.Name] = sup.lastRun[i]
 		}
-		sup.finish()
-		compareSupervisor(rep, sup.firings, last)
+		compareSupervisor(rep, sup.supFirings(), last)
 	}
 	return rep, nil
 }
@@ -565,6 +564,21 @@ func (r *replay) finish() {
 		r.fired[i] = nil
 	}
 	r.fired = nil
+}
+
+// supFirings are the supervisor's firings for compareSupervisor, the
+// compact ones freed as they are read.
+func (r *replay) supFirings() supFirings {
+	r.rs, r.tickets, r.slots, r.log, r.asks = nil, nil, nil, nil, nil
+	s := supFirings{at: map[ruleTicket][]int64{}, count: map[string]int{}}
+	for i, c := range r.fired {
+		for _, f := range c {
+			s.add(r.rules[f.rule].Name, f.id, f.at)
+		}
+		r.fired[i] = nil
+	}
+	r.fired = nil
+	return s
 }
 
 // firedChunk is how many firings a chunk of replay.fired holds.

@@ -219,39 +219,48 @@ func ruleReport(rule *rules.Rule, fs iter.Seq[Firing], sends []send) RuleReport 
 	return rr
 }
 
+// ruleTicket is a rule and a ticket.
+type ruleTicket struct {
+	rule string
+	id   int64
+}
+
+// supFirings are the supervisor's firings, kept small (a month of hourly
+// runs without caps makes millions): their times (unix ns, in order) by
+// rule and ticket, and how many each rule made.
+type supFirings struct {
+	at    map[ruleTicket][]int64
+	count map[string]int
+}
+
+func (s *supFirings) add(rule string, id, at int64) {
+	k := ruleTicket{rule, id}
+	s.at[k] = append(s.at[k], at)
+	s.count[rule]++
+}
+
 // compareSupervisor adds to each rule of rep how the supervisor's replay
 // compares: for each of deskbot's firings, the supervisor's first firing
 // of the same rule on the same ticket at or after it, before deskbot's
 // next firing there. A firing after the supervisor's last run of the rule
 // (lastRun) is not missed: the replay ended before its next hourly run.
-func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) {
-	type key struct {
-		rule string
-		id   int64
-	}
-	supBy := map[key][]time.Time{}
-	count := map[string]int{}
-	for _, f := range sup {
-		k := key{f.Rule, f.TicketID}
-		supBy[k] = append(supBy[k], f.At)
-		count[f.Rule]++
-	}
-	ours := map[key][]time.Time{}
-	for _, f := range rep.Firings {
-		k := key{f.Rule, f.TicketID}
-		ours[k] = append(ours[k], f.At)
+func compareSupervisor(rep *Report, sup supFirings, lastRun map[string]time.Time) {
+	ours := map[ruleTicket][]int64{}
+	for _, f := range rep.Firings { // by time
+		k := ruleTicket{f.Rule, f.TicketID}
+		ours[k] = append(ours[k], f.At.UnixNano())
 	}
 	later := map[string][]time.Duration{}
 	missed, unreached := map[string]int{}, map[string]int{}
 	for k, ts := range ours {
-		st := supBy[k]
+		st := sup.at[k]
 		for i, at := range ts {
-			j, _ := slices.BinarySearchFunc(st, at, func(a, b time.Time) int { return a.Compare(b) })
-			if j < len(st) && (i+1 == len(ts) || st[j].Before(ts[i+1])) {
-				later[k.rule] = append(later[k.rule], st[j].Sub(at))
+			j, _ := slices.BinarySearch(st, at)
+			if j < len(st) && (i+1 == len(ts) || st[j] < ts[i+1]) {
+				later[k.rule] = append(later[k.rule], time.Duration(st[j]-at))
 				continue
 			}
-			if lastRun[k.rule].Before(at) {
+			if lastRun[k.rule].Before(time.Unix(0, at)) {
 				unreached[k.rule]++
 				continue
 			}
@@ -261,7 +270,7 @@ func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) 
 	for i := range rep.Rules {
 		name := rep.Rules[i].Name
 		l := latency(later[name])
-		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l}
+		rep.Rules[i].Supervisor = &Supervisor{Firings: sup.count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l}
 	}
 	rep.Limits = append(rep.Limits, "the desk's supervisor is replayed as it runs: every hour, over the tickets updated in the last 30 days, without caps")
 }
