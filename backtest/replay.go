@@ -110,15 +110,16 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		return nil, fmt.Errorf("backtest: replay the history: %w", err)
 	}
 	tickets := len(main.slots)
+	var supFired supFirings
+	if sup != nil { // its state goes before the main replay's firings come
+		sup.drop()
+		supFired = sup.sup
+	}
 	main.finish()
 	rep := main.report(start, to)
 	rep.Records, rep.Tickets = records, tickets
 	if sup != nil {
-		last := map[string]time.Time{}
-		for i, rule := range sup.rules {
-			last[rule.Name] = sup.lastRun[i]
-		}
-		compareSupervisor(rep, sup.supFirings(), last)
+		compareSupervisor(rep, supFired, sup.lastRun)
 	}
 	return rep, nil
 }
@@ -189,10 +190,11 @@ type replay struct {
 	ruleIdx map[string]int
 
 	cycles   int
-	fired    [][]fired // compact while replaying, in chunks; firings at the end
-	firings  []Firing  // built by finish
-	sends    []send    // what the cycles' firings sent, per rule and day
-	lastSend []int     // by rule: 1 + its last send's index, 0 for none
+	fired    [][]fired  // compact while replaying, in chunks; firings at the end
+	sup      supFirings // the supervisor's instead, smaller still
+	firings  []Firing   // built by finish
+	sends    []send     // what the cycles' firings sent, per rule and day
+	lastSend []int      // by rule: 1 + its last send's index, 0 for none
 	held     map[string]int
 
 	// scratch, reused by the cycles
@@ -225,6 +227,9 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 	r.next = make([]time.Time, len(r.rules))
 	r.lastRun = make([]time.Time, len(r.rules))
 	r.lastSend = make([]int, len(r.rules))
+	if supervisor {
+		r.sup = newSupFirings(len(r.rules))
+	}
 	for i, rule := range r.rules {
 		r.rs = append(r.rs, newRuleState(i, rule))
 		r.ruleIdx[rule.Name] = i
@@ -549,7 +554,7 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.
 // finish turns the compact firings into the report's, once, and lets the
 // replay's state go first: at 30 days the firings are most of the memory.
 func (r *replay) finish() {
-	r.rs, r.tickets, r.slots, r.log, r.asks = nil, nil, nil, nil, nil
+	r.drop()
 	n := 0
 	for _, c := range r.fired {
 		n += len(c)
@@ -566,19 +571,9 @@ func (r *replay) finish() {
 	r.fired = nil
 }
 
-// supFirings are the supervisor's firings for compareSupervisor, the
-// compact ones freed as they are read.
-func (r *replay) supFirings() supFirings {
-	r.rs, r.tickets, r.slots, r.log, r.asks = nil, nil, nil, nil, nil
-	s := supFirings{at: map[ruleTicket][]int64{}, count: map[string]int{}}
-	for i, c := range r.fired {
-		for _, f := range c {
-			s.add(r.rules[f.rule].Name, f.id, f.at)
-		}
-		r.fired[i] = nil
-	}
-	r.fired = nil
-	return s
+// drop lets the replay's state go once it has replayed.
+func (r *replay) drop() {
+	r.rs, r.tickets, r.slots, r.log, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil
 }
 
 // firedChunk is how many firings a chunk of replay.fired holds.

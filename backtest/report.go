@@ -219,21 +219,25 @@ func ruleReport(rule *rules.Rule, fs iter.Seq[Firing], sends []send) RuleReport 
 	return rr
 }
 
-// ruleTicket is a rule and a ticket.
+// ruleTicket is a rule (its place in the file) and a ticket.
 type ruleTicket struct {
-	rule string
+	rule int32
 	id   int64
 }
 
 // supFirings are the supervisor's firings, kept small (a month of hourly
 // runs without caps makes millions): their times (unix ns, in order) by
-// rule and ticket, and how many each rule made.
+// rule and ticket, and how many each rule made, by the rule's place.
 type supFirings struct {
 	at    map[ruleTicket][]int64
-	count map[string]int
+	count []int
 }
 
-func (s *supFirings) add(rule string, id, at int64) {
+func newSupFirings(rules int) supFirings {
+	return supFirings{at: map[ruleTicket][]int64{}, count: make([]int, rules)}
+}
+
+func (s *supFirings) add(rule int32, id, at int64) {
 	k := ruleTicket{rule, id}
 	s.at[k] = append(s.at[k], at)
 	s.count[rule]++
@@ -243,15 +247,21 @@ func (s *supFirings) add(rule string, id, at int64) {
 // compares: for each of deskbot's firings, the supervisor's first firing
 // of the same rule on the same ticket at or after it, before deskbot's
 // next firing there. A firing after the supervisor's last run of the rule
-// (lastRun) is not missed: the replay ended before its next hourly run.
-func compareSupervisor(rep *Report, sup supFirings, lastRun map[string]time.Time) {
+// (lastRun, by the rule's place) is not missed: the replay ended before
+// its next hourly run.
+func compareSupervisor(rep *Report, sup supFirings, lastRun []time.Time) {
+	place := map[string]int32{}
+	for i, r := range rep.Rules {
+		place[r.Name] = int32(i)
+	}
 	ours := map[ruleTicket][]int64{}
 	for _, f := range rep.Firings { // by time
-		k := ruleTicket{f.Rule, f.TicketID}
+		k := ruleTicket{place[f.Rule], f.TicketID}
 		ours[k] = append(ours[k], f.At.UnixNano())
 	}
-	later := map[string][]time.Duration{}
-	missed, unreached := map[string]int{}, map[string]int{}
+	n := len(rep.Rules)
+	later := make([][]time.Duration, n)
+	missed, unreached := make([]int, n), make([]int, n)
 	for k, ts := range ours {
 		st := sup.at[k]
 		for i, at := range ts {
@@ -268,9 +278,8 @@ func compareSupervisor(rep *Report, sup supFirings, lastRun map[string]time.Time
 		}
 	}
 	for i := range rep.Rules {
-		name := rep.Rules[i].Name
-		l := latency(later[name])
-		rep.Rules[i].Supervisor = &Supervisor{Firings: sup.count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l}
+		l := latency(later[i])
+		rep.Rules[i].Supervisor = &Supervisor{Firings: sup.count[i], Compared: l.N, Missed: missed[i], Unreached: unreached[i], Later: l}
 	}
 	rep.Limits = append(rep.Limits, "the desk's supervisor is replayed as it runs: every hour, over the tickets updated in the last 30 days, without caps")
 }

@@ -63,6 +63,11 @@ func (r *replay) record(d rules.Decision, now time.Time) {
 	if since == 0 {
 		since = ns
 	}
+	if r.supervisor {
+		r.sup.add(int32(rs.i), d.TicketID, ns)
+		r.requeue(rs, s, ns)
+		return
+	}
 	if len(r.fired) == 0 || len(r.fired[len(r.fired)-1]) == firedChunk {
 		r.fired = append(r.fired, make([]fired, 0, firedChunk))
 	}
