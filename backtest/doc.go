@@ -23,6 +23,25 @@
 //   - The desk's own supervisor is replayed as it runs: every hour, over
 //     the tickets updated in the last 30 days, without caps.
 //
+// # How it replays quickly
+//
+// The replay (replay.go, queue.go) gives the reports a plain replay would
+// give, cycle for cycle: the plain one, kept in oracle_test.go, evaluates
+// every due rule over the whole mirror and plans the whole backlog every
+// cycle; TestEngineMatchesOracle compares the two over generated
+// histories. The replay instead
+//
+//   - asks a rule again, at its run, only about the tickets changed since
+//     its last run and those whose answer may have changed with time
+//     alone (verdict.go: until when an answer holds; the ledger's re-fire
+//     time under once: every; the supervisor's 30-day window);
+//   - keeps each rule's open decisions in heaps by the queue's two orders
+//     and hands plan.Make only the head of the queue that can still be
+//     admitted, counting the rest as held back (see queue.go for why that
+//     is the same plan);
+//   - renders actions only to check a new decision once and to fire it;
+//   - keeps firings compactly until the report.
+//
 // # What it may import
 //
 // history, plan, rules, sdclient (the ticket type) and store (the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -61,52 +62,110 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		return nil, fmt.Errorf("backtest: nothing to replay between %s and %s (the history starts at %s)", plan.Stamp(from), plan.Stamp(to), plan.Stamp(start))
 	}
 	main := newReplay(set, cfg, false, from)
-	reps := []*replay{main}
 	var sup *replay
+	var feed chan []history.Record
+	var supDone chan error
 	if cfg.supervisor {
+		// The supervisor's replay runs beside the main one, on another
+		// core, fed the same records in batches.
 		sup = newReplay(set, cfg, true, from)
-		reps = append(reps, sup)
+		feed, supDone = make(chan []history.Record, 8), make(chan error, 1)
+		go func() { supDone <- sup.consume(ctx, feed, to) }()
 	}
+	var batch []history.Record
 	records := 0
-	seen := map[int64]bool{}
 	err = h.Scan(ctx, start, to, func(rec history.Record) error {
 		if rec.Ticket == nil {
 			return nil
 		}
-		for _, r := range reps {
-			if err := r.until(ctx, rec.At); err != nil {
-				return err
+		if err := main.until(ctx, rec.At); err != nil {
+			return err
+		}
+		main.apply(rec)
+		if feed != nil {
+			if batch = append(batch, rec); len(batch) == feedBatch {
+				feed <- batch
+				batch = make([]history.Record, 0, feedBatch)
 			}
-			r.apply(rec)
 		}
 		if !rec.At.Before(from) {
 			records++
 		}
-		seen[rec.Ticket.ID] = true
 		return nil
 	})
+	if err == nil {
+		err = main.until(ctx, to)
+	}
+	if feed != nil {
+		if err == nil {
+			feed <- batch
+			feed <- nil // the history is complete: replay up to to
+		}
+		close(feed)
+		if serr := <-supDone; err == nil {
+			err = serr
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("backtest: replay the history: %w", err)
 	}
-	for _, r := range reps {
-		if err := r.until(ctx, to); err != nil {
-			return nil, fmt.Errorf("backtest: replay the history: %w", err)
-		}
+	tickets := len(main.slots)
+	var supFired supFirings
+	if sup != nil { // its state goes before the main replay's firings come
+		sup.drop()
+		supFired = sup.sup
 	}
+	main.finish()
 	rep := main.report(start, to)
-	rep.Records, rep.Tickets = records, len(seen)
+	rep.Records, rep.Tickets = records, tickets
 	if sup != nil {
-		last := map[string]time.Time{}
-		for i, rule := range sup.rules {
-			last[rule.Name] = sup.lastRun[i]
-		}
-		compareSupervisor(rep, sup.firings, last)
+		compareSupervisor(rep, supFired, sup.lastRun)
 	}
 	return rep, nil
 }
 
+// feedBatch is how many records go to the supervisor's replay at once.
+const feedBatch = 1024
+
+// consume replays the batches of records fed to it until feed is closed,
+// and up to to when a nil batch said the history is complete. It reads
+// feed to its end whatever happens, so that the feeder never blocks.
+func (r *replay) consume(ctx context.Context, feed <-chan []history.Record, to time.Time) error {
+	var err error
+	complete := false
+	for batch := range feed {
+		if batch == nil {
+			complete = true
+		}
+		for _, rec := range batch {
+			if err == nil {
+				if err = r.until(ctx, rec.At); err == nil {
+					r.apply(rec)
+				}
+			}
+		}
+	}
+	if err != nil || !complete {
+		return err
+	}
+	return r.until(ctx, to)
+}
+
 // replay is one run of a rules file over the history: the mirror as the
-// feed would have kept it, an in-memory ledger, and each rule's clock.
+// feed would have kept it, an in-memory ledger, and each rule's clock. It
+// gives the reports the first engine gave (oracle_test.go), cycle for
+// cycle, without its two costs: evaluating every due rule over every
+// ticket, and sorting the whole backlog, every cycle.
+//
+//   - Evaluation is incremental (verdicts): a rule's run asks again only
+//     about the tickets changed since its last run (the change log) and
+//     those whose answer may have changed with time (its timers: a
+//     verdict's until, the ledger's re-fire time under once: every, the
+//     supervisor's 30-day window). Every other ticket's answer is the one
+//     it had.
+//   - The queue is incremental (queue.go): each rule keeps its open
+//     decisions in heaps by the queue's two orders, and a cycle plans only
+//     the head of the queue that can still be admitted.
 type replay struct {
 	set        *rules.Set
 	rules      []*rules.Rule
@@ -118,20 +177,44 @@ type replay struct {
 	next    []time.Time // each rule's next run
 	lastRun []time.Time
 
-	mirror []*sdclient.Ticket
-	index  map[int64]int       // ticket id -> position in mirror
-	at     map[int64]time.Time // ticket id -> when its current version was recorded
+	// The mirror, by slot: a ticket keeps its slot when it is gone and
+	// comes back, as the ledger keeps its records.
+	slots   map[int64]int32    // ticket id -> slot
+	tickets []*sdclient.Ticket // nil while gone
+	at      []int64            // when its current version was recorded (unix ns)
+	ver     []uint32           // bumped at every change; 1 is the first version
+	log     []int32            // the slots changed, in order (from logBase on)
+	logBase int
 
-	ledger   map[string]map[int64]*rules.FiringRecord // by rule and ticket
-	open     map[string]map[int64]*rules.FiringRecord // the open episodes among them
-	waiting  map[rules.FiringKey]time.Time            // since when a held decision waits
-	matching map[string]map[int64]time.Time           // since when a ticket matches a rule (this streak)
-	firingID int64
+	rs      []*ruleState // by rule, in file order
+	ruleIdx map[string]int
 
-	cycles  int
-	firings []Firing
-	sends   []send // what the cycles' firings sent, per rule and cycle
-	held    map[string]int
+	cycles   int
+	fired    [][]fired  // compact while replaying, in chunks; firings at the end
+	sup      supFirings // the supervisor's instead, smaller still
+	firings  []Firing   // built by finish
+	sends    []send     // what the cycles' firings sent, per rule and day
+	lastSend []int      // by rule: 1 + its last send's index, 0 for none
+	held     map[string]int
+	// stillHeld are, by rule, the decisions a cap held back that had not
+	// fired when the replay ended: waiting, their tickets still matching
+	// the rule at its last run, and dropped, no longer matching.
+	stillHeld map[string][2]int
+
+	// scratch, reused by the cycles
+	asks    [][]int32 // by slot: the rules that ask about it in this cycle
+	touched []int32   // the slots asked about
+	due     []*rules.Rule
+	render  []*rules.Rule
+	vs      []verdict
+}
+
+// fired is a firing as the replay keeps it: 32 bytes, where a Firing
+// takes 80 (30 days at the cap are 2 million of them).
+type fired struct {
+	rule, episode int32
+	id            int64
+	at, since     int64 // unix ns
 }
 
 // send is what a cycle's firings of one rule sent.
@@ -143,16 +226,17 @@ type send struct {
 
 func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *replay {
 	r := &replay{set: set, rules: set.Rules(), cfg: cfg, supervisor: supervisor, from: from,
-		index: map[int64]int{}, at: map[int64]time.Time{},
-		ledger: map[string]map[int64]*rules.FiringRecord{}, open: map[string]map[int64]*rules.FiringRecord{},
-		waiting: map[rules.FiringKey]time.Time{}, matching: map[string]map[int64]time.Time{}, held: map[string]int{}}
+		slots: map[int64]int32{}, held: map[string]int{}, ruleIdx: map[string]int{}}
 	r.tick = tickFor(r.rules)
 	r.next = make([]time.Time, len(r.rules))
 	r.lastRun = make([]time.Time, len(r.rules))
+	r.lastSend = make([]int, len(r.rules))
+	if supervisor {
+		r.sup = newSupFirings(len(r.rules))
+	}
 	for i, rule := range r.rules {
-		r.ledger[rule.Name] = map[int64]*rules.FiringRecord{}
-		r.open[rule.Name] = map[int64]*rules.FiringRecord{}
-		r.matching[rule.Name] = map[int64]time.Time{}
+		r.rs = append(r.rs, newRuleState(i, rule))
+		r.ruleIdx[rule.Name] = i
 		if supervisor {
 			r.next[i] = from
 			continue
@@ -181,26 +265,40 @@ func tickFor(rs []*rules.Rule) time.Duration {
 	return time.Duration(g) * time.Second
 }
 
-// apply puts rec into the mirror.
+// apply puts rec into the mirror and notes the change in the log.
 func (r *replay) apply(rec history.Record) {
 	id := rec.Ticket.ID
-	i, ok := r.index[id]
-	switch {
-	case rec.Gone && ok:
-		last := len(r.mirror) - 1
-		r.mirror[i] = r.mirror[last]
-		r.index[r.mirror[i].ID] = i
-		r.mirror = r.mirror[:last]
-		delete(r.index, id)
-		delete(r.at, id)
-	case rec.Gone:
-	case ok:
-		r.mirror[i] = rec.Ticket
-		r.at[id] = rec.At
-	default:
-		r.index[id] = len(r.mirror)
-		r.mirror = append(r.mirror, rec.Ticket)
-		r.at[id] = rec.At
+	s, ok := r.slots[id]
+	if !ok {
+		if rec.Gone {
+			return
+		}
+		s = int32(len(r.tickets))
+		r.slots[id] = s
+		r.tickets = append(r.tickets, nil)
+		r.at = append(r.at, 0)
+		r.ver = append(r.ver, 0)
+	} else if rec.Gone && r.tickets[s] == nil {
+		return
+	}
+	if rec.Gone {
+		r.tickets[s] = nil
+	} else {
+		r.tickets[s], r.at[s] = rec.Ticket, rec.At.UnixNano()
+	}
+	r.ver[s]++
+	r.log = append(r.log, s)
+}
+
+// trimLog drops the part of the log every rule has read.
+func (r *replay) trimLog() {
+	low := r.logBase + len(r.log)
+	for _, rs := range r.rs {
+		low = min(low, rs.logPos)
+	}
+	if n := low - r.logBase; n > 1<<16 && n > len(r.log)/2 {
+		r.log = r.log[:copy(r.log, r.log[n:])]
+		r.logBase = low
 	}
 }
 
@@ -222,59 +320,194 @@ func (r *replay) until(ctx context.Context, t time.Time) error {
 		if now.IsZero() || !now.Before(t) || now.Before(r.from) {
 			return nil
 		}
-		if err := r.cycle(ctx, now); err != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.cycle(now); err != nil {
 			return err
 		}
 	}
 }
 
-// cycle runs the rules due at now, as the scheduler's cycle does: evaluate,
-// plan (caps, classes, grouping), fire what is admitted, end the episodes
-// of the tickets that no longer match.
-func (r *replay) cycle(ctx context.Context, now time.Time) error {
+// cycle runs the rules due at now, as the scheduler's cycle does: evaluate
+// (what may have changed), plan (caps, classes, grouping), fire what is
+// admitted; the episodes of the tickets that no longer match ended when
+// their verdict turned.
+func (r *replay) cycle(now time.Time) error {
 	r.cycles++
-	var due []*rules.Rule
 	var dueIdx []int
-	for i, rule := range r.rules {
+	for i := range r.rules {
 		if !r.next[i].After(now) {
-			due = append(due, rule)
 			dueIdx = append(dueIdx, i)
 		}
 	}
-	tickets := r.mirror
+	r.evaluate(dueIdx, now)
+	var held map[int]bool
 	if r.supervisor {
-		tickets = recent(r.mirror, now)
-	}
-	ds, err := plan.Evaluate(ctx, r.set, due, tickets, now)
-	if err != nil {
-		return err
-	}
-	matching := map[string]map[int64]bool{}
-	for _, d := range ds {
-		if matching[d.Rule] == nil {
-			matching[d.Rule] = map[int64]bool{}
+		if err := r.fireAll(dueIdx, now); err != nil {
+			return err
 		}
-		matching[d.Rule][d.TicketID] = true
-	}
-	for k, rule := range due {
-		r.streaks(rule, dueIdx[k], ds, matching[rule.Name], now)
-	}
-	held := r.fire(ds, now)
-	for k, rule := range due {
-		i := dueIdx[k]
-		for id, rec := range r.open[rule.Name] {
-			if !matching[rule.Name][id] {
-				rec.Open, rec.EpisodeEnded = false, now
-				delete(r.open[rule.Name], id)
-			}
+	} else {
+		var err error
+		if held, err = r.plan(dueIdx, now); err != nil {
+			return err
 		}
+	}
+	for _, i := range dueIdx {
+		rule := r.rules[i]
 		r.lastRun[i] = now
 		r.next[i] = r.nextRun(rule, now)
-		if held[rule.Name] {
+		if held[i] {
 			r.next[i] = earlier(r.next[i], now.Add(r.tick)) // the backlog drains at the next tick
 		}
 	}
+	r.trimLog()
 	return nil
+}
+
+// evaluate asks the due rules again about the tickets whose answer may
+// have changed since each rule's last run, one verdicts call per ticket
+// for all the rules that ask about it, and updates the rules' states
+// (streaks, episodes, queues) with the answers.
+func (r *replay) evaluate(dueIdx []int, now time.Time) {
+	ns := now.UnixNano()
+	stamp := uint32(r.cycles)
+	if len(r.asks) < len(r.tickets) {
+		r.asks = append(r.asks, make([][]int32, len(r.tickets)-len(r.asks))...)
+	}
+	touched := r.touched[:0]
+	ask := func(s int32, i int) {
+		if len(r.asks[s]) == 0 {
+			touched = append(touched, s)
+		}
+		r.asks[s] = append(r.asks[s], int32(i))
+	}
+	end := r.logBase + len(r.log)
+	for _, i := range dueIdx {
+		rs := r.rs[i]
+		rs.grow(len(r.tickets))
+		for _, s := range r.log[rs.logPos-r.logBase:] {
+			st := &rs.st[s]
+			if st.seen != r.ver[s] && st.asked != stamp {
+				st.asked = stamp
+				ask(s, i)
+			}
+		}
+		rs.logPos = end
+		for len(rs.timers) > 0 && rs.timers[0].at <= ns {
+			e := rs.popTimer()
+			st := &rs.st[e.slot]
+			if st.timerAt != e.at {
+				continue // stale: a later verdict set another time
+			}
+			rs.clearTimer(e.slot)
+			if st.asked != stamp {
+				st.asked = stamp
+				ask(e.slot, i)
+			}
+		}
+	}
+	for _, s := range touched {
+		ks := r.asks[s]
+		due := r.due[:0]
+		for _, k := range ks {
+			due = append(due, r.rules[k])
+		}
+		t := r.tickets[s]
+		vs := r.vs[:0]
+		switch {
+		case t == nil:
+			for range due {
+				vs = append(vs, verdict{})
+			}
+		case r.supervisor && t.UpdatedAt.Add(SupervisorWindow).Before(now):
+			for range due { // out of the window until it changes
+				vs = append(vs, verdict{})
+			}
+		default:
+			vs = verdicts(r.set, due, t, now, vs)
+			if r.supervisor { // in the window until 30 days after its update
+				out := t.UpdatedAt.Add(SupervisorWindow).Add(time.Nanosecond)
+				for n := range vs {
+					if vs[n].Until.IsZero() || out.Before(vs[n].Until) {
+						vs[n].Until = out
+					}
+				}
+			}
+		}
+		r.checkRender(ks, s, vs, now)
+		for n, k := range ks {
+			r.answer(r.rs[k], s, vs[n], now, ns)
+		}
+		r.due, r.vs = due, vs
+		r.asks[s] = ks[:0]
+	}
+	r.touched = touched
+}
+
+// checkRender renders, once per version of the ticket in slot s, the
+// actions of the rules whose verdicts make a decision the queue would
+// take in (it holds, did not fail, the ledger lets it fire): a decision
+// whose actions fail to render is a failed one, never held back nor
+// counted, as in the scheduler's Evaluate, which renders them all;
+// verdicts need not render. One call for all of the ticket's rules.
+func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
+	due := r.render[:0]
+	for n, k := range ks {
+		rs := r.rs[k]
+		st := &rs.st[s]
+		if !vs[n].Holds || vs[n].Err != nil || st.renderChecked == r.ver[s] {
+			continue
+		}
+		if at, ok := rs.rule.Once.NextEligible(st.record()); !ok || at.After(now) {
+			continue
+		}
+		st.renderChecked = r.ver[s]
+		due = append(due, rs.rule)
+	}
+	r.render = due
+	if len(due) == 0 {
+		return
+	}
+	for _, d := range r.set.EvaluateRules(due, []*sdclient.Ticket{r.tickets[s]}, now) {
+		if d.Err != nil {
+			r.rs[r.ruleIdx[d.Rule]].st[s].renderFailed = r.ver[s]
+		}
+	}
+}
+
+// answer applies one verdict of rule rs on slot s.
+func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int64) {
+	st := &rs.st[s]
+	sameVersion := st.seen == r.ver[s]
+	st.seen = r.ver[s]
+	was := st.holds
+	st.holds = v.Holds
+	st.failed = v.Err != nil || (v.Holds && st.renderFailed == st.seen)
+	rs.clearTimer(s)
+	st.quietFrom, st.quietUntil = 0, 0
+	if !v.Until.IsZero() {
+		rs.setTimer(s, v.Until.UnixNano())
+		if !v.Holds {
+			st.quietFrom, st.quietUntil = ns, v.Until.UnixNano()
+		}
+	}
+	switch {
+	case v.Holds && !was:
+		var quiet [2]int64 // the last verdict said no until then, on this version
+		if sameVersion {
+			quiet = [2]int64{st.quietFrom, st.quietUntil}
+		}
+		st.streak = r.matchSince(rs.rule, r.lastRun[rs.i], s, now, quiet).UnixNano()
+	case !v.Holds && was:
+		st.streak = 0
+		st.epOpen = false // the episode ends: the ticket no longer matches
+	}
+	if t := r.tickets[s]; st.inQ && v.Holds && was && st.failed == st.qFailed &&
+		t.Priority == int(st.qPrio) && t.CreatedAt.UnixNano() == st.qBorn {
+		return // in the queue at the same place: its entries stand
+	}
+	r.requeue(rs, s, ns)
 }
 
 // nextRun is when rule runs after a run at now.
@@ -285,47 +518,30 @@ func (r *replay) nextRun(rule *rules.Rule, now time.Time) time.Time {
 	return plan.NextRun(rule, store.RuleRun{Rule: rule.Name, Schedule: plan.ScheduleKey(rule), Since: r.from, LastRun: now}, true, now)
 }
 
-// recent are the tickets the supervisor looks at: updated in the last 30 days.
-func recent(ts []*sdclient.Ticket, now time.Time) []*sdclient.Ticket {
-	out := make([]*sdclient.Ticket, 0, len(ts))
-	for _, t := range ts {
-		if !t.UpdatedAt.Before(now.Add(-SupervisorWindow)) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// streaks notes since when each ticket the rule decided on matches it,
-// and forgets the tickets it no longer matches.
-func (r *replay) streaks(rule *rules.Rule, i int, ds []rules.Decision, matching map[int64]bool, now time.Time) {
-	since := r.matching[rule.Name]
-	for id := range since {
-		if !matching[id] {
-			delete(since, id)
-		}
-	}
-	for _, d := range ds {
-		if d.Rule != rule.Name {
-			continue
-		}
-		if _, ok := since[d.TicketID]; !ok {
-			since[d.TicketID] = r.matchSince(rule, r.lastRun[i], d.Ticket, now)
-		}
-	}
-}
-
-// matchSince is when ticket t began to match rule, found matching at now:
-// the moment its current version was recorded if it matched then, else
-// (a condition on time, such as now() - ticket.created_at > duration("1h"))
-// the first second after which it matched, found by bisection; never
-// before the rule's previous run, which saw it not matching.
-func (r *replay) matchSince(rule *rules.Rule, prev time.Time, t *sdclient.Ticket, now time.Time) time.Time {
-	lo := plan.Later(r.at[t.ID], prev)
+// matchSince is when the ticket in slot s began to match rule, found
+// matching at now: the moment its current version was recorded if it
+// matched then, else (a condition on time, such as now() -
+// ticket.created_at > duration("1h")) the first second after which it
+// matched, found by bisection; never before the rule's previous run,
+// which saw it not matching. The same probes as a plain bisection, but
+// none is evaluated where the answer is known: at any time when the rule
+// does not read now() (it holds now, on this version), inside quiet
+// (from, until: unix ns) where a verdict on this version said it did not
+// hold.
+func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.Time, quiet [2]int64) time.Time {
+	t := r.tickets[s]
+	lo := plan.Later(time.Unix(0, r.at[s]).UTC(), prev)
 	if !lo.Before(now) {
 		return now
 	}
+	timeless := !rule.ReadsNow()
 	holds := func(at time.Time) bool {
+		if timeless {
+			return true
+		}
+		if n := at.UnixNano(); n >= quiet[0] && n < quiet[1] {
+			return false
+		}
 		ds := r.set.EvaluateRule(rule, []*sdclient.Ticket{t}, at)
 		return len(ds) > 0
 	}
@@ -339,98 +555,52 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, t *sdclient.Ticket
 	return lo.Add(time.Duration(k) * time.Second)
 }
 
-// fire plans the cycle's decisions with plan.Make over the in-memory
-// ledger and records the firings admitted; it returns the rules a cap
-// held back. The supervisor admits every decision its ledger allows.
-func (r *replay) fire(ds []rules.Decision, now time.Time) (held map[string]bool) {
-	view := r.ledgerView(ds)
-	var admitted []rules.Decision
-	grouped := map[string]bool{}
-	if r.supervisor {
-		for _, d := range ds {
-			if d.Err == nil && !view.AlreadyFired(d, now) {
-				admitted = append(admitted, d)
-			}
-		}
-	} else {
-		admitted, grouped, held = r.admit(ds, view, now)
+// finish turns the compact firings into the report's, once, and lets the
+// replay's state go first: at 30 days the firings are most of the memory.
+func (r *replay) finish() {
+	r.countStillHeld()
+	r.drop()
+	n := 0
+	for _, c := range r.fired {
+		n += len(c)
 	}
-	r.send(admitted, grouped, now)
-	return held
+	r.firings = make([]Firing, 0, n)
+	loc := r.from.Location()
+	for i, c := range r.fired {
+		for _, f := range c {
+			r.firings = append(r.firings, Firing{Rule: r.rules[f.rule].Name, TicketID: f.id, At: time.Unix(0, f.at).In(loc),
+				MatchingSince: time.Unix(0, f.since).In(loc), Episode: int64(f.episode)})
+		}
+		r.fired[i] = nil
+	}
+	r.fired = nil
 }
 
-// ledgerView is the in-memory ledger's records of the decisions' rules
-// and tickets, as plan reads a ledger.
-func (r *replay) ledgerView(ds []rules.Decision) plan.LedgerView {
-	view := plan.LedgerView{States: map[string]map[int64]rules.FiringRecord{}}
-	for _, d := range ds {
-		if rec := r.ledger[d.Rule][d.TicketID]; rec != nil {
-			if view.States[d.Rule] == nil {
-				view.States[d.Rule] = map[int64]rules.FiringRecord{}
-			}
-			view.States[d.Rule][d.TicketID] = *rec
-		}
-	}
-	return view
-}
-
-// admit plans the decisions as a cycle does (queue order, caps,
-// grouping) and returns those admitted, the rules grouped and the rules a
-// cap held back, noting since when the held ones wait.
-func (r *replay) admit(ds []rules.Decision, view plan.LedgerView, now time.Time) (admitted []rules.Decision, grouped, held map[string]bool) {
-	// The decisions the ledger shows fired already in their episode
-	// are left out of planning: plan.Make would set them aside
-	// (Admission.Fired) without counting them against a cap, so the
-	// plan is the same, and the queue's sort has less to do.
-	open := ds[:0:0]
-	for _, d := range ds {
-		if !view.AlreadyFired(d, now) {
-			open = append(open, d)
-		}
-	}
-	p := plan.Make(plan.Input{Set: r.set, Now: now, Decisions: open, Ledger: view, Since: r.waiting,
-		CycleCap: r.cfg.cycleCap, Groups: true})
-	for _, d := range p.Ordered {
-		if p.Admitted[plan.Key(d)] {
-			admitted = append(admitted, d)
-		}
-	}
-	held = map[string]bool{}
-	for rule, ids := range p.Held {
-		held[rule] = len(ids) > 0
-		r.held[rule] += len(ids)
-		for id := range ids {
-			key := rules.FiringKey{Rule: rule, TicketID: id}
-			if _, ok := r.waiting[key]; !ok {
-				r.waiting[key] = now
+// countStillHeld sets stillHeld from the rules' states.
+func (r *replay) countStillHeld() {
+	r.stillHeld = make(map[string][2]int, len(r.rs))
+	for _, rs := range r.rs {
+		var n [2]int
+		for _, st := range rs.st {
+			switch {
+			case !st.hasWaiting:
+			case st.streak != 0:
+				n[0]++
+			default:
+				n[1]++
 			}
 		}
+		r.stillHeld[rs.rule.Name] = n
 	}
-	return admitted, p.Grouping, held
 }
 
-// record enters d's firing at now into the ledger, opening an episode
-// when none is open, and returns it.
-func (r *replay) record(d rules.Decision, now time.Time) Firing {
-	rec := r.ledger[d.Rule][d.TicketID]
-	if rec == nil {
-		rec = &rules.FiringRecord{Key: plan.Key(d)}
-		r.ledger[d.Rule][d.TicketID] = rec
-	}
-	if !rec.Open {
-		rec.Episode++
-		rec.Open, rec.EpisodeStarted, rec.EpisodeEnded, rec.Seq = true, now, time.Time{}, 0
-		r.open[d.Rule][d.TicketID] = rec
-	}
-	r.firingID++
-	rec.FiringID, rec.Seq, rec.State = r.firingID, rec.Seq+1, rules.FiringDone
-	rec.ClaimedAt, rec.FiredAt, rec.LastFiredAt, rec.Attempts = now, now, now, 1
-	since, ok := r.matching[d.Rule][d.TicketID]
-	if !ok {
-		since = now
-	}
-	return Firing{Rule: d.Rule, TicketID: d.TicketID, At: now, MatchingSince: since, Episode: rec.Episode}
+// drop lets the replay's state go once it has replayed.
+func (r *replay) drop() {
+	r.rs, r.tickets, r.slots, r.log, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil
 }
+
+// firedChunk is how many firings a chunk of replay.fired holds.
+const firedChunk = 1 << 16
 
 // sortFirings orders firings by time, rule file order, then ticket.
 func sortFirings(set *rules.Set, fs []Firing) {
@@ -450,3 +620,6 @@ func earlier(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// never is a time after every other, as unix ns.
+const never = math.MaxInt64

@@ -3,6 +3,7 @@ package backtest
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"time"
@@ -145,9 +146,9 @@ func (r *replay) report(start, to time.Time) *Report {
 	if rep.Firings == nil {
 		rep.Firings = []Firing{}
 	}
-	byRule := map[string][]Firing{}
-	for _, f := range r.firings {
-		byRule[f.Rule] = append(byRule[f.Rule], f)
+	byRule := map[string][]int32{} // indexes into r.firings: 2 million firings are not copied
+	for i, f := range r.firings {
+		byRule[f.Rule] = append(byRule[f.Rule], int32(i))
 	}
 	sends := map[string][]send{}
 	for _, s := range r.sends {
@@ -155,9 +156,15 @@ func (r *replay) report(start, to time.Time) *Report {
 	}
 	approx := false
 	for _, rule := range r.rules {
-		rr := ruleReport(rule, byRule[rule.Name], sends[rule.Name])
+		rr := ruleReport(rule, func(yield func(Firing) bool) {
+			for _, i := range byRule[rule.Name] {
+				if !yield(r.firings[i]) {
+					return
+				}
+			}
+		}, sends[rule.Name])
 		rr.HeldBack = r.held[rule.Name]
-		rr.Waiting, rr.Dropped = r.stillHeld(rule.Name)
+		rr.Waiting, rr.Dropped = r.stillHeld[rule.Name][0], r.stillHeld[rule.Name][1]
 		approx = approx || rr.Approximate
 		rep.Totals.add(rr.Totals)
 		rep.Rules = append(rep.Rules, rr)
@@ -172,23 +179,6 @@ func (r *replay) report(start, to time.Time) *Report {
 		rep.Limits = append(rep.Limits, "rules marked approximate read data the history does not keep (the description, people's names): it is empty in the replay")
 	}
 	return rep
-}
-
-// stillHeld counts the decisions of rule a cap held back that had not
-// fired when the replay ended: waiting, their tickets still matching the
-// rule at its last run; dropped, no longer matching.
-func (r *replay) stillHeld(rule string) (waiting, dropped int) {
-	for k := range r.waiting {
-		if k.Rule != rule {
-			continue
-		}
-		if _, ok := r.matching[rule][k.TicketID]; ok {
-			waiting++
-		} else {
-			dropped++
-		}
-	}
-	return waiting, dropped
 }
 
 // budgetLimit is the limit of every report: the replay fires what the
@@ -238,7 +228,7 @@ func NoteBudget(rep *Report, background int) {
 }
 
 // ruleReport sums a rule's firings and what they sent.
-func ruleReport(rule *rules.Rule, fs []Firing, sends []send) RuleReport {
+func ruleReport(rule *rules.Rule, fs iter.Seq[Firing], sends []send) RuleReport {
 	rr := RuleReport{Name: rule.Name, Schedule: schedule(rule), Class: plan.ClassOf(rule).String(), Days: []Day{}}
 	for _, f := range rule.IfFields() {
 		if slices.Contains(unrecorded, f) {
@@ -266,7 +256,7 @@ func ruleReport(rule *rules.Rule, fs []Firing, sends []send) RuleReport {
 	tickets := map[int64]bool{}
 	hours := map[time.Time]int{}
 	var waits []time.Duration
-	for _, f := range fs {
+	for f := range fs {
 		tickets[f.TicketID] = true
 		hours[f.At.UTC().Truncate(time.Hour)]++
 		rr.HourOfDay[f.At.UTC().Hour()]++
@@ -282,43 +272,61 @@ func ruleReport(rule *rules.Rule, fs []Firing, sends []send) RuleReport {
 	return rr
 }
 
+// ruleTicket is a rule (its place in the file) and a ticket.
+type ruleTicket struct {
+	rule int32
+	id   int64
+}
+
+// supFirings are the supervisor's firings, kept small (a month of hourly
+// runs without caps makes millions): their times (unix ns, in order) by
+// rule and ticket, and how many each rule made, by the rule's place.
+type supFirings struct {
+	at    map[ruleTicket][]int64
+	count []int
+}
+
+func newSupFirings(rules int) supFirings {
+	return supFirings{at: map[ruleTicket][]int64{}, count: make([]int, rules)}
+}
+
+func (s *supFirings) add(rule int32, id, at int64) {
+	k := ruleTicket{rule, id}
+	s.at[k] = append(s.at[k], at)
+	s.count[rule]++
+}
+
 // compareSupervisor adds to each rule of rep how the supervisor's replay
 // compares: for each of deskbot's firings, the supervisor's first firing
 // of the same rule on the same ticket at or after it, before deskbot's
 // next firing there. A firing after the supervisor's last run of the rule
-// (lastRun) is not missed: the replay ended before its next hourly run.
-func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) {
-	type key struct {
-		rule string
-		id   int64
+// (lastRun, by the rule's place) is not missed: the replay ended before
+// its next hourly run.
+func compareSupervisor(rep *Report, sup supFirings, lastRun []time.Time) {
+	place := map[string]int32{}
+	for i, r := range rep.Rules {
+		place[r.Name] = int32(i)
 	}
-	supBy := map[key][]time.Time{}
-	count := map[string]int{}
-	for _, f := range sup {
-		k := key{f.Rule, f.TicketID}
-		supBy[k] = append(supBy[k], f.At)
-		count[f.Rule]++
+	ours := map[ruleTicket][]int64{}
+	for _, f := range rep.Firings { // by time
+		k := ruleTicket{place[f.Rule], f.TicketID}
+		ours[k] = append(ours[k], f.At.UnixNano())
 	}
-	ours := map[key][]time.Time{}
-	for _, f := range rep.Firings {
-		k := key{f.Rule, f.TicketID}
-		ours[k] = append(ours[k], f.At)
-	}
-	later := map[string][]time.Duration{}
-	same := map[string]int{}
-	missed, unreached := map[string]int{}, map[string]int{}
+	n := len(rep.Rules)
+	later := make([][]time.Duration, n)
+	missed, unreached, same := make([]int, n), make([]int, n), make([]int, n)
 	for k, ts := range ours {
-		st := supBy[k]
+		st := sup.at[k]
 		for i, at := range ts {
-			j, _ := slices.BinarySearchFunc(st, at, func(a, b time.Time) int { return a.Compare(b) })
-			if j < len(st) && (i+1 == len(ts) || st[j].Before(ts[i+1])) {
-				later[k.rule] = append(later[k.rule], st[j].Sub(at))
-				if st[j].Equal(at) {
+			j, _ := slices.BinarySearch(st, at)
+			if j < len(st) && (i+1 == len(ts) || st[j] < ts[i+1]) {
+				later[k.rule] = append(later[k.rule], time.Duration(st[j]-at))
+				if st[j] == at {
 					same[k.rule]++
 				}
 				continue
 			}
-			if lastRun[k.rule].Before(at) {
+			if lastRun[k.rule].Before(time.Unix(0, at)) {
 				unreached[k.rule]++
 				continue
 			}
@@ -326,9 +334,8 @@ func compareSupervisor(rep *Report, sup []Firing, lastRun map[string]time.Time) 
 		}
 	}
 	for i := range rep.Rules {
-		name := rep.Rules[i].Name
-		l := latency(later[name])
-		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l, SameTime: same[name]}
+		l := latency(later[i])
+		rep.Rules[i].Supervisor = &Supervisor{Firings: sup.count[i], Compared: l.N, Missed: missed[i], Unreached: unreached[i], Later: l, SameTime: same[i]}
 	}
 	rep.Limits = append(rep.Limits, "the desk's supervisor is replayed as it runs: every hour, over the tickets updated in the last 30 days, without caps")
 }

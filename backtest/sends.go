@@ -3,7 +3,6 @@ package backtest
 import (
 	"time"
 
-	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -12,9 +11,7 @@ import (
 func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now time.Time) {
 	sent := map[string]*send{}
 	for _, d := range admitted {
-		f := r.record(d, now)
-		r.firings = append(r.firings, f)
-		delete(r.waiting, plan.Key(d))
+		r.record(d, now)
 		s := sent[d.Rule]
 		if s == nil {
 			s = &send{rule: d.Rule, at: now}
@@ -23,7 +20,7 @@ func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now ti
 		s.Firings++
 		s.count(d.Actions, grouped[d.Rule])
 	}
-	for _, rule := range r.rules {
+	for i, rule := range r.rules {
 		s := sent[rule.Name]
 		if s == nil {
 			continue
@@ -31,8 +28,61 @@ func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now ti
 		if grouped[rule.Name] { // one message per alert action for them all
 			s.Messages += alertActions(rule)
 		}
+		// The report sums a rule's sends by day: one per rule and day is
+		// enough (a month of cycles would keep a million).
+		if j := r.lastSend[i]; j > 0 && sameDay(r.sends[j-1].at, now) {
+			r.sends[j-1].add(s.Totals)
+			continue
+		}
 		r.sends = append(r.sends, *s)
+		r.lastSend[i] = len(r.sends)
 	}
+}
+
+// sameDay is whether a and b fall on the same UTC day, as the report's days.
+func sameDay(a, b time.Time) bool {
+	ay, am, ad := a.UTC().Date()
+	by, bm, bd := b.UTC().Date()
+	return ay == by && am == bm && ad == bd
+}
+
+// record enters d's firing at now into the ledger, opening an episode
+// when none is open, and takes the decision out of the queue.
+func (r *replay) record(d rules.Decision, now time.Time) {
+	ns := now.UnixNano()
+	s := r.slots[d.TicketID]
+	rs := r.rs[r.ruleIndex(d.Rule)]
+	st := &rs.st[s]
+	if !st.epOpen {
+		st.episode++
+		st.epOpen = true
+	}
+	st.claimed, st.firedAt = true, ns
+	st.hasWaiting = false // it no longer waits
+	since := st.streak
+	if since == 0 {
+		since = ns
+	}
+	if r.supervisor {
+		r.sup.add(int32(rs.i), d.TicketID, ns)
+		r.requeue(rs, s, ns)
+		return
+	}
+	if len(r.fired) == 0 || len(r.fired[len(r.fired)-1]) == firedChunk {
+		r.fired = append(r.fired, make([]fired, 0, firedChunk))
+	}
+	c := &r.fired[len(r.fired)-1]
+	*c = append(*c, fired{rule: int32(rs.i), episode: st.episode, id: d.TicketID, at: ns, since: since})
+	r.requeue(rs, s, ns)
+}
+
+// ruleIndex is the place in the file of the rule named name.
+func (r *replay) ruleIndex(name string) int {
+	i, ok := r.ruleIdx[name]
+	if !ok {
+		panic("backtest: no rule " + name)
+	}
+	return i
 }
 
 // count adds one firing's actions; a grouped rule's alerts go in one

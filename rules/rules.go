@@ -178,6 +178,10 @@ func (s *Set) getVM() *vm.VM {
 
 func (s *Set) putVM(m *vm.VM) { s.vms.Put(m) }
 
+// ReadsNow reports whether the rule's if calls now(): its verdict on an
+// unchanged ticket may change with time alone.
+func (r *Rule) ReadsNow() bool { return r.cond != nil && r.cond.usesNow }
+
 // QueryExpr returns the rule's parsed query with the status:open macro
 // unexpanded.
 func (r *Rule) QueryExpr() filter.Expr { return r.query }

@@ -1,0 +1,616 @@
+package backtest
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/deskbot/deskbot/plan"
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// The incremental queue. A cycle's plan (plan.Make) orders its decisions
+// by merging two lists (plan.Order): the urgency list (class, ticket
+// priority, then age) and the age list (since when a decision waits, the
+// ticket's creation, its id, the rule's place in the file); every
+// RoutineShare-th place goes to the first decision of the age list not
+// yet placed, the others to the urgency list's. Storm control then admits
+// them in that order while the rule's cap and the cycle's cap allow.
+//
+// Only the head of that merged order matters: once the cycle's cap is
+// reached, or every rule that still has decisions to place has reached
+// its own cap, no later decision can be admitted, and each is held back.
+// So each rule keeps its open decisions (the ticket matches, the ledger
+// lets it fire) in heaps by both orders, the cycle merges the due rules'
+// heaps lazily, as plan.Order would merge the whole lists, and stops
+// there. The decisions it placed are a prefix of the whole merged order,
+// and plan.Order over a prefix of its own output gives that prefix back
+// in the same order (the first decision not yet placed of either list is,
+// at each place, in the prefix), so plan.Make over the prefix admits what
+// it would have admitted over the whole backlog; the decisions left out
+// are counted as held back, as plan.Make would have held them.
+//
+// Handing plan.Make only each rule's first RuleCap decisions by both
+// orders would not do: with a cap across rules, the decisions left out
+// would no longer take their places in the merge, every RoutineShare-th
+// place would fall elsewhere, and another decision would take the
+// cycle's last admissions. The prefix keeps every place.
+//
+// Failed decisions (the if failed) take their places in the order too,
+// and never count against a cap. A decision that never waited sorts as
+// waiting since now: those of the cycle's new decisions that are not
+// admitted are noted as waiting since now, as the scheduler's queue does,
+// so the rule's heaps keep them at their place; failed ones never wait,
+// and sort at now in every cycle, so they have heaps of their own.
+
+// ruleState is what the replay keeps of one rule.
+type ruleState struct {
+	i    int // the rule's place in the file
+	rule *rules.Rule
+	cap  int
+	cls  plan.Class
+
+	logPos int      // the change log read up to here (absolute)
+	st     []tstate // by ticket slot
+	timers []timer  // min-heap: when a ticket's answer may change
+	// liveTimers are the slots with a timer (timerAt set)
+	liveTimers int
+
+	// The open decisions by the queue's two orders: w those with a since,
+	// f the failed ones that never waited (since now, whenever now is).
+	uw, aw, uf, af heap
+	pending        int // open decisions that did not fail
+	inF            int // decisions in uf and af
+
+	// per cycle
+	placed, admitted int
+	capped           bool
+	popped           []int32 // slots taken out of the heaps this cycle
+}
+
+// tstate is what a rule knows of one ticket.
+type tstate struct {
+	seen          uint32 // the ticket's version last asked about
+	asked         uint32 // the cycle that asks about it (dedup)
+	holds         bool   // the rule decides on it
+	failed        bool   // and failed (the if, or rendering the actions)
+	renderFailed  uint32 // the version whose actions failed to render
+	renderChecked uint32 // the version whose actions were rendered once
+	timerAt       int64  // the live timer, 0 for none
+	streak        int64  // since when it matches (unix ns), 0 when it does not
+	// quietFrom, quietUntil: the last verdict said it does not hold from
+	// then until then (unix ns; both 0 when it said nothing of the kind)
+	quietFrom, quietUntil int64
+
+	// the ledger (rules.FiringRecord, in short)
+	episode int32
+	epOpen  bool
+	claimed bool
+	firedAt int64
+
+	// the queue
+	waiting    int64 // since when it waits (the scheduler's queue memory)
+	hasWaiting bool
+	inQ        bool  // open: in the heaps
+	qFailed    bool  // failed when put in
+	inF        bool  // put in uf and af
+	qPrio      int32 // the ticket's priority and creation when put in
+	qBorn      int64
+	gen        uint32 // heap entries of another gen are stale
+	taken      uint32 // the cycle that placed it
+	popped     uint32 // the cycle that took it out of the heaps
+}
+
+// record is the ledger's record, as rules.Once reads it.
+func (st *tstate) record() rules.FiringRecord {
+	rec := rules.FiringRecord{Open: st.epOpen, Episode: int64(st.episode)}
+	if st.claimed {
+		rec.FiringID, rec.State, rec.FiredAt = 1, rules.FiringDone, time.Unix(0, st.firedAt)
+	}
+	return rec
+}
+
+func newRuleState(i int, rule *rules.Rule) *ruleState {
+	return &ruleState{i: i, rule: rule, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule),
+		uw: heap{less: urgencyLess}, uf: heap{less: urgencyLess}, aw: heap{less: ageLess}, af: heap{less: ageLess}}
+}
+
+// grow makes room for n tickets.
+func (rs *ruleState) grow(n int) {
+	if n > len(rs.st) {
+		rs.st = append(rs.st, make([]tstate, n-len(rs.st))...)
+	}
+}
+
+// timer is when the answer on a ticket may change.
+type timer struct {
+	at   int64
+	slot int32
+}
+
+// setTimer asks about slot s again at the first run at or after at (the
+// earlier of two times wins: the later one is asked for again then).
+func (rs *ruleState) setTimer(s int32, at int64) {
+	st := &rs.st[s]
+	if st.timerAt != 0 && st.timerAt <= at {
+		return
+	}
+	if st.timerAt == 0 {
+		rs.liveTimers++
+	}
+	st.timerAt = at
+	rs.timers = append(rs.timers, timer{at, s})
+	for j := len(rs.timers) - 1; j > 0; {
+		p := (j - 1) / 2
+		if rs.timers[p].at <= rs.timers[j].at {
+			break
+		}
+		rs.timers[p], rs.timers[j] = rs.timers[j], rs.timers[p]
+		j = p
+	}
+	if len(rs.timers) > 1024 && len(rs.timers) > 2*rs.liveTimers {
+		rs.compactTimers()
+	}
+}
+
+// clearTimer forgets slot s's timer (its entry goes stale).
+func (rs *ruleState) clearTimer(s int32) {
+	if st := &rs.st[s]; st.timerAt != 0 {
+		st.timerAt = 0
+		rs.liveTimers--
+	}
+}
+
+// compactTimers drops the stale timers: a timer replaced by another stays
+// in the heap until its time, which may be 30 days on (the supervisor's
+// window), so a month of changes would keep millions.
+func (rs *ruleState) compactTimers() {
+	kept := rs.timers[:0]
+	for _, e := range rs.timers {
+		if st := &rs.st[e.slot]; st.timerAt == e.at {
+			st.timerAt = -e.at // kept: a repeat of it is not
+			kept = append(kept, e)
+		}
+	}
+	for _, e := range kept {
+		rs.st[e.slot].timerAt = e.at
+	}
+	rs.timers = kept
+	for j := len(kept)/2 - 1; j >= 0; j-- {
+		downTimer(kept, j)
+	}
+}
+
+func (rs *ruleState) popTimer() timer {
+	h := rs.timers
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	downTimer(h, 0)
+	rs.timers = h
+	return top
+}
+
+func downTimer(h []timer, j int) {
+	for {
+		l, m := 2*j+1, j
+		if l < len(h) && h[l].at < h[m].at {
+			m = l
+		}
+		if l+1 < len(h) && h[l+1].at < h[m].at {
+			m = l + 1
+		}
+		if m == j {
+			return
+		}
+		h[j], h[m] = h[m], h[j]
+		j = m
+	}
+}
+
+// entry is a decision in a heap, with what orders it.
+type entry struct {
+	since, born, id int64 // since: never for a failed one that never waited
+	prio            int
+	slot            int32
+	gen             uint32
+}
+
+// Within one rule, class and file place are equal: the urgency order is
+// ticket priority (urgent first), then age; the age order is since, the
+// ticket's creation, its id.
+func urgencyLess(a, b *entry) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	return ageLess(a, b)
+}
+
+func ageLess(a, b *entry) bool {
+	return cmp.Or(cmp.Compare(a.since, b.since), cmp.Compare(a.born, b.born), cmp.Compare(a.id, b.id)) < 0
+}
+
+// heap is a binary min-heap of entries; stale entries (another gen) are
+// dropped when they come to the top.
+type heap struct {
+	es   []entry
+	less func(a, b *entry) bool
+}
+
+func (h *heap) push(e entry) {
+	h.es = append(h.es, e)
+	for j := len(h.es) - 1; j > 0; {
+		p := (j - 1) / 2
+		if !h.less(&h.es[j], &h.es[p]) {
+			break
+		}
+		h.es[p], h.es[j] = h.es[j], h.es[p]
+		j = p
+	}
+}
+
+func (h *heap) pop() entry {
+	es := h.es
+	top := es[0]
+	last := len(es) - 1
+	es[0] = es[last]
+	es = es[:last]
+	for j := 0; ; {
+		l, m := 2*j+1, j
+		if l < len(es) && h.less(&es[l], &es[m]) {
+			m = l
+		}
+		if l+1 < len(es) && h.less(&es[l+1], &es[m]) {
+			m = l + 1
+		}
+		if m == j {
+			break
+		}
+		es[j], es[m] = es[m], es[j]
+		j = m
+	}
+	h.es = es
+	return top
+}
+
+// live is whether e is the rule's current entry for its ticket.
+func (rs *ruleState) live(e *entry) bool {
+	st := &rs.st[e.slot]
+	return st.inQ && st.gen == e.gen
+}
+
+// compact drops the stale entries of a heap grown to twice its live ones (a ticket whose answer is asked for again and again).
+func (rs *ruleState) compact(h *heap, live int) {
+	if len(h.es) < 1024 || len(h.es) < 2*live {
+		return
+	}
+	es := h.es[:0]
+	for _, e := range h.es {
+		if rs.live(&e) {
+			es = append(es, e)
+		}
+	}
+	h.es = h.es[:0]
+	for _, e := range es {
+		h.push(e)
+	}
+}
+
+// requeue puts slot s into the rule's heaps, or leaves it out, as its
+// state now says: open when the ticket matches and the ledger lets a
+// firing win at now (else a timer for when it will, under once: every).
+func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
+	st := &rs.st[s]
+	if st.inQ {
+		st.inQ = false
+		if !st.qFailed {
+			rs.pending--
+		}
+		if st.inF {
+			rs.inF--
+		}
+	}
+	st.gen++
+	if !st.holds {
+		return
+	}
+	at, ok := rs.rule.Once.NextEligible(st.record())
+	if !ok {
+		return
+	}
+	if !at.IsZero() && at.UnixNano() > ns {
+		rs.setTimer(s, at.UnixNano())
+		return
+	}
+	t := r.tickets[s]
+	if !st.failed && st.renderChecked != st.seen { // a new version after a timer (once: every)
+		st.renderChecked = st.seen
+		if ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, time.Unix(0, ns)); len(ds) == 1 && ds[0].Err != nil {
+			st.failed, st.renderFailed = true, st.seen
+		}
+	}
+	st.inQ, st.qFailed, st.inF = true, st.failed, false
+	if !st.failed {
+		rs.pending++
+		if !st.hasWaiting { // a new decision: held back, it waits since now
+			st.hasWaiting, st.waiting = true, ns
+		}
+	}
+	e := entry{prio: t.Priority, born: t.CreatedAt.UnixNano(), id: t.ID, slot: s, gen: st.gen, since: never}
+	st.qPrio, st.qBorn = int32(e.prio), e.born
+	if st.hasWaiting {
+		e.since = st.waiting
+		rs.uw.push(e)
+		rs.aw.push(e)
+		rs.compact(&rs.uw, rs.pending)
+		rs.compact(&rs.aw, rs.pending)
+		return
+	}
+	st.inF = true
+	rs.inF++
+	rs.uf.push(e)
+	rs.af.push(e)
+	rs.compact(&rs.uf, rs.inF)
+	rs.compact(&rs.af, rs.inF)
+}
+
+// source is one heap of one rule, merged with the others.
+type source struct {
+	rs   *ruleState
+	h    *heap
+	head entry
+}
+
+// merger merges the due rules' heaps of one order lazily, as plan.Order
+// sorts the whole list: by class, priority and age (urgency), or by age.
+type merger struct {
+	urgency bool
+	now     int64
+	srcs    []source
+	top     []int // a heap of srcs by head
+}
+
+func (m *merger) since(e *entry) int64 { return min(e.since, m.now) }
+
+func (m *merger) less(a, b int) bool {
+	x, y := &m.srcs[a], &m.srcs[b]
+	if m.urgency {
+		if x.rs.cls != y.rs.cls {
+			return x.rs.cls < y.rs.cls
+		}
+		if x.head.prio != y.head.prio {
+			return x.head.prio > y.head.prio
+		}
+	}
+	return cmp.Or(cmp.Compare(m.since(&x.head), m.since(&y.head)), cmp.Compare(x.head.born, y.head.born),
+		cmp.Compare(x.head.id, y.head.id), cmp.Compare(x.rs.i, y.rs.i)) < 0
+}
+
+// add adds a rule's heap as a source.
+func (m *merger) add(rs *ruleState, h *heap) {
+	m.srcs = append(m.srcs, source{rs: rs, h: h})
+	if m.advance(len(m.srcs) - 1) {
+		m.up(len(m.top))
+	}
+}
+
+// advance takes the next live entry of source i out of its heap as its
+// head; false when the heap has none.
+func (m *merger) advance(i int) bool {
+	src := &m.srcs[i]
+	for len(src.h.es) > 0 {
+		e := src.h.pop()
+		if !src.rs.live(&e) {
+			continue
+		}
+		src.head = e
+		src.rs.popped = append(src.rs.popped, e.slot)
+		m.top = append(m.top, i)
+		return true
+	}
+	return false
+}
+
+func (m *merger) up(j int) {
+	j--
+	for j > 0 {
+		p := (j - 1) / 2
+		if !m.less(m.top[j], m.top[p]) {
+			break
+		}
+		m.top[p], m.top[j] = m.top[j], m.top[p]
+		j = p
+	}
+}
+
+func (m *merger) down() {
+	h := m.top
+	for j := 0; ; {
+		l, k := 2*j+1, j
+		if l < len(h) && m.less(h[l], h[k]) {
+			k = l
+		}
+		if l+1 < len(h) && m.less(h[l+1], h[k]) {
+			k = l + 1
+		}
+		if k == j {
+			return
+		}
+		h[j], h[k] = h[k], h[j]
+		j = k
+	}
+}
+
+// next is the next decision of the order not yet placed in this cycle.
+func (m *merger) next(stamp uint32) (*ruleState, int32, bool) {
+	for len(m.top) > 0 {
+		i := m.top[0]
+		src := &m.srcs[i]
+		rs, s := src.rs, src.head.slot
+		last := len(m.top) - 1
+		m.top[0] = m.top[last]
+		m.top = m.top[:last]
+		m.down()
+		if m.advance(i) {
+			m.up(len(m.top))
+		}
+		if st := &rs.st[s]; st.taken != stamp {
+			st.taken = stamp
+			return rs, s, true
+		}
+	}
+	return nil, 0, false
+}
+
+// errPlan is a plan.Make that admitted a decision the engine did not
+// expect: the engine's reading of the queue is wrong.
+var errPlan = errors.New("backtest: the plan admitted a decision the replay did not place first")
+
+// plan runs the planning step of a cycle over the due rules' open
+// decisions and fires what it admits; it returns the rules a cap held
+// back.
+func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
+	ns := now.UnixNano()
+	stamp := uint32(r.cycles)
+	u, a := &merger{urgency: true, now: ns}, &merger{now: ns}
+	active := 0 // due rules not capped with decisions not yet placed
+	for _, i := range dueIdx {
+		rs := r.rs[i]
+		rs.placed, rs.admitted, rs.capped, rs.popped = 0, 0, false, rs.popped[:0]
+		u.add(rs, &rs.uw)
+		u.add(rs, &rs.uf)
+		a.add(rs, &rs.aw)
+		a.add(rs, &rs.af)
+		if rs.pending > 0 {
+			active++
+		}
+	}
+	var prefix []rules.Decision
+	rendered := map[rules.FiringKey]bool{}
+	since := map[rules.FiringKey]time.Time{}
+	total := 0
+	for active > 0 && (r.cfg.cycleCap <= 0 || total < r.cfg.cycleCap) {
+		m := u
+		if (len(prefix)+1)%plan.RoutineShare == 0 {
+			m = a
+		}
+		rs, s, ok := m.next(stamp)
+		if !ok {
+			break
+		}
+		st := &rs.st[s]
+		t := r.tickets[s]
+		d := rules.Decision{Rule: rs.rule.Name, Once: rs.rule.Once, TicketID: t.ID, Ticket: t}
+		if st.hasWaiting {
+			since[plan.Key(d)] = time.Unix(0, st.waiting)
+		}
+		if st.qFailed {
+			d.Err = errFailed
+			prefix = append(prefix, d)
+			continue
+		}
+		wasActive := !rs.capped && rs.placed < rs.pending
+		if !rs.capped {
+			// within the caps (plan's consider): render it now, as the
+			// scheduler's Evaluate would have; a failure fails it.
+			ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, now)
+			if len(ds) == 1 && ds[0].Err == nil {
+				d.Actions = ds[0].Actions
+				rendered[plan.Key(d)] = true
+				rs.admitted++
+				total++
+				rs.capped = rs.admitted >= rs.cap
+			} else {
+				d.Err = errFailed
+				st.failed, st.renderFailed = true, st.seen
+				if st.waiting == ns { // it never waited: failed ones do not
+					st.hasWaiting = false
+				}
+				st.qFailed = true
+				rs.pending--
+				rs.placed--
+			}
+		}
+		rs.placed++
+		if wasActive && (rs.capped || rs.placed >= rs.pending) {
+			active--
+		}
+		prefix = append(prefix, d)
+	}
+	p := plan.Make(plan.Input{Set: r.set, Now: now, Decisions: prefix, Since: since, CycleCap: r.cfg.cycleCap, Groups: true})
+	var admitted []rules.Decision
+	for _, d := range p.Ordered {
+		if p.Admitted[plan.Key(d)] {
+			if !rendered[plan.Key(d)] {
+				return nil, fmt.Errorf("%w: %s on ticket %d at %s", errPlan, d.Rule, d.TicketID, plan.Stamp(now))
+			}
+			admitted = append(admitted, d)
+		}
+	}
+	if len(admitted) != total {
+		return nil, fmt.Errorf("%w: %d admitted, %d expected at %s", errPlan, len(admitted), total, plan.Stamp(now))
+	}
+	r.send(admitted, p.Grouping, now)
+	held := map[int]bool{}
+	for _, i := range dueIdx {
+		rs := r.rs[i]
+		n := rs.pending // fired ones left the queue: the rest wait
+		if n > 0 {
+			held[i] = true
+			r.held[rs.rule.Name] += n
+		}
+		r.restore(rs, ns)
+	}
+	return held, nil
+}
+
+// errFailed marks a failed decision for plan.Make.
+var errFailed = errors.New("failed")
+
+// restore puts back the decisions a cycle took out of the rule's heaps.
+func (r *replay) restore(rs *ruleState, ns int64) {
+	stamp := uint32(r.cycles)
+	for _, s := range rs.popped {
+		st := &rs.st[s]
+		if st.popped == stamp || !st.inQ {
+			continue
+		}
+		st.popped = stamp
+		r.requeue(rs, s, ns)
+	}
+	rs.popped = rs.popped[:0]
+}
+
+// fireAll is the supervisor's cycle: every open decision of the due rules
+// that does not fail fires, without caps.
+func (r *replay) fireAll(dueIdx []int, now time.Time) error {
+	ns := now.UnixNano()
+	var admitted []rules.Decision
+	for _, i := range dueIdx {
+		rs := r.rs[i]
+		for _, h := range []*heap{&rs.uw, &rs.uf} {
+			for _, e := range h.es {
+				st := &rs.st[e.slot]
+				if !rs.live(&e) || st.qFailed {
+					continue
+				}
+				t := r.tickets[e.slot]
+				ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, now)
+				if len(ds) != 1 || ds[0].Err != nil {
+					st.failed, st.renderFailed = true, st.seen
+					rs.popped = append(rs.popped, e.slot)
+					continue
+				}
+				admitted = append(admitted, ds[0])
+			}
+		}
+	}
+	r.send(admitted, nil, now)
+	for _, i := range dueIdx {
+		r.restore(r.rs[i], ns)
+	}
+	return nil
+}
