@@ -49,15 +49,3 @@ func (s *Scheduler) noteFailed(cy *cycle, d rules.Decision) {
 		cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
 	}
 }
-
-// PlanDrain is plan.Outlook.Drain for the outlook o of a plan's cycle c (a
-// dry-run RunCycle, `deskbot rules plan`) polling workspaces: a change
-// feed request per workspace a cycle, and in the first cycle the read of
-// the open statuses and the full sync c made.
-func PlanDrain(o plan.Outlook, c Cycle, budget, workspaces int) plan.Drain {
-	first := 1
-	if c.Sync != nil {
-		first += c.Sync.FullSyncRequests
-	}
-	return o.Drain(budget, max(1, workspaces), first)
-}
