@@ -31,7 +31,7 @@ type cycle struct {
 // Cycle says what one cycle did: its sync and, per due job, its rules.
 type Cycle struct {
 	Skipped  string        // why nothing ran: stopping, stretched, running, idle
-	Sync     *SyncResult   // the cycle's sync, shared by its jobs
+	Sync     *feed.Synced  // the cycle's sync, shared by its jobs
 	Jobs     []CycleResult // per due job
 	Requests int           // every desk request of the cycle: sync, re-reads, actions
 }
@@ -176,7 +176,7 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*
 
 // syncStep syncs the mirror and returns the sync's result and the
 // mirror's tickets.
-func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*SyncResult, []*sdclient.Ticket) {
+func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*feed.Synced, []*sdclient.Ticket) {
 	opts := []feed.SyncOption{feed.Count(func(resp *sdclient.Response, err error) { s.count(cy, resp, err) })}
 	if inline {
 		opts = append(opts, feed.Inline())
@@ -263,7 +263,7 @@ func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycl
 }
 
 // stoppedCycle is the result of a cycle stopped while evaluating.
-func stoppedCycle(due []*job, synced *SyncResult, err error) Cycle {
+func stoppedCycle(due []*job, synced *feed.Synced, err error) Cycle {
 	out := Cycle{Sync: synced, Skipped: "stopping"}
 	for _, j := range due {
 		out.Jobs = append(out.Jobs, CycleResult{Job: j.name, Rules: j.ruleNames(), Err: err, Skipped: "stopping", Sync: synced})

@@ -14,10 +14,6 @@ import (
 // rules plan). It is called on the cycle's goroutine.
 func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.outlook = f } }
 
-// DryRunPoster is firing.DryRunPoster, kept here for the chat side that
-// implements it.
-type DryRunPoster = firing.DryRunPoster
-
 // dryRun is the execute step of a dry run (firing.DryRun): it says what
 // the cycle would have done and executes nothing. Its outcomes hold back
 // what the caps would have.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/planreport"
 	"github.com/deskbot/deskbot/rules"
@@ -421,7 +422,7 @@ func (h *Handler) planPage(r *http.Request) (any, error) {
 	}
 	rep := planreport.Report{
 		Source: "the rules running here, from each rule's last evaluation on the mirror", Set: v.Set, Outlook: o,
-		Cycle:      scheduler.Cycle{Sync: &scheduler.SyncResult{Tickets: v.Tickets}},
+		Cycle:      scheduler.Cycle{Sync: &feed.Synced{Tickets: v.Tickets}},
 		LedgerNote: "tickets the ledger shows as fired are left out",
 		Workspaces: max(1, len(v.Ready.Mirror)), Budget: h.cfg.budget, Rate: h.cfg.rate,
 	}
