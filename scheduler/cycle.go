@@ -198,8 +198,9 @@ func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient
 		return nil, err
 	}
 	s.noteBudgets(cy, decisions)
-	s.noteMatches(cy, decisions) // for the status pages (statusview.go)
-	var led plan.LedgerView      // a dry run reads the ledger itself (dryRun)
+	s.matches.Note(cy.rules, decisions, cy.now) // for the status pages (Memory)
+
+	var led plan.LedgerView // a dry run reads the ledger itself (dryRun)
 	if !s.cfg.dryRun {
 		led = firing.ReadView(ctx, s.ledger, cy.set, decisions, cy.log)
 	}

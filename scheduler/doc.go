@@ -32,7 +32,7 @@
 //     lead.
 //   - Options (options.go), the metrics (metrics.go; the execute step's
 //     counters are firing.Metrics), and the read-only views: /readyz
-//     (Ready, MirrorHealth, RuleHealth), the status pages (statusview.go),
+//     (Ready, MirrorHealth, RuleHealth), what the status pages read (Memory),
 //     what each rule's last cycle held back (storm.go: HeldBack over
 //     plan.HeldMemory), digests' previews (digest.go).
 //   - What it calls of the feed's other followers (followers.go), which
