@@ -32,9 +32,10 @@
 //     lead.
 //   - Options (options.go), the metrics (metrics.go; the execute step's
 //     counters are firing.Metrics), and the read-only views: /readyz
-//     (Ready, MirrorHealth, RuleHealth), what the status pages read (Memory),
+//     (Ready, MirrorHealth, RuleHealth), what the status pages and rules
+//     plan read (Memory: views and digest previews are built there),
 //     what each rule's last cycle held back (storm.go: HeldBack over
-//     plan.HeldMemory), digests' previews (digest.go).
+//     plan.HeldMemory).
 //   - What it calls of the feed's other followers (followers.go), which
 //     live in bot/follow beside the chat: feed subscribers (WithSubscriber),
 //     TickFollowers run on the leader's ticks after the sync (digests),

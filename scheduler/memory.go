@@ -10,7 +10,8 @@ import (
 )
 
 // Memory is what the scheduler knows without a desk request, for the
-// status pages to read (they build their views from it). Its memories are
+// status pages and `deskbot rules plan` to read (they build their views
+// from it). Its memories are
 // the scheduler's own: safe to read while cycles run, never to change.
 type Memory struct {
 	At       time.Time     // the scheduler's clock when it was taken
@@ -22,6 +23,7 @@ type Memory struct {
 	Runs     firing.RuleRunReader
 	Ledger   firing.OutlookLedger
 	Feed     *feed.Feed          // the mirror
+	People   rules.People        // the names looked up for the rules (digests' groups)
 	Held     *plan.HeldMemory    // what each rule's last cycle held back
 	Matches  *plan.MatchMemory   // each rule's last evaluation in this process
 	Waiting  *plan.WaitingMemory // since when held-back decisions wait
@@ -34,6 +36,6 @@ func (s *Scheduler) Memory() Memory {
 	set := s.set
 	s.mu.Unlock()
 	return Memory{At: s.cfg.clock.Now(), Set: set, Ready: s.Ready(), Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings,
-		DryRun: s.cfg.dryRun, Runs: s.runs, Ledger: s.ledger, Feed: s.feed,
+		DryRun: s.cfg.dryRun, Runs: s.runs, Ledger: s.ledger, Feed: s.feed, People: &s.people,
 		Held: &s.held, Matches: &s.matches, Waiting: &s.waiting, Budgets: &s.budgets}
 }
