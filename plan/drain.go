@@ -78,6 +78,14 @@ func nextDrainTick(start, end, tick time.Duration, stretch float64) time.Duratio
 	return next
 }
 
+// PlanDrain is Drain for a plan's cycle (a dry run of every rule,
+// `deskbot rules plan`) polling workspaces: a change feed request per
+// workspace a cycle, and in the first cycle the read of the open statuses
+// and the fullSync requests the plan's cycle made.
+func (o Outlook) PlanDrain(budget, workspaces, fullSync int) Drain {
+	return o.Drain(budget, max(1, workspaces), 1+fullSync)
+}
+
 // Drain simulates how the firings that run now (not the rules whose first
 // run is later) drain. It depends on totals only, not on the order in
 // which a cycle admits its firings: each cycle starts the firings its caps

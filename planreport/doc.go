@@ -4,7 +4,7 @@
 // to drain across rules under the request budget, and the desk requests
 // an hour. The command prints it after a dry-run cycle against the desk;
 // the status pages' /plan shows the same report from the running
-// scheduler's memory (Scheduler.PlanOutlook), so the two never disagree.
+// scheduler's memory (Scheduler.Memory, firing.PlanOutlook), so the two never disagree.
 //
 // # What it may import
 //

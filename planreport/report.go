@@ -57,9 +57,9 @@ func (p Report) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "Cycles tick every %s; %s; %s.\n", rules.ShortDuration(o.Tick), caps, p.LedgerNote)
 
 	// How the firings that run now drain: the caps, the budget and the
-	// stretch together (scheduler.PlanDrain; rules whose first run is
+	// stretch together (plan.Outlook.PlanDrain; rules whose first run is
 	// later drain then).
-	drain := scheduler.PlanDrain(o, p.Cycle, p.Budget, p.Workspaces)
+	drain := o.PlanDrain(p.Budget, p.Workspaces, p.fullSync())
 	firstRun := 0 // requests of the firings that run now
 	waves := 0
 	for _, ro := range o.Rules {
@@ -315,4 +315,12 @@ func Plural(n int, noun string) string {
 		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// fullSync is the requests of the full sync the plan's cycle made.
+func (p Report) fullSync() int {
+	if p.Cycle.Sync == nil {
+		return 0
+	}
+	return p.Cycle.Sync.FullSyncRequests
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
@@ -28,7 +29,7 @@ func TestReportHeader(t *testing.T) {
 	} {
 		rep := Report{
 			Source: "src", Set: set, Outlook: plan.Outlook{At: at, Tick: time.Minute, Rules: []plan.RuleOutlook{{Rule: set.Rule("r"), Next: at}}},
-			Cycle: scheduler.Cycle{Sync: &scheduler.SyncResult{Tickets: 250, FullSyncRequests: tc.full}}, Workspaces: 1, Budget: 48, Rate: 60,
+			Cycle: scheduler.Cycle{Sync: &feed.Synced{Tickets: 250, FullSyncRequests: tc.full}}, Workspaces: 1, Budget: 48, Rate: 60,
 		}
 		var b strings.Builder
 		if err := rep.Write(&b); err != nil {
@@ -55,7 +56,7 @@ func TestReportRuleLeftNoneByTheCycleCap(t *testing.T) {
 	}
 	rep := Report{
 		Source: "src", Set: set, Workspaces: 1, Budget: 48, Rate: 60,
-		Cycle: scheduler.Cycle{Sync: &scheduler.SyncResult{Tickets: 3, FullSyncRequests: 1}},
+		Cycle: scheduler.Cycle{Sync: &feed.Synced{Tickets: 3, FullSyncRequests: 1}},
 		Outlook: plan.Outlook{At: at, Tick: time.Minute, CycleCap: 2, Rules: []plan.RuleOutlook{
 			{Rule: set.Rule("a"), Next: at, Fires: []rules.Decision{d("a", 1), d("a", 2)}, Waves: []int{2}},
 			{Rule: set.Rule("b"), Next: at, Fires: []rules.Decision{d("b", 3)}, Waves: []int{0, 1}},

@@ -22,21 +22,25 @@ import (
 // is at most this long.
 const DefaultTickEvery = 20 * time.Second
 
-// newPaging is the escalator's paging (nil without an escalator).
+// newPaging is the escalator's paging (nil without an escalator, and in
+// a dry run, which pages nobody).
 func (s *Scheduler) newPaging() *firing.Paging {
-	if s.cfg.escalator == nil {
+	if s.cfg.escalator == nil || s.cfg.dryRun {
 		return nil
 	}
 	return &firing.Paging{Escalator: s.cfg.escalator, Now: s.cfg.clock.Now, Timeout: s.cfg.actionTimeout,
 		Ticks: s.m.ticks, Log: s.logger}
 }
 
-// tickPages takes the escalation steps due now. gocron runs it every
-// tickEvery on the leader (with an elector; steps are claimed atomically
-// in the store, so a replica ticking at the same time would page nobody
-// twice either).
-func (s *Scheduler) tickPages(ctx context.Context) (oncall.TickStats, error) {
-	if s.paging == nil || s.cfg.dryRun {
+// TickPages takes the on-call escalation steps due now. The oncall-tick
+// job runs it every tickEvery on the leader (with an elector; steps are
+// claimed atomically in the store, so a replica ticking at the same time
+// would page nobody twice either); tests call it by hand.
+func (s *Scheduler) TickPages(ctx context.Context) (oncall.TickStats, error) {
+	if s.stopping.Load() {
+		return oncall.TickStats{}, errors.New("tick pages: scheduler stopping")
+	}
+	if s.paging == nil {
 		return oncall.TickStats{}, nil
 	}
 	s.inflight.Add(1)
@@ -44,24 +48,13 @@ func (s *Scheduler) tickPages(ctx context.Context) (oncall.TickStats, error) {
 	return s.paging.TickNow(ctx)
 }
 
-// TickPages takes the on-call escalation steps due now, as the scheduled
-// tick does (tests, and a caller driving the scheduler by hand).
-func (s *Scheduler) TickPages(ctx context.Context) (oncall.TickStats, error) {
-	if s.stopping.Load() {
-		return oncall.TickStats{}, errors.New("tick pages: scheduler stopping")
-	}
-	return s.tickPages(ctx)
-}
-
 // addTickJob schedules the escalator's tick.
 func (s *Scheduler) addTickJob(gs gocron.Scheduler) error {
-	if s.cfg.escalator == nil || s.cfg.dryRun {
+	if s.paging == nil {
 		return nil
 	}
 	_, err := s.addJob(gs, "oncall-tick", s.cfg.tickEvery, func(ctx context.Context) {
-		if !s.stopping.Load() {
-			_, _ = s.tickPages(ctx)
-		}
+		_, _ = s.TickPages(ctx) // stopping: no tick
 	}, s.ticking()...)
 	return err
 }

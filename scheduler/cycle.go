@@ -31,7 +31,7 @@ type cycle struct {
 // Cycle says what one cycle did: its sync and, per due job, its rules.
 type Cycle struct {
 	Skipped  string        // why nothing ran: stopping, stretched, running, idle
-	Sync     *SyncResult   // the cycle's sync, shared by its jobs
+	Sync     *feed.Synced  // the cycle's sync, shared by its jobs
 	Jobs     []CycleResult // per due job
 	Requests int           // every desk request of the cycle: sync, re-reads, actions
 }
@@ -176,7 +176,7 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*
 
 // syncStep syncs the mirror and returns the sync's result and the
 // mirror's tickets.
-func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*SyncResult, []*sdclient.Ticket) {
+func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*feed.Synced, []*sdclient.Ticket) {
 	opts := []feed.SyncOption{feed.Count(func(resp *sdclient.Response, err error) { s.count(cy, resp, err) })}
 	if inline {
 		opts = append(opts, feed.Inline())
@@ -198,8 +198,9 @@ func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient
 		return nil, err
 	}
 	s.noteBudgets(cy, decisions)
-	s.noteMatches(cy, decisions) // for the status pages (statusview.go)
-	var led plan.LedgerView      // a dry run reads the ledger itself (dryRun)
+	s.matches.Note(cy.rules, decisions, cy.now) // for the status pages (Memory)
+
+	var led plan.LedgerView // a dry run reads the ledger itself (dryRun)
 	if !s.cfg.dryRun {
 		led = firing.ReadView(ctx, s.ledger, cy.set, decisions, cy.log)
 	}
@@ -263,7 +264,7 @@ func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycl
 }
 
 // stoppedCycle is the result of a cycle stopped while evaluating.
-func stoppedCycle(due []*job, synced *SyncResult, err error) Cycle {
+func stoppedCycle(due []*job, synced *feed.Synced, err error) Cycle {
 	out := Cycle{Sync: synced, Skipped: "stopping"}
 	for _, j := range due {
 		out.Jobs = append(out.Jobs, CycleResult{Job: j.name, Rules: j.ruleNames(), Err: err, Skipped: "stopping", Sync: synced})

@@ -32,9 +32,9 @@
 //     lead.
 //   - Options (options.go), the metrics (metrics.go; the execute step's
 //     counters are firing.Metrics), and the read-only views: /readyz
-//     (Ready, MirrorHealth, RuleHealth), the status pages (statusview.go),
-//     what each rule's last cycle held back (storm.go: HeldBack over
-//     plan.HeldMemory), digests' previews (digest.go).
+//     (Ready, MirrorHealth, RuleHealth), and Memory, what the status
+//     pages, `rules plan` and the explainer read (their views, digest
+//     previews and what the caps held back are built there).
 //   - What it calls of the feed's other followers (followers.go), which
 //     live in bot/follow beside the chat: feed subscribers (WithSubscriber),
 //     TickFollowers run on the leader's ticks after the sync (digests),

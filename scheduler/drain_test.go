@@ -152,7 +152,7 @@ func TestPlanDrainMatchesTheDemo(t *testing.T) {
 	if err != nil || o == nil {
 		t.Fatalf("plan: %v, outlook %v", err, o)
 	}
-	drain := PlanDrain(*o, c, d.client.BackgroundBudget(), 1)
+	drain := o.PlanDrain(d.client.BackgroundBudget(), 1, c.Sync.FullSyncRequests)
 	capped := 0
 	for _, ro := range o.Rules {
 		if len(ro.Waves) > 1 {

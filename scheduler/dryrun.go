@@ -14,10 +14,6 @@ import (
 // rules plan). It is called on the cycle's goroutine.
 func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.outlook = f } }
 
-// DryRunPoster is firing.DryRunPoster, kept here for the chat side that
-// implements it.
-type DryRunPoster = firing.DryRunPoster
-
 // dryRun is the execute step of a dry run (firing.DryRun): it says what
 // the cycle would have done and executes nothing. Its outcomes hold back
 // what the caps would have.
@@ -48,16 +44,4 @@ func (s *Scheduler) noteFailed(cy *cycle, d rules.Decision) {
 	if !errors.Is(d.Err, rules.ErrBudget) { // those are logged once a rule and cycle (noteBudgets)
 		cy.log.Error("rule failed on ticket", slog.String("rule", d.Rule), slog.Int64("ticket", d.TicketID), slog.Any("error", d.Err))
 	}
-}
-
-// PlanDrain is plan.Outlook.Drain for the outlook o of a plan's cycle c (a
-// dry-run RunCycle, `deskbot rules plan`) polling workspaces: a change
-// feed request per workspace a cycle, and in the first cycle the read of
-// the open statuses and the full sync c made.
-func PlanDrain(o plan.Outlook, c Cycle, budget, workspaces int) plan.Drain {
-	first := 1
-	if c.Sync != nil {
-		first += c.Sync.FullSyncRequests
-	}
-	return o.Drain(budget, max(1, workspaces), first)
 }

@@ -34,7 +34,7 @@ func (s *Scheduler) firingDeps(cy *cycle) *firing.Deps {
 		Ledger: s.ledger, Desk: cy.desk, Count: s.counter(cy),
 		Source: s.source(cy), Notifier: s.notifier, DMs: s.cfg.dms,
 		Marks: s.marks.Get, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
-		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, MatchedSince: s.MatchedSince,
+		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, MatchedSince: s.matches.Since,
 		Metrics: s.m.exec,
 	}
 	if s.paging != nil {

@@ -10,12 +10,6 @@ import (
 // scheduler's side of it: the feed it builds, wired to its context,
 // leadership and kicked cycles, and the names others know them by.
 
-// SyncResult says what the sync step of a cycle did.
-type SyncResult = feed.Synced
-
-// MirrorStatus is the state of one workspace's ticket mirror.
-type MirrorStatus = feed.Status
-
 // newFeed builds the scheduler's feed from its configuration.
 func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
 	ms, _ := s.ledger.(feed.MirrorStore) // *store.Store keeps the mirror too; nil: in memory

@@ -148,7 +148,7 @@ func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.rete
 // executed in this cycle: their tickets still match, and the next cycles
 // fire them (the rules they belong to are due again at the next tick).
 // They are counted in deskbot_scheduler_deferred_by_cap_total and shown
-// by the explainer (see HeldBack).
+// by the explainer (Memory.Held).
 func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.maxFirings = n } }
 
 // defaultConfig is New's configuration before its options.

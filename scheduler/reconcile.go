@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/sdclient"
@@ -14,7 +15,7 @@ import (
 // rules on the tickets that no longer match ended (firing.Episodes; a
 // dry run ends none). It re-reads through the execute step's re-reads
 // (done), so no ticket is read twice a cycle.
-func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan.Plan, synced *SyncResult, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
+func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan.Plan, synced *feed.Synced, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
 	ends := &firing.Episodes{Ledger: s.ledger, Set: cy.set, Now: cy.now, Log: cy.log, Reads: done.Reads, Source: s.source(cy),
 		InMirror: make(map[int64]bool, len(tickets)), Gone: s.feed.Gone, MaxChecks: s.cfg.maxEndChecks,
 		Metrics: s.m.exec}

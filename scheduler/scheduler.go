@@ -313,7 +313,7 @@ type CycleResult struct {
 	// actions, retries included): the same in each job of one cycle.
 	Requests int
 	// Sync is the cycle's sync, shared by its jobs.
-	Sync *SyncResult
+	Sync *feed.Synced
 	// Decisions is how many (rule, ticket) decisions evaluation produced;
 	// Fired how many firings finished in this cycle.
 	Decisions int
@@ -360,7 +360,7 @@ type Readiness struct {
 	Stretch float64
 	Jobs    []JobStatus // one per poll job
 	// Mirror is the state of each workspace's ticket mirror.
-	Mirror []MirrorStatus
+	Mirror []feed.Status
 }
 
 // JobStatus describes one poll job.

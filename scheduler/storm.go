@@ -4,18 +4,13 @@ import (
 	"log/slog"
 
 	"github.com/deskbot/deskbot/plan"
-	"github.com/deskbot/deskbot/rules"
 )
 
 // Storm control's caps and groups are plan's (plan/storm.go), and so is
 // the memory of what each rule's last cycle held back (plan.HeldMemory);
-// its grouped alerts and pages are firing's (firing/groups.go). What
-// stays here: the plan's metrics and log lines.
-
-// HeldBack reports whether the last cycle that ran key's rule held the
-// decision on key's ticket back by a per-cycle cap (for the explainer:
-// see ExplainHeldBack). It is safe to call while cycles run.
-func (s *Scheduler) HeldBack(key rules.FiringKey) (plan.Held, bool) { return s.held.HeldBack(key) }
+// its grouped alerts and pages are firing's (firing/groups.go), and the
+// explainer reads the memory through Memory. What stays here: the plan's
+// metrics and log lines.
 
 // notePlan counts and logs what planning decided: failed decisions, those
 // already fired, those the caps held back.

@@ -68,7 +68,7 @@ func BenchmarkStatusPages(b *testing.B) {
 		w.sim.Desk.AddTicket(t)
 	}
 	w.cycle(b)
-	view, err := w.sched.StatusView(ctx)
+	view, err := viewOf(ctx, w.sched.Memory())
 	if err != nil {
 		b.Fatal(err)
 	}

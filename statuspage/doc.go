@@ -28,8 +28,10 @@
 //
 // # What it may import
 //
-// The floors below the bot: sdclient, store, rules, oncall, scheduler
-// (read-only: Scheduler.StatusView and PlanOutlook, the store's
+// The floors below the bot: sdclient, store, rules, feed, plan, firing,
+// oncall, scheduler
+// (read-only: Scheduler.Memory, from which view.go builds the pages'
+// view and /plan's outlook; the store's
 // RecentFirings, OpenPages, Leader and LastBacktest), backtest (its
 // Report, and its sentences for the HTML report), planreport (/plan is the report of
 // `deskbot rules plan`, written by the same code). A page never asks the desk: it renders from the

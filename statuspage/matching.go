@@ -9,7 +9,6 @@ import (
 
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
@@ -35,7 +34,7 @@ const evalChunk = 256
 // as a cycle would (the query, then the if): the tickets it matches, those
 // it fails on with why, every mirrored ticket by id, and how many it read.
 // No desk request: the mirror is memory (or the store).
-func (h *Handler) matchingNow(ctx context.Context, v scheduler.StatusView, r *rules.Rule) (plan.RuleMatches, map[int64]*sdclient.Ticket, int, error) {
+func (h *Handler) matchingNow(ctx context.Context, v statusView, r *rules.Rule) (plan.RuleMatches, map[int64]*sdclient.Ticket, int, error) {
 	states, err := h.cfg.mirror.MirrorStates(ctx)
 	if err != nil {
 		return plan.RuleMatches{}, nil, 0, fmt.Errorf("read the mirror: %w", err)

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -48,7 +48,7 @@ type mirrorRow struct {
 }
 
 // mirrorRowOf is one workspace's mirror as the overview shows it at now.
-func mirrorRowOf(m scheduler.MirrorStatus, now time.Time) mirrorRow {
+func mirrorRowOf(m feed.Status, now time.Time) mirrorRow {
 	row := mirrorRow{Workspace: m.Workspace, Tickets: m.Tickets, Behind: "not read yet"}
 	if !m.Cursor.IsZero() {
 		row.Behind = rules.ShortDuration(now.Sub(m.Cursor).Round(time.Second)) + " behind the desk's clock"

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/planreport"
 	"github.com/deskbot/deskbot/rules"
@@ -41,19 +42,19 @@ type base struct {
 }
 
 // view is the scheduler's view, or the loaded rules without one.
-func (h *Handler) view(ctx context.Context) (scheduler.StatusView, string, error) {
+func (h *Handler) view(ctx context.Context) (statusView, string, error) {
 	if h.sched == nil {
-		v := scheduler.StatusView{At: h.cfg.now()}
+		v := statusView{At: h.cfg.now()}
 		if h.cfg.rules != nil {
 			v.Set = h.cfg.rules()
 		}
 		return v, "No rules run in this process (DESKBOT_RULES names no file and there is no rules.yaml): nothing is mirrored or fired.", nil
 	}
-	v, err := h.sched.StatusView(ctx)
+	v, err := viewOf(ctx, h.sched.Memory())
 	return v, "", err
 }
 
-func (h *Handler) base(page string, v scheduler.StatusView, noRule string) base {
+func (h *Handler) base(page string, v statusView, noRule string) base {
 	return base{Nav: nav(page), Now: v.At, NoRule: noRule, DryRun: v.DryRun}
 }
 
@@ -89,7 +90,7 @@ func kinds(r *rules.Rule) string {
 	return strings.Join(ks, ", ")
 }
 
-func (h *Handler) ruleRows(ctx context.Context, v scheduler.StatusView, only string) ([]ruleRow, error) {
+func (h *Handler) ruleRows(ctx context.Context, v statusView, only string) ([]ruleRow, error) {
 	if v.Set == nil {
 		return nil, nil
 	}
@@ -276,10 +277,10 @@ func (h *Handler) tickets(ids []int64) map[int64]*sdclient.Ticket {
 	if h.sched == nil {
 		return nil
 	}
-	return h.sched.MirroredTickets(ids)
+	return h.sched.Memory().Feed.Tickets(ids)
 }
 
-func (h *Handler) firingRows(fs []store.FiringRow, v scheduler.StatusView) []firingRow {
+func (h *Handler) firingRows(fs []store.FiringRow, v statusView) []firingRow {
 	ids := make([]int64, len(fs))
 	for i, f := range fs {
 		ids[i] = f.TicketID
@@ -415,13 +416,13 @@ func (h *Handler) planPage(r *http.Request) (any, error) {
 	if v.Set == nil || h.sched == nil {
 		return d, nil
 	}
-	o, err := h.sched.PlanOutlook(ctx)
+	o, err := outlookOf(ctx, h.sched.Memory())
 	if err != nil {
 		return nil, err
 	}
 	rep := planreport.Report{
 		Source: "the rules running here, from each rule's last evaluation on the mirror", Set: v.Set, Outlook: o,
-		Cycle:      scheduler.Cycle{Sync: &scheduler.SyncResult{Tickets: v.Tickets}},
+		Cycle:      scheduler.Cycle{Sync: &feed.Synced{Tickets: v.Tickets}},
 		LedgerNote: "tickets the ledger shows as fired are left out",
 		Workspaces: max(1, len(v.Ready.Mirror)), Budget: h.cfg.budget, Rate: h.cfg.rate,
 	}

@@ -14,10 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/oncall"
-	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
-	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -27,11 +25,9 @@ var assets embed.FS
 // Scheduler is the running scheduler as the pages read it
 // (*scheduler.Scheduler implements it).
 type Scheduler interface {
-	StatusView(ctx context.Context) (scheduler.StatusView, error)
-	MirroredTickets(ids []int64) map[int64]*sdclient.Ticket
-	// PlanOutlook is what `deskbot rules plan` reports, from memory and
-	// the ledger.
-	PlanOutlook(ctx context.Context) (plan.Outlook, error)
+	// Memory is what the scheduler knows without a desk request: the
+	// pages' views are built from it (view.go).
+	Memory() scheduler.Memory
 }
 
 // Ledger is the state store as the pages read it (*store.Store

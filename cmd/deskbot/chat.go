@@ -11,7 +11,6 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -96,14 +95,15 @@ func (n chatNotifier) AlreadyAlerted(ctx context.Context, channel, key string) (
 }
 
 // lateScheduler is the scheduler's HeldBackReader for the explainer, which
-// is built before the scheduler (see newChatAndScheduler): nothing is held
-// back while s is nil (before it is built, or without rules).
-type lateScheduler struct{ s *scheduler.Scheduler }
+// is built before the scheduler (see newChatAndScheduler): its memory of
+// what the caps held back (scheduler.Memory's Held); nothing is held back
+// while held is nil (before the scheduler is built, or without rules).
+type lateScheduler struct{ held *plan.HeldMemory }
 
 // HeldBack says whether the scheduler's caps held the decision key back.
 func (l *lateScheduler) HeldBack(key rules.FiringKey) (plan.Held, bool) {
-	if l.s != nil {
-		return l.s.HeldBack(key)
+	if l.held != nil {
+		return l.held.HeldBack(key)
 	}
 	return plan.Held{}, false
 }

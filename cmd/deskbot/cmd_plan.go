@@ -13,6 +13,7 @@ import (
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/planreport"
+	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
 )
@@ -104,7 +105,9 @@ func cmdRulesPlan(ctx context.Context, e env, args []string) error {
 	if err := p.Write(e.stdout); err != nil {
 		return err
 	}
-	writeDigestPreviews(e.stdout, sched.DigestPreviews(outlook.At))
+	// The digests over the mirror the plan's cycle filled.
+	m := sched.Memory()
+	writeDigestPreviews(e.stdout, rules.PreviewDigests(m.Set, m.Feed.Snapshot(), outlook.At, m.People))
 	return nil
 }
 

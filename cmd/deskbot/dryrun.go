@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/scheduler"
 )
 
 // dryRunNotifier is the scheduler's notifier under DESKBOT_DRY_RUN: alerts
@@ -20,7 +19,7 @@ type dryRunPoster interface {
 	PostDryRun(ctx context.Context, channel, text string) error
 }
 
-// PostDryRun implements scheduler.DryRunPoster.
+// PostDryRun implements firing.DryRunPoster.
 func (n dryRunNotifier) PostDryRun(ctx context.Context, channel, text string) error {
 	if p, ok := n.chat.(dryRunPoster); ok {
 		return p.PostDryRun(ctx, channel, text)
@@ -28,4 +27,4 @@ func (n dryRunNotifier) PostDryRun(ctx context.Context, channel, text string) er
 	return nil
 }
 
-var _ scheduler.DryRunPoster = dryRunNotifier{}
+var _ firing.DryRunPoster = dryRunNotifier{}

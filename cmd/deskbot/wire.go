@@ -75,7 +75,7 @@ func newChatAndScheduler(ctx context.Context, e env, cfg *config, d *desk, st *s
 		if p.sched, p.lead, err = newScheduler(ctx, cfg, d.client, d.shared, st, s, esc, chat, reg, logger); err != nil {
 			return nil, err
 		}
-		held.s = p.sched
+		held.held = p.sched.Memory().Held
 		mirror.Attach(p.sched.Feed())
 	}
 	return p, nil
