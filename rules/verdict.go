@@ -267,29 +267,37 @@ func arith(k sideKind, a, b tval) tval {
 	case a.isTime && b.isTime && k == sideSub:
 		return tval{d: a.t.Sub(b.t), ok: true} // saturates, which keeps it monotone
 	case a.isTime && !b.isTime:
-		if k == sideSub {
-			if b.d == math.MinInt64 {
-				return tval{}
-			}
-			b.d = -b.d
+		d, ok := signed(k, b.d)
+		if !ok {
+			return tval{}
 		}
-		return tval{t: a.t.Add(b.d), isTime: true, ok: true}
+		return tval{t: a.t.Add(d), isTime: true, ok: true}
 	case !a.isTime && b.isTime && k == sideAdd:
 		return tval{t: b.t.Add(a.d), isTime: true, ok: true}
 	case !a.isTime && !b.isTime:
-		if k == sideSub {
-			if b.d == math.MinInt64 {
-				return tval{}
-			}
-			b.d = -b.d
+		bd, ok := signed(k, b.d)
+		if !ok {
+			return tval{}
 		}
-		d := a.d + b.d
-		if (b.d > 0 && d < a.d) || (b.d < 0 && d > a.d) {
+		d := a.d + bd
+		if (bd > 0 && d < a.d) || (bd < 0 && d > a.d) {
 			return tval{} // overflowed
 		}
 		return tval{d: d, ok: true}
 	}
 	return tval{}
+}
+
+// signed is d as the operation k adds it: -d for a subtraction; not ok
+// when -d overflows.
+func signed(k sideKind, d time.Duration) (time.Duration, bool) {
+	if k != sideSub {
+		return d, true
+	}
+	if d == math.MinInt64 {
+		return 0, false
+	}
+	return -d, true
 }
 
 // until returns the first instant after now at which an atom of a may
