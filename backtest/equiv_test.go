@@ -155,18 +155,21 @@ func TestEngineMatchesOracle(t *testing.T) {
 		from     time.Duration // after the history's start
 		cycleCap int
 		sup      bool
-		retitle  int // every retitle-th record changes the subject
+		retitle  int           // every retitle-th record changes the subject
+		age      time.Duration // the tickets' age at the start (0: 30 days)
 	}{
 		{seed: 1, span: 4 * time.Hour},
 		{seed: 2, span: 10 * time.Hour, from: time.Hour, cycleCap: 5, retitle: 7}, // past 09:00: the cron rules run
 		{seed: 3, span: 6 * time.Hour, cycleCap: 12, sup: true},
 		{seed: 4, span: 13 * time.Hour, from: 30 * time.Minute, cycleCap: 8, sup: true, retitle: 11},
 		{seed: 5, span: 5 * time.Hour, sup: true},
+		// half the tickets out of the supervisor's window until they change
+		{seed: 6, span: 6 * time.Hour, sup: true, age: 60 * 24 * time.Hour},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("seed=%d,span=%s,cap=%d,supervisor=%v,retitle=%d", tc.seed, tc.span, tc.cycleCap, tc.sup, tc.retitle), func(t *testing.T) {
+		t.Run(fmt.Sprintf("seed=%d,span=%s,cap=%d,supervisor=%v,retitle=%d,age=%s", tc.seed, tc.span, tc.cycleCap, tc.sup, tc.retitle, tc.age), func(t *testing.T) {
 			h := func() history.Reader {
-				var h history.Reader = goneHistory{&genHistory{start: start, n: 200, perMin: 20, span: tc.span, seed: tc.seed}, 97}
+				var h history.Reader = goneHistory{&genHistory{start: start, n: 200, perMin: 20, span: tc.span, seed: tc.seed, age: tc.age}, 97}
 				if tc.retitle > 0 {
 					h = retitled{h, tc.retitle}
 				}

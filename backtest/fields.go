@@ -40,17 +40,13 @@ var (
 		"description_text": fieldOther}
 )
 
-// readsOf is the classes of fields rule reads; the supervisor's replay
-// also reads updated_at (its 30-day window).
-func readsOf(rule *rules.Rule, supervisor bool) uint8 {
+// readsOf is the classes of fields rule reads (and the queue's).
+func readsOf(rule *rules.Rule) uint8 {
 	query, exprs, all := rule.ReadFields()
 	if all {
 		return fieldAll
 	}
 	m := fieldQueue
-	if supervisor {
-		m |= fieldUpdated
-	}
 	for _, f := range query {
 		c, ok := queryFieldClass[f]
 		if !ok {

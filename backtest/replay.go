@@ -216,6 +216,8 @@ type replay struct {
 	due     []*rules.Rule
 	render  []*rules.Rule
 	vs      []verdict
+	one     [1]*rules.Rule // matchSince's
+	vs1     []verdict
 }
 
 // fired is a firing as the replay keeps it: 32 bytes, where a Firing
@@ -244,7 +246,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		r.sup = newSupFirings(len(r.rules))
 	}
 	for i, rule := range r.rules {
-		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule, supervisor)))
+		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule)))
 		r.ruleIdx[rule.Name] = i
 		if supervisor {
 			r.next[i] = from
@@ -409,8 +411,13 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 		rs.grow(len(r.tickets))
 		from := rs.logPos - r.logBase
 		for k, s := range r.log[from:] {
-			if r.logMask[from+k]&rs.reads == 0 {
-				continue // none of the fields it reads changed: the same answer
+			if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.st[s].timerAt != 0) {
+				// None of the fields it reads changed: the same answer. The
+				// supervisor's also depends on the 30-day window, which a
+				// change (of updated_at) moves later: the same answer too
+				// while the last one was in the window, which a timer at its
+				// end at the latest says.
+				continue
 			}
 			st := &rs.st[s]
 			if st.seen != r.ver[s] && st.asked != stamp {
@@ -567,8 +574,9 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.
 		if n := at.UnixNano(); n >= quiet[0] && n < quiet[1] {
 			return false
 		}
-		ds := r.set.EvaluateRule(rule, []*sdclient.Ticket{t}, at)
-		return len(ds) > 0
+		r.one[0] = rule // a decision, failed or not, without rendering it
+		r.vs1 = verdicts(r.set, r.one[:], t, at, r.vs1)
+		return r.vs1[0].Holds
 	}
 	if holds(lo) {
 		return lo
