@@ -217,6 +217,7 @@ type replay struct {
 	render  []*rules.Rule
 	vs      []verdict
 	one     [1]*rules.Rule // matchSince's
+	vbuf    rules.VerdictBuf
 	vs1     []verdict
 }
 
@@ -457,7 +458,7 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 				vs = append(vs, verdict{})
 			}
 		default:
-			vs = verdicts(r.set, due, t, now, vs)
+			vs = verdicts(r.set, &r.vbuf, due, t, now, vs)
 			if r.supervisor { // in the window until 30 days after its update
 				out := t.UpdatedAt.Add(SupervisorWindow).Add(time.Nanosecond)
 				for n := range vs {
@@ -575,7 +576,7 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.
 			return false
 		}
 		r.one[0] = rule // a decision, failed or not, without rendering it
-		r.vs1 = verdicts(r.set, r.one[:], t, at, r.vs1)
+		r.vs1 = verdicts(r.set, &r.vbuf, r.one[:], t, at, r.vs1)
 		return r.vs1[0].Holds
 	}
 	if holds(lo) {

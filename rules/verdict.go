@@ -155,6 +155,23 @@ type Verdict struct {
 // its own program, whose duration arithmetic is assumed not to wrap
 // around (values within ±292 years).
 func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verdict) []Verdict {
+	return s.VerdictsWith(&VerdictBuf{}, rs, t, now, out)
+}
+
+// VerdictBuf is the scratch of VerdictsWith, reused from call to call so
+// that a replay asking millions of times allocates little. A VerdictBuf
+// is not safe for concurrent use; its zero value is ready.
+type VerdictBuf struct {
+	rec   ticketRecord
+	cache termCache
+	now   time.Time
+	nowFn func() time.Time // returns now
+	steps stepCounter
+	empty map[string]any // the custom fields of a ticket without any
+}
+
+// VerdictsWith is Verdicts with buf's scratch.
+func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verdict) []Verdict {
 	out = out[:0]
 	if t == nil { // as Evaluate, which skips it
 		for range rs {
@@ -165,10 +182,18 @@ func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verd
 	m := s.getVM()
 	defer s.putVM(m)
 	now = now.UTC() // as Evaluate
-	nowFn := func() time.Time { return now }
-	rec := &ticketRecord{}
+	if buf.nowFn == nil {
+		buf.nowFn = func() time.Time { return buf.now }
+		buf.empty = map[string]any{}
+	}
+	buf.now = now
+	rec := &buf.rec
 	rec.reset(t)
-	cache := &termCache{terms: s.terms.terms, state: make([]uint8, len(s.terms.terms))}
+	cache := &buf.cache
+	if len(cache.state) != len(s.terms.terms) {
+		cache.state = make([]uint8, len(s.terms.terms))
+	}
+	cache.terms = s.terms.terms
 	cache.reset(rec)
 	var e Env
 	var env any // e, built on the first rule whose query holds
@@ -182,7 +207,17 @@ func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verd
 			continue
 		}
 		if env == nil {
-			e = Env{Ticket: s.ticketEnv(t, s.peopleFor()), Now: nowFn}
+			// NewTicketEnv's, without allocating
+			e = Env{Ticket: ticketFields(t), Now: buf.nowFn}
+			buf.steps = stepCounter{} // this ticket's budget
+			e.Ticket.steps = &buf.steps
+			if e.Ticket.Tags == nil {
+				e.Ticket.Tags = []string{}
+			}
+			if e.Ticket.CustomFields == nil { // read-only: one empty map will do
+				e.Ticket.CustomFields = buf.empty
+			}
+			ticketEnvWith(&e.Ticket, s.peopleFor())
 			env = e
 		}
 		var v Verdict

@@ -567,3 +567,40 @@ func TestReadFields(t *testing.T) {
 		})
 	}
 }
+
+// VerdictsWith reusing one buffer over tickets that differ says what
+// Verdicts says of each, for every rule of the example file: nothing of
+// one ticket (its tags, custom fields, step budget, clock) carries over.
+func TestVerdictsWithReusesItsBuffer(t *testing.T) {
+	s := loadExample(t)
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	due := now.Add(-time.Hour)
+	tickets := []*sdclient.Ticket{
+		ticket(1, func(tk *sdclient.Ticket) { tk.Priority, tk.Tags, tk.DueBy = 4, []string{"vip"}, &due }),
+		ticket(2, func(tk *sdclient.Ticket) { tk.CustomFields = map[string]any{"site": "Zurich"} }),
+		ticket(3, func(tk *sdclient.Ticket) { tk.Status, tk.UpdatedAt = sdclient.StatusPending, now.Add(-48*time.Hour) }),
+		nil,
+		ticket(4, nil),
+	}
+	var buf VerdictBuf
+	holds := 0
+	for round := range 2 {
+		for i, tk := range tickets {
+			at := now.Add(time.Duration(round*i) * time.Hour)
+			got := s.VerdictsWith(&buf, s.Rules(), tk, at, nil)
+			want := s.Verdicts(s.Rules(), tk, at, nil)
+			for k := range want {
+				g, w := got[k], want[k]
+				if g.Holds != w.Holds || !g.Until.Equal(w.Until) || (g.Err == nil) != (w.Err == nil) {
+					t.Errorf("round %d, ticket %d, rule %s: got %+v, want %+v", round, i, s.Rules()[k].Name, g, w)
+				}
+				if w.Holds {
+					holds++
+				}
+			}
+		}
+	}
+	if holds == 0 {
+		t.Fatal("no rule holds of any ticket: the test would prove nothing")
+	}
+}
