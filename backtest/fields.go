@@ -64,8 +64,12 @@ func readsOf(rule *rules.Rule) uint8 {
 	return m
 }
 
-// changed is the classes of fields that differ between a and b.
-func changed(a, b *sdclient.Ticket) uint8 {
+// changed is the classes of fields that differ between a and b. Whether
+// the rest differs (fieldOther) costs a reflect.DeepEqual, asked only when
+// one of others, the classes of the rules that read the rest, has none of
+// the other classes that differ: otherwise every rule that reads the rest
+// is asked anyway, and fieldOther is set as though it differed.
+func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
 	var m uint8
 	if a.Status != b.Status {
 		m |= fieldStatus
@@ -85,6 +89,13 @@ func changed(a, b *sdclient.Ticket) uint8 {
 	if a.UpdatedAt != b.UpdatedAt {
 		m |= fieldUpdated
 	}
+	need := false
+	for _, o := range others {
+		need = need || o&m == 0
+	}
+	if !need {
+		return m | fieldOther
+	}
 	rest := *b // b with a's fields of the classes above: does the rest differ?
 	rest.Status, rest.Priority, rest.CreatedAt, rest.ResponderID, rest.GroupID, rest.Tags, rest.UpdatedAt =
 		a.Status, a.Priority, a.CreatedAt, a.ResponderID, a.GroupID, a.Tags, a.UpdatedAt
@@ -92,6 +103,18 @@ func changed(a, b *sdclient.Ticket) uint8 {
 		m |= fieldOther
 	}
 	return m
+}
+
+// readersOfOther are the distinct classes of fields (readsOf) of the rules
+// that read fieldOther.
+func readersOfOther(rs []*ruleState) []uint8 {
+	var out []uint8
+	for _, rs := range rs {
+		if rs.reads&fieldOther != 0 && !slices.Contains(out, rs.reads) {
+			out = append(out, rs.reads)
+		}
+	}
+	return out
 }
 
 func samePtr[T comparable](a, b *T) bool {

@@ -193,6 +193,7 @@ type replay struct {
 	ver     []uint32           // bumped at every change; 1 is the first version
 	log     []int32            // the slots changed, in order (from logBase on)
 	logMask []uint8            // by log entry: the classes of fields the change changed (fields.go)
+	others  []uint8            // the classes of fields read by the rules that read fieldOther
 	logBase int
 
 	rs      []*ruleState // by rule, in file order
@@ -255,6 +256,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		}
 		r.next[i] = plan.NextRun(rule, store.RuleRun{}, false, from) // every: at once; cron: its next time
 	}
+	r.others = readersOfOther(r.rs)
 	return r
 }
 
@@ -281,7 +283,7 @@ func tickFor(rs []*rules.Rule) time.Duration {
 // every class for a ticket new, gone or back.
 func (r *replay) changeOf(rec history.Record) uint8 {
 	if s, ok := r.slots[rec.Ticket.ID]; ok && !rec.Gone && r.tickets[s] != nil {
-		return changed(r.tickets[s], rec.Ticket)
+		return changed(r.tickets[s], rec.Ticket, r.others)
 	}
 	return fieldAll
 }
