@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -28,6 +29,7 @@ type genHistory struct {
 	n, perMin    int
 	span         time.Duration
 	seed         uint64
+	age          time.Duration // the tickets' age at the start, at most (0: 30 days)
 	recordsTotal int
 }
 
@@ -39,7 +41,7 @@ func (g *genHistory) Scan(ctx context.Context, from, to time.Time, fn func(histo
 	groups := []int64{1, 2, 3, 4, 5, 6}
 	tagSets := [][]string{nil, {"vip"}, {"network"}, {"hardware", "vip"}, {"billing"}}
 	for i := range tickets {
-		created := g.start.Add(-time.Duration(rng.IntN(30*24*60)) * time.Minute)
+		created := g.start.Add(-time.Duration(rng.IntN(int(cmp.Or(g.age, 30*24*time.Hour)/time.Minute))) * time.Minute)
 		t := &tickets[i]
 		*t = sdclient.Ticket{ID: int64(i + 1), Subject: "ticket " + strconv.Itoa(i+1), Status: 2 + rng.IntN(4), Priority: 1 + rng.IntN(4),
 			Source: 1 + rng.IntN(3), ResponderID: ptr(int64(rng.IntN(3)) * int64(1+rng.IntN(20))), GroupID: ptr(groups[rng.IntN(len(groups))]),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,8 @@ import (
 
 // oracleRules are rules the generated ones lack: once every and once per
 // ticket, a rule priority, grouped alerts, a small rule cap, an if that
-// fails on some tickets, actions that fail to render on some, an if on now() that turns false again, and a cron
+// fails on some tickets, an if on the subject (which only retitled
+// histories change), actions that fail to render on some, an if on now() that turns false again, and a cron
 // rule every three hours.
 const oracleRules = `  - name: every-2h
     query: "status:open AND priority:3"
@@ -48,6 +50,12 @@ const oracleRules = `  - name: every-2h
     every: 1m
     actions:
       - note: "fails on urgent ones"
+  - name: titled
+    query: "status:open"
+    if: 'ticket.subject == "1"'
+    every: 3m
+    actions:
+      - note: "titled"
   - name: render-fails
     query: "status:open AND group_id:3"
     every: 4m
@@ -86,6 +94,41 @@ func (g goneHistory) Scan(ctx context.Context, from, to time.Time, fn func(histo
 	})
 }
 
+// retitled is h with, after every nth record, another that changes only
+// the subject (to a number, which the titled rule's if reads) or the due
+// date of the ticket changed last before it: changes of fields the engine
+// does not class by themselves (the ticket's next record has them back).
+type retitled struct {
+	history.Reader
+	n int
+}
+
+func (g retitled) Scan(ctx context.Context, from, to time.Time, fn func(history.Record) error) error {
+	i := 0
+	var prev *sdclient.Ticket // the last record's ticket but one
+	return g.Reader.Scan(ctx, from, to, func(rec history.Record) error {
+		if err := fn(rec); err != nil {
+			return err
+		}
+		if i++; i%g.n == 0 && prev != nil && prev.ID != rec.Ticket.ID {
+			t := *prev
+			if i%(2*g.n) == 0 {
+				t.Subject = strconv.Itoa(i % 3)
+			} else {
+				t.DueBy = ptr(rec.At.Add(time.Duration(i%7-3) * time.Hour))
+			}
+			if err := fn(history.Record{At: rec.At, Ticket: &t}); err != nil {
+				return err
+			}
+		}
+		prev = nil
+		if !rec.Gone {
+			prev = rec.Ticket
+		}
+		return nil
+	})
+}
+
 // TestEngineMatchesOracle holds the incremental engine to the oracle's
 // reports over generated histories: the same firings, totals, held-back
 // counts, latencies and days, with and without the cycle cap and the
@@ -112,17 +155,25 @@ func TestEngineMatchesOracle(t *testing.T) {
 		from     time.Duration // after the history's start
 		cycleCap int
 		sup      bool
+		retitle  int           // every retitle-th record changes the subject
+		age      time.Duration // the tickets' age at the start (0: 30 days)
 	}{
 		{seed: 1, span: 4 * time.Hour},
-		{seed: 2, span: 10 * time.Hour, from: time.Hour, cycleCap: 5}, // past 09:00: the cron rules run
+		{seed: 2, span: 10 * time.Hour, from: time.Hour, cycleCap: 5, retitle: 7}, // past 09:00: the cron rules run
 		{seed: 3, span: 6 * time.Hour, cycleCap: 12, sup: true},
-		{seed: 4, span: 13 * time.Hour, from: 30 * time.Minute, cycleCap: 8, sup: true},
+		{seed: 4, span: 13 * time.Hour, from: 30 * time.Minute, cycleCap: 8, sup: true, retitle: 11},
 		{seed: 5, span: 5 * time.Hour, sup: true},
+		// half the tickets out of the supervisor's window until they change
+		{seed: 6, span: 6 * time.Hour, sup: true, age: 60 * 24 * time.Hour},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("seed=%d,span=%s,cap=%d,supervisor=%v", tc.seed, tc.span, tc.cycleCap, tc.sup), func(t *testing.T) {
+		t.Run(fmt.Sprintf("seed=%d,span=%s,cap=%d,supervisor=%v,retitle=%d,age=%s", tc.seed, tc.span, tc.cycleCap, tc.sup, tc.retitle, tc.age), func(t *testing.T) {
 			h := func() history.Reader {
-				return goneHistory{&genHistory{start: start, n: 200, perMin: 20, span: tc.span, seed: tc.seed}, 97}
+				var h history.Reader = goneHistory{&genHistory{start: start, n: 200, perMin: 20, span: tc.span, seed: tc.seed, age: tc.age}, 97}
+				if tc.retitle > 0 {
+					h = retitled{h, tc.retitle}
+				}
+				return h
 			}
 			ctx := context.Background()
 			from, to := start.Add(tc.from), start.Add(tc.span)

@@ -51,6 +51,9 @@ type ruleState struct {
 	rule *rules.Rule
 	cap  int
 	cls  plan.Class
+	// reads are the classes of fields the rule reads (fields.go): a change
+	// of none of them does not ask it again
+	reads uint8
 
 	logPos int      // the change log read up to here (absolute)
 	st     []tstate // by ticket slot
@@ -112,8 +115,8 @@ func (st *tstate) record() rules.FiringRecord {
 	return rec
 }
 
-func newRuleState(i int, rule *rules.Rule) *ruleState {
-	return &ruleState{i: i, rule: rule, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule),
+func newRuleState(i int, rule *rules.Rule, reads uint8) *ruleState {
+	return &ruleState{i: i, rule: rule, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads,
 		uw: heap{less: urgencyLess}, uf: heap{less: urgencyLess}, aw: heap{less: ageLess}, af: heap{less: ageLess}}
 }
 

@@ -63,16 +63,16 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 	}
 	main := newReplay(set, cfg, false, from)
 	var sup *replay
-	var feed chan []history.Record
+	var feed chan []change
 	var supDone chan error
 	if cfg.supervisor {
 		// The supervisor's replay runs beside the main one, on another
 		// core, fed the same records in batches.
 		sup = newReplay(set, cfg, true, from)
-		feed, supDone = make(chan []history.Record, 8), make(chan error, 1)
+		feed, supDone = make(chan []change, 8), make(chan error, 1)
 		go func() { supDone <- sup.consume(ctx, feed, to) }()
 	}
-	var batch []history.Record
+	var batch []change
 	records := 0
 	err = h.Scan(ctx, start, to, func(rec history.Record) error {
 		if rec.Ticket == nil {
@@ -81,11 +81,12 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		if err := main.until(ctx, rec.At); err != nil {
 			return err
 		}
-		main.apply(rec)
+		mask := main.changeOf(rec)
+		main.apply(rec, mask)
 		if feed != nil {
-			if batch = append(batch, rec); len(batch) == feedBatch {
+			if batch = append(batch, change{rec, mask}); len(batch) == feedBatch {
 				feed <- batch
-				batch = make([]history.Record, 0, feedBatch)
+				batch = make([]change, 0, feedBatch)
 			}
 		}
 		if !rec.At.Before(from) {
@@ -127,20 +128,27 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 // feedBatch is how many records go to the supervisor's replay at once.
 const feedBatch = 1024
 
+// change is a record with the classes of fields it changed (changeOf),
+// found once for both replays.
+type change struct {
+	rec  history.Record
+	mask uint8
+}
+
 // consume replays the batches of records fed to it until feed is closed,
 // and up to to when a nil batch said the history is complete. It reads
 // feed to its end whatever happens, so that the feeder never blocks.
-func (r *replay) consume(ctx context.Context, feed <-chan []history.Record, to time.Time) error {
+func (r *replay) consume(ctx context.Context, feed <-chan []change, to time.Time) error {
 	var err error
 	complete := false
 	for batch := range feed {
 		if batch == nil {
 			complete = true
 		}
-		for _, rec := range batch {
+		for _, c := range batch {
 			if err == nil {
-				if err = r.until(ctx, rec.At); err == nil {
-					r.apply(rec)
+				if err = r.until(ctx, c.rec.At); err == nil {
+					r.apply(c.rec, c.mask)
 				}
 			}
 		}
@@ -184,6 +192,8 @@ type replay struct {
 	at      []int64            // when its current version was recorded (unix ns)
 	ver     []uint32           // bumped at every change; 1 is the first version
 	log     []int32            // the slots changed, in order (from logBase on)
+	logMask []uint8            // by log entry: the classes of fields the change changed (fields.go)
+	others  []uint8            // the classes of fields read by the rules that read fieldOther
 	logBase int
 
 	rs      []*ruleState // by rule, in file order
@@ -207,6 +217,9 @@ type replay struct {
 	due     []*rules.Rule
 	render  []*rules.Rule
 	vs      []verdict
+	one     [1]*rules.Rule // matchSince's
+	vbuf    rules.VerdictBuf
+	vs1     []verdict
 }
 
 // fired is a firing as the replay keeps it: 32 bytes, where a Firing
@@ -235,7 +248,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		r.sup = newSupFirings(len(r.rules))
 	}
 	for i, rule := range r.rules {
-		r.rs = append(r.rs, newRuleState(i, rule))
+		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule)))
 		r.ruleIdx[rule.Name] = i
 		if supervisor {
 			r.next[i] = from
@@ -243,6 +256,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		}
 		r.next[i] = plan.NextRun(rule, store.RuleRun{}, false, from) // every: at once; cron: its next time
 	}
+	r.others = readersOfOther(r.rs)
 	return r
 }
 
@@ -265,8 +279,18 @@ func tickFor(rs []*rules.Rule) time.Duration {
 	return time.Duration(g) * time.Second
 }
 
-// apply puts rec into the mirror and notes the change in the log.
-func (r *replay) apply(rec history.Record) {
+// changeOf is the classes of fields rec changes in the mirror (fields.go):
+// every class for a ticket new, gone or back.
+func (r *replay) changeOf(rec history.Record) uint8 {
+	if s, ok := r.slots[rec.Ticket.ID]; ok && !rec.Gone && r.tickets[s] != nil {
+		return changed(r.tickets[s], rec.Ticket, r.others)
+	}
+	return fieldAll
+}
+
+// apply puts rec into the mirror and notes the change in the log, with
+// mask, the classes of fields it changed (changeOf).
+func (r *replay) apply(rec history.Record, mask uint8) {
 	id := rec.Ticket.ID
 	s, ok := r.slots[id]
 	if !ok {
@@ -288,6 +312,7 @@ func (r *replay) apply(rec history.Record) {
 	}
 	r.ver[s]++
 	r.log = append(r.log, s)
+	r.logMask = append(r.logMask, mask)
 }
 
 // trimLog drops the part of the log every rule has read.
@@ -298,6 +323,7 @@ func (r *replay) trimLog() {
 	}
 	if n := low - r.logBase; n > 1<<16 && n > len(r.log)/2 {
 		r.log = r.log[:copy(r.log, r.log[n:])]
+		r.logMask = r.logMask[:copy(r.logMask, r.logMask[n:])]
 		r.logBase = low
 	}
 }
@@ -386,7 +412,16 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 	for _, i := range dueIdx {
 		rs := r.rs[i]
 		rs.grow(len(r.tickets))
-		for _, s := range r.log[rs.logPos-r.logBase:] {
+		from := rs.logPos - r.logBase
+		for k, s := range r.log[from:] {
+			if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.st[s].timerAt != 0) {
+				// None of the fields it reads changed: the same answer. The
+				// supervisor's also depends on the 30-day window, which a
+				// change (of updated_at) moves later: the same answer too
+				// while the last one was in the window, which a timer at its
+				// end at the latest says.
+				continue
+			}
 			st := &rs.st[s]
 			if st.seen != r.ver[s] && st.asked != stamp {
 				st.asked = stamp
@@ -425,7 +460,7 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 				vs = append(vs, verdict{})
 			}
 		default:
-			vs = verdicts(r.set, due, t, now, vs)
+			vs = verdicts(r.set, &r.vbuf, due, t, now, vs)
 			if r.supervisor { // in the window until 30 days after its update
 				out := t.UpdatedAt.Add(SupervisorWindow).Add(time.Nanosecond)
 				for n := range vs {
@@ -542,8 +577,9 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.
 		if n := at.UnixNano(); n >= quiet[0] && n < quiet[1] {
 			return false
 		}
-		ds := r.set.EvaluateRule(rule, []*sdclient.Ticket{t}, at)
-		return len(ds) > 0
+		r.one[0] = rule // a decision, failed or not, without rendering it
+		r.vs1 = verdicts(r.set, &r.vbuf, r.one[:], t, at, r.vs1)
+		return r.vs1[0].Holds
 	}
 	if holds(lo) {
 		return lo
@@ -596,7 +632,7 @@ func (r *replay) countStillHeld() {
 
 // drop lets the replay's state go once it has replayed.
 func (r *replay) drop() {
-	r.rs, r.tickets, r.slots, r.log, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil
+	r.rs, r.tickets, r.slots, r.log, r.logMask, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // firedChunk is how many firings a chunk of replay.fired holds.

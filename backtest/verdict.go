@@ -14,11 +14,11 @@ import (
 type verdict = rules.Verdict
 
 // verdicts are the due rules' verdicts on t at now, in due's order,
-// appended to out[:0]: rules.Set.Verdicts, which finds when a comparison
+// appended to out[:0], with buf's scratch: rules.Set.VerdictsWith, which finds when a comparison
 // with now() flips (so a rule such as now() - ticket.updated_at >
 // duration("4h") is asked again once, when it turns true, not at every
 // run) and renders no actions. Every evaluation of the engine goes
 // through here.
-func verdicts(set *rules.Set, due []*rules.Rule, t *sdclient.Ticket, now time.Time, out []verdict) []verdict {
-	return set.Verdicts(due, t, now, out)
+func verdicts(set *rules.Set, buf *rules.VerdictBuf, due []*rules.Rule, t *sdclient.Ticket, now time.Time, out []verdict) []verdict {
+	return set.VerdictsWith(buf, due, t, now, out)
 }

@@ -73,6 +73,21 @@ type Env struct {
 // prints them alike, in UTC unless it converts them itself
 // (ticket.due_by.In(timezone("Europe/Zurich"))).
 func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
+	e := ticketFields(t)
+	e.steps = &stepCounter{}
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
+	if e.CustomFields == nil {
+		e.CustomFields = map[string]any{}
+	}
+	return e
+}
+
+// ticketFields is NewTicketEnv without its step counter and without
+// making nil tags and custom fields empty: what allocates, which a caller
+// reusing them does itself.
+func ticketFields(t *sdclient.Ticket) TicketEnv {
 	e := TicketEnv{
 		ID:           t.ID,
 		Subject:      t.Subject,
@@ -93,15 +108,8 @@ func NewTicketEnv(t *sdclient.Ticket) TicketEnv {
 		CreatedAt:    t.CreatedAt.UTC(),
 		UpdatedAt:    t.UpdatedAt.UTC(),
 		WorkspaceID:  deref(t.WorkspaceID),
-		steps:        &stepCounter{},
 	}
 	e.DescriptionText = TrimDescription(t.DescriptionText)
-	if e.Tags == nil {
-		e.Tags = []string{}
-	}
-	if e.CustomFields == nil {
-		e.CustomFields = map[string]any{}
-	}
 	return e
 }
 

@@ -2,12 +2,109 @@ package rules
 
 import (
 	"math"
+	"slices"
 	"time"
 
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/deskbot/deskbot/sdclient"
+	"github.com/deskbot/deskbot/sdclient/filter"
 )
+
+// ReadFields lists what r's verdict and the rendering of its actions read
+// of a ticket: query, the fields of its query as the filter names them
+// (status, priority, agent_id, group_id, tag, custom fields by name, and
+// "status:open", the status:open macro), and exprs, the ticket fields its
+// if and templates read (ticket.NAME, first level, as IfFields, each
+// once). all is
+// true when they cannot be listed: an expression uses the ticket as a
+// whole (but for has_due(ticket), which reads due_by, and has_tag(ticket,
+// ...), tags) or a field of it not by name. So a replay may
+// skip asking r again about a ticket none of whose listed fields changed:
+// the verdict, its Until and a rendering error are the same.
+func (r *Rule) ReadFields() (query, exprs []string, all bool) {
+	for _, t := range filter.Terms(r.local) {
+		query = append(query, t.Field)
+	}
+	add := func(c *compiled) {
+		if c == nil || all {
+			return
+		}
+		f, whole := exprTicketFields(c.prog)
+		all = all || whole
+		for _, f := range f {
+			if !slices.Contains(exprs, f) {
+				exprs = append(exprs, f)
+			}
+		}
+	}
+	add(r.cond)
+	addT := func(t *template) {
+		if t == nil {
+			return
+		}
+		for _, p := range t.parts {
+			add(p.expr)
+		}
+	}
+	for _, a := range r.actions {
+		addT(a.text)
+		addT(a.mention)
+		for _, st := range a.setTemplates {
+			addT(st.tmpl)
+		}
+	}
+	return query, exprs, all
+}
+
+// exprTicketFields are the ticket fields p reads by name; whole is true
+// when it also reads the ticket otherwise (every use of the identifier
+// ticket that is not ticket.NAME).
+func exprTicketFields(p *vm.Program) (fields []string, whole bool) {
+	if p == nil {
+		return nil, false
+	}
+	v := &fieldVisitor{}
+	node := p.Node()
+	ast.Walk(&node, v)
+	return v.fields, v.idents > v.named
+}
+
+// wholeTicketFuncs are the functions given the ticket whole, by the one
+// field of it they read.
+var wholeTicketFuncs = map[string]string{"has_due": "due_by", "has_tag": "tags"}
+
+type fieldVisitor struct {
+	fields        []string
+	idents, named int
+}
+
+func (v *fieldVisitor) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		if n.Value == "ticket" {
+			v.idents++
+		}
+	case *ast.MemberNode:
+		if f, ok := ticketField(n); ok {
+			v.named++
+			v.fields = append(v.fields, f)
+		}
+	case *ast.CallNode:
+		id, ok := n.Callee.(*ast.IdentifierNode)
+		if !ok || len(n.Arguments) == 0 {
+			return
+		}
+		if arg, ok := n.Arguments[0].(*ast.IdentifierNode); !ok || arg.Value != "ticket" {
+			return
+		}
+		if f, ok := wholeTicketFuncs[id.Value]; ok {
+			v.named++
+			v.fields = append(v.fields, f)
+		}
+	}
+}
 
 // Verdict is what a rule says of one ticket at one instant.
 type Verdict struct {
@@ -58,6 +155,23 @@ type Verdict struct {
 // its own program, whose duration arithmetic is assumed not to wrap
 // around (values within ±292 years).
 func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verdict) []Verdict {
+	return s.VerdictsWith(&VerdictBuf{}, rs, t, now, out)
+}
+
+// VerdictBuf is the scratch of VerdictsWith, reused from call to call so
+// that a replay asking millions of times allocates little. A VerdictBuf
+// is not safe for concurrent use; its zero value is ready.
+type VerdictBuf struct {
+	rec   ticketRecord
+	cache termCache
+	now   time.Time
+	nowFn func() time.Time // returns now
+	steps stepCounter
+	empty map[string]any // the custom fields of a ticket without any
+}
+
+// VerdictsWith is Verdicts with buf's scratch.
+func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verdict) []Verdict {
 	out = out[:0]
 	if t == nil { // as Evaluate, which skips it
 		for range rs {
@@ -68,10 +182,18 @@ func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verd
 	m := s.getVM()
 	defer s.putVM(m)
 	now = now.UTC() // as Evaluate
-	nowFn := func() time.Time { return now }
-	rec := &ticketRecord{}
+	if buf.nowFn == nil {
+		buf.nowFn = func() time.Time { return buf.now }
+		buf.empty = map[string]any{}
+	}
+	buf.now = now
+	rec := &buf.rec
 	rec.reset(t)
-	cache := &termCache{terms: s.terms.terms, state: make([]uint8, len(s.terms.terms))}
+	cache := &buf.cache
+	if len(cache.state) != len(s.terms.terms) {
+		cache.state = make([]uint8, len(s.terms.terms))
+	}
+	cache.terms = s.terms.terms
 	cache.reset(rec)
 	var e Env
 	var env any // e, built on the first rule whose query holds
@@ -85,7 +207,17 @@ func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verd
 			continue
 		}
 		if env == nil {
-			e = Env{Ticket: s.ticketEnv(t, s.peopleFor()), Now: nowFn}
+			// NewTicketEnv's, without allocating
+			e = Env{Ticket: ticketFields(t), Now: buf.nowFn}
+			buf.steps = stepCounter{} // this ticket's budget
+			e.Ticket.steps = &buf.steps
+			if e.Ticket.Tags == nil {
+				e.Ticket.Tags = []string{}
+			}
+			if e.Ticket.CustomFields == nil { // read-only: one empty map will do
+				e.Ticket.CustomFields = buf.empty
+			}
+			ticketEnvWith(&e.Ticket, s.peopleFor())
 			env = e
 		}
 		var v Verdict

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -527,4 +528,79 @@ func FuzzVerdictsIf(f *testing.F) {
 		}
 		checkVerdictsHold(t, s, rand.New(rand.NewPCG(seed, 3)), 3)
 	})
+}
+
+// TestReadFields lists what a rule's verdict and actions read of a
+// ticket, and says when that cannot be listed: a replay skips asking a
+// rule again about a change of none of them.
+func TestReadFields(t *testing.T) {
+	cases := []struct {
+		name, rule   string
+		query, exprs []string
+		all          bool
+	}{
+		{"query only", `query: "status:open AND tag:'vip'"
+    actions: [{note: "seen"}]`, []string{"status:open", "tag"}, nil, false},
+		{"if and template", `query: "priority:4"
+    if: 'now() - ticket.updated_at > duration("1h")'
+    actions: [{note: "{{ ticket.subject }} {{ ticket.id }}"}]`, []string{"priority"}, []string{"updated_at", "subject", "id"}, false},
+		{"has_due reads due_by", `query: "status:3"
+    if: 'has_due(ticket) && ticket.due_by < now()'
+    actions: [{note: "late"}]`, []string{"status"}, []string{"due_by"}, false},
+		{"the ticket whole", `query: "status:3"
+    if: 'len(string(ticket)) > 0'
+    actions: [{note: "x"}]`, []string{"status"}, nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := mustLoad(t, "version: 1\nrules:\n  - name: r\n    "+tc.rule+"\n")
+			query, exprs, all := set.Rule("r").ReadFields()
+			if all != tc.all {
+				t.Fatalf("all = %v, want %v (query %v, exprs %v)", all, tc.all, query, exprs)
+			}
+			if !slices.Equal(query, tc.query) {
+				t.Errorf("query fields %v, want %v", query, tc.query)
+			}
+			if !tc.all && !slices.Equal(exprs, tc.exprs) {
+				t.Errorf("expression fields %v, want %v", exprs, tc.exprs)
+			}
+		})
+	}
+}
+
+// VerdictsWith reusing one buffer over tickets that differ says what
+// Verdicts says of each, for every rule of the example file: nothing of
+// one ticket (its tags, custom fields, step budget, clock) carries over.
+func TestVerdictsWithReusesItsBuffer(t *testing.T) {
+	s := loadExample(t)
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	due := now.Add(-time.Hour)
+	tickets := []*sdclient.Ticket{
+		ticket(1, func(tk *sdclient.Ticket) { tk.Priority, tk.Tags, tk.DueBy = 4, []string{"vip"}, &due }),
+		ticket(2, func(tk *sdclient.Ticket) { tk.CustomFields = map[string]any{"site": "Zurich"} }),
+		ticket(3, func(tk *sdclient.Ticket) { tk.Status, tk.UpdatedAt = sdclient.StatusPending, now.Add(-48*time.Hour) }),
+		nil,
+		ticket(4, nil),
+	}
+	var buf VerdictBuf
+	holds := 0
+	for round := range 2 {
+		for i, tk := range tickets {
+			at := now.Add(time.Duration(round*i) * time.Hour)
+			got := s.VerdictsWith(&buf, s.Rules(), tk, at, nil)
+			want := s.Verdicts(s.Rules(), tk, at, nil)
+			for k := range want {
+				g, w := got[k], want[k]
+				if g.Holds != w.Holds || !g.Until.Equal(w.Until) || (g.Err == nil) != (w.Err == nil) {
+					t.Errorf("round %d, ticket %d, rule %s: got %+v, want %+v", round, i, s.Rules()[k].Name, g, w)
+				}
+				if w.Holds {
+					holds++
+				}
+			}
+		}
+	}
+	if holds == 0 {
+		t.Fatal("no rule holds of any ticket: the test would prove nothing")
+	}
 }

@@ -1,0 +1,125 @@
+package backtest
+
+import (
+	"reflect"
+	"slices"
+
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
+)
+
+// What a change changed, in a few classes of fields: a rule is asked
+// again about a changed ticket only when the change touched a class it
+// reads (rules.Rule.ReadFields): its verdict, until when it holds, and
+// whether its actions render are the same otherwise. Every rule reads
+// fieldQueue, which places its decisions in the queue.
+const (
+	fieldStatus uint8 = 1 << iota
+	fieldQueue        // priority, created_at: the queue's order
+	fieldResponder
+	fieldGroup
+	fieldTags
+	fieldUpdated
+	fieldOther // anything else
+
+	fieldAll = 1<<iota - 1
+)
+
+// queryFieldClass and exprFieldClass are the classes of the fields a
+// query and an expression name; a field not listed is in every class.
+var (
+	queryFieldClass = map[string]uint8{"status": fieldStatus, "status:open": fieldStatus, "priority": fieldQueue,
+		"agent_id": fieldResponder, "group_id": fieldGroup, "tag": fieldTags}
+	exprFieldClass = map[string]uint8{"id": 0, "status": fieldStatus, "priority": fieldQueue, "created_at": fieldQueue,
+		"responder_id": fieldResponder, "agent": fieldResponder, "group_id": fieldGroup, "group": fieldGroup,
+		"tags": fieldTags, "updated_at": fieldUpdated,
+		// the rest of the ticket (rules.TicketEnv)
+		"subject": fieldOther, "source": fieldOther, "requester_id": fieldOther, "requester": fieldOther,
+		"department_id": fieldOther, "type": fieldOther, "category": fieldOther, "sub_category": fieldOther,
+		"custom_fields": fieldOther, "due_by": fieldOther, "fr_due_by": fieldOther, "workspace_id": fieldOther,
+		"description_text": fieldOther}
+)
+
+// readsOf is the classes of fields rule reads (and the queue's).
+func readsOf(rule *rules.Rule) uint8 {
+	query, exprs, all := rule.ReadFields()
+	if all {
+		return fieldAll
+	}
+	m := fieldQueue
+	for _, f := range query {
+		c, ok := queryFieldClass[f]
+		if !ok {
+			return fieldAll
+		}
+		m |= c
+	}
+	for _, f := range exprs {
+		c, ok := exprFieldClass[f]
+		if !ok {
+			return fieldAll
+		}
+		m |= c
+	}
+	return m
+}
+
+// changed is the classes of fields that differ between a and b. Whether
+// the rest differs (fieldOther) costs a reflect.DeepEqual, asked only when
+// one of others, the classes of the rules that read the rest, has none of
+// the other classes that differ: otherwise every rule that reads the rest
+// is asked anyway, and fieldOther is set as though it differed.
+func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
+	var m uint8
+	if a.Status != b.Status {
+		m |= fieldStatus
+	}
+	if a.Priority != b.Priority || a.CreatedAt != b.CreatedAt {
+		m |= fieldQueue
+	}
+	if !samePtr(a.ResponderID, b.ResponderID) {
+		m |= fieldResponder
+	}
+	if !samePtr(a.GroupID, b.GroupID) {
+		m |= fieldGroup
+	}
+	if (a.Tags == nil) != (b.Tags == nil) || !slices.Equal(a.Tags, b.Tags) {
+		m |= fieldTags
+	}
+	if a.UpdatedAt != b.UpdatedAt {
+		m |= fieldUpdated
+	}
+	need := false
+	for _, o := range others {
+		need = need || o&m == 0
+	}
+	if !need {
+		return m | fieldOther
+	}
+	rest := *b // b with a's fields of the classes above: does the rest differ?
+	rest.Status, rest.Priority, rest.CreatedAt, rest.ResponderID, rest.GroupID, rest.Tags, rest.UpdatedAt =
+		a.Status, a.Priority, a.CreatedAt, a.ResponderID, a.GroupID, a.Tags, a.UpdatedAt
+	if !reflect.DeepEqual(&rest, a) {
+		m |= fieldOther
+	}
+	return m
+}
+
+// readersOfOther are the distinct classes of fields (readsOf) of the rules
+// that read fieldOther.
+func readersOfOther(rs []*ruleState) []uint8 {
+	var out []uint8
+	for _, rs := range rs {
+		if rs.reads&fieldOther != 0 && !slices.Contains(out, rs.reads) {
+			out = append(out, rs.reads)
+		}
+	}
+	return out
+}
+
+func samePtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
