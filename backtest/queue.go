@@ -127,181 +127,6 @@ func (rs *ruleState) grow(n int) {
 	}
 }
 
-// timer is when the answer on a ticket may change.
-type timer struct {
-	at   int64
-	slot int32
-}
-
-// setTimer asks about slot s again at the first run at or after at (the
-// earlier of two times wins: the later one is asked for again then).
-func (rs *ruleState) setTimer(s int32, at int64) {
-	st := &rs.st[s]
-	if st.timerAt != 0 && st.timerAt <= at {
-		return
-	}
-	if st.timerAt == 0 {
-		rs.liveTimers++
-	}
-	st.timerAt = at
-	rs.timers = append(rs.timers, timer{at, s})
-	for j := len(rs.timers) - 1; j > 0; {
-		p := (j - 1) / 2
-		if rs.timers[p].at <= rs.timers[j].at {
-			break
-		}
-		rs.timers[p], rs.timers[j] = rs.timers[j], rs.timers[p]
-		j = p
-	}
-	if len(rs.timers) > 1024 && len(rs.timers) > 2*rs.liveTimers {
-		rs.compactTimers()
-	}
-}
-
-// clearTimer forgets slot s's timer (its entry goes stale).
-func (rs *ruleState) clearTimer(s int32) {
-	if st := &rs.st[s]; st.timerAt != 0 {
-		st.timerAt = 0
-		rs.liveTimers--
-	}
-}
-
-// compactTimers drops the stale timers: a timer replaced by another stays
-// in the heap until its time, which may be 30 days on (the supervisor's
-// window), so a month of changes would keep millions.
-func (rs *ruleState) compactTimers() {
-	kept := rs.timers[:0]
-	for _, e := range rs.timers {
-		if st := &rs.st[e.slot]; st.timerAt == e.at {
-			st.timerAt = -e.at // kept: a repeat of it is not
-			kept = append(kept, e)
-		}
-	}
-	for _, e := range kept {
-		rs.st[e.slot].timerAt = e.at
-	}
-	rs.timers = kept
-	for j := len(kept)/2 - 1; j >= 0; j-- {
-		downTimer(kept, j)
-	}
-}
-
-func (rs *ruleState) popTimer() timer {
-	h := rs.timers
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	downTimer(h, 0)
-	rs.timers = h
-	return top
-}
-
-func downTimer(h []timer, j int) {
-	for {
-		l, m := 2*j+1, j
-		if l < len(h) && h[l].at < h[m].at {
-			m = l
-		}
-		if l+1 < len(h) && h[l+1].at < h[m].at {
-			m = l + 1
-		}
-		if m == j {
-			return
-		}
-		h[j], h[m] = h[m], h[j]
-		j = m
-	}
-}
-
-// entry is a decision in a heap, with what orders it.
-type entry struct {
-	since, born, id int64 // since: never for a failed one that never waited
-	prio            int
-	slot            int32
-	gen             uint32
-}
-
-// Within one rule, class and file place are equal: the urgency order is
-// ticket priority (urgent first), then age; the age order is since, the
-// ticket's creation, its id.
-func urgencyLess(a, b *entry) bool {
-	if a.prio != b.prio {
-		return a.prio > b.prio
-	}
-	return ageLess(a, b)
-}
-
-func ageLess(a, b *entry) bool {
-	return cmp.Or(cmp.Compare(a.since, b.since), cmp.Compare(a.born, b.born), cmp.Compare(a.id, b.id)) < 0
-}
-
-// heap is a binary min-heap of entries; stale entries (another gen) are
-// dropped when they come to the top.
-type heap struct {
-	es   []entry
-	less func(a, b *entry) bool
-}
-
-func (h *heap) push(e entry) {
-	h.es = append(h.es, e)
-	for j := len(h.es) - 1; j > 0; {
-		p := (j - 1) / 2
-		if !h.less(&h.es[j], &h.es[p]) {
-			break
-		}
-		h.es[p], h.es[j] = h.es[j], h.es[p]
-		j = p
-	}
-}
-
-func (h *heap) pop() entry {
-	es := h.es
-	top := es[0]
-	last := len(es) - 1
-	es[0] = es[last]
-	es = es[:last]
-	for j := 0; ; {
-		l, m := 2*j+1, j
-		if l < len(es) && h.less(&es[l], &es[m]) {
-			m = l
-		}
-		if l+1 < len(es) && h.less(&es[l+1], &es[m]) {
-			m = l + 1
-		}
-		if m == j {
-			break
-		}
-		es[j], es[m] = es[m], es[j]
-		j = m
-	}
-	h.es = es
-	return top
-}
-
-// live is whether e is the rule's current entry for its ticket.
-func (rs *ruleState) live(e *entry) bool {
-	st := &rs.st[e.slot]
-	return st.inQ && st.gen == e.gen
-}
-
-// compact drops the stale entries of a heap grown to twice its live ones (a ticket whose answer is asked for again and again).
-func (rs *ruleState) compact(h *heap, live int) {
-	if len(h.es) < 1024 || len(h.es) < 2*live {
-		return
-	}
-	es := h.es[:0]
-	for _, e := range h.es {
-		if rs.live(&e) {
-			es = append(es, e)
-		}
-	}
-	h.es = h.es[:0]
-	for _, e := range es {
-		h.push(e)
-	}
-}
-
 // requeue puts slot s into the rule's heaps, or leaves it out, as its
 // state now says: open when the ticket matches and the ledger lets a
 // firing win at now (else a timer for when it will, under once: every).
@@ -478,19 +303,7 @@ var errPlan = errors.New("backtest: the plan admitted a decision the replay did 
 func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 	ns := now.UnixNano()
 	stamp := uint32(r.cycles)
-	u, a := &merger{urgency: true, now: ns}, &merger{now: ns}
-	active := 0 // due rules not capped with decisions not yet placed
-	for _, i := range dueIdx {
-		rs := r.rs[i]
-		rs.placed, rs.admitted, rs.capped, rs.popped = 0, 0, false, rs.popped[:0]
-		u.add(rs, &rs.uw)
-		u.add(rs, &rs.uf)
-		a.add(rs, &rs.aw)
-		a.add(rs, &rs.af)
-		if rs.pending > 0 {
-			active++
-		}
-	}
+	u, a, active := r.mergers(dueIdx, ns)
 	var prefix []rules.Decision
 	rendered := map[rules.FiringKey]bool{}
 	since := map[rules.FiringKey]time.Time{}
@@ -544,19 +357,56 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 		prefix = append(prefix, d)
 	}
 	p := plan.Make(plan.Input{Set: r.set, Now: now, Decisions: prefix, Since: since, CycleCap: r.cfg.cycleCap, Groups: true})
+	admitted, err := admittedOf(p, rendered, total, now)
+	if err != nil {
+		return nil, err
+	}
+	r.send(admitted, p.Grouping, now)
+	return r.holdRest(dueIdx, ns), nil
+}
+
+// mergers are the queue's two orders over the due rules' heaps (urgency,
+// and age for every RoutineShare-th place), and how many due rules have
+// open decisions; each rule's count of the cycle starts again.
+func (r *replay) mergers(dueIdx []int, ns int64) (u, a *merger, active int) {
+	u, a = &merger{urgency: true, now: ns}, &merger{now: ns}
+	for _, i := range dueIdx {
+		rs := r.rs[i]
+		rs.placed, rs.admitted, rs.capped, rs.popped = 0, 0, false, rs.popped[:0]
+		u.add(rs, &rs.uw)
+		u.add(rs, &rs.uf)
+		a.add(rs, &rs.aw)
+		a.add(rs, &rs.af)
+		if rs.pending > 0 {
+			active++
+		}
+	}
+	return u, a, active
+}
+
+// admittedOf are the decisions p admitted, in its order; an error when
+// it admitted one the replay did not render as placed first, or not as
+// many as the replay counted.
+func admittedOf(p *plan.Plan, rendered map[rules.FiringKey]bool, total int, now time.Time) ([]rules.Decision, error) {
 	var admitted []rules.Decision
 	for _, d := range p.Ordered {
-		if p.Admitted[plan.Key(d)] {
-			if !rendered[plan.Key(d)] {
-				return nil, fmt.Errorf("%w: %s on ticket %d at %s", errPlan, d.Rule, d.TicketID, plan.Stamp(now))
-			}
-			admitted = append(admitted, d)
+		if !p.Admitted[plan.Key(d)] {
+			continue
 		}
+		if !rendered[plan.Key(d)] {
+			return nil, fmt.Errorf("%w: %s on ticket %d at %s", errPlan, d.Rule, d.TicketID, plan.Stamp(now))
+		}
+		admitted = append(admitted, d)
 	}
 	if len(admitted) != total {
 		return nil, fmt.Errorf("%w: %d admitted, %d expected at %s", errPlan, len(admitted), total, plan.Stamp(now))
 	}
-	r.send(admitted, p.Grouping, now)
+	return admitted, nil
+}
+
+// holdRest counts the due rules' decisions left in the queue as held
+// back, puts them back in the heaps and returns the rules that had some.
+func (r *replay) holdRest(dueIdx []int, ns int64) map[int]bool {
 	held := map[int]bool{}
 	for _, i := range dueIdx {
 		rs := r.rs[i]
@@ -567,7 +417,7 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 		}
 		r.restore(rs, ns)
 	}
-	return held, nil
+	return held
 }
 
 // errFailed marks a failed decision for plan.Make.

@@ -4,9 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"math"
-	"slices"
 	"sort"
 	"time"
 
@@ -26,138 +23,6 @@ const (
 	SupervisorEvery  = time.Hour
 	SupervisorWindow = 30 * 24 * time.Hour
 )
-
-// Option configures Run.
-type Option func(*config)
-
-type config struct {
-	cycleCap   int
-	supervisor bool
-}
-
-// WithCycleCap bounds the firings per cycle across rules, as
-// DESKBOT_MAX_FIRINGS_PER_CYCLE does for the scheduler (0: none).
-func WithCycleCap(n int) Option { return func(c *config) { c.cycleCap = n } }
-
-// WithSupervisor also replays each rule as the desk's hourly supervisor
-// would run it, and reports how much later its firings came.
-func WithSupervisor(on bool) Option { return func(c *config) { c.supervisor = on } }
-
-// Run replays set over the history h from from (the history's start at
-// the earliest) to to, and reports what the rules would have done.
-func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Time, opts ...Option) (*Report, error) {
-	var cfg config
-	for _, o := range opts {
-		o(&cfg)
-	}
-	start, err := h.Start(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("backtest: read the history's start: %w", err)
-	}
-	if start.IsZero() {
-		return nil, ErrNoHistory
-	}
-	from = plan.Later(from, start)
-	if !from.Before(to) {
-		return nil, fmt.Errorf("backtest: nothing to replay between %s and %s (the history starts at %s)", plan.Stamp(from), plan.Stamp(to), plan.Stamp(start))
-	}
-	main := newReplay(set, cfg, false, from)
-	var sup *replay
-	var feed chan []change
-	var supDone chan error
-	if cfg.supervisor {
-		// The supervisor's replay runs beside the main one, on another
-		// core, fed the same records in batches.
-		sup = newReplay(set, cfg, true, from)
-		feed, supDone = make(chan []change, 8), make(chan error, 1)
-		go func() { supDone <- sup.consume(ctx, feed, to) }()
-	}
-	var batch []change
-	records := 0
-	err = h.Scan(ctx, start, to, func(rec history.Record) error {
-		if rec.Ticket == nil {
-			return nil
-		}
-		if err := main.until(ctx, rec.At); err != nil {
-			return err
-		}
-		mask := main.changeOf(rec)
-		main.apply(rec, mask)
-		if feed != nil {
-			if batch = append(batch, change{rec, mask}); len(batch) == feedBatch {
-				feed <- batch
-				batch = make([]change, 0, feedBatch)
-			}
-		}
-		if !rec.At.Before(from) {
-			records++
-		}
-		return nil
-	})
-	if err == nil {
-		err = main.until(ctx, to)
-	}
-	if feed != nil {
-		if err == nil {
-			feed <- batch
-			feed <- nil // the history is complete: replay up to to
-		}
-		close(feed)
-		if serr := <-supDone; err == nil {
-			err = serr
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("backtest: replay the history: %w", err)
-	}
-	tickets := len(main.slots)
-	var supFired supFirings
-	if sup != nil { // its state goes before the main replay's firings come
-		sup.drop()
-		supFired = sup.sup
-	}
-	main.finish()
-	rep := main.report(start, to)
-	rep.Records, rep.Tickets = records, tickets
-	if sup != nil {
-		compareSupervisor(rep, supFired, sup.lastRun)
-	}
-	return rep, nil
-}
-
-// feedBatch is how many records go to the supervisor's replay at once.
-const feedBatch = 1024
-
-// change is a record with the classes of fields it changed (changeOf),
-// found once for both replays.
-type change struct {
-	rec  history.Record
-	mask uint8
-}
-
-// consume replays the batches of records fed to it until feed is closed,
-// and up to to when a nil batch said the history is complete. It reads
-// feed to its end whatever happens, so that the feeder never blocks.
-func (r *replay) consume(ctx context.Context, feed <-chan []change, to time.Time) error {
-	var err error
-	complete := false
-	for batch := range feed {
-		if batch == nil {
-			complete = true
-		}
-		for _, c := range batch {
-			if err == nil {
-				if err = r.until(ctx, c.rec.At); err == nil {
-					r.apply(c.rec, c.mask)
-				}
-			}
-		}
-	}
-	if err != nil || !complete {
-		return err
-	}
-	return r.until(ctx, to)
-}
 
 // replay is one run of a rules file over the history: the mirror as the
 // feed would have kept it, an in-memory ledger, and each rule's clock. It
@@ -401,83 +266,96 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 	if len(r.asks) < len(r.tickets) {
 		r.asks = append(r.asks, make([][]int32, len(r.tickets)-len(r.asks))...)
 	}
-	touched := r.touched[:0]
-	ask := func(s int32, i int) {
-		if len(r.asks[s]) == 0 {
-			touched = append(touched, s)
-		}
-		r.asks[s] = append(r.asks[s], int32(i))
-	}
+	r.touched = r.touched[:0]
 	end := r.logBase + len(r.log)
 	for _, i := range dueIdx {
-		rs := r.rs[i]
-		rs.grow(len(r.tickets))
-		from := rs.logPos - r.logBase
-		for k, s := range r.log[from:] {
-			if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.st[s].timerAt != 0) {
-				// None of the fields it reads changed: the same answer. The
-				// supervisor's also depends on the 30-day window, which a
-				// change (of updated_at) moves later: the same answer too
-				// while the last one was in the window, which a timer at its
-				// end at the latest says.
-				continue
-			}
-			st := &rs.st[s]
-			if st.seen != r.ver[s] && st.asked != stamp {
-				st.asked = stamp
-				ask(s, i)
-			}
+		r.gather(i, stamp, ns)
+		r.rs[i].logPos = end
+	}
+	for _, s := range r.touched {
+		r.askAbout(s, now, ns)
+	}
+}
+
+// ask notes that rule i asks about the ticket in slot s in this cycle.
+func (r *replay) ask(s int32, i int) {
+	if len(r.asks[s]) == 0 {
+		r.touched = append(r.touched, s)
+	}
+	r.asks[s] = append(r.asks[s], int32(i))
+}
+
+// gather notes the tickets rule i asks about: those changed since its
+// last run in a field it reads, and those whose timer is due.
+func (r *replay) gather(i int, stamp uint32, ns int64) {
+	rs := r.rs[i]
+	rs.grow(len(r.tickets))
+	from := rs.logPos - r.logBase
+	for k, s := range r.log[from:] {
+		if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.st[s].timerAt != 0) {
+			// None of the fields it reads changed: the same answer. The
+			// supervisor's also depends on the 30-day window, which a
+			// change (of updated_at) moves later: the same answer too
+			// while the last one was in the window, which a timer at its
+			// end at the latest says.
+			continue
 		}
-		rs.logPos = end
-		for len(rs.timers) > 0 && rs.timers[0].at <= ns {
-			e := rs.popTimer()
-			st := &rs.st[e.slot]
-			if st.timerAt != e.at {
-				continue // stale: a later verdict set another time
-			}
-			rs.clearTimer(e.slot)
-			if st.asked != stamp {
-				st.asked = stamp
-				ask(e.slot, i)
+		st := &rs.st[s]
+		if st.seen != r.ver[s] && st.asked != stamp {
+			st.asked = stamp
+			r.ask(s, i)
+		}
+	}
+	for len(rs.timers) > 0 && rs.timers[0].at <= ns {
+		e := rs.popTimer()
+		st := &rs.st[e.slot]
+		if st.timerAt != e.at {
+			continue // stale: a later verdict set another time
+		}
+		rs.clearTimer(e.slot)
+		if st.asked != stamp {
+			st.asked = stamp
+			r.ask(e.slot, i)
+		}
+	}
+}
+
+// askAbout asks the rules that ask about the ticket in slot s, in one
+// verdicts call, and updates their states with the answers.
+func (r *replay) askAbout(s int32, now time.Time, ns int64) {
+	ks := r.asks[s]
+	due := r.due[:0]
+	for _, k := range ks {
+		due = append(due, r.rules[k])
+	}
+	vs := r.verdictsOn(r.tickets[s], due, now, r.vs[:0])
+	r.checkRender(ks, s, vs, now)
+	for n, k := range ks {
+		r.answer(r.rs[k], s, vs[n], now, ns)
+	}
+	r.due, r.vs = due, vs
+	r.asks[s] = ks[:0]
+}
+
+// verdictsOn are due's verdicts on t at now: none for a ticket gone or,
+// for the supervisor, out of its 30-day window until it changes.
+func (r *replay) verdictsOn(t *sdclient.Ticket, due []*rules.Rule, now time.Time, vs []verdict) []verdict {
+	if t == nil || (r.supervisor && t.UpdatedAt.Add(SupervisorWindow).Before(now)) {
+		for range due {
+			vs = append(vs, verdict{})
+		}
+		return vs
+	}
+	vs = verdicts(r.set, &r.vbuf, due, t, now, vs)
+	if r.supervisor { // in the window until 30 days after its update
+		out := t.UpdatedAt.Add(SupervisorWindow).Add(time.Nanosecond)
+		for n := range vs {
+			if vs[n].Until.IsZero() || out.Before(vs[n].Until) {
+				vs[n].Until = out
 			}
 		}
 	}
-	for _, s := range touched {
-		ks := r.asks[s]
-		due := r.due[:0]
-		for _, k := range ks {
-			due = append(due, r.rules[k])
-		}
-		t := r.tickets[s]
-		vs := r.vs[:0]
-		switch {
-		case t == nil:
-			for range due {
-				vs = append(vs, verdict{})
-			}
-		case r.supervisor && t.UpdatedAt.Add(SupervisorWindow).Before(now):
-			for range due { // out of the window until it changes
-				vs = append(vs, verdict{})
-			}
-		default:
-			vs = verdicts(r.set, &r.vbuf, due, t, now, vs)
-			if r.supervisor { // in the window until 30 days after its update
-				out := t.UpdatedAt.Add(SupervisorWindow).Add(time.Nanosecond)
-				for n := range vs {
-					if vs[n].Until.IsZero() || out.Before(vs[n].Until) {
-						vs[n].Until = out
-					}
-				}
-			}
-		}
-		r.checkRender(ks, s, vs, now)
-		for n, k := range ks {
-			r.answer(r.rs[k], s, vs[n], now, ns)
-		}
-		r.due, r.vs = due, vs
-		r.asks[s] = ks[:0]
-	}
-	r.touched = touched
+	return vs
 }
 
 // checkRender renders, once per version of the ticket in slot s, the
@@ -590,72 +468,3 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.
 	k := sort.Search(int(n), func(k int) bool { return holds(lo.Add(time.Duration(k+1) * time.Second)) })
 	return lo.Add(time.Duration(k) * time.Second)
 }
-
-// finish turns the compact firings into the report's, once, and lets the
-// replay's state go first: at 30 days the firings are most of the memory.
-func (r *replay) finish() {
-	r.countStillHeld()
-	r.drop()
-	n := 0
-	for _, c := range r.fired {
-		n += len(c)
-	}
-	r.firings = make([]Firing, 0, n)
-	loc := r.from.Location()
-	for i, c := range r.fired {
-		for _, f := range c {
-			r.firings = append(r.firings, Firing{Rule: r.rules[f.rule].Name, TicketID: f.id, At: time.Unix(0, f.at).In(loc),
-				MatchingSince: time.Unix(0, f.since).In(loc), Episode: int64(f.episode)})
-		}
-		r.fired[i] = nil
-	}
-	r.fired = nil
-}
-
-// countStillHeld sets stillHeld from the rules' states.
-func (r *replay) countStillHeld() {
-	r.stillHeld = make(map[string][2]int, len(r.rs))
-	for _, rs := range r.rs {
-		var n [2]int
-		for _, st := range rs.st {
-			switch {
-			case !st.hasWaiting:
-			case st.streak != 0:
-				n[0]++
-			default:
-				n[1]++
-			}
-		}
-		r.stillHeld[rs.rule.Name] = n
-	}
-}
-
-// drop lets the replay's state go once it has replayed.
-func (r *replay) drop() {
-	r.rs, r.tickets, r.slots, r.log, r.logMask, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil, nil
-}
-
-// firedChunk is how many firings a chunk of replay.fired holds.
-const firedChunk = 1 << 16
-
-// sortFirings orders firings by time, rule file order, then ticket.
-func sortFirings(set *rules.Set, fs []Firing) {
-	order := map[string]int{}
-	for i, r := range set.Rules() {
-		order[r.Name] = i
-	}
-	slices.SortStableFunc(fs, func(a, b Firing) int {
-		return cmp.Or(a.At.Compare(b.At), cmp.Compare(order[a.Rule], order[b.Rule]), cmp.Compare(a.TicketID, b.TicketID))
-	})
-}
-
-// earlier is the earlier of a and b.
-func earlier(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-// never is a time after every other, as unix ns.
-const never = math.MaxInt64
