@@ -23,20 +23,9 @@ import (
 // runOracle replays set over the history h from from (the history's start at
 // the earliest) to to, and reports what the rules would have done.
 func runOracle(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Time, opts ...Option) (*Report, error) {
-	var cfg config
-	for _, o := range opts {
-		o(&cfg)
-	}
-	start, err := h.Start(ctx)
+	cfg, start, from, err := window(ctx, h, from, to, opts)
 	if err != nil {
-		return nil, fmt.Errorf("backtest: read the history's start: %w", err)
-	}
-	if start.IsZero() {
-		return nil, ErrNoHistory
-	}
-	from = plan.Later(from, start)
-	if !from.Before(to) {
-		return nil, fmt.Errorf("backtest: nothing to replay between %s and %s (the history starts at %s)", plan.Stamp(from), plan.Stamp(to), plan.Stamp(start))
+		return nil, err
 	}
 	main := newOracle(set, cfg, false, from)
 	reps := []*oracle{main}

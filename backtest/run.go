@@ -26,23 +26,32 @@ func WithCycleCap(n int) Option { return func(c *config) { c.cycleCap = n } }
 // would run it, and reports how much later its firings came.
 func WithSupervisor(on bool) Option { return func(c *config) { c.supervisor = on } }
 
-// Run replays set over the history h from from (the history's start at
-// the earliest) to to, and reports what the rules would have done.
-func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Time, opts ...Option) (*Report, error) {
-	var cfg config
+// window is Run's configuration and the replay's window: from, the
+// history's start at the earliest, up to to; an error when there is no
+// history or nothing in the window.
+func window(ctx context.Context, h history.Reader, from, to time.Time, opts []Option) (cfg config, start, at time.Time, err error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	start, err := h.Start(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("backtest: read the history's start: %w", err)
+	if start, err = h.Start(ctx); err != nil {
+		return cfg, start, from, fmt.Errorf("backtest: read the history's start: %w", err)
 	}
 	if start.IsZero() {
-		return nil, ErrNoHistory
+		return cfg, start, from, ErrNoHistory
 	}
 	from = plan.Later(from, start)
 	if !from.Before(to) {
-		return nil, fmt.Errorf("backtest: nothing to replay between %s and %s (the history starts at %s)", plan.Stamp(from), plan.Stamp(to), plan.Stamp(start))
+		return cfg, start, from, fmt.Errorf("backtest: nothing to replay between %s and %s (the history starts at %s)", plan.Stamp(from), plan.Stamp(to), plan.Stamp(start))
+	}
+	return cfg, start, from, nil
+}
+
+// Run replays set over the history h from from (the history's start at
+// the earliest) to to, and reports what the rules would have done.
+func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Time, opts ...Option) (*Report, error) {
+	cfg, start, from, err := window(ctx, h, from, to, opts)
+	if err != nil {
+		return nil, err
 	}
 	main := newReplay(set, cfg, false, from)
 	var sup *replay
