@@ -146,15 +146,7 @@ func (r *oracle) apply(rec history.Record) {
 }
 
 // clock is the time of the next cycle: the earliest next run.
-func (r *oracle) clock() time.Time {
-	var t time.Time
-	for _, n := range r.next {
-		if !n.IsZero() && (t.IsZero() || n.Before(t)) {
-			t = n
-		}
-	}
-	return t
-}
+func (r *oracle) clock() time.Time { return earliest(r.next) }
 
 // until runs the cycles due before t.
 func (r *oracle) until(ctx context.Context, t time.Time) error {

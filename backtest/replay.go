@@ -194,9 +194,12 @@ func (r *replay) trimLog() {
 }
 
 // clock is the time of the next cycle: the earliest next run.
-func (r *replay) clock() time.Time {
+func (r *replay) clock() time.Time { return earliest(r.next) }
+
+// earliest is the earliest of ts that is set (zero: none is).
+func earliest(ts []time.Time) time.Time {
 	var t time.Time
-	for _, n := range r.next {
+	for _, n := range ts {
 		if !n.IsZero() && (t.IsZero() || n.Before(t)) {
 			t = n
 		}
