@@ -105,11 +105,32 @@ func TestRunFirings(t *testing.T) {
 			a := tk(4, 2, 4, 0, t0)
 			m.Add(at(a, t0))
 			m.Add(history.Record{At: t0.Add(5 * time.Minute), Ticket: &sdclient.Ticket{ID: 4}, Gone: true})
-			m.Add(at(a, t0.Add(7*time.Minute))) // back (restored): a new episode
+			// Back (restored) at 7m: a new episode. The change is stamped
+			// at the 7m cycle's instant, which read the desk just before
+			// it: the 8m cycle fires.
+			m.Add(at(a, t0.Add(7*time.Minute)))
 			a.Status = 4
 			m.Add(at(a, t0.Add(9*time.Minute)))
 		},
-		want: []string{"urgent #4 @0s", "urgent #4 @7m0s"},
+		want: []string{"urgent #4 @0s", "urgent #4 @8m0s"},
+	}, {
+		// The live run's reminder at 3h replied, which the history shows as
+		// a change stamped 3h: that cycle's own write must not undo its
+		// firing. The next reminder waits two hours from the reply.
+		name: "a change stamped at a cycle's instant is seen by the next cycle",
+		rules: `  - name: reminder
+    query: "status:3"
+    if: now() - ticket.updated_at > duration("2h")
+    every: 1h
+    actions:
+      - reply: "still waiting"
+`,
+		records: func(m *history.Memory) {
+			a := tk(13, 3, 2, 5, t0)
+			m.Add(at(a, t0))
+			m.Add(at(a, t0.Add(3*time.Hour))) // the 3h reminder's reply
+		},
+		want: []string{"reminder #13 @3h0m0s", "reminder #13 @6h0m0s"},
 	}, {
 		name: "the rule's cap holds the rest for the next cycles, most urgent first",
 		rules: `  - name: capped
@@ -156,8 +177,9 @@ func TestRunFirings(t *testing.T) {
 }
 
 // week is a hand-built week: ticket 10 urgent on Monday morning, ticket 11
-// urgent on Wednesday afternoon and again on Thursday, ticket 12 left
-// unassigned on Tuesday.
+// urgent on Wednesday afternoon (created 30s before the 14:00 cycles of
+// deskbot and of the hourly supervisor) and again on Thursday, ticket 12
+// left unassigned on Tuesday.
 func week() *history.Memory {
 	m := &history.Memory{}
 	a := tk(10, 2, 1, 0, t0)
@@ -166,7 +188,7 @@ func week() *history.Memory {
 	m.Add(at(a, t0.Add(9*time.Hour+30*time.Second)))
 	a.Status = 4
 	m.Add(at(a, t0.Add(11*time.Hour)))
-	b := tk(11, 2, 4, 5, t0.Add(2*24*time.Hour+14*time.Hour))
+	b := tk(11, 2, 4, 5, t0.Add(2*24*time.Hour+14*time.Hour-30*time.Second))
 	m.Add(at(b, b.CreatedAt))
 	b.Priority = 3
 	m.Add(at(b, t0.Add(3*24*time.Hour)))
@@ -194,8 +216,8 @@ func TestRunWeekReport(t *testing.T) {
 	if len(u.Days) != 3 || u.Days[0].Date != "2026-11-16" || u.Days[1].Date != "2026-11-18" || u.Days[2].Firings != 1 {
 		t.Errorf("urgent's days: %+v", u.Days)
 	}
-	// matched at 9h00m30s, fired at 9h01m: 30s; #11 at once at creation
-	// (62h, a cycle then): 0s; and 40s on Thursday (86h00m20s to 86h01m).
+	// matched at 9h00m30s, fired at 9h01m: 30s; #11 30s after its creation
+	// (61h59m30s to 62h); and 40s on Thursday (86h00m20s to 86h01m).
 	if u.TimeToFire.N != 3 || u.TimeToFire.Median() != 30*time.Second || u.TimeToFire.P90() != 40*time.Second {
 		t.Errorf("urgent's time to fire: %+v", u.TimeToFire)
 	}
@@ -212,7 +234,7 @@ func TestRunWeekReport(t *testing.T) {
 		t.Errorf("busiest hour: %+v", u.BusiestHour)
 	}
 	// The hourly supervisor: runs at 0h, 1h, ...: the urgent firings come
-	// at 10h (59m later), 62h (at once) and 87h (59m later).
+	// at 10h (59m later), 62h (at the same time) and 87h (59m later).
 	sup := u.Supervisor
 	if sup == nil || sup.Firings != 3 || sup.Compared != 3 || sup.Missed != 0 || sup.Later.Median() != 59*time.Minute {
 		t.Errorf("supervisor: %+v", sup)
@@ -292,10 +314,12 @@ func TestGroupingAndCycleCap(t *testing.T) {
 		flood               Totals
 		urgentAt, lastFlood time.Duration
 	}{
-		{"no cap across rules", 0, Totals{Firings: 7, Messages: 1 + 3, Pages: 7}, 2 * time.Hour, time.Hour},
+		// Stamped at 1h and 2h, the cycles' instants: the cycles after
+		// them see the changes (the starting state, the first cycle).
+		{"no cap across rules", 0, Totals{Firings: 7, Messages: 1 + 3, Pages: 7}, 2*time.Hour + time.Minute, time.Hour + time.Minute},
 		// two firings a cycle across rules: four tickets take two cycles
 		// (two each: not over group_over, cards each).
-		{"two per cycle", 2, Totals{Firings: 7, Messages: 7, Pages: 7}, 2 * time.Hour, time.Hour + time.Minute},
+		{"two per cycle", 2, Totals{Firings: 7, Messages: 7, Pages: 7}, 2*time.Hour + time.Minute, time.Hour + 2*time.Minute},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

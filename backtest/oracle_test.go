@@ -41,7 +41,7 @@ func runOracle(ctx context.Context, set *rules.Set, h history.Reader, from, to t
 			return nil
 		}
 		for _, r := range reps {
-			if err := r.until(ctx, rec.At); err != nil {
+			if err := r.until(ctx, seenAfter(rec.At, from)); err != nil {
 				return err
 			}
 			r.apply(rec)

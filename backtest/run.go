@@ -70,7 +70,7 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		if rec.Ticket == nil {
 			return nil
 		}
-		if err := main.until(ctx, rec.At); err != nil {
+		if err := main.until(ctx, seenAfter(rec.At, from)); err != nil {
 			return err
 		}
 		mask := main.changeOf(rec)
@@ -122,6 +122,20 @@ const feedBatch = 1024
 
 // change is a record with the classes of fields it changed (changeOf),
 // found once for both replays.
+// seenAfter is when a record stamped at becomes visible: cycles before
+// the returned time run first. A desk stamps changes in whole seconds and
+// a cycle at T reads the desk just after T, so a change stamped T is
+// first seen by the next cycle; above all deskbot's own writes, which
+// the cycle at T makes (a reminder's reply stamped T must not stop that
+// very reminder). The starting state, stamped at or before from, is what
+// the first cycle sees.
+func seenAfter(at, from time.Time) time.Time {
+	if at.After(from) {
+		return at.Add(time.Nanosecond)
+	}
+	return at
+}
+
 type change struct {
 	rec  history.Record
 	mask uint8
@@ -139,7 +153,7 @@ func (r *replay) consume(ctx context.Context, feed <-chan []change, to time.Time
 		}
 		for _, c := range batch {
 			if err == nil {
-				if err = r.until(ctx, c.rec.At); err == nil {
+				if err = r.until(ctx, seenAfter(c.rec.At, r.from)); err == nil {
 					r.apply(c.rec, c.mask)
 				}
 			}
