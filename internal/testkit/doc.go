@@ -10,7 +10,6 @@
 //	ip := testkit.NonLoopbackIPv4() // "" when the machine has none
 //	y := testkit.OncallRules("U0X")  // a rules file with an on-call schedule of U0X
 //
-// It is imported by tests only (feed, history/recorder, scheduler,
-// bot/follow, statuspage, cmd/deskbot) and imports rules, store, sdclient
-// and sdsim of deskbot's own; the tests of those cannot use it.
+// It is imported by tests only and imports rules, store, sdclient and
+// sdsim of deskbot's own; the tests of those cannot use it.
 package testkit
