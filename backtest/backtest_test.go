@@ -296,10 +296,7 @@ func TestGroupingAndCycleCap(t *testing.T) {
       - alert: {channel: desk, text: "{{ ticket.id }}"}
       - page: {policy: p, channel: desk, text: "x"}
 `
-	set, err := rules.Load("rules.yaml", []byte("version: 1\nchannels: {desk: \"#desk\"}\n"+oncallYAML+"rules:\n"+flood+urgentRule))
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := load(t, flood+urgentRule+oncallYAML) // oncall: after the rules, a key of its own
 	m := &history.Memory{}
 	for id := int64(1); id <= 4; id++ { // four at once: over group_over, one message
 		m.Add(at(tk(id, 2, 1, 0, t0), t0))

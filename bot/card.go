@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"regexp"
@@ -25,18 +26,6 @@ const lastConversations = 3
 // TicketCard renders a ticket; it is pure so that it can be golden-tested.
 func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 	c := &Card{Title: fmt.Sprintf("#%d %s", t.ID, t.Subject), URL: link}
-	status := n.Status
-	if status == "" {
-		status = statusName(nil, t.Status)
-	}
-	agent := n.Agent
-	if agent == "" {
-		agent = "unassigned"
-	}
-	group := n.Group
-	if group == "" {
-		group = "none"
-	}
 	requester := fmt.Sprintf("requester #%d", t.RequesterID)
 	if t.Requester != nil {
 		requester = t.Requester.Name
@@ -45,11 +34,11 @@ func TicketCard(t *sdclient.Ticket, n CardNames, link string) *Card {
 		}
 	}
 	c.Fields = []chat.Field{
-		{Label: "Status", Value: status},
+		{Label: "Status", Value: cmp.Or(n.Status, statusName(nil, t.Status))},
 		{Label: "Priority", Value: priorityName(t.Priority)},
 		{Label: "Requester", Value: requester},
-		{Label: "Agent", Value: agent},
-		{Label: "Group", Value: group},
+		{Label: "Agent", Value: cmp.Or(n.Agent, "unassigned")},
+		{Label: "Group", Value: cmp.Or(n.Group, "none")},
 		{Label: "Due", Value: formatTime(t.DueBy)},
 		{Label: "First response due", Value: formatTime(t.FrDueBy)},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -244,8 +245,8 @@ func BenchmarkFirstSync(b *testing.B) {
 			var requests, lists int
 			for b.Loop() {
 				b.StopTimer()
-				st := openStore(b, filepath.Join(b.TempDir(), "state.db"))
-				f, err := New(clientDesk(clientFor(b, sim)), WithLogger(testLogger(b)), WithClock(clk), WithMirrorStore(st))
+				st := testkit.Store(b, filepath.Join(b.TempDir(), "state.db"))
+				f, err := New(clientDesk(testkit.DeskClient(b, sim)), WithLogger(testkit.Logger()), WithClock(clk), WithMirrorStore(st))
 				if err != nil {
 					b.Fatal(err)
 				}

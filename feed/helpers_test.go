@@ -1,8 +1,6 @@
 package feed
 
 import (
-	"context"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -37,33 +35,14 @@ type env struct {
 	f      *Feed
 }
 
-func testLogger(testing.TB) *slog.Logger { return testkit.Logger() }
-
-func clientFor(t testing.TB, sim *sdsim.Server) *sdclient.Client {
-	t.Helper()
-	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey,
-		sdclient.WithRatePerMinute(1000000),
-		sdclient.WithMaxAttempts(2),
-		sdclient.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func openStore(t testing.TB, dsn string) *store.Store {
-	t.Helper()
-	return testkit.Store(t, dsn)
-}
-
 func newEnv(t testing.TB, simOpts []sdsim.Option, opts ...Option) *env {
 	t.Helper()
 	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), reg: prometheus.NewRegistry()}
 	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
 	t.Cleanup(e.sim.Close)
-	e.client = clientFor(t, e.sim)
+	e.client = testkit.DeskClient(t, e.sim)
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
-	e.st = openStore(t, e.stPath)
+	e.st = testkit.Store(t, e.stPath)
 	e.f = e.newFeed(clientDesk(e.client), append([]Option{WithRegistry(e.reg)}, opts...)...)
 	return e
 }
@@ -71,7 +50,7 @@ func newEnv(t testing.TB, simOpts []sdsim.Option, opts ...Option) *env {
 // newFeed is another feed of e's desk (through desk) and store.
 func (e *env) newFeed(desk Desk, opts ...Option) *Feed {
 	e.t.Helper()
-	base := []Option{WithLogger(testLogger(e.t)), WithClock(e.clk), WithMirrorStore(e.st)}
+	base := []Option{WithLogger(testkit.Logger()), WithClock(e.clk), WithMirrorStore(e.st)}
 	f, err := New(desk, append(base, opts...)...)
 	if err != nil {
 		e.t.Fatal(err)

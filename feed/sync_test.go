@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -168,7 +169,7 @@ func TestANewLeaderContinuesFromTheStoredMirror(t *testing.T) {
 		e.sync(e.f)
 		e.clk.Advance(time.Minute)
 	}
-	f2 := e.newFeed(clientDesk(e.client), WithMirrorStore(openStore(t, e.stPath)))
+	f2 := e.newFeed(clientDesk(e.client), WithMirrorStore(testkit.Store(t, e.stPath)))
 	urgent := e.sim.Desk.AddTicket(sdsim.Ticket{Subject: "urgent", Priority: 4})
 	e.sim.Desk.ResetRequests()
 	res := e.sync(f2)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 )
 
@@ -34,10 +35,7 @@ oncall:
 // pages, counted once a ticket and logged once a cycle; once it stays
 // within its budget in a cycle it is forgotten.
 func TestBudgets(t *testing.T) {
-	set, err := rules.Load("test.yaml", []byte(threeRules))
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := testkit.Rules(t, threeRules)
 	over := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "over"}, []string{"rule"})
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -48,7 +46,7 @@ func TestBudgets(t *testing.T) {
 	}
 	b.Note(set.Rules(), []rules.Decision{{Rule: "heavy", TicketID: 7, Err: budget}, {Rule: "heavy", TicketID: 8, Err: budget},
 		{Rule: "light", TicketID: 7}}, t0, over, log)
-	err = b.Health()
+	err := b.Health()
 	if err == nil || !strings.Contains(err.Error(), `rule "heavy" went over its run-time budget on 2 tickets (e.g. #7) at 09:00:00`) ||
 		strings.Contains(err.Error(), "light") {
 		t.Errorf("health: %v", err)
@@ -74,10 +72,7 @@ func TestBudgets(t *testing.T) {
 
 // Page actions need an escalator.
 func TestCheckPages(t *testing.T) {
-	set, err := rules.Load("test.yaml", []byte(threeRules))
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := testkit.Rules(t, threeRules)
 	if err := CheckPages(set, nil); err == nil || !strings.Contains(err.Error(), `rule "pager" pages on-call, but no escalator is configured`) {
 		t.Errorf("without an escalator: %v", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -26,18 +26,12 @@ rules:
 func TestPeopleLookup(t *testing.T) {
 	sim := sdsim.NewServer()
 	t.Cleanup(sim.Close)
-	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, sdclient.WithRatePerMinute(100000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testkit.DeskClient(t, sim)
 	d := sim.Desk
 	g := d.AddGroup(sdsim.Group{Name: "Network"})
 	ag := d.AddAgent(sdsim.Agent{FirstName: "Andy", LastName: "Agent", Email: "andy@example.com", Active: true})
 	rq := d.AddRequester(sdsim.Requester{FirstName: "Rita", LastName: "Requester", PrimaryEmail: "rita@example.com", Active: true})
-	set, err := rules.Load("test.yaml", []byte(namesRules))
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := testkit.Rules(t, namesRules)
 	tickets := []*sdclient.Ticket{
 		{ID: 1, RequesterID: rq.ID, ResponderID: &ag.ID, GroupID: &g.ID},
 		{ID: 2, RequesterID: ag.ID}, // an agent raised it

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -169,15 +170,7 @@ func TestVerdicts(t *testing.T) {
 		{name: "template fails", cond: `ticket.priority >= 3`, note: "{{ ticket.custom_fields.seats + 1 }}", holds: true, renderErr: true, until: never},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := tc.query
-			if q == "" {
-				q = "status:open"
-			}
-			note := tc.note
-			if note == "" {
-				note = "seen"
-			}
-			s := mustLoad(t, ruleFile(verdictRule("r", q, tc.cond, note)))
+			s := mustLoad(t, ruleFile(verdictRule("r", cmp.Or(tc.query, "status:open"), tc.cond, cmp.Or(tc.note, "seen"))))
 			tk := base(tc.mod)
 			vs := s.Verdicts(s.Rules(), tk, now, nil)
 			if len(vs) != 1 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 )
@@ -173,7 +174,7 @@ func BenchmarkDMNudges(b *testing.B) {
 	st := openStore(b, clk)
 	n := &dmChat{}
 	rules := strings.Replace(nudgeRules, "    query: status:open\n", "    query: status:open\n    max_firings_per_cycle: 1000\n", 1)
-	s, err := scheduler.New(quiet, firing.ClientDesk(clientFor(b, sim)), mustRules(b, rules), st, nil, scheduler.WithClock(clk),
+	s, err := scheduler.New(quiet, firing.ClientDesk(testkit.DeskClient(b, sim)), mustRules(b, rules), st, nil, scheduler.WithClock(clk),
 		scheduler.WithRegistry(prometheus.NewRegistry()), scheduler.WithMaxFiringsPerCycle(1000), scheduler.WithDMs(NewDMs(n)))
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/oncall"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -36,7 +37,7 @@ func TestExampleDigestCarriesOn(t *testing.T) {
 	clk := clockwork.NewFakeClockAt(friday)
 	sim := sdsim.NewServer(sdsim.WithClock(clk.Now), sdsim.WithGenerated(1, 200))
 	t.Cleanup(sim.Close)
-	client := clientFor(t, sim)
+	client := testkit.DeskClient(t, sim)
 	path := filepath.Join(t.TempDir(), "state.db")
 	n := &digestChat{}
 	// start is one deskbot process on the shared store: a restart.

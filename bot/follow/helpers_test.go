@@ -50,24 +50,10 @@ func mustRules(t testing.TB, yaml string) *rules.Set {
 	return testkit.Rules(t, yaml)
 }
 
-func clientFor(t testing.TB, sim *sdsim.Server) *sdclient.Client {
-	t.Helper()
-	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, sdclient.WithRatePerMinute(1000000), sdclient.WithMaxAttempts(2),
-		sdclient.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
+// openStore is a SQLite state store on clk, closed when the test ends.
 func openStore(t testing.TB, clk clockwork.Clock) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"), store.WithClock(clk.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return testkit.Store(t, filepath.Join(t.TempDir(), "state.db"), store.WithClock(clk.Now))
 }
 
 // newEnv starts an env on rulesYAML; followers gives the scheduler's
@@ -78,7 +64,7 @@ func newEnv(t *testing.T, rulesYAML string, followers func(e *env) []scheduler.O
 	e := &env{t: t, rules: rulesYAML, clk: clockwork.NewFakeClockAt(t0), alerts: &recAlerts{}}
 	e.sim = sdsim.NewServer(sdsim.WithClock(e.clk.Now))
 	t.Cleanup(e.sim.Close)
-	e.client = clientFor(t, e.sim)
+	e.client = testkit.DeskClient(t, e.sim)
 	e.st = openStore(t, e.clk)
 	e.s = e.newScheduler(followers)
 	return e

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -164,7 +165,7 @@ func benchThreads(b *testing.B, linkedPct int) {
 	e.clk = clockwork.NewFakeClockAt(t0)
 	sim := sdsim.NewServer(sdsim.WithClock(e.clk.Now))
 	b.Cleanup(sim.Close)
-	e.client = clientFor(b, sim)
+	e.client = testkit.DeskClient(b, sim)
 	e.st = openStore(b, e.clk)
 	ctx := b.Context()
 	ids := make([]int64, 10000)

@@ -12,18 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/chat"
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/oncall"
-	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
-	"github.com/jonboulle/clockwork"
 )
 
 // pageRules is the rules file of the on-call tests: the it-primary rota
@@ -140,15 +141,8 @@ func newPageEnvWith(t *testing.T, rulesYAML string, simOpts []sdsim.Option, clie
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	set, err := rules.Load("rules.yaml", []byte(rulesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.Store(t, filepath.Join(t.TempDir(), "state.db"))
+	set := testkit.Rules(t, rulesYAML)
 	fp := &forwardPager{}
 	esc, err := oncall.NewEscalator(set.OnCall(), st, fp, oncall.ClientDesk(client), oncall.WithClock(clk.Now))
 	if err != nil {
@@ -294,7 +288,7 @@ func TestOnCallPageEscalatesUntilAcknowledged(t *testing.T) {
 	e.slack.ForgetCards()
 	fp := &forwardPager{}
 	fp.p.Store(e.slack)
-	set, _ := rules.Load("rules.yaml", []byte(pageRulesYAML))
+	set := testkit.Rules(t, pageRulesYAML)
 	esc2, err := oncall.NewEscalator(set.OnCall(), e.st, fp, oncall.ClientDesk(e.client))
 	if err != nil {
 		t.Fatal(err)

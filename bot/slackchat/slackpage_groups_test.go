@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/slackchat"
+	"github.com/deskbot/deskbot/internal/testkit"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/deskbot/deskbot/bot/slackfake"
-	"github.com/deskbot/deskbot/rules"
 )
 
 // groupRulesYAML's it-urgent policy pages alice (the rota), then the user
@@ -28,10 +28,7 @@ func TestSlackGroupMembersInvolved(t *testing.T) {
 	e.fake.AddUser(slackfake.User{ID: "UNINA", Name: "nina", Email: "nina@example.com"})
 	e.fake.AddUserGroup(slackfake.UserGroup{ID: "S0GROUP", Handle: "it-oncall", Users: []string{"UDAVE"}})
 	e.fake.AddUserGroup(slackfake.UserGroup{ID: "S0NET", Handle: "net-oncall", Users: []string{"UNINA", "UBOB"}})
-	set, err := rules.Load("rules.yaml", []byte(groupRulesYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := testkit.Rules(t, groupRulesYAML)
 	pol := set.OnCall().Policy("it-urgent")
 	for _, tc := range []struct {
 		user, email string

@@ -20,7 +20,7 @@ import (
 	"github.com/deskbot/deskbot/bot/slackchat"
 	"github.com/deskbot/deskbot/bot/slackfake"
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -75,15 +75,8 @@ func newThreadEnv(t *testing.T) *threadEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"), store.WithClock(clk.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	set, err := rules.Load("rules.yaml", []byte(threadRules))
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.Store(t, filepath.Join(t.TempDir(), "state.db"), store.WithClock(clk.Now))
+	set := testkit.Rules(t, threadRules)
 	fake := slackfake.New(slackfake.WithUsers(append(slackUsers(), slackfake.User{ID: "UDAVE", Name: "dave", Email: "dave@example.com"})...),
 		slackfake.WithChannels(slackfake.Channel{ID: oncallID, Name: "it-oncall"}))
 	t.Cleanup(fake.Close)

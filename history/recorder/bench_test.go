@@ -11,6 +11,7 @@ import (
 
 	"github.com/deskbot/deskbot/history"
 	"github.com/deskbot/deskbot/history/recorder"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
@@ -45,7 +46,7 @@ func BenchmarkHistoryWrite(b *testing.B) {
 
 func benchHistoryWrite(b *testing.B, on bool) {
 	path := filepath.Join(b.TempDir(), "state.db")
-	st := openStore(b, path)
+	st := testkit.Store(b, path)
 	var recOpts []recorder.Option
 	if on {
 		recOpts = []recorder.Option{}

@@ -17,6 +17,7 @@ import (
 	"github.com/deskbot/deskbot/history"
 	"github.com/deskbot/deskbot/history/recorder"
 	"github.com/deskbot/deskbot/internal/pgtest"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -45,23 +46,13 @@ type env struct {
 func engines(t *testing.T, fn func(t *testing.T, open func(t testing.TB) *store.Store)) {
 	t.Run("sqlite", func(t *testing.T) {
 		fn(t, func(t testing.TB) *store.Store {
-			return openStore(t, filepath.Join(t.TempDir(), "state.db"))
+			return testkit.Store(t, filepath.Join(t.TempDir(), "state.db"))
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
 		pgtest.DSN(t)
-		fn(t, func(t testing.TB) *store.Store { return openStore(t, pgtest.SchemaDSN(t)) })
+		fn(t, func(t testing.TB) *store.Store { return testkit.Store(t, pgtest.SchemaDSN(t)) })
 	})
-}
-
-func openStore(t testing.TB, dsn string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -76,18 +67,14 @@ func newEnv(t testing.TB, st *store.Store, recOpts []recorder.Option, simOpts ..
 	}
 	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
 	t.Cleanup(e.sim.Close)
-	c, err := sdclient.New(e.sim.URL, sdsim.DefaultAPIKey, sdclient.WithRatePerMinute(1000000),
-		sdclient.WithMaxAttempts(2), sdclient.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.client = c
+	e.client = testkit.DeskClient(t, e.sim)
 	opts := []feed.Option{feed.WithLogger(quiet()), feed.WithClock(e.clk), feed.WithMirrorStore(st),
 		feed.WithTrashEvery(time.Minute)}
 	if e.rec != nil {
 		opts = append(opts, feed.WithSubscriber(e.rec))
 	}
-	if e.f, err = feed.New(clientDesk(c), opts...); err != nil {
+	var err error
+	if e.f, err = feed.New(clientDesk(e.client), opts...); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -65,5 +67,29 @@ func TestStoreOpensAndCloses(t *testing.T) {
 	})
 	if err := st.Ping(t.Context()); err == nil {
 		t.Error("the store still answers after its test ended")
+	}
+}
+
+// A desk client of the tests retries a refusal at once (a Retry-After of
+// an hour does not hold it up) and gives up after its second attempt.
+func TestDeskClientRetriesWithoutWaiting(t *testing.T) {
+	sim := sdsim.NewServer()
+	t.Cleanup(sim.Close)
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "printer"})
+	c := DeskClient(t, sim)
+
+	sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultRateLimit, RetryAfter: 3600})
+	start := time.Now()
+	got, _, err := c.Tickets.Get(t.Context(), tk.ID)
+	if err != nil || got.Subject != "printer" {
+		t.Fatalf("Get after one refusal = %+v, %v; want the ticket", got, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the retry waited %v", d)
+	}
+
+	sim.Desk.InjectFault(sdsim.Fault{Kind: sdsim.FaultServerError, Count: 2})
+	if _, _, err := c.Tickets.Get(t.Context(), tk.ID); err == nil {
+		t.Error("Get after two refusals succeeded; want the second attempt's error")
 	}
 }
