@@ -7,13 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot/backtest"
 	"github.com/deskbot/deskbot/feed"
+	"github.com/deskbot/deskbot/history"
 	"github.com/deskbot/deskbot/history/recorder"
 	"github.com/deskbot/deskbot/oncall"
+	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -166,6 +169,9 @@ func liveAgainstBacktest(t *testing.T, rulesYAML string, ticked bool, hours int)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if path := os.Getenv("BACKTEST_EXAMPLE"); path != "" && ticked {
+		writeExample(t, path, rulesYAML, e.st, start, end.Add(time.Second))
+	}
 	var replayed []string
 	for _, f := range rep.Firings {
 		replayed = append(replayed, fmt.Sprintf("%s #%d @%s", f.Rule, f.TicketID, f.At.Sub(start)))
@@ -198,4 +204,42 @@ func minus(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// writeExample writes the report docs/backtest.md shows (go test -run
+// 'TestBacktestMatchesLiveRun/rules.example' with BACKTEST_EXAMPLE=file):
+// the rules against an old file whose unassigned-15m waited two hours
+// from the last update, with the supervisor and the default budget.
+func writeExample(t *testing.T, path, rulesYAML string, h history.Reader, from, to time.Time) {
+	const now = `if: now() - ticket.created_at > duration("15m") && !(ticket.status == Open && ticket.priority == Urgent)`
+	if !strings.Contains(rulesYAML, now) {
+		t.Fatal("rules.example.yaml's unassigned-15m changed: update writeExample")
+	}
+	old := strings.Replace(rulesYAML, now, `if: now() - ticket.updated_at > duration("2h")`, 1)
+	set, err := rules.Load("rules.yaml", []byte(rulesYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSet, err := rules.Load("rules.old.yaml", []byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []backtest.Option{backtest.WithCycleCap(DefaultMaxFiringsPerCycle)}
+	rep, err := backtest.Run(t.Context(), set, h, from, to, append(opts, backtest.WithSupervisor(true))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldRep, err := backtest.Run(t.Context(), oldSet, h, from, to, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backtest.Compare(oldRep, rep)
+	backtest.NoteBudget(rep, 48) // DESKBOT_DESK_RATE_PER_MIN's default 60 less a fifth for people
+	var b strings.Builder
+	if err := backtest.WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
