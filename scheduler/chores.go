@@ -10,12 +10,11 @@ import (
 
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
-	"github.com/deskbot/deskbot/rules"
 )
 
 // The scheduler's chores beside the cycle, on its clock: the escalator's
 // tick and the ledger's pruning (the work is package firing's), and the
-// rules over their run-time budget (firing.Budgets) for /readyz.
+// rules over their run-time budget (the cycle's firing.Budgets) for /readyz.
 
 // DefaultTickEvery is how often the escalator's due steps are taken: the
 // delay between a level's wait running out and the next level being paged
@@ -85,13 +84,7 @@ func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
 	return err
 }
 
-// noteBudgets notes the decisions of cy's rules that went over their
-// run-time budget (firing.Budgets.Note).
-func (s *Scheduler) noteBudgets(cy *cycle, decisions []rules.Decision) {
-	s.budgets.Note(cy.rules, decisions, cy.now, s.m.overBudget, cy.log)
-}
-
 // RuleHealth is the rules' part of /readyz: nil, or which rules went over
 // their run-time budget in their last cycle (they are reported, not
 // stopped: the other rules keep running).
-func (s *Scheduler) RuleHealth(context.Context) error { return s.budgets.Health() }
+func (s *Scheduler) RuleHealth(context.Context) error { return s.runner.Memories().Budgets.Health() }

@@ -1,13 +1,12 @@
 package scheduler
 
 import (
-	"context"
 	"time"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/sdclient"
 )
 
 // The feed's other followers live beside the chat they serve (bot/follow):
@@ -31,28 +30,12 @@ func WithSubscriber(sub feed.Subscriber) Option {
 func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.dms = d } }
 
 // TickFollower follows the scheduler's ticks on the leader, beside the
-// rules, over the mirror as the tick's sync left it (digests).
-type TickFollower interface {
-	// Due reports whether it has work at now under set: a tick with no
-	// rule due still runs (and syncs the mirror) when it has.
-	Due(set *rules.Set, now time.Time) bool
-	// FollowTick does its work at t.Now.
-	FollowTick(ctx context.Context, t Tick)
-}
+// rules, over the mirror as the tick's sync left it (digests); the cycle
+// runs them after its sync.
+type TickFollower = cycle.TickFollower
 
-// Tick is what a TickFollower is given at each tick: the time, the rules,
-// the mirror after the sync and what the scheduler knows without a desk
-// request.
-type Tick struct {
-	Now     time.Time
-	Set     *rules.Set
-	Tickets []*sdclient.Ticket // the mirror's tickets, by id
-	People  rules.People       // the names the scheduler has looked up (groups for digests)
-	// Runs is where the rules' last runs are kept (in memory in a dry
-	// run): a follower keeps its own schedules there, so that restarts and
-	// new leaders carry them on.
-	Runs firing.RuleRuns
-}
+// Tick is what a TickFollower is given at each tick.
+type Tick = cycle.Tick
 
 // WithTickFollower has f follow the scheduler's ticks (digests).
 func WithTickFollower(f TickFollower) Option {
@@ -71,12 +54,4 @@ func (s *Scheduler) ticksDue(set *rules.Set, now time.Time) bool {
 		}
 	}
 	return false
-}
-
-// followTick runs the tick followers at now over the mirror's tickets.
-func (s *Scheduler) followTick(ctx context.Context, now time.Time, set *rules.Set, tickets []*sdclient.Ticket) {
-	t := Tick{Now: now, Set: set, Tickets: tickets, People: &s.people, Runs: s.runs}
-	for _, f := range s.cfg.tickers {
-		f.FollowTick(ctx, t)
-	}
 }

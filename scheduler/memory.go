@@ -35,7 +35,8 @@ func (s *Scheduler) Memory() Memory {
 	s.mu.Lock()
 	set := s.set
 	s.mu.Unlock()
+	mem := s.runner.Memories()
 	return Memory{At: s.cfg.clock.Now(), Set: set, Ready: s.Ready(), Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings,
-		DryRun: s.cfg.dryRun, Runs: s.runs, Ledger: s.ledger, Feed: s.feed, People: &s.people,
-		Held: &s.held, Matches: &s.matches, Waiting: &s.waiting, Budgets: &s.budgets}
+		DryRun: s.cfg.dryRun, Runs: s.runs, Ledger: s.ledger, Feed: s.feed, People: mem.People,
+		Held: mem.Held, Matches: mem.Matches, Waiting: mem.Waiting, Budgets: mem.Budgets}
 }

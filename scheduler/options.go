@@ -151,6 +151,10 @@ func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.rete
 // by the explainer (Memory.Held).
 func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.maxFirings = n } }
 
+// WithOutlook makes every dry-run cycle hand its plan.Outlook to f (deskbot
+// rules plan). It is called on the cycle's goroutine.
+func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.outlook = f } }
+
 // defaultConfig is New's configuration before its options.
 func defaultConfig() config {
 	return config{

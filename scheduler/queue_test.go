@@ -48,7 +48,7 @@ func TestUrgentGoesFirstWhenTheCapBinds(t *testing.T) {
 	if noted != 4 {
 		t.Errorf("%d routine notes in the first cycle, want the 4 the cap leaves", noted)
 	}
-	h, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: routine[7]})
+	h, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: routine[7]})
 	if !ok || h.Cap != plan.CapCycle || h.Limit != 5 {
 		t.Errorf("HeldBack(routine #%d) = %+v %v, want the cap of 5 across rules", routine[7], h, ok)
 	}
@@ -73,7 +73,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if c.Skipped != "" || len(c.Jobs) != 2 || c.Jobs[0].Fired != 2 || c.Jobs[0].HeldBack != 8 {
 		t.Fatalf("cycle %+v, want 2 firings and 8 queued", c)
 	}
-	h, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: ids[2]})
+	h, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: ids[2]})
 	if !ok || h.Cap != plan.CapQueue || h.Class != "updates and notes" {
 		t.Errorf("HeldBack(#%d) = %+v %v, want queued", ids[2], h, ok)
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/store"
 )
@@ -32,18 +32,18 @@ var ErrNotDelivered = firing.ErrNotDelivered
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
 type Scheduler struct {
-	logger   *slog.Logger
-	desk     firing.Desk
-	ledger   firing.Ledger
-	marks    *firing.LedgerMarks // what signs the firings' notes and replies
-	paging   *firing.Paging      // pages started by rules; nil: no escalator
-	notifier firing.Notifier
-	cfg      config
-	m        *metrics
-	plan     *planner
-	runs     firing.RuleRuns // when each rule last ran (schedule.go)
-	feed     *feed.Feed      // the change feed and the mirror
-	tick     *job            // the cycle, as the planner sees it
+	logger *slog.Logger
+	desk   firing.Desk
+	ledger firing.Ledger
+	marks  *firing.LedgerMarks // what signs the firings' notes and replies
+	paging *firing.Paging      // pages started by rules; nil: no escalator
+	cfg    config
+	m      *metrics
+	plan   *planner
+	runs   firing.RuleRuns // when each rule last ran (schedule.go)
+	feed   *feed.Feed      // the change feed and the mirror
+	tick   *job            // the cycle, as the planner sees it
+	runner *cycle.Runner   // one cycle's steps, and what cycles remember
 
 	mu      sync.Mutex // guards the fields below
 	set     *rules.Set
@@ -54,14 +54,8 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex         // held while a cycle runs
-	budgets firing.Budgets     // rules over their run-time budget
-	held    plan.HeldMemory    // decisions the last cycles held back
-	waiting plan.WaitingMemory // since when held back decisions wait
-	spent   spentLog           // the scheduler's requests of the last minute (queue.go)
-	dry     firing.DryRun      // what earlier dry-run cycles would have fired
-	people  firing.People      // names of requesters, agents and groups for the rules
-	matches plan.MatchMemory   // each rule's last evaluation, for the status pages
+	running sync.Mutex // held while a cycle runs
+	spent   spentLog   // the scheduler's requests of the last minute (queue.go)
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
@@ -102,15 +96,14 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	s := &Scheduler{
-		logger:   logger,
-		desk:     desk,
-		ledger:   ledger,
-		marks:    firing.MarksOf(ledger),
-		notifier: notifier,
-		cfg:      cfg,
-		m:        newMetrics(cfg.reg),
-		set:      set,
-		baseCtx:  context.Background(),
+		logger:  logger,
+		desk:    desk,
+		ledger:  ledger,
+		marks:   firing.MarksOf(ledger),
+		cfg:     cfg,
+		m:       newMetrics(cfg.reg),
+		set:     set,
+		baseCtx: context.Background(),
 	}
 	f, err := s.newFeed(cfg)
 	if err != nil {
@@ -122,6 +115,7 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
+	s.runner = s.newRunner(notifier)
 	return s, nil
 }
 
@@ -300,34 +294,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 
 // CycleResult says what one cycle did for one job (rules sharing a query
 // and schedule).
-type CycleResult struct {
-	Job   string   // the job's name: its first rule, +N for the others
-	Rules []string // the job's rules
-	// Complete is true when the sync was complete (the mirror holds every
-	// open ticket as fresh as the feed) and the episodes were reconciled.
-	Complete bool
-	Err      error  // why the cycle is incomplete
-	Skipped  string // why the job did not run (stopping), or ""
-	Tickets  int    // tickets in the mirror the rules were evaluated on
-	// Requests is every desk request of the cycle (sync, re-reads,
-	// actions, retries included): the same in each job of one cycle.
-	Requests int
-	// Sync is the cycle's sync, shared by its jobs.
-	Sync *feed.Synced
-	// Decisions is how many (rule, ticket) decisions evaluation produced;
-	// Fired how many firings finished in this cycle.
-	Decisions int
-	Fired     int // see Decisions
-	// HeldBack is how many decisions of the job's rules the per-cycle
-	// caps held back, or the cycle queued when its time was up, for later
-	// cycles.
-	HeldBack int
-	Ended    int // episodes ended
-	// Kept is how many episodes of tickets missing from the mirror stayed
-	// open: a re-read showed the ticket still matching, or it could not be
-	// re-read in this cycle.
-	Kept int
-}
+type CycleResult = cycle.Result
 
 // currentJobs returns the jobs, building them when the scheduler was not
 // started.

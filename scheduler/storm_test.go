@@ -144,11 +144,11 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 		fired, held = append(fired, res[0].Fired), append(held, res[0].HeldBack)
 		if len(fired) == 1 {
 			// After the first cycle: ticket 13 on waits, and says why.
-			h, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[12]})
+			h, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[12]})
 			if !ok || h.Cap != plan.CapRule || h.Limit != 12 || !h.At.Equal(t0) {
 				t.Errorf("HeldBack(#%d) = %+v %v, want the rule's cap of 12 at %s", ids[12], h, ok, t0)
 			}
-			if _, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[11]}); ok {
+			if _, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[11]}); ok {
 				t.Errorf("ticket #%d fired but is said to be held back", ids[11])
 			}
 			if _, found, _ := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "urgent", TicketID: ids[12]}); found {
@@ -169,7 +169,7 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 	if got := metricValue(t, e.s.m.deferredByCap.WithLabelValues("urgent")); got != 24 {
 		t.Errorf("deferred_by_cap metric %v, want 18+6", got)
 	}
-	if _, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[29]}); ok {
+	if _, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[29]}); ok {
 		t.Errorf("ticket #%d still said to be held back after it fired", ids[29])
 	}
 	named := e.notif.named("urgent")
