@@ -40,3 +40,13 @@ func (r *Runner) followTick(ctx context.Context, c run, tickets []*sdclient.Tick
 		f.FollowTick(ctx, t)
 	}
 }
+
+// TicksDue reports whether a tick follower has work at now.
+func (r *Runner) TicksDue(set *rules.Set, now time.Time) bool {
+	for _, f := range r.d.Tickers {
+		if f.Due(set, now) {
+			return true
+		}
+	}
+	return false
+}

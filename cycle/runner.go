@@ -17,29 +17,51 @@ type Deps struct {
 	Marks    *firing.LedgerMarks // what signs the firings' notes and replies
 	Paging   *firing.Paging      // pages started by rules; nil: no escalator
 	Notifier firing.Notifier
-	DMs      firing.DMSender
 	Feed     *feed.Feed      // the change feed and the mirror
 	Runs     firing.RuleRuns // when each rule last ran (ticks, a plan's dry run)
 	Tickers  []TickFollower  // followers of the ticks (digests)
 	Now      func() time.Time
 	Stopping func() bool // the scheduler is stopping: no new firing starts
+	Settings
+	Metrics Metrics
+}
 
+// Settings are the cycles' settings, each a scheduler option.
+type Settings struct {
+	DMs           firing.DMSender // a dm:'s sender; nil: an alert to its fallback channel
 	Lease         time.Duration
 	ActionTimeout time.Duration
 	CycleCap      int // max firings per cycle across rules
 	MaxEndChecks  int // re-reads confirming episode ends, per cycle
 	DryRun        bool
 	Outlook       func(plan.Outlook) // dry runs: gets each cycle's outlook
-	Metrics       Metrics
 }
 
-// Metrics are the collectors the steps move; the scheduler registers them
-// (their names are the scheduler's).
+// Metrics are the collectors the steps move (NewMetrics); the scheduler
+// registers them with its own (Collectors).
 type Metrics struct {
 	Exec          firing.Metrics         // the execute step's counters
 	OverBudget    *prometheus.CounterVec // rule
 	DeferredByCap *prometheus.CounterVec // rule
 	Queued        *prometheus.GaugeVec   // class
+}
+
+// NewMetrics makes the steps' collectors.
+func NewMetrics() Metrics {
+	return Metrics{
+		Exec: firing.NewMetrics(),
+		OverBudget: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_rule_over_budget_total",
+			Help: "Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule."}, []string{"rule"}),
+		DeferredByCap: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_scheduler_deferred_by_cap_total",
+			Help: "Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles."}, []string{"rule"}),
+		Queued: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "deskbot_scheduler_queued_firings",
+			Help: "Decisions waiting for a later cycle (held back by a per-cycle cap, or queued when the cycle's share of the request budget ran out), by class (pages, alerts and direct messages, updates and notes, public replies, digests)."}, []string{"class"}),
+	}
+}
+
+// Collectors are m's collectors, to register.
+func (m Metrics) Collectors() []prometheus.Collector {
+	return append(m.Exec.Collectors(), m.OverBudget, m.DeferredByCap, m.Queued)
 }
 
 // Runner runs cycles of the rules (Run) and keeps what they remember from

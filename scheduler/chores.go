@@ -24,10 +24,10 @@ const DefaultTickEvery = 20 * time.Second
 // newPaging is the escalator's paging (nil without an escalator, and in
 // a dry run, which pages nobody).
 func (s *Scheduler) newPaging() *firing.Paging {
-	if s.cfg.escalator == nil || s.cfg.dryRun {
+	if s.cfg.escalator == nil || s.cfg.run.DryRun {
 		return nil
 	}
-	return &firing.Paging{Escalator: s.cfg.escalator, Now: s.cfg.clock.Now, Timeout: s.cfg.actionTimeout,
+	return &firing.Paging{Escalator: s.cfg.escalator, Now: s.cfg.clock.Now, Timeout: s.cfg.run.ActionTimeout,
 		Ticks: s.m.ticks, Log: s.logger}
 }
 
@@ -63,7 +63,7 @@ func (s *Scheduler) addTickJob(gs gocron.Scheduler) error {
 // prune does every PruneEvery (firing.Prune); it returns how many went.
 // It does nothing when pruning is off (and in a dry run).
 func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
-	if s.cfg.retention < 0 || s.cfg.dryRun {
+	if s.cfg.retention < 0 || s.cfg.run.DryRun {
 		return 0, nil
 	}
 	return firing.Prune(ctx, s.ledger, s.cfg.retention, s.cfg.clock.Now(), s.m.pruned, s.logger)
@@ -73,7 +73,7 @@ func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
 // one idempotent statement, so the job needs no leader, but gocron asks the
 // elector for every job, so in practice the leader prunes.
 func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
-	if s.cfg.retention < 0 || s.cfg.dryRun {
+	if s.cfg.retention < 0 || s.cfg.run.DryRun {
 		return nil
 	}
 	_, err := s.addJob(gs, "ledger-prune", PruneEvery, func(ctx context.Context) {

@@ -26,11 +26,9 @@ type Cycle struct {
 // the scheduler's dependencies and options.
 func (s *Scheduler) newRunner(notifier firing.Notifier) *cycle.Runner {
 	return cycle.New(cycle.Deps{
-		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier, DMs: s.cfg.dms,
+		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier,
 		Feed: s.feed, Runs: s.runs, Tickers: s.cfg.tickers, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
-		Lease: s.cfg.lease, ActionTimeout: s.cfg.actionTimeout, CycleCap: s.cfg.maxFirings,
-		MaxEndChecks: s.cfg.maxEndChecks, DryRun: s.cfg.dryRun, Outlook: s.cfg.outlook,
-		Metrics: cycle.Metrics{Exec: s.m.exec, OverBudget: s.m.overBudget, DeferredByCap: s.m.deferredByCap, Queued: s.m.queued},
+		Settings: s.cfg.run, Metrics: s.m.Metrics,
 	})
 }
 
@@ -145,7 +143,7 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (cycle.In, [
 	now := s.cfg.clock.Now()
 	s.loadRuns(ctx, jobs, now) // schedule.go: restarts and new leaders carry the schedules on
 	due := s.dueJobs(jobs, mode, now)
-	if len(due) == 0 && !s.ticksDue(set, now) {
+	if len(due) == 0 && !s.runner.TicksDue(set, now) {
 		return cycle.In{}, nil, false
 	}
 	in := cycle.In{Now: now, Set: set, Once: mode == once, Tick: s.tickEvery(), Log: s.logger}

@@ -1,12 +1,9 @@
 package scheduler
 
 import (
-	"time"
-
 	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/rules"
 )
 
 // The feed's other followers live beside the chat they serve (bot/follow):
@@ -27,7 +24,7 @@ func WithSubscriber(sub feed.Subscriber) Option {
 
 // WithDMs sends the rules' direct messages through d. Without it a dm:
 // is posted as an alert to its fallback channel, saying for whom it was.
-func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.dms = d } }
+func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.run.DMs = d } }
 
 // TickFollower follows the scheduler's ticks on the leader, beside the
 // rules, over the mirror as the tick's sync left it (digests); the cycle
@@ -44,14 +41,4 @@ func WithTickFollower(f TickFollower) Option {
 			cfg.tickers = append(cfg.tickers, f)
 		}
 	}
-}
-
-// ticksDue reports whether a tick follower has work at now.
-func (s *Scheduler) ticksDue(set *rules.Set, now time.Time) bool {
-	for _, f := range s.cfg.tickers {
-		if f.Due(set, now) {
-			return true
-		}
-	}
-	return false
 }

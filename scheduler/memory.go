@@ -3,16 +3,17 @@ package scheduler
 import (
 	"time"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 )
 
 // Memory is what the scheduler knows without a desk request, for the
 // status pages and `deskbot rules plan` to read (they build their views
-// from it). Its memories are
-// the scheduler's own: safe to read while cycles run, never to change.
+// from it). Its memories are the scheduler's own and its cycles' (People,
+// Held, Matches, Waiting, Budgets): safe to read while cycles run, never
+// to change.
 type Memory struct {
 	At       time.Time     // the scheduler's clock when it was taken
 	Set      *rules.Set    // the rules running now
@@ -22,12 +23,8 @@ type Memory struct {
 	DryRun   bool          // decisions are logged, not acted on
 	Runs     firing.RuleRunReader
 	Ledger   firing.OutlookLedger
-	Feed     *feed.Feed          // the mirror
-	People   rules.People        // the names looked up for the rules (digests' groups)
-	Held     *plan.HeldMemory    // what each rule's last cycle held back
-	Matches  *plan.MatchMemory   // each rule's last evaluation in this process
-	Waiting  *plan.WaitingMemory // since when held-back decisions wait
-	Budgets  *firing.Budgets     // the rules over their run-time budget
+	Feed     *feed.Feed // the mirror
+	cycle.Memories
 }
 
 // Memory returns what the scheduler knows now.
@@ -35,8 +32,6 @@ func (s *Scheduler) Memory() Memory {
 	s.mu.Lock()
 	set := s.set
 	s.mu.Unlock()
-	mem := s.runner.Memories()
-	return Memory{At: s.cfg.clock.Now(), Set: set, Ready: s.Ready(), Tick: s.tickEvery(), CycleCap: s.cfg.maxFirings,
-		DryRun: s.cfg.dryRun, Runs: s.runs, Ledger: s.ledger, Feed: s.feed, People: mem.People,
-		Held: mem.Held, Matches: mem.Matches, Waiting: mem.Waiting, Budgets: mem.Budgets}
+	return Memory{At: s.cfg.clock.Now(), Set: set, Ready: s.Ready(), Tick: s.tickEvery(), CycleCap: s.cfg.run.CycleCap,
+		DryRun: s.cfg.run.DryRun, Runs: s.runs, Ledger: s.ledger, Feed: s.feed, Memories: s.runner.Memories()}
 }

@@ -3,21 +3,18 @@ package scheduler
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/cycle"
 )
 
 // metrics are the scheduler's Prometheus collectors.
 type metrics struct {
-	exec             firing.Metrics           // the execute step's counters
+	cycle.Metrics                             // the cycle's steps' (package cycle)
 	cycles           *prometheus.CounterVec   // job, outcome
 	cycleDuration    *prometheus.HistogramVec // job
 	cycleRequests    *prometheus.GaugeVec     // job
 	lastComplete     *prometheus.GaugeVec     // job
 	cycleRequestsAll prometheus.Gauge
-	overBudget       *prometheus.CounterVec // rule
 	skipped          *prometheus.CounterVec // job, reason
-	deferredByCap    *prometheus.CounterVec // rule
-	queued           *prometheus.GaugeVec   // class
 	ticks            prometheus.Counter
 	pruned           prometheus.Counter
 	rateRemaining    prometheus.Gauge
@@ -36,16 +33,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			"Desk requests the last cycle of a job sent (retries included).", "job"),
 		lastComplete: gaugeVec(&all, "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
 			"When a job last finished a complete poll (Unix seconds).", "job"),
-		overBudget: counterVec(&all, "deskbot_rule_over_budget_total",
-			"Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule.", "rule"),
 		cycleRequestsAll: gauge(&all, "deskbot_scheduler_last_cycle_requests",
 			"Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."),
 		skipped: counterVec(&all, "deskbot_scheduler_skipped_runs_total",
 			"Job runs skipped: stretched by the request budget, or still running.", "job", "reason"),
-		deferredByCap: counterVec(&all, "deskbot_scheduler_deferred_by_cap_total",
-			"Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.", "rule"),
-		queued: gaugeVec(&all, "deskbot_scheduler_queued_firings",
-			"Decisions waiting for a later cycle (held back by a per-cycle cap, or queued when the cycle's share of the request budget ran out), by class (pages, alerts and direct messages, updates and notes, public replies, digests).", "class"),
 		ticks: counter(&all, "deskbot_scheduler_oncall_ticks_total",
 			"Runs of the on-call escalator's tick (due escalation steps taken)."),
 		pruned: counter(&all, "deskbot_scheduler_ledger_pruned_total",
@@ -57,8 +48,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		plannedRPM: gauge(&all, "deskbot_scheduler_planned_requests_per_minute",
 			"Requests per minute the jobs would send at their nominal intervals, from recent cycles."),
 	}
-	m.exec = firing.NewMetrics()
-	all = append(all, m.exec.Collectors()...)
+	m.Metrics = cycle.NewMetrics()
+	all = append(all, m.Collectors()...)
 	m.stretch.Set(1)
 	m.rateRemaining.Set(-1)
 	if reg != nil {

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/deskbot/deskbot/plan"
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/plan"
 )
 
 // Defaults of New.
@@ -40,26 +41,20 @@ const (
 type Option func(*config)
 
 type config struct {
-	feed          []feed.Option // WithFeed, WithSubscriber
-	tickers       []TickFollower
-	dms           firing.DMSender
-	clock         clockwork.Clock
-	elector       gocron.Elector
-	reg           prometheus.Registerer
-	dryRun        bool
-	singleton     bool
-	lease         time.Duration
-	budget        int
-	listBudget    int
-	runs          firing.RuleRuns // schedule.go
-	maxEndChecks  int
-	actionTimeout time.Duration
-	stopTimeout   time.Duration
-	escalator     firing.Escalator
-	tickEvery     time.Duration
-	retention     time.Duration
-	maxFirings    int
-	outlook       func(plan.Outlook) // dry runs: see WithOutlook
+	run         cycle.Settings // the cycles' (package cycle)
+	feed        []feed.Option  // WithFeed, WithSubscriber
+	tickers     []TickFollower
+	clock       clockwork.Clock
+	elector     gocron.Elector
+	reg         prometheus.Registerer
+	singleton   bool
+	budget      int
+	listBudget  int
+	runs        firing.RuleRuns // schedule.go
+	stopTimeout time.Duration
+	escalator   firing.Escalator
+	tickEvery   time.Duration
+	retention   time.Duration
 }
 
 // WithClock sets the clock of the scheduler (gocron's timers and each
@@ -88,7 +83,7 @@ func WithRegistry(reg prometheus.Registerer) Option { return func(cfg *config) {
 
 // WithDryRun makes the scheduler log every decision instead of acting: no
 // desk writes, no alerts, no ledger changes.
-func WithDryRun(on bool) Option { return func(cfg *config) { cfg.dryRun = on } }
+func WithDryRun(on bool) Option { return func(cfg *config) { cfg.run.DryRun = on } }
 
 // WithSingleton turns gocron's singleton mode on or off (default on: a run
 // that is still going makes the next tick skip). The scheduler also never
@@ -98,7 +93,7 @@ func WithSingleton(on bool) Option { return func(cfg *config) { cfg.singleton = 
 
 // WithLease sets how long a claim stays reserved before another worker may
 // take it over (default 2m). It must outlast a firing's actions.
-func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.lease = d } }
+func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.run.Lease = d } }
 
 // WithBudget sets the background share of the desk budget, in requests per
 // minute, that polling may plan to use (typically the client's rate minus
@@ -119,11 +114,13 @@ func WithListBudget(perMinute int) Option { return func(cfg *config) { cfg.listB
 // than the mirror) ends its episode only once a re-read shows it gone or
 // no longer matching; episodes beyond the bound stay open until a later
 // cycle. 0 never ends such an episode.
-func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.maxEndChecks = n } }
+func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.run.MaxEndChecks = n } }
 
 // WithActionTimeout bounds one firing's actions (default 30s). Actions
 // under way when the scheduler stops get this long to finish.
-func WithActionTimeout(d time.Duration) Option { return func(cfg *config) { cfg.actionTimeout = d } }
+func WithActionTimeout(d time.Duration) Option {
+	return func(cfg *config) { cfg.run.ActionTimeout = d }
+}
 
 // WithEscalator makes page actions start on-call pages through e, runs
 // e's Tick every tickEvery (0: DefaultTickEvery) and hands it the on-call
@@ -149,22 +146,20 @@ func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.rete
 // fire them (the rules they belong to are due again at the next tick).
 // They are counted in deskbot_scheduler_deferred_by_cap_total and shown
 // by the explainer (Memory.Held).
-func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.maxFirings = n } }
+func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.run.CycleCap = n } }
 
 // WithOutlook makes every dry-run cycle hand its plan.Outlook to f (deskbot
 // rules plan). It is called on the cycle's goroutine.
-func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.outlook = f } }
+func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.run.Outlook = f } }
 
 // defaultConfig is New's configuration before its options.
 func defaultConfig() config {
 	return config{
-		singleton:     true,
-		lease:         DefaultLease,
-		maxEndChecks:  DefaultMaxEndChecks,
-		actionTimeout: DefaultActionTimeout,
-		stopTimeout:   DefaultStopTimeout,
-		retention:     DefaultRetention,
-		maxFirings:    DefaultMaxFiringsPerCycle,
+		singleton: true,
+		run: cycle.Settings{Lease: DefaultLease, MaxEndChecks: DefaultMaxEndChecks, ActionTimeout: DefaultActionTimeout,
+			CycleCap: DefaultMaxFiringsPerCycle},
+		stopTimeout: DefaultStopTimeout,
+		retention:   DefaultRetention,
 	}
 }
 
@@ -172,20 +167,20 @@ func defaultConfig() config {
 // them.
 func (cfg *config) validate() error {
 	switch {
-	case cfg.lease <= 0:
-		return fmt.Errorf("lease %v: want a positive duration", cfg.lease)
+	case cfg.run.Lease <= 0:
+		return fmt.Errorf("lease %v: want a positive duration", cfg.run.Lease)
 	case cfg.listBudget < 0:
 		return fmt.Errorf("list budget %d: want 0 (not planned apart) or more ticket lists per minute", cfg.listBudget)
 	case cfg.budget < 0:
 		return fmt.Errorf("budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
-	case cfg.maxEndChecks < 0:
-		return fmt.Errorf("max end checks %d: want 0 or more", cfg.maxEndChecks)
-	case cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
+	case cfg.run.MaxEndChecks < 0:
+		return fmt.Errorf("max end checks %d: want 0 or more", cfg.run.MaxEndChecks)
+	case cfg.run.ActionTimeout <= 0 || cfg.stopTimeout <= 0:
 		return errors.New("action timeout and stop timeout must be positive")
 	case cfg.retention == 0:
 		return errors.New("retention 0: want a positive duration, or negative to keep every firing")
-	case cfg.maxFirings < 0:
-		return fmt.Errorf("max firings per cycle %d: want 0 (no bound across rules) or more", cfg.maxFirings)
+	case cfg.run.CycleCap < 0:
+		return fmt.Errorf("max firings per cycle %d: want 0 (no bound across rules) or more", cfg.run.CycleCap)
 	case cfg.tickEvery < 0:
 		return fmt.Errorf("on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
 	}

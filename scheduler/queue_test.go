@@ -84,10 +84,10 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if err != nil || !strings.Contains(out, want) || strings.Contains(out, "held back by") {
 		t.Errorf("explanation (%v):\n%s\nwant a line %q", err, out, want)
 	}
-	if d, f := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
+	if d, f := metricValue(t, e.s.m.Exec.Decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.Exec.Decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
 		t.Errorf("decisions deferred %v, failed %v; want 8 and 0", d, f)
 	}
-	if q := metricValue(t, e.s.m.queued.WithLabelValues("updates and notes")); q != 8 {
+	if q := metricValue(t, e.s.m.Queued.WithLabelValues("updates and notes")); q != 8 {
 		t.Errorf("queued firings %v, want 8", q)
 	}
 	for range 4 {
@@ -99,7 +99,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 			t.Errorf("ticket #%d: %d notes after five cycles, want 1", id, n)
 		}
 	}
-	if q := metricValue(t, e.s.m.queued.WithLabelValues("updates and notes")); q != 0 {
+	if q := metricValue(t, e.s.m.Queued.WithLabelValues("updates and notes")); q != 0 {
 		t.Errorf("queued firings %v once drained, want 0", q)
 	}
 }

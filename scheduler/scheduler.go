@@ -111,7 +111,7 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	}
 	s.feed = f
 	s.paging = s.newPaging()
-	s.runs = firing.RuleRunsFor(cfg.runs, ledger, cfg.dryRun)
+	s.runs = firing.RuleRunsFor(cfg.runs, ledger, cfg.run.DryRun)
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
@@ -164,7 +164,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.gs = gs
 	gs.Start()
 	s.logger.Info("scheduler started", slog.Int("jobs", len(jobs)), slog.Int("rules", len(s.set.Rules())),
-		slog.Duration("tick", s.tick.Every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
+		slog.Duration("tick", s.tick.Every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.run.DryRun))
 	return nil
 }
 

@@ -90,7 +90,7 @@ func TestGroupedAlertNamesEveryTicketOnce(t *testing.T) {
 		}
 	}
 	wantFiringsDone(t, e.st, "urgent", ids, 2)
-	if got := metricValue(t, e.s.m.exec.AlertGroups.WithLabelValues("urgent")); got != 1 {
+	if got := metricValue(t, e.s.m.Exec.AlertGroups.WithLabelValues("urgent")); got != 1 {
 		t.Errorf("alert groups metric %v, want 1", got)
 	}
 }
@@ -166,7 +166,7 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 	if !slices.Equal(fired, []int{12, 12, 6, 0}) || !slices.Equal(held, []int{18, 6, 0, 0}) {
 		t.Errorf("fired %v held back %v per cycle, want [12 12 6 0] and [18 6 0 0]", fired, held)
 	}
-	if got := metricValue(t, e.s.m.deferredByCap.WithLabelValues("urgent")); got != 24 {
+	if got := metricValue(t, e.s.m.DeferredByCap.WithLabelValues("urgent")); got != 24 {
 		t.Errorf("deferred_by_cap metric %v, want 18+6", got)
 	}
 	if _, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[29]}); ok {
