@@ -36,13 +36,14 @@ type Job struct {
 	Rules []*rules.Rule
 }
 
-// Out is what one cycle did.
+// Out is what one cycle did: its sync and, per due job, its rules.
 type Out struct {
-	Sync *feed.Synced
-	Jobs []Result // per job of In.Jobs, in order
-	// Stopped is true when a stop cut the evaluation short: nothing was
-	// executed, reconciled or recorded.
-	Stopped bool
+	// Skipped says why nothing ran: stopping (a stop cut the evaluation
+	// short: nothing was executed, reconciled or recorded); the scheduler
+	// adds stretched, running, idle, not the leader.
+	Skipped string
+	Sync    *feed.Synced // the cycle's sync, shared by its jobs
+	Jobs    []Result     // per job of In.Jobs, in order
 	// Requests is every desk request of the cycle (sync, re-reads,
 	// actions); Executed those of the execute step (the queue's pace
 	// bounds them, not the planner).
@@ -156,7 +157,7 @@ func (r *Runner) plan(ctx context.Context, c run, tickets []*sdclient.Ticket) (*
 
 // stopped is the result of a cycle stopped while evaluating.
 func stopped(jobs []Job, synced *feed.Synced, err error) Out {
-	out := Out{Sync: synced, Stopped: true}
+	out := Out{Sync: synced, Skipped: "stopping"}
 	for _, j := range jobs {
 		out.Jobs = append(out.Jobs, Result{Job: j.Name, Rules: names(j.Rules), Err: err, Skipped: "stopping", Sync: synced})
 	}

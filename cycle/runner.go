@@ -28,13 +28,35 @@ type Deps struct {
 
 // Settings are the cycles' settings, each a scheduler option.
 type Settings struct {
-	DMs           firing.DMSender // a dm:'s sender; nil: an alert to its fallback channel
-	Lease         time.Duration
+	// DMs sends the rules' direct messages. Without it a dm: is posted as
+	// an alert to its fallback channel, saying for whom it was.
+	DMs firing.DMSender
+	// Lease is how long a claim stays reserved before another worker may
+	// take it over. It must outlast a firing's actions.
+	Lease time.Duration
+	// ActionTimeout bounds one firing's actions. Actions under way when
+	// the scheduler stops get this long to finish.
 	ActionTimeout time.Duration
-	CycleCap      int // max firings per cycle across rules
-	MaxEndChecks  int // re-reads confirming episode ends, per cycle
-	DryRun        bool
-	Outlook       func(plan.Outlook) // dry runs: gets each cycle's outlook
+	// CycleCap bounds the firings one cycle starts across every rule (0:
+	// no bound beyond each rule's own max_firings_per_cycle). The
+	// decisions over it are not executed in this cycle: their tickets
+	// still match, and the next cycles fire them. They are counted in
+	// deskbot_scheduler_deferred_by_cap_total and shown by the explainer
+	// (Memories.Held).
+	CycleCap int
+	// MaxEndChecks bounds the ticket re-reads one cycle spends confirming
+	// episode ends. A ticket with an open episode that the mirror does not
+	// hold (a full sync's paging skipped it, or the episode is older than
+	// the mirror) ends its episode only once a re-read shows it gone or no
+	// longer matching; episodes beyond the bound stay open until a later
+	// cycle. 0 never ends such an episode.
+	MaxEndChecks int
+	// DryRun logs every decision instead of acting: no desk writes, no
+	// alerts, no ledger changes.
+	DryRun bool
+	// Outlook, in a dry run, is handed each cycle's plan.Outlook, on the
+	// cycle's goroutine.
+	Outlook func(plan.Outlook)
 }
 
 // Metrics are the collectors the steps move (NewMetrics); the scheduler

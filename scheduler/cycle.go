@@ -15,12 +15,7 @@ import (
 )
 
 // Cycle says what one cycle did: its sync and, per due job, its rules.
-type Cycle struct {
-	Skipped  string        // why nothing ran: stopping, stretched, running, idle
-	Sync     *feed.Synced  // the cycle's sync, shared by its jobs
-	Jobs     []CycleResult // per due job
-	Requests int           // every desk request of the cycle: sync, re-reads, actions
-}
+type Cycle = cycle.Out
 
 // newRunner builds the runner of the cycles' steps (package cycle) from
 // the scheduler's dependencies and options.
@@ -110,14 +105,14 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	started := time.Now()
 	in.Fits, in.Count = s.pace(mode, in.Now).fits, s.count
 	out := s.runner.Run(ctx, in)
-	if out.Stopped {
-		return Cycle{Sync: out.Sync, Skipped: "stopping", Jobs: out.Jobs}
+	if out.Skipped != "" {
+		return out
 	}
-	res := s.endCycle(ctx, due, out, tick, in.Now, started)
+	s.endCycle(ctx, due, out, tick, in.Now, started)
 	s.logger.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", out.Tickets),
 		slog.Int("changed", out.Sync.Changed), slog.Int("decisions", out.Decisions), slog.Int("requests", out.Requests),
 		slog.Bool("complete", out.Sync.Complete))
-	return res
+	return out
 }
 
 // lockCycle takes the cycle's lock: one cycle runs at a time, and a
@@ -135,25 +130,25 @@ func (s *Scheduler) lockCycle(mode cycleMode) bool {
 }
 
 // startCycle reads the rules and jobs, and starts a cycle of the jobs due
-// now, noting their start (false: nothing is due).
+// now (jobDue), noting their start (false: nothing is due).
 func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (cycle.In, []*job, bool) {
 	s.mu.Lock()
 	set, jobs := s.set, s.jobs
 	s.mu.Unlock()
 	now := s.cfg.clock.Now()
 	s.loadRuns(ctx, jobs, now) // schedule.go: restarts and new leaders carry the schedules on
-	due := s.dueJobs(jobs, mode, now)
-	if len(due) == 0 && !s.runner.TicksDue(set, now) {
-		return cycle.In{}, nil, false
-	}
 	in := cycle.In{Now: now, Set: set, Once: mode == once, Tick: s.tickEvery(), Log: s.logger}
-	for _, j := range due {
-		in.Jobs = append(in.Jobs, cycle.Job{Name: j.name, Rules: j.Rules})
-		j.stat.Lock()
-		j.status.LastStart = now
-		j.stat.Unlock()
+	var due []*job
+	for _, j := range jobs {
+		if s.jobDue(j, mode, now) {
+			due = append(due, j)
+			in.Jobs = append(in.Jobs, cycle.Job{Name: j.name, Rules: j.Rules})
+			j.stat.Lock()
+			j.status.LastStart = now
+			j.stat.Unlock()
+		}
 	}
-	return in, due, true
+	return in, due, len(due) > 0 || s.runner.TicksDue(set, now)
 }
 
 // cycleGate says why a cycle does not run now ("" when it does): the
@@ -177,44 +172,32 @@ func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) st
 	return ""
 }
 
-// dueJobs are the jobs a cycle in mode runs at now (see jobDue).
-func (s *Scheduler) dueJobs(jobs []*job, mode cycleMode, now time.Time) []*job {
-	var due []*job
-	for _, j := range jobs {
-		if s.jobDue(j, mode, now) {
-			due = append(due, j)
-		}
-	}
-	return due
-}
-
 // endCycle is the record step: each job's result, the planner's history
 // and the metrics.
-func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tick *job, now, started time.Time) Cycle {
+func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tick *job, now, started time.Time) {
 	dur := time.Since(started)
 	var runs []store.RuleRun
 	for i, j := range due {
-		runs = append(runs, s.finishJob(j, &out.Jobs[i], now, dur, out.Requests)...)
+		runs = append(runs, s.finishJob(j, &out.Jobs[i], now, dur)...)
 	}
 	s.saveRuns(ctx, runs)
 	s.plan.record(tick, out.Requests-out.Executed, out.Sync.Requests, now)
 	s.plan.logChange(s.logger)
 	s.m.cycleRequestsAll.Set(float64(out.Requests))
-	return Cycle{Sync: out.Sync, Jobs: out.Jobs, Requests: out.Requests}
 }
 
 // finishJob records a job's cycle in its status and metrics, sets when it
 // is due next and returns its rules' runs to record.
-func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration, requests int) []store.RuleRun {
+func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration) []store.RuleRun {
 	outcome := "incomplete"
 	if res.Complete {
 		outcome = "complete"
 	}
 	s.m.cycles.WithLabelValues(j.name, outcome).Inc()
 	s.m.cycleDuration.WithLabelValues(j.name).Observe(dur.Seconds())
-	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(requests))
+	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(res.Requests))
 	j.stat.Lock()
-	j.status.LastOutcome, j.status.LastRequests = outcome, requests
+	j.status.LastOutcome, j.status.LastRequests = outcome, res.Requests
 	if res.Complete {
 		j.status.LastComplete = now
 		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))

@@ -81,8 +81,8 @@ func WithElector(e gocron.Elector) Option { return func(cfg *config) { cfg.elect
 // metrics are kept but not exported.
 func WithRegistry(reg prometheus.Registerer) Option { return func(cfg *config) { cfg.reg = reg } }
 
-// WithDryRun makes the scheduler log every decision instead of acting: no
-// desk writes, no alerts, no ledger changes.
+// WithDryRun makes the cycles log every decision instead of acting
+// (cycle.Settings.DryRun).
 func WithDryRun(on bool) Option { return func(cfg *config) { cfg.run.DryRun = on } }
 
 // WithSingleton turns gocron's singleton mode on or off (default on: a run
@@ -91,8 +91,7 @@ func WithDryRun(on bool) Option { return func(cfg *config) { cfg.run.DryRun = on
 // a fake clock turn it off (see the gocron notes on fake-clock flakiness).
 func WithSingleton(on bool) Option { return func(cfg *config) { cfg.singleton = on } }
 
-// WithLease sets how long a claim stays reserved before another worker may
-// take it over (default 2m). It must outlast a firing's actions.
+// WithLease sets cycle.Settings.Lease (default DefaultLease).
 func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.run.Lease = d } }
 
 // WithBudget sets the background share of the desk budget, in requests per
@@ -108,16 +107,11 @@ func WithBudget(perMinute int) Option { return func(cfg *config) { cfg.budget = 
 // more. 0 (default): lists are planned only as part of WithBudget.
 func WithListBudget(perMinute int) Option { return func(cfg *config) { cfg.listBudget = perMinute } }
 
-// WithMaxEndChecks bounds the ticket re-reads one cycle spends confirming
-// episode ends (default 50). A ticket with an open episode that the mirror
-// does not hold (a full sync's paging skipped it, or the episode is older
-// than the mirror) ends its episode only once a re-read shows it gone or
-// no longer matching; episodes beyond the bound stay open until a later
-// cycle. 0 never ends such an episode.
+// WithMaxEndChecks bounds the re-reads one cycle spends confirming episode
+// ends (cycle.Settings.MaxEndChecks; default DefaultMaxEndChecks).
 func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.run.MaxEndChecks = n } }
 
-// WithActionTimeout bounds one firing's actions (default 30s). Actions
-// under way when the scheduler stops get this long to finish.
+// WithActionTimeout sets cycle.Settings.ActionTimeout (default 30s).
 func WithActionTimeout(d time.Duration) Option {
 	return func(cfg *config) { cfg.run.ActionTimeout = d }
 }
@@ -140,16 +134,11 @@ func WithStopTimeout(d time.Duration) Option { return func(cfg *config) { cfg.st
 func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.retention = d } }
 
 // WithMaxFiringsPerCycle bounds the firings one cycle starts across every
-// rule (default DefaultMaxFiringsPerCycle; 0: no bound beyond each rule's
-// own max_firings_per_cycle). The decisions over the bound are not
-// executed in this cycle: their tickets still match, and the next cycles
-// fire them (the rules they belong to are due again at the next tick).
-// They are counted in deskbot_scheduler_deferred_by_cap_total and shown
-// by the explainer (Memory.Held).
+// rule (cycle.Settings.CycleCap; default DefaultMaxFiringsPerCycle). A
+// job with decisions held back runs again at the next tick (finishJob).
 func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.run.CycleCap = n } }
 
-// WithOutlook makes every dry-run cycle hand its plan.Outlook to f (deskbot
-// rules plan). It is called on the cycle's goroutine.
+// WithOutlook sets cycle.Settings.Outlook (deskbot rules plan).
 func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.run.Outlook = f } }
 
 // defaultConfig is New's configuration before its options.
@@ -191,4 +180,37 @@ func (cfg *config) validate() error {
 		cfg.clock = clockwork.NewRealClock()
 	}
 	return nil
+}
+
+// The feed's other followers live beside the chat they serve (bot/follow);
+// the scheduler wires them and never imports them.
+
+// WithSubscriber has sub told, after each sync, the tickets the change
+// feed saw change (live threads).
+func WithSubscriber(sub feed.Subscriber) Option {
+	return func(cfg *config) {
+		if sub != nil {
+			cfg.feed = append(cfg.feed, feed.WithSubscriber(sub))
+		}
+	}
+}
+
+// WithDMs sets cycle.Settings.DMs, the sender of the rules' direct messages.
+func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.run.DMs = d } }
+
+// TickFollower follows the scheduler's ticks on the leader, beside the
+// rules, over the mirror as the tick's sync left it (digests); the cycle
+// runs them after its sync.
+type TickFollower = cycle.TickFollower
+
+// Tick is what a TickFollower is given at each tick.
+type Tick = cycle.Tick
+
+// WithTickFollower has f follow the scheduler's ticks (digests).
+func WithTickFollower(f TickFollower) Option {
+	return func(cfg *config) {
+		if f != nil {
+			cfg.tickers = append(cfg.tickers, f)
+		}
+	}
 }

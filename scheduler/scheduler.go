@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,21 +61,18 @@ type Scheduler struct {
 }
 
 // New returns a scheduler for the rules of set over desk (see
-// firing.ClientDesk),
-// recording firings in ledger (a firing.Ledger) and sending alerts
+// firing.ClientDesk), recording firings in ledger and sending alerts
 // through notifier (nil: LogNotifier on logger). Nothing is sent before
 // Start or RunOnce.
 func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Ledger, notifier firing.Notifier, opts ...Option) (*Scheduler, error) {
-	if logger == nil {
+	switch {
+	case logger == nil:
 		return nil, errors.New("new scheduler: logger is nil")
-	}
-	if desk == nil {
+	case desk == nil:
 		return nil, errors.New("new scheduler: desk is nil")
-	}
-	if set == nil {
+	case set == nil:
 		return nil, errors.New("new scheduler: rules set is nil")
-	}
-	if ledger == nil {
+	case ledger == nil:
 		return nil, errors.New("new scheduler: ledger is nil")
 	}
 	if notifier == nil {
@@ -95,16 +91,8 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	if err := firing.CheckPages(set, cfg.escalator); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
-	s := &Scheduler{
-		logger:  logger,
-		desk:    desk,
-		ledger:  ledger,
-		marks:   firing.MarksOf(ledger),
-		cfg:     cfg,
-		m:       newMetrics(cfg.reg),
-		set:     set,
-		baseCtx: context.Background(),
-	}
+	s := &Scheduler{logger: logger, desk: desk, ledger: ledger, marks: firing.MarksOf(ledger), cfg: cfg,
+		m: newMetrics(cfg.reg), set: set, baseCtx: context.Background()}
 	f, err := s.newFeed(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
@@ -132,19 +120,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.gs != nil || s.stopped {
 		return errors.New("start scheduler: already started")
 	}
-	open, err := s.feed.OpenStatuses(ctx, true)
+	open, jobs, err := s.buildJobs(ctx, true)
 	if err != nil {
 		return fmt.Errorf("start scheduler: %w", err)
 	}
-	jobs, err := buildJobs(s.set, open)
-	if err != nil {
-		return fmt.Errorf("start scheduler: %w", err)
-	}
-	gopts := []gocron.SchedulerOption{
-		gocron.WithClock(s.cfg.clock),
-		gocron.WithLocation(time.UTC),
-		gocron.WithStopTimeout(s.cfg.stopTimeout),
-	}
+	gopts := []gocron.SchedulerOption{gocron.WithClock(s.cfg.clock), gocron.WithLocation(time.UTC),
+		gocron.WithStopTimeout(s.cfg.stopTimeout)}
 	if s.cfg.elector != nil {
 		gopts = append(gopts, gocron.WithDistributedElector(s.cfg.elector))
 	}
@@ -304,11 +285,7 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 	if s.jobs != nil {
 		return s.jobs, nil
 	}
-	open, err := s.feed.OpenStatuses(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := buildJobs(s.set, open)
+	_, jobs, err := s.buildJobs(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -317,51 +294,13 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 	return jobs, nil
 }
 
-// Readiness is the scheduler's state for /readyz and `deskbot rules why`.
-type Readiness struct {
-	// Ready is true when every job finished at least one complete cycle.
-	Ready bool
-	// LastComplete is the latest complete cycle of any job.
-	LastComplete time.Time
-	// Stretch is the factor the budget stretches intervals by (1: none).
-	Stretch float64
-	Jobs    []JobStatus // one per poll job
-	// Mirror is the state of each workspace's ticket mirror.
-	Mirror []feed.Status
-}
-
-// JobStatus describes one poll job.
-type JobStatus struct {
-	Name         string        // the job's name: its first rule, +N for the others
-	Rules        []string      // the job's rules
-	Query        string        // unexpanded
-	Every        time.Duration // the interval, when not a cron schedule
-	Cron         string        // the cron schedule, if any
-	LastStart    time.Time     // when its last cycle started
-	LastComplete time.Time     // when its last complete cycle started
-	LastOutcome  string        // complete, incomplete or ""
-	LastRequests int           // desk requests of its last cycle
-}
-
-// Ready reports the jobs and their last cycles.
-func (s *Scheduler) Ready() Readiness {
-	s.mu.Lock()
-	jobs := slices.Clone(s.jobs)
-	s.mu.Unlock()
-	r := Readiness{Ready: true, Stretch: s.plan.stretch()}
-	for _, j := range jobs {
-		j.stat.Lock()
-		st := j.status
-		j.stat.Unlock()
-		st.Name, st.Rules, st.Query, st.Every, st.Cron = j.name, j.ruleNames(), j.query, j.Every, j.cron
-		if st.LastComplete.IsZero() {
-			r.Ready = false
-		}
-		if st.LastComplete.After(r.LastComplete) {
-			r.LastComplete = st.LastComplete
-		}
-		r.Jobs = append(r.Jobs, st)
+// buildJobs reads the open statuses (refresh: from the desk) and builds
+// the jobs of the rules (caller holds mu).
+func (s *Scheduler) buildJobs(ctx context.Context, refresh bool) ([]int, []*job, error) {
+	open, err := s.feed.OpenStatuses(ctx, refresh)
+	if err != nil {
+		return nil, nil, err
 	}
-	r.Mirror = s.feed.Status()
-	return r
+	jobs, err := buildJobs(s.set, open)
+	return open, jobs, err
 }
