@@ -1,7 +1,9 @@
 // Package cycle runs one cycle of deskbot's rules: a Runner, built once
 // from its Deps, whose Run passes values from step to step, in the spirit
 // of Alertmanager's notify pipeline. The scheduler decides when a cycle
-// runs, which jobs are due and at what pace; Run does the rest.
+// runs, which jobs are due and at what pace; Run does the rest. A cycle
+// costs about one request per hundred changed tickets, whatever the
+// desk's size, plus the re-reads before actions.
 //
 // # What it owns
 //

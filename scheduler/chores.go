@@ -4,22 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
 )
-
-// The scheduler's chores beside the cycle, on its clock: the escalator's
-// tick and the ledger's pruning (the work is package firing's), and the
-// rules over their run-time budget (the cycle's firing.Budgets) for /readyz.
-
-// DefaultTickEvery is how often the escalator's due steps are taken: the
-// delay between a level's wait running out and the next level being paged
-// is at most this long.
-const DefaultTickEvery = 20 * time.Second
 
 // newPaging is the escalator's paging (nil without an escalator, and in
 // a dry run, which pages nobody).
@@ -31,10 +21,9 @@ func (s *Scheduler) newPaging() *firing.Paging {
 		Ticks: s.m.ticks, Log: s.logger}
 }
 
-// TickPages takes the on-call escalation steps due now. The oncall-tick
-// job runs it every tickEvery on the leader (with an elector; steps are
-// claimed atomically in the store, so a replica ticking at the same time
-// would page nobody twice either); tests call it by hand.
+// TickPages takes the on-call escalation steps due now, as the oncall-tick
+// job does every tickEvery on the leader (steps are claimed atomically in
+// the store: a replica ticking at the same time pages nobody twice).
 func (s *Scheduler) TickPages(ctx context.Context) (oncall.TickStats, error) {
 	if s.stopping.Load() {
 		return oncall.TickStats{}, errors.New("tick pages: scheduler stopping")

@@ -17,8 +17,7 @@ import (
 // Cycle says what one cycle did: its sync and, per due job, its rules.
 type Cycle = cycle.Out
 
-// newRunner builds the runner of the cycles' steps (package cycle) from
-// the scheduler's dependencies and options.
+// newRunner builds the runner of the cycles' steps from s's dependencies.
 func (s *Scheduler) newRunner(notifier firing.Notifier) *cycle.Runner {
 	return cycle.New(cycle.Deps{
 		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier,
@@ -27,8 +26,7 @@ func (s *Scheduler) newRunner(notifier firing.Notifier) *cycle.Runner {
 	})
 }
 
-// count notes the requests behind one desk call of a cycle in the
-// budget's log, and the rate state.
+// count notes a cycle's desk call in the budget's log, and the rate state.
 func (s *Scheduler) count(resp *sdclient.Response, err error) {
 	if s.cfg.budget > 0 {
 		s.spent.add(s.cfg.clock.Now(), feed.Attempts(resp, err))
@@ -76,11 +74,8 @@ const (
 
 // RunOnce is RunCycle returning the result of each job.
 func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
-	c, err := s.RunCycle(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Jobs, nil
+	c, err := s.RunCycle(ctx) // c is empty on error
+	return c.Jobs, err
 }
 
 // runCycle runs one cycle (see cycleMode): the gate, the jobs due, the
@@ -103,7 +98,6 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 		return Cycle{Skipped: "idle"}
 	}
 	started := time.Now()
-	in.Fits, in.Count = s.pace(mode, in.Now).fits, s.count
 	out := s.runner.Run(ctx, in)
 	if out.Skipped != "" {
 		return out
@@ -130,17 +124,21 @@ func (s *Scheduler) lockCycle(mode cycleMode) bool {
 }
 
 // startCycle reads the rules and jobs, and starts a cycle of the jobs due
-// now (jobDue), noting their start (false: nothing is due).
+// now, noting their start (false: nothing is due). Due are every job in
+// RunCycle; in a scheduled cycle the jobs whose time has come; in the cycle
+// kicked by a first full sync those and the every jobs whose last run saw
+// an incomplete mirror (a cron job's such run left it due).
 func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (cycle.In, []*job, bool) {
 	s.mu.Lock()
 	set, jobs := s.set, s.jobs
 	s.mu.Unlock()
 	now := s.cfg.clock.Now()
 	s.loadRuns(ctx, jobs, now) // schedule.go: restarts and new leaders carry the schedules on
-	in := cycle.In{Now: now, Set: set, Once: mode == once, Tick: s.tickEvery(), Log: s.logger}
+	in := cycle.In{Now: now, Set: set, Once: mode == once, Tick: s.tickEvery(), Log: s.logger,
+		Fits: s.pace(mode, now).fits, Count: s.count}
 	var due []*job
 	for _, j := range jobs {
-		if s.jobDue(j, mode, now) {
+		if mode == once || j.Due(now, s.tickEvery(), mode == kicked) {
 			due = append(due, j)
 			in.Jobs = append(in.Jobs, cycle.Job{Name: j.name, Rules: j.Rules})
 			j.stat.Lock()

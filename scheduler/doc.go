@@ -1,9 +1,7 @@
 // Package scheduler runs deskbot's automation rules on a clock: it ticks
 // the cycle, chooses the jobs due, keeps polling within the background
 // request budget, leads (or not) among replicas, and has package cycle
-// run each cycle's steps. A cycle costs about one request per hundred
-// changed tickets, whatever the desk's size, plus the re-reads before
-// actions.
+// run each cycle's steps.
 //
 // # What it owns
 //
@@ -23,14 +21,12 @@
 //     background budget; the queue's pace (queue.go) starts no firing that
 //     would wait for the budget past the next tick. Every desk request of
 //     a cycle reaches it through cycle.In.Count.
-//   - Leadership (WithElector; feed.go: the feed's LiveMirror reads the
-//     store on a replica that does not lead), options (options.go), the
-//     metrics (metrics.go; the steps' are cycle.Metrics), /readyz (Ready,
-//     MirrorHealth, RuleHealth) and Memory, what the status pages, `rules
-//     plan` and the explainer read.
-//   - What it wires of the feed's other followers (followers.go), which
-//     live in bot/follow: feed subscribers (WithSubscriber), tick
-//     followers (WithTickFollower: digests) and direct messages (WithDMs).
+//   - Leadership (WithElector; the feed's LiveMirror reads the store on a
+//     replica that does not lead), options (options.go; also the feed's
+//     other followers, in bot/follow: WithSubscriber, WithTickFollower,
+//     WithDMs), the metrics (metrics.go; the steps' are cycle.Metrics), and
+//     the views (views.go): /readyz (Ready, MirrorHealth, RuleHealth) and
+//     Memory, what the status pages, `rules plan` and the explainer read.
 //
 // # What it may import
 //
@@ -42,7 +38,6 @@
 //
 // # Patterns to copy
 //
-// Options: Option is func(*config) over an unexported config; New
-// validates and returns the error. The feed's options pass straight
-// through (WithFeed), the cycle's settings into cycle.Settings.
+// Option is func(*config); New validates it. The feed's options pass
+// straight through (WithFeed), the cycle's settings into cycle.Settings.
 package scheduler

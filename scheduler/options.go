@@ -35,6 +35,10 @@ const (
 	// every rule (each rule has its own bound too, max_firings_per_cycle):
 	// a first run on a busy desk stays calm, the rest fires in later cycles.
 	DefaultMaxFiringsPerCycle = 50
+	// DefaultTickEvery is how often the escalator's due steps are taken: the
+	// delay between a level's wait running out and the next level being
+	// paged is at most this long.
+	DefaultTickEvery = 20 * time.Second
 )
 
 // Option configures New.
@@ -61,13 +65,10 @@ type config struct {
 // cycle's now). Tests pass a clockwork fake clock. Default: the real clock.
 func WithClock(c clockwork.Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
-// WithFeed passes opts to the change feed and its mirror (feed.New):
-// the workspaces polled (feed.WithWorkspaces; default the account's
-// default workspace), where the mirror is kept (feed.WithMirrorStore;
-// default the ledger when it is a feed.MirrorStore, as *store.Store is, else
-// memory), the overlap, the full sync, sweep and status refresh intervals
-// and the closed tickets' retention (each with feed's default). The
-// scheduler sets the feed's logger, clock, registry and hooks itself.
+// WithFeed passes opts to the change feed and its mirror (feed.New; the
+// mirror is kept by default in the ledger when it is a feed.MirrorStore,
+// as *store.Store is). The scheduler sets the feed's logger, clock,
+// registry and hooks itself.
 func WithFeed(opts ...feed.Option) Option {
 	return func(cfg *config) { cfg.feed = append(cfg.feed, opts...) }
 }

@@ -10,11 +10,9 @@ import (
 	"github.com/deskbot/deskbot/rules"
 )
 
-// Memory is what the scheduler knows without a desk request, for the
-// status pages and `deskbot rules plan` to read (they build their views
-// from it). Its memories are the scheduler's own and its cycles' (People,
-// Held, Matches, Waiting, Budgets): safe to read while cycles run, never
-// to change.
+// Memory is what the scheduler and its cycles know without a desk request,
+// for the status pages and `deskbot rules plan` to build their views from:
+// safe to read while cycles run, never to change.
 type Memory struct {
 	At       time.Time     // the scheduler's clock when it was taken
 	Set      *rules.Set    // the rules running now
@@ -39,15 +37,11 @@ func (s *Scheduler) Memory() Memory {
 
 // Readiness is the scheduler's state for /readyz and `deskbot rules why`.
 type Readiness struct {
-	// Ready is true when every job finished at least one complete cycle.
-	Ready bool
-	// LastComplete is the latest complete cycle of any job.
-	LastComplete time.Time
-	// Stretch is the factor the budget stretches intervals by (1: none).
-	Stretch float64
-	Jobs    []JobStatus // one per poll job
-	// Mirror is the state of each workspace's ticket mirror.
-	Mirror []feed.Status
+	Ready        bool          // every job finished at least one complete cycle
+	LastComplete time.Time     // the latest complete cycle of any job
+	Stretch      float64       // the factor the budget stretches intervals by (1: none)
+	Jobs         []JobStatus   // one per poll job
+	Mirror       []feed.Status // the state of each workspace's ticket mirror
 }
 
 // JobStatus describes one poll job.
