@@ -4,38 +4,26 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/go-co-op/gocron/v2"
 
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/oncall"
-	"github.com/deskbot/deskbot/rules"
 )
-
-// The scheduler's chores beside the cycle, on its clock: the escalator's
-// tick and the ledger's pruning (the work is package firing's), and the
-// rules over their run-time budget (firing.Budgets) for /readyz.
-
-// DefaultTickEvery is how often the escalator's due steps are taken: the
-// delay between a level's wait running out and the next level being paged
-// is at most this long.
-const DefaultTickEvery = 20 * time.Second
 
 // newPaging is the escalator's paging (nil without an escalator, and in
 // a dry run, which pages nobody).
 func (s *Scheduler) newPaging() *firing.Paging {
-	if s.cfg.escalator == nil || s.cfg.dryRun {
+	if s.cfg.escalator == nil || s.cfg.run.DryRun {
 		return nil
 	}
-	return &firing.Paging{Escalator: s.cfg.escalator, Now: s.cfg.clock.Now, Timeout: s.cfg.actionTimeout,
+	return &firing.Paging{Escalator: s.cfg.escalator, Now: s.cfg.clock.Now, Timeout: s.cfg.run.ActionTimeout,
 		Ticks: s.m.ticks, Log: s.logger}
 }
 
-// TickPages takes the on-call escalation steps due now. The oncall-tick
-// job runs it every tickEvery on the leader (with an elector; steps are
-// claimed atomically in the store, so a replica ticking at the same time
-// would page nobody twice either); tests call it by hand.
+// TickPages takes the on-call escalation steps due now, as the oncall-tick
+// job does every tickEvery on the leader (steps are claimed atomically in
+// the store: a replica ticking at the same time pages nobody twice).
 func (s *Scheduler) TickPages(ctx context.Context) (oncall.TickStats, error) {
 	if s.stopping.Load() {
 		return oncall.TickStats{}, errors.New("tick pages: scheduler stopping")
@@ -64,7 +52,7 @@ func (s *Scheduler) addTickJob(gs gocron.Scheduler) error {
 // prune does every PruneEvery (firing.Prune); it returns how many went.
 // It does nothing when pruning is off (and in a dry run).
 func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
-	if s.cfg.retention < 0 || s.cfg.dryRun {
+	if s.cfg.retention < 0 || s.cfg.run.DryRun {
 		return 0, nil
 	}
 	return firing.Prune(ctx, s.ledger, s.cfg.retention, s.cfg.clock.Now(), s.m.pruned, s.logger)
@@ -74,7 +62,7 @@ func (s *Scheduler) PruneLedger(ctx context.Context) (int, error) {
 // one idempotent statement, so the job needs no leader, but gocron asks the
 // elector for every job, so in practice the leader prunes.
 func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
-	if s.cfg.retention < 0 || s.cfg.dryRun {
+	if s.cfg.retention < 0 || s.cfg.run.DryRun {
 		return nil
 	}
 	_, err := s.addJob(gs, "ledger-prune", PruneEvery, func(ctx context.Context) {
@@ -85,13 +73,7 @@ func (s *Scheduler) addPruneJob(gs gocron.Scheduler) error {
 	return err
 }
 
-// noteBudgets notes the decisions of cy's rules that went over their
-// run-time budget (firing.Budgets.Note).
-func (s *Scheduler) noteBudgets(cy *cycle, decisions []rules.Decision) {
-	s.budgets.Note(cy.rules, decisions, cy.now, s.m.overBudget, cy.log)
-}
-
 // RuleHealth is the rules' part of /readyz: nil, or which rules went over
 // their run-time budget in their last cycle (they are reported, not
 // stopped: the other rules keep running).
-func (s *Scheduler) RuleHealth(context.Context) error { return s.budgets.Health() }
+func (s *Scheduler) RuleHealth(context.Context) error { return s.runner.Memories().Budgets.Health() }

@@ -7,51 +7,34 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/plan"
-	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
 
-// cycle is what the steps of one cycle share and none changes: its time,
-// its rules, its logger and the desk as the cycle sees it; and the meter
-// of its desk requests (count).
-type cycle struct {
-	desk     firing.Desk // s.desk, whose waits for the rate budget end with the cycle's ctx
-	now      time.Time
-	log      *slog.Logger
-	set      *rules.Set
-	rules    []*rules.Rule // the due jobs' rules, in file order
-	once     bool          // RunCycle: every rule, due or not (a plan shows each at its next run)
-	requests int
-}
-
 // Cycle says what one cycle did: its sync and, per due job, its rules.
-type Cycle struct {
-	Skipped  string        // why nothing ran: stopping, stretched, running, idle
-	Sync     *feed.Synced  // the cycle's sync, shared by its jobs
-	Jobs     []CycleResult // per due job
-	Requests int           // every desk request of the cycle: sync, re-reads, actions
+type Cycle = cycle.Out
+
+// newRunner builds the runner of the cycles' steps from s's dependencies.
+func (s *Scheduler) newRunner(notifier firing.Notifier) *cycle.Runner {
+	return cycle.New(cycle.Deps{
+		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier,
+		Feed: s.feed, Runs: s.runs, Tickers: s.cfg.tickers, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
+		Settings: s.cfg.run, Metrics: s.m.Metrics,
+	})
 }
 
-// count adds the requests behind one desk call and notes the rate state.
-func (s *Scheduler) count(cy *cycle, resp *sdclient.Response, err error) {
-	n := feed.Attempts(resp, err)
-	if cy != nil {
-		cy.requests += n
-	}
+// count notes a cycle's desk call in the budget's log, and the rate state.
+func (s *Scheduler) count(resp *sdclient.Response, err error) {
 	if s.cfg.budget > 0 {
-		s.spent.add(s.cfg.clock.Now(), n)
+		s.spent.add(s.cfg.clock.Now(), feed.Attempts(resp, err))
 	}
 	if resp != nil && resp.Response != nil && resp.Rate.Remaining >= 0 {
 		s.m.rateRemaining.Set(float64(resp.Rate.Remaining))
 	}
 }
-
-// persistTimeout bounds the save of a cycle's re-read tickets to the mirror.
-const persistTimeout = 10 * time.Second
 
 // RunCycle runs one cycle now with every job due, ignoring the schedule
 // and the budget's stretch, and waiting for a full sync the mirror needs
@@ -91,15 +74,13 @@ const (
 
 // RunOnce is RunCycle returning the result of each job.
 func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
-	c, err := s.RunCycle(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Jobs, nil
+	c, err := s.RunCycle(ctx) // c is empty on error
+	return c.Jobs, err
 }
 
-// runCycle runs one cycle (see cycleMode): the steps in order, each
-// passing its result to the next.
+// runCycle runs one cycle (see cycleMode): the gate, the jobs due, the
+// cycle's steps (cycle.Runner.Run: sync → plan → execute at the queue's
+// pace → reconcile), then the record (endCycle).
 func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	tick := s.currentTick()
 	if skip := s.cycleGate(ctx, mode, tick); skip != "" {
@@ -112,31 +93,19 @@ func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 
-	cy, due := s.startCycle(ctx, mode)
-	if cy == nil {
+	in, due, ok := s.startCycle(ctx, mode)
+	if !ok {
 		return Cycle{Skipped: "idle"}
 	}
 	started := time.Now()
-	synced, tickets := s.syncStep(ctx, cy, mode == once)
-	s.followTick(ctx, cy.now, cy.set, tickets) // digests (followers.go)
-	s.lookupPeople(ctx, cy, cy.set, tickets)
-	p, err := s.planStep(ctx, cy, tickets)
-	if err != nil {
-		// Stopping: nothing half-evaluated reconciles or acts.
-		cy.log.Info("cycle stopped while evaluating the rules", slog.Any("error", err))
-		return stoppedCycle(due, synced, err)
+	out := s.runner.Run(ctx, in)
+	if out.Skipped != "" {
+		return out
 	}
-	var done outcomes
-	if s.cfg.dryRun {
-		done = s.dryRun(ctx, cy, p.Ordered) // says what it would have done, executes nothing
-	} else {
-		done = s.execute(ctx, cy, p, s.pace(mode, cy.now))
-	}
-	jobs := s.reconcile(ctx, cy, due, p, synced, tickets, done)
-	out := s.endCycle(ctx, cy, due, Cycle{Sync: synced, Jobs: jobs}, p, done, tick, started)
-	cy.log.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", len(tickets)),
-		slog.Int("changed", synced.Changed), slog.Int("decisions", len(p.Decisions)), slog.Int("requests", cy.requests),
-		slog.Bool("complete", synced.Complete))
+	s.endCycle(ctx, due, out, tick, in.Now, started)
+	s.logger.Debug("cycle done", slog.Int("jobs", len(due)), slog.Int("mirrored", out.Tickets),
+		slog.Int("changed", out.Sync.Changed), slog.Int("decisions", out.Decisions), slog.Int("requests", out.Requests),
+		slog.Bool("complete", out.Sync.Complete))
 	return out
 }
 
@@ -155,60 +124,29 @@ func (s *Scheduler) lockCycle(mode cycleMode) bool {
 }
 
 // startCycle reads the rules and jobs, and starts a cycle of the jobs due
-// now (nil when nothing is due).
-func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (*cycle, []*job) {
+// now, noting their start (false: nothing is due). Due are every job in
+// RunCycle; in a scheduled cycle the jobs whose time has come; in the cycle
+// kicked by a first full sync those and the every jobs whose last run saw
+// an incomplete mirror (a cron job's such run left it due).
+func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (cycle.In, []*job, bool) {
 	s.mu.Lock()
 	set, jobs := s.set, s.jobs
 	s.mu.Unlock()
 	now := s.cfg.clock.Now()
 	s.loadRuns(ctx, jobs, now) // schedule.go: restarts and new leaders carry the schedules on
-	due := s.dueJobs(jobs, mode, now)
-	if len(due) == 0 && !s.ticksDue(set, now) {
-		return nil, nil
+	in := cycle.In{Now: now, Set: set, Once: mode == once, Tick: s.tickEvery(), Log: s.logger,
+		Fits: s.pace(mode, now).fits, Count: s.count}
+	var due []*job
+	for _, j := range jobs {
+		if mode == once || j.Due(now, s.tickEvery(), mode == kicked) {
+			due = append(due, j)
+			in.Jobs = append(in.Jobs, cycle.Job{Name: j.name, Rules: j.Rules})
+			j.stat.Lock()
+			j.status.LastStart = now
+			j.stat.Unlock()
+		}
 	}
-	cy := newCycle(now, set, due, s.logger)
-	cy.once = mode == once
-	// The cycle's writes run on contexts of their own (actionContext); a
-	// stop still ends their waits for the rate budget.
-	cy.desk = s.desk.Stopping(ctx)
-	return cy, due
-}
-
-// syncStep syncs the mirror and returns the sync's result and the
-// mirror's tickets.
-func (s *Scheduler) syncStep(ctx context.Context, cy *cycle, inline bool) (*feed.Synced, []*sdclient.Ticket) {
-	opts := []feed.SyncOption{feed.Count(func(resp *sdclient.Response, err error) { s.count(cy, resp, err) })}
-	if inline {
-		opts = append(opts, feed.Inline())
-	}
-	synced := s.feed.Sync(ctx, opts...) // the feed then tells its subscribers what changed
-	if synced.Err != nil {
-		cy.log.Log(ctx, feed.IncompleteLevel(synced.Err), "mirror sync incomplete: rules run on the mirror as it is, no episode ends", slog.Any("error", synced.Err))
-	}
-	return synced, s.feed.Snapshot()
-}
-
-// planStep evaluates the due rules on the tickets (pure), notes the
-// results for /readyz and the status pages, reads the ledger's view of
-// the decisions and plans the cycle (pure: makePlan). It returns ctx's
-// error when a stop cut the evaluation short.
-func (s *Scheduler) planStep(ctx context.Context, cy *cycle, tickets []*sdclient.Ticket) (*plan.Plan, error) {
-	decisions, err := plan.Evaluate(ctx, cy.set, cy.rules, tickets, cy.now)
-	if err != nil {
-		return nil, err
-	}
-	s.noteBudgets(cy, decisions)
-	s.matches.Note(cy.rules, decisions, cy.now) // for the status pages (Memory)
-
-	var led plan.LedgerView // a dry run reads the ledger itself (dryRun)
-	if !s.cfg.dryRun {
-		led = firing.ReadView(ctx, s.ledger, cy.set, decisions, cy.log)
-	}
-	_, groups := s.notifier.(firing.GroupNotifier)
-	p := plan.Make(plan.Input{Set: cy.set, Now: cy.now, Decisions: decisions, Ledger: led,
-		Since: s.waiting.Since(decisions, led.Begun), DryRun: s.cfg.dryRun, CycleCap: s.cfg.maxFirings, Groups: groups})
-	s.notePlan(cy, p)
-	return p, nil
+	return in, due, len(due) > 0 || s.runner.TicksDue(set, now)
 }
 
 // cycleGate says why a cycle does not run now ("" when it does): the
@@ -232,95 +170,32 @@ func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) st
 	return ""
 }
 
-// dueJobs are the jobs a cycle in mode runs at now (see jobDue).
-func (s *Scheduler) dueJobs(jobs []*job, mode cycleMode, now time.Time) []*job {
-	var due []*job
-	for _, j := range jobs {
-		if s.jobDue(j, mode, now) {
-			due = append(due, j)
-		}
-	}
-	return due
-}
-
-// newCycle starts a cycle of the due jobs at now, noting their start.
-func newCycle(now time.Time, set *rules.Set, due []*job, log *slog.Logger) *cycle {
-	cy := &cycle{now: now, set: set, log: log}
-	inDue := map[string]bool{}
-	for _, j := range due {
-		for _, r := range j.Rules {
-			inDue[r.Name] = true
-		}
-		j.stat.Lock()
-		j.status.LastStart = now
-		j.stat.Unlock()
-	}
-	for _, r := range set.Rules() {
-		if inDue[r.Name] {
-			cy.rules = append(cy.rules, r)
-		}
-	}
-	return cy
-}
-
-// stoppedCycle is the result of a cycle stopped while evaluating.
-func stoppedCycle(due []*job, synced *feed.Synced, err error) Cycle {
-	out := Cycle{Sync: synced, Skipped: "stopping"}
-	for _, j := range due {
-		out.Jobs = append(out.Jobs, CycleResult{Job: j.name, Rules: j.ruleNames(), Err: err, Skipped: "stopping", Sync: synced})
-	}
-	return out
-}
-
-// endCycle is the record step: it saves what the cycle re-read to the
-// mirror, remembers what the cycle held back (for the explainer and the
-// queue's age order), and records each job's result, the planner's
-// history and the metrics.
-func (s *Scheduler) endCycle(ctx context.Context, cy *cycle, due []*job, out Cycle, p *plan.Plan, done outcomes, tick *job, started time.Time) Cycle {
-	// A local write, finished even when a stop (SIGTERM, Ctrl-C) cancelled
-	// the cycle: what it re-read is kept, and a stop logs no warning.
-	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-	perr := s.feed.Persist(pctx)
-	pcancel()
-	if perr != nil {
-		cy.log.Warn("save the tickets re-read in this cycle to the mirror", slog.Any("error", perr))
-	}
-	held := plan.MergeHeld(p.Held, done.Held)
-	if !s.cfg.dryRun {
-		s.held.Note(cy.rules, held)
-		s.noteWaiting(cy, held)
-	}
-	out.Requests = cy.requests
+// endCycle is the record step: each job's result, the planner's history
+// and the metrics.
+func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tick *job, now, started time.Time) {
 	dur := time.Since(started)
 	var runs []store.RuleRun
 	for i, j := range due {
-		res := &out.Jobs[i]
-		for _, r := range j.Rules {
-			res.Fired += done.FiredBy[r.Name]
-			res.HeldBack += len(held[r.Name])
-		}
-		res.Requests = cy.requests
-		runs = append(runs, s.finishJob(j, res, cy.now, dur, cy.requests)...)
+		runs = append(runs, s.finishJob(j, &out.Jobs[i], now, dur)...)
 	}
 	s.saveRuns(ctx, runs)
-	s.plan.record(tick, cy.requests-done.requests, out.Sync.Requests, cy.now)
+	s.plan.record(tick, out.Requests-out.Executed, out.Sync.Requests, now)
 	s.plan.logChange(s.logger)
-	s.m.cycleRequestsAll.Set(float64(cy.requests))
-	return out
+	s.m.cycleRequestsAll.Set(float64(out.Requests))
 }
 
 // finishJob records a job's cycle in its status and metrics, sets when it
 // is due next and returns its rules' runs to record.
-func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration, requests int) []store.RuleRun {
+func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration) []store.RuleRun {
 	outcome := "incomplete"
 	if res.Complete {
 		outcome = "complete"
 	}
 	s.m.cycles.WithLabelValues(j.name, outcome).Inc()
 	s.m.cycleDuration.WithLabelValues(j.name).Observe(dur.Seconds())
-	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(requests))
+	s.m.cycleRequests.WithLabelValues(j.name).Set(float64(res.Requests))
 	j.stat.Lock()
-	j.status.LastOutcome, j.status.LastRequests = outcome, requests
+	j.status.LastOutcome, j.status.LastRequests = outcome, res.Requests
 	if res.Complete {
 		j.status.LastComplete = now
 		s.m.lastComplete.WithLabelValues(j.name).Set(float64(now.Unix()))

@@ -2,10 +2,12 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/plan"
 )
 
@@ -14,11 +16,13 @@ import (
 // backlog over the next cycles, and changes nothing.
 func TestDryRunSaysWouldHave(t *testing.T) {
 	var outlooks []plan.Outlook
-	e := stormEnv(t, "group_over: 3\n    max_firings_per_cycle: 4", true, WithDryRun(true),
-		WithOutlook(func(o plan.Outlook) { outlooks = append(outlooks, o) }))
+	const settings = "group_over: 3\n    max_firings_per_cycle: 4"
+	e := stormEnv(t, settings, true, WithDryRun(true))
 	ids := addUrgent(e, 6)
+	// The scheduler under test posts the dry run's summaries to poster.
 	poster := &dryPoster{}
-	e.s.notifier = poster
+	e.s = e.another(firing.ClientDesk(e.client), fmt.Sprintf(stormRules, settings), e.st, poster, WithDryRun(true),
+		WithOutlook(func(o plan.Outlook) { outlooks = append(outlooks, o) }))
 
 	e.runOnce()
 	if len(outlooks) != 1 || len(outlooks[0].Rules) != 1 {

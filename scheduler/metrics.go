@@ -3,21 +3,18 @@ package scheduler
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/cycle"
 )
 
 // metrics are the scheduler's Prometheus collectors.
 type metrics struct {
-	exec             firing.Metrics           // the execute step's counters
+	cycle.Metrics                             // the cycle's steps' (package cycle)
 	cycles           *prometheus.CounterVec   // job, outcome
 	cycleDuration    *prometheus.HistogramVec // job
 	cycleRequests    *prometheus.GaugeVec     // job
 	lastComplete     *prometheus.GaugeVec     // job
 	cycleRequestsAll prometheus.Gauge
-	overBudget       *prometheus.CounterVec // rule
 	skipped          *prometheus.CounterVec // job, reason
-	deferredByCap    *prometheus.CounterVec // rule
-	queued           *prometheus.GaugeVec   // class
 	ticks            prometheus.Counter
 	pruned           prometheus.Counter
 	rateRemaining    prometheus.Gauge
@@ -26,71 +23,36 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
-	var all []prometheus.Collector
 	m := &metrics{
-		cycles: counterVec(&all, "deskbot_scheduler_cycles_total",
-			"Poll cycles by job and outcome (complete: every page of every workspace arrived; incomplete: cut short).", "job", "outcome"),
-		cycleDuration: histogramVec(&all, "deskbot_scheduler_cycle_duration_seconds",
-			"Duration of poll cycles, polling and executing decisions.", []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}, "job"),
-		cycleRequests: gaugeVec(&all, "deskbot_scheduler_cycle_requests",
-			"Desk requests the last cycle of a job sent (retries included).", "job"),
-		lastComplete: gaugeVec(&all, "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
-			"When a job last finished a complete poll (Unix seconds).", "job"),
-		overBudget: counterVec(&all, "deskbot_rule_over_budget_total",
-			"Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule.", "rule"),
-		cycleRequestsAll: gauge(&all, "deskbot_scheduler_last_cycle_requests",
-			"Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."),
-		skipped: counterVec(&all, "deskbot_scheduler_skipped_runs_total",
-			"Job runs skipped: stretched by the request budget, or still running.", "job", "reason"),
-		deferredByCap: counterVec(&all, "deskbot_scheduler_deferred_by_cap_total",
-			"Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.", "rule"),
-		queued: gaugeVec(&all, "deskbot_scheduler_queued_firings",
-			"Decisions waiting for a later cycle (held back by a per-cycle cap, or queued when the cycle's share of the request budget ran out), by class (pages, alerts and direct messages, updates and notes, public replies, digests).", "class"),
-		ticks: counter(&all, "deskbot_scheduler_oncall_ticks_total",
-			"Runs of the on-call escalator's tick (due escalation steps taken)."),
-		pruned: counter(&all, "deskbot_scheduler_ledger_pruned_total",
-			"Finished firings older than the ledger retention deleted from the ledger (current firings are kept)."),
-		rateRemaining: gauge(&all, "deskbot_desk_rate_limit_remaining",
-			"X-Ratelimit-Remaining of the last desk response the scheduler saw."),
-		stretch: gauge(&all, "deskbot_scheduler_interval_stretch_ratio",
-			"Factor by which poll intervals are stretched to stay within the background request budget (1: not stretched)."),
-		plannedRPM: gauge(&all, "deskbot_scheduler_planned_requests_per_minute",
-			"Requests per minute the jobs would send at their nominal intervals, from recent cycles."),
+		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_scheduler_cycles_total",
+			Help: "Poll cycles by job and outcome (complete: every page of every workspace arrived; incomplete: cut short)."}, []string{"job", "outcome"}),
+		cycleDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "deskbot_scheduler_cycle_duration_seconds",
+			Help: "Duration of poll cycles, polling and executing decisions.", Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}}, []string{"job"}),
+		cycleRequests: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "deskbot_scheduler_cycle_requests",
+			Help: "Desk requests the last cycle of a job sent (retries included)."}, []string{"job"}),
+		lastComplete: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
+			Help: "When a job last finished a complete poll (Unix seconds)."}, []string{"job"}),
+		cycleRequestsAll: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_scheduler_last_cycle_requests",
+			Help: "Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_scheduler_skipped_runs_total",
+			Help: "Job runs skipped: stretched by the request budget, or still running."}, []string{"job", "reason"}),
+		ticks: prometheus.NewCounter(prometheus.CounterOpts{Name: "deskbot_scheduler_oncall_ticks_total",
+			Help: "Runs of the on-call escalator's tick (due escalation steps taken)."}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{Name: "deskbot_scheduler_ledger_pruned_total",
+			Help: "Finished firings older than the ledger retention deleted from the ledger (current firings are kept)."}),
+		rateRemaining: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_desk_rate_limit_remaining",
+			Help: "X-Ratelimit-Remaining of the last desk response the scheduler saw."}),
+		stretch: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_scheduler_interval_stretch_ratio",
+			Help: "Factor by which poll intervals are stretched to stay within the background request budget (1: not stretched)."}),
+		plannedRPM: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_scheduler_planned_requests_per_minute",
+			Help: "Requests per minute the jobs would send at their nominal intervals, from recent cycles."}),
 	}
-	m.exec = firing.NewMetrics()
-	all = append(all, m.exec.Collectors()...)
+	m.Metrics = cycle.NewMetrics()
 	m.stretch.Set(1)
 	m.rateRemaining.Set(-1)
 	if reg != nil {
-		reg.MustRegister(all...)
+		reg.MustRegister(append(m.Collectors(), m.cycles, m.cycleDuration, m.cycleRequests, m.lastComplete, m.cycleRequestsAll,
+			m.skipped, m.ticks, m.pruned, m.rateRemaining, m.stretch, m.plannedRPM)...)
 	}
 	return m
-}
-
-// The constructors of newMetrics: each makes one collector and adds it to
-// *all, the collectors to register.
-
-func counter(all *[]prometheus.Collector, name, help string) prometheus.Counter {
-	return collect(all, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
-}
-
-func gauge(all *[]prometheus.Collector, name, help string) prometheus.Gauge {
-	return collect(all, prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help}))
-}
-
-func counterVec(all *[]prometheus.Collector, name, help string, labels ...string) *prometheus.CounterVec {
-	return collect(all, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels))
-}
-
-func gaugeVec(all *[]prometheus.Collector, name, help string, labels ...string) *prometheus.GaugeVec {
-	return collect(all, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels))
-}
-
-func histogramVec(all *[]prometheus.Collector, name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	return collect(all, prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels))
-}
-
-func collect[C prometheus.Collector](all *[]prometheus.Collector, c C) C {
-	*all = append(*all, c)
-	return c
 }

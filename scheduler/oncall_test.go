@@ -94,7 +94,7 @@ func TestPageActionStartsOnePagePerEpisode(t *testing.T) {
 	if n := e.notesWith(tk.ID, "Paged on-call."); len(n) != 1 {
 		t.Fatalf("%d notes, want 1", len(n))
 	}
-	if got := metricValue(t, e.s.m.exec.Pages.WithLabelValues("page-urgent", "started")); got != 1 {
+	if got := metricValue(t, e.s.m.Exec.Pages.WithLabelValues("page-urgent", "started")); got != 1 {
 		t.Errorf("pages started metric %v, want 1", got)
 	}
 
@@ -178,7 +178,7 @@ func TestPageLogsNameRuleAndTicket(t *testing.T) {
 	}
 	act := rules.Action{Kind: rules.ActionPage, Policy: "it-urgent", Channel: "#it-oncall", Text: "x"}
 	f := rules.Firing{Key: rules.FiringKey{Rule: r.Name, TicketID: 42}, Episode: 1, Seq: 1}
-	deps := e.s.firingDeps(&cycle{desk: e.s.desk, now: e.s.cfg.clock.Now(), log: e.s.logger})
+	deps := &firing.Deps{Ledger: e.s.ledger, Desk: e.s.desk, Pages: e.s.paging, Now: e.s.cfg.clock.Now, Metrics: e.s.m.Exec}
 	for range 2 { // the second finds the page already started
 		if _, err := firing.StartPage(t.Context(), deps, e.s.logger, r, f, 42, act, false); err != nil {
 			t.Fatal(err)

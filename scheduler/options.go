@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/deskbot/deskbot/plan"
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/plan"
 )
 
 // Defaults of New.
@@ -34,45 +35,40 @@ const (
 	// every rule (each rule has its own bound too, max_firings_per_cycle):
 	// a first run on a busy desk stays calm, the rest fires in later cycles.
 	DefaultMaxFiringsPerCycle = 50
+	// DefaultTickEvery is how often the escalator's due steps are taken: the
+	// delay between a level's wait running out and the next level being
+	// paged is at most this long.
+	DefaultTickEvery = 20 * time.Second
 )
 
 // Option configures New.
 type Option func(*config)
 
 type config struct {
-	feed          []feed.Option // WithFeed, WithSubscriber
-	tickers       []TickFollower
-	dms           firing.DMSender
-	clock         clockwork.Clock
-	elector       gocron.Elector
-	reg           prometheus.Registerer
-	dryRun        bool
-	singleton     bool
-	lease         time.Duration
-	budget        int
-	listBudget    int
-	runs          firing.RuleRuns // schedule.go
-	maxEndChecks  int
-	actionTimeout time.Duration
-	stopTimeout   time.Duration
-	escalator     firing.Escalator
-	tickEvery     time.Duration
-	retention     time.Duration
-	maxFirings    int
-	outlook       func(plan.Outlook) // dry runs: see WithOutlook
+	run         cycle.Settings // the cycles' (package cycle)
+	feed        []feed.Option  // WithFeed, WithSubscriber
+	tickers     []TickFollower
+	clock       clockwork.Clock
+	elector     gocron.Elector
+	reg         prometheus.Registerer
+	singleton   bool
+	budget      int
+	listBudget  int
+	runs        firing.RuleRuns // schedule.go
+	stopTimeout time.Duration
+	escalator   firing.Escalator
+	tickEvery   time.Duration
+	retention   time.Duration
 }
 
 // WithClock sets the clock of the scheduler (gocron's timers and each
 // cycle's now). Tests pass a clockwork fake clock. Default: the real clock.
 func WithClock(c clockwork.Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
-// WithFeed passes opts to the change feed and its mirror (feed.New):
-// the workspaces polled (feed.WithWorkspaces; default the account's
-// default workspace), where the mirror is kept (feed.WithMirrorStore;
-// default the ledger when it is a feed.MirrorStore, as *store.Store is, else
-// memory), the overlap, the full sync, sweep and status refresh intervals
-// and the closed tickets' retention (each with feed's default). The
-// scheduler sets the feed's logger, clock, registry and hooks itself.
+// WithFeed passes opts to the change feed and its mirror (feed.New; the
+// mirror is kept by default in the ledger when it is a feed.MirrorStore,
+// as *store.Store is). The scheduler sets the feed's logger, clock,
+// registry and hooks itself.
 func WithFeed(opts ...feed.Option) Option {
 	return func(cfg *config) { cfg.feed = append(cfg.feed, opts...) }
 }
@@ -86,9 +82,9 @@ func WithElector(e gocron.Elector) Option { return func(cfg *config) { cfg.elect
 // metrics are kept but not exported.
 func WithRegistry(reg prometheus.Registerer) Option { return func(cfg *config) { cfg.reg = reg } }
 
-// WithDryRun makes the scheduler log every decision instead of acting: no
-// desk writes, no alerts, no ledger changes.
-func WithDryRun(on bool) Option { return func(cfg *config) { cfg.dryRun = on } }
+// WithDryRun makes the cycles log every decision instead of acting
+// (cycle.Settings.DryRun).
+func WithDryRun(on bool) Option { return func(cfg *config) { cfg.run.DryRun = on } }
 
 // WithSingleton turns gocron's singleton mode on or off (default on: a run
 // that is still going makes the next tick skip). The scheduler also never
@@ -96,9 +92,8 @@ func WithDryRun(on bool) Option { return func(cfg *config) { cfg.dryRun = on } }
 // a fake clock turn it off (see the gocron notes on fake-clock flakiness).
 func WithSingleton(on bool) Option { return func(cfg *config) { cfg.singleton = on } }
 
-// WithLease sets how long a claim stays reserved before another worker may
-// take it over (default 2m). It must outlast a firing's actions.
-func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.lease = d } }
+// WithLease sets cycle.Settings.Lease (default DefaultLease).
+func WithLease(d time.Duration) Option { return func(cfg *config) { cfg.run.Lease = d } }
 
 // WithBudget sets the background share of the desk budget, in requests per
 // minute, that polling may plan to use (typically the client's rate minus
@@ -113,17 +108,14 @@ func WithBudget(perMinute int) Option { return func(cfg *config) { cfg.budget = 
 // more. 0 (default): lists are planned only as part of WithBudget.
 func WithListBudget(perMinute int) Option { return func(cfg *config) { cfg.listBudget = perMinute } }
 
-// WithMaxEndChecks bounds the ticket re-reads one cycle spends confirming
-// episode ends (default 50). A ticket with an open episode that the mirror
-// does not hold (a full sync's paging skipped it, or the episode is older
-// than the mirror) ends its episode only once a re-read shows it gone or
-// no longer matching; episodes beyond the bound stay open until a later
-// cycle. 0 never ends such an episode.
-func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.maxEndChecks = n } }
+// WithMaxEndChecks bounds the re-reads one cycle spends confirming episode
+// ends (cycle.Settings.MaxEndChecks; default DefaultMaxEndChecks).
+func WithMaxEndChecks(n int) Option { return func(cfg *config) { cfg.run.MaxEndChecks = n } }
 
-// WithActionTimeout bounds one firing's actions (default 30s). Actions
-// under way when the scheduler stops get this long to finish.
-func WithActionTimeout(d time.Duration) Option { return func(cfg *config) { cfg.actionTimeout = d } }
+// WithActionTimeout sets cycle.Settings.ActionTimeout (default 30s).
+func WithActionTimeout(d time.Duration) Option {
+	return func(cfg *config) { cfg.run.ActionTimeout = d }
+}
 
 // WithEscalator makes page actions start on-call pages through e, runs
 // e's Tick every tickEvery (0: DefaultTickEvery) and hands it the on-call
@@ -143,24 +135,21 @@ func WithStopTimeout(d time.Duration) Option { return func(cfg *config) { cfg.st
 func WithRetention(d time.Duration) Option { return func(cfg *config) { cfg.retention = d } }
 
 // WithMaxFiringsPerCycle bounds the firings one cycle starts across every
-// rule (default DefaultMaxFiringsPerCycle; 0: no bound beyond each rule's
-// own max_firings_per_cycle). The decisions over the bound are not
-// executed in this cycle: their tickets still match, and the next cycles
-// fire them (the rules they belong to are due again at the next tick).
-// They are counted in deskbot_scheduler_deferred_by_cap_total and shown
-// by the explainer (Memory.Held).
-func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.maxFirings = n } }
+// rule (cycle.Settings.CycleCap; default DefaultMaxFiringsPerCycle). A
+// job with decisions held back runs again at the next tick (finishJob).
+func WithMaxFiringsPerCycle(n int) Option { return func(cfg *config) { cfg.run.CycleCap = n } }
+
+// WithOutlook sets cycle.Settings.Outlook (deskbot rules plan).
+func WithOutlook(f func(plan.Outlook)) Option { return func(cfg *config) { cfg.run.Outlook = f } }
 
 // defaultConfig is New's configuration before its options.
 func defaultConfig() config {
 	return config{
-		singleton:     true,
-		lease:         DefaultLease,
-		maxEndChecks:  DefaultMaxEndChecks,
-		actionTimeout: DefaultActionTimeout,
-		stopTimeout:   DefaultStopTimeout,
-		retention:     DefaultRetention,
-		maxFirings:    DefaultMaxFiringsPerCycle,
+		singleton: true,
+		run: cycle.Settings{Lease: DefaultLease, MaxEndChecks: DefaultMaxEndChecks, ActionTimeout: DefaultActionTimeout,
+			CycleCap: DefaultMaxFiringsPerCycle},
+		stopTimeout: DefaultStopTimeout,
+		retention:   DefaultRetention,
 	}
 }
 
@@ -168,20 +157,20 @@ func defaultConfig() config {
 // them.
 func (cfg *config) validate() error {
 	switch {
-	case cfg.lease <= 0:
-		return fmt.Errorf("lease %v: want a positive duration", cfg.lease)
+	case cfg.run.Lease <= 0:
+		return fmt.Errorf("lease %v: want a positive duration", cfg.run.Lease)
 	case cfg.listBudget < 0:
 		return fmt.Errorf("list budget %d: want 0 (not planned apart) or more ticket lists per minute", cfg.listBudget)
 	case cfg.budget < 0:
 		return fmt.Errorf("budget %d: want 0 (no planning) or more requests per minute", cfg.budget)
-	case cfg.maxEndChecks < 0:
-		return fmt.Errorf("max end checks %d: want 0 or more", cfg.maxEndChecks)
-	case cfg.actionTimeout <= 0 || cfg.stopTimeout <= 0:
+	case cfg.run.MaxEndChecks < 0:
+		return fmt.Errorf("max end checks %d: want 0 or more", cfg.run.MaxEndChecks)
+	case cfg.run.ActionTimeout <= 0 || cfg.stopTimeout <= 0:
 		return errors.New("action timeout and stop timeout must be positive")
 	case cfg.retention == 0:
 		return errors.New("retention 0: want a positive duration, or negative to keep every firing")
-	case cfg.maxFirings < 0:
-		return fmt.Errorf("max firings per cycle %d: want 0 (no bound across rules) or more", cfg.maxFirings)
+	case cfg.run.CycleCap < 0:
+		return fmt.Errorf("max firings per cycle %d: want 0 (no bound across rules) or more", cfg.run.CycleCap)
 	case cfg.tickEvery < 0:
 		return fmt.Errorf("on-call tick %v: want a positive interval (0: default)", cfg.tickEvery)
 	}
@@ -192,4 +181,37 @@ func (cfg *config) validate() error {
 		cfg.clock = clockwork.NewRealClock()
 	}
 	return nil
+}
+
+// The feed's other followers live beside the chat they serve (bot/follow);
+// the scheduler wires them and never imports them.
+
+// WithSubscriber has sub told, after each sync, the tickets the change
+// feed saw change (live threads).
+func WithSubscriber(sub feed.Subscriber) Option {
+	return func(cfg *config) {
+		if sub != nil {
+			cfg.feed = append(cfg.feed, feed.WithSubscriber(sub))
+		}
+	}
+}
+
+// WithDMs sets cycle.Settings.DMs, the sender of the rules' direct messages.
+func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.run.DMs = d } }
+
+// TickFollower follows the scheduler's ticks on the leader, beside the
+// rules, over the mirror as the tick's sync left it (digests); the cycle
+// runs them after its sync.
+type TickFollower = cycle.TickFollower
+
+// Tick is what a TickFollower is given at each tick.
+type Tick = cycle.Tick
+
+// WithTickFollower has f follow the scheduler's ticks (digests).
+func WithTickFollower(f TickFollower) Option {
+	return func(cfg *config) {
+		if f != nil {
+			cfg.tickers = append(cfg.tickers, f)
+		}
+	}
 }

@@ -67,7 +67,7 @@ func TestCyclePagesGroupedToOnePerson(t *testing.T) {
 			t.Fatalf("#%d has %d notes after the page, want 1", id, len(n))
 		}
 	}
-	if got := metricValue(t, e.s.m.exec.Pages.WithLabelValues("page-urgent", "started")); got != 7 {
+	if got := metricValue(t, e.s.m.Exec.Pages.WithLabelValues("page-urgent", "started")); got != 7 {
 		t.Errorf("pages started metric %v, want 7", got)
 	}
 

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-
-	"github.com/deskbot/deskbot/plan"
 )
 
 // budgetWindow is the window of the request budget (per minute).
@@ -89,15 +87,6 @@ func (q pace) fits(cost int) bool {
 		return true
 	}
 	return q.spent.freeAt(now, cost+1, q.budget).Before(q.deadline)
-}
-
-// noteWaiting remembers what the cycle left waiting (held back by a cap
-// or queued: plan.WaitingMemory) and sets the queue's gauge.
-func (s *Scheduler) noteWaiting(cy *cycle, held map[string]map[int64]plan.Held) {
-	byClass := s.waiting.Note(cy.set, cy.rules, held, cy.now)
-	for c := plan.ClassPage; c <= plan.ClassDigest; c++ {
-		s.m.queued.WithLabelValues(c.String()).Set(float64(byClass[c]))
-	}
 }
 
 // deadline is when a scheduled cycle starting at now must have started

@@ -48,7 +48,7 @@ func TestUrgentGoesFirstWhenTheCapBinds(t *testing.T) {
 	if noted != 4 {
 		t.Errorf("%d routine notes in the first cycle, want the 4 the cap leaves", noted)
 	}
-	h, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: routine[7]})
+	h, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: routine[7]})
 	if !ok || h.Cap != plan.CapCycle || h.Limit != 5 {
 		t.Errorf("HeldBack(routine #%d) = %+v %v, want the cap of 5 across rules", routine[7], h, ok)
 	}
@@ -73,7 +73,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if c.Skipped != "" || len(c.Jobs) != 2 || c.Jobs[0].Fired != 2 || c.Jobs[0].HeldBack != 8 {
 		t.Fatalf("cycle %+v, want 2 firings and 8 queued", c)
 	}
-	h, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: ids[2]})
+	h, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "routine", TicketID: ids[2]})
 	if !ok || h.Cap != plan.CapQueue || h.Class != "updates and notes" {
 		t.Errorf("HeldBack(#%d) = %+v %v, want queued", ids[2], h, ok)
 	}
@@ -84,10 +84,10 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 	if err != nil || !strings.Contains(out, want) || strings.Contains(out, "held back by") {
 		t.Errorf("explanation (%v):\n%s\nwant a line %q", err, out, want)
 	}
-	if d, f := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.exec.Decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
+	if d, f := metricValue(t, e.s.m.Exec.Decisions.WithLabelValues("routine", "deferred")), metricValue(t, e.s.m.Exec.Decisions.WithLabelValues("routine", "failed")); d != 8 || f != 0 {
 		t.Errorf("decisions deferred %v, failed %v; want 8 and 0", d, f)
 	}
-	if q := metricValue(t, e.s.m.queued.WithLabelValues("updates and notes")); q != 8 {
+	if q := metricValue(t, e.s.m.Queued.WithLabelValues("updates and notes")); q != 8 {
 		t.Errorf("queued firings %v, want 8", q)
 	}
 	for range 4 {
@@ -99,7 +99,7 @@ func TestQueuedWhenTheCycleRunsOutOfBudget(t *testing.T) {
 			t.Errorf("ticket #%d: %d notes after five cycles, want 1", id, n)
 		}
 	}
-	if q := metricValue(t, e.s.m.queued.WithLabelValues("updates and notes")); q != 0 {
+	if q := metricValue(t, e.s.m.Queued.WithLabelValues("updates and notes")); q != 0 {
 		t.Errorf("queued firings %v once drained, want 0", q)
 	}
 }

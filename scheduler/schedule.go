@@ -10,10 +10,6 @@ import (
 	"github.com/deskbot/deskbot/store"
 )
 
-// When each job is due: plan.Schedule, over the rules' last runs kept in
-// the store (firing.RuleRuns), read in every cycle before the due jobs are
-// chosen and written at the cycle's end.
-
 // WithRuleRuns keeps the rules' last runs in r. Default: the ledger when
 // it is a firing.RuleRuns (*store.Store is), else memory (a restart then starts
 // every schedule afresh). A dry run reads r and writes to memory only.
@@ -49,14 +45,6 @@ func (s *Scheduler) loadRuns(ctx context.Context, jobs []*job, now time.Time) {
 			s.logger.Warn("cannot record when the new time rules were first scheduled", slog.Any("error", err))
 		}
 	}
-}
-
-// jobDue reports whether a cycle in mode runs j at now: every job in
-// RunCycle; in a scheduled cycle the jobs whose time has come; in the cycle
-// kicked by a first full sync those and the every jobs whose last run saw
-// an incomplete mirror (a cron job's such run left it due).
-func (s *Scheduler) jobDue(j *job, mode cycleMode, now time.Time) bool {
-	return mode == once || j.Due(now, s.tickEvery(), mode == kicked)
 }
 
 // runTimeout bounds the write of a cycle's runs to the store.

@@ -5,16 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
-	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/store"
 )
@@ -24,26 +23,25 @@ import (
 // returns it), so errors.Is works whichever of the two wrapped it.
 var ErrNotLeader = store.ErrNotLeader
 
-// ErrNotDelivered is firing.ErrNotDelivered: a Notifier's error wrapping
-// it says the alert was certainly not posted, so the firing is released
-// and retried at once.
+// ErrNotDelivered is firing.ErrNotDelivered: wrapped in a Notifier's error,
+// the alert was certainly not posted; the firing is retried at once.
 var ErrNotDelivered = firing.ErrNotDelivered
 
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
 type Scheduler struct {
-	logger   *slog.Logger
-	desk     firing.Desk
-	ledger   firing.Ledger
-	marks    *firing.LedgerMarks // what signs the firings' notes and replies
-	paging   *firing.Paging      // pages started by rules; nil: no escalator
-	notifier firing.Notifier
-	cfg      config
-	m        *metrics
-	plan     *planner
-	runs     firing.RuleRuns // when each rule last ran (schedule.go)
-	feed     *feed.Feed      // the change feed and the mirror
-	tick     *job            // the cycle, as the planner sees it
+	logger *slog.Logger
+	desk   firing.Desk
+	ledger firing.Ledger
+	marks  *firing.LedgerMarks // what signs the firings' notes and replies
+	paging *firing.Paging      // pages started by rules; nil: no escalator
+	cfg    config
+	m      *metrics
+	plan   *planner
+	runs   firing.RuleRuns // when each rule last ran (schedule.go)
+	feed   *feed.Feed      // the change feed and the mirror
+	tick   *job            // the cycle, as the planner sees it
+	runner *cycle.Runner   // one cycle's steps, and what cycles remember
 
 	mu      sync.Mutex // guards the fields below
 	set     *rules.Set
@@ -54,35 +52,26 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 	stopped bool
 
-	running sync.Mutex         // held while a cycle runs
-	budgets firing.Budgets     // rules over their run-time budget
-	held    plan.HeldMemory    // decisions the last cycles held back
-	waiting plan.WaitingMemory // since when held back decisions wait
-	spent   spentLog           // the scheduler's requests of the last minute (queue.go)
-	dry     firing.DryRun      // what earlier dry-run cycles would have fired
-	people  firing.People      // names of requesters, agents and groups for the rules
-	matches plan.MatchMemory   // each rule's last evaluation, for the status pages
+	running sync.Mutex // held while a cycle runs
+	spent   spentLog   // the scheduler's requests of the last minute (queue.go)
 
 	inflight sync.WaitGroup
 	stopping atomic.Bool
 }
 
 // New returns a scheduler for the rules of set over desk (see
-// firing.ClientDesk),
-// recording firings in ledger (a firing.Ledger) and sending alerts
+// firing.ClientDesk), recording firings in ledger and sending alerts
 // through notifier (nil: LogNotifier on logger). Nothing is sent before
 // Start or RunOnce.
 func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Ledger, notifier firing.Notifier, opts ...Option) (*Scheduler, error) {
-	if logger == nil {
+	switch {
+	case logger == nil:
 		return nil, errors.New("new scheduler: logger is nil")
-	}
-	if desk == nil {
+	case desk == nil:
 		return nil, errors.New("new scheduler: desk is nil")
-	}
-	if set == nil {
+	case set == nil:
 		return nil, errors.New("new scheduler: rules set is nil")
-	}
-	if ledger == nil {
+	case ledger == nil:
 		return nil, errors.New("new scheduler: ledger is nil")
 	}
 	if notifier == nil {
@@ -101,27 +90,19 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	if err := firing.CheckPages(set, cfg.escalator); err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
-	s := &Scheduler{
-		logger:   logger,
-		desk:     desk,
-		ledger:   ledger,
-		marks:    firing.MarksOf(ledger),
-		notifier: notifier,
-		cfg:      cfg,
-		m:        newMetrics(cfg.reg),
-		set:      set,
-		baseCtx:  context.Background(),
-	}
+	s := &Scheduler{logger: logger, desk: desk, ledger: ledger, marks: firing.MarksOf(ledger), cfg: cfg,
+		m: newMetrics(cfg.reg), set: set, baseCtx: context.Background()}
 	f, err := s.newFeed(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new scheduler: %w", err)
 	}
 	s.feed = f
 	s.paging = s.newPaging()
-	s.runs = firing.RuleRunsFor(cfg.runs, ledger, cfg.dryRun)
+	s.runs = firing.RuleRunsFor(cfg.runs, ledger, cfg.run.DryRun)
 	s.tick = newTick(rules.DefaultEvery)
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
+	s.runner = s.newRunner(notifier)
 	return s, nil
 }
 
@@ -138,19 +119,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.gs != nil || s.stopped {
 		return errors.New("start scheduler: already started")
 	}
-	open, err := s.feed.OpenStatuses(ctx, true)
+	open, jobs, err := s.buildJobs(ctx, true)
 	if err != nil {
 		return fmt.Errorf("start scheduler: %w", err)
 	}
-	jobs, err := buildJobs(s.set, open)
-	if err != nil {
-		return fmt.Errorf("start scheduler: %w", err)
-	}
-	gopts := []gocron.SchedulerOption{
-		gocron.WithClock(s.cfg.clock),
-		gocron.WithLocation(time.UTC),
-		gocron.WithStopTimeout(s.cfg.stopTimeout),
-	}
+	gopts := []gocron.SchedulerOption{gocron.WithClock(s.cfg.clock), gocron.WithLocation(time.UTC),
+		gocron.WithStopTimeout(s.cfg.stopTimeout)}
 	if s.cfg.elector != nil {
 		gopts = append(gopts, gocron.WithDistributedElector(s.cfg.elector))
 	}
@@ -170,7 +144,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.gs = gs
 	gs.Start()
 	s.logger.Info("scheduler started", slog.Int("jobs", len(jobs)), slog.Int("rules", len(s.set.Rules())),
-		slog.Duration("tick", s.tick.Every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.dryRun))
+		slog.Duration("tick", s.tick.Every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.run.DryRun))
 	return nil
 }
 
@@ -300,34 +274,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 
 // CycleResult says what one cycle did for one job (rules sharing a query
 // and schedule).
-type CycleResult struct {
-	Job   string   // the job's name: its first rule, +N for the others
-	Rules []string // the job's rules
-	// Complete is true when the sync was complete (the mirror holds every
-	// open ticket as fresh as the feed) and the episodes were reconciled.
-	Complete bool
-	Err      error  // why the cycle is incomplete
-	Skipped  string // why the job did not run (stopping), or ""
-	Tickets  int    // tickets in the mirror the rules were evaluated on
-	// Requests is every desk request of the cycle (sync, re-reads,
-	// actions, retries included): the same in each job of one cycle.
-	Requests int
-	// Sync is the cycle's sync, shared by its jobs.
-	Sync *feed.Synced
-	// Decisions is how many (rule, ticket) decisions evaluation produced;
-	// Fired how many firings finished in this cycle.
-	Decisions int
-	Fired     int // see Decisions
-	// HeldBack is how many decisions of the job's rules the per-cycle
-	// caps held back, or the cycle queued when its time was up, for later
-	// cycles.
-	HeldBack int
-	Ended    int // episodes ended
-	// Kept is how many episodes of tickets missing from the mirror stayed
-	// open: a re-read showed the ticket still matching, or it could not be
-	// re-read in this cycle.
-	Kept int
-}
+type CycleResult = cycle.Result
 
 // currentJobs returns the jobs, building them when the scheduler was not
 // started.
@@ -337,11 +284,7 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 	if s.jobs != nil {
 		return s.jobs, nil
 	}
-	open, err := s.feed.OpenStatuses(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := buildJobs(s.set, open)
+	_, jobs, err := s.buildJobs(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -350,51 +293,58 @@ func (s *Scheduler) currentJobs(ctx context.Context) ([]*job, error) {
 	return jobs, nil
 }
 
-// Readiness is the scheduler's state for /readyz and `deskbot rules why`.
-type Readiness struct {
-	// Ready is true when every job finished at least one complete cycle.
-	Ready bool
-	// LastComplete is the latest complete cycle of any job.
-	LastComplete time.Time
-	// Stretch is the factor the budget stretches intervals by (1: none).
-	Stretch float64
-	Jobs    []JobStatus // one per poll job
-	// Mirror is the state of each workspace's ticket mirror.
-	Mirror []feed.Status
-}
-
-// JobStatus describes one poll job.
-type JobStatus struct {
-	Name         string        // the job's name: its first rule, +N for the others
-	Rules        []string      // the job's rules
-	Query        string        // unexpanded
-	Every        time.Duration // the interval, when not a cron schedule
-	Cron         string        // the cron schedule, if any
-	LastStart    time.Time     // when its last cycle started
-	LastComplete time.Time     // when its last complete cycle started
-	LastOutcome  string        // complete, incomplete or ""
-	LastRequests int           // desk requests of its last cycle
-}
-
-// Ready reports the jobs and their last cycles.
-func (s *Scheduler) Ready() Readiness {
-	s.mu.Lock()
-	jobs := slices.Clone(s.jobs)
-	s.mu.Unlock()
-	r := Readiness{Ready: true, Stretch: s.plan.stretch()}
-	for _, j := range jobs {
-		j.stat.Lock()
-		st := j.status
-		j.stat.Unlock()
-		st.Name, st.Rules, st.Query, st.Every, st.Cron = j.name, j.ruleNames(), j.query, j.Every, j.cron
-		if st.LastComplete.IsZero() {
-			r.Ready = false
-		}
-		if st.LastComplete.After(r.LastComplete) {
-			r.LastComplete = st.LastComplete
-		}
-		r.Jobs = append(r.Jobs, st)
+// buildJobs reads the open statuses (refresh: from the desk) and builds
+// the jobs of the rules (caller holds mu).
+func (s *Scheduler) buildJobs(ctx context.Context, refresh bool) ([]int, []*job, error) {
+	open, err := s.feed.OpenStatuses(ctx, refresh)
+	if err != nil {
+		return nil, nil, err
 	}
-	r.Mirror = s.feed.Status()
-	return r
+	jobs, err := buildJobs(s.set, open)
+	return open, jobs, err
+}
+
+// The scheduler's side of the change feed (package feed): the feed it
+// builds, wired to its context, leadership and kicked cycles.
+
+// newFeed builds the scheduler's feed from its configuration.
+func (s *Scheduler) newFeed(cfg config) (*feed.Feed, error) {
+	ms, _ := s.ledger.(feed.MirrorStore) // *store.Store keeps the mirror too; nil: in memory
+	opts := []feed.Option{
+		feed.WithLogger(s.logger),
+		feed.WithClock(cfg.clock),
+		feed.WithMirrorStore(ms),
+		feed.WithRegistry(cfg.reg),
+		feed.WithLeads(s.leads),
+		feed.WithBackground(func(run func(context.Context)) {
+			s.inflight.Add(1)
+			go func() {
+				defer s.inflight.Done()
+				run(s.baseCtx)
+			}()
+		}),
+		// A first full sync finished: run every rule on the whole
+		// mirror now rather than at the next tick.
+		feed.WithFirstSynced(func(ctx context.Context) { s.runCycle(ctx, kicked) }),
+	}
+	return feed.New(s.desk, append(opts, cfg.feed...)...) // WithFeed, WithSubscriber
+}
+
+// Feed is the scheduler's change feed and mirror (for LiveMirror.Attach).
+func (s *Scheduler) Feed() *feed.Feed { return s.feed }
+
+// MirrorHealth is the mirror's part of /readyz (see feed.Feed.Health).
+func (s *Scheduler) MirrorHealth(ctx context.Context) error {
+	return s.feed.Health(ctx, s.tickEvery())
+}
+
+// leads reports, without asking anyone, whether this replica's scheduler
+// leads: an elector that cannot say so at once (no Leader method) counts
+// as not leading, and LiveMirror reads the store.
+func (s *Scheduler) leads() bool {
+	if s.cfg.elector == nil {
+		return true
+	}
+	l, ok := s.cfg.elector.(interface{ Leader() bool })
+	return ok && l.Leader()
 }

@@ -55,7 +55,7 @@ func TestUrgentUnassignedAlertsOnceOverManyCycles(t *testing.T) {
 	if len(notes) != 1 || !notes[0].Private || !strings.Contains(notes[0].Body, fmt.Sprintf("<!-- deskbot:f=page-urgent/%d/1.1/1 -->", urgent.ID)) {
 		t.Fatalf("notes = %+v, want one private note with its marker", notes)
 	}
-	if got := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
+	if got := metricValue(t, e.s.m.Exec.Decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
 		t.Errorf("fired decisions metric = %v, want 1", got)
 	}
 	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "complete")); got != 10 {
@@ -290,7 +290,7 @@ func TestReReadSkipsTicketThatNoLongerMatches(t *testing.T) {
 	if n := len(e.notif.list()); n != 0 {
 		t.Errorf("%d alerts for a ticket the re-read showed assigned", n)
 	}
-	if got := metricValue(t, s.m.exec.Decisions.WithLabelValues("page-urgent", "stale")); got != 1 {
+	if got := metricValue(t, s.m.Exec.Decisions.WithLabelValues("page-urgent", "stale")); got != 1 {
 		t.Errorf("stale decisions = %v", got)
 	}
 	// The re-read refreshed the mirror: the next cycle decides nothing.
@@ -354,7 +354,7 @@ rules:
 	if n := len(e.notesWith(tk.ID, "urgent now")); n != 0 {
 		t.Fatalf("the cascade fired in the same cycle")
 	}
-	if got := metricValue(t, e.s.m.exec.Cascades.WithLabelValues("urgent")); got != 1 {
+	if got := metricValue(t, e.s.m.Exec.Cascades.WithLabelValues("urgent")); got != 1 {
 		t.Errorf("cascade metric = %v, want 1", got)
 	}
 	e.next()
@@ -391,7 +391,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 	// The second cycle remembers what the first would have fired (see
 	// dryrun.go) and does not say it again.
-	if got := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("page-urgent", "dry_run")); got != 1 {
+	if got := metricValue(t, e.s.m.Exec.Decisions.WithLabelValues("page-urgent", "dry_run")); got != 1 {
 		t.Errorf("dry_run decisions = %v, want 1", got)
 	}
 }
@@ -707,7 +707,7 @@ func TestLostNoteAnswerIsNotRepeated(t *testing.T) {
 			if n := len(e.notif.forTicket(id)); n != 1 {
 				t.Errorf("%d alerts, want exactly 1", n)
 			}
-			if got := metricValue(t, e.s.m.exec.Decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
+			if got := metricValue(t, e.s.m.Exec.Decisions.WithLabelValues("page-urgent", "fired")); got != 1 {
 				t.Errorf("fired decisions = %v, want 1 (the resumed firing finished)", got)
 			}
 		})
@@ -1130,7 +1130,7 @@ rules:
 			t.Errorf("ticket %d: %d notes of the other rule, want 1", id, n)
 		}
 	}
-	if got := metricValue(t, e.s.m.overBudget.WithLabelValues("nested")); got != 1 {
+	if got := metricValue(t, e.s.m.OverBudget.WithLabelValues("nested")); got != 1 {
 		t.Errorf("over-budget metric = %v, want 1 (one ticket)", got)
 	}
 	err := e.s.RuleHealth(t.Context())

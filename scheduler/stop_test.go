@@ -191,10 +191,10 @@ func TestBudgetWaitReleasesTheFiring(t *testing.T) {
 		got  float64
 		want float64
 	}{
-		{"decisions failed", metricValue(t, s.m.exec.Decisions.WithLabelValues("page-urgent", "failed")), 0},
-		{"decisions deferred", metricValue(t, s.m.exec.Decisions.WithLabelValues("page-urgent", "deferred")), 1},
-		{"note actions error", metricValue(t, s.m.exec.Actions.WithLabelValues("note", "error")), 0},
-		{"note actions deferred", metricValue(t, s.m.exec.Actions.WithLabelValues("note", "deferred")), 1},
+		{"decisions failed", metricValue(t, s.m.Exec.Decisions.WithLabelValues("page-urgent", "failed")), 0},
+		{"decisions deferred", metricValue(t, s.m.Exec.Decisions.WithLabelValues("page-urgent", "deferred")), 1},
+		{"note actions error", metricValue(t, s.m.Exec.Actions.WithLabelValues("note", "error")), 0},
+		{"note actions deferred", metricValue(t, s.m.Exec.Actions.WithLabelValues("note", "deferred")), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)

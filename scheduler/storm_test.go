@@ -90,7 +90,7 @@ func TestGroupedAlertNamesEveryTicketOnce(t *testing.T) {
 		}
 	}
 	wantFiringsDone(t, e.st, "urgent", ids, 2)
-	if got := metricValue(t, e.s.m.exec.AlertGroups.WithLabelValues("urgent")); got != 1 {
+	if got := metricValue(t, e.s.m.Exec.AlertGroups.WithLabelValues("urgent")); got != 1 {
 		t.Errorf("alert groups metric %v, want 1", got)
 	}
 }
@@ -144,11 +144,11 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 		fired, held = append(fired, res[0].Fired), append(held, res[0].HeldBack)
 		if len(fired) == 1 {
 			// After the first cycle: ticket 13 on waits, and says why.
-			h, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[12]})
+			h, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[12]})
 			if !ok || h.Cap != plan.CapRule || h.Limit != 12 || !h.At.Equal(t0) {
 				t.Errorf("HeldBack(#%d) = %+v %v, want the rule's cap of 12 at %s", ids[12], h, ok, t0)
 			}
-			if _, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[11]}); ok {
+			if _, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[11]}); ok {
 				t.Errorf("ticket #%d fired but is said to be held back", ids[11])
 			}
 			if _, found, _ := e.st.FiringState(t.Context(), rules.FiringKey{Rule: "urgent", TicketID: ids[12]}); found {
@@ -166,10 +166,10 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 	if !slices.Equal(fired, []int{12, 12, 6, 0}) || !slices.Equal(held, []int{18, 6, 0, 0}) {
 		t.Errorf("fired %v held back %v per cycle, want [12 12 6 0] and [18 6 0 0]", fired, held)
 	}
-	if got := metricValue(t, e.s.m.deferredByCap.WithLabelValues("urgent")); got != 24 {
+	if got := metricValue(t, e.s.m.DeferredByCap.WithLabelValues("urgent")); got != 24 {
 		t.Errorf("deferred_by_cap metric %v, want 18+6", got)
 	}
-	if _, ok := e.s.held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[29]}); ok {
+	if _, ok := e.s.Memory().Held.HeldBack(rules.FiringKey{Rule: "urgent", TicketID: ids[29]}); ok {
 		t.Errorf("ticket #%d still said to be held back after it fired", ids[29])
 	}
 	named := e.notif.named("urgent")

@@ -1,4 +1,4 @@
-package scheduler
+package cycle
 
 import (
 	"context"
@@ -15,20 +15,20 @@ import (
 // rules on the tickets that no longer match ended (firing.Episodes; a
 // dry run ends none). It re-reads through the execute step's re-reads
 // (done), so no ticket is read twice a cycle.
-func (s *Scheduler) reconcile(ctx context.Context, cy *cycle, due []*job, p *plan.Plan, synced *feed.Synced, tickets []*sdclient.Ticket, done outcomes) []CycleResult {
-	ends := &firing.Episodes{Ledger: s.ledger, Set: cy.set, Now: cy.now, Log: cy.log, Reads: done.Reads, Source: s.source(cy),
-		InMirror: make(map[int64]bool, len(tickets)), Gone: s.feed.Gone, MaxChecks: s.cfg.maxEndChecks,
-		Metrics: s.m.exec}
+func (r *Runner) reconcile(ctx context.Context, c run, p *plan.Plan, synced *feed.Synced, tickets []*sdclient.Ticket, done outcomes) []Result {
+	ends := &firing.Episodes{Ledger: r.d.Ledger, Set: c.Set, Now: c.Now, Log: c.Log, Reads: done.Reads, Source: r.source(c),
+		InMirror: make(map[int64]bool, len(tickets)), Gone: r.d.Feed.Gone, MaxChecks: r.d.MaxEndChecks,
+		Metrics: r.d.Metrics.Exec}
 	for _, t := range tickets {
 		ends.InMirror[t.ID] = true
 	}
-	out := make([]CycleResult, 0, len(due))
-	for _, j := range due {
-		res := CycleResult{Job: j.name, Rules: j.ruleNames(), Complete: synced.Complete, Err: synced.Err, Tickets: len(tickets), Sync: synced}
-		for _, r := range j.Rules {
-			res.Decisions += len(p.Matching[r.Name])
+	out := make([]Result, 0, len(c.in.Jobs))
+	for _, j := range c.in.Jobs {
+		res := Result{Job: j.Name, Rules: names(j.Rules), Complete: synced.Complete, Err: synced.Err, Tickets: len(tickets), Sync: synced}
+		for _, rule := range j.Rules {
+			res.Decisions += len(p.Matching[rule.Name])
 		}
-		if synced.Complete && !s.cfg.dryRun {
+		if synced.Complete && !r.d.DryRun {
 			var err error
 			if res.Ended, res.Kept, err = ends.EndAll(ctx, j.Rules, p.Matching); err != nil {
 				res.Complete, res.Err = false, errors.Join(res.Err, err)
