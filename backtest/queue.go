@@ -8,7 +8,6 @@ import (
 
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/sdclient"
 )
 
 // The incremental queue. A cycle's plan (plan.Make) orders its decisions
@@ -154,9 +153,9 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		return
 	}
 	t := r.tickets[s]
-	if !st.failed && st.renderChecked != st.seen { // a new version after a timer (once: every)
+	if !st.failed && st.renderChecked != st.seen && !r.supervisor { // a new version after a timer (once: every)
 		st.renderChecked = st.seen
-		if ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, time.Unix(0, ns)); len(ds) == 1 && ds[0].Err != nil {
+		if !r.renders(rs, s, time.Unix(0, ns)) {
 			st.failed, st.renderFailed = true, st.seen
 		}
 	}
@@ -331,10 +330,10 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 		wasActive := !rs.capped && rs.placed < rs.pending
 		if !rs.capped {
 			// within the caps (plan's consider): render it now, as the
-			// scheduler's Evaluate would have; a failure fails it.
-			ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, now)
-			if len(ds) == 1 && ds[0].Err == nil {
-				d.Actions = ds[0].Actions
+			// scheduler's Evaluate would have; a failure fails it. What
+			// it sends is counted by its actions' kinds (send), so their
+			// text is not built.
+			if r.renders(rs, s, now) {
 				rendered[plan.Key(d)] = true
 				rs.admitted++
 				total++
@@ -450,14 +449,13 @@ func (r *replay) fireAll(dueIdx []int, now time.Time) error {
 				if !rs.live(&e) || st.qFailed {
 					continue
 				}
-				t := r.tickets[e.slot]
-				ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, now)
-				if len(ds) != 1 || ds[0].Err != nil {
+				if !r.renders(rs, e.slot, now) {
 					st.failed, st.renderFailed = true, st.seen
 					rs.popped = append(rs.popped, e.slot)
 					continue
 				}
-				admitted = append(admitted, ds[0])
+				t := r.tickets[e.slot]
+				admitted = append(admitted, rules.Decision{Rule: rs.rule.Name, Once: rs.rule.Once, TicketID: t.ID, Ticket: t})
 			}
 		}
 	}

@@ -61,7 +61,8 @@ type replay struct {
 	others  []uint8            // the classes of fields read by the rules that read fieldOther
 	logBase int
 
-	rs      []*ruleState // by rule, in file order
+	rs      []*ruleState         // by rule, in file order
+	kinds   [][]rules.ActionKind // by rule: its actions' kinds
 	ruleIdx map[string]int
 
 	cycles   int
@@ -77,14 +78,16 @@ type replay struct {
 	stillHeld map[string][2]int
 
 	// scratch, reused by the cycles
-	asks    [][]int32 // by slot: the rules that ask about it in this cycle
-	touched []int32   // the slots asked about
-	due     []*rules.Rule
-	render  []*rules.Rule
-	vs      []verdict
-	one     [1]*rules.Rule // matchSince's
-	vbuf    rules.VerdictBuf
-	vs1     []verdict
+	asks      [][]int32 // by slot: the rules that ask about it in this cycle
+	touched   []int32   // the slots asked about
+	due       []*rules.Rule
+	render    []*rules.Rule
+	renderIdx []int32
+	errs      []error
+	vs        []verdict
+	one       [1]*rules.Rule // matchSince's
+	vbuf      rules.VerdictBuf
+	vs1       []verdict
 }
 
 // fired is a firing as the replay keeps it: 32 bytes, where a Firing
@@ -115,6 +118,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 	for i, rule := range r.rules {
 		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule)))
 		r.ruleIdx[rule.Name] = i
+		r.kinds = append(r.kinds, rule.ActionKinds())
 		if supervisor {
 			r.next[i] = from
 			continue
@@ -332,7 +336,9 @@ func (r *replay) askAbout(s int32, now time.Time, ns int64) {
 		due = append(due, r.rules[k])
 	}
 	vs := r.verdictsOn(r.tickets[s], due, now, r.vs[:0])
-	r.checkRender(ks, s, vs, now)
+	if !r.supervisor { // the supervisor's fireAll renders what it fires, and fails what fails
+		r.checkRender(ks, s, vs, now)
+	}
 	for n, k := range ks {
 		r.answer(r.rs[k], s, vs[n], now, ns)
 	}
@@ -361,14 +367,14 @@ func (r *replay) verdictsOn(t *sdclient.Ticket, due []*rules.Rule, now time.Time
 	return vs
 }
 
-// checkRender renders, once per version of the ticket in slot s, the
+// checkRender checks, once per version of the ticket in slot s, the
 // actions of the rules whose verdicts make a decision the queue would
 // take in (it holds, did not fail, the ledger lets it fire): a decision
 // whose actions fail to render is a failed one, never held back nor
 // counted, as in the scheduler's Evaluate, which renders them all;
 // verdicts need not render. One call for all of the ticket's rules.
 func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
-	due := r.render[:0]
+	due, idx := r.render[:0], r.renderIdx[:0]
 	for n, k := range ks {
 		rs := r.rs[k]
 		st := &rs.st[s]
@@ -379,17 +385,25 @@ func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
 			continue
 		}
 		st.renderChecked = r.ver[s]
-		due = append(due, rs.rule)
+		due, idx = append(due, rs.rule), append(idx, k)
 	}
-	r.render = due
+	r.render, r.renderIdx = due, idx
 	if len(due) == 0 {
 		return
 	}
-	for _, d := range r.set.EvaluateRules(due, []*sdclient.Ticket{r.tickets[s]}, now) {
-		if d.Err != nil {
-			r.rs[r.ruleIdx[d.Rule]].st[s].renderFailed = r.ver[s]
+	r.errs = r.set.RenderErrsWith(&r.vbuf, due, r.tickets[s], now, r.errs)
+	for n, err := range r.errs {
+		if err != nil {
+			r.rs[idx[n]].st[s].renderFailed = r.ver[s]
 		}
 	}
+}
+
+// renders is whether rs's actions render on the ticket in slot s at now.
+func (r *replay) renders(rs *ruleState, s int32, now time.Time) bool {
+	r.one[0] = rs.rule
+	r.errs = r.set.RenderErrsWith(&r.vbuf, r.one[:], r.tickets[s], now, r.errs)
+	return r.errs[0] == nil
 }
 
 // answer applies one verdict of rule rs on slot s.
@@ -409,6 +423,8 @@ func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int
 		}
 	}
 	switch {
+	case v.Holds && !was && r.supervisor:
+		st.streak = ns // its firings keep no since: the bisection would be wasted
 	case v.Holds && !was:
 		var quiet [2]int64 // the last verdict said no until then, on this version
 		if sameVersion {

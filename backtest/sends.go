@@ -18,7 +18,7 @@ func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now ti
 			sent[d.Rule] = s
 		}
 		s.Firings++
-		s.count(d.Actions, grouped[d.Rule])
+		s.count(r.kinds[r.ruleIndex(d.Rule)], grouped[d.Rule])
 	}
 	for i, rule := range r.rules {
 		s := sent[rule.Name]
@@ -85,11 +85,12 @@ func (r *replay) ruleIndex(name string) int {
 	return i
 }
 
-// count adds one firing's actions; a grouped rule's alerts go in one
-// message, counted once for the cycle.
-func (s *send) count(as []rules.Action, grouped bool) {
-	for _, a := range as {
-		switch a.Kind {
+// count adds one firing's actions, by their kinds (a firing renders them
+// all or fails); a grouped rule's alerts go in one message, counted once
+// for the cycle.
+func (s *send) count(kinds []rules.ActionKind, grouped bool) {
+	for _, k := range kinds {
+		switch k {
 		case rules.ActionAlert:
 			if !grouped {
 				s.Messages++
