@@ -37,7 +37,8 @@ func (r *replay) countStillHeld() {
 	r.stillHeld = make(map[string][2]int, len(r.rs))
 	for _, rs := range r.rs {
 		var n [2]int
-		for _, st := range rs.st {
+		for s := range rs.slots() {
+			st := rs.state(int32(s))
 			switch {
 			case !st.hasWaiting:
 			case st.streak != 0:
@@ -52,7 +53,7 @@ func (r *replay) countStillHeld() {
 
 // drop lets the replay's state go once it has replayed.
 func (r *replay) drop() {
-	r.rs, r.tickets, r.slots, r.log, r.logMask, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil, nil
+	r.rs, r.st, r.tickets, r.slots, r.log, r.logMask, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // firedChunk is how many firings a chunk of replay.fired holds.

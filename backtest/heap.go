@@ -71,7 +71,7 @@ func (h *heap) pop() entry {
 
 // live is whether e is the rule's current entry for its ticket.
 func (rs *ruleState) live(e *entry) bool {
-	st := &rs.st[e.slot]
+	st := rs.state(e.slot)
 	return st.inQ && st.gen == e.gen
 }
 

@@ -54,9 +54,12 @@ type ruleState struct {
 	// of none of them does not ask it again
 	reads uint8
 
-	logPos int      // the change log read up to here (absolute)
-	st     []tstate // by ticket slot
-	timers []timer  // min-heap: when a ticket's answer may change
+	logPos int // the change log read up to here (absolute)
+	// all are every rule's states (replay.st), n rules to a slot: the
+	// rules asked about one ticket find theirs side by side
+	all    *[]tstate
+	n      int
+	timers []timer // min-heap: when a ticket's answer may change
 	// liveTimers are the slots with a timer (timerAt set)
 	liveTimers int
 
@@ -114,23 +117,22 @@ func (st *tstate) record() rules.FiringRecord {
 	return rec
 }
 
-func newRuleState(i int, rule *rules.Rule, reads uint8) *ruleState {
-	return &ruleState{i: i, rule: rule, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads,
+func newRuleState(i int, rule *rules.Rule, reads uint8, all *[]tstate, n int) *ruleState {
+	return &ruleState{i: i, rule: rule, all: all, n: n, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads,
 		uw: heap{less: urgencyLess}, uf: heap{less: urgencyLess}, aw: heap{less: ageLess}, af: heap{less: ageLess}}
 }
 
-// grow makes room for n tickets.
-func (rs *ruleState) grow(n int) {
-	if n > len(rs.st) {
-		rs.st = append(rs.st, make([]tstate, n-len(rs.st))...)
-	}
-}
+// state is what the rule knows of the ticket in slot s.
+func (rs *ruleState) state(s int32) *tstate { return &(*rs.all)[int(s)*rs.n+rs.i] }
+
+// slots is how many tickets the states are for.
+func (rs *ruleState) slots() int { return len(*rs.all) / rs.n }
 
 // requeue puts slot s into the rule's heaps, or leaves it out, as its
 // state now says: open when the ticket matches and the ledger lets a
 // firing win at now (else a timer for when it will, under once: every).
 func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
-	st := &rs.st[s]
+	st := rs.state(s)
 	if st.inQ {
 		st.inQ = false
 		if !st.qFailed {
@@ -284,7 +286,7 @@ func (m *merger) next(stamp uint32) (*ruleState, int32, bool) {
 		if m.advance(i) {
 			m.up(len(m.top))
 		}
-		if st := &rs.st[s]; st.taken != stamp {
+		if st := rs.state(s); st.taken != stamp {
 			st.taken = stamp
 			return rs, s, true
 		}
@@ -316,7 +318,7 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 		if !ok {
 			break
 		}
-		st := &rs.st[s]
+		st := rs.state(s)
 		t := r.tickets[s]
 		d := rules.Decision{Rule: rs.rule.Name, Once: rs.rule.Once, TicketID: t.ID, Ticket: t}
 		if st.hasWaiting {
@@ -426,7 +428,7 @@ var errFailed = errors.New("failed")
 func (r *replay) restore(rs *ruleState, ns int64) {
 	stamp := uint32(r.cycles)
 	for _, s := range rs.popped {
-		st := &rs.st[s]
+		st := rs.state(s)
 		if st.popped == stamp || !st.inQ {
 			continue
 		}
@@ -445,7 +447,7 @@ func (r *replay) fireAll(dueIdx []int, now time.Time) error {
 		rs := r.rs[i]
 		for _, h := range []*heap{&rs.uw, &rs.uf} {
 			for _, e := range h.es {
-				st := &rs.st[e.slot]
+				st := rs.state(e.slot)
 				if !rs.live(&e) || st.qFailed {
 					continue
 				}

@@ -62,6 +62,7 @@ type replay struct {
 	logBase int
 
 	rs      []*ruleState         // by rule, in file order
+	st      []tstate             // the rules' states, slot-major: slot*len(rules) + rule
 	kinds   [][]rules.ActionKind // by rule: its actions' kinds
 	ruleIdx map[string]int
 
@@ -116,7 +117,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		r.sup = newSupFirings(len(r.rules))
 	}
 	for i, rule := range r.rules {
-		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule)))
+		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule), &r.st, len(r.rules)))
 		r.ruleIdx[rule.Name] = i
 		r.kinds = append(r.kinds, rule.ActionKinds())
 		if supervisor {
@@ -171,6 +172,7 @@ func (r *replay) apply(rec history.Record, mask uint8) {
 		r.tickets = append(r.tickets, nil)
 		r.at = append(r.at, 0)
 		r.ver = append(r.ver, 0)
+		r.st = append(r.st, make([]tstate, len(r.rules))...)
 	} else if rec.Gone && r.tickets[s] == nil {
 		return
 	}
@@ -296,10 +298,9 @@ func (r *replay) ask(s int32, i int) {
 // last run in a field it reads, and those whose timer is due.
 func (r *replay) gather(i int, stamp uint32, ns int64) {
 	rs := r.rs[i]
-	rs.grow(len(r.tickets))
 	from := rs.logPos - r.logBase
 	for k, s := range r.log[from:] {
-		if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.st[s].timerAt != 0) {
+		if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.state(s).timerAt != 0) {
 			// None of the fields it reads changed: the same answer. The
 			// supervisor's also depends on the 30-day window, which a
 			// change (of updated_at) moves later: the same answer too
@@ -307,7 +308,7 @@ func (r *replay) gather(i int, stamp uint32, ns int64) {
 			// end at the latest says.
 			continue
 		}
-		st := &rs.st[s]
+		st := rs.state(s)
 		if st.seen != r.ver[s] && st.asked != stamp {
 			st.asked = stamp
 			r.ask(s, i)
@@ -315,7 +316,7 @@ func (r *replay) gather(i int, stamp uint32, ns int64) {
 	}
 	for len(rs.timers) > 0 && rs.timers[0].at <= ns {
 		e := rs.popTimer()
-		st := &rs.st[e.slot]
+		st := rs.state(e.slot)
 		if st.timerAt != e.at {
 			continue // stale: a later verdict set another time
 		}
@@ -377,7 +378,7 @@ func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
 	due, idx := r.render[:0], r.renderIdx[:0]
 	for n, k := range ks {
 		rs := r.rs[k]
-		st := &rs.st[s]
+		st := rs.state(s)
 		if !vs[n].Holds || vs[n].Err != nil || st.renderChecked == r.ver[s] {
 			continue
 		}
@@ -394,7 +395,7 @@ func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
 	r.errs = r.set.RenderErrsWith(&r.vbuf, due, r.tickets[s], now, r.errs)
 	for n, err := range r.errs {
 		if err != nil {
-			r.rs[idx[n]].st[s].renderFailed = r.ver[s]
+			r.rs[idx[n]].state(s).renderFailed = r.ver[s]
 		}
 	}
 }
@@ -408,7 +409,7 @@ func (r *replay) renders(rs *ruleState, s int32, now time.Time) bool {
 
 // answer applies one verdict of rule rs on slot s.
 func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int64) {
-	st := &rs.st[s]
+	st := rs.state(s)
 	sameVersion := st.seen == r.ver[s]
 	st.seen = r.ver[s]
 	was := st.holds

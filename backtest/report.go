@@ -272,27 +272,35 @@ func ruleReport(rule *rules.Rule, fs iter.Seq[Firing], sends []send) RuleReport 
 	return rr
 }
 
-// ruleTicket is a rule (its place in the file) and a ticket.
-type ruleTicket struct {
-	rule int32
-	id   int64
+// supFired is a firing of the supervisor's replay, or one of deskbot's
+// compared with them: the rule's place in the file, the ticket's slot in
+// the supervisor's mirror, and when (unix ns). 16 bytes: a month of
+// hourly runs without caps makes millions.
+type supFired struct {
+	rule, slot int32
+	at         int64
 }
 
-// supFirings are the supervisor's firings, kept small (a month of hourly
-// runs without caps makes millions): their times (unix ns, in order) by
-// rule and ticket, and how many each rule made, by the rule's place.
+func (a supFired) cmp(b supFired) int {
+	return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.slot, b.slot), cmp.Compare(a.at, b.at))
+}
+
+// supFirings are the supervisor's firings, kept small: in the order they
+// came (so by time), and how many each rule made, by the rule's place.
+// slots are the supervisor's mirror's slots by ticket id, set when its
+// replay ends.
 type supFirings struct {
-	at    map[ruleTicket][]int64
+	fs    []supFired
 	count []int
+	slots map[int64]int32
 }
 
 func newSupFirings(rules int) supFirings {
-	return supFirings{at: map[ruleTicket][]int64{}, count: make([]int, rules)}
+	return supFirings{count: make([]int, rules)}
 }
 
-func (s *supFirings) add(rule int32, id, at int64) {
-	k := ruleTicket{rule, id}
-	s.at[k] = append(s.at[k], at)
+func (s *supFirings) add(rule, slot int32, at int64) {
+	s.fs = append(s.fs, supFired{rule, slot, at})
 	s.count[rule]++
 }
 
@@ -301,37 +309,41 @@ func (s *supFirings) add(rule int32, id, at int64) {
 // of the same rule on the same ticket at or after it, before deskbot's
 // next firing there. A firing after the supervisor's last run of the rule
 // (lastRun, by the rule's place) is not missed: the replay ended before
-// its next hourly run.
+// its next hourly run. Both lists are sorted by rule, ticket and time and
+// merged.
 func compareSupervisor(rep *Report, sup supFirings, lastRun []time.Time) {
 	place := map[string]int32{}
 	for i, r := range rep.Rules {
 		place[r.Name] = int32(i)
 	}
-	ours := map[ruleTicket][]int64{}
-	for _, f := range rep.Firings { // by time
-		k := ruleTicket{place[f.Rule], f.TicketID}
-		ours[k] = append(ours[k], f.At.UnixNano())
+	ours := make([]supFired, 0, len(rep.Firings))
+	for _, f := range rep.Firings { // every ticket fired on was in the supervisor's mirror too
+		ours = append(ours, supFired{place[f.Rule], sup.slots[f.TicketID], f.At.UnixNano()})
 	}
+	slices.SortFunc(ours, supFired.cmp)
+	st := sup.fs
+	slices.SortFunc(st, supFired.cmp)
 	n := len(rep.Rules)
 	later := make([][]time.Duration, n)
 	missed, unreached, same := make([]int, n), make([]int, n), make([]int, n)
-	for k, ts := range ours {
-		st := sup.at[k]
-		for i, at := range ts {
-			j, _ := slices.BinarySearch(st, at)
-			if j < len(st) && (i+1 == len(ts) || st[j] < ts[i+1]) {
-				later[k.rule] = append(later[k.rule], time.Duration(st[j]-at))
-				if st[j] == at {
-					same[k.rule]++
-				}
-				continue
-			}
-			if lastRun[k.rule].Before(time.Unix(0, at)) {
-				unreached[k.rule]++
-				continue
-			}
-			missed[k.rule]++
+	j := 0 // st's first firing not before ours[i], of its rule and ticket or later ones
+	for i, f := range ours {
+		for j < len(st) && st[j].cmp(f) < 0 {
+			j++
 		}
+		sameKey := func(g supFired) bool { return g.rule == f.rule && g.slot == f.slot }
+		if j < len(st) && sameKey(st[j]) && (i+1 == len(ours) || !sameKey(ours[i+1]) || st[j].at < ours[i+1].at) {
+			later[f.rule] = append(later[f.rule], time.Duration(st[j].at-f.at))
+			if st[j].at == f.at {
+				same[f.rule]++
+			}
+			continue
+		}
+		if lastRun[f.rule].Before(time.Unix(0, f.at)) {
+			unreached[f.rule]++
+			continue
+		}
+		missed[f.rule]++
 	}
 	for i := range rep.Rules {
 		l := latency(later[i])

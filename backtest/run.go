@@ -105,8 +105,9 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 	tickets := len(main.slots)
 	var supFired supFirings
 	if sup != nil { // its state goes before the main replay's firings come
-		sup.drop()
 		supFired = sup.sup
+		supFired.slots = sup.slots
+		sup.drop()
 	}
 	main.finish()
 	rep := main.report(start, to)

@@ -52,7 +52,7 @@ func (r *replay) record(d rules.Decision, now time.Time) {
 	ns := now.UnixNano()
 	s := r.slots[d.TicketID]
 	rs := r.rs[r.ruleIndex(d.Rule)]
-	st := &rs.st[s]
+	st := rs.state(s)
 	if !st.epOpen {
 		st.episode++
 		st.epOpen = true
@@ -64,7 +64,7 @@ func (r *replay) record(d rules.Decision, now time.Time) {
 		since = ns
 	}
 	if r.supervisor {
-		r.sup.add(int32(rs.i), d.TicketID, ns)
+		r.sup.add(int32(rs.i), s, ns)
 		r.requeue(rs, s, ns)
 		return
 	}
