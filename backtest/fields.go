@@ -64,12 +64,13 @@ func readsOf(rule *rules.Rule) uint8 {
 	return m
 }
 
-// changed is the classes of fields that differ between a and b. Whether
+// changed is the classes of fields that differ between a and b, with
+// rest for scratch. Whether
 // the rest differs (fieldOther) costs a reflect.DeepEqual, asked only when
 // one of others, the classes of the rules that read the rest, has none of
 // the other classes that differ: otherwise every rule that reads the rest
 // is asked anyway, and fieldOther is set as though it differed.
-func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
+func changed(a, b *sdclient.Ticket, others []uint8, rest *sdclient.Ticket) uint8 {
 	var m uint8
 	if a.Status != b.Status {
 		m |= fieldStatus
@@ -96,10 +97,10 @@ func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
 	if !need {
 		return m | fieldOther
 	}
-	rest := *b // b with a's fields of the classes above: does the rest differ?
+	*rest = *b // b with a's fields of the classes above: does the rest differ? (rest is the caller's scratch: no copy escapes)
 	rest.Status, rest.Priority, rest.CreatedAt, rest.ResponderID, rest.GroupID, rest.Tags, rest.UpdatedAt =
 		a.Status, a.Priority, a.CreatedAt, a.ResponderID, a.GroupID, a.Tags, a.UpdatedAt
-	if !reflect.DeepEqual(&rest, a) {
+	if !reflect.DeepEqual(rest, a) {
 		m |= fieldOther
 	}
 	return m

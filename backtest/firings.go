@@ -37,7 +37,7 @@ func (r *replay) countStillHeld() {
 	r.stillHeld = make(map[string][2]int, len(r.rs))
 	for _, rs := range r.rs {
 		var n [2]int
-		for s := range rs.slots() {
+		for s := range len(r.tickets) {
 			st := rs.state(int32(s))
 			switch {
 			case !st.hasWaiting:

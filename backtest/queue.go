@@ -57,7 +57,7 @@ type ruleState struct {
 	logPos int // the change log read up to here (absolute)
 	// all are every rule's states (replay.st), n rules to a slot: the
 	// rules asked about one ticket find theirs side by side
-	all    *[]tstate
+	all    *[][]tstate
 	n      int
 	timers []timer // min-heap: when a ticket's answer may change
 	// liveTimers are the slots with a timer (timerAt set)
@@ -117,16 +117,19 @@ func (st *tstate) record() rules.FiringRecord {
 	return rec
 }
 
-func newRuleState(i int, rule *rules.Rule, reads uint8, all *[]tstate, n int) *ruleState {
+func newRuleState(i int, rule *rules.Rule, reads uint8, all *[][]tstate, n int) *ruleState {
 	return &ruleState{i: i, rule: rule, all: all, n: n, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads,
 		uw: heap{less: urgencyLess}, uf: heap{less: urgencyLess}, aw: heap{less: ageLess}, af: heap{less: ageLess}}
 }
 
 // state is what the rule knows of the ticket in slot s.
-func (rs *ruleState) state(s int32) *tstate { return &(*rs.all)[int(s)*rs.n+rs.i] }
+func (rs *ruleState) state(s int32) *tstate {
+	return &(*rs.all)[s/stateBlock][int(s%stateBlock)*rs.n+rs.i]
+}
 
-// slots is how many tickets the states are for.
-func (rs *ruleState) slots() int { return len(*rs.all) / rs.n }
+// stateBlock is how many slots' states a block of replay.st holds: the
+// states grow by blocks, never copied.
+const stateBlock = 256
 
 // requeue puts slot s into the rule's heaps, or leaves it out, as its
 // state now says: open when the ticket matches and the ledger lets a
@@ -218,6 +221,11 @@ func (m *merger) less(a, b int) bool {
 		cmp.Compare(x.head.id, y.head.id), cmp.Compare(x.rs.i, y.rs.i)) < 0
 }
 
+// reset empties m for a cycle at now.
+func (m *merger) reset(urgency bool, now int64) {
+	m.urgency, m.now, m.srcs, m.top = urgency, now, m.srcs[:0], m.top[:0]
+}
+
 // add adds a rule's heap as a source.
 func (m *merger) add(rs *ruleState, h *heap) {
 	m.srcs = append(m.srcs, source{rs: rs, h: h})
@@ -305,9 +313,14 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 	ns := now.UnixNano()
 	stamp := uint32(r.cycles)
 	u, a, active := r.mergers(dueIdx, ns)
-	var prefix []rules.Decision
-	rendered := map[rules.FiringKey]bool{}
-	since := map[rules.FiringKey]time.Time{}
+	prefix, rendered, since := r.prefix[:0], r.rendered, r.since // the cycle's, reused
+	if rendered == nil {
+		rendered, since = map[rules.FiringKey]bool{}, map[rules.FiringKey]time.Time{}
+		r.rendered, r.since = rendered, since
+	}
+	clear(rendered)
+	clear(since)
+	defer func() { r.prefix = prefix[:0] }()
 	total := 0
 	for active > 0 && (r.cfg.cycleCap <= 0 || total < r.cfg.cycleCap) {
 		m := u
@@ -370,7 +383,9 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 // and age for every RoutineShare-th place), and how many due rules have
 // open decisions; each rule's count of the cycle starts again.
 func (r *replay) mergers(dueIdx []int, ns int64) (u, a *merger, active int) {
-	u, a = &merger{urgency: true, now: ns}, &merger{now: ns}
+	u, a = &r.u, &r.a
+	u.reset(true, ns)
+	a.reset(false, ns)
 	for _, i := range dueIdx {
 		rs := r.rs[i]
 		rs.placed, rs.admitted, rs.capped, rs.popped = 0, 0, false, rs.popped[:0]

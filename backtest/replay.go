@@ -62,7 +62,7 @@ type replay struct {
 	logBase int
 
 	rs      []*ruleState         // by rule, in file order
-	st      []tstate             // the rules' states, slot-major: slot*len(rules) + rule
+	st      [][]tstate           // the rules' states, slot-major, by blocks of stateBlock slots: slot*len(rules) + rule
 	kinds   [][]rules.ActionKind // by rule: its actions' kinds
 	ruleIdx map[string]int
 
@@ -79,6 +79,11 @@ type replay struct {
 	stillHeld map[string][2]int
 
 	// scratch, reused by the cycles
+	rest      sdclient.Ticket // changeOf's
+	u, a      merger          // plan's
+	prefix    []rules.Decision
+	rendered  map[rules.FiringKey]bool
+	since     map[rules.FiringKey]time.Time
 	asks      [][]int32 // by slot: the rules that ask about it in this cycle
 	touched   []int32   // the slots asked about
 	due       []*rules.Rule
@@ -153,7 +158,7 @@ func tickFor(rs []*rules.Rule) time.Duration {
 // every class for a ticket new, gone or back.
 func (r *replay) changeOf(rec history.Record) uint8 {
 	if s, ok := r.slots[rec.Ticket.ID]; ok && !rec.Gone && r.tickets[s] != nil {
-		return changed(r.tickets[s], rec.Ticket, r.others)
+		return changed(r.tickets[s], rec.Ticket, r.others, &r.rest)
 	}
 	return fieldAll
 }
@@ -172,7 +177,9 @@ func (r *replay) apply(rec history.Record, mask uint8) {
 		r.tickets = append(r.tickets, nil)
 		r.at = append(r.at, 0)
 		r.ver = append(r.ver, 0)
-		r.st = append(r.st, make([]tstate, len(r.rules))...)
+		if s%stateBlock == 0 {
+			r.st = append(r.st, make([]tstate, stateBlock*len(r.rules)))
+		}
 	} else if rec.Gone && r.tickets[s] == nil {
 		return
 	}
