@@ -53,7 +53,7 @@ func (r *replay) countStillHeld() {
 
 // drop lets the replay's state go once it has replayed.
 func (r *replay) drop() {
-	r.rs, r.st, r.tickets, r.slots, r.log, r.logMask, r.asks, r.at, r.ver = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	r.rs, r.st, r.tickets, r.slots, r.log, r.logMask, r.asks, r.at, r.ver, r.queueVer = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // firedChunk is how many firings a chunk of replay.fired holds.

@@ -75,38 +75,59 @@ type ruleState struct {
 	popped           []int32 // slots taken out of the heaps this cycle
 }
 
-// tstate is what a rule knows of one ticket.
+// tstate is what a rule knows of one ticket: 80 bytes, for every rule
+// and ticket (half a million of them at 50 rules and 10,000 tickets, in
+// each replay).
 type tstate struct {
-	seen          uint32 // the ticket's version last asked about
-	asked         uint32 // the cycle that asks about it (dedup)
-	holds         bool   // the rule decides on it
-	failed        bool   // and failed (the if, or rendering the actions)
-	renderFailed  uint32 // the version whose actions failed to render
-	renderChecked uint32 // the version whose actions were rendered once
-	timerAt       int64  // the live timer, 0 for none
-	streak        int64  // since when it matches (unix ns), 0 when it does not
-	// quietFrom, quietUntil: the last verdict said it does not hold from
-	// then until then (unix ns; both 0 when it said nothing of the kind)
-	quietFrom, quietUntil int64
-
-	// the ledger (rules.FiringRecord, in short)
-	episode int32
-	epOpen  bool
-	claimed bool
-	firedAt int64
-
-	// the queue
+	timerAt int64 // the live timer, 0 for none
+	streak  int64 // since when it matches (unix ns), 0 when it does not
+	// quietUntil: the last verdict, on the ticket's current version, said
+	// it does not hold until then (unix ns; 0 when it said nothing of the
+	// kind). It said so at one of the rule's runs before this one, so from
+	// before any instant matchSince probes.
+	quietUntil int64
+	firedAt    int64 // the ledger's last firing
 	waiting    int64 // since when it waits (the scheduler's queue memory)
+
+	seen          uint32 // the ticket's version last asked about
+	stamp         uint32 // the cycle and phase that asked, placed or restored it (dedup): see stampOf
+	renderChecked uint32 // the version whose actions were checked once (renderBad: and failed to render)
+	episode       int32  // the ledger's episode
+	gen           uint32 // heap entries of another gen are stale
+	qVer          uint32 // the ticket's version when put in the queue (replay.queueVer)
+
+	holds      bool // the rule decides on it
+	failed     bool // and failed (the if, or rendering the actions)
+	renderBad  bool
+	epOpen     bool // the ledger's episode is open
+	claimed    bool // and fired
 	hasWaiting bool
-	inQ        bool  // open: in the heaps
-	qFailed    bool  // failed when put in
-	inF        bool  // put in uf and af
-	qPrio      int32 // the ticket's priority and creation when put in
-	qBorn      int64
-	gen        uint32 // heap entries of another gen are stale
-	taken      uint32 // the cycle that placed it
-	popped     uint32 // the cycle that took it out of the heaps
+	inQ        bool // open: in the heaps
+	qFailed    bool // failed when put in
+	inF        bool // put in uf and af
 }
+
+// renderFailed is whether the actions failed to render on the ticket's
+// version v.
+func (st *tstate) renderFailed(v uint32) bool { return st.renderBad && st.renderChecked == v }
+
+// failRender notes that the actions failed to render on the current
+// version: the decision fails.
+func (st *tstate) failRender() {
+	st.failed, st.renderChecked, st.renderBad = true, st.seen, true
+}
+
+// The phases of a cycle that mark a state as done with (tstate.stamp):
+// one field serves them all, as they come one after the other.
+const (
+	phaseAsked  = iota // evaluate: asked about once
+	phaseTaken         // plan: placed once
+	phasePopped        // restore: put back once
+	phases
+)
+
+// stampOf is the stamp of phase in cycle.
+func stampOf(cycle int, phase uint32) uint32 { return uint32(cycle)*phases + phase }
 
 // record is the ledger's record, as rules.Once reads it.
 func (st *tstate) record() rules.FiringRecord {
@@ -159,9 +180,9 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 	}
 	t := r.tickets[s]
 	if !st.failed && st.renderChecked != st.seen && !r.supervisor { // a new version after a timer (once: every)
-		st.renderChecked = st.seen
+		st.renderChecked, st.renderBad = st.seen, false
 		if !r.renders(rs, s, time.Unix(0, ns)) {
-			st.failed, st.renderFailed = true, st.seen
+			st.failRender()
 		}
 	}
 	st.inQ, st.qFailed, st.inF = true, st.failed, false
@@ -172,7 +193,7 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		}
 	}
 	e := entry{prio: t.Priority, born: t.CreatedAt.UnixNano(), id: t.ID, slot: s, gen: st.gen, since: never}
-	st.qPrio, st.qBorn = int32(e.prio), e.born
+	st.qVer = r.ver[s]
 	if st.hasWaiting {
 		e.since = st.waiting
 		rs.uw.push(e)
@@ -294,8 +315,8 @@ func (m *merger) next(stamp uint32) (*ruleState, int32, bool) {
 		if m.advance(i) {
 			m.up(len(m.top))
 		}
-		if st := rs.state(s); st.taken != stamp {
-			st.taken = stamp
+		if st := rs.state(s); st.stamp != stamp {
+			st.stamp = stamp
 			return rs, s, true
 		}
 	}
@@ -311,7 +332,7 @@ var errPlan = errors.New("backtest: the plan admitted a decision the replay did 
 // back.
 func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 	ns := now.UnixNano()
-	stamp := uint32(r.cycles)
+	stamp := stampOf(r.cycles, phaseTaken)
 	u, a, active := r.mergers(dueIdx, ns)
 	prefix, rendered, since := r.prefix[:0], r.rendered, r.since // the cycle's, reused
 	if rendered == nil {
@@ -355,7 +376,7 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 				rs.capped = rs.admitted >= rs.cap
 			} else {
 				d.Err = errFailed
-				st.failed, st.renderFailed = true, st.seen
+				st.failRender()
 				if st.waiting == ns { // it never waited: failed ones do not
 					st.hasWaiting = false
 				}
@@ -441,13 +462,13 @@ var errFailed = errors.New("failed")
 
 // restore puts back the decisions a cycle took out of the rule's heaps.
 func (r *replay) restore(rs *ruleState, ns int64) {
-	stamp := uint32(r.cycles)
+	stamp := stampOf(r.cycles, phasePopped)
 	for _, s := range rs.popped {
 		st := rs.state(s)
-		if st.popped == stamp || !st.inQ {
+		if st.stamp == stamp || !st.inQ {
 			continue
 		}
-		st.popped = stamp
+		st.stamp = stamp
 		r.requeue(rs, s, ns)
 	}
 	rs.popped = rs.popped[:0]
@@ -467,7 +488,7 @@ func (r *replay) fireAll(dueIdx []int, now time.Time) error {
 					continue
 				}
 				if !r.renders(rs, e.slot, now) {
-					st.failed, st.renderFailed = true, st.seen
+					st.failRender()
 					rs.popped = append(rs.popped, e.slot)
 					continue
 				}

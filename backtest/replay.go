@@ -56,10 +56,14 @@ type replay struct {
 	tickets []*sdclient.Ticket // nil while gone
 	at      []int64            // when its current version was recorded (unix ns)
 	ver     []uint32           // bumped at every change; 1 is the first version
-	log     []int32            // the slots changed, in order (from logBase on)
-	logMask []uint8            // by log entry: the classes of fields the change changed (fields.go)
-	others  []uint8            // the classes of fields read by the rules that read fieldOther
-	logBase int
+	// queueVer is, by slot, the version that last changed the queue's
+	// fields (fieldQueue): a decision put in the queue at a later
+	// version keeps its place
+	queueVer []uint32
+	log      []int32 // the slots changed, in order (from logBase on)
+	logMask  []uint8 // by log entry: the classes of fields the change changed (fields.go)
+	others   []uint8 // the classes of fields read by the rules that read fieldOther
+	logBase  int
 
 	rs      []*ruleState         // by rule, in file order
 	st      [][]tstate           // the rules' states, slot-major, by blocks of stateBlock slots: slot*len(rules) + rule
@@ -177,6 +181,7 @@ func (r *replay) apply(rec history.Record, mask uint8) {
 		r.tickets = append(r.tickets, nil)
 		r.at = append(r.at, 0)
 		r.ver = append(r.ver, 0)
+		r.queueVer = append(r.queueVer, 0)
 		if s%stateBlock == 0 {
 			r.st = append(r.st, make([]tstate, stateBlock*len(r.rules)))
 		}
@@ -189,6 +194,9 @@ func (r *replay) apply(rec history.Record, mask uint8) {
 		r.tickets[s], r.at[s] = rec.Ticket, rec.At.UnixNano()
 	}
 	r.ver[s]++
+	if mask&fieldQueue != 0 {
+		r.queueVer[s] = r.ver[s]
+	}
 	r.log = append(r.log, s)
 	r.logMask = append(r.logMask, mask)
 }
@@ -278,7 +286,7 @@ func (r *replay) cycle(now time.Time) error {
 // (streaks, episodes, queues) with the answers.
 func (r *replay) evaluate(dueIdx []int, now time.Time) {
 	ns := now.UnixNano()
-	stamp := uint32(r.cycles)
+	stamp := stampOf(r.cycles, phaseAsked)
 	if len(r.asks) < len(r.tickets) {
 		r.asks = append(r.asks, make([][]int32, len(r.tickets)-len(r.asks))...)
 	}
@@ -316,8 +324,8 @@ func (r *replay) gather(i int, stamp uint32, ns int64) {
 			continue
 		}
 		st := rs.state(s)
-		if st.seen != r.ver[s] && st.asked != stamp {
-			st.asked = stamp
+		if st.seen != r.ver[s] && st.stamp != stamp {
+			st.stamp = stamp
 			r.ask(s, i)
 		}
 	}
@@ -328,8 +336,8 @@ func (r *replay) gather(i int, stamp uint32, ns int64) {
 			continue // stale: a later verdict set another time
 		}
 		rs.clearTimer(e.slot)
-		if st.asked != stamp {
-			st.asked = stamp
+		if st.stamp != stamp {
+			st.stamp = stamp
 			r.ask(e.slot, i)
 		}
 	}
@@ -392,7 +400,7 @@ func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
 		if at, ok := rs.rule.Once.NextEligible(st.record()); !ok || at.After(now) {
 			continue
 		}
-		st.renderChecked = r.ver[s]
+		st.renderChecked, st.renderBad = r.ver[s], false
 		due, idx = append(due, rs.rule), append(idx, k)
 	}
 	r.render, r.renderIdx = due, idx
@@ -402,7 +410,7 @@ func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
 	r.errs = r.set.RenderErrsWith(&r.vbuf, due, r.tickets[s], now, r.errs)
 	for n, err := range r.errs {
 		if err != nil {
-			r.rs[idx[n]].state(s).renderFailed = r.ver[s]
+			r.rs[idx[n]].state(s).renderBad = true
 		}
 	}
 }
@@ -421,30 +429,29 @@ func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int
 	st.seen = r.ver[s]
 	was := st.holds
 	st.holds = v.Holds
-	st.failed = v.Err != nil || (v.Holds && st.renderFailed == st.seen)
+	st.failed = v.Err != nil || (v.Holds && st.renderFailed(st.seen))
 	rs.clearTimer(s)
-	st.quietFrom, st.quietUntil = 0, 0
+	quiet := st.quietUntil // the last verdict said no until then, on this version
+	st.quietUntil = 0
 	if !v.Until.IsZero() {
 		rs.setTimer(s, v.Until.UnixNano())
 		if !v.Holds {
-			st.quietFrom, st.quietUntil = ns, v.Until.UnixNano()
+			st.quietUntil = v.Until.UnixNano()
 		}
 	}
 	switch {
 	case v.Holds && !was && r.supervisor:
 		st.streak = ns // its firings keep no since: the bisection would be wasted
 	case v.Holds && !was:
-		var quiet [2]int64 // the last verdict said no until then, on this version
-		if sameVersion {
-			quiet = [2]int64{st.quietFrom, st.quietUntil}
+		if !sameVersion {
+			quiet = 0
 		}
 		st.streak = r.matchSince(rs.rule, r.lastRun[rs.i], s, now, quiet).UnixNano()
 	case !v.Holds && was:
 		st.streak = 0
 		st.epOpen = false // the episode ends: the ticket no longer matches
 	}
-	if t := r.tickets[s]; st.inQ && v.Holds && was && st.failed == st.qFailed &&
-		t.Priority == int(st.qPrio) && t.CreatedAt.UnixNano() == st.qBorn {
+	if st.inQ && v.Holds && was && st.failed == st.qFailed && r.queueVer[s] <= st.qVer {
 		return // in the queue at the same place: its entries stand
 	}
 	r.requeue(rs, s, ns)
@@ -465,10 +472,10 @@ func (r *replay) nextRun(rule *rules.Rule, now time.Time) time.Time {
 // matched, found by bisection; never before the rule's previous run,
 // which saw it not matching. The same probes as a plain bisection, but
 // none is evaluated where the answer is known: at any time when the rule
-// does not read now() (it holds now, on this version), inside quiet
-// (from, until: unix ns) where a verdict on this version said it did not
-// hold.
-func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.Time, quiet [2]int64) time.Time {
+// does not read now() (it holds now, on this version), before quiet
+// (unix ns), until when the last verdict on this version, at an earlier
+// run, said it did not hold.
+func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.Time, quiet int64) time.Time {
 	t := r.tickets[s]
 	lo := plan.Later(time.Unix(0, r.at[s]).UTC(), prev)
 	if !lo.Before(now) {
@@ -479,7 +486,7 @@ func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.
 		if timeless {
 			return true
 		}
-		if n := at.UnixNano(); n >= quiet[0] && n < quiet[1] {
+		if at.UnixNano() < quiet {
 			return false
 		}
 		r.one[0] = rule // a decision, failed or not, without rendering it
