@@ -105,6 +105,9 @@ type tstate struct {
 	inQ        bool // open: in the heaps
 	qFailed    bool // failed when put in
 	inF        bool // put in uf and af
+	// inWindow: the supervisor's last answer was on a ticket in its
+	// 30-day window
+	inWindow bool
 }
 
 // renderFailed is whether the actions failed to render on the ticket's

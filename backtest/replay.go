@@ -315,12 +315,13 @@ func (r *replay) gather(i int, stamp uint32, ns int64) {
 	rs := r.rs[i]
 	from := rs.logPos - r.logBase
 	for k, s := range r.log[from:] {
-		if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.state(s).timerAt != 0) {
+		if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.state(s).inWindow) {
 			// None of the fields it reads changed: the same answer. The
 			// supervisor's also depends on the 30-day window, which a
 			// change (of updated_at) moves later: the same answer too
-			// while the last one was in the window, which a timer at its
-			// end at the latest says.
+			// when the last one was in the window (if the ticket left it
+			// since, that answer did not hold, or a timer at the
+			// window's end would have asked again).
 			continue
 		}
 		st := rs.state(s)
@@ -351,36 +352,42 @@ func (r *replay) askAbout(s int32, now time.Time, ns int64) {
 	for _, k := range ks {
 		due = append(due, r.rules[k])
 	}
-	vs := r.verdictsOn(r.tickets[s], due, now, r.vs[:0])
+	vs, in := r.verdictsOn(r.tickets[s], due, now, r.vs[:0])
 	if !r.supervisor { // the supervisor's fireAll renders what it fires, and fails what fails
 		r.checkRender(ks, s, vs, now)
 	}
 	for n, k := range ks {
+		if r.supervisor {
+			r.rs[k].state(s).inWindow = in
+		}
 		r.answer(r.rs[k], s, vs[n], now, ns)
 	}
 	r.due, r.vs = due, vs
 	r.asks[s] = ks[:0]
 }
 
-// verdictsOn are due's verdicts on t at now: none for a ticket gone or,
-// for the supervisor, out of its 30-day window until it changes.
-func (r *replay) verdictsOn(t *sdclient.Ticket, due []*rules.Rule, now time.Time, vs []verdict) []verdict {
+// verdictsOn are due's verdicts on t at now, and whether t is there and,
+// for the supervisor, in its 30-day window: none for a ticket gone or out
+// of the window until it changes.
+func (r *replay) verdictsOn(t *sdclient.Ticket, due []*rules.Rule, now time.Time, vs []verdict) ([]verdict, bool) {
 	if t == nil || (r.supervisor && t.UpdatedAt.Add(SupervisorWindow).Before(now)) {
 		for range due {
 			vs = append(vs, verdict{})
 		}
-		return vs
+		return vs, false
 	}
 	vs = verdicts(r.set, &r.vbuf, due, t, now, vs)
 	if r.supervisor { // in the window until 30 days after its update
 		out := t.UpdatedAt.Add(SupervisorWindow).Add(time.Nanosecond)
 		for n := range vs {
-			if vs[n].Until.IsZero() || out.Before(vs[n].Until) {
+			// Leaving the window ends a verdict that holds; one that
+			// does not stays as it is.
+			if (vs[n].Holds && vs[n].Until.IsZero()) || (!vs[n].Until.IsZero() && out.Before(vs[n].Until)) {
 				vs[n].Until = out
 			}
 		}
 	}
-	return vs
+	return vs, true
 }
 
 // checkRender checks, once per version of the ticket in slot s, the
