@@ -258,19 +258,19 @@ func (m *merger) add(rs *ruleState, h *heap) {
 	}
 }
 
-// advance takes the next live entry of source i out of its heap as its
-// head; false when the heap has none.
+// advance makes the first live entry of source i's heap its head, left
+// at the top of the heap (the stale ones above it go) until next takes
+// it: a head never taken stays in its heap as it was; false when the
+// heap has none.
 func (m *merger) advance(i int) bool {
 	src := &m.srcs[i]
 	for len(src.h.es) > 0 {
-		e := src.h.pop()
-		if !src.rs.live(&e) {
-			continue
+		if e := src.h.es[0]; src.rs.live(&e) {
+			src.head = e
+			m.top = append(m.top, i)
+			return true
 		}
-		src.head = e
-		src.rs.popped = append(src.rs.popped, e.slot)
-		m.top = append(m.top, i)
-		return true
+		src.h.pop()
 	}
 	return false
 }
@@ -315,6 +315,8 @@ func (m *merger) next(stamp uint32) (*ruleState, int32, bool) {
 		m.top[0] = m.top[last]
 		m.top = m.top[:last]
 		m.down()
+		src.h.pop() // the head, still at the top: nothing pushes during the plan
+		rs.popped = append(rs.popped, s)
 		if m.advance(i) {
 			m.up(len(m.top))
 		}
