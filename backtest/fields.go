@@ -20,6 +20,7 @@ const (
 	fieldGroup
 	fieldTags
 	fieldUpdated
+	fieldDue   // due_by, fr_due_by: rules on SLAs read them and little else of the rest
 	fieldOther // anything else
 
 	fieldAll = 1<<iota - 1
@@ -36,7 +37,7 @@ var (
 		// the rest of the ticket (rules.TicketEnv)
 		"subject": fieldOther, "source": fieldOther, "requester_id": fieldOther, "requester": fieldOther,
 		"department_id": fieldOther, "type": fieldOther, "category": fieldOther, "sub_category": fieldOther,
-		"custom_fields": fieldOther, "due_by": fieldOther, "fr_due_by": fieldOther, "workspace_id": fieldOther,
+		"custom_fields": fieldOther, "due_by": fieldDue, "fr_due_by": fieldDue, "workspace_id": fieldOther,
 		"description_text": fieldOther}
 )
 
@@ -90,6 +91,9 @@ func changed(a, b *sdclient.Ticket, others []uint8, rest *sdclient.Ticket) uint8
 	if a.UpdatedAt != b.UpdatedAt {
 		m |= fieldUpdated
 	}
+	if !samePtr(a.DueBy, b.DueBy) || !samePtr(a.FrDueBy, b.FrDueBy) {
+		m |= fieldDue
+	}
 	need := false
 	for _, o := range others {
 		need = need || o&m == 0
@@ -98,8 +102,8 @@ func changed(a, b *sdclient.Ticket, others []uint8, rest *sdclient.Ticket) uint8
 		return m | fieldOther
 	}
 	*rest = *b // b with a's fields of the classes above: does the rest differ? (rest is the caller's scratch: no copy escapes)
-	rest.Status, rest.Priority, rest.CreatedAt, rest.ResponderID, rest.GroupID, rest.Tags, rest.UpdatedAt =
-		a.Status, a.Priority, a.CreatedAt, a.ResponderID, a.GroupID, a.Tags, a.UpdatedAt
+	rest.Status, rest.Priority, rest.CreatedAt, rest.ResponderID, rest.GroupID, rest.Tags, rest.UpdatedAt, rest.DueBy, rest.FrDueBy =
+		a.Status, a.Priority, a.CreatedAt, a.ResponderID, a.GroupID, a.Tags, a.UpdatedAt, a.DueBy, a.FrDueBy
 	if !reflect.DeepEqual(rest, a) {
 		m |= fieldOther
 	}
