@@ -15,11 +15,11 @@ func TestChanged(t *testing.T) {
 	at := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 	base := sdclient.Ticket{ID: 1, Subject: "printer", Status: 2, Priority: 1, GroupID: ptr(int64(3)), Tags: []string{"vip"},
 		DueBy: ptr(at.Add(4 * time.Hour)), CreatedAt: at, UpdatedAt: at}
-	all := []uint8{fieldStatus | fieldOther, fieldDue | fieldQueue | fieldOther} // rules reading the rest: its DeepEqual is asked
+	all := []fieldClass{fieldStatus | fieldOther, fieldDue | fieldQueue | fieldOther} // rules reading the rest: its DeepEqual is asked
 	cases := []struct {
 		name   string
 		change func(*sdclient.Ticket)
-		want   uint8
+		want   fieldClass
 	}{
 		{"nothing", func(*sdclient.Ticket) {}, 0},
 		{"status", func(t *sdclient.Ticket) { t.Status = 3 }, fieldStatus},
@@ -32,9 +32,10 @@ func TestChanged(t *testing.T) {
 		{"due date", func(t *sdclient.Ticket) { t.DueBy = ptr(at.Add(8 * time.Hour)) }, fieldDue},
 		{"due date gone", func(t *sdclient.Ticket) { t.DueBy = nil }, fieldDue},
 		{"first response due", func(t *sdclient.Ticket) { t.FrDueBy = ptr(at) }, fieldDue},
-		{"subject", func(t *sdclient.Ticket) { t.Subject = "scanner" }, fieldOther},
+		{"subject", func(t *sdclient.Ticket) { t.Subject = "scanner" }, fieldSubject},
+		{"source", func(t *sdclient.Ticket) { t.Source = 3 }, fieldOther},
 		{"custom field", func(t *sdclient.Ticket) { t.CustomFields = map[string]any{"seats": 3} }, fieldOther},
-		{"due date and subject", func(t *sdclient.Ticket) { t.DueBy, t.Subject = nil, "scanner" }, fieldDue | fieldOther},
+		{"due date and type", func(t *sdclient.Ticket) { t.DueBy, t.Type = nil, "Incident" }, fieldDue | fieldOther},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,7 +43,7 @@ func TestChanged(t *testing.T) {
 			tc.change(&b)
 			var rest sdclient.Ticket
 			if got := changed(&a, &b, all, &rest); got != tc.want {
-				t.Errorf("changed = %08b, want %08b", got, tc.want)
+				t.Errorf("changed = %010b, want %010b", got, tc.want)
 			}
 		})
 	}
@@ -60,16 +61,20 @@ rules:
     query: "status:open AND tag:'vip'"
     if: 'ticket.subject == "x"'
     actions: [{note: "x"}]
+  - name: source
+    query: "status:open"
+    actions: [{alert: {channel: "#desk", text: "from {{ ticket.source }}"}}]
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]uint8{
+	for name, want := range map[string]fieldClass{
 		"sla":     fieldStatus | fieldQueue | fieldDue,
-		"subject": fieldStatus | fieldQueue | fieldTags | fieldOther,
+		"subject": fieldStatus | fieldQueue | fieldTags | fieldSubject,
+		"source":  fieldStatus | fieldQueue | fieldOther,
 	} {
 		if got := readsOf(set.Rule(name)); got != want {
-			t.Errorf("%s reads %08b, want %08b", name, got, want)
+			t.Errorf("%s reads %010b, want %010b", name, got, want)
 		}
 	}
 }

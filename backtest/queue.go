@@ -52,7 +52,7 @@ type ruleState struct {
 	cls  plan.Class
 	// reads are the classes of fields the rule reads (fields.go): a change
 	// of none of them does not ask it again
-	reads uint8
+	reads fieldClass
 
 	logPos int // the change log read up to here (absolute)
 	// all are every rule's states (replay.st), n rules to a slot: the
@@ -141,7 +141,7 @@ func (st *tstate) record() rules.FiringRecord {
 	return rec
 }
 
-func newRuleState(i int, rule *rules.Rule, reads uint8, all *[][]tstate, n int) *ruleState {
+func newRuleState(i int, rule *rules.Rule, reads fieldClass, all *[][]tstate, n int) *ruleState {
 	return &ruleState{i: i, rule: rule, all: all, n: n, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads,
 		uw: heap{less: urgencyLess}, uf: heap{less: urgencyLess}, aw: heap{less: ageLess}, af: heap{less: ageLess}}
 }

@@ -60,9 +60,9 @@ type replay struct {
 	// fields (fieldQueue): a decision put in the queue at a later
 	// version keeps its place
 	queueVer []uint32
-	log      []int32 // the slots changed, in order (from logBase on)
-	logMask  []uint8 // by log entry: the classes of fields the change changed (fields.go)
-	others   []uint8 // the classes of fields read by the rules that read fieldOther
+	log      []int32      // the slots changed, in order (from logBase on)
+	logMask  []fieldClass // by log entry: the classes of fields the change changed (fields.go)
+	others   []fieldClass // the classes of fields read by the rules that read fieldOther
 	logBase  int
 
 	rs      []*ruleState         // by rule, in file order
@@ -160,7 +160,7 @@ func tickFor(rs []*rules.Rule) time.Duration {
 
 // changeOf is the classes of fields rec changes in the mirror (fields.go):
 // every class for a ticket new, gone or back.
-func (r *replay) changeOf(rec history.Record) uint8 {
+func (r *replay) changeOf(rec history.Record) fieldClass {
 	if s, ok := r.slots[rec.Ticket.ID]; ok && !rec.Gone && r.tickets[s] != nil {
 		return changed(r.tickets[s], rec.Ticket, r.others, &r.rest)
 	}
@@ -169,7 +169,7 @@ func (r *replay) changeOf(rec history.Record) uint8 {
 
 // apply puts rec into the mirror and notes the change in the log, with
 // mask, the classes of fields it changed (changeOf).
-func (r *replay) apply(rec history.Record, mask uint8) {
+func (r *replay) apply(rec history.Record, mask fieldClass) {
 	id := rec.Ticket.ID
 	s, ok := r.slots[id]
 	if !ok {

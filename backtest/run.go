@@ -129,7 +129,7 @@ const feedBatch = 1024
 // found once for both replays.
 type change struct {
 	rec  history.Record
-	mask uint8
+	mask fieldClass
 }
 
 // consume replays the batches of records fed to it until feed is closed,
