@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"time"
 
@@ -95,6 +96,7 @@ type replay struct {
 	renderIdx []int32
 	errs      []error
 	vs        []verdict
+	group     []int
 	one       [1]*rules.Rule // matchSince's
 	vbuf      rules.VerdictBuf
 	vs1       []verdict
@@ -291,9 +293,22 @@ func (r *replay) evaluate(dueIdx []int, now time.Time) {
 		r.asks = append(r.asks, make([][]int32, len(r.tickets)-len(r.asks))...)
 	}
 	r.touched = r.touched[:0]
+	// The due rules that read the log from the same place (those of one
+	// interval, and all of the supervisor's) read it together.
+	group := append(r.group[:0], dueIdx...)
+	slices.SortStableFunc(group, func(a, b int) int { return cmp.Compare(r.rs[a].logPos, r.rs[b].logPos) })
+	for len(group) > 0 {
+		n := 1
+		for n < len(group) && r.rs[group[n]].logPos == r.rs[group[0]].logPos {
+			n++
+		}
+		r.gather(group[:n], stamp)
+		group = group[n:]
+	}
+	r.group = group[:0]
 	end := r.logBase + len(r.log)
 	for _, i := range dueIdx {
-		r.gather(i, stamp, ns)
+		r.timersDue(i, stamp, ns)
 		r.rs[i].logPos = end
 	}
 	for _, s := range r.touched {
@@ -309,27 +324,38 @@ func (r *replay) ask(s int32, i int) {
 	r.asks[s] = append(r.asks[s], int32(i))
 }
 
-// gather notes the tickets rule i asks about: those changed since its
-// last run in a field it reads, and those whose timer is due.
-func (r *replay) gather(i int, stamp uint32, ns int64) {
-	rs := r.rs[i]
-	from := rs.logPos - r.logBase
+// gather notes the tickets the rules of group, which read the log from
+// the same place, ask about as changed since their last run in a field
+// they read: ticket by ticket, so that the rules' states of one ticket
+// are read side by side.
+func (r *replay) gather(group []int, stamp uint32) {
+	n := len(r.rules)
+	from := r.rs[group[0]].logPos - r.logBase
 	for k, s := range r.log[from:] {
-		if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.state(s).inWindow) {
-			// None of the fields it reads changed: the same answer. The
-			// supervisor's also depends on the 30-day window, which a
-			// change (of updated_at) moves later: the same answer too
-			// when the last one was in the window (if the ticket left it
-			// since, that answer did not hold, or a timer at the
-			// window's end would have asked again).
-			continue
-		}
-		st := rs.state(s)
-		if st.seen != r.ver[s] && st.stamp != stamp {
-			st.stamp = stamp
-			r.ask(s, i)
+		mask, ver := r.logMask[from+k], r.ver[s]
+		blk, base := r.st[s/stateBlock], int(s%stateBlock)*n
+		for _, i := range group {
+			st := &blk[base+i]
+			if mask&r.rs[i].reads == 0 && (!r.supervisor || st.inWindow) {
+				// None of the fields it reads changed: the same answer.
+				// The supervisor's also depends on the 30-day window,
+				// which a change (of updated_at) moves later: the same
+				// answer too when the last one was in the window (if the
+				// ticket left it since, that answer did not hold, or a
+				// timer at the window's end would have asked again).
+				continue
+			}
+			if st.seen != ver && st.stamp != stamp {
+				st.stamp = stamp
+				r.ask(s, i)
+			}
 		}
 	}
+}
+
+// timersDue notes the tickets rule i asks about as their timer is due.
+func (r *replay) timersDue(i int, stamp uint32, ns int64) {
+	rs := r.rs[i]
 	for len(rs.timers) > 0 && rs.timers[0].at <= ns {
 		e := rs.popTimer()
 		st := rs.state(e.slot)
