@@ -16,20 +16,70 @@ import (
 func (r *replay) finish() {
 	r.countStillHeld()
 	r.drop()
-	n := 0
-	for _, c := range r.fired {
-		n += len(c)
-	}
-	r.firings = make([]Firing, 0, n)
+	r.firings = make([]Firing, 0, r.fired.len())
 	loc := r.from.Location()
-	for i, c := range r.fired {
-		for _, f := range c {
-			r.firings = append(r.firings, Firing{Rule: r.rules[f.rule].Name, TicketID: f.id, At: time.Unix(0, f.at).In(loc),
+	k := cursor[fired]{chunks: r.fired.chunks, free: true}
+	for _, m := range r.fired.marks {
+		at := time.Unix(0, m.at).In(loc)
+		for range m.n {
+			f := k.next()
+			r.firings = append(r.firings, Firing{Rule: r.rules[f.rule].Name, TicketID: r.ids[f.slot], At: at,
 				MatchingSince: time.Unix(0, f.since).In(loc), Episode: int64(f.episode)})
 		}
-		r.fired[i] = nil
 	}
-	r.fired = nil
+	r.fired = chunked[fired]{}
+}
+
+// chunked are values added in time order, in chunks (a chunk is never
+// copied to grow), with the times they came at.
+type chunked[T any] struct {
+	chunks [][]T
+	marks  []mark
+}
+
+// mark says that the next n values came at at (unix ns).
+type mark struct {
+	at int64
+	n  int
+}
+
+func (c *chunked[T]) add(at int64, v T) {
+	if len(c.marks) == 0 || c.marks[len(c.marks)-1].at != at {
+		c.marks = append(c.marks, mark{at: at})
+	}
+	c.marks[len(c.marks)-1].n++
+	if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == firedChunk {
+		c.chunks = append(c.chunks, make([]T, 0, firedChunk))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, v)
+}
+
+func (c *chunked[T]) len() int {
+	n := 0
+	for _, ch := range c.chunks {
+		n += len(ch)
+	}
+	return n
+}
+
+// cursor walks chunked values in order; with free, it lets each chunk go
+// once walked.
+type cursor[T any] struct {
+	chunks [][]T
+	c, j   int
+	free   bool
+}
+
+func (k *cursor[T]) next() T {
+	v := k.chunks[k.c][k.j]
+	if k.j++; k.j == len(k.chunks[k.c]) {
+		if k.free {
+			k.chunks[k.c] = nil
+		}
+		k.c, k.j = k.c+1, 0
+	}
+	return v
 }
 
 // countStillHeld sets stillHeld from the rules' states.

@@ -72,11 +72,12 @@ type replay struct {
 	ruleIdx map[string]int
 
 	cycles   int
-	fired    [][]fired  // compact while replaying, in chunks; firings at the end
-	sup      supFirings // the supervisor's instead, smaller still
-	firings  []Firing   // built by finish
-	sends    []send     // what the cycles' firings sent, per rule and day
-	lastSend []int      // by rule: 1 + its last send's index, 0 for none
+	fired    chunked[fired] // compact while replaying; firings at the end
+	ids      []int64        // by slot: the ticket's id
+	sup      supFirings     // the supervisor's instead, smaller still
+	firings  []Firing       // built by finish
+	sends    []send         // what the cycles' firings sent, per rule and day
+	lastSend []int          // by rule: 1 + its last send's index, 0 for none
 	held     map[string]int
 	// stillHeld are, by rule, the decisions a cap held back that had not
 	// fired when the replay ended: waiting, their tickets still matching
@@ -102,12 +103,12 @@ type replay struct {
 	vs1       []verdict
 }
 
-// fired is a firing as the replay keeps it: 32 bytes, where a Firing
-// takes 80 (30 days at the cap are 2 million of them).
+// fired is a firing as the replay keeps it: 24 bytes, where a Firing
+// takes 80 (30 days at the cap are 2 million of them); its time is its
+// cycle's (chunked's marks).
 type fired struct {
-	rule, episode int32
-	id            int64
-	at, since     int64 // unix ns
+	rule, episode, slot int32
+	since               int64 // unix ns
 }
 
 // send is what a cycle's firings of one rule sent.
@@ -180,6 +181,7 @@ func (r *replay) apply(rec history.Record, mask fieldClass) {
 		}
 		s = int32(len(r.tickets))
 		r.slots[id] = s
+		r.ids = append(r.ids, id)
 		r.tickets = append(r.tickets, nil)
 		r.at = append(r.at, 0)
 		r.ver = append(r.ver, 0)

@@ -108,7 +108,7 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		supFired := sup.sup
 		supFired.slots = sup.slots
 		sup.drop()
-		supRules = compareSupervisor(main.fired, supFired, sup.lastRun)
+		supRules = compareSupervisor(main.fired, main.ids, supFired, sup.lastRun)
 	}
 	main.finish()
 	rep := main.report(start, to)

@@ -68,11 +68,7 @@ func (r *replay) record(d rules.Decision, now time.Time) {
 		r.requeue(rs, s, ns)
 		return
 	}
-	if len(r.fired) == 0 || len(r.fired[len(r.fired)-1]) == firedChunk {
-		r.fired = append(r.fired, make([]fired, 0, firedChunk))
-	}
-	c := &r.fired[len(r.fired)-1]
-	*c = append(*c, fired{rule: int32(rs.i), episode: st.episode, id: d.TicketID, at: ns, since: since})
+	r.fired.add(ns, fired{rule: int32(rs.i), episode: st.episode, slot: s, since: since})
 	r.requeue(rs, s, ns)
 }
 

@@ -8,45 +8,29 @@ import (
 )
 
 // supFirings are the supervisor's firings, kept small (a month of hourly
-// runs without caps makes millions): 8 bytes each, in chunks, in the order
-// they came, with the times they came at; and how many each rule made, by
-// the rule's place. slots are the supervisor's mirror's slots by ticket
-// id, set when its replay ends.
+// runs without caps makes millions): 8 bytes each, in the order they
+// came; and how many each rule made, by the rule's place. slots are the
+// supervisor's mirror's slots by ticket id, set when its replay ends.
 type supFirings struct {
-	chunks [][]supPair
-	marks  []supMark
-	count  []int
-	slots  map[int64]int32
+	chunked[supPair]
+	count []int
+	slots map[int64]int32
 }
 
 // supPair is a firing's rule (its place in the file) and ticket (its slot).
 type supPair struct{ rule, slot int32 }
-
-// supMark says that the next n firings came at at (unix ns).
-type supMark struct {
-	at int64
-	n  int
-}
 
 func newSupFirings(rules int) supFirings {
 	return supFirings{count: make([]int, rules)}
 }
 
 func (s *supFirings) add(rule, slot int32, at int64) {
-	if len(s.marks) == 0 || s.marks[len(s.marks)-1].at != at {
-		s.marks = append(s.marks, supMark{at: at})
-	}
-	s.marks[len(s.marks)-1].n++
-	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1]) == firedChunk {
-		s.chunks = append(s.chunks, make([]supPair, 0, firedChunk))
-	}
-	c := &s.chunks[len(s.chunks)-1]
-	*c = append(*c, supPair{rule, slot})
+	s.chunked.add(at, supPair{rule, slot})
 	s.count[rule]++
 }
 
 // compareSupervisor is, by the rule's place, how the supervisor's replay
-// compares with deskbot's firings (fs, in the order they came): for
+// compares with deskbot's firings (fs, in the order they came, on the tickets of ids by slot): for
 // each of them, the supervisor's first firing of the same rule on the
 // same ticket at or after it, before deskbot's next firing there. A firing
 // after the supervisor's last run of the rule (lastRun, by the rule's
@@ -56,7 +40,7 @@ func (s *supFirings) add(rule, slot int32, at int64) {
 // keeps by rule and ticket deskbot's firing still waiting for the
 // supervisor's: its next firing there answers it, or deskbot's next
 // firing there leaves it unanswered.
-func compareSupervisor(fs [][]fired, sup supFirings, lastRun []time.Time) []*Supervisor {
+func compareSupervisor(fs chunked[fired], ids []int64, sup supFirings, lastRun []time.Time) []*Supervisor {
 	n := len(sup.count)
 	const none = math.MinInt64
 	waiting := make([]int64, len(sup.slots)*n) // slot*n + rule
@@ -72,27 +56,26 @@ func compareSupervisor(fs [][]fired, sup supFirings, lastRun []time.Time) []*Sup
 			missed[rule]++
 		}
 	}
-	ours := func(f fired) {
-		k := int(sup.slots[f.id])*n + int(f.rule)
+	ours := func(f fired, at int64) {
+		k := int(sup.slots[ids[f.slot]])*n + int(f.rule)
 		if w := waiting[k]; w != none {
 			unanswered(f.rule, w)
 		}
-		waiting[k] = f.at
+		waiting[k] = at
 	}
-	fc, fi := 0, 0 // deskbot's next firing: chunk, index
-	c, j := 0, 0   // the supervisor's
+	mine := func(m mark, k *cursor[fired]) {
+		for range m.n {
+			ours(k.next(), m.at)
+		}
+	}
+	fk, fm := cursor[fired]{chunks: fs.chunks}, fs.marks
+	sk := cursor[supPair]{chunks: sup.chunks}
 	for _, m := range sup.marks {
-		for ; fc < len(fs) && fs[fc][fi].at <= m.at; fi++ {
-			ours(fs[fc][fi])
-			if fi+1 == len(fs[fc]) {
-				fc, fi = fc+1, -1
-			}
+		for ; len(fm) > 0 && fm[0].at <= m.at; fm = fm[1:] {
+			mine(fm[0], &fk)
 		}
 		for range m.n {
-			p := sup.chunks[c][j]
-			if j++; j == len(sup.chunks[c]) {
-				c, j = c+1, 0
-			}
+			p := sk.next()
 			k := int(p.slot)*n + int(p.rule)
 			if w := waiting[k]; w != none {
 				later[p.rule] = append(later[p.rule], time.Duration(m.at-w))
@@ -103,10 +86,8 @@ func compareSupervisor(fs [][]fired, sup supFirings, lastRun []time.Time) []*Sup
 			}
 		}
 	}
-	for ; fc < len(fs); fc, fi = fc+1, 0 {
-		for _, f := range fs[fc][fi:] {
-			ours(f)
-		}
+	for _, m := range fm {
+		mine(m, &fk)
 	}
 	for k, w := range waiting {
 		if w != none {
