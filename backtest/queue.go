@@ -89,17 +89,21 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 	if st.hasWaiting {
 		e.since = st.waiting
 		rs.uw.push(e)
-		rs.aw.push(e)
 		rs.compact(&rs.uw, rs.pending)
-		rs.compact(&rs.aw, rs.pending)
+		if !r.supervisor { // the supervisor fires them all: one list will do (fireAll)
+			rs.aw.push(e)
+			rs.compact(&rs.aw, rs.pending)
+		}
 		return
 	}
 	st.inF = true
 	rs.inF++
 	rs.uf.push(e)
-	rs.af.push(e)
 	rs.compact(&rs.uf, rs.inF)
-	rs.compact(&rs.af, rs.inF)
+	if !r.supervisor {
+		rs.af.push(e)
+		rs.compact(&rs.af, rs.inF)
+	}
 }
 
 // source is one heap of one rule, merged with the others.

@@ -132,6 +132,7 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		r.ruleIdx[rule.Name] = i
 		r.kinds = append(r.kinds, rule.ActionKinds())
 		if supervisor {
+			r.rs[i].uw.less, r.rs[i].uf.less = nil, nil // it fires them all, in no order: plain lists
 			r.next[i] = from
 			continue
 		}
