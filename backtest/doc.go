@@ -32,15 +32,24 @@
 // histories. The replay instead
 //
 //   - asks a rule again, at its run, only about the tickets changed since
-//     its last run and those whose answer may have changed with time
-//     alone (verdict.go: until when an answer holds; the ledger's re-fire
-//     time under once: every; the supervisor's 30-day window);
+//     its last run in a class of fields it reads (fields.go) and those
+//     whose answer may have changed with time alone (verdict.go: until
+//     when an answer holds; the ledger's re-fire time under once: every;
+//     the supervisor's 30-day window, for answers that hold);
+//   - keeps what each rule knows of each ticket in 80 bytes, slot-major
+//     (the rules asked about one ticket find theirs side by side), in
+//     blocks that are never copied;
 //   - keeps each rule's open decisions in heaps by the queue's two orders
 //     and hands plan.Make only the head of the queue that can still be
 //     admitted, counting the rest as held back (see queue.go for why that
 //     is the same plan);
-//   - renders actions only to check a new decision once and to fire it;
-//   - keeps firings compactly until the report.
+//   - never renders actions: rules.Set.RenderErrsWith runs their
+//     templates' expressions once per new decision and at firing, which
+//     is where rendering fails, and a firing's sends are counted by its
+//     actions' kinds;
+//   - keeps firings compactly until the report (24 bytes, 8 for the
+//     supervisor's), and compares the supervisor's with deskbot's in one
+//     walk in time order before the report's are built.
 //
 // # What it may import
 //

@@ -14,34 +14,39 @@ import (
 // whether its actions render are the same otherwise. Every rule reads
 // fieldQueue, which places its decisions in the queue.
 const (
-	fieldStatus uint8 = 1 << iota
-	fieldQueue        // priority, created_at: the queue's order
+	fieldStatus fieldClass = 1 << iota
+	fieldQueue             // priority, created_at: the queue's order
 	fieldResponder
 	fieldGroup
 	fieldTags
 	fieldUpdated
-	fieldOther // anything else
+	fieldDue     // due_by, fr_due_by: rules on SLAs read them and little else of the rest
+	fieldSubject // which alerts print
+	fieldOther   // anything else
 
 	fieldAll = 1<<iota - 1
 )
 
+// fieldClass is a set of classes of fields.
+type fieldClass uint16
+
 // queryFieldClass and exprFieldClass are the classes of the fields a
 // query and an expression name; a field not listed is in every class.
 var (
-	queryFieldClass = map[string]uint8{"status": fieldStatus, "status:open": fieldStatus, "priority": fieldQueue,
+	queryFieldClass = map[string]fieldClass{"status": fieldStatus, "status:open": fieldStatus, "priority": fieldQueue,
 		"agent_id": fieldResponder, "group_id": fieldGroup, "tag": fieldTags}
-	exprFieldClass = map[string]uint8{"id": 0, "status": fieldStatus, "priority": fieldQueue, "created_at": fieldQueue,
+	exprFieldClass = map[string]fieldClass{"id": 0, "status": fieldStatus, "priority": fieldQueue, "created_at": fieldQueue,
 		"responder_id": fieldResponder, "agent": fieldResponder, "group_id": fieldGroup, "group": fieldGroup,
 		"tags": fieldTags, "updated_at": fieldUpdated,
 		// the rest of the ticket (rules.TicketEnv)
-		"subject": fieldOther, "source": fieldOther, "requester_id": fieldOther, "requester": fieldOther,
+		"subject": fieldSubject, "source": fieldOther, "requester_id": fieldOther, "requester": fieldOther,
 		"department_id": fieldOther, "type": fieldOther, "category": fieldOther, "sub_category": fieldOther,
-		"custom_fields": fieldOther, "due_by": fieldOther, "fr_due_by": fieldOther, "workspace_id": fieldOther,
+		"custom_fields": fieldOther, "due_by": fieldDue, "fr_due_by": fieldDue, "workspace_id": fieldOther,
 		"description_text": fieldOther}
 )
 
 // readsOf is the classes of fields rule reads (and the queue's).
-func readsOf(rule *rules.Rule) uint8 {
+func readsOf(rule *rules.Rule) fieldClass {
 	query, exprs, all := rule.ReadFields()
 	if all {
 		return fieldAll
@@ -64,13 +69,14 @@ func readsOf(rule *rules.Rule) uint8 {
 	return m
 }
 
-// changed is the classes of fields that differ between a and b. Whether
+// changed is the classes of fields that differ between a and b, with
+// rest for scratch. Whether
 // the rest differs (fieldOther) costs a reflect.DeepEqual, asked only when
 // one of others, the classes of the rules that read the rest, has none of
 // the other classes that differ: otherwise every rule that reads the rest
 // is asked anyway, and fieldOther is set as though it differed.
-func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
-	var m uint8
+func changed(a, b *sdclient.Ticket, others []fieldClass, rest *sdclient.Ticket) fieldClass {
+	var m fieldClass
 	if a.Status != b.Status {
 		m |= fieldStatus
 	}
@@ -89,6 +95,12 @@ func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
 	if a.UpdatedAt != b.UpdatedAt {
 		m |= fieldUpdated
 	}
+	if !samePtr(a.DueBy, b.DueBy) || !samePtr(a.FrDueBy, b.FrDueBy) {
+		m |= fieldDue
+	}
+	if a.Subject != b.Subject {
+		m |= fieldSubject
+	}
 	need := false
 	for _, o := range others {
 		need = need || o&m == 0
@@ -96,10 +108,10 @@ func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
 	if !need {
 		return m | fieldOther
 	}
-	rest := *b // b with a's fields of the classes above: does the rest differ?
-	rest.Status, rest.Priority, rest.CreatedAt, rest.ResponderID, rest.GroupID, rest.Tags, rest.UpdatedAt =
-		a.Status, a.Priority, a.CreatedAt, a.ResponderID, a.GroupID, a.Tags, a.UpdatedAt
-	if !reflect.DeepEqual(&rest, a) {
+	*rest = *b // b with a's fields of the classes above: does the rest differ? (rest is the caller's scratch: no copy escapes)
+	rest.Status, rest.Priority, rest.CreatedAt, rest.ResponderID, rest.GroupID, rest.Tags, rest.UpdatedAt, rest.DueBy, rest.FrDueBy, rest.Subject =
+		a.Status, a.Priority, a.CreatedAt, a.ResponderID, a.GroupID, a.Tags, a.UpdatedAt, a.DueBy, a.FrDueBy, a.Subject
+	if !reflect.DeepEqual(rest, a) {
 		m |= fieldOther
 	}
 	return m
@@ -107,8 +119,8 @@ func changed(a, b *sdclient.Ticket, others []uint8) uint8 {
 
 // readersOfOther are the distinct classes of fields (readsOf) of the rules
 // that read fieldOther.
-func readersOfOther(rs []*ruleState) []uint8 {
-	var out []uint8
+func readersOfOther(rs []*ruleState) []fieldClass {
+	var out []fieldClass
 	for _, rs := range rs {
 		if rs.reads&fieldOther != 0 && !slices.Contains(out, rs.reads) {
 			out = append(out, rs.reads)

@@ -27,7 +27,8 @@ func ageLess(a, b *entry) bool {
 }
 
 // heap is a binary min-heap of entries; stale entries (another gen) are
-// dropped when they come to the top.
+// dropped when they come to the top. Without less it is a plain list,
+// never popped.
 type heap struct {
 	es   []entry
 	less func(a, b *entry) bool
@@ -35,6 +36,9 @@ type heap struct {
 
 func (h *heap) push(e entry) {
 	h.es = append(h.es, e)
+	if h.less == nil { // a plain list (the supervisor's)
+		return
+	}
 	for j := len(h.es) - 1; j > 0; {
 		p := (j - 1) / 2
 		if !h.less(&h.es[j], &h.es[p]) {
@@ -71,7 +75,7 @@ func (h *heap) pop() entry {
 
 // live is whether e is the rule's current entry for its ticket.
 func (rs *ruleState) live(e *entry) bool {
-	st := &rs.st[e.slot]
+	st := rs.state(e.slot)
 	return st.inQ && st.gen == e.gen
 }
 

@@ -354,6 +354,15 @@ func (r *oracle) record(d rules.Decision, now time.Time) Firing {
 	return Firing{Rule: d.Rule, TicketID: d.TicketID, At: now, MatchingSince: since, Episode: rec.Episode}
 }
 
+// kindsOf are the kinds of as, in order.
+func kindsOf(as []rules.Action) []rules.ActionKind {
+	ks := make([]rules.ActionKind, len(as))
+	for i, a := range as {
+		ks[i] = a.Kind
+	}
+	return ks
+}
+
 // send records the admitted firings and what they would have sent, per
 // rule in file order (the report is stable).
 func (r *oracle) send(admitted []rules.Decision, grouped map[string]bool, now time.Time) {
@@ -368,7 +377,7 @@ func (r *oracle) send(admitted []rules.Decision, grouped map[string]bool, now ti
 			sent[d.Rule] = s
 		}
 		s.Firings++
-		s.count(d.Actions, grouped[d.Rule])
+		s.count(kindsOf(d.Actions), grouped[d.Rule]) // as rendered
 	}
 	for _, rule := range r.rules {
 		s := sent[rule.Name]

@@ -8,7 +8,6 @@ import (
 
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/sdclient"
 )
 
 // The incremental queue. A cycle's plan (plan.Make) orders its decisions
@@ -45,93 +44,11 @@ import (
 // so the rule's heaps keep them at their place; failed ones never wait,
 // and sort at now in every cycle, so they have heaps of their own.
 
-// ruleState is what the replay keeps of one rule.
-type ruleState struct {
-	i    int // the rule's place in the file
-	rule *rules.Rule
-	cap  int
-	cls  plan.Class
-	// reads are the classes of fields the rule reads (fields.go): a change
-	// of none of them does not ask it again
-	reads uint8
-
-	logPos int      // the change log read up to here (absolute)
-	st     []tstate // by ticket slot
-	timers []timer  // min-heap: when a ticket's answer may change
-	// liveTimers are the slots with a timer (timerAt set)
-	liveTimers int
-
-	// The open decisions by the queue's two orders: w those with a since,
-	// f the failed ones that never waited (since now, whenever now is).
-	uw, aw, uf, af heap
-	pending        int // open decisions that did not fail
-	inF            int // decisions in uf and af
-
-	// per cycle
-	placed, admitted int
-	capped           bool
-	popped           []int32 // slots taken out of the heaps this cycle
-}
-
-// tstate is what a rule knows of one ticket.
-type tstate struct {
-	seen          uint32 // the ticket's version last asked about
-	asked         uint32 // the cycle that asks about it (dedup)
-	holds         bool   // the rule decides on it
-	failed        bool   // and failed (the if, or rendering the actions)
-	renderFailed  uint32 // the version whose actions failed to render
-	renderChecked uint32 // the version whose actions were rendered once
-	timerAt       int64  // the live timer, 0 for none
-	streak        int64  // since when it matches (unix ns), 0 when it does not
-	// quietFrom, quietUntil: the last verdict said it does not hold from
-	// then until then (unix ns; both 0 when it said nothing of the kind)
-	quietFrom, quietUntil int64
-
-	// the ledger (rules.FiringRecord, in short)
-	episode int32
-	epOpen  bool
-	claimed bool
-	firedAt int64
-
-	// the queue
-	waiting    int64 // since when it waits (the scheduler's queue memory)
-	hasWaiting bool
-	inQ        bool  // open: in the heaps
-	qFailed    bool  // failed when put in
-	inF        bool  // put in uf and af
-	qPrio      int32 // the ticket's priority and creation when put in
-	qBorn      int64
-	gen        uint32 // heap entries of another gen are stale
-	taken      uint32 // the cycle that placed it
-	popped     uint32 // the cycle that took it out of the heaps
-}
-
-// record is the ledger's record, as rules.Once reads it.
-func (st *tstate) record() rules.FiringRecord {
-	rec := rules.FiringRecord{Open: st.epOpen, Episode: int64(st.episode)}
-	if st.claimed {
-		rec.FiringID, rec.State, rec.FiredAt = 1, rules.FiringDone, time.Unix(0, st.firedAt)
-	}
-	return rec
-}
-
-func newRuleState(i int, rule *rules.Rule, reads uint8) *ruleState {
-	return &ruleState{i: i, rule: rule, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads,
-		uw: heap{less: urgencyLess}, uf: heap{less: urgencyLess}, aw: heap{less: ageLess}, af: heap{less: ageLess}}
-}
-
-// grow makes room for n tickets.
-func (rs *ruleState) grow(n int) {
-	if n > len(rs.st) {
-		rs.st = append(rs.st, make([]tstate, n-len(rs.st))...)
-	}
-}
-
 // requeue puts slot s into the rule's heaps, or leaves it out, as its
 // state now says: open when the ticket matches and the ledger lets a
 // firing win at now (else a timer for when it will, under once: every).
 func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
-	st := &rs.st[s]
+	st := rs.state(s)
 	if st.inQ {
 		st.inQ = false
 		if !st.qFailed {
@@ -154,10 +71,10 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		return
 	}
 	t := r.tickets[s]
-	if !st.failed && st.renderChecked != st.seen { // a new version after a timer (once: every)
-		st.renderChecked = st.seen
-		if ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, time.Unix(0, ns)); len(ds) == 1 && ds[0].Err != nil {
-			st.failed, st.renderFailed = true, st.seen
+	if !st.failed && st.renderChecked != st.seen && !r.supervisor { // a new version after a timer (once: every)
+		st.renderChecked, st.renderBad = st.seen, false
+		if !r.renders(rs, s, time.Unix(0, ns)) {
+			st.failRender()
 		}
 	}
 	st.inQ, st.qFailed, st.inF = true, st.failed, false
@@ -168,21 +85,25 @@ func (r *replay) requeue(rs *ruleState, s int32, ns int64) {
 		}
 	}
 	e := entry{prio: t.Priority, born: t.CreatedAt.UnixNano(), id: t.ID, slot: s, gen: st.gen, since: never}
-	st.qPrio, st.qBorn = int32(e.prio), e.born
+	st.qVer = r.ver[s]
 	if st.hasWaiting {
 		e.since = st.waiting
 		rs.uw.push(e)
-		rs.aw.push(e)
 		rs.compact(&rs.uw, rs.pending)
-		rs.compact(&rs.aw, rs.pending)
+		if !r.supervisor { // the supervisor fires them all: one list will do (fireAll)
+			rs.aw.push(e)
+			rs.compact(&rs.aw, rs.pending)
+		}
 		return
 	}
 	st.inF = true
 	rs.inF++
 	rs.uf.push(e)
-	rs.af.push(e)
 	rs.compact(&rs.uf, rs.inF)
-	rs.compact(&rs.af, rs.inF)
+	if !r.supervisor {
+		rs.af.push(e)
+		rs.compact(&rs.af, rs.inF)
+	}
 }
 
 // source is one heap of one rule, merged with the others.
@@ -217,6 +138,11 @@ func (m *merger) less(a, b int) bool {
 		cmp.Compare(x.head.id, y.head.id), cmp.Compare(x.rs.i, y.rs.i)) < 0
 }
 
+// reset empties m for a cycle at now.
+func (m *merger) reset(urgency bool, now int64) {
+	m.urgency, m.now, m.srcs, m.top = urgency, now, m.srcs[:0], m.top[:0]
+}
+
 // add adds a rule's heap as a source.
 func (m *merger) add(rs *ruleState, h *heap) {
 	m.srcs = append(m.srcs, source{rs: rs, h: h})
@@ -225,19 +151,19 @@ func (m *merger) add(rs *ruleState, h *heap) {
 	}
 }
 
-// advance takes the next live entry of source i out of its heap as its
-// head; false when the heap has none.
+// advance makes the first live entry of source i's heap its head, left
+// at the top of the heap (the stale ones above it go) until next takes
+// it: a head never taken stays in its heap as it was; false when the
+// heap has none.
 func (m *merger) advance(i int) bool {
 	src := &m.srcs[i]
 	for len(src.h.es) > 0 {
-		e := src.h.pop()
-		if !src.rs.live(&e) {
-			continue
+		if e := src.h.es[0]; src.rs.live(&e) {
+			src.head = e
+			m.top = append(m.top, i)
+			return true
 		}
-		src.head = e
-		src.rs.popped = append(src.rs.popped, e.slot)
-		m.top = append(m.top, i)
-		return true
+		src.h.pop()
 	}
 	return false
 }
@@ -282,11 +208,13 @@ func (m *merger) next(stamp uint32) (*ruleState, int32, bool) {
 		m.top[0] = m.top[last]
 		m.top = m.top[:last]
 		m.down()
+		src.h.pop() // the head, still at the top: nothing pushes during the plan
+		rs.popped = append(rs.popped, s)
 		if m.advance(i) {
 			m.up(len(m.top))
 		}
-		if st := &rs.st[s]; st.taken != stamp {
-			st.taken = stamp
+		if st := rs.state(s); st.stamp != stamp {
+			st.stamp = stamp
 			return rs, s, true
 		}
 	}
@@ -302,11 +230,16 @@ var errPlan = errors.New("backtest: the plan admitted a decision the replay did 
 // back.
 func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 	ns := now.UnixNano()
-	stamp := uint32(r.cycles)
+	stamp := stampOf(r.cycles, phaseTaken)
 	u, a, active := r.mergers(dueIdx, ns)
-	var prefix []rules.Decision
-	rendered := map[rules.FiringKey]bool{}
-	since := map[rules.FiringKey]time.Time{}
+	prefix, rendered, since := r.prefix[:0], r.rendered, r.since // the cycle's, reused
+	if rendered == nil {
+		rendered, since = map[rules.FiringKey]bool{}, map[rules.FiringKey]time.Time{}
+		r.rendered, r.since = rendered, since
+	}
+	clear(rendered)
+	clear(since)
+	defer func() { r.prefix = prefix[:0] }()
 	total := 0
 	for active > 0 && (r.cfg.cycleCap <= 0 || total < r.cfg.cycleCap) {
 		m := u
@@ -317,7 +250,7 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 		if !ok {
 			break
 		}
-		st := &rs.st[s]
+		st := rs.state(s)
 		t := r.tickets[s]
 		d := rules.Decision{Rule: rs.rule.Name, Once: rs.rule.Once, TicketID: t.ID, Ticket: t}
 		if st.hasWaiting {
@@ -331,17 +264,17 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 		wasActive := !rs.capped && rs.placed < rs.pending
 		if !rs.capped {
 			// within the caps (plan's consider): render it now, as the
-			// scheduler's Evaluate would have; a failure fails it.
-			ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, now)
-			if len(ds) == 1 && ds[0].Err == nil {
-				d.Actions = ds[0].Actions
+			// scheduler's Evaluate would have; a failure fails it. What
+			// it sends is counted by its actions' kinds (send), so their
+			// text is not built.
+			if r.renders(rs, s, now) {
 				rendered[plan.Key(d)] = true
 				rs.admitted++
 				total++
 				rs.capped = rs.admitted >= rs.cap
 			} else {
 				d.Err = errFailed
-				st.failed, st.renderFailed = true, st.seen
+				st.failRender()
 				if st.waiting == ns { // it never waited: failed ones do not
 					st.hasWaiting = false
 				}
@@ -369,7 +302,9 @@ func (r *replay) plan(dueIdx []int, now time.Time) (map[int]bool, error) {
 // and age for every RoutineShare-th place), and how many due rules have
 // open decisions; each rule's count of the cycle starts again.
 func (r *replay) mergers(dueIdx []int, ns int64) (u, a *merger, active int) {
-	u, a = &merger{urgency: true, now: ns}, &merger{now: ns}
+	u, a = &r.u, &r.a
+	u.reset(true, ns)
+	a.reset(false, ns)
 	for _, i := range dueIdx {
 		rs := r.rs[i]
 		rs.placed, rs.admitted, rs.capped, rs.popped = 0, 0, false, rs.popped[:0]
@@ -425,13 +360,13 @@ var errFailed = errors.New("failed")
 
 // restore puts back the decisions a cycle took out of the rule's heaps.
 func (r *replay) restore(rs *ruleState, ns int64) {
-	stamp := uint32(r.cycles)
+	stamp := stampOf(r.cycles, phasePopped)
 	for _, s := range rs.popped {
-		st := &rs.st[s]
-		if st.popped == stamp || !st.inQ {
+		st := rs.state(s)
+		if st.stamp == stamp || !st.inQ {
 			continue
 		}
-		st.popped = stamp
+		st.stamp = stamp
 		r.requeue(rs, s, ns)
 	}
 	rs.popped = rs.popped[:0]
@@ -446,18 +381,17 @@ func (r *replay) fireAll(dueIdx []int, now time.Time) error {
 		rs := r.rs[i]
 		for _, h := range []*heap{&rs.uw, &rs.uf} {
 			for _, e := range h.es {
-				st := &rs.st[e.slot]
+				st := rs.state(e.slot)
 				if !rs.live(&e) || st.qFailed {
 					continue
 				}
-				t := r.tickets[e.slot]
-				ds := r.set.EvaluateRule(rs.rule, []*sdclient.Ticket{t}, now)
-				if len(ds) != 1 || ds[0].Err != nil {
-					st.failed, st.renderFailed = true, st.seen
+				if !r.renders(rs, e.slot, now) {
+					st.failRender()
 					rs.popped = append(rs.popped, e.slot)
 					continue
 				}
-				admitted = append(admitted, ds[0])
+				t := r.tickets[e.slot]
+				admitted = append(admitted, rules.Decision{Rule: rs.rule.Name, Once: rs.rule.Once, TicketID: t.ID, Ticket: t})
 			}
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/deskbot/deskbot/history"
@@ -56,20 +56,27 @@ type replay struct {
 	tickets []*sdclient.Ticket // nil while gone
 	at      []int64            // when its current version was recorded (unix ns)
 	ver     []uint32           // bumped at every change; 1 is the first version
-	log     []int32            // the slots changed, in order (from logBase on)
-	logMask []uint8            // by log entry: the classes of fields the change changed (fields.go)
-	others  []uint8            // the classes of fields read by the rules that read fieldOther
-	logBase int
+	// queueVer is, by slot, the version that last changed the queue's
+	// fields (fieldQueue): a decision put in the queue at a later
+	// version keeps its place
+	queueVer []uint32
+	log      []int32      // the slots changed, in order (from logBase on)
+	logMask  []fieldClass // by log entry: the classes of fields the change changed (fields.go)
+	others   []fieldClass // the classes of fields read by the rules that read fieldOther
+	logBase  int
 
-	rs      []*ruleState // by rule, in file order
+	rs      []*ruleState         // by rule, in file order
+	st      [][]tstate           // the rules' states, slot-major, by blocks of stateBlock slots: slot*len(rules) + rule
+	kinds   [][]rules.ActionKind // by rule: its actions' kinds
 	ruleIdx map[string]int
 
 	cycles   int
-	fired    [][]fired  // compact while replaying, in chunks; firings at the end
-	sup      supFirings // the supervisor's instead, smaller still
-	firings  []Firing   // built by finish
-	sends    []send     // what the cycles' firings sent, per rule and day
-	lastSend []int      // by rule: 1 + its last send's index, 0 for none
+	fired    chunked[fired] // compact while replaying; firings at the end
+	ids      []int64        // by slot: the ticket's id
+	sup      supFirings     // the supervisor's instead, smaller still
+	firings  []Firing       // built by finish
+	sends    []send         // what the cycles' firings sent, per rule and day
+	lastSend []int          // by rule: 1 + its last send's index, 0 for none
 	held     map[string]int
 	// stillHeld are, by rule, the decisions a cap held back that had not
 	// fired when the replay ended: waiting, their tickets still matching
@@ -77,22 +84,30 @@ type replay struct {
 	stillHeld map[string][2]int
 
 	// scratch, reused by the cycles
-	asks    [][]int32 // by slot: the rules that ask about it in this cycle
-	touched []int32   // the slots asked about
-	due     []*rules.Rule
-	render  []*rules.Rule
-	vs      []verdict
-	one     [1]*rules.Rule // matchSince's
-	vbuf    rules.VerdictBuf
-	vs1     []verdict
+	rest      sdclient.Ticket // changeOf's
+	u, a      merger          // plan's
+	prefix    []rules.Decision
+	rendered  map[rules.FiringKey]bool
+	since     map[rules.FiringKey]time.Time
+	asks      [][]int32 // by slot: the rules that ask about it in this cycle
+	touched   []int32   // the slots asked about
+	due       []*rules.Rule
+	render    []*rules.Rule
+	renderIdx []int32
+	errs      []error
+	vs        []verdict
+	group     []int
+	one       [1]*rules.Rule // matchSince's
+	vbuf      rules.VerdictBuf
+	vs1       []verdict
 }
 
-// fired is a firing as the replay keeps it: 32 bytes, where a Firing
-// takes 80 (30 days at the cap are 2 million of them).
+// fired is a firing as the replay keeps it: 24 bytes, where a Firing
+// takes 80 (30 days at the cap are 2 million of them); its time is its
+// cycle's (chunked's marks).
 type fired struct {
-	rule, episode int32
-	id            int64
-	at, since     int64 // unix ns
+	rule, episode, slot int32
+	since               int64 // unix ns
 }
 
 // send is what a cycle's firings of one rule sent.
@@ -113,9 +128,11 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		r.sup = newSupFirings(len(r.rules))
 	}
 	for i, rule := range r.rules {
-		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule)))
+		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule), &r.st, len(r.rules)))
 		r.ruleIdx[rule.Name] = i
+		r.kinds = append(r.kinds, rule.ActionKinds())
 		if supervisor {
+			r.rs[i].uw.less, r.rs[i].uf.less = nil, nil // it fires them all, in no order: plain lists
 			r.next[i] = from
 			continue
 		}
@@ -146,16 +163,16 @@ func tickFor(rs []*rules.Rule) time.Duration {
 
 // changeOf is the classes of fields rec changes in the mirror (fields.go):
 // every class for a ticket new, gone or back.
-func (r *replay) changeOf(rec history.Record) uint8 {
+func (r *replay) changeOf(rec history.Record) fieldClass {
 	if s, ok := r.slots[rec.Ticket.ID]; ok && !rec.Gone && r.tickets[s] != nil {
-		return changed(r.tickets[s], rec.Ticket, r.others)
+		return changed(r.tickets[s], rec.Ticket, r.others, &r.rest)
 	}
 	return fieldAll
 }
 
 // apply puts rec into the mirror and notes the change in the log, with
 // mask, the classes of fields it changed (changeOf).
-func (r *replay) apply(rec history.Record, mask uint8) {
+func (r *replay) apply(rec history.Record, mask fieldClass) {
 	id := rec.Ticket.ID
 	s, ok := r.slots[id]
 	if !ok {
@@ -164,9 +181,14 @@ func (r *replay) apply(rec history.Record, mask uint8) {
 		}
 		s = int32(len(r.tickets))
 		r.slots[id] = s
+		r.ids = append(r.ids, id)
 		r.tickets = append(r.tickets, nil)
 		r.at = append(r.at, 0)
 		r.ver = append(r.ver, 0)
+		r.queueVer = append(r.queueVer, 0)
+		if s%stateBlock == 0 {
+			r.st = append(r.st, make([]tstate, stateBlock*len(r.rules)))
+		}
 	} else if rec.Gone && r.tickets[s] == nil {
 		return
 	}
@@ -176,6 +198,9 @@ func (r *replay) apply(rec history.Record, mask uint8) {
 		r.tickets[s], r.at[s] = rec.Ticket, rec.At.UnixNano()
 	}
 	r.ver[s]++
+	if mask&fieldQueue != 0 {
+		r.queueVer[s] = r.ver[s]
+	}
 	r.log = append(r.log, s)
 	r.logMask = append(r.logMask, mask)
 }
@@ -265,14 +290,27 @@ func (r *replay) cycle(now time.Time) error {
 // (streaks, episodes, queues) with the answers.
 func (r *replay) evaluate(dueIdx []int, now time.Time) {
 	ns := now.UnixNano()
-	stamp := uint32(r.cycles)
+	stamp := stampOf(r.cycles, phaseAsked)
 	if len(r.asks) < len(r.tickets) {
 		r.asks = append(r.asks, make([][]int32, len(r.tickets)-len(r.asks))...)
 	}
 	r.touched = r.touched[:0]
+	// The due rules that read the log from the same place (those of one
+	// interval, and all of the supervisor's) read it together.
+	group := append(r.group[:0], dueIdx...)
+	slices.SortStableFunc(group, func(a, b int) int { return cmp.Compare(r.rs[a].logPos, r.rs[b].logPos) })
+	for len(group) > 0 {
+		n := 1
+		for n < len(group) && r.rs[group[n]].logPos == r.rs[group[0]].logPos {
+			n++
+		}
+		r.gather(group[:n], stamp)
+		group = group[n:]
+	}
+	r.group = group[:0]
 	end := r.logBase + len(r.log)
 	for _, i := range dueIdx {
-		r.gather(i, stamp, ns)
+		r.timersDue(i, stamp, ns)
 		r.rs[i].logPos = end
 	}
 	for _, s := range r.touched {
@@ -288,36 +326,47 @@ func (r *replay) ask(s int32, i int) {
 	r.asks[s] = append(r.asks[s], int32(i))
 }
 
-// gather notes the tickets rule i asks about: those changed since its
-// last run in a field it reads, and those whose timer is due.
-func (r *replay) gather(i int, stamp uint32, ns int64) {
-	rs := r.rs[i]
-	rs.grow(len(r.tickets))
-	from := rs.logPos - r.logBase
+// gather notes the tickets the rules of group, which read the log from
+// the same place, ask about as changed since their last run in a field
+// they read: ticket by ticket, so that the rules' states of one ticket
+// are read side by side.
+func (r *replay) gather(group []int, stamp uint32) {
+	n := len(r.rules)
+	from := r.rs[group[0]].logPos - r.logBase
 	for k, s := range r.log[from:] {
-		if r.logMask[from+k]&rs.reads == 0 && (!r.supervisor || rs.st[s].timerAt != 0) {
-			// None of the fields it reads changed: the same answer. The
-			// supervisor's also depends on the 30-day window, which a
-			// change (of updated_at) moves later: the same answer too
-			// while the last one was in the window, which a timer at its
-			// end at the latest says.
-			continue
-		}
-		st := &rs.st[s]
-		if st.seen != r.ver[s] && st.asked != stamp {
-			st.asked = stamp
-			r.ask(s, i)
+		mask, ver := r.logMask[from+k], r.ver[s]
+		blk, base := r.st[s/stateBlock], int(s%stateBlock)*n
+		for _, i := range group {
+			st := &blk[base+i]
+			if mask&r.rs[i].reads == 0 && (!r.supervisor || st.inWindow) {
+				// None of the fields it reads changed: the same answer.
+				// The supervisor's also depends on the 30-day window,
+				// which a change (of updated_at) moves later: the same
+				// answer too when the last one was in the window (if the
+				// ticket left it since, that answer did not hold, or a
+				// timer at the window's end would have asked again).
+				continue
+			}
+			if st.seen != ver && st.stamp != stamp {
+				st.stamp = stamp
+				r.ask(s, i)
+			}
 		}
 	}
+}
+
+// timersDue notes the tickets rule i asks about as their timer is due.
+func (r *replay) timersDue(i int, stamp uint32, ns int64) {
+	rs := r.rs[i]
 	for len(rs.timers) > 0 && rs.timers[0].at <= ns {
 		e := rs.popTimer()
-		st := &rs.st[e.slot]
+		st := rs.state(e.slot)
 		if st.timerAt != e.at {
 			continue // stale: a later verdict set another time
 		}
 		rs.clearTimer(e.slot)
-		if st.asked != stamp {
-			st.asked = stamp
+		if st.stamp != stamp {
+			st.stamp = stamp
 			r.ask(e.slot, i)
 		}
 	}
@@ -331,96 +380,74 @@ func (r *replay) askAbout(s int32, now time.Time, ns int64) {
 	for _, k := range ks {
 		due = append(due, r.rules[k])
 	}
-	vs := r.verdictsOn(r.tickets[s], due, now, r.vs[:0])
-	r.checkRender(ks, s, vs, now)
+	vs, in := r.verdictsOn(r.tickets[s], due, now, r.vs[:0])
+	if !r.supervisor { // the supervisor's fireAll renders what it fires, and fails what fails
+		r.checkRender(ks, s, vs, now)
+	}
 	for n, k := range ks {
+		if r.supervisor {
+			r.rs[k].state(s).inWindow = in
+		}
 		r.answer(r.rs[k], s, vs[n], now, ns)
 	}
 	r.due, r.vs = due, vs
 	r.asks[s] = ks[:0]
 }
 
-// verdictsOn are due's verdicts on t at now: none for a ticket gone or,
-// for the supervisor, out of its 30-day window until it changes.
-func (r *replay) verdictsOn(t *sdclient.Ticket, due []*rules.Rule, now time.Time, vs []verdict) []verdict {
+// verdictsOn are due's verdicts on t at now, and whether t is there and,
+// for the supervisor, in its 30-day window: none for a ticket gone or out
+// of the window until it changes.
+func (r *replay) verdictsOn(t *sdclient.Ticket, due []*rules.Rule, now time.Time, vs []verdict) ([]verdict, bool) {
 	if t == nil || (r.supervisor && t.UpdatedAt.Add(SupervisorWindow).Before(now)) {
 		for range due {
 			vs = append(vs, verdict{})
 		}
-		return vs
+		return vs, false
 	}
 	vs = verdicts(r.set, &r.vbuf, due, t, now, vs)
 	if r.supervisor { // in the window until 30 days after its update
 		out := t.UpdatedAt.Add(SupervisorWindow).Add(time.Nanosecond)
 		for n := range vs {
-			if vs[n].Until.IsZero() || out.Before(vs[n].Until) {
+			// Leaving the window ends a verdict that holds; one that
+			// does not stays as it is.
+			if (vs[n].Holds && vs[n].Until.IsZero()) || (!vs[n].Until.IsZero() && out.Before(vs[n].Until)) {
 				vs[n].Until = out
 			}
 		}
 	}
-	return vs
-}
-
-// checkRender renders, once per version of the ticket in slot s, the
-// actions of the rules whose verdicts make a decision the queue would
-// take in (it holds, did not fail, the ledger lets it fire): a decision
-// whose actions fail to render is a failed one, never held back nor
-// counted, as in the scheduler's Evaluate, which renders them all;
-// verdicts need not render. One call for all of the ticket's rules.
-func (r *replay) checkRender(ks []int32, s int32, vs []verdict, now time.Time) {
-	due := r.render[:0]
-	for n, k := range ks {
-		rs := r.rs[k]
-		st := &rs.st[s]
-		if !vs[n].Holds || vs[n].Err != nil || st.renderChecked == r.ver[s] {
-			continue
-		}
-		if at, ok := rs.rule.Once.NextEligible(st.record()); !ok || at.After(now) {
-			continue
-		}
-		st.renderChecked = r.ver[s]
-		due = append(due, rs.rule)
-	}
-	r.render = due
-	if len(due) == 0 {
-		return
-	}
-	for _, d := range r.set.EvaluateRules(due, []*sdclient.Ticket{r.tickets[s]}, now) {
-		if d.Err != nil {
-			r.rs[r.ruleIdx[d.Rule]].st[s].renderFailed = r.ver[s]
-		}
-	}
+	return vs, true
 }
 
 // answer applies one verdict of rule rs on slot s.
 func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int64) {
-	st := &rs.st[s]
+	st := rs.state(s)
 	sameVersion := st.seen == r.ver[s]
 	st.seen = r.ver[s]
 	was := st.holds
 	st.holds = v.Holds
-	st.failed = v.Err != nil || (v.Holds && st.renderFailed == st.seen)
+	st.failed = v.Err != nil || (v.Holds && st.renderFailed(st.seen))
 	rs.clearTimer(s)
-	st.quietFrom, st.quietUntil = 0, 0
+	quiet := st.quietUntil // the last verdict said no until then, on this version
+	st.quietUntil = 0
 	if !v.Until.IsZero() {
 		rs.setTimer(s, v.Until.UnixNano())
 		if !v.Holds {
-			st.quietFrom, st.quietUntil = ns, v.Until.UnixNano()
+			st.quietUntil = v.Until.UnixNano()
 		}
 	}
 	switch {
+	case v.Holds && !was && r.supervisor:
+		st.streak = ns // its firings keep no since: the bisection would be wasted
 	case v.Holds && !was:
-		var quiet [2]int64 // the last verdict said no until then, on this version
-		if sameVersion {
-			quiet = [2]int64{st.quietFrom, st.quietUntil}
+		if !sameVersion {
+			quiet = 0
 		}
 		st.streak = r.matchSince(rs.rule, r.lastRun[rs.i], s, now, quiet).UnixNano()
 	case !v.Holds && was:
 		st.streak = 0
 		st.epOpen = false // the episode ends: the ticket no longer matches
 	}
-	if t := r.tickets[s]; st.inQ && v.Holds && was && st.failed == st.qFailed &&
-		t.Priority == int(st.qPrio) && t.CreatedAt.UnixNano() == st.qBorn {
+	if st.inQ && v.Holds && was && st.failed == st.qFailed && r.queueVer[s] <= st.qVer {
 		return // in the queue at the same place: its entries stand
 	}
 	r.requeue(rs, s, ns)
@@ -432,42 +459,4 @@ func (r *replay) nextRun(rule *rules.Rule, now time.Time) time.Time {
 		return now.Add(SupervisorEvery)
 	}
 	return plan.NextRun(rule, store.RuleRun{Rule: rule.Name, Schedule: plan.ScheduleKey(rule), Since: r.from, LastRun: now}, true, now)
-}
-
-// matchSince is when the ticket in slot s began to match rule, found
-// matching at now: the moment its current version was recorded if it
-// matched then, else (a condition on time, such as now() -
-// ticket.created_at > duration("1h")) the first second after which it
-// matched, found by bisection; never before the rule's previous run,
-// which saw it not matching. The same probes as a plain bisection, but
-// none is evaluated where the answer is known: at any time when the rule
-// does not read now() (it holds now, on this version), inside quiet
-// (from, until: unix ns) where a verdict on this version said it did not
-// hold.
-func (r *replay) matchSince(rule *rules.Rule, prev time.Time, s int32, now time.Time, quiet [2]int64) time.Time {
-	t := r.tickets[s]
-	lo := plan.Later(time.Unix(0, r.at[s]).UTC(), prev)
-	if !lo.Before(now) {
-		return now
-	}
-	timeless := !rule.ReadsNow()
-	holds := func(at time.Time) bool {
-		if timeless {
-			return true
-		}
-		if n := at.UnixNano(); n >= quiet[0] && n < quiet[1] {
-			return false
-		}
-		r.one[0] = rule // a decision, failed or not, without rendering it
-		r.vs1 = verdicts(r.set, &r.vbuf, r.one[:], t, at, r.vs1)
-		return r.vs1[0].Holds
-	}
-	if holds(lo) {
-		return lo
-	}
-	// Bisect over whole seconds after lo: the answer is the last second
-	// at which it did not hold yet (a strict "> 30m" holds just after).
-	n := int64((now.Sub(lo) + time.Second - 1) / time.Second) // holds at lo+n s (now, or past it)
-	k := sort.Search(int(n), func(k int) bool { return holds(lo.Add(time.Duration(k+1) * time.Second)) })
-	return lo.Add(time.Duration(k) * time.Second)
 }

@@ -103,16 +103,21 @@ func Run(ctx context.Context, set *rules.Set, h history.Reader, from, to time.Ti
 		return nil, fmt.Errorf("backtest: replay the history: %w", err)
 	}
 	tickets := len(main.slots)
-	var supFired supFirings
-	if sup != nil { // its state goes before the main replay's firings come
+	var supRules []*Supervisor
+	if sup != nil { // compared, and gone, before the main replay's firings are built
+		supFired := sup.sup
+		supFired.slots = sup.slots
 		sup.drop()
-		supFired = sup.sup
+		supRules = compareSupervisor(main.fired, main.ids, supFired, sup.lastRun)
 	}
 	main.finish()
 	rep := main.report(start, to)
 	rep.Records, rep.Tickets = records, tickets
-	if sup != nil {
-		compareSupervisor(rep, supFired, sup.lastRun)
+	if supRules != nil {
+		for i := range rep.Rules {
+			rep.Rules[i].Supervisor = supRules[i]
+		}
+		rep.Limits = append(rep.Limits, supervisorLimit)
 	}
 	return rep, nil
 }
@@ -138,7 +143,7 @@ func seenAfter(at, from time.Time) time.Time {
 
 type change struct {
 	rec  history.Record
-	mask uint8
+	mask fieldClass
 }
 
 // consume replays the batches of records fed to it until feed is closed,

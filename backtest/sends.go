@@ -18,7 +18,7 @@ func (r *replay) send(admitted []rules.Decision, grouped map[string]bool, now ti
 			sent[d.Rule] = s
 		}
 		s.Firings++
-		s.count(d.Actions, grouped[d.Rule])
+		s.count(r.kinds[r.ruleIndex(d.Rule)], grouped[d.Rule])
 	}
 	for i, rule := range r.rules {
 		s := sent[rule.Name]
@@ -52,7 +52,7 @@ func (r *replay) record(d rules.Decision, now time.Time) {
 	ns := now.UnixNano()
 	s := r.slots[d.TicketID]
 	rs := r.rs[r.ruleIndex(d.Rule)]
-	st := &rs.st[s]
+	st := rs.state(s)
 	if !st.epOpen {
 		st.episode++
 		st.epOpen = true
@@ -64,15 +64,11 @@ func (r *replay) record(d rules.Decision, now time.Time) {
 		since = ns
 	}
 	if r.supervisor {
-		r.sup.add(int32(rs.i), d.TicketID, ns)
+		r.sup.add(int32(rs.i), s, ns)
 		r.requeue(rs, s, ns)
 		return
 	}
-	if len(r.fired) == 0 || len(r.fired[len(r.fired)-1]) == firedChunk {
-		r.fired = append(r.fired, make([]fired, 0, firedChunk))
-	}
-	c := &r.fired[len(r.fired)-1]
-	*c = append(*c, fired{rule: int32(rs.i), episode: st.episode, id: d.TicketID, at: ns, since: since})
+	r.fired.add(ns, fired{rule: int32(rs.i), episode: st.episode, slot: s, since: since})
 	r.requeue(rs, s, ns)
 }
 
@@ -85,11 +81,12 @@ func (r *replay) ruleIndex(name string) int {
 	return i
 }
 
-// count adds one firing's actions; a grouped rule's alerts go in one
-// message, counted once for the cycle.
-func (s *send) count(as []rules.Action, grouped bool) {
-	for _, a := range as {
-		switch a.Kind {
+// count adds one firing's actions, by their kinds (a firing renders them
+// all or fails); a grouped rule's alerts go in one message, counted once
+// for the cycle.
+func (s *send) count(kinds []rules.ActionKind, grouped bool) {
+	for _, k := range kinds {
+		switch k {
 		case rules.ActionAlert:
 			if !grouped {
 				s.Messages++

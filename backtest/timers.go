@@ -11,7 +11,7 @@ type timer struct {
 // setTimer asks about slot s again at the first run at or after at (the
 // earlier of two times wins: the later one is asked for again then).
 func (rs *ruleState) setTimer(s int32, at int64) {
-	st := &rs.st[s]
+	st := rs.state(s)
 	if st.timerAt != 0 && st.timerAt <= at {
 		return
 	}
@@ -35,7 +35,7 @@ func (rs *ruleState) setTimer(s int32, at int64) {
 
 // clearTimer forgets slot s's timer (its entry goes stale).
 func (rs *ruleState) clearTimer(s int32) {
-	if st := &rs.st[s]; st.timerAt != 0 {
+	if st := rs.state(s); st.timerAt != 0 {
 		st.timerAt = 0
 		rs.liveTimers--
 	}
@@ -47,13 +47,13 @@ func (rs *ruleState) clearTimer(s int32) {
 func (rs *ruleState) compactTimers() {
 	kept := rs.timers[:0]
 	for _, e := range rs.timers {
-		if st := &rs.st[e.slot]; st.timerAt == e.at {
+		if st := rs.state(e.slot); st.timerAt == e.at {
 			st.timerAt = -e.at // kept: a repeat of it is not
 			kept = append(kept, e)
 		}
 	}
 	for _, e := range kept {
-		rs.st[e.slot].timerAt = e.at
+		rs.state(e.slot).timerAt = e.at
 	}
 	rs.timers = kept
 	for j := len(kept)/2 - 1; j >= 0; j-- {

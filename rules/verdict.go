@@ -85,11 +85,7 @@ func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now 
 	m := s.getVM()
 	defer s.putVM(m)
 	now = now.UTC() // as Evaluate
-	if buf.nowFn == nil {
-		buf.nowFn = func() time.Time { return buf.now }
-		buf.empty = map[string]any{}
-	}
-	buf.now = now
+	buf.setNow(now)
 	rec := &buf.rec
 	rec.reset(t)
 	cache := &buf.cache
@@ -110,18 +106,7 @@ func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now 
 			continue
 		}
 		if env == nil {
-			// NewTicketEnv's, without allocating
-			e = Env{Ticket: ticketFields(t), Now: buf.nowFn}
-			buf.steps = stepCounter{} // this ticket's budget
-			e.Ticket.steps = &buf.steps
-			if e.Ticket.Tags == nil {
-				e.Ticket.Tags = []string{}
-			}
-			if e.Ticket.CustomFields == nil { // read-only: one empty map will do
-				e.Ticket.CustomFields = buf.empty
-			}
-			ticketEnvWith(&e.Ticket, s.peopleFor())
-			env = e
+			env = buf.env(s, &e, t)
 		}
 		var v Verdict
 		holds, err := r.cond.evalBool(m, env)
@@ -134,6 +119,32 @@ func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now 
 		out = append(out, v)
 	}
 	return out
+}
+
+// env sets e to t's expression environment at buf's now, as
+// NewTicketEnv builds it but without allocating but for the boxing, and
+// returns it boxed.
+func (buf *VerdictBuf) env(s *Set, e *Env, t *sdclient.Ticket) any {
+	*e = Env{Ticket: ticketFields(t), Now: buf.nowFn}
+	buf.steps = stepCounter{} // this ticket's budget
+	e.Ticket.steps = &buf.steps
+	if e.Ticket.Tags == nil {
+		e.Ticket.Tags = []string{}
+	}
+	if e.Ticket.CustomFields == nil { // read-only: one empty map will do
+		e.Ticket.CustomFields = buf.empty
+	}
+	ticketEnvWith(&e.Ticket, s.peopleFor())
+	return *e
+}
+
+// setNow readies buf for a call at now.
+func (buf *VerdictBuf) setNow(now time.Time) {
+	if buf.nowFn == nil {
+		buf.nowFn = func() time.Time { return buf.now }
+		buf.empty = map[string]any{}
+	}
+	buf.now = now
 }
 
 // nowAnalysis is how an if reads now(), found at load: through atoms
