@@ -280,6 +280,33 @@ func TestSupervisorMisses(t *testing.T) {
 	}
 }
 
+// A weekday cron rule waits for 09:00; the hourly supervisor sends the
+// reminder at its first run after the ticket matched.
+func TestSupervisorEarlier(t *testing.T) {
+	m := &history.Memory{}
+	m.Add(at(tk(21, 3, 2, 5, t0), t0)) // pending since Monday 00:00
+	set := load(t, `  - name: reminder
+    query: "status:3"
+    if: now() - ticket.updated_at > duration("2h")
+    cron: "0 9 * * 1-5"
+    actions:
+      - reply: "still waiting"
+`)
+	rep, err := Run(context.Background(), set, m, t0, t0.Add(10*time.Hour), WithSupervisor(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Rules[0]
+	sup := r.Supervisor
+	if r.Firings != 1 || sup.Firings != 1 || sup.Compared != 0 || sup.Missed != 0 || sup.Earlier.N != 1 || sup.Earlier.Median() != 6*time.Hour {
+		t.Fatalf("deskbot %d firings; supervisor %+v: want one firing at 03:00, 6h before deskbot's at 09:00", r.Firings, sup)
+	}
+	const want = "1 firing; 1 of deskbot's it made earlier (deskbot's schedule waited longer than its hour): median 6h, p90 6h earlier"
+	if got := SupervisorText(r); got != want {
+		t.Errorf("SupervisorText:\n got %q\nwant %q", got, want)
+	}
+}
+
 const oncallYAML = `oncall:
   schedules:
     - {name: s, time_zone: UTC, rotation: 1w, handoff: "09:00", start: 2025-01-06, members: [a@example.com]}

@@ -421,8 +421,10 @@ func recent(ts []*sdclient.Ticket, now time.Time) []*sdclient.Ticket {
 // the supervisor's firings as they are: it adds to each rule of rep how the supervisor's replay
 // compares: for each of deskbot's firings, the supervisor's first firing
 // of the same rule on the same ticket at or after it, before deskbot's
-// next firing there. A firing after the supervisor's last run of the rule
-// (lastRun) is not missed: the replay ended before its next hourly run.
+// next firing there; a firing of the supervisor's no firing of deskbot's
+// waited for answers deskbot's next one as earlier. A firing after the
+// supervisor's last run of the rule (lastRun) is not missed: the replay
+// ended before its next hourly run.
 func compareSupervisorOracle(rep *Report, sup []Firing, lastRun map[string]time.Time) {
 	type key struct {
 		rule string
@@ -440,30 +442,57 @@ func compareSupervisorOracle(rep *Report, sup []Firing, lastRun map[string]time.
 		k := key{f.Rule, f.TicketID}
 		ours[k] = append(ours[k], f.At)
 	}
-	later := map[string][]time.Duration{}
+	later, earlier := map[string][]time.Duration{}, map[string][]time.Duration{}
 	missed, unreached, same := map[string]int{}, map[string]int{}, map[string]int{}
+	unanswered := func(rule string, at time.Time) {
+		if lastRun[rule].Before(at) {
+			unreached[rule]++
+		} else {
+			missed[rule]++
+		}
+	}
 	for k, ts := range ours {
 		st := supBy[k]
-		for i, at := range ts {
-			j, _ := slices.BinarySearchFunc(st, at, func(a, b time.Time) int { return a.Compare(b) })
-			if j < len(st) && (i+1 == len(ts) || st[j].Before(ts[i+1])) {
-				later[k.rule] = append(later[k.rule], st[j].Sub(at))
-				if st[j].Equal(at) {
-					same[k.rule]++
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+		slices.SortFunc(st, func(a, b time.Time) int { return a.Compare(b) })
+		var waiting, early *time.Time
+		for i, j := 0, 0; i < len(ts) || j < len(st); {
+			if j == len(st) || (i < len(ts) && !ts[i].After(st[j])) { // deskbot's first at equal times
+				at := ts[i]
+				i++
+				switch {
+				case early != nil:
+					earlier[k.rule] = append(earlier[k.rule], at.Sub(*early))
+					early = nil
+				case waiting != nil:
+					unanswered(k.rule, *waiting)
+					fallthrough
+				default:
+					waiting = &at
 				}
 				continue
 			}
-			if lastRun[k.rule].Before(at) {
-				unreached[k.rule]++
-				continue
+			at := st[j]
+			j++
+			if waiting != nil {
+				later[k.rule] = append(later[k.rule], at.Sub(*waiting))
+				if at.Equal(*waiting) {
+					same[k.rule]++
+				}
+				waiting = nil
+			} else {
+				early = &at
 			}
-			missed[k.rule]++
+		}
+		if waiting != nil {
+			unanswered(k.rule, *waiting)
 		}
 	}
 	for i := range rep.Rules {
 		name := rep.Rules[i].Name
 		l := latency(later[name])
-		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l, SameTime: same[name]}
+		rep.Rules[i].Supervisor = &Supervisor{Firings: count[name], Compared: l.N, Missed: missed[name], Unreached: unreached[name], Later: l, SameTime: same[name],
+			Earlier: latency(earlier[name])}
 	}
 	rep.Limits = append(rep.Limits, "the desk's supervisor is replayed as it runs: every hour, over the tickets updated in the last 30 days, without caps")
 }

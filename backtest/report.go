@@ -133,6 +133,10 @@ type Supervisor struct {
 	// SameTime are the compared firings the supervisor made at the same
 	// time as deskbot (its hourly run came as the ticket began to match).
 	SameTime int `json:"same_time"`
+	// Earlier are deskbot's firings the supervisor made before deskbot,
+	// and by how much: a rule whose schedule waits longer than an hour
+	// (a weekday cron) between its runs.
+	Earlier Latency `json:"earlier"`
 }
 
 // unrecorded are the ticket fields an if may read that the history does

@@ -39,15 +39,19 @@ func (s *supFirings) add(rule, slot int32, at int64) {
 // It walks both lists in time order, deskbot's first at equal times, and
 // keeps by rule and ticket deskbot's firing still waiting for the
 // supervisor's: its next firing there answers it, or deskbot's next
-// firing there leaves it unanswered.
+// firing there leaves it unanswered. A firing of the supervisor's that no
+// firing of deskbot's waited for answers deskbot's next one there as
+// earlier (a weekday cron rule's reminder, which the hourly supervisor
+// sends as soon as the ticket matches).
 func compareSupervisor(fs chunked[fired], ids []int64, sup supFirings, lastRun []time.Time) []*Supervisor {
 	n := len(sup.count)
 	const none = math.MinInt64
 	waiting := make([]int64, len(sup.slots)*n) // slot*n + rule
+	early := make([]int64, len(sup.slots)*n)   // the supervisor's firing no firing of deskbot's waited for
 	for i := range waiting {
-		waiting[i] = none
+		waiting[i], early[i] = none, none
 	}
-	later := make([][]time.Duration, n)
+	later, earlier := make([][]time.Duration, n), make([][]time.Duration, n)
 	missed, unreached, same := make([]int, n), make([]int, n), make([]int, n)
 	unanswered := func(rule int32, at int64) {
 		if lastRun[rule].Before(time.Unix(0, at)) {
@@ -58,6 +62,11 @@ func compareSupervisor(fs chunked[fired], ids []int64, sup supFirings, lastRun [
 	}
 	ours := func(f fired, at int64) {
 		k := int(sup.slots[ids[f.slot]])*n + int(f.rule)
+		if e := early[k]; e != none {
+			earlier[f.rule] = append(earlier[f.rule], time.Duration(at-e))
+			early[k] = none
+			return
+		}
 		if w := waiting[k]; w != none {
 			unanswered(f.rule, w)
 		}
@@ -83,6 +92,8 @@ func compareSupervisor(fs chunked[fired], ids []int64, sup supFirings, lastRun [
 					same[p.rule]++
 				}
 				waiting[k] = none
+			} else {
+				early[k] = m.at
 			}
 		}
 	}
@@ -97,7 +108,8 @@ func compareSupervisor(fs chunked[fired], ids []int64, sup supFirings, lastRun [
 	out := make([]*Supervisor, n)
 	for i := range out {
 		l := latency(later[i])
-		out[i] = &Supervisor{Firings: sup.count[i], Compared: l.N, Missed: missed[i], Unreached: unreached[i], Later: l, SameTime: same[i]}
+		out[i] = &Supervisor{Firings: sup.count[i], Compared: l.N, Missed: missed[i], Unreached: unreached[i], Later: l, SameTime: same[i],
+			Earlier: latency(earlier[i])}
 	}
 	return out
 }

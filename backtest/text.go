@@ -112,7 +112,7 @@ func WaitText(r RuleReport) string {
 
 // SupervisorText compares r's firings with the desk's hourly supervisor's:
 // how many it made, and of deskbot's how many it made too (later, or at
-// the same time), never, or could not be compared. r.Supervisor must be
+// the same time, or earlier), never, or could not be compared. r.Supervisor must be
 // set.
 func SupervisorText(r RuleReport) string {
 	s := r.Supervisor
@@ -127,6 +127,10 @@ func SupervisorText(r RuleReport) string {
 	default:
 		line += fmt.Sprintf("; it made %d of deskbot's firings too, %d later and %d at the same time: median %s, p90 %s later",
 			s.Compared, later, s.SameTime, short(s.Later.Median()), short(s.Later.P90()))
+	}
+	if s.Earlier.N > 0 {
+		line += fmt.Sprintf("; %d of deskbot's it made earlier (deskbot's schedule waited longer than its hour): median %s, p90 %s earlier",
+			s.Earlier.N, short(s.Earlier.Median()), short(s.Earlier.P90()))
 	}
 	if s.Missed > 0 {
 		line += fmt.Sprintf("; %d never (the ticket stopped matching before its hourly run)", s.Missed)
