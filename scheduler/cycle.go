@@ -82,7 +82,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
 // cycle's steps (cycle.Runner.Run: sync → plan → execute at the queue's
 // pace → reconcile), then the record (endCycle).
 func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
-	tick := s.currentTick()
+	tick := s.tickEvery() // a reload does not change a cycle under way
 	if skip := s.cycleGate(ctx, mode, tick); skip != "" {
 		return Cycle{Skipped: skip}
 	}
@@ -153,7 +153,7 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (cycle.In, [
 // scheduler is stopping, another replica leads (a kicked cycle asks the
 // elector, as gocron does before its runs), or the budget stretches the
 // tick.
-func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) string {
+func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick time.Duration) string {
 	if s.stopping.Load() && mode != once {
 		return "stopping"
 	}
@@ -172,7 +172,7 @@ func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) st
 
 // endCycle is the record step: each job's result, the planner's history
 // and the metrics.
-func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tick *job, now, started time.Time) {
+func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tick time.Duration, now, started time.Time) {
 	dur := time.Since(started)
 	var runs []store.RuleRun
 	for i, j := range due {

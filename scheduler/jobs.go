@@ -100,10 +100,3 @@ func gcd(a, b int64) int64 {
 	}
 	return a
 }
-
-// newTick is the cycle as the planner sees it, ticking every d. A tick is
-// never changed: a new one replaces it (under mu), so that a cycle under
-// way keeps a consistent one; the planner keys its history by the name.
-func newTick(d time.Duration) *job {
-	return &job{key: "cycle", name: "cycle", Schedule: plan.Schedule{Every: d}}
-}
