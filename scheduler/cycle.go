@@ -73,7 +73,7 @@ const (
 )
 
 // RunOnce is RunCycle returning the result of each job.
-func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
+func (s *Scheduler) RunOnce(ctx context.Context) ([]cycle.Result, error) {
 	c, err := s.RunCycle(ctx) // c is empty on error
 	return c.Jobs, err
 }
@@ -186,7 +186,7 @@ func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tic
 
 // finishJob records a job's cycle in its status and metrics, sets when it
 // is due next and returns its rules' runs to record.
-func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration) []store.RuleRun {
+func (s *Scheduler) finishJob(j *job, res *cycle.Result, now time.Time, dur time.Duration) []store.RuleRun {
 	outcome := "incomplete"
 	if res.Complete {
 		outcome = "complete"

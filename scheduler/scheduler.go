@@ -23,10 +23,6 @@ import (
 // returns it), so errors.Is works whichever of the two wrapped it.
 var ErrNotLeader = store.ErrNotLeader
 
-// ErrNotDelivered is firing.ErrNotDelivered: wrapped in a Notifier's error,
-// the alert was certainly not posted; the firing is retried at once.
-var ErrNotDelivered = firing.ErrNotDelivered
-
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
 type Scheduler struct {
@@ -268,10 +264,6 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	s.logger.Debug("rules reloaded", slog.Int("rules", len(set.Rules())), slog.Int("jobs", len(jobs)))
 	return nil
 }
-
-// CycleResult says what one cycle did for one job (rules sharing a query
-// and schedule).
-type CycleResult = cycle.Result
 
 // currentJobs returns the jobs, building them when the scheduler was not
 // started.

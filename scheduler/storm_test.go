@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -365,7 +366,7 @@ func BenchmarkGroupedCycle(b *testing.B) {
 	defer st.Close()
 	notif := &recNotifier{}
 	set := mustRules(b, fmt.Sprintf(stormRules, "once: every 1s\n    max_firings_per_cycle: 1000"))
-	s, err := New(testLogger(b), firing.ClientDesk(clientFor(b, sim)), set, st, groupNotifier{notif}, WithClock(clk),
+	s, err := New(testLogger(b), firing.ClientDesk(testkit.DeskClient(b, sim)), set, st, groupNotifier{notif}, WithClock(clk),
 		WithRegistry(prometheus.NewRegistry()), WithMaxFiringsPerCycle(0))
 	if err != nil {
 		b.Fatal(err)
