@@ -77,9 +77,6 @@ func TestBudgetStretchesIntervals(t *testing.T) {
 	if got := metricValue(t, e.s.m.skipped.WithLabelValues("cycle", "stretched")); got != float64(skips) {
 		t.Errorf("skipped runs metric = %v, want %d", got, skips)
 	}
-	if r := e.s.Ready(); r.Stretch <= 1 {
-		t.Errorf("Ready().Stretch = %v", r.Stretch)
-	}
 }
 
 func TestNoStretchWithinBudget(t *testing.T) {

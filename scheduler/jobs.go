@@ -18,7 +18,6 @@ type job struct {
 	plan.Schedule // its rules, and when they run (Cron: cron parsed once)
 	name          string
 	key           string
-	query         string // the unexpanded query, as printed by filter
 	cron          string
 
 	stat   sync.Mutex // guards status
@@ -44,7 +43,7 @@ func buildJobs(set *rules.Set, open []int) ([]*job, error) {
 		key := q + "|" + sched
 		j := byKey[key]
 		if j == nil {
-			j = &job{key: key, query: q, cron: r.Cron, Schedule: plan.Schedule{Every: r.Every}}
+			j = &job{key: key, cron: r.Cron, Schedule: plan.Schedule{Every: r.Every}}
 			byKey[key] = j
 			jobs = append(jobs, j)
 		}
