@@ -9,22 +9,12 @@ import (
 
 	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
-	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
 
 // Cycle says what one cycle did: its sync and, per due job, its rules.
 type Cycle = cycle.Out
-
-// newRunner builds the runner of the cycles' steps from s's dependencies.
-func (s *Scheduler) newRunner(notifier firing.Notifier) *cycle.Runner {
-	return cycle.New(cycle.Deps{
-		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier,
-		Feed: s.feed, Runs: s.runs, Tickers: s.cfg.tickers, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
-		Settings: s.cfg.run, Metrics: s.m.Metrics,
-	})
-}
 
 // count notes a cycle's desk call in the budget's log, and the rate state.
 func (s *Scheduler) count(resp *sdclient.Response, err error) {

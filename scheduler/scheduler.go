@@ -98,7 +98,11 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	s.tick = rules.DefaultEvery
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
-	s.runner = s.newRunner(notifier)
+	s.runner = cycle.New(cycle.Deps{ // one cycle's steps, and what the cycles remember
+		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier,
+		Feed: s.feed, Runs: s.runs, Tickers: s.cfg.tickers, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
+		Settings: s.cfg.run, Metrics: s.m.Metrics,
+	})
 	return s, nil
 }
 
