@@ -553,9 +553,7 @@ var chaosSeeds = flag.Int("chaos.seeds", 0, "seeds of TestChaosNeverTwiceNeverLo
 
 func chaos(t *testing.T, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, 42))
-	clk := clockwork.NewFakeClockAt(t0)
-	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
-	t.Cleanup(sim.Close)
+	clk, sim := testkit.FakeDesk(t, t0)
 	set := mustRules(t, chaosRules)
 	notif := &chaosNotifier{}
 	db := filepath.Join(t.TempDir(), "state.db")

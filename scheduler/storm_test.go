@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/firing"
@@ -353,9 +352,7 @@ rules:
 // re-read, claim, alert and note per ticket, and one message for the 200
 // alerts.
 func BenchmarkGroupedCycle(b *testing.B) {
-	clk := clockwork.NewFakeClockAt(t0)
-	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
-	defer sim.Close()
+	clk, sim := testkit.FakeDesk(b, t0)
 	for i := range 200 {
 		sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4})
 	}
