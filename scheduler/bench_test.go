@@ -210,11 +210,7 @@ func BenchmarkPollCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := store.Open(b.Context(), ":memory:")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := testkit.Store(b, ":memory:")
 	s, err := New(testLogger(b), firing.ClientDesk(client), set, st, &recNotifier{}, WithClock(clk), WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
 		b.Fatal(err)
