@@ -28,6 +28,6 @@
 //
 // The floors, lowest first: sdclient/filter, sdclient, store, rules,
 // feed, plan, firing, oncall, cycle, scheduler, bot, cmd. cycle imports
-// the floors below it (feed, plan, firing, rules, sdclient) and never
-// scheduler, bot or cmd.
+// the floors below it (feed, plan, firing, rules, sdclient; internal/prom
+// for its metrics) and never scheduler, bot or cmd.
 package cycle

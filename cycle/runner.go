@@ -7,6 +7,7 @@ import (
 
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/prom"
 	"github.com/deskbot/deskbot/plan"
 )
 
@@ -72,12 +73,12 @@ type Metrics struct {
 func NewMetrics() Metrics {
 	return Metrics{
 		Exec: firing.NewMetrics(),
-		OverBudget: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_rule_over_budget_total",
-			Help: "Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule."}, []string{"rule"}),
-		DeferredByCap: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_scheduler_deferred_by_cap_total",
-			Help: "Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles."}, []string{"rule"}),
-		Queued: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "deskbot_scheduler_queued_firings",
-			Help: "Decisions waiting for a later cycle (held back by a per-cycle cap, or queued when the cycle's share of the request budget ran out), by class (pages, alerts and direct messages, updates and notes, public replies, digests)."}, []string{"class"}),
+		OverBudget: prom.CounterVec("deskbot_rule_over_budget_total",
+			"Tickets on which a rule's expression went over its run-time budget (loop steps or memory), by rule.", "rule"),
+		DeferredByCap: prom.CounterVec("deskbot_scheduler_deferred_by_cap_total",
+			"Decisions not executed in their cycle because the rule's max_firings_per_cycle or the cap across rules was reached; they fire in later cycles.", "rule"),
+		Queued: prom.GaugeVec("deskbot_scheduler_queued_firings",
+			"Decisions waiting for a later cycle (held back by a per-cycle cap, or queued when the cycle's share of the request budget ran out), by class (pages, alerts and direct messages, updates and notes, public replies, digests).", "class"),
 	}
 }
 

@@ -41,7 +41,7 @@
 //
 // # What it may import
 //
-// sdclient and its filter, store (for the mirror's types), rules; never
-// scheduler, bot or cmd. The desk is reached only through Desk, declared
+// sdclient and its filter, store (for the mirror's types), rules,
+// internal/prom (its metrics' constructors); never scheduler, bot or cmd. The desk is reached only through Desk, declared
 // here with the methods the feed calls; the store through MirrorStore.
 package feed

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -235,13 +233,8 @@ func (d *hookListDesk) ListTickets(ctx context.Context, opts *sdclient.TicketLis
 func BenchmarkFirstSync(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(fmt.Sprintf("open=%d", n), func(b *testing.B) {
-			clk := clockwork.NewFakeClockAt(t0)
-			sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
-			defer sim.Close()
-			for i := range n {
-				at := t0.Add(-time.Duration(n-i) * time.Minute)
-				sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("t%d", i), Priority: 1 + i%3, CreatedAt: at, UpdatedAt: at})
-			}
+			clk, sim := testkit.FakeDesk(b, t0)
+			addDeskTickets(sim.Desk, n, 0)
 			var requests, lists int
 			for b.Loop() {
 				b.StopTimer()

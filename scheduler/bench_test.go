@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
@@ -91,9 +92,7 @@ func TestBenchSimChild(t *testing.T) {
 	if os.Getenv(benchSimEnv) == "" {
 		t.Skip("helper process of BenchmarkPollCycle (runs only when re-executed by it)")
 	}
-	clk := clockwork.NewFakeClockAt(t0)
-	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
-	defer sim.Close()
+	clk, sim := testkit.FakeDesk(t, t0)
 	seedBench(sim.Desk)
 	fmt.Printf("sim-url %s\n", sim.URL)
 	var next int64
@@ -211,11 +210,7 @@ func BenchmarkPollCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := store.Open(b.Context(), ":memory:")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := testkit.Store(b, ":memory:")
 	s, err := New(testLogger(b), firing.ClientDesk(client), set, st, &recNotifier{}, WithClock(clk), WithRegistry(prometheus.NewRegistry()))
 	if err != nil {
 		b.Fatal(err)
@@ -294,9 +289,7 @@ func BenchmarkPollCycle(b *testing.B) {
 func BenchmarkPollScale(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("tickets=%d", n), func(b *testing.B) {
-			clk := clockwork.NewFakeClockAt(t0)
-			sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
-			defer sim.Close()
+			clk, sim := testkit.FakeDesk(b, t0)
 			for i := range n {
 				at := t0.Add(-time.Duration(n-i) * time.Second)
 				t := sdsim.Ticket{Subject: fmt.Sprintf("ticket %d", i), Status: 2 + i%2, Priority: 1 + i%4, CreatedAt: at, UpdatedAt: at}

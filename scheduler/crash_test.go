@@ -20,6 +20,7 @@ import (
 
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/internal/crashtest"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -290,7 +291,7 @@ func TestCrashResume(t *testing.T) {
 
 			// Resume after the lease.
 			notif := &fileNotifier{path: alerts}
-			client := clientFor(t, sim)
+			client := testkit.DeskClient(t, sim)
 			s, err := New(testLogger(t), firing.ClientDesk(client), mustRules(t, crashRules), st, notif,
 				WithClock(clockwork.NewFakeClockAt(t0.Add(DefaultLease+time.Minute))))
 			if err != nil {
@@ -335,7 +336,7 @@ func TestCrashAfterAnAssignmentFinishesTheFiring(t *testing.T) {
 	st := openStore(t, db)
 	notif := &fileNotifier{path: alerts}
 	clk := clockwork.NewFakeClockAt(t0.Add(DefaultLease + time.Minute))
-	s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), mustRules(t, crashRouteRules), st, notif, WithClock(clk))
+	s, err := New(testLogger(t), firing.ClientDesk(testkit.DeskClient(t, sim)), mustRules(t, crashRouteRules), st, notif, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +419,7 @@ func TestCrashInAGroupedAlert(t *testing.T) {
 			}
 
 			notif := &fileNotifier{path: alerts}
-			s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), mustRules(t, crashRules), st, notif,
+			s, err := New(testLogger(t), firing.ClientDesk(testkit.DeskClient(t, sim)), mustRules(t, crashRules), st, notif,
 				WithClock(clockwork.NewFakeClockAt(t0.Add(DefaultLease+time.Minute))))
 			if err != nil {
 				t.Fatal(err)
@@ -513,7 +514,7 @@ func (n *chaosNotifier) Alert(ctx context.Context, a firing.Alert) error {
 	}
 	n.mu.Unlock()
 	if refuse {
-		return ErrNotDelivered
+		return firing.ErrNotDelivered
 	}
 	if err := n.recNotifier.Alert(ctx, a); err != nil {
 		return err
@@ -552,9 +553,7 @@ var chaosSeeds = flag.Int("chaos.seeds", 0, "seeds of TestChaosNeverTwiceNeverLo
 
 func chaos(t *testing.T, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, 42))
-	clk := clockwork.NewFakeClockAt(t0)
-	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
-	t.Cleanup(sim.Close)
+	clk, sim := testkit.FakeDesk(t, t0)
 	set := mustRules(t, chaosRules)
 	notif := &chaosNotifier{}
 	db := filepath.Join(t.TempDir(), "state.db")
@@ -564,7 +563,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 	st := openStore(t, db)
 	var scheds []*Scheduler
 	for range 2 {
-		s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), set, st, notif, WithClock(clk), WithSingleton(false))
+		s, err := New(testLogger(t), firing.ClientDesk(testkit.DeskClient(t, sim)), set, st, notif, WithClock(clk), WithSingleton(false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -678,7 +677,7 @@ func chaos(t *testing.T, seed uint64, steps int) {
 
 	// Never lost: every rule that holds on a ticket now fired in the
 	// ticket's current episode, with every action there once.
-	client := clientFor(t, sim)
+	client := testkit.DeskClient(t, sim)
 	now := clk.Now()
 	fired := 0
 	for _, id := range sim.Desk.TicketIDs() {
@@ -785,7 +784,7 @@ func recoverAfterCrash(tb testing.TB) (recovery time.Duration, cycles int) {
 	restart := t0.Add(recoveryRestart)
 	clk := clockwork.NewFakeClockAt(restart)
 	notif := &fileNotifier{path: alerts}
-	s, err := New(testLogger(tb), firing.ClientDesk(clientFor(tb, sim)), mustRules(tb, crashRules), st, notif, WithClock(clk))
+	s, err := New(testLogger(tb), firing.ClientDesk(testkit.DeskClient(tb, sim)), mustRules(tb, crashRules), st, notif, WithClock(clk))
 	if err != nil {
 		tb.Fatal(err)
 	}

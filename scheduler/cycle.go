@@ -9,22 +9,12 @@ import (
 
 	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
-	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/store"
 )
 
 // Cycle says what one cycle did: its sync and, per due job, its rules.
 type Cycle = cycle.Out
-
-// newRunner builds the runner of the cycles' steps from s's dependencies.
-func (s *Scheduler) newRunner(notifier firing.Notifier) *cycle.Runner {
-	return cycle.New(cycle.Deps{
-		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier,
-		Feed: s.feed, Runs: s.runs, Tickers: s.cfg.tickers, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
-		Settings: s.cfg.run, Metrics: s.m.Metrics,
-	})
-}
 
 // count notes a cycle's desk call in the budget's log, and the rate state.
 func (s *Scheduler) count(resp *sdclient.Response, err error) {
@@ -73,7 +63,7 @@ const (
 )
 
 // RunOnce is RunCycle returning the result of each job.
-func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
+func (s *Scheduler) RunOnce(ctx context.Context) ([]cycle.Result, error) {
 	c, err := s.RunCycle(ctx) // c is empty on error
 	return c.Jobs, err
 }
@@ -82,7 +72,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) ([]CycleResult, error) {
 // cycle's steps (cycle.Runner.Run: sync → plan → execute at the queue's
 // pace → reconcile), then the record (endCycle).
 func (s *Scheduler) runCycle(ctx context.Context, mode cycleMode) Cycle {
-	tick := s.currentTick()
+	tick := s.tickEvery() // a reload does not change a cycle under way
 	if skip := s.cycleGate(ctx, mode, tick); skip != "" {
 		return Cycle{Skipped: skip}
 	}
@@ -153,7 +143,7 @@ func (s *Scheduler) startCycle(ctx context.Context, mode cycleMode) (cycle.In, [
 // scheduler is stopping, another replica leads (a kicked cycle asks the
 // elector, as gocron does before its runs), or the budget stretches the
 // tick.
-func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) string {
+func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick time.Duration) string {
 	if s.stopping.Load() && mode != once {
 		return "stopping"
 	}
@@ -172,7 +162,7 @@ func (s *Scheduler) cycleGate(ctx context.Context, mode cycleMode, tick *job) st
 
 // endCycle is the record step: each job's result, the planner's history
 // and the metrics.
-func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tick *job, now, started time.Time) {
+func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tick time.Duration, now, started time.Time) {
 	dur := time.Since(started)
 	var runs []store.RuleRun
 	for i, j := range due {
@@ -186,7 +176,7 @@ func (s *Scheduler) endCycle(ctx context.Context, due []*job, out cycle.Out, tic
 
 // finishJob records a job's cycle in its status and metrics, sets when it
 // is due next and returns its rules' runs to record.
-func (s *Scheduler) finishJob(j *job, res *CycleResult, now time.Time, dur time.Duration) []store.RuleRun {
+func (s *Scheduler) finishJob(j *job, res *cycle.Result, now time.Time, dur time.Duration) []store.RuleRun {
 	outcome := "incomplete"
 	if res.Complete {
 		outcome = "complete"

@@ -25,8 +25,8 @@
 //     replica that does not lead), options (options.go; also the feed's
 //     other followers, in bot/follow: WithSubscriber, WithTickFollower,
 //     WithDMs), the metrics (metrics.go; the steps' are cycle.Metrics), and
-//     the views (views.go): /readyz (Ready, MirrorHealth, RuleHealth) and
-//     Memory, what the status pages, `rules plan` and the explainer read.
+//     the views (views.go): /readyz (MirrorHealth, RuleHealth), and Ready
+//     and Memory, what the status pages, `rules plan` and the explainer read.
 //
 // # What it may import
 //

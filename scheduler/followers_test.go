@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -64,16 +65,16 @@ func TestSubscriberToldChanges(t *testing.T) {
 	}
 }
 
-// recTicker is a TickFollower due at a given time.
+// recTicker is a cycle.TickFollower due at a given time.
 type recTicker struct {
 	mu    sync.Mutex
 	at    time.Time
-	ticks []Tick
+	ticks []cycle.Tick
 }
 
 func (r *recTicker) Due(_ *rules.Set, now time.Time) bool { return !now.Before(r.at) }
 
-func (r *recTicker) FollowTick(_ context.Context, t Tick) {
+func (r *recTicker) FollowTick(_ context.Context, t cycle.Tick) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ticks = append(r.ticks, t)

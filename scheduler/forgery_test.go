@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -70,7 +71,7 @@ func TestPlantedMarkerDoesNotHideALostNote(t *testing.T) {
 			}
 
 			notif := &fileNotifier{path: alerts}
-			s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), mustRules(t, crashRules), st, notif,
+			s, err := New(testLogger(t), firing.ClientDesk(testkit.DeskClient(t, sim)), mustRules(t, crashRules), st, notif,
 				WithClock(clockwork.NewFakeClockAt(t0.Add(DefaultLease+time.Minute))))
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
@@ -44,7 +45,7 @@ func (n groupNotifier) AlertGroup(_ context.Context, g firing.AlertGroup) error 
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.failNext() {
-		return ErrNotDelivered
+		return firing.ErrNotDelivered
 	}
 	n.groups = append(n.groups, g)
 	if n.loseGroups > 0 {
@@ -91,7 +92,7 @@ func (n *recNotifier) Alert(_ context.Context, a firing.Alert) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.failNext() {
-		return ErrNotDelivered
+		return firing.ErrNotDelivered
 	}
 	n.alerts = append(n.alerts, a)
 	return nil
@@ -150,20 +151,6 @@ func mustRules(t testing.TB, yaml string) *rules.Set {
 	return testkit.Rules(t, yaml)
 }
 
-func clientFor(t testing.TB, sim *sdsim.Server, opts ...sdclient.Option) *sdclient.Client {
-	t.Helper()
-	base := []sdclient.Option{
-		sdclient.WithRatePerMinute(1000000),
-		sdclient.WithMaxAttempts(2),
-		sdclient.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }),
-	}
-	c, err := sdclient.New(sim.URL, sdsim.DefaultAPIKey, append(base, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 func newEnv(t *testing.T, rulesYAML string, opts ...Option) *env {
 	t.Helper()
 	return newEnvSim(t, nil, rulesYAML, opts...)
@@ -192,7 +179,7 @@ func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYA
 	}
 	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
 	t.Cleanup(e.sim.Close)
-	e.client = clientFor(t, e.sim)
+	e.client = testkit.DeskClient(t, e.sim)
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
 	st := openStore(t, e.stPath)
 	e.st = st
@@ -213,7 +200,7 @@ func (e *env) another(d firing.Desk, rulesYAML string, st *store.Store, n firing
 }
 
 // runOnce runs one cycle of every job and returns the results.
-func (e *env) runOnce() []CycleResult {
+func (e *env) runOnce() []cycle.Result {
 	e.t.Helper()
 	res, err := e.s.RunOnce(e.t.Context())
 	if err != nil {
@@ -222,7 +209,7 @@ func (e *env) runOnce() []CycleResult {
 	return res
 }
 
-func allComplete(res []CycleResult) bool {
+func allComplete(res []cycle.Result) bool {
 	for _, r := range res {
 		if !r.Complete {
 			return false
@@ -355,7 +342,7 @@ func (n *recNotifier) failNext() bool {
 }
 
 // next runs the cycle a minute later.
-func (e *env) next() []CycleResult {
+func (e *env) next() []cycle.Result {
 	e.clk.Advance(time.Minute)
 	return e.runOnce()
 }

@@ -18,7 +18,6 @@ type job struct {
 	plan.Schedule // its rules, and when they run (Cron: cron parsed once)
 	name          string
 	key           string
-	query         string // the unexpanded query, as printed by filter
 	cron          string
 
 	stat   sync.Mutex // guards status
@@ -44,7 +43,7 @@ func buildJobs(set *rules.Set, open []int) ([]*job, error) {
 		key := q + "|" + sched
 		j := byKey[key]
 		if j == nil {
-			j = &job{key: key, query: q, cron: r.Cron, Schedule: plan.Schedule{Every: r.Every}}
+			j = &job{key: key, cron: r.Cron, Schedule: plan.Schedule{Every: r.Every}}
 			byKey[key] = j
 			jobs = append(jobs, j)
 		}
@@ -99,11 +98,4 @@ func gcd(a, b int64) int64 {
 		a, b = b, a%b
 	}
 	return a
-}
-
-// newTick is the cycle as the planner sees it, ticking every d. A tick is
-// never changed: a new one replaces it (under mu), so that a cycle under
-// way keeps a consistent one; the planner keys its history by the name.
-func newTick(d time.Duration) *job {
-	return &job{key: "cycle", name: "cycle", Schedule: plan.Schedule{Every: d}}
 }

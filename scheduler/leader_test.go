@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot/firing"
 	"github.com/deskbot/deskbot/internal/pgtest"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
@@ -47,7 +48,7 @@ func TestLeaderFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { el.Close(t.Context()) })
-		s, err := New(testLogger(t), firing.ClientDesk(clientFor(t, sim)), set, st, notif, WithElector(el))
+		s, err := New(testLogger(t), firing.ClientDesk(testkit.DeskClient(t, sim)), set, st, notif, WithElector(el))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/cycle"
+	"github.com/deskbot/deskbot/internal/prom"
 )
 
 // metrics are the scheduler's Prometheus collectors.
@@ -24,28 +25,28 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_scheduler_cycles_total",
-			Help: "Poll cycles by job and outcome (complete: every page of every workspace arrived; incomplete: cut short)."}, []string{"job", "outcome"}),
+		cycles: prom.CounterVec("deskbot_scheduler_cycles_total",
+			"Poll cycles by job and outcome (complete: every page of every workspace arrived; incomplete: cut short).", "job", "outcome"),
 		cycleDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "deskbot_scheduler_cycle_duration_seconds",
 			Help: "Duration of poll cycles, polling and executing decisions.", Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}}, []string{"job"}),
-		cycleRequests: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "deskbot_scheduler_cycle_requests",
-			Help: "Desk requests the last cycle of a job sent (retries included)."}, []string{"job"}),
-		lastComplete: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "deskbot_scheduler_last_complete_cycle_timestamp_seconds",
-			Help: "When a job last finished a complete poll (Unix seconds)."}, []string{"job"}),
-		cycleRequestsAll: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_scheduler_last_cycle_requests",
-			Help: "Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."}),
-		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "deskbot_scheduler_skipped_runs_total",
-			Help: "Job runs skipped: stretched by the request budget, or still running."}, []string{"job", "reason"}),
-		ticks: prometheus.NewCounter(prometheus.CounterOpts{Name: "deskbot_scheduler_oncall_ticks_total",
-			Help: "Runs of the on-call escalator's tick (due escalation steps taken)."}),
-		pruned: prometheus.NewCounter(prometheus.CounterOpts{Name: "deskbot_scheduler_ledger_pruned_total",
-			Help: "Finished firings older than the ledger retention deleted from the ledger (current firings are kept)."}),
-		rateRemaining: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_desk_rate_limit_remaining",
-			Help: "X-Ratelimit-Remaining of the last desk response the scheduler saw."}),
-		stretch: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_scheduler_interval_stretch_ratio",
-			Help: "Factor by which poll intervals are stretched to stay within the background request budget (1: not stretched)."}),
-		plannedRPM: prometheus.NewGauge(prometheus.GaugeOpts{Name: "deskbot_scheduler_planned_requests_per_minute",
-			Help: "Requests per minute the jobs would send at their nominal intervals, from recent cycles."}),
+		cycleRequests: prom.GaugeVec("deskbot_scheduler_cycle_requests",
+			"Desk requests the last cycle of a job sent (retries included).", "job"),
+		lastComplete: prom.GaugeVec("deskbot_scheduler_last_complete_cycle_timestamp_seconds",
+			"When a job last finished a complete poll (Unix seconds).", "job"),
+		cycleRequestsAll: prom.Gauge("deskbot_scheduler_last_cycle_requests",
+			"Desk requests the last cycle sent: the change feed, re-reads before actions and the actions (retries included)."),
+		skipped: prom.CounterVec("deskbot_scheduler_skipped_runs_total",
+			"Job runs skipped: stretched by the request budget, or still running.", "job", "reason"),
+		ticks: prom.Counter("deskbot_scheduler_oncall_ticks_total",
+			"Runs of the on-call escalator's tick (due escalation steps taken)."),
+		pruned: prom.Counter("deskbot_scheduler_ledger_pruned_total",
+			"Finished firings older than the ledger retention deleted from the ledger (current firings are kept)."),
+		rateRemaining: prom.Gauge("deskbot_desk_rate_limit_remaining",
+			"X-Ratelimit-Remaining of the last desk response the scheduler saw."),
+		stretch: prom.Gauge("deskbot_scheduler_interval_stretch_ratio",
+			"Factor by which poll intervals are stretched to stay within the background request budget (1: not stretched)."),
+		plannedRPM: prom.Gauge("deskbot_scheduler_planned_requests_per_minute",
+			"Requests per minute the jobs would send at their nominal intervals, from recent cycles."),
 	}
 	m.Metrics = cycle.NewMetrics()
 	m.stretch.Set(1)

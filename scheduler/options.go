@@ -47,7 +47,7 @@ type Option func(*config)
 type config struct {
 	run         cycle.Settings // the cycles' (package cycle)
 	feed        []feed.Option  // WithFeed, WithSubscriber
-	tickers     []TickFollower
+	tickers     []cycle.TickFollower
 	clock       clockwork.Clock
 	elector     gocron.Elector
 	reg         prometheus.Registerer
@@ -199,16 +199,10 @@ func WithSubscriber(sub feed.Subscriber) Option {
 // WithDMs sets cycle.Settings.DMs, the sender of the rules' direct messages.
 func WithDMs(d firing.DMSender) Option { return func(cfg *config) { cfg.run.DMs = d } }
 
-// TickFollower follows the scheduler's ticks on the leader, beside the
-// rules, over the mirror as the tick's sync left it (digests); the cycle
-// runs them after its sync.
-type TickFollower = cycle.TickFollower
-
-// Tick is what a TickFollower is given at each tick.
-type Tick = cycle.Tick
-
-// WithTickFollower has f follow the scheduler's ticks (digests).
-func WithTickFollower(f TickFollower) Option {
+// WithTickFollower has f follow the scheduler's ticks on the leader,
+// beside the rules, over the mirror as the tick's sync left it (digests);
+// the cycle runs them after its sync.
+func WithTickFollower(f cycle.TickFollower) Option {
 	return func(cfg *config) {
 		if f != nil {
 			cfg.tickers = append(cfg.tickers, f)

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -38,7 +40,7 @@ type exampleDesk struct {
 
 func newExampleDesk(t *testing.T) *exampleDesk {
 	d := &exampleDesk{demoRun: newDemoRun(t), path: filepath.Join(t.TempDir(), "state.db")}
-	d.client = clientFor(t, d.sim) // no budget: the processes do not drive the clock
+	d.client = testkit.DeskClient(t, d.sim) // no budget: the processes do not drive the clock
 	at := time.Date(2026, 11, 27, 9, 10, 0, 0, time.UTC)
 	d.late = d.sim.Desk.AddTicket(sdsim.Ticket{Subject: "waiting since Friday morning", Status: sdclient.StatusPending, CreatedAt: at, UpdatedAt: at}).ID
 	return d
@@ -224,7 +226,7 @@ func TestCronRunOnIncompleteMirrorRunsAgain(t *testing.T) {
 	if c.Sync == nil || c.Sync.Complete {
 		t.Fatalf("the first cycle's sync: %+v, want it incomplete (the first full sync runs in the background)", c.Sync)
 	}
-	if !slices.ContainsFunc(c.Jobs, func(r CycleResult) bool { return r.Job == "pending-reminder" }) {
+	if !slices.ContainsFunc(c.Jobs, func(r cycle.Result) bool { return r.Job == "pending-reminder" }) {
 		t.Fatalf("the 09:00 cycle ran %+v, want pending-reminder among them", c.Jobs)
 	}
 	if n := len(d.replies(reminderText)); n != 0 {

@@ -23,10 +23,6 @@ import (
 // returns it), so errors.Is works whichever of the two wrapped it.
 var ErrNotLeader = store.ErrNotLeader
 
-// ErrNotDelivered is firing.ErrNotDelivered: wrapped in a Notifier's error,
-// the alert was certainly not posted; the firing is retried at once.
-var ErrNotDelivered = firing.ErrNotDelivered
-
 // Scheduler polls the desk and runs the rules. Create it with New, then
 // Start it (or drive it with RunOnce), and Stop it.
 type Scheduler struct {
@@ -40,12 +36,12 @@ type Scheduler struct {
 	plan   *planner
 	runs   firing.RuleRuns // when each rule last ran (schedule.go)
 	feed   *feed.Feed      // the change feed and the mirror
-	tick   *job            // the cycle, as the planner sees it
 	runner *cycle.Runner   // one cycle's steps, and what cycles remember
 
 	mu      sync.Mutex // guards the fields below
 	set     *rules.Set
 	jobs    []*job
+	tick    time.Duration // the cycle's tick (tickFor the jobs)
 	gs      gocron.Scheduler
 	cycleJ  gocron.Job      // the gocron job that ticks the cycle
 	baseCtx context.Context // the jobs' and background syncs' context
@@ -99,10 +95,14 @@ func New(logger *slog.Logger, desk firing.Desk, set *rules.Set, ledger firing.Le
 	s.feed = f
 	s.paging = s.newPaging()
 	s.runs = firing.RuleRunsFor(cfg.runs, ledger, cfg.run.DryRun)
-	s.tick = newTick(rules.DefaultEvery)
+	s.tick = rules.DefaultEvery
 	s.plan = newPlanner(cfg.budget, s.m)
 	s.plan.listBudget = float64(cfg.listBudget)
-	s.runner = s.newRunner(notifier)
+	s.runner = cycle.New(cycle.Deps{ // one cycle's steps, and what the cycles remember
+		Desk: s.desk, Ledger: s.ledger, Marks: s.marks, Paging: s.paging, Notifier: notifier,
+		Feed: s.feed, Runs: s.runs, Tickers: s.cfg.tickers, Now: s.cfg.clock.Now, Stopping: s.stopping.Load,
+		Settings: s.cfg.run, Metrics: s.m.Metrics,
+	})
 	return s, nil
 }
 
@@ -144,33 +144,30 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.gs = gs
 	gs.Start()
 	s.logger.Info("scheduler started", slog.Int("jobs", len(jobs)), slog.Int("rules", len(s.set.Rules())),
-		slog.Duration("tick", s.tick.Every), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.run.DryRun))
+		slog.Duration("tick", s.tick), slog.Any("open_statuses", open), slog.Bool("dry_run", s.cfg.run.DryRun))
 	return nil
 }
 
-// currentTick is the cycle's tick now.
-func (s *Scheduler) currentTick() *job {
+// tickEvery is the cycle's tick now.
+func (s *Scheduler) tickEvery() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tick
 }
 
-// tickEvery is the cycle's current tick.
-func (s *Scheduler) tickEvery() time.Duration { return s.currentTick().Every }
-
 // addCycleJob schedules the cycle at the tick of s.jobs (caller holds mu).
 func (s *Scheduler) addCycleJob(gs gocron.Scheduler) error {
 	s.retick()
-	gj, err := s.addJob(gs, "cycle", s.tick.Every, func(ctx context.Context) { s.runCycle(ctx, scheduled) }, s.ticking()...)
+	gj, err := s.addJob(gs, "cycle", s.tick, func(ctx context.Context) { s.runCycle(ctx, scheduled) }, s.ticking()...)
 	s.cycleJ = gj
 	return err
 }
 
-// retick sets the cycle's tick for s.jobs, and the planner's view of it
-// (caller holds mu).
+// retick sets the cycle's tick for s.jobs, and the planner's (caller
+// holds mu).
 func (s *Scheduler) retick() {
-	s.tick = newTick(tickFor(s.jobs))
-	s.plan.replan([]*job{s.tick}, s.cfg.clock.Now())
+	s.tick = tickFor(s.jobs)
+	s.plan.replan(s.tick)
 }
 
 // addJob schedules task every d on gs as name, on the jobs' context.
@@ -257,7 +254,7 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	}
 	adoptJobs(s.jobs, jobs)
 	s.set, s.jobs = set, jobs
-	if s.gs != nil && tickFor(jobs) != s.tick.Every {
+	if s.gs != nil && tickFor(jobs) != s.tick {
 		if s.cycleJ != nil {
 			if err := s.gs.RemoveJob(s.cycleJ.ID()); err != nil {
 				s.logger.Warn("reload rules: remove the cycle job", slog.Any("error", err))
@@ -271,10 +268,6 @@ func (s *Scheduler) Reload(set *rules.Set) error {
 	s.logger.Debug("rules reloaded", slog.Int("rules", len(set.Rules())), slog.Int("jobs", len(jobs)))
 	return nil
 }
-
-// CycleResult says what one cycle did for one job (rules sharing a query
-// and schedule).
-type CycleResult = cycle.Result
 
 // currentJobs returns the jobs, building them when the scheduler was not
 // started.

@@ -61,7 +61,10 @@ func TestUrgentUnassignedAlertsOnceOverManyCycles(t *testing.T) {
 	if got := metricValue(t, e.s.m.cycles.WithLabelValues("page-urgent", "complete")); got != 10 {
 		t.Errorf("complete cycles metric = %v, want 10", got)
 	}
-	if r := e.s.Ready(); !r.Ready || !r.LastComplete.Equal(t0.Add(9*time.Minute)) {
+	if got := metricValue(t, e.s.m.lastComplete.WithLabelValues("page-urgent")); got != float64(t0.Add(9*time.Minute).Unix()) {
+		t.Errorf("last complete cycle metric = %v, want the tenth cycle's start", got)
+	}
+	if r := e.s.Ready(); len(r.Jobs) != 1 || !r.Jobs[0].LastComplete.Equal(t0.Add(9*time.Minute)) {
 		t.Errorf("Ready = %+v", r)
 	}
 }

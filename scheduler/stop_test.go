@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
@@ -115,7 +116,7 @@ func TestStopAbandonsActionsWaitingForBudget(t *testing.T) {
 // budget. The scheduler is stopped when the test ends.
 func startOnTightBudget(t *testing.T, e *env, log *slog.Logger, opts ...Option) (*Scheduler, []int64) {
 	t.Helper()
-	client := clientFor(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
+	client := testkit.DeskClient(t, e.sim, sdclient.WithRatePerMinute(7), sdclient.WithReserve(0))
 	s, err := New(log, firing.ClientDesk(client), mustRules(t, urgentRules), e.st, e.notif,
 		append([]Option{WithClock(e.clk), WithSingleton(false)}, opts...)...)
 	if err != nil {

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -352,9 +352,7 @@ rules:
 // re-read, claim, alert and note per ticket, and one message for the 200
 // alerts.
 func BenchmarkGroupedCycle(b *testing.B) {
-	clk := clockwork.NewFakeClockAt(t0)
-	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
-	defer sim.Close()
+	clk, sim := testkit.FakeDesk(b, t0)
 	for i := range 200 {
 		sim.Desk.AddTicket(sdsim.Ticket{Subject: fmt.Sprintf("Outage %d", i), Priority: 4})
 	}
@@ -365,7 +363,7 @@ func BenchmarkGroupedCycle(b *testing.B) {
 	defer st.Close()
 	notif := &recNotifier{}
 	set := mustRules(b, fmt.Sprintf(stormRules, "once: every 1s\n    max_firings_per_cycle: 1000"))
-	s, err := New(testLogger(b), firing.ClientDesk(clientFor(b, sim)), set, st, groupNotifier{notif}, WithClock(clk),
+	s, err := New(testLogger(b), firing.ClientDesk(testkit.DeskClient(b, sim)), set, st, groupNotifier{notif}, WithClock(clk),
 		WithRegistry(prometheus.NewRegistry()), WithMaxFiringsPerCycle(0))
 	if err != nil {
 		b.Fatal(err)

@@ -35,26 +35,20 @@ func (s *Scheduler) Memory() Memory {
 		DryRun: s.cfg.run.DryRun, Runs: s.runs, Ledger: s.ledger, Feed: s.feed, Memories: s.runner.Memories()}
 }
 
-// Readiness is the scheduler's state for /readyz and `deskbot rules why`.
+// Readiness is the jobs' and the mirror's state, for the status pages
+// (the budget's stretch and the last complete cycle are metrics).
 type Readiness struct {
-	Ready        bool          // every job finished at least one complete cycle
-	LastComplete time.Time     // the latest complete cycle of any job
-	Stretch      float64       // the factor the budget stretches intervals by (1: none)
-	Jobs         []JobStatus   // one per poll job
-	Mirror       []feed.Status // the state of each workspace's ticket mirror
+	Jobs   []JobStatus   // one per poll job
+	Mirror []feed.Status // the state of each workspace's ticket mirror
 }
 
 // JobStatus describes one poll job.
 type JobStatus struct {
-	Name         string        // the job's name: its first rule, +N for the others
-	Rules        []string      // the job's rules
-	Query        string        // unexpanded
-	Every        time.Duration // the interval, when not a cron schedule
-	Cron         string        // the cron schedule, if any
-	LastStart    time.Time     // when its last cycle started
-	LastComplete time.Time     // when its last complete cycle started
-	LastOutcome  string        // complete, incomplete or ""
-	LastRequests int           // desk requests of its last cycle
+	Rules        []string  // the job's rules
+	LastStart    time.Time // when its last cycle started
+	LastComplete time.Time // when its last complete cycle started
+	LastOutcome  string    // complete, incomplete or ""
+	LastRequests int       // desk requests of its last cycle
 }
 
 // Ready reports the jobs and their last cycles.
@@ -62,20 +56,13 @@ func (s *Scheduler) Ready() Readiness {
 	s.mu.Lock()
 	jobs := slices.Clone(s.jobs)
 	s.mu.Unlock()
-	r := Readiness{Ready: true, Stretch: s.plan.stretch()}
+	r := Readiness{Mirror: s.feed.Status()}
 	for _, j := range jobs {
 		j.stat.Lock()
 		st := j.status
 		j.stat.Unlock()
-		st.Name, st.Rules, st.Query, st.Every, st.Cron = j.name, j.ruleNames(), j.query, j.Every, j.cron
-		if st.LastComplete.IsZero() {
-			r.Ready = false
-		}
-		if st.LastComplete.After(r.LastComplete) {
-			r.LastComplete = st.LastComplete
-		}
+		st.Rules = j.ruleNames()
 		r.Jobs = append(r.Jobs, st)
 	}
-	r.Mirror = s.feed.Status()
 	return r
 }

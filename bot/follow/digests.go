@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/chat"
+	"github.com/deskbot/deskbot/cycle"
 	"github.com/deskbot/deskbot/plan"
 	"github.com/deskbot/deskbot/rules"
-	"github.com/deskbot/deskbot/scheduler"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -32,7 +32,7 @@ type DigestKV interface {
 }
 
 // Digests runs the digest rules on their own schedules over the mirror (a
-// scheduler.TickFollower: it runs on the scheduler's ticks, so on the
+// cycle.TickFollower: it runs on the scheduler's ticks, so on the
 // leader only, after the tick's sync) and posts them through the chat.
 type Digests struct {
 	cfg    config
@@ -43,7 +43,7 @@ type Digests struct {
 	next map[string]time.Time // when each digest rule runs next, by name
 }
 
-var _ scheduler.TickFollower = (*Digests)(nil)
+var _ cycle.TickFollower = (*Digests)(nil)
 
 // NewDigests posts digests through p (nil: log them only), keeping the
 // day's message in kv (nil: not kept).
@@ -74,7 +74,7 @@ func (ds *Digests) Due(set *rules.Set, now time.Time) bool {
 
 // FollowTick runs the digest rules of t.Set that are due at t.Now, over
 // the mirror's tickets.
-func (ds *Digests) FollowTick(ctx context.Context, t scheduler.Tick) {
+func (ds *Digests) FollowTick(ctx context.Context, t cycle.Tick) {
 	ds.load(ctx, t)
 	var ran []store.RuleRun
 	for _, d := range t.Set.Digests() {
@@ -142,7 +142,7 @@ func digestRule(d *rules.Digest) *rules.Rule {
 // leader carries their schedules on: a cron digest missed while no
 // deskbot led runs once within an hour (rules.DefaultCatchUp). A digest
 // with no run recorded is scheduled, not run: it runs at its next time.
-func (ds *Digests) load(ctx context.Context, t scheduler.Tick) {
+func (ds *Digests) load(ctx context.Context, t cycle.Tick) {
 	var unseen []*rules.Digest
 	ds.mu.Lock()
 	for _, d := range t.Set.Digests() {

@@ -3,7 +3,7 @@
 // rules' direct messages (dm.go). None of them runs inside the cycle's
 // steps: threads subscribe to the feed's changes (feed.Subscriber),
 // digests run on their own schedule on the scheduler's ticks, on the
-// leader only (scheduler.TickFollower), and direct messages are sent for
+// leader only (cycle.TickFollower), and direct messages are sent for
 // the execution step behind the interface it declares
 // (firing.DMSender).
 //
@@ -24,7 +24,7 @@
 //
 // # What it may import
 //
-// The floors below it: sdclient, store (types), rules, feed, firing and scheduler
+// The floors below it: sdclient, store (types), rules, feed, firing and cycle
 // (the types they declare for their followers), and bot/chat (the
 // vocabulary the transports share). Never bot's router or a transport:
 // cmd/deskbot wires the transport in through the small interfaces

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
+	"github.com/jonboulle/clockwork"
 )
 
 // DeskClient is the real client on the desk simulator sim, or t fails:
@@ -25,4 +26,14 @@ func DeskClient(t testing.TB, sim *sdsim.Server, opts ...sdclient.Option) *sdcli
 		t.Fatal(err)
 	}
 	return c
+}
+
+// FakeDesk is the desk simulator on a fake clock standing at at, closed
+// when the test ends: the desk stamps its tickets and changes with the
+// clock the test advances.
+func FakeDesk(t testing.TB, at time.Time) (*clockwork.FakeClock, *sdsim.Server) {
+	clk := clockwork.NewFakeClockAt(at)
+	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
+	t.Cleanup(sim.Close)
+	return clk, sim
 }

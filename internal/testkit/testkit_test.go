@@ -93,3 +93,17 @@ func TestDeskClientRetriesWithoutWaiting(t *testing.T) {
 		t.Error("Get after two refusals succeeded; want the second attempt's error")
 	}
 }
+
+// The fake desk's clock is the one the test advances: a ticket changed
+// after the clock moved carries the new time.
+func TestFakeDeskFollowsItsClock(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	clk, sim := FakeDesk(t, at)
+	tk := sim.Desk.AddTicket(sdsim.Ticket{Subject: "printer"})
+	clk.Advance(time.Hour)
+	sim.Desk.UpdateTicket(tk.ID, func(x *sdsim.Ticket) { x.Subject = "printer jam" })
+	got, ok := sim.Desk.Ticket(tk.ID)
+	if !ok || !got.CreatedAt.Equal(at) || !got.UpdatedAt.Equal(at.Add(time.Hour)) {
+		t.Errorf("ticket %+v (found %v), want created at %v and updated an hour later", got, ok, at)
+	}
+}
