@@ -113,6 +113,13 @@ func TestRulesBacktestEndToEnd(t *testing.T) {
 	if err != nil || start.IsZero() {
 		t.Fatalf("the history's start: %v, %v", start, err)
 	}
+	// The replay runs up to the second the command runs in: wait until it
+	// holds a cycle of the 1s rules after the last change recorded.
+	var last time.Time
+	if err := st.Scan(t.Context(), start, time.Now().Add(time.Hour), func(r history.Record) error { last = r.At; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(last.Add(2 * time.Second)))
 
 	env := map[string]string{"DESKBOT_STATE": statePath}
 	code, out, stderr := runRules(t, env, "rules", "backtest", rulesFile, "--since", "1h")
@@ -154,6 +161,11 @@ func TestRulesBacktestEndToEnd(t *testing.T) {
 	slices.Sort(replayed)
 	if !slices.Equal(replayed, live) {
 		t.Errorf("the backtest fired %v; the live run %v", replayed, live)
+		_ = st.Scan(t.Context(), time.Time{}, time.Now().Add(time.Hour), func(r history.Record) error {
+			t.Logf("history: at %s #%d status %d priority %d updated %s", r.At.Format("15:04:05.000000"), r.Ticket.ID, r.Ticket.Status, r.Ticket.Priority, r.Ticket.UpdatedAt.Format("15:04:05.000"))
+			return nil
+		})
+		t.Logf("replayed from %s to %s (history from %s) in %d cycles: %+v", rep.From.Format("15:04:05.000000"), rep.To.Format("15:04:05.000000"), start.Format("15:04:05.000000"), rep.Cycles, rep.Firings)
 	}
 	if rep.Tickets != 3 || len(rep.Rules) != 2 {
 		t.Fatalf("the report holds %d tickets and %d rules, want 3 and 2", rep.Tickets, len(rep.Rules))

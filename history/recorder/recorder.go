@@ -75,7 +75,20 @@ type Recorder struct {
 	// and a history that began with a few changes before it would be
 	// replayed as a desk of those few tickets.
 	started bool
+	// starts are the times of the tickets' starting states recorded in
+	// the last hour (startsKeep). The desk stamps changes in whole
+	// seconds and the feed reads them with a lag, so a change the mirror
+	// did not hold yet when a full sync's starting state was taken can
+	// carry an updated_at before that state's time; it is recorded just
+	// after it instead, so that the replay does not put the older state
+	// back over it.
+	starts     map[int64]time.Time
+	startsTook time.Time
 }
+
+// startsKeep is how long the starting states' times are kept for
+// FeedChanged: far longer than the feed's lag behind the desk.
+const startsKeep = time.Hour
 
 var _ feed.FullSyncSubscriber = (*Recorder)(nil)
 
@@ -100,9 +113,9 @@ func (r *Recorder) FeedChanged(ctx context.Context, c feed.Changes) {
 	defer r.mu.Unlock()
 	if r.cfg.retention > 0 && r.startedLocked(ctx) {
 		recs := make([]history.Record, 0, len(c.Tickets)+len(c.Observed)+len(c.Gone))
-		recs = appendRecords(recs, c.Tickets, false)
-		recs = appendRecords(recs, c.Observed, false)
-		recs = appendRecords(recs, c.Gone, true)
+		recs = r.appendRecords(recs, c.Tickets, false)
+		recs = r.appendRecords(recs, c.Observed, false)
+		recs = r.appendRecords(recs, c.Gone, true)
 		if len(recs) > 0 {
 			if err := r.st.AppendHistory(ctx, recs); err != nil {
 				r.cfg.logger.Warn("could not record the ticket history of this sync", slog.Int("records", len(recs)), slog.Any("error", err))
@@ -112,12 +125,26 @@ func (r *Recorder) FeedChanged(ctx context.Context, c feed.Changes) {
 	r.pruneLocked(ctx)
 }
 
-func appendRecords(recs []history.Record, ts []*sdclient.Ticket, gone bool) []history.Record {
+// appendRecords appends the records of ts, each at its updated_at, or
+// just after its ticket's starting state when that came later (starts).
+// Caller holds mu.
+func (r *Recorder) appendRecords(recs []history.Record, ts []*sdclient.Ticket, gone bool) []history.Record {
+	if len(r.starts) > 0 && r.cfg.now().Sub(r.startsTook) > startsKeep {
+		r.starts = nil
+	}
 	for _, t := range ts {
 		if t == nil || t.ID <= 0 || t.UpdatedAt.IsZero() {
 			continue
 		}
-		recs = append(recs, history.Record{At: t.UpdatedAt, Ticket: history.Trim(t), Gone: gone})
+		at := t.UpdatedAt
+		if s, ok := r.starts[t.ID]; ok {
+			if at.After(s) {
+				delete(r.starts, t.ID) // later changes come in order
+			} else {
+				at = s.Add(time.Microsecond) // the store keeps microseconds
+			}
+		}
+		recs = append(recs, history.Record{At: at, Ticket: history.Trim(t), Gone: gone})
 	}
 	return recs
 }
@@ -158,6 +185,13 @@ func (r *Recorder) FeedFullSynced(ctx context.Context, at time.Time, tickets []*
 		return
 	}
 	r.started = true
+	if r.starts == nil {
+		r.starts = make(map[int64]time.Time, len(recs))
+	}
+	for _, rec := range recs {
+		r.starts[rec.Ticket.ID] = rec.At
+	}
+	r.startsTook = r.cfg.now()
 	r.cfg.logger.Info("recorded the tickets' starting state in the history", slog.Int("tickets", len(recs)))
 }
 

@@ -277,3 +277,32 @@ func TestHistoryBeginsWithTheStartingState(t *testing.T) {
 		}
 	})
 }
+
+// TestChangeStampedBeforeTheStartingState: the desk stamps in whole
+// seconds and the feed lags, so a change the mirror did not hold when the
+// starting state was taken (at 2.75s) can carry an updated_at before it
+// (2s). It is recorded just after the starting state, not before: the
+// replay must not put the older state back over it. Later changes keep
+// their own times.
+func TestChangeStampedBeforeTheStartingState(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t testing.TB) *store.Store) {
+		st := open(t)
+		ctx := t.Context()
+		tk := func(id int64, prio int, at time.Duration) *sdclient.Ticket {
+			return &sdclient.Ticket{ID: id, Priority: prio, Status: 2, CreatedAt: t0, UpdatedAt: t0.Add(at)}
+		}
+		rec := recorder.New(st, recorder.WithLogger(quiet()), recorder.WithClock(func() time.Time { return t0.Add(3 * time.Second) }))
+		taken := t0.Add(2750 * time.Millisecond)
+		rec.FeedFullSynced(ctx, taken, []*sdclient.Ticket{tk(1, 1, 0), tk(2, 2, 0)})
+		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{tk(2, 4, 2*time.Second)}})
+		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{tk(2, 3, 9*time.Second), tk(1, 4, time.Second)}})
+		want := []line{
+			{2750 * time.Millisecond, 1, 1, 2, false}, {2750 * time.Millisecond, 2, 2, 2, false},
+			{2750*time.Millisecond + time.Microsecond, 1, 4, 2, false}, {2750*time.Millisecond + time.Microsecond, 2, 4, 2, false},
+			{9 * time.Second, 2, 3, 2, false},
+		}
+		if got := scanAll(t, st); !slices.Equal(got, want) {
+			t.Fatalf("history:\n got %v\nwant %v", got, want)
+		}
+	})
+}
