@@ -250,6 +250,11 @@ func TestRetentionZeroRecordsNothing(t *testing.T) {
 	})
 }
 
+// openTicket is ticket id, open, of priority prio, updated at t0+at.
+func openTicket(id int64, prio int, at time.Duration) *sdclient.Ticket {
+	return &sdclient.Ticket{ID: id, Priority: prio, Status: 2, CreatedAt: t0, UpdatedAt: t0.Add(at)}
+}
+
 // TestHistoryBeginsWithTheStartingState: a sync's changes heard before any
 // full sync recorded the starting state are not kept (the starting state
 // holds them; a history that began with them would be replayed as a desk
@@ -259,18 +264,15 @@ func TestHistoryBeginsWithTheStartingState(t *testing.T) {
 	engines(t, func(t *testing.T, open func(t testing.TB) *store.Store) {
 		st := open(t)
 		ctx := t.Context()
-		tk := func(id int64, prio int, at time.Duration) *sdclient.Ticket {
-			return &sdclient.Ticket{ID: id, Priority: prio, Status: 2, CreatedAt: t0, UpdatedAt: t0.Add(at)}
-		}
 		rec := recorder.New(st, recorder.WithLogger(quiet()), recorder.WithClock(func() time.Time { return t0.Add(time.Hour) }))
-		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{tk(1, 1, 0)}})
+		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{openTicket(1, 1, 0)}})
 		if got := scanAll(t, st); len(got) != 0 {
 			t.Fatalf("before the starting state: recorded %v, want nothing", got)
 		}
-		rec.FeedFullSynced(ctx, t0.Add(2*time.Second), []*sdclient.Ticket{tk(1, 1, 0), tk(2, 2, 0)})
-		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{tk(2, 4, 5*time.Second)}})
+		rec.FeedFullSynced(ctx, t0.Add(2*time.Second), []*sdclient.Ticket{openTicket(1, 1, 0), openTicket(2, 2, 0)})
+		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{openTicket(2, 4, 5*time.Second)}})
 		again := recorder.New(st, recorder.WithLogger(quiet()), recorder.WithClock(func() time.Time { return t0.Add(time.Hour) }))
-		again.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{tk(1, 3, 9*time.Second)}})
+		again.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{openTicket(1, 3, 9*time.Second)}})
 		want := []line{{2 * time.Second, 1, 1, 2, false}, {2 * time.Second, 2, 2, 2, false}, {5 * time.Second, 2, 4, 2, false}, {9 * time.Second, 1, 3, 2, false}}
 		if got := scanAll(t, st); !slices.Equal(got, want) {
 			t.Fatalf("history:\n got %v\nwant %v", got, want)
@@ -288,14 +290,11 @@ func TestChangeStampedBeforeTheStartingState(t *testing.T) {
 	engines(t, func(t *testing.T, open func(t testing.TB) *store.Store) {
 		st := open(t)
 		ctx := t.Context()
-		tk := func(id int64, prio int, at time.Duration) *sdclient.Ticket {
-			return &sdclient.Ticket{ID: id, Priority: prio, Status: 2, CreatedAt: t0, UpdatedAt: t0.Add(at)}
-		}
 		rec := recorder.New(st, recorder.WithLogger(quiet()), recorder.WithClock(func() time.Time { return t0.Add(3 * time.Second) }))
 		taken := t0.Add(2750 * time.Millisecond)
-		rec.FeedFullSynced(ctx, taken, []*sdclient.Ticket{tk(1, 1, 0), tk(2, 2, 0)})
-		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{tk(2, 4, 2*time.Second)}})
-		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{tk(2, 3, 9*time.Second), tk(1, 4, time.Second)}})
+		rec.FeedFullSynced(ctx, taken, []*sdclient.Ticket{openTicket(1, 1, 0), openTicket(2, 2, 0)})
+		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{openTicket(2, 4, 2*time.Second)}})
+		rec.FeedChanged(ctx, feed.Changes{Tickets: []*sdclient.Ticket{openTicket(2, 3, 9*time.Second), openTicket(1, 4, time.Second)}})
 		want := []line{
 			{2750 * time.Millisecond, 1, 1, 2, false}, {2750 * time.Millisecond, 2, 2, 2, false},
 			{2750*time.Millisecond + time.Microsecond, 1, 4, 2, false}, {2750*time.Millisecond + time.Microsecond, 2, 4, 2, false},
