@@ -251,12 +251,30 @@ func (s *Server) serveAPI(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	out, apiErr := handler(s, ar)
+	// The call is recorded under the lock the handler ran in, so a test
+	// woken by the message it posted already sees the call that posted it.
+	s.recordLocked(&call, http.StatusOK, apiErr)
 	s.mu.Unlock()
-	s.answer(w, &call, http.StatusOK, out, apiErr)
+	s.write(w, http.StatusOK, out, apiErr)
 }
 
-// answer writes a Web API response and records the call.
+// answer records the call and writes its Web API response.
 func (s *Server) answer(w http.ResponseWriter, call *Call, status int, out map[string]any, apiErr apiError) {
+	s.mu.Lock()
+	s.recordLocked(call, status, apiErr)
+	s.mu.Unlock()
+	s.write(w, status, out, apiErr)
+}
+
+func (s *Server) recordLocked(call *Call, status int, apiErr apiError) {
+	call.Status = status
+	call.Error = string(apiErr)
+	s.calls = append(s.calls, *call)
+	s.notifyLocked()
+}
+
+// write writes a Web API response.
+func (s *Server) write(w http.ResponseWriter, status int, out map[string]any, apiErr apiError) {
 	if out == nil {
 		out = map[string]any{}
 	}
@@ -265,12 +283,6 @@ func (s *Server) answer(w http.ResponseWriter, call *Call, status int, out map[s
 	} else {
 		out["ok"] = true
 	}
-	call.Status = status
-	call.Error = string(apiErr)
-	s.mu.Lock()
-	s.calls = append(s.calls, *call)
-	s.notifyLocked()
-	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(out)
