@@ -62,8 +62,11 @@ func (s *Set) Verdicts(rs []*Rule, t *sdclient.Ticket, now time.Time, out []Verd
 }
 
 // VerdictBuf is the scratch of VerdictsWith, reused from call to call so
-// that a replay asking millions of times allocates little. A VerdictBuf
-// is not safe for concurrent use; its zero value is ready.
+// that a replay asking millions of times allocates little. It keeps what
+// it derived from the last *sdclient.Ticket it was given, so a ticket
+// must not change while it is handed to calls with the same buf (a new
+// version is a new Ticket). A VerdictBuf is not safe for concurrent use;
+// its zero value is ready.
 type VerdictBuf struct {
 	rec   ticketRecord
 	cache termCache
@@ -71,6 +74,14 @@ type VerdictBuf struct {
 	nowFn func() time.Time // returns now
 	steps stepCounter
 	empty map[string]any // the custom fields of a ticket without any
+	// The environment of the ticket last evaluated, boxed once: a replay
+	// asks about one version of a ticket many times (at each run, at
+	// each probe of a bisection), and boxing its environment anew was a
+	// third of what a replay allocated.
+	envSet *Set
+	envOf  *sdclient.Ticket
+	envE   Env
+	envAny any
 }
 
 // VerdictsWith is Verdicts with buf's scratch.
@@ -94,8 +105,8 @@ func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now 
 	}
 	cache.terms = s.terms.terms
 	cache.reset(rec)
-	var e Env
-	var env any // e, built on the first rule whose query holds
+	var env any // built on the first rule whose query holds
+	var te *TicketEnv
 	for _, r := range rs {
 		if !s.queryHolds(r, cache, rec) {
 			out = append(out, Verdict{})
@@ -106,7 +117,7 @@ func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now 
 			continue
 		}
 		if env == nil {
-			env = buf.env(s, &e, t)
+			env, te = buf.env(s, t)
 		}
 		var v Verdict
 		holds, err := r.cond.evalBool(m, env)
@@ -115,18 +126,22 @@ func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now 
 		} else {
 			v.Holds = holds
 		}
-		v.Until = r.cond.now.until(m, env, &e.Ticket, now)
+		v.Until = r.cond.now.until(m, env, te, now)
 		out = append(out, v)
 	}
 	return out
 }
 
-// env sets e to t's expression environment at buf's now, as
-// NewTicketEnv builds it but without allocating but for the boxing, and
-// returns it boxed.
-func (buf *VerdictBuf) env(s *Set, e *Env, t *sdclient.Ticket) any {
+// env is t's expression environment at buf's now, boxed, and its ticket:
+// as NewTicketEnv builds it, but built and boxed once for the ticket of
+// the calls before, whose new step budget it gets.
+func (buf *VerdictBuf) env(s *Set, t *sdclient.Ticket) (any, *TicketEnv) {
+	buf.steps = stepCounter{} // this call's budget for the ticket
+	if buf.envOf == t && buf.envSet == s {
+		return buf.envAny, &buf.envE.Ticket
+	}
+	e := &buf.envE
 	*e = Env{Ticket: ticketFields(t), Now: buf.nowFn}
-	buf.steps = stepCounter{} // this ticket's budget
 	e.Ticket.steps = &buf.steps
 	if e.Ticket.Tags == nil {
 		e.Ticket.Tags = []string{}
@@ -135,7 +150,8 @@ func (buf *VerdictBuf) env(s *Set, e *Env, t *sdclient.Ticket) any {
 		e.Ticket.CustomFields = buf.empty
 	}
 	ticketEnvWith(&e.Ticket, s.peopleFor())
-	return *e
+	buf.envAny, buf.envOf, buf.envSet = *e, t, s
+	return buf.envAny, &e.Ticket
 }
 
 // setNow readies buf for a call at now.

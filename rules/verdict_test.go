@@ -561,9 +561,11 @@ func TestReadFields(t *testing.T) {
 	}
 }
 
-// VerdictsWith reusing one buffer over tickets that differ says what
-// Verdicts says of each, for every rule of the example file: nothing of
-// one ticket (its tags, custom fields, step budget, clock) carries over.
+// VerdictsWith reusing one buffer over tickets that differ, and over one
+// ticket at other times, says what Verdicts says of each, for every rule
+// of the example file: nothing of one ticket (its tags, custom fields,
+// step budget, clock) carries over to another, nor one call's clock to
+// the next.
 func TestVerdictsWithReusesItsBuffer(t *testing.T) {
 	s := loadExample(t)
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -579,16 +581,19 @@ func TestVerdictsWithReusesItsBuffer(t *testing.T) {
 	holds := 0
 	for round := range 2 {
 		for i, tk := range tickets {
-			at := now.Add(time.Duration(round*i) * time.Hour)
-			got := s.VerdictsWith(&buf, s.Rules(), tk, at, nil)
-			want := s.Verdicts(s.Rules(), tk, at, nil)
-			for k := range want {
-				g, w := got[k], want[k]
-				if g.Holds != w.Holds || !g.Until.Equal(w.Until) || (g.Err == nil) != (w.Err == nil) {
-					t.Errorf("round %d, ticket %d, rule %s: got %+v, want %+v", round, i, s.Rules()[k].Name, g, w)
-				}
-				if w.Holds {
-					holds++
+			// Asked again at another time, the same ticket gets the
+			// environment buf kept of it, at the new now.
+			for _, at := range []time.Time{now.Add(time.Duration(round*i) * time.Hour), now.Add(time.Duration(round*i-50) * time.Hour)} {
+				got := s.VerdictsWith(&buf, s.Rules(), tk, at, nil)
+				want := s.Verdicts(s.Rules(), tk, at, nil)
+				for k := range want {
+					g, w := got[k], want[k]
+					if g.Holds != w.Holds || !g.Until.Equal(w.Until) || (g.Err == nil) != (w.Err == nil) {
+						t.Errorf("round %d, ticket %d, rule %s: got %+v, want %+v", round, i, s.Rules()[k].Name, g, w)
+					}
+					if w.Holds {
+						holds++
+					}
 				}
 			}
 		}

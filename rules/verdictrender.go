@@ -28,13 +28,12 @@ func (s *Set) RenderErrsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, no
 	m := s.getVM()
 	defer s.putVM(m)
 	buf.setNow(now.UTC()) // as Evaluate
-	var e Env
 	var env any
 	for _, r := range rs {
 		var err error
 		for _, a := range r.actions {
 			if env == nil && a.readsTicket() {
-				env = buf.env(s, &e, t)
+				env, _ = buf.env(s, t)
 			}
 			if err = a.renderErr(m, env); err != nil {
 				err = fmt.Errorf("rule %q on ticket %d: %s: %w", r.Name, t.ID, a.kind, err)
