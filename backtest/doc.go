@@ -32,7 +32,8 @@
 // histories. The replay instead
 //
 //   - asks a rule again, at its run, only about the tickets changed since
-//     its last run in a class of fields it reads (fields.go) and those
+//     its last run in a class of fields it reads (fields.go; while its
+//     query does not hold of a ticket, a class its query reads) and those
 //     whose answer may have changed with time alone (verdict.go: until
 //     when an answer holds; the ledger's re-fire time under once: every;
 //     the supervisor's 30-day window, for answers that hold);

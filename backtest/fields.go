@@ -45,28 +45,30 @@ var (
 		"description_text": fieldOther}
 )
 
-// readsOf is the classes of fields rule reads (and the queue's).
-func readsOf(rule *rules.Rule) fieldClass {
-	query, exprs, all := rule.ReadFields()
+// readsOf is the classes of fields rule reads (and the queue's), and
+// those its query reads: while the query does not hold, only a change of
+// those can change its verdict.
+func readsOf(rule *rules.Rule) (reads, query fieldClass) {
+	queryFields, exprs, all := rule.ReadFields()
 	if all {
-		return fieldAll
+		return fieldAll, fieldAll
 	}
-	m := fieldQueue
-	for _, f := range query {
+	for _, f := range queryFields {
 		c, ok := queryFieldClass[f]
 		if !ok {
-			return fieldAll
+			return fieldAll, fieldAll
 		}
-		m |= c
+		query |= c
 	}
+	reads = fieldQueue | query
 	for _, f := range exprs {
 		c, ok := exprFieldClass[f]
 		if !ok {
-			return fieldAll
+			return fieldAll, query
 		}
-		m |= c
+		reads |= c
 	}
-	return m
+	return reads, query
 }
 
 // changed is the classes of fields that differ between a and b, with

@@ -49,7 +49,8 @@ func TestChanged(t *testing.T) {
 	}
 }
 
-// TestReadsOf holds readsOf to the classes of the fields a rule reads.
+// TestReadsOf holds readsOf to the classes of the fields a rule, and its
+// query, read.
 func TestReadsOf(t *testing.T) {
 	set, err := rules.Load("reads.yaml", []byte(`version: 1
 rules:
@@ -68,13 +69,13 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]fieldClass{
-		"sla":     fieldStatus | fieldQueue | fieldDue,
-		"subject": fieldStatus | fieldQueue | fieldTags | fieldSubject,
-		"source":  fieldStatus | fieldQueue | fieldOther,
+	for name, want := range map[string][2]fieldClass{
+		"sla":     {fieldStatus | fieldQueue | fieldDue, fieldStatus},
+		"subject": {fieldStatus | fieldQueue | fieldTags | fieldSubject, fieldStatus | fieldTags},
+		"source":  {fieldStatus | fieldQueue | fieldOther, fieldStatus},
 	} {
-		if got := readsOf(set.Rule(name)); got != want {
-			t.Errorf("%s reads %010b, want %010b", name, got, want)
+		if reads, query := readsOf(set.Rule(name)); reads != want[0] || query != want[1] {
+			t.Errorf("%s reads %010b, its query %010b; want %010b, %010b", name, reads, query, want[0], want[1])
 		}
 	}
 }

@@ -128,7 +128,8 @@ func newReplay(set *rules.Set, cfg config, supervisor bool, from time.Time) *rep
 		r.sup = newSupFirings(len(r.rules))
 	}
 	for i, rule := range r.rules {
-		r.rs = append(r.rs, newRuleState(i, rule, readsOf(rule), &r.st, len(r.rules)))
+		reads, query := readsOf(rule)
+		r.rs = append(r.rs, newRuleState(i, rule, reads, query, &r.st, len(r.rules)))
 		r.ruleIdx[rule.Name] = i
 		r.kinds = append(r.kinds, rule.ActionKinds())
 		if supervisor {
@@ -347,6 +348,12 @@ func (r *replay) gather(group []int, stamp uint32) {
 				// timer at the window's end would have asked again).
 				continue
 			}
+			if st.qFails && mask&r.rs[i].qreads == 0 {
+				// Its query did not hold, and none of the fields the
+				// query reads changed: it still does not. (Nor does the
+				// supervisor's 30-day window matter then.)
+				continue
+			}
 			if st.seen != ver && st.stamp != stamp {
 				st.stamp = stamp
 				r.ask(s, i)
@@ -424,7 +431,7 @@ func (r *replay) answer(rs *ruleState, s int32, v verdict, now time.Time, ns int
 	sameVersion := st.seen == r.ver[s]
 	st.seen = r.ver[s]
 	was := st.holds
-	st.holds = v.Holds
+	st.holds, st.qFails = v.Holds, v.QueryFails
 	st.failed = v.Err != nil || (v.Holds && st.renderFailed(st.seen))
 	rs.clearTimer(s)
 	quiet := st.quietUntil // the last verdict said no until then, on this version

@@ -16,8 +16,9 @@ type ruleState struct {
 	cap  int
 	cls  plan.Class
 	// reads are the classes of fields the rule reads (fields.go): a change
-	// of none of them does not ask it again
-	reads fieldClass
+	// of none of them does not ask it again; qreads, those its query
+	// reads, while the query does not hold (tstate.qFails)
+	reads, qreads fieldClass
 
 	logPos int // the change log read up to here (absolute)
 	// all are every rule's states (replay.st), n rules to a slot: the
@@ -62,6 +63,7 @@ type tstate struct {
 	qVer          uint32 // the ticket's version when put in the queue (replay.queueVer)
 
 	holds      bool // the rule decides on it
+	qFails     bool // its query does not hold
 	failed     bool // and failed (the if, or rendering the actions)
 	renderBad  bool
 	epOpen     bool // the ledger's episode is open
@@ -106,8 +108,8 @@ func (st *tstate) record() rules.FiringRecord {
 	return rec
 }
 
-func newRuleState(i int, rule *rules.Rule, reads fieldClass, all *[][]tstate, n int) *ruleState {
-	return &ruleState{i: i, rule: rule, all: all, n: n, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads,
+func newRuleState(i int, rule *rules.Rule, reads, qreads fieldClass, all *[][]tstate, n int) *ruleState {
+	return &ruleState{i: i, rule: rule, all: all, n: n, cap: plan.RuleCap(rule), cls: plan.ClassOf(rule), reads: reads, qreads: qreads,
 		uw: heap{less: urgencyLess}, uf: heap{less: urgencyLess}, aw: heap{less: ageLess}, af: heap{less: ageLess}}
 }
 

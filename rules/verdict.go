@@ -26,6 +26,9 @@ type Verdict struct {
 	// datetimes are absolute, compared with the ticket's own fields), so
 	// its answer changes only with the ticket.
 	Until time.Time
+	// QueryFails: the query does not hold (the if was not asked). The
+	// verdict then changes only with the fields the query reads.
+	QueryFails bool
 }
 
 // Verdicts evaluates rs on t at now without rendering actions (the
@@ -109,7 +112,7 @@ func (s *Set) VerdictsWith(buf *VerdictBuf, rs []*Rule, t *sdclient.Ticket, now 
 	var te *TicketEnv
 	for _, r := range rs {
 		if !s.queryHolds(r, cache, rec) {
-			out = append(out, Verdict{})
+			out = append(out, Verdict{QueryFails: true})
 			continue
 		}
 		if r.cond == nil {

@@ -472,8 +472,9 @@ func TestVerdictsFollowExampleRules(t *testing.T) {
 	}
 }
 
-// Verdicts answers in the order of the rules it is given, reuses out, and
-// says nothing holds of a nil ticket (Evaluate skips it).
+// Verdicts answers in the order of the rules it is given, says which
+// query failed, reuses out, and says nothing holds of a nil ticket
+// (Evaluate skips it).
 func TestVerdictsOrderAndReuse(t *testing.T) {
 	s := mustLoad(t, ruleFile(
 		verdictRule("urgent", "priority:4", "", "u")+
@@ -485,12 +486,13 @@ func TestVerdictsOrderAndReuse(t *testing.T) {
 	rs := []*Rule{s.Rule("any"), s.Rule("overdue"), s.Rule("urgent")}
 	out := make([]Verdict, 5)
 	got := s.Verdicts(rs, tk, now, out)
-	want := []Verdict{{Holds: true}, {Until: due.Add(time.Nanosecond)}, {}}
+	// overdue's if says no until due; urgent's query does not hold
+	want := []Verdict{{Holds: true}, {Until: due.Add(time.Nanosecond)}, {QueryFails: true}}
 	if len(got) != len(want) || &got[0] != &out[0] {
 		t.Fatalf("got %d verdicts (reusing out: %v), want %d in out", len(got), &got[0] == &out[0], len(want))
 	}
 	for i := range want {
-		if got[i].Holds != want[i].Holds || got[i].Err != nil || !got[i].Until.Equal(want[i].Until) {
+		if got[i].Holds != want[i].Holds || got[i].Err != nil || !got[i].Until.Equal(want[i].Until) || got[i].QueryFails != want[i].QueryFails {
 			t.Errorf("rule %s: %+v, want %+v", rs[i].Name, got[i], want[i])
 		}
 	}
@@ -588,7 +590,7 @@ func TestVerdictsWithReusesItsBuffer(t *testing.T) {
 				want := s.Verdicts(s.Rules(), tk, at, nil)
 				for k := range want {
 					g, w := got[k], want[k]
-					if g.Holds != w.Holds || !g.Until.Equal(w.Until) || (g.Err == nil) != (w.Err == nil) {
+					if g.Holds != w.Holds || !g.Until.Equal(w.Until) || (g.Err == nil) != (w.Err == nil) || g.QueryFails != w.QueryFails {
 						t.Errorf("round %d, ticket %d, rule %s: got %+v, want %+v", round, i, s.Rules()[k].Name, g, w)
 					}
 					if w.Holds {
