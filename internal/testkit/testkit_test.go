@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
@@ -105,5 +107,22 @@ func TestFakeDeskFollowsItsClock(t *testing.T) {
 	got, ok := sim.Desk.Ticket(tk.ID)
 	if !ok || !got.CreatedAt.Equal(at) || !got.UpdatedAt.Equal(at.Add(time.Hour)) {
 		t.Errorf("ticket %+v (found %v), want created at %v and updated an hour later", got, ok, at)
+	}
+}
+
+// NoteRules loads: one rule a name, in the order given, each writing the
+// note of its name on the open tickets.
+func TestNoteRulesLoads(t *testing.T) {
+	set := Rules(t, NoteRules("a", "b"))
+	var got []string
+	for _, r := range set.Rules() {
+		acts, err := set.RenderActions(r, &sdclient.Ticket{ID: 1, Status: 2}, time.Now())
+		if err != nil || len(acts) != 1 || acts[0].Kind != rules.ActionNote || acts[0].Text != r.Name {
+			t.Errorf("rule %s: actions %+v (%v), want the note %q", r.Name, acts, err, r.Name)
+		}
+		got = append(got, r.Name)
+	}
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("rules %v, want a, b", got)
 	}
 }
