@@ -97,7 +97,7 @@ func TestDeskClientRetriesWithoutWaiting(t *testing.T) {
 }
 
 // The fake desk's clock is the one the test advances: a ticket changed
-// after the clock moved carries the new time.
+// after the clock moved carries the new time; the options given apply.
 func TestFakeDeskFollowsItsClock(t *testing.T) {
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	clk, sim := FakeDesk(t, at)
@@ -107,6 +107,9 @@ func TestFakeDeskFollowsItsClock(t *testing.T) {
 	got, ok := sim.Desk.Ticket(tk.ID)
 	if !ok || !got.CreatedAt.Equal(at) || !got.UpdatedAt.Equal(at.Add(time.Hour)) {
 		t.Errorf("ticket %+v (found %v), want created at %v and updated an hour later", got, ok, at)
+	}
+	if _, gen := FakeDesk(t, at, sdsim.WithGenerated(1, 3)); len(gen.Desk.TicketIDs()) != 3 {
+		t.Errorf("a fake desk with 3 generated tickets holds %d", len(gen.Desk.TicketIDs()))
 	}
 }
 
