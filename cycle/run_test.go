@@ -8,25 +8,11 @@ import (
 	"github.com/deskbot/deskbot/rules"
 )
 
-const threeRules = `version: 1
-channels: {oncall: "#it-oncall"}
-rules:
-  - name: a
-    query: "status:open"
-    actions: [{note: "a"}]
-  - name: b
-    query: "status:open AND priority:4"
-    actions: [{note: "b"}]
-  - name: c
-    query: "status:open"
-    actions: [{note: "c"}]
-`
-
 // TestDueRulesInFileOrder: a cycle runs the rules of its due jobs, each
 // once, in the rules file's order whatever the jobs' order (cascades are
 // noted in that order).
 func TestDueRulesInFileOrder(t *testing.T) {
-	set := testkit.Rules(t, threeRules)
+	set := testkit.Rules(t, testkit.NoteRules("a", "b", "c"))
 	a, b, c := set.Rule("a"), set.Rule("b"), set.Rule("c")
 	for _, tc := range []struct {
 		name string

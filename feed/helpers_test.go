@@ -37,9 +37,8 @@ type env struct {
 
 func newEnv(t testing.TB, simOpts []sdsim.Option, opts ...Option) *env {
 	t.Helper()
-	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), reg: prometheus.NewRegistry()}
-	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
-	t.Cleanup(e.sim.Close)
+	e := &env{t: t, reg: prometheus.NewRegistry()}
+	e.clk, e.sim = testkit.FakeDesk(t, t0, simOpts...)
 	e.client = testkit.DeskClient(t, e.sim)
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
 	e.st = testkit.Store(t, e.stPath)

@@ -13,29 +13,11 @@ import (
 	"github.com/deskbot/deskbot/rules"
 )
 
-const threeRules = `version: 1
-channels: {oncall: "#it-oncall"}
-rules:
-  - name: heavy
-    query: "priority:4"
-    actions: [{note: "x"}]
-  - name: light
-    query: "priority:4"
-    actions: [{note: "y"}]
-  - name: pager
-    query: "priority:4"
-    actions: [{page: {policy: p, text: "x"}}]
-oncall:
-  policies:
-    - name: p
-      levels: [{user: boss@example.com, after: 10m}]
-`
-
 // A rule over its run-time budget is reported to /readyz and the status
 // pages, counted once a ticket and logged once a cycle; once it stays
 // within its budget in a cycle it is forgotten.
 func TestBudgets(t *testing.T) {
-	set := testkit.Rules(t, threeRules)
+	set := testkit.Rules(t, testkit.NoteRules("heavy", "light"))
 	over := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "over"}, []string{"rule"})
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -70,13 +52,26 @@ func TestBudgets(t *testing.T) {
 	}
 }
 
-// Page actions need an escalator.
+// Page actions need an escalator; rules that page no one do not.
 func TestCheckPages(t *testing.T) {
-	set := testkit.Rules(t, threeRules)
+	set := testkit.Rules(t, `version: 1
+channels: {oncall: "#it-oncall"}
+rules:
+  - name: pager
+    query: "priority:4"
+    actions: [{page: {policy: p, text: "x"}}]
+oncall:
+  policies:
+    - name: p
+      levels: [{user: boss@example.com, after: 10m}]
+`)
 	if err := CheckPages(set, nil); err == nil || !strings.Contains(err.Error(), `rule "pager" pages on-call, but no escalator is configured`) {
 		t.Errorf("without an escalator: %v", err)
 	}
 	if err := CheckPages(set, &fakeEscalator{}); err != nil {
 		t.Errorf("with one: %v", err)
+	}
+	if err := CheckPages(testkit.Rules(t, testkit.NoteRules("quiet")), nil); err != nil {
+		t.Errorf("rules without a page, without an escalator: %v", err)
 	}
 }

@@ -121,23 +121,14 @@ func mustRules(t testing.TB, yaml string) *rules.Set {
 // cycle no longer held back stops waiting, and one of a rule not in the
 // cycle keeps waiting unless its rule is gone.
 func TestWaiting(t *testing.T) {
-	set := mustRules(t, `version: 1
-channels: {oncall: "#it-oncall"}
-rules:
-  - name: a
-    query: "priority:4"
-    actions: [{alert: {channel: oncall, text: "x"}}]
-  - name: b
-    query: "priority:1"
-    actions: [{note: "checked"}]
-`)
+	set := mustRules(t, makeRules) // urgent alerts (ClassAlert), note writes a note (ClassUpdate)
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	now := t0.Add(time.Minute)
 	k := func(rule string, id int64) rules.FiringKey { return rules.FiringKey{Rule: rule, TicketID: id} }
-	old := map[rules.FiringKey]time.Time{k("a", 1): t0, k("a", 2): t0, k("b", 3): t0, k("gone", 4): t0}
-	held := map[string]map[int64]Held{"a": {1: {At: now}, 5: {At: now}}}
-	got := Waiting(set, []*rules.Rule{set.Rule("a")}, old, held, now)
-	want := map[rules.FiringKey]time.Time{k("a", 1): t0, k("a", 5): now, k("b", 3): t0}
+	old := map[rules.FiringKey]time.Time{k("urgent", 1): t0, k("urgent", 2): t0, k("note", 3): t0, k("gone", 4): t0}
+	held := map[string]map[int64]Held{"urgent": {1: {At: now}, 5: {At: now}}}
+	got := Waiting(set, []*rules.Rule{set.Rule("urgent")}, old, held, now)
+	want := map[rules.FiringKey]time.Time{k("urgent", 1): t0, k("urgent", 5): now, k("note", 3): t0}
 	if len(got) != len(want) {
 		t.Fatalf("Waiting = %v, want %v", got, want)
 	}
@@ -149,8 +140,8 @@ rules:
 	if c := WaitingByClass(set, got); c[ClassAlert] != 2 || c[ClassUpdate] != 1 {
 		t.Errorf("WaitingByClass = %v, want 2 alerts and 1 update", c)
 	}
-	since := WaitingSince(got, []rules.Decision{{Rule: "a", TicketID: 5}, {Rule: "a", TicketID: 9}}, map[string][]int64{"b": {3}})
-	if len(since) != 2 || !since[k("a", 5)].Equal(now) || !since[k("b", 3)].Equal(t0) {
-		t.Errorf("WaitingSince = %v, want a/5 since now and b/3 since t0", since)
+	since := WaitingSince(got, []rules.Decision{{Rule: "urgent", TicketID: 5}, {Rule: "urgent", TicketID: 9}}, map[string][]int64{"note": {3}})
+	if len(since) != 2 || !since[k("urgent", 5)].Equal(now) || !since[k("note", 3)].Equal(t0) {
+		t.Errorf("WaitingSince = %v, want urgent/5 since now and note/3 since t0", since)
 	}
 }

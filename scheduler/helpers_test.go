@@ -172,13 +172,12 @@ func newGroupEnv(t *testing.T, rulesYAML string, opts ...Option) *env {
 // newEnvNotifier is newEnvSim whose notifier groups alerts when grouping.
 func newEnvNotifier(t *testing.T, simOpts []sdsim.Option, grouping bool, rulesYAML string, opts ...Option) *env {
 	t.Helper()
-	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), notif: &recNotifier{}, reg: prometheus.NewRegistry()}
+	e := &env{t: t, notif: &recNotifier{}, reg: prometheus.NewRegistry()}
 	var notifier firing.Notifier = e.notif
 	if grouping {
 		notifier = groupNotifier{e.notif}
 	}
-	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
-	t.Cleanup(e.sim.Close)
+	e.clk, e.sim = testkit.FakeDesk(t, t0, simOpts...)
 	e.client = testkit.DeskClient(t, e.sim)
 	e.stPath = filepath.Join(t.TempDir(), "state.db")
 	st := openStore(t, e.stPath)

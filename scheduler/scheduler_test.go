@@ -12,6 +12,7 @@ import (
 
 	"github.com/deskbot/deskbot/feed"
 	"github.com/deskbot/deskbot/firing"
+	"github.com/deskbot/deskbot/internal/testkit"
 	"github.com/deskbot/deskbot/rules"
 	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
@@ -108,14 +109,7 @@ rules:
 }
 
 func TestUnknownStatusTriggersStatusRefresh(t *testing.T) {
-	e := newEnv(t, `version: 1
-rules:
-  - name: unassigned
-    query: "agent_id:0"
-    every: 1m
-    actions:
-      - note: "x"
-`)
+	e := newEnv(t, testkit.NoteRules("unassigned"))
 	e.runOnce()
 	if got := e.s.feed.KnownStatuses(); len(got) != 2 {
 		t.Fatalf("open statuses = %v, want [2 3]", got)

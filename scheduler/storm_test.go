@@ -187,15 +187,7 @@ func TestPerRuleCapDrainsOverCycles(t *testing.T) {
 // TestCycleCapAcrossRules: the bound across rules holds back the firings
 // of the rules that come after it, per ticket order; all fire in the end.
 func TestCycleCapAcrossRules(t *testing.T) {
-	e := newGroupEnv(t, `version: 1
-rules:
-  - name: a
-    query: "status:open AND priority:4"
-    actions: [{note: "first note"}]
-  - name: b
-    query: "status:open AND priority:4"
-    actions: [{note: "second note"}]
-`, WithMaxFiringsPerCycle(7))
+	e := newGroupEnv(t, testkit.NoteRules("first", "second"), WithMaxFiringsPerCycle(7))
 	ids := addUrgent(e, 6)
 	var fired []int
 	for range 3 {
@@ -211,8 +203,8 @@ rules:
 		t.Errorf("fired %v per cycle, want [7 5 0]", fired)
 	}
 	for _, id := range ids {
-		if a, b := len(e.notesWith(id, "first note")), len(e.notesWith(id, "second note")); a != 1 || b != 1 {
-			t.Errorf("ticket #%d: notes %d of rule a, %d of rule b; want one each", id, a, b)
+		if a, b := len(e.notesWith(id, "first")), len(e.notesWith(id, "second")); a != 1 || b != 1 {
+			t.Errorf("ticket #%d: notes %d of rule first, %d of rule second; want one each", id, a, b)
 		}
 	}
 	if _, err := New(testLogger(t), firing.ClientDesk(e.client), e.s.set, e.st, nil, WithMaxFiringsPerCycle(-1)); err == nil {

@@ -61,9 +61,8 @@ func openStore(t testing.TB, clk clockwork.Clock) *store.Store {
 // e.st).
 func newEnv(t *testing.T, rulesYAML string, followers func(e *env) []scheduler.Option) *env {
 	t.Helper()
-	e := &env{t: t, rules: rulesYAML, clk: clockwork.NewFakeClockAt(t0), alerts: &recAlerts{}}
-	e.sim = sdsim.NewServer(sdsim.WithClock(e.clk.Now))
-	t.Cleanup(e.sim.Close)
+	e := &env{t: t, rules: rulesYAML, alerts: &recAlerts{}}
+	e.clk, e.sim = testkit.FakeDesk(t, t0)
 	e.client = testkit.DeskClient(t, e.sim)
 	e.st = openStore(t, e.clk)
 	e.s = e.newScheduler(followers)

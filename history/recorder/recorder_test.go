@@ -61,12 +61,11 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // on the fake clock (nil recOpts: none).
 func newEnv(t testing.TB, st *store.Store, recOpts []recorder.Option, simOpts ...sdsim.Option) *env {
 	t.Helper()
-	e := &env{t: t, clk: clockwork.NewFakeClockAt(t0), st: st}
+	e := &env{t: t, st: st}
+	e.clk, e.sim = testkit.FakeDesk(t, t0, simOpts...)
 	if recOpts != nil {
 		e.rec = recorder.New(st, append([]recorder.Option{recorder.WithLogger(quiet()), recorder.WithClock(e.clk.Now)}, recOpts...)...)
 	}
-	e.sim = sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(e.clk.Now)}, simOpts...)...)
-	t.Cleanup(e.sim.Close)
 	e.client = testkit.DeskClient(t, e.sim)
 	opts := []feed.Option{feed.WithLogger(quiet()), feed.WithClock(e.clk), feed.WithMirrorStore(st),
 		feed.WithTrashEvery(time.Minute)}

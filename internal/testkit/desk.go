@@ -30,10 +30,10 @@ func DeskClient(t testing.TB, sim *sdsim.Server, opts ...sdclient.Option) *sdcli
 
 // FakeDesk is the desk simulator on a fake clock standing at at, closed
 // when the test ends: the desk stamps its tickets and changes with the
-// clock the test advances.
-func FakeDesk(t testing.TB, at time.Time) (*clockwork.FakeClock, *sdsim.Server) {
+// clock the test advances; opts come after the clock.
+func FakeDesk(t testing.TB, at time.Time, opts ...sdsim.Option) (*clockwork.FakeClock, *sdsim.Server) {
 	clk := clockwork.NewFakeClockAt(at)
-	sim := sdsim.NewServer(sdsim.WithClock(clk.Now))
+	sim := sdsim.NewServer(append([]sdsim.Option{sdsim.WithClock(clk.Now)}, opts...)...)
 	t.Cleanup(sim.Close)
 	return clk, sim
 }

@@ -8,9 +8,10 @@
 //	set := testkit.Rules(t, yaml)   // rules.Load("test.yaml", …) or t.Fatal
 //	st := testkit.Store(t, dsn)     // store.Open or t.Fatal, closed when the test ends
 //	c := testkit.DeskClient(t, sim) // sdclient on sdsim: no budget to spend, retries without waiting
-//	clk, sim := testkit.FakeDesk(t, t0) // sdsim on a fake clock at t0, closed when the test ends
+//	clk, sim := testkit.FakeDesk(t, t0, opts...) // sdsim on a fake clock at t0, closed when the test ends
 //	ip := testkit.NonLoopbackIPv4() // "" when the machine has none
 //	y := testkit.OncallRules("U0X")  // a rules file with an on-call schedule of U0X
+//	y := testkit.NoteRules("a", "b") // rules a then b, each noting every open ticket
 //
 // It is imported by tests only and imports rules, store, sdclient and
 // sdsim of deskbot's own (and clockwork); the tests of those cannot use it.

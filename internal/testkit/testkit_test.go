@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/rules"
+	"github.com/deskbot/deskbot/sdclient"
 	"github.com/deskbot/deskbot/sdclient/sdsim"
 	"github.com/deskbot/deskbot/store"
 )
@@ -95,7 +97,7 @@ func TestDeskClientRetriesWithoutWaiting(t *testing.T) {
 }
 
 // The fake desk's clock is the one the test advances: a ticket changed
-// after the clock moved carries the new time.
+// after the clock moved carries the new time; the options given apply.
 func TestFakeDeskFollowsItsClock(t *testing.T) {
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	clk, sim := FakeDesk(t, at)
@@ -105,5 +107,25 @@ func TestFakeDeskFollowsItsClock(t *testing.T) {
 	got, ok := sim.Desk.Ticket(tk.ID)
 	if !ok || !got.CreatedAt.Equal(at) || !got.UpdatedAt.Equal(at.Add(time.Hour)) {
 		t.Errorf("ticket %+v (found %v), want created at %v and updated an hour later", got, ok, at)
+	}
+	if _, gen := FakeDesk(t, at, sdsim.WithGenerated(1, 3)); len(gen.Desk.TicketIDs()) != 3 {
+		t.Errorf("a fake desk with 3 generated tickets holds %d", len(gen.Desk.TicketIDs()))
+	}
+}
+
+// NoteRules loads: one rule a name, in the order given, each writing the
+// note of its name on the open tickets.
+func TestNoteRulesLoads(t *testing.T) {
+	set := Rules(t, NoteRules("a", "b"))
+	var got []string
+	for _, r := range set.Rules() {
+		acts, err := set.RenderActions(r, &sdclient.Ticket{ID: 1, Status: 2}, time.Now())
+		if err != nil || len(acts) != 1 || acts[0].Kind != rules.ActionNote || acts[0].Text != r.Name {
+			t.Errorf("rule %s: actions %+v (%v), want the note %q", r.Name, acts, err, r.Name)
+		}
+		got = append(got, r.Name)
+	}
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("rules %v, want a, b", got)
 	}
 }
