@@ -108,14 +108,14 @@ type queued struct {
 // them (see the top of this file): begun are the firings under way, since
 // when each decision left waiting has waited (absent: since now). Pure.
 func Order(set *rules.Set, now time.Time, ds []rules.Decision, begun map[rules.FiringKey]bool, since map[rules.FiringKey]time.Time) []rules.Decision {
-	file := map[string]int{}
-	for i, r := range set.Rules() {
-		file[r.Name] = i
-	}
 	items := make([]queued, len(ds))
 	for i, d := range ds {
 		key := rules.FiringKey{Rule: d.Rule, TicketID: d.TicketID}
-		q := queued{d: d, begun: begun[key], cls: ClassOf(set.Rule(d.Rule)), file: file[d.Rule], since: now}
+		rule := set.Rule(d.Rule)
+		q := queued{d: d, begun: begun[key], cls: ClassOf(rule), since: now}
+		if rule != nil {
+			q.file = rule.Place()
+		}
 		if at, ok := since[key]; ok {
 			q.since = at
 		}
@@ -124,10 +124,12 @@ func Order(set *rules.Set, now time.Time, ds []rules.Decision, begun map[rules.F
 		}
 		items[i] = q
 	}
-	older := func(a, b queued) int {
+	// The comparisons take pointers: a queued, with its decision, is too
+	// large to copy twice per comparison.
+	older := func(a, b *queued) int {
 		return cmp.Or(a.since.Compare(b.since), a.born.Compare(b.born), cmp.Compare(a.d.TicketID, b.d.TicketID), cmp.Compare(a.file, b.file))
 	}
-	begunFirst := func(a, b queued) int {
+	begunFirst := func(a, b *queued) int {
 		switch {
 		case a.begun == b.begun:
 			return 0
@@ -138,11 +140,11 @@ func Order(set *rules.Set, now time.Time, ds []rules.Decision, begun map[rules.F
 	}
 	urgency := indexes(len(items))
 	slices.SortStableFunc(urgency, func(i, j int) int {
-		a, b := items[i], items[j]
+		a, b := &items[i], &items[j]
 		return cmp.Or(begunFirst(a, b), cmp.Compare(a.cls, b.cls), cmp.Compare(b.prio, a.prio), older(a, b))
 	})
 	age := indexes(len(items))
-	slices.SortStableFunc(age, func(i, j int) int { return cmp.Or(begunFirst(items[i], items[j]), older(items[i], items[j])) })
+	slices.SortStableFunc(age, func(i, j int) int { return cmp.Or(begunFirst(&items[i], &items[j]), older(&items[i], &items[j])) })
 
 	out := make([]rules.Decision, 0, len(items))
 	taken := make([]bool, len(items))

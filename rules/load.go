@@ -219,7 +219,7 @@ func (l *loader) loadRules(root *yaml.Node, top map[string]yamlpos.Pair, mg *mer
 		}
 		r := l.loadRule(yamlpos.Resolve(item), firstAt, merrs)
 		if r != nil {
-			r.plan, r.set = s.terms.plan(r.local), s
+			r.plan, r.set, r.place = s.terms.plan(r.local), s, len(s.rules)
 			s.rules = append(s.rules, r)
 			s.byName[r.Name] = r
 		}

@@ -89,6 +89,7 @@ type Rule struct {
 	local   filter.Expr // for local evaluation: status:open rewritten
 	plan    qnode       // local over the term table of set
 	set     *Set
+	place   int       // in the file, from 0
 	cond    *compiled // nil when there is no if:
 	actions []actionSpec
 }
@@ -140,6 +141,10 @@ func (s *Set) File() string { return s.file }
 
 // Rules returns the rules in file order.
 func (s *Set) Rules() []*Rule { return append([]*Rule(nil), s.rules...) }
+
+// Place is the rule's place in its file, from 0: the order in which the
+// rules of a cycle run.
+func (r *Rule) Place() int { return r.place }
 
 // Rule returns the rule named name, or nil.
 func (s *Set) Rule(name string) *Rule { return s.byName[name] }

@@ -604,3 +604,17 @@ func TestVerdictsWithReusesItsBuffer(t *testing.T) {
 		t.Fatal("no rule holds of any ticket: the test would prove nothing")
 	}
 }
+
+// A rule's Place is its place in the file, whatever its name: the order
+// the planner breaks ties by.
+func TestRulePlace(t *testing.T) {
+	s := mustLoad(t, ruleFile(
+		verdictRule("zeta", "status:open", "", "z")+
+			verdictRule("alpha", "priority:4", "", "a")+
+			verdictRule("mid", "status:open", "", "m")))
+	for want, name := range []string{"zeta", "alpha", "mid"} {
+		if got := s.Rule(name).Place(); got != want {
+			t.Errorf("%s: place %d, want %d", name, got, want)
+		}
+	}
+}
